@@ -1,0 +1,87 @@
+import { NotFoundError, ValidationErrors } from "../common/errors";
+import { isUuid, newId } from "../common/ids";
+import { requiredText } from "../common/validation";
+import type { Actor } from "../identity/actor";
+import { FamilyModel } from "../identity/family.model";
+import { isKnownCurrency } from "../money/money";
+import { ACCOUNT_TYPES, AccountModel, classificationOf, type AccountType } from "./account.model";
+import type { AccountRepository, AccountRow } from "./account.repository";
+
+export type AccountInput = { name?: string | null; accountType?: string | null; currency?: string | null; balance?: string | null };
+
+export class AccountService {
+  constructor(private readonly accounts: AccountRepository) {}
+
+  list(actor: Actor): Promise<AccountRow[]> {
+    return this.accounts.list(actor.familyId);
+  }
+
+  async get(actor: Actor, id: string): Promise<AccountRow> {
+    const [row] = isUuid(id) ? await this.accounts.byIds(actor.familyId, [id]) : [null];
+    if (!row) throw new NotFoundError("Account");
+    return row;
+  }
+
+  async create(actor: Actor, input: AccountInput): Promise<AccountRow> {
+    const problems = new ValidationErrors();
+    const name = requiredText(problems, "Name", input.name, 120);
+    const accountType = checkAccountType(problems, input.accountType ?? null);
+    const currency = input.currency ? checkCurrency(problems, input.currency) : (await FamilyModel.findByPk(actor.familyId))!.currency;
+    problems.throwIfAny();
+    const id = newId();
+    await AccountModel.create({
+      id,
+      familyId: actor.familyId,
+      name,
+      accountType: accountType!,
+      classification: classificationOf(accountType!),
+      currency,
+      balance: input.balance ?? "0",
+    });
+    return this.get(actor, id);
+  }
+
+  async update(actor: Actor, id: string, input: AccountInput): Promise<AccountRow> {
+    await this.get(actor, id);
+    const problems = new ValidationErrors();
+    const changes: Partial<AccountModel> = {};
+    if (input.name !== undefined) changes.name = requiredText(problems, "Name", input.name, 120);
+    if (input.accountType !== undefined) {
+      const accountType = checkAccountType(problems, input.accountType);
+      if (accountType) Object.assign(changes, { accountType, classification: classificationOf(accountType) });
+    }
+    if (input.currency !== undefined) changes.currency = checkCurrency(problems, input.currency ?? "");
+    if (input.balance !== undefined) {
+      if (input.balance === null) problems.add("Balance can't be blank");
+      else changes.balance = input.balance;
+    }
+    problems.throwIfAny();
+    await AccountModel.update(changes, { where: { id, familyId: actor.familyId } });
+    return this.get(actor, id);
+  }
+
+  /** Deletes the account and, with it, its transactions. */
+  async delete(actor: Actor, id: string): Promise<AccountRow> {
+    const account = await this.get(actor, id);
+    await AccountModel.destroy({ where: { id, familyId: actor.familyId } });
+    return account;
+  }
+}
+
+function checkAccountType(problems: ValidationErrors, value: string | null): AccountType | null {
+  if (!value) {
+    problems.add("Account type can't be blank");
+    return null;
+  }
+  if (!(ACCOUNT_TYPES as readonly string[]).includes(value)) {
+    problems.add(`Account type must be one of ${ACCOUNT_TYPES.join(", ")}`);
+    return null;
+  }
+  return value as AccountType;
+}
+
+function checkCurrency(problems: ValidationErrors, value: string): string {
+  const code = value.toUpperCase();
+  if (!isKnownCurrency(code)) problems.add("Currency is not a valid ISO 4217 code");
+  return code;
+}

@@ -1,0 +1,84 @@
+import { NotFoundError, ValidationErrors } from "../common/errors";
+import { isUuid, newId } from "../common/ids";
+import { checkColor, requiredText, saveUnique } from "../common/validation";
+import type { Actor } from "../identity/actor";
+import { CATEGORY_CLASSIFICATIONS, CategoryModel, type CategoryClassification } from "./category.model";
+import type { CategoryRepository, CategoryRow } from "./category.repository";
+
+export type CategoryInput = { name?: string | null; classification?: string | null; color?: string | null; icon?: string | null; parentId?: string | null };
+
+type CategoryFields = Pick<CategoryModel, "name" | "classification" | "color" | "icon" | "parentId">;
+
+const NAME_TAKEN = "Name has already been taken";
+const ICON_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+
+export class CategoryService {
+  constructor(private readonly categories: CategoryRepository) {}
+
+  list(actor: Actor): Promise<CategoryRow[]> {
+    return this.categories.list(actor.familyId);
+  }
+
+  async get(actor: Actor, id: string): Promise<CategoryRow> {
+    const [row] = isUuid(id) ? await this.categories.byIds(actor.familyId, [id]) : [null];
+    if (!row) throw new NotFoundError("Category");
+    return row;
+  }
+
+  async create(actor: Actor, input: CategoryInput): Promise<CategoryRow> {
+    const problems = new ValidationErrors();
+    const fields = await this.check(actor, problems, { classification: "expense", color: "#737373", icon: "shapes", ...stripUndefined(input) }, null);
+    problems.throwIfAny();
+    const id = newId();
+    await saveUnique(NAME_TAKEN, () => CategoryModel.create({ ...(fields as Required<CategoryFields>), id, familyId: actor.familyId }));
+    return this.get(actor, id);
+  }
+
+  async update(actor: Actor, id: string, input: CategoryInput): Promise<CategoryRow> {
+    await this.get(actor, id);
+    const problems = new ValidationErrors();
+    const changes = await this.check(actor, problems, stripUndefined(input), id);
+    problems.throwIfAny();
+    await saveUnique(NAME_TAKEN, () => CategoryModel.update(changes, { where: { id, familyId: actor.familyId } }));
+    return this.get(actor, id);
+  }
+
+  /** Deletes the category; its transactions become uncategorised and its subcategories top-level. */
+  async delete(actor: Actor, id: string): Promise<CategoryRow> {
+    const category = await this.get(actor, id);
+    await CategoryModel.destroy({ where: { id, familyId: actor.familyId } });
+    return category;
+  }
+
+  private async check(actor: Actor, problems: ValidationErrors, input: CategoryInput, selfId: string | null): Promise<Partial<CategoryFields>> {
+    const fields: Partial<CategoryFields> = {};
+    if ("name" in input) fields.name = requiredText(problems, "Name", input.name, 120);
+    if ("classification" in input) {
+      if (!(CATEGORY_CLASSIFICATIONS as readonly (string | null | undefined)[]).includes(input.classification)) {
+        problems.add("Classification must be income or expense");
+      } else fields.classification = input.classification as CategoryClassification;
+    }
+    if ("color" in input) {
+      if (!input.color) problems.add("Color can't be blank");
+      checkColor(problems, "Color", input.color);
+      fields.color = input.color ?? undefined;
+    }
+    if ("icon" in input) {
+      if (!input.icon || !ICON_PATTERN.test(input.icon)) problems.add("Icon must be a Lucide icon name like shopping-cart");
+      fields.icon = input.icon ?? undefined;
+    }
+    if ("parentId" in input) {
+      if (input.parentId) {
+        const [parent] = isUuid(input.parentId) ? await this.categories.byIds(actor.familyId, [input.parentId]) : [null];
+        if (!parent) problems.add("Parent category not found");
+        else if (parent.id === selfId) problems.add("A category cannot be its own parent");
+      }
+      fields.parentId = input.parentId ?? null;
+    }
+    return fields;
+  }
+}
+
+function stripUndefined<T extends object>(input: T): Partial<T> {
+  return Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,22 @@
+import { Field, ID, InputType, ObjectType } from "type-graphql";
+
+@ObjectType("Category")
+export class CategoryType {
+  @Field(() => ID) id!: string;
+  @Field(() => ID, { nullable: true }) parentId!: string | null;
+  @Field() name!: string;
+  @Field({ description: "income or expense." }) classification!: string;
+  @Field({ description: "#RRGGBB" }) color!: string;
+  @Field({ description: "A Lucide icon name, e.g. utensils." }) icon!: string;
+  @Field() createdAt!: Date;
+  @Field() updatedAt!: Date;
+}
+
+@InputType("CategoryInput", { description: "On update, fields left out are unchanged." })
+export class CategoryInput {
+  @Field(() => String, { nullable: true }) name?: string | null;
+  @Field(() => String, { nullable: true, description: "income or expense; defaults to expense." }) classification?: string | null;
+  @Field(() => String, { nullable: true, description: "#RRGGBB" }) color?: string | null;
+  @Field(() => String, { nullable: true, description: "A Lucide icon name; defaults to shapes." }) icon?: string | null;
+  @Field(() => ID, { nullable: true }) parentId?: string | null;
+}

@@ -1,0 +1,101 @@
+/**
+ * Typed domain errors. Services throw these; GraphQL renders `code` as `extensions.code` and the
+ * rest-adapter maps it to an HTTP status and the REST error body. Anything else is an internal error
+ * whose details never leave the server.
+ */
+export enum ErrorCode {
+  BadRequest = "BAD_REQUEST",
+  Unauthenticated = "UNAUTHENTICATED",
+  Forbidden = "FORBIDDEN",
+  NotFound = "NOT_FOUND",
+  ValidationFailed = "VALIDATION_FAILED",
+  Conflict = "CONFLICT",
+  RateLimited = "RATE_LIMITED",
+  UpstreamUnavailable = "UPSTREAM_UNAVAILABLE",
+}
+
+export abstract class DomainError extends Error {
+  abstract readonly code: ErrorCode;
+  /** snake_case code for the REST error body (rest-compat.md). */
+  abstract readonly restError: string;
+  readonly errors?: string[];
+  readonly details?: Record<string, unknown>;
+
+  constructor(message: string, options: { errors?: string[]; details?: Record<string, unknown> } = {}) {
+    super(message);
+    this.name = new.target.name;
+    this.errors = options.errors;
+    this.details = options.details;
+  }
+}
+
+export class BadRequestError extends DomainError {
+  readonly code = ErrorCode.BadRequest;
+  readonly restError = "bad_request";
+}
+
+export class UnauthenticatedError extends DomainError {
+  readonly code = ErrorCode.Unauthenticated;
+  readonly restError = "unauthorized";
+  constructor(message = "Access token or API key is invalid, expired, or missing") {
+    super(message);
+  }
+}
+
+export class ForbiddenError extends DomainError {
+  readonly code = ErrorCode.Forbidden;
+  constructor(
+    message: string,
+    readonly restError: "insufficient_scope" | "feature_disabled" | "forbidden" = "forbidden",
+  ) {
+    super(message);
+  }
+}
+
+export class NotFoundError extends DomainError {
+  readonly code = ErrorCode.NotFound;
+  readonly restError = "not_found";
+  constructor(what: string) {
+    super(`${what} not found`);
+  }
+}
+
+export class ValidationError extends DomainError {
+  readonly code = ErrorCode.ValidationFailed;
+  readonly restError = "validation_failed";
+  constructor(errors: string[]) {
+    super(`Validation failed: ${errors.join(", ")}`, { errors });
+  }
+}
+
+export class ConflictError extends DomainError {
+  readonly code = ErrorCode.Conflict;
+  readonly restError = "conflict";
+}
+
+export class RateLimitedError extends DomainError {
+  readonly code = ErrorCode.RateLimited;
+  readonly restError = "rate_limit_exceeded";
+}
+
+export class UpstreamUnavailableError extends DomainError {
+  readonly code = ErrorCode.UpstreamUnavailable;
+  readonly restError = "upstream_unavailable";
+}
+
+/** Collects per-field messages and throws one ValidationError with all of them. */
+export class ValidationErrors {
+  private readonly messages: string[] = [];
+
+  add(message: string): void {
+    this.messages.push(message);
+  }
+
+  get empty(): boolean {
+    return this.messages.length === 0;
+  }
+
+  throwIfAny(): void {
+    if (this.messages.length > 0) throw new ValidationError(this.messages);
+  }
+}

@@ -1,0 +1,25 @@
+import pino, { type Logger } from "pino";
+
+export type { Logger };
+
+/**
+ * Paths redacted from every log line, so credentials never reach logs even when an object holding them
+ * is logged whole.
+ */
+const REDACTED_PATHS = [
+  "req.headers.authorization",
+  "req.headers['x-api-key']",
+  "req.headers.cookie",
+  'res.headers["set-cookie"]',
+  "*.password",
+  "*.secret",
+  "*.token",
+  "*.apiKey",
+  "*.api_key",
+  "*.accessToken",
+  "*.refreshToken",
+];
+
+export function createLogger(level: string): Logger {
+  return pino({ level, redact: { paths: REDACTED_PATHS, censor: "[redacted]" } });
+}

@@ -1,0 +1,47 @@
+import { UniqueConstraintError } from "sequelize";
+import { ValidationError, type ValidationErrors } from "./errors";
+
+const COLOR_PATTERN = /^#[0-9a-fA-F]{6}$/;
+
+/** Trims a required name and reports it blank or too long; returns the trimmed value. */
+export function requiredText(problems: ValidationErrors, label: string, value: string | null | undefined, maxLength: number): string {
+  const text = value?.trim() ?? "";
+  if (text === "") problems.add(`${label} can't be blank`);
+  else if (text.length > maxLength) problems.add(`${label} is too long (maximum is ${maxLength} characters)`);
+  return text;
+}
+
+export function optionalText(problems: ValidationErrors, label: string, value: string | null | undefined, maxLength: number): string | null {
+  if (value === null || value === undefined) return null;
+  if (value.length > maxLength) problems.add(`${label} is too long (maximum is ${maxLength} characters)`);
+  return value;
+}
+
+export function checkColor(problems: ValidationErrors, label: string, value: string | null | undefined): void {
+  if (value !== null && value !== undefined && !COLOR_PATTERN.test(value)) problems.add(`${label} must be a hex color like #1a2b3c`);
+}
+
+export function checkHttpUrl(problems: ValidationErrors, label: string, value: string | null | undefined): void {
+  if (value === null || value === undefined) return;
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) problems.add(`${label} must be an http or https URL`);
+  else if (value.length > 2048) problems.add(`${label} is too long (maximum is 2048 characters)`);
+}
+
+/**
+ * Runs a write guarded by a unique index. Two concurrent writers can both pass a pre-check; the index
+ * settles it, and the loser gets the same validation message as a pre-check failure.
+ */
+export async function saveUnique<T>(message: string, save: () => Promise<T>): Promise<T> {
+  try {
+    return await save();
+  } catch (error) {
+    if (error instanceof UniqueConstraintError) throw new ValidationError([message]);
+    throw error;
+  }
+}

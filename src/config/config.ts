@@ -1,0 +1,83 @@
+import path from "node:path";
+import { z } from "zod";
+import { projectRoot } from "./project-root";
+
+/**
+ * Every setting of the service, parsed once at boot. This module is the only reader of process.env:
+ * everything else receives a Config. The README's configuration table mirrors `settings` below.
+ */
+const booleanFlag = z
+  .enum(["true", "false", "1", "0", "yes", "no"])
+  .transform((value) => value === "true" || value === "1" || value === "yes");
+
+const postgresUrl = z
+  .string()
+  .refine((value) => /^postgres(ql)?:\/\//.test(value), "must be a postgres:// or postgresql:// URL");
+
+const redisUrl = z.string().refine((value) => /^rediss?:\/\//.test(value), "must be a redis:// or rediss:// URL");
+
+const settings = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default("0.0.0.0"),
+  PUBLIC_URL: z.url().optional(),
+  DATABASE_URL: postgresUrl.optional(),
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  DATA_DIR: z.string().min(1).default(path.join(projectRoot, ".data")),
+  REDIS_URL: redisUrl.optional(),
+  REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/, "letters, digits, _ and - only")
+    .default("fg"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  RATE_LIMIT_REQUESTS: z.coerce.number().int().min(0).default(1000),
+  RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(3600),
+  TRUST_PROXY: z.string().default("loopback"),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(10000),
+  GRAPHQL_LANDING_PAGE: booleanFlag.default(true),
+});
+
+export type Config = Readonly<{
+  port: number;
+  host: string;
+  publicUrl?: string;
+  databaseUrl?: string;
+  databasePoolMax: number;
+  dataDir: string;
+  redisUrl?: string;
+  redisPrefix: string;
+  logLevel: z.infer<typeof settings>["LOG_LEVEL"];
+  /** Requests per API key or token per window; 0 turns rate limiting off. */
+  rateLimitRequests: number;
+  rateLimitWindowSeconds: number;
+  trustProxy: string;
+  shutdownTimeoutMs: number;
+  graphqlLandingPage: boolean;
+}>;
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ""));
+  const parsed = settings.safeParse(present);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n  ${problems.join("\n  ")}`);
+  }
+  const s = parsed.data;
+  return Object.freeze({
+    port: s.PORT,
+    host: s.HOST,
+    publicUrl: s.PUBLIC_URL,
+    databaseUrl: s.DATABASE_URL,
+    databasePoolMax: s.DATABASE_POOL_MAX,
+    dataDir: path.resolve(s.DATA_DIR),
+    redisUrl: s.REDIS_URL,
+    redisPrefix: s.REDIS_PREFIX,
+    logLevel: s.LOG_LEVEL,
+    rateLimitRequests: s.RATE_LIMIT_REQUESTS,
+    rateLimitWindowSeconds: s.RATE_LIMIT_WINDOW_SECONDS,
+    trustProxy: s.TRUST_PROXY,
+    shutdownTimeoutMs: s.SHUTDOWN_TIMEOUT_MS,
+    graphqlLandingPage: s.GRAPHQL_LANDING_PAGE,
+  });
+}

@@ -1,0 +1,28 @@
+import pg from "pg";
+import { Sequelize } from "sequelize";
+
+export type DatabaseOptions = {
+  url: string;
+  poolMax: number;
+  /** Called with each SQL statement; tests use it to count statements. */
+  onStatement?: (sql: string) => void;
+};
+
+// Return numeric and bigint columns as strings: money must never pass through a JS float.
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, (value) => value);
+// `date` columns stay 'YYYY-MM-DD' instead of becoming a local-midnight Date.
+pg.types.setTypeParser(pg.types.builtins.DATE, (value) => value);
+
+export function createSequelize(options: DatabaseOptions): Sequelize {
+  return new Sequelize(options.url, {
+    dialect: "postgres",
+    dialectModule: pg,
+    logging: options.onStatement ? (sql) => options.onStatement!(sql) : false,
+    pool: { max: options.poolMax, min: 0, idle: 10000, acquire: 30000 },
+    define: { underscored: true, timestamps: true },
+  });
+}
+
+/** Postgres error codes the services translate into domain errors. */
+export const PG_UNIQUE_VIOLATION = "23505";
+export const PG_FOREIGN_KEY_VIOLATION = "23503";

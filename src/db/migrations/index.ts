@@ -1,0 +1,7 @@
+import type { MigrationContext } from "../migrator";
+import * as foundation from "./0001-foundation";
+
+export type Migration = { name: string; up: (context: MigrationContext) => Promise<void> };
+
+/** Every migration, in order. Listed explicitly so they run the same from src/ (tests) and dist/. */
+export const migrations: Migration[] = [{ name: "0001-foundation", up: foundation.up }];

@@ -1,0 +1,16 @@
+import type { Sequelize } from "sequelize";
+import { AccountModel } from "../accounts/account.model";
+import { CategoryModel } from "../categories/category.model";
+import { ApiKeyModel } from "../identity/api-key.model";
+import { FamilyModel } from "../identity/family.model";
+import { UserModel } from "../identity/user.model";
+import { MerchantModel } from "../merchants/merchant.model";
+import { TagModel } from "../tags/tag.model";
+import { TransactionModel, TransactionTagModel, TransferModel } from "../transactions/transaction.model";
+
+/** Binds every model class to the process's Sequelize instance (one database per process). */
+export function initModels(sequelize: Sequelize): void {
+  for (const model of [FamilyModel, UserModel, ApiKeyModel, AccountModel, CategoryModel, MerchantModel, TagModel, TransactionModel, TransactionTagModel, TransferModel]) {
+    model.initialize(sequelize);
+  }
+}

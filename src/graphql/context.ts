@@ -1,0 +1,23 @@
+import type { Logger } from "../common/logger";
+import type { Actor } from "../identity/actor";
+import type { Services } from "../services";
+import { Loaders } from "./loaders";
+
+/** Everything request-scoped. Built once per HTTP request, WebSocket operation or REST call. */
+export class RequestContext {
+  private loadersForActor?: Loaders;
+
+  constructor(
+    readonly services: Services,
+    readonly actor: Actor | null,
+    readonly requestId: string,
+    readonly logger: Logger,
+  ) {}
+
+  /** Per-request DataLoaders, scoped to the actor's family so a batch can never cross families. */
+  get loaders(): Loaders {
+    if (!this.actor) throw new Error("loaders need an authenticated actor");
+    this.loadersForActor ??= new Loaders(this.services.repositories, this.actor.familyId);
+    return this.loadersForActor;
+  }
+}

@@ -1,0 +1,26 @@
+import { GraphQLError, type GraphQLFormattedError } from "graphql";
+import { DomainError } from "../common/errors";
+import type { Logger } from "../common/logger";
+
+/**
+ * Renders errors for GraphQL clients: domain errors keep their message and get `extensions.code`
+ * (plus `restError` and field `errors`), GraphQL's own request errors pass through, and anything
+ * unexpected becomes a bare INTERNAL_SERVER_ERROR after being logged here, on the server.
+ */
+export function formatGraphQLError(logger: Logger) {
+  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    const original = error instanceof GraphQLError ? error.originalError : error;
+    if (original instanceof DomainError) {
+      return {
+        message: original.message,
+        locations: formatted.locations,
+        path: formatted.path,
+        extensions: { code: original.code, restError: original.restError, errors: original.errors, details: original.details },
+      };
+    }
+    if (error instanceof GraphQLError && !original) return formatted;
+    if (original instanceof GraphQLError) return formatted;
+    logger.error({ err: original }, "unexpected error while executing GraphQL");
+    return { message: "Internal server error", path: formatted.path, extensions: { code: "INTERNAL_SERVER_ERROR" } };
+  };
+}

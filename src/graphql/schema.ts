@@ -1,0 +1,25 @@
+import "reflect-metadata";
+import type { GraphQLSchema } from "graphql";
+import { buildSchema } from "type-graphql";
+import { AccountResolver } from "../accounts/account.resolver";
+import { CategoryResolver } from "../categories/category.resolver";
+import { IdentityResolver } from "../identity/identity.resolver";
+import { MerchantResolver } from "../merchants/merchant.resolver";
+import { TagResolver } from "../tags/tag.resolver";
+import { TransactionResolver, TransferResolver } from "../transactions/transaction.resolver";
+import { authChecker } from "./auth-checker";
+
+export const resolvers = [
+  IdentityResolver,
+  AccountResolver,
+  CategoryResolver,
+  TagResolver,
+  MerchantResolver,
+  TransactionResolver,
+  TransferResolver,
+] as const;
+
+/** Builds the one schema every transport executes against. Input rules live in services, not decorators. */
+export function createSchema(): Promise<GraphQLSchema> {
+  return buildSchema({ resolvers, authChecker, validate: false });
+}

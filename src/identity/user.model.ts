@@ -1,0 +1,34 @@
+import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type Sequelize } from "sequelize";
+
+export const USER_ROLES = ["admin", "auditor", "member"] as const;
+export type UserRole = (typeof USER_ROLES)[number];
+export type UserStatus = "active" | "suspended" | "deleted";
+
+export class UserModel extends Model<InferAttributes<UserModel>, InferCreationAttributes<UserModel>> {
+  declare id: string;
+  declare familyId: string;
+  declare email: string;
+  declare name: CreationOptional<string | null>;
+  declare role: UserRole;
+  declare status: CreationOptional<UserStatus>;
+  declare aiEnabled: CreationOptional<boolean>;
+  declare createdAt: CreationOptional<Date>;
+  declare updatedAt: CreationOptional<Date>;
+
+  static initialize(sequelize: Sequelize): void {
+    UserModel.init(
+      {
+        id: { type: DataTypes.UUID, primaryKey: true },
+        familyId: { type: DataTypes.UUID, allowNull: false },
+        email: { type: DataTypes.TEXT, allowNull: false },
+        name: DataTypes.TEXT,
+        role: { type: DataTypes.TEXT, allowNull: false },
+        status: { type: DataTypes.TEXT, allowNull: false, defaultValue: "active" },
+        aiEnabled: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
+        createdAt: DataTypes.DATE,
+        updatedAt: DataTypes.DATE,
+      },
+      { sequelize, tableName: "users" },
+    );
+  }
+}

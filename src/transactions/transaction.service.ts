@@ -1,0 +1,274 @@
+import type { Sequelize, Transaction } from "sequelize";
+import type { AccountRepository, AccountRow } from "../accounts/account.repository";
+import type { CategoryRepository } from "../categories/category.repository";
+import { NotFoundError, ValidationErrors } from "../common/errors";
+import { isUuid, newId } from "../common/ids";
+import { clampPage, offsetOf, pageInfo, type PageInfo } from "../common/pagination";
+import { optionalText, requiredText } from "../common/validation";
+import type { Actor } from "../identity/actor";
+import type { MerchantRepository } from "../merchants/merchant.repository";
+import { absolute, isKnownCurrency, negate } from "../money/money";
+import type { TagRepository } from "../tags/tag.repository";
+import { TransactionModel, TransactionTagModel, TransferModel } from "./transaction.model";
+import type { TransactionFilter, TransactionRepository, TransactionRow } from "./transaction.repository";
+
+/** What a client may send; Decimal and Date values arrive already parsed by their GraphQL scalars. */
+export type TransactionInput = {
+  accountId?: string | null;
+  date?: string | null;
+  amount?: string | null;
+  name?: string | null;
+  description?: string | null;
+  notes?: string | null;
+  currency?: string | null;
+  categoryId?: string | null;
+  merchantId?: string | null;
+  nature?: string | null;
+  tagIds?: string[] | null;
+  externalId?: string | null;
+  source?: string | null;
+  pending?: boolean | null;
+};
+
+export type TransferInput = {
+  fromAccountId: string;
+  toAccountId: string;
+  date: string;
+  amount: string;
+  /** Amount arriving in the destination account when its currency differs. */
+  toAmount?: string | null;
+  name?: string | null;
+  notes?: string | null;
+};
+
+export type TransactionListFilter = Omit<TransactionFilter, "type"> & { type?: string | null };
+
+const NATURES: Record<string, "income" | "expense"> = { income: "income", inflow: "income", expense: "expense", outflow: "expense" };
+const NAME_MAX = 500;
+const NOTES_MAX = 10_000;
+const EXTERNAL_ID_MAX = 255;
+
+/**
+ * Upstream's sign convention: stored amounts are positive for money out and negative for money in.
+ * A nature makes the sign explicit; without one the amount is stored as sent.
+ */
+export function applyNature(amount: string, nature: "income" | "expense" | undefined): string {
+  if (nature === "income") return negate(absolute(amount));
+  if (nature === "expense") return absolute(amount);
+  return amount;
+}
+
+export class TransactionService {
+  constructor(
+    private readonly sequelize: Sequelize,
+    private readonly transactions: TransactionRepository,
+    private readonly accounts: AccountRepository,
+    private readonly categories: CategoryRepository,
+    private readonly merchants: MerchantRepository,
+    private readonly tags: TagRepository,
+  ) {}
+
+  async get(actor: Actor, id: string): Promise<TransactionRow> {
+    const row = isUuid(id) ? await this.transactions.byId(actor.familyId, id) : null;
+    if (!row) throw new NotFoundError("Transaction");
+    return row;
+  }
+
+  async list(
+    actor: Actor,
+    filter: TransactionListFilter,
+    page?: number | null,
+    perPage?: number | null,
+  ): Promise<{ items: TransactionRow[]; pagination: PageInfo }> {
+    const problems = new ValidationErrors();
+    for (const [label, value] of [["account_id", filter.accountId], ["category_id", filter.categoryId], ["merchant_id", filter.merchantId]] as const) {
+      if (value && !isUuid(value)) problems.add(`${label} is not a valid id`);
+    }
+    if (filter.tagIds?.some((id) => !isUuid(id))) problems.add("tag_ids contains an invalid id");
+    if (filter.type && filter.type !== "income" && filter.type !== "expense") problems.add("type must be income or expense");
+    problems.throwIfAny();
+    const request = clampPage(page, perPage, 25);
+    const { rows, total } = await this.transactions.page(actor.familyId, filter as TransactionFilter, request.perPage, offsetOf(request));
+    return { items: rows, pagination: pageInfo(request, total) };
+  }
+
+  /**
+   * Creates a transaction, or returns the one already imported under the same external id (then
+   * `created` is false and nothing is written).
+   */
+  async create(actor: Actor, input: TransactionInput): Promise<{ transaction: TransactionRow; created: boolean }> {
+    const problems = new ValidationErrors();
+    const account = await this.checkAccount(actor, problems, input.accountId);
+    if (!input.date) problems.add("Date can't be blank");
+    if (input.amount === null || input.amount === undefined) problems.add("Amount can't be blank");
+    const name = requiredText(problems, "Name", input.name ?? input.description, NAME_MAX);
+    const notes = optionalText(problems, "Notes", input.notes, NOTES_MAX);
+    const nature = this.checkNature(problems, input.nature);
+    const currency = this.checkCurrency(problems, input.currency, account);
+    const externalId = optionalText(problems, "External id", input.externalId, EXTERNAL_ID_MAX);
+    const source = optionalText(problems, "Source", input.source, EXTERNAL_ID_MAX);
+    await this.checkReferences(actor, problems, input);
+    problems.throwIfAny();
+
+    if (externalId) {
+      const existing = await this.transactions.byExternalId(account!.id, source, externalId);
+      if (existing) return { transaction: existing, created: false };
+    }
+    const id = newId();
+    try {
+      await this.sequelize.transaction(async (transaction) => {
+        await TransactionModel.create(
+          {
+            id,
+            familyId: actor.familyId,
+            accountId: account!.id,
+            date: input.date!,
+            amount: applyNature(input.amount!, nature),
+            currency: currency!,
+            name,
+            notes,
+            categoryId: input.categoryId ?? null,
+            merchantId: input.merchantId ?? null,
+            pending: input.pending ?? false,
+            externalId,
+            source,
+          },
+          { transaction },
+        );
+        await this.replaceTags(id, input.tagIds ?? [], transaction);
+      });
+    } catch (error) {
+      // A concurrent import of the same external id won the race: answer as the replay it is.
+      if (externalId && (error as { name?: string }).name === "SequelizeUniqueConstraintError") {
+        const existing = await this.transactions.byExternalId(account!.id, source, externalId);
+        if (existing) return { transaction: existing, created: false };
+      }
+      throw error;
+    }
+    return { transaction: await this.get(actor, id), created: true };
+  }
+
+  async update(actor: Actor, id: string, input: TransactionInput): Promise<TransactionRow> {
+    const current = await this.get(actor, id);
+    const problems = new ValidationErrors();
+    const changes: Partial<TransactionModel> = {};
+    let account: AccountRow | null = null;
+    if (input.accountId !== undefined) {
+      account = await this.checkAccount(actor, problems, input.accountId);
+      if (account) changes.accountId = account.id;
+    }
+    if (input.date !== undefined) {
+      if (!input.date) problems.add("Date can't be blank");
+      else changes.date = input.date;
+    }
+    if (input.name !== undefined || input.description !== undefined) changes.name = requiredText(problems, "Name", input.name ?? input.description, NAME_MAX);
+    if (input.notes !== undefined) changes.notes = optionalText(problems, "Notes", input.notes, NOTES_MAX);
+    const nature = this.checkNature(problems, input.nature);
+    if (input.amount === null) problems.add("Amount can't be blank");
+    if (input.amount !== undefined || nature) changes.amount = applyNature(input.amount ?? current.amount, nature);
+    if (input.currency !== undefined) changes.currency = this.checkCurrency(problems, input.currency, null) ?? undefined;
+    if (input.pending !== undefined && input.pending !== null) changes.pending = input.pending;
+    await this.checkReferences(actor, problems, input);
+    if (input.categoryId !== undefined) changes.categoryId = input.categoryId;
+    if (input.merchantId !== undefined) changes.merchantId = input.merchantId;
+    problems.throwIfAny();
+
+    await this.sequelize.transaction(async (transaction) => {
+      await TransactionModel.update(changes, { where: { id, familyId: actor.familyId }, transaction });
+      if (input.tagIds !== undefined) await this.replaceTags(id, input.tagIds ?? [], transaction);
+    });
+    return this.get(actor, id);
+  }
+
+  /** Deletes one transaction. Deleting a transfer leg removes the transfer link, not the other leg. */
+  async delete(actor: Actor, id: string): Promise<TransactionRow> {
+    const current = await this.get(actor, id);
+    await TransactionModel.destroy({ where: { id, familyId: actor.familyId } });
+    return current;
+  }
+
+  /** Moves money between two of the family's accounts as an outflow and an inflow leg. */
+  async createTransfer(actor: Actor, input: TransferInput): Promise<{ id: string; outflow: TransactionRow; inflow: TransactionRow }> {
+    const problems = new ValidationErrors();
+    const from = await this.checkAccount(actor, problems, input.fromAccountId, "From account");
+    const to = await this.checkAccount(actor, problems, input.toAccountId, "To account");
+    if (from && to && from.id === to.id) problems.add("To account must differ from the from account");
+    if (from && to && from.currency !== to.currency && !input.toAmount) problems.add("To amount is required when the accounts' currencies differ");
+    const name = input.name?.trim() || (from && to ? `Transfer from ${from.name} to ${to.name}` : "Transfer");
+    if (name.length > NAME_MAX) problems.add(`Name is too long (maximum is ${NAME_MAX} characters)`);
+    const notes = optionalText(problems, "Notes", input.notes, NOTES_MAX);
+    problems.throwIfAny();
+
+    const transferId = newId();
+    const outflowId = newId();
+    const inflowId = newId();
+    const leg = (id: string, account: AccountRow, amount: string) => ({
+      id,
+      familyId: actor.familyId,
+      accountId: account.id,
+      date: input.date,
+      amount,
+      currency: account.currency,
+      name,
+      notes,
+    });
+    await this.sequelize.transaction(async (transaction) => {
+      await TransactionModel.bulkCreate([leg(outflowId, from!, absolute(input.amount)), leg(inflowId, to!, negate(absolute(input.toAmount ?? input.amount)))], {
+        transaction,
+      });
+      await TransferModel.create({ id: transferId, familyId: actor.familyId, outflowTransactionId: outflowId, inflowTransactionId: inflowId }, { transaction });
+    });
+    return { id: transferId, outflow: await this.get(actor, outflowId), inflow: await this.get(actor, inflowId) };
+  }
+
+  private async checkAccount(actor: Actor, problems: ValidationErrors, id: string | null | undefined, label = "Account"): Promise<AccountRow | null> {
+    if (!id) {
+      problems.add(`${label} can't be blank`);
+      return null;
+    }
+    const [account] = isUuid(id) ? await this.accounts.byIds(actor.familyId, [id]) : [null];
+    if (!account) problems.add(`${label} not found`);
+    return account;
+  }
+
+  private checkNature(problems: ValidationErrors, nature: string | null | undefined): "income" | "expense" | undefined {
+    if (nature === null || nature === undefined || nature === "") return undefined;
+    const normalized = NATURES[nature.toLowerCase()];
+    if (!normalized) problems.add("Nature must be one of income, inflow, expense, outflow");
+    return normalized;
+  }
+
+  private checkCurrency(problems: ValidationErrors, currency: string | null | undefined, account: AccountRow | null): string | null {
+    if (currency === null || currency === undefined || currency === "") {
+      if (!account) return null;
+      return account.currency;
+    }
+    const code = currency.toUpperCase();
+    if (!isKnownCurrency(code)) problems.add("Currency is not a valid ISO 4217 code");
+    return code;
+  }
+
+  /** Category, merchant and tags must belong to the actor's family; another family's id reads as unknown. */
+  private async checkReferences(actor: Actor, problems: ValidationErrors, input: TransactionInput): Promise<void> {
+    const { categoryId, merchantId, tagIds } = input;
+    if (categoryId) {
+      const [category] = isUuid(categoryId) ? await this.categories.byIds(actor.familyId, [categoryId]) : [null];
+      if (!category) problems.add("Category not found");
+    }
+    if (merchantId) {
+      const [merchant] = isUuid(merchantId) ? await this.merchants.byIds(actor.familyId, [merchantId]) : [null];
+      if (!merchant) problems.add("Merchant not found");
+    }
+    if (tagIds?.length) {
+      const unique = [...new Set(tagIds)];
+      const found = unique.every(isUuid) ? await this.tags.byIds(actor.familyId, unique) : [null];
+      if (found.some((tag) => tag === null)) problems.add("Tag not found");
+    }
+  }
+
+  private async replaceTags(transactionId: string, tagIds: string[], transaction: Transaction): Promise<void> {
+    await TransactionTagModel.destroy({ where: { transactionId }, transaction });
+    const unique = [...new Set(tagIds)];
+    if (unique.length) await TransactionTagModel.bulkCreate(unique.map((tagId) => ({ transactionId, tagId })), { transaction });
+  }
+}
