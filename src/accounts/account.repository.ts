@@ -24,6 +24,6 @@ export class AccountRepository {
   }
 
   list(familyId: string): Promise<AccountRow[]> {
-    return selectRows<AccountRow>(this.sequelize, `SELECT ${COLUMNS} FROM accounts WHERE family_id = $1 ORDER BY name, id`, [familyId]);
+    return selectRows<AccountRow>(this.sequelize, `SELECT ${COLUMNS} FROM accounts WHERE family_id = $1 ORDER BY lower(name), id`, [familyId]);
   }
 }

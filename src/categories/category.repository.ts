@@ -24,6 +24,6 @@ export class CategoryRepository {
   }
 
   list(familyId: string): Promise<CategoryRow[]> {
-    return selectRows<CategoryRow>(this.sequelize, `SELECT ${COLUMNS} FROM categories WHERE family_id = $1 ORDER BY name`, [familyId]);
+    return selectRows<CategoryRow>(this.sequelize, `SELECT ${COLUMNS} FROM categories WHERE family_id = $1 ORDER BY lower(name), id`, [familyId]);
   }
 }

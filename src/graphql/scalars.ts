@@ -3,7 +3,7 @@ import { parseAmount, toAmountString } from "../money/money";
 
 function parseDecimal(raw: unknown): string {
   const checked = parseAmount(raw);
-  if (!checked.ok) throw new GraphQLError(`Decimal ${checked.reason}`);
+  if (!checked.ok) throw new GraphQLError(checked.reason);
   return toAmountString(checked.value);
 }
 
@@ -15,14 +15,14 @@ export const DecimalScalar = new GraphQLScalarType({
   parseValue: parseDecimal,
   parseLiteral(ast) {
     if (ast.kind === Kind.STRING || ast.kind === Kind.INT || ast.kind === Kind.FLOAT) return parseDecimal(ast.value);
-    throw new GraphQLError("Decimal must be a string or a number");
+    throw new GraphQLError("must be a string or a number");
   },
 });
 
 function parseCalendarDate(raw: unknown): string {
-  if (typeof raw !== "string" || !/^\d{4}-\d{2}-\d{2}$/.test(raw)) throw new GraphQLError("Date must be a YYYY-MM-DD date");
+  if (typeof raw !== "string" || !/^\d{4}-\d{2}-\d{2}$/.test(raw)) throw new GraphQLError("must be a YYYY-MM-DD date");
   const parsed = new Date(`${raw}T00:00:00Z`);
-  if (Number.isNaN(parsed.getTime()) || parsed.toISOString().slice(0, 10) !== raw) throw new GraphQLError("Date is not a calendar date");
+  if (Number.isNaN(parsed.getTime()) || parsed.toISOString().slice(0, 10) !== raw) throw new GraphQLError("is not a calendar date");
   return raw;
 }
 
@@ -34,6 +34,6 @@ export const CalendarDateScalar = new GraphQLScalarType({
   parseValue: parseCalendarDate,
   parseLiteral(ast) {
     if (ast.kind === Kind.STRING) return parseCalendarDate(ast.value);
-    throw new GraphQLError("Date must be a YYYY-MM-DD string");
+    throw new GraphQLError("must be a YYYY-MM-DD string");
   },
 });

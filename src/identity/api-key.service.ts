@@ -82,6 +82,18 @@ export class ApiKeyService {
     return summarize(record);
   }
 
+  /**
+   * Deletes keys revoked or expired more than `retentionDays` ago: a dead credential's hash has no use
+   * left, and keeping less is safer.
+   */
+  async pruneRetired(retentionDays = 90): Promise<number> {
+    const [, result] = await this.sequelize.query(
+      `DELETE FROM api_keys WHERE revoked_at < now() - make_interval(days => $1) OR expires_at < now() - make_interval(days => $1)`,
+      { bind: [retentionDays] },
+    );
+    return (result as { rowCount?: number }).rowCount ?? 0;
+  }
+
   /** Resolves a presented key to its actor, or throws 401. One indexed read on the hash. */
   async authenticate(plaintext: string): Promise<Actor> {
     if (!plaintext.startsWith(KEY_PREFIX)) throw new UnauthenticatedError();

@@ -24,7 +24,7 @@ export class MerchantRepository {
   async page(familyId: string, limit: number, offset: number): Promise<{ rows: MerchantRow[]; total: number }> {
     const rows = await selectRows<MerchantRow & { total: string }>(
       this.sequelize,
-      `SELECT ${COLUMNS}, count(*) OVER () AS total FROM merchants WHERE family_id = $1 ORDER BY name, id LIMIT $2 OFFSET $3`,
+      `SELECT ${COLUMNS}, count(*) OVER () AS total FROM merchants WHERE family_id = $1 ORDER BY lower(name), id LIMIT $2 OFFSET $3`,
       [familyId, limit, offset],
     );
     if (rows.length > 0 || offset === 0) return { rows, total: rows.length > 0 ? Number(rows[0].total) : 0 };

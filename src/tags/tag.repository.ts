@@ -14,6 +14,6 @@ export class TagRepository {
   }
 
   list(familyId: string): Promise<TagRow[]> {
-    return selectRows<TagRow>(this.sequelize, `SELECT ${COLUMNS} FROM tags WHERE family_id = $1 ORDER BY name`, [familyId]);
+    return selectRows<TagRow>(this.sequelize, `SELECT ${COLUMNS} FROM tags WHERE family_id = $1 ORDER BY lower(name), id`, [familyId]);
   }
 }

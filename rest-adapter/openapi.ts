@@ -1,0 +1,199 @@
+import {
+  getNamedType,
+  isEnumType,
+  isInputObjectType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  Kind,
+  typeFromAST,
+  type FragmentDefinitionNode,
+  type GraphQLInputType,
+  type GraphQLObjectType,
+  type GraphQLOutputType,
+  type GraphQLSchema,
+  type GraphQLType,
+  type SelectionNode,
+  type SelectionSetNode,
+} from "graphql";
+import { stringify } from "yaml";
+import { camelToSnake } from "./case";
+import { prepareOperations, type PreparedOperation } from "./operations";
+import { API_PREFIX, type RestRoute, routes as allRoutes } from "./routes";
+
+type JsonSchema = Record<string, unknown>;
+
+const SCALARS: Record<string, JsonSchema> = {
+  ID: { type: "string", format: "uuid" },
+  String: { type: "string" },
+  Boolean: { type: "boolean" },
+  Int: { type: "integer" },
+  Float: { type: "number" },
+  SafeInt: { type: "integer" },
+  Decimal: { type: "string", pattern: "^-?\\d+(\\.\\d+)?$", description: "Exact decimal; input may also be a JSON number." },
+  Date: { type: "string", format: "date" },
+  DateTimeISO: { type: "string", format: "date-time" },
+};
+
+function nullable(schema: JsonSchema): JsonSchema {
+  return { anyOf: [schema, { type: "null" }] };
+}
+
+function scalarSchema(type: GraphQLType): JsonSchema {
+  const named = getNamedType(type);
+  if (isEnumType(named)) return { type: "string", enum: named.getValues().map((value) => value.name) };
+  return SCALARS[named.name] ?? { type: "string" };
+}
+
+/** JSON schema of what an aliased selection returns: keys are the aliases REST clients see. */
+function selectionSchema(type: GraphQLOutputType, selection: SelectionSetNode | undefined, fragments: Map<string, FragmentDefinitionNode>): JsonSchema {
+  if (isNonNullType(type)) {
+    const inner = selectionSchema(type.ofType, selection, fragments);
+    return (inner.anyOf as JsonSchema[] | undefined)?.[0] ?? inner;
+  }
+  let schema: JsonSchema;
+  if (isListType(type)) schema = { type: "array", items: selectionSchema(type.ofType, selection, fragments) };
+  else if (isObjectType(type) && selection) schema = objectSchema(type, selection, fragments);
+  else schema = scalarSchema(type);
+  return nullable(schema);
+}
+
+function objectSchema(type: GraphQLObjectType, selection: SelectionSetNode, fragments: Map<string, FragmentDefinitionNode>): JsonSchema {
+  const properties: Record<string, JsonSchema> = {};
+  const collect = (set: SelectionSetNode) => {
+    for (const node of set.selections) {
+      if (node.kind === Kind.FRAGMENT_SPREAD) collect(fragments.get(node.name.value)!.selectionSet);
+      else if (node.kind === Kind.INLINE_FRAGMENT) collect(node.selectionSet);
+      else {
+        const field = type.getFields()[node.name.value];
+        const schema = selectionSchema(field.type, node.selectionSet, fragments);
+        if (field.description) schema.description = field.description;
+        properties[node.alias?.value ?? node.name.value] = schema;
+      }
+    }
+  };
+  collect(selection);
+  return { type: "object", properties, required: Object.keys(properties) };
+}
+
+/** JSON schema of an input type as REST clients send it: snake_case keys. */
+function inputSchema(type: GraphQLInputType): JsonSchema {
+  if (isNonNullType(type)) return inputSchema(type.ofType);
+  if (isListType(type)) return { type: "array", items: inputSchema(type.ofType) };
+  if (isInputObjectType(type)) {
+    const properties: Record<string, JsonSchema> = {};
+    for (const [name, field] of Object.entries(type.getFields())) {
+      properties[camelToSnake(name)] = { ...inputSchema(field.type), ...(field.description ? { description: field.description } : {}) };
+    }
+    return { type: "object", properties };
+  }
+  return scalarSchema(type);
+}
+
+const errorResponse = (description: string) => ({ description, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } });
+
+function operationFor(schema: GraphQLSchema, route: RestRoute, fragments: Map<string, FragmentDefinitionNode>, definition: PreparedOperation) {
+  const pathParams = [...route.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]);
+  const parameters: JsonSchema[] = pathParams.map((name) => ({ name, in: "path", required: true, schema: { type: "string", format: "uuid" } }));
+  let requestBody: JsonSchema | undefined;
+  for (const variable of definition.definition.variableDefinitions ?? []) {
+    const name = variable.variable.name.value;
+    const type = typeFromAST(schema, variable.type) as GraphQLInputType;
+    if (pathParams.includes(name)) continue;
+    if (name === "input" && route.bodyKey) {
+      requestBody = {
+        required: true,
+        content: { "application/json": { schema: { type: "object", required: [route.bodyKey], properties: { [route.bodyKey]: inputSchema(type) } } } },
+      };
+      continue;
+    }
+    const named = getNamedType(type);
+    const fields = isInputObjectType(named) ? Object.entries(named.getFields()).map(([field, def]) => [field, def.type, def.description] as const) : [[name, type, undefined] as const];
+    for (const [field, fieldType, description] of fields) {
+      const list = isListType(isNonNullType(fieldType) ? fieldType.ofType : fieldType);
+      parameters.push({
+        name: `${camelToSnake(field)}${list ? "[]" : ""}`,
+        in: "query",
+        required: false,
+        schema: inputSchema(fieldType),
+        ...(description ? { description } : {}),
+        ...(field === "perPage" ? { description: "Default 25, at most 100 (larger values are capped)." } : {}),
+        ...(field === "page" ? { description: "Default 1; values below 1 become 1." } : {}),
+      });
+    }
+  }
+  const operationType = schema.getRootType(definition.definition.operation)!;
+  let body: JsonSchema = { type: "object", properties: { message: { type: "string" } }, required: ["message"] };
+  if (route.resultPath) {
+    let type: GraphQLOutputType = operationType;
+    let selection: SelectionSetNode | undefined = definition.definition.selectionSet;
+    for (const key of route.resultPath) {
+      const node: SelectionNode | undefined = selection!.selections.find((s) => s.kind === Kind.FIELD && (s.alias?.value ?? s.name.value) === key);
+      if (!node || node.kind !== Kind.FIELD) throw new Error(`${route.operation}: no field ${key}`);
+      type = (getNamedType(type) as GraphQLObjectType).getFields()[node.name.value].type;
+      selection = node.selectionSet;
+    }
+    body = selectionSchema(type, selection, fragments);
+  }
+  const responses: Record<string, unknown> = {
+    [route.status]: { description: "Success", content: { "application/json": { schema: body } } },
+  };
+  if (route.alternateStatus) responses[route.alternateStatus.status] = { description: route.alternateStatus.description, content: { "application/json": { schema: body } } };
+  responses[400] = errorResponse("Malformed JSON, wrong content type or a missing required parameter");
+  responses[401] = errorResponse("Missing or invalid credentials");
+  if (route.method !== "GET") responses[403] = errorResponse("The key lacks the read_write scope");
+  if (pathParams.length) responses[404] = errorResponse("Unknown id, or an id of another family");
+  if (requestBody || parameters.some((p) => p.in === "query")) responses[422] = errorResponse("Validation failed; per-field messages in `errors`");
+  responses[429] = errorResponse("Rate limit exceeded; see Retry-After");
+  return {
+    operationId: route.operation,
+    summary: route.summary,
+    tags: [route.tag],
+    ...(parameters.length ? { parameters } : {}),
+    ...(requestBody ? { requestBody } : {}),
+    responses,
+  };
+}
+
+/** The OpenAPI 3.1 document of /api/v1, generated from the route table and the operations. */
+export function buildOpenApi(schema: GraphQLSchema, routes: RestRoute[] = allRoutes): string {
+  const prepared = prepareOperations(schema, routes.map((route) => route.operation));
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const operation = prepared.get(route.operation)!;
+    const fragments = new Map(
+      operation.document.definitions
+        .filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
+        .map((fragment) => [fragment.name.value, fragment]),
+    );
+    paths[route.path] ??= {};
+    paths[route.path][route.method.toLowerCase()] = operationFor(schema, route, fragments, operation);
+  }
+  const document = {
+    openapi: "3.1.0",
+    info: {
+      title: "finance-gateway REST API",
+      version: "v1",
+      description: "REST compatibility layer over the GraphQL API. Every route runs one GraphQL operation; see schema/schema.graphql.",
+    },
+    servers: [{ url: API_PREFIX }],
+    security: [{ ApiKeyAuth: [] }],
+    paths,
+    components: {
+      securitySchemes: { ApiKeyAuth: { type: "apiKey", in: "header", name: "X-Api-Key" } },
+      schemas: {
+        Error: {
+          type: "object",
+          required: ["error", "message"],
+          properties: {
+            error: { type: "string", description: "snake_case code, e.g. validation_failed" },
+            message: { type: "string" },
+            errors: { type: "array", items: { type: "string" } },
+            details: { type: "object" },
+          },
+        },
+      },
+    },
+  };
+  return `# Generated by \`npx finance-gateway emit-contracts\` from rest-adapter/routes.ts. Do not edit.\n${stringify(document, { lineWidth: 0, aliasDuplicateObjects: false })}`;
+}

@@ -1,0 +1,81 @@
+import { execute, type GraphQLSchema } from "graphql";
+import type { NextFunction, Request, RequestHandler, Response } from "express";
+import { BadRequestError, DomainError } from "../src/common/errors";
+import type { RequestContext } from "../src/graphql/context";
+import { prepareOperations, type PreparedOperation } from "./operations";
+import { domainErrorOf, fromDomainError, INTERNAL_ERROR, restError } from "./rest-errors";
+import { type RestRoute, routes as allRoutes } from "./routes";
+import { buildVariables } from "./variables";
+
+type CompiledRoute = RestRoute & { pattern: RegExp; paramNames: string[]; prepared: PreparedOperation };
+
+export type RestContextFactory = (req: Request) => RequestContext;
+
+function compile(route: RestRoute, prepared: PreparedOperation): CompiledRoute {
+  const paramNames: string[] = [];
+  const source = route.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    paramNames.push(name);
+    return "([^/]+)";
+  });
+  return { ...route, pattern: new RegExp(`^${source}/?$`), paramNames, prepared };
+}
+
+function valueAt(data: unknown, path: string[]): unknown {
+  return path.reduce<unknown>((value, key) => (value as Record<string, unknown> | null)?.[key], data);
+}
+
+/**
+ * One express handler for every /api/v1 route. Each request runs its route's pre-parsed operation
+ * with `execute()` against the same schema and per-request context as /graphql; REST never reaches
+ * resolvers any other way.
+ */
+export function createRestRouter(schema: GraphQLSchema, contextOf: RestContextFactory, routes: RestRoute[] = allRoutes): RequestHandler {
+  const prepared = prepareOperations(schema, routes.map((route) => route.operation));
+  const compiled = routes.map((route) => compile(route, prepared.get(route.operation)!));
+
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const matching = compiled.filter((route) => route.pattern.test(req.path));
+    if (matching.length === 0) return sendError(res, restError(404, "not_found", `No route matches ${req.method} ${req.originalUrl.split("?")[0]}`));
+    const route = matching.find((candidate) => candidate.method === req.method);
+    if (!route) {
+      res.setHeader("Allow", matching.map((candidate) => candidate.method).join(", "));
+      return sendError(res, restError(405, "method_not_allowed", `${req.method} is not allowed here`));
+    }
+    try {
+      await run(route, schema, req, res, contextOf(req));
+    } catch (error) {
+      if (error instanceof DomainError) return sendError(res, fromDomainError(error));
+      next(error);
+    }
+  };
+}
+
+async function run(route: CompiledRoute, schema: GraphQLSchema, req: Request, res: Response, context: RequestContext): Promise<void> {
+  const match = route.pattern.exec(req.path)!;
+  const params = Object.fromEntries(route.paramNames.map((name, index) => [name, decodeURIComponent(match[index + 1])]));
+  let body: Record<string, unknown> | undefined;
+  if (route.bodyKey) {
+    if (!req.is("application/json")) throw new BadRequestError("Content-Type must be application/json");
+    const value = (req.body as Record<string, unknown> | undefined)?.[route.bodyKey];
+    if (value === null || typeof value !== "object" || Array.isArray(value)) {
+      throw new BadRequestError(`param is missing or the value is empty: ${route.bodyKey}`);
+    }
+    body = value as Record<string, unknown>;
+  }
+
+  const variableValues = buildVariables(schema, route.prepared.definition, { params, query: req.query as Record<string, unknown>, body });
+
+  const result = await execute({ schema, document: route.prepared.document, variableValues, contextValue: context });
+  if (result.errors?.length) {
+    const domainError = domainErrorOf(result.errors);
+    if (domainError) return sendError(res, fromDomainError(domainError));
+    context.logger.error({ errors: result.errors.map((e) => ({ message: e.message, path: e.path, cause: e.originalError })) }, "REST operation failed");
+    return sendError(res, { status: 500, body: INTERNAL_ERROR });
+  }
+  const status = route.alternateStatus && valueAt(result.data, route.alternateStatus.when) === route.alternateStatus.equals ? route.alternateStatus.status : route.status;
+  res.status(status).json(route.message ? { message: route.message } : valueAt(result.data, route.resultPath!));
+}
+
+function sendError(res: Response, { status, body }: { status: number; body: object }): void {
+  res.status(status).json(body);
+}

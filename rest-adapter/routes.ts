@@ -1,0 +1,125 @@
+/**
+ * The REST surface of /api/v1 as data. Each route names one GraphQL operation in operations/, where
+ * its variables come from, which part of the result is the response body, and its success status.
+ * Variables are taken from the path, then the query string, then the body (under `bodyKey`), with
+ * snake_case keys turned into the GraphQL names and coerced by their GraphQL types.
+ */
+export type HttpMethod = "GET" | "POST" | "PATCH" | "DELETE";
+
+export type RestRoute = {
+  method: HttpMethod;
+  /** OpenAPI-style template: /transactions/{id}. */
+  path: string;
+  operation: string;
+  summary: string;
+  tag: string;
+  /** The body must be an object holding this key, whose value becomes the `input` variable. */
+  bodyKey?: string;
+  /** Path into the GraphQL result that is the response body. */
+  resultPath?: string[];
+  /** A fixed body instead of a result path (deletes answer with a message, as upstream does). */
+  message?: string;
+  status: number;
+  /** A second success status chosen by the result, e.g. 200 for an idempotent replay of a create. */
+  alternateStatus?: { status: number; when: string[]; equals: unknown; description: string };
+};
+
+export const API_PREFIX = "/api/v1";
+
+export const routes: RestRoute[] = [
+  {
+    method: "GET",
+    path: "/transactions",
+    operation: "listTransactions",
+    summary: "List transactions, newest first, with filters",
+    tag: "Transactions",
+    resultPath: ["transactions"],
+    status: 200,
+  },
+  {
+    method: "POST",
+    path: "/transactions",
+    operation: "createTransaction",
+    summary: "Create a transaction (201), or return the one already imported under the same external_id (200)",
+    tag: "Transactions",
+    bodyKey: "transaction",
+    resultPath: ["createTransaction", "transaction"],
+    status: 201,
+    alternateStatus: { status: 200, when: ["createTransaction", "created"], equals: false, description: "Existing transaction with the same external_id and source" },
+  },
+  {
+    method: "GET",
+    path: "/transactions/{id}",
+    operation: "getTransaction",
+    summary: "Retrieve a transaction",
+    tag: "Transactions",
+    resultPath: ["transaction"],
+    status: 200,
+  },
+  {
+    method: "PATCH",
+    path: "/transactions/{id}",
+    operation: "updateTransaction",
+    summary: "Update any subset of a transaction's fields",
+    tag: "Transactions",
+    bodyKey: "transaction",
+    resultPath: ["updateTransaction"],
+    status: 200,
+  },
+  {
+    method: "DELETE",
+    path: "/transactions/{id}",
+    operation: "deleteTransaction",
+    summary: "Delete a transaction",
+    tag: "Transactions",
+    message: "Transaction deleted successfully",
+    status: 200,
+  },
+  {
+    method: "GET",
+    path: "/merchants",
+    operation: "listMerchants",
+    summary: "List the family's merchants ordered by name",
+    tag: "Merchants",
+    resultPath: ["merchants"],
+    status: 200,
+  },
+  {
+    method: "POST",
+    path: "/merchants",
+    operation: "createMerchant",
+    summary: "Create a merchant (names are unique per family)",
+    tag: "Merchants",
+    bodyKey: "merchant",
+    resultPath: ["createMerchant"],
+    status: 201,
+  },
+  {
+    method: "GET",
+    path: "/merchants/{id}",
+    operation: "getMerchant",
+    summary: "Retrieve a merchant",
+    tag: "Merchants",
+    resultPath: ["merchant"],
+    status: 200,
+  },
+  {
+    method: "PATCH",
+    path: "/merchants/{id}",
+    operation: "updateMerchant",
+    summary: "Update a merchant",
+    tag: "Merchants",
+    bodyKey: "merchant",
+    resultPath: ["updateMerchant"],
+    status: 200,
+  },
+  {
+    method: "DELETE",
+    path: "/merchants/{id}",
+    operation: "deleteMerchant",
+    summary: "Delete a merchant; its transactions keep existing without one",
+    tag: "Merchants",
+    message: "Merchant deleted successfully",
+    status: 200,
+  },
+];

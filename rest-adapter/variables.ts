@@ -1,0 +1,97 @@
+import {
+  coerceInputValue,
+  getNamedType,
+  isInputObjectType,
+  isListType,
+  isNonNullType,
+  typeFromAST,
+  type GraphQLInputType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from "graphql";
+import { BadRequestError, ValidationError } from "../src/common/errors";
+import { camelToSnake, snakeToCamel } from "./case";
+
+export type RestInput = {
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  /** The object under the route's body key, when the route has one. */
+  body?: Record<string, unknown>;
+};
+
+/**
+ * Builds an operation's variables from a REST request. A variable named like a path parameter comes
+ * from the path; an `input` variable from the body; a scalar from the query key of the same
+ * (snake_case) name; an input object from the query keys named like its fields. Values are then
+ * coerced by their GraphQL types, and coercion problems become one 422 naming each field.
+ */
+export function buildVariables(schema: GraphQLSchema, operation: OperationDefinitionNode, input: RestInput): Record<string, unknown> {
+  const variables: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const definition of operation.variableDefinitions ?? []) {
+    const name = definition.variable.name.value;
+    const type = typeFromAST(schema, definition.type) as GraphQLInputType;
+    let raw: unknown;
+    if (name in input.params) raw = input.params[name];
+    else if (name === "input") raw = input.body && fromRestObject(type, input.body);
+    else if (isInputObjectType(getNamedType(type)) && !isListType(type)) raw = fromQueryObject(type, input.query);
+    else raw = fromQueryValue(type, input.query[camelToSnake(name)] ?? input.query[`${camelToSnake(name)}[]`]);
+    if (raw === undefined) {
+      if (isNonNullType(type)) throw new BadRequestError(`param is missing or the value is empty: ${camelToSnake(name)}`);
+      continue;
+    }
+    variables[name] = coerceInputValue(raw, type, (path, _value, error) => {
+      const field = path.filter((part): part is string => typeof part === "string").pop() ?? name;
+      problems.push(`${humanize(camelToSnake(field))} ${describe(error.message)}`);
+    });
+  }
+  if (problems.length > 0) throw new ValidationError(problems);
+  return variables;
+}
+
+/** Keeps the keys the input type knows (as Rails strong parameters do) and renames them to camelCase. */
+function fromRestObject(type: GraphQLInputType, body: Record<string, unknown>): Record<string, unknown> {
+  const inputType = getNamedType(type);
+  if (!isInputObjectType(inputType)) return body;
+  const fields = inputType.getFields();
+  const result: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body)) {
+    const fieldName = snakeToCamel(key);
+    if (fieldName in fields) result[fieldName] = value;
+  }
+  return result;
+}
+
+function fromQueryObject(type: GraphQLInputType, query: Record<string, unknown>): Record<string, unknown> | undefined {
+  const inputType = getNamedType(type);
+  if (!isInputObjectType(inputType)) return undefined;
+  const result: Record<string, unknown> = {};
+  for (const [fieldName, field] of Object.entries(inputType.getFields())) {
+    const key = camelToSnake(fieldName);
+    const value = fromQueryValue(field.type, query[key] ?? query[`${key}[]`]);
+    if (value !== undefined) result[fieldName] = value;
+  }
+  return result;
+}
+
+/** Query strings are text: numbers are parsed, and non-numbers fall back to the default (rest-compat.md). */
+function fromQueryValue(type: GraphQLInputType, value: unknown): unknown {
+  if (value === undefined || value === "") return undefined;
+  if (isListType(isNonNullType(type) ? type.ofType : type)) return Array.isArray(value) ? value : String(value).split(",");
+  const text = Array.isArray(value) ? value[value.length - 1] : value;
+  if (typeof text !== "string") return undefined;
+  const named = getNamedType(type).name;
+  if (named === "Int") return /^-?\d+$/.test(text.trim()) ? Number.parseInt(text, 10) : undefined;
+  if (named === "Boolean") return text === "true" || text === "1";
+  return text;
+}
+
+function humanize(key: string): string {
+  const words = key.replace(/_/g, " ");
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/** Our scalars say what is wrong in lower case ("must be a number"); graphql-js' own messages are kept. */
+function describe(message: string): string {
+  return /^[a-z]/.test(message) ? message : `is invalid: ${message}`;
+}

@@ -1,0 +1,131 @@
+import fs from "node:fs";
+import http from "node:http";
+import path from "node:path";
+import { ApolloServer } from "@apollo/server";
+import { ApolloServerPluginDrainHttpServer } from "@apollo/server/plugin/drainHttpServer";
+import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
+import { ApolloServerPluginLandingPageLocalDefault } from "@apollo/server/plugin/landingPage/default";
+import { expressMiddleware } from "@as-integrations/express5";
+import express, { type NextFunction, type Request, type Response } from "express";
+import type { GraphQLSchema } from "graphql";
+import { useServer } from "graphql-ws/use/ws";
+import { pinoHttp } from "pino-http";
+import type { RateLimiterAbstract } from "rate-limiter-flexible";
+import { WebSocketServer } from "ws";
+import { createRestRouter } from "../../rest-adapter/rest-router";
+import { API_PREFIX } from "../../rest-adapter/routes";
+import { DomainError } from "../common/errors";
+import type { Logger } from "../common/logger";
+import type { Config } from "../config/config";
+import { projectRoot } from "../config/project-root";
+import { RequestContext } from "../graphql/context";
+import { formatGraphQLError } from "../graphql/errors";
+import type { Services } from "../services";
+import { authenticate } from "./authenticate";
+import { rateLimit } from "./rate-limit";
+import { assignRequestId } from "./request-id";
+import { sendError } from "./respond";
+
+export type AppDeps = {
+  config: Config;
+  services: Services;
+  schema: GraphQLSchema;
+  logger: Logger;
+  rateLimiter: RateLimiterAbstract | null;
+  /** Names each backend that does not answer; empty when ready. */
+  readiness: () => Promise<string[]>;
+};
+
+export type App = { app: express.Express; httpServer: http.Server; close(): Promise<void> };
+
+const BODY_LIMIT = "1mb";
+
+/**
+ * Builds the express app, the HTTP server, Apollo and the graphql-ws server without listening, so
+ * tests, the CLI and benchmarks attach to the same thing.
+ */
+export async function createApp(deps: AppDeps): Promise<App> {
+  const { config, services, schema, logger } = deps;
+  const app = express();
+  const httpServer = http.createServer(app);
+  app.disable("x-powered-by");
+  app.set("trust proxy", config.trustProxy);
+  app.set("query parser", "simple");
+
+  app.use((req, res, next) => {
+    res.locals.requestId = assignRequestId(req, res);
+    res.setHeader("X-Content-Type-Options", "nosniff");
+    res.setHeader("Referrer-Policy", "no-referrer");
+    next();
+  });
+  app.use(pinoHttp({ logger, genReqId: (_req, res) => (res as Response).locals.requestId, quietReqLogger: true }));
+
+  app.get("/healthz", (_req, res) => {
+    res.json({ status: "ok" });
+  });
+  app.get("/readyz", async (_req, res) => {
+    const down = await deps.readiness();
+    res.status(down.length ? 503 : 200).json(down.length ? { status: "unavailable", down } : { status: "ready" });
+  });
+
+  const contextOf = (res: Response) => new RequestContext(services, res.locals.actor, res.locals.requestId, logger);
+  const limit = deps.rateLimiter ? [rateLimit(deps.rateLimiter, logger)] : [];
+
+  const openapi = fs.readFileSync(path.join(projectRoot, "schema", "openapi.yaml"), "utf8");
+  app.get(`${API_PREFIX}/openapi.yaml`, (_req, res) => {
+    res.type("application/yaml").send(openapi);
+  });
+  const restRouter = createRestRouter(schema, (req) => contextOf(req.res!));
+  app.use(API_PREFIX, authenticate(services, { required: true }), ...limit, express.json({ limit: BODY_LIMIT }), restRouter);
+
+  const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql" });
+  const wsCleanup = useServer(
+    {
+      schema,
+      context: async (ctx) => {
+        const apiKey = (ctx.connectionParams?.["X-Api-Key"] ?? ctx.connectionParams?.["x-api-key"]) as string | undefined;
+        const actor = apiKey ? await services.apiKeys.authenticate(apiKey) : null;
+        return new RequestContext(services, actor, ctx.extra.request.headers["x-request-id"]?.toString() ?? "ws", logger);
+      },
+    },
+    wsServer,
+  );
+  const apollo = new ApolloServer<RequestContext>({
+    schema,
+    introspection: true,
+    formatError: formatGraphQLError(logger),
+    plugins: [
+      ApolloServerPluginDrainHttpServer({ httpServer }),
+      { serverWillStart: async () => ({ drainServer: async () => wsCleanup.dispose() }) },
+      config.graphqlLandingPage ? ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false }) : ApolloServerPluginLandingPageDisabled(),
+    ],
+  });
+  await apollo.start();
+  app.use(
+    "/graphql",
+    authenticate(services, { required: false }),
+    ...limit,
+    express.json({ limit: BODY_LIMIT }),
+    expressMiddleware(apollo, { context: async ({ res }) => contextOf(res) }),
+  );
+
+  app.use((req, res) => sendError(req, res, 404, { error: "not_found", message: `No route matches ${req.method} ${req.path}` }));
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const status = (error as { status?: number; type?: string }).status;
+    if (status === 413) return sendError(req, res, 413, { error: "payload_too_large", message: `Request body exceeds ${BODY_LIMIT}` });
+    if ((error as { type?: string }).type === "entity.parse.failed") return sendError(req, res, 400, { error: "bad_request", message: "Request body is not valid JSON" });
+    if (status === 400 || status === 415) return sendError(req, res, 400, { error: "bad_request", message: "Request body could not be read" });
+    if (error instanceof DomainError) return sendError(req, res, 400, { error: error.restError, message: error.message });
+    logger.error({ err: error, requestId: res.locals.requestId }, "unhandled error");
+    if (!res.headersSent) sendError(req, res, 500, { error: "internal_server_error", message: "An unexpected error occurred" });
+  });
+
+  return {
+    app,
+    httpServer,
+    async close() {
+      await apollo.stop();
+      if (httpServer.listening) await new Promise<void>((resolve) => httpServer.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,55 @@
+import type { NextFunction, Request, Response } from "express";
+import type IORedis from "ioredis";
+import { RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import type { Sequelize } from "sequelize";
+import type { Logger } from "../common/logger";
+import type { Config } from "../config/config";
+import { sendError } from "./respond";
+
+export type RateLimitStore = { redis: IORedis } | { sequelize: Sequelize };
+
+/** A fixed window per API key or token (per client IP before authentication); null when turned off. */
+export async function createRateLimiter(config: Config, store: RateLimitStore): Promise<RateLimiterAbstract | null> {
+  if (config.rateLimitRequests === 0) return null;
+  const common = { points: config.rateLimitRequests, duration: config.rateLimitWindowSeconds, keyPrefix: `${config.redisPrefix}:rl` };
+  if ("redis" in store) return new RateLimiterRedis({ ...common, storeClient: store.redis });
+  return new Promise((resolve, reject) => {
+    const limiter: RateLimiterPostgres = new RateLimiterPostgres(
+      { ...common, storeClient: store.sequelize, storeType: "sequelize", tableName: "rate_limits" },
+      (error?: Error) => (error ? reject(error) : resolve(limiter)),
+    );
+  });
+}
+
+/** Consumes one point for the request's identity and sets the X-RateLimit-* headers of rest-compat.md. */
+export function rateLimit(limiter: RateLimiterAbstract, logger: Logger) {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const actor = res.locals.actor;
+    const key = actor ? `${actor.credential.kind}:${actor.credential.id}` : `ip:${req.ip}`;
+    try {
+      const state = await limiter.consume(key);
+      setHeaders(res, limiter.points, state);
+      next();
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) {
+        // The limiter's store is down: serving without a limit beats refusing every request.
+        logger.warn({ err: rejection }, "rate limiter unavailable; request let through");
+        return next();
+      }
+      setHeaders(res, limiter.points, rejection);
+      const resetInSeconds = Math.ceil(rejection.msBeforeNext / 1000);
+      res.setHeader("Retry-After", String(resetInSeconds));
+      sendError(req, res, 429, {
+        error: "rate_limit_exceeded",
+        message: `Rate limit exceeded. Try again in ${resetInSeconds} seconds.`,
+        details: { limit: limiter.points, current: rejection.consumedPoints, reset_in_seconds: resetInSeconds },
+      });
+    }
+  };
+}
+
+function setHeaders(res: Response, limit: number, state: RateLimiterRes): void {
+  res.setHeader("X-RateLimit-Limit", String(limit));
+  res.setHeader("X-RateLimit-Remaining", String(Math.max(0, state.remainingPoints)));
+  res.setHeader("X-RateLimit-Reset", String(Math.ceil(state.msBeforeNext / 1000)));
+}

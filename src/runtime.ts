@@ -1,0 +1,104 @@
+import type { GraphQLSchema } from "graphql";
+import IORedis from "ioredis";
+import type { Sequelize } from "sequelize";
+import { createQueueBackend, type QueueBackend } from "../workers/queues";
+import { WorkerHost } from "../workers/worker-host";
+import { createLogger, type Logger } from "./common/logger";
+import type { Config } from "./config/config";
+import { createSequelize } from "./db/database";
+import { startEmbeddedPostgres } from "./db/embedded-postgres";
+import { migrateToLatest } from "./db/migrator";
+import { initModels } from "./db/models";
+import { createSchema } from "./graphql/schema";
+import { createApp, type App } from "./http/app";
+import { createRateLimiter } from "./http/rate-limit";
+import { createServices, type Services } from "./services";
+
+export type Roles = { api: boolean; workers: boolean };
+
+/** The wired service. Everything a process role needs, created once, stopped in reverse order. */
+export type Runtime = {
+  config: Config;
+  logger: Logger;
+  sequelize: Sequelize;
+  services: Services;
+  queues: QueueBackend;
+  databaseUrl: string;
+  schema?: GraphQLSchema;
+  app?: App;
+  /** http://host:port once listening. */
+  url?: string;
+  stop(): Promise<void>;
+};
+
+type Stoppable = () => Promise<unknown>;
+
+/** Connects to the configured database (or starts the embedded one) and applies migrations. */
+export async function openDatabase(config: Config, logger: Logger, stops: Stoppable[]): Promise<{ sequelize: Sequelize; url: string }> {
+  let url = config.databaseUrl;
+  if (!url) {
+    const embedded = await startEmbeddedPostgres(config.dataDir, logger);
+    stops.push(() => embedded.stop());
+    url = embedded.url;
+  }
+  const sequelize = createSequelize({ url, poolMax: config.databasePoolMax });
+  stops.push(() => sequelize.close());
+  initModels(sequelize);
+  await migrateToLatest(sequelize);
+  return { sequelize, url };
+}
+
+export async function startRuntime(config: Config, roles: Roles, logger: Logger = createLogger(config.logLevel)): Promise<Runtime> {
+  const stops: Stoppable[] = [];
+  const stop = async () => {
+    for (const step of stops.reverse()) await step().catch((error) => logger.error({ err: error }, "error while stopping"));
+    stops.length = 0;
+  };
+  try {
+    const { sequelize, url: databaseUrl } = await openDatabase(config, logger, stops);
+    const services = createServices(sequelize);
+    const queues = createQueueBackend(config, databaseUrl);
+    stops.push(() => queues.close());
+    const runtime: Runtime = { config, logger, sequelize, services, queues, databaseUrl, stop };
+
+    if (roles.workers) {
+      const host = new WorkerHost(queues, { services, logger });
+      await host.start();
+      // Registered after the HTTP server's stop (below), so requests drain first, then jobs.
+      stops.push(() => host.stop());
+    }
+    if (roles.api) {
+      const redis = config.redisUrl ? new IORedis(config.redisUrl, { maxRetriesPerRequest: 2 }) : null;
+      if (redis) stops.push(async () => redis.disconnect());
+      const rateLimiter = await createRateLimiter(config, redis ? { redis } : { sequelize });
+      runtime.schema = await createSchema();
+      runtime.app = await createApp({
+        config,
+        services,
+        schema: runtime.schema,
+        logger,
+        rateLimiter,
+        readiness: () => readiness(sequelize, queues),
+      });
+      const { httpServer } = runtime.app;
+      await new Promise<void>((resolve, reject) => {
+        httpServer.once("error", reject);
+        httpServer.listen(config.port, config.host, () => resolve());
+      });
+      stops.push(() => runtime.app!.close());
+      const address = httpServer.address() as { port: number };
+      runtime.url = config.publicUrl ?? `http://${config.host === "0.0.0.0" ? "localhost" : config.host}:${address.port}`;
+    }
+    return runtime;
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+async function readiness(sequelize: Sequelize, queues: QueueBackend): Promise<string[]> {
+  const withTimeout = (check: Promise<unknown>) =>
+    Promise.race([check.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 2000).unref())]).catch(() => false);
+  const [database, queue] = await Promise.all([withTimeout(sequelize.query("SELECT 1")), withTimeout(queues.ping())]);
+  return [...(database ? [] : ["database"]), ...(queue ? [] : ["queue"])];
+}

@@ -1,0 +1,61 @@
+import type { Job } from "bullmq";
+import type { Logger } from "../src/common/logger";
+import type { Services } from "../src/services";
+import { maintenanceHandlers } from "./maintenance.processor";
+import { JOBS, QueueName, SCHEDULES, type QueueBackend } from "./queues";
+
+export type JobDeps = { services: Services; logger: Logger };
+export type JobHandlers = Record<string, (job: Job, deps: JobDeps) => Promise<unknown>>;
+
+const HANDLERS: Record<QueueName, JobHandlers> = {
+  [QueueName.Maintenance]: maintenanceHandlers,
+};
+
+/**
+ * Fails fast when a declared job has no handler or a handler serves no declared job: a typo must stop
+ * the worker at boot, not strand jobs in a queue.
+ */
+export function checkHandlers(handlers: Record<QueueName, JobHandlers> = HANDLERS): void {
+  for (const queue of Object.values(QueueName)) {
+    const declared = new Set<string>(Object.values(JOBS[queue]));
+    const handled = new Set(Object.keys(handlers[queue] ?? {}));
+    for (const job of declared) if (!handled.has(job)) throw new Error(`queue ${queue}: no handler for job ${job}`);
+    for (const job of handled) if (!declared.has(job)) throw new Error(`queue ${queue}: handler for undeclared job ${job}`);
+  }
+}
+
+/** Runs a worker per queue and registers the recurring schedules. */
+export class WorkerHost {
+  private readonly workers: Array<{ close(): Promise<void> }> = [];
+
+  constructor(
+    private readonly backend: QueueBackend,
+    private readonly deps: JobDeps,
+  ) {}
+
+  async start(): Promise<void> {
+    checkHandlers();
+    for (const queue of Object.values(QueueName)) {
+      const handlers = HANDLERS[queue];
+      const worker = this.backend.worker(
+        queue,
+        async (job) => {
+          const handler = handlers[job.name];
+          if (!handler) throw new Error(`no handler for ${queue}/${job.name}`);
+          return handler(job, this.deps);
+        },
+        2,
+      );
+      worker.on("failed", (job, error) => this.deps.logger.warn({ queue, job: job?.name, jobId: job?.id, err: error }, "job failed"));
+      this.workers.push(worker);
+    }
+    for (const schedule of SCHEDULES) {
+      await this.backend.queue(schedule.queue).upsertJobScheduler(schedule.id, { every: schedule.everyMs }, { name: schedule.job });
+    }
+  }
+
+  /** Stops taking jobs and waits for the running ones to finish. */
+  async stop(): Promise<void> {
+    await Promise.all(this.workers.map((worker) => worker.close()));
+  }
+}
