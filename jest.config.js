@@ -10,13 +10,16 @@ const swcTs = {
   sourceMaps: "inline",
 };
 
+// One template database per run, shared by the parent (global setup) and its workers through the env.
+process.env.FG_TEST_RUN ??= String(process.pid);
+
 module.exports = {
   testEnvironment: "node",
   roots: ["<rootDir>/test"],
   testMatch: ["**/*.test.ts"],
   transform: { "^.+\\.ts$": ["@swc/jest", swcTs] },
-  globalSetup: "<rootDir>/test/global-setup.js",
-  globalTeardown: "<rootDir>/test/global-teardown.js",
+  globalSetup: "<rootDir>/test/global-setup.ts",
+  globalTeardown: "<rootDir>/test/global-teardown.ts",
   testTimeout: 30000,
   maxWorkers: 2,
 };

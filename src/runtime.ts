@@ -16,6 +16,12 @@ import { createServices, type Services } from "./services";
 
 export type Roles = { api: boolean; workers: boolean };
 
+export type RuntimeOptions = {
+  logger?: Logger;
+  /** Sees every SQL statement; tests count statements with it. */
+  onStatement?: (sql: string) => void;
+};
+
 /** The wired service. Everything a process role needs, created once, stopped in reverse order. */
 export type Runtime = {
   config: Config;
@@ -34,28 +40,34 @@ export type Runtime = {
 type Stoppable = () => Promise<unknown>;
 
 /** Connects to the configured database (or starts the embedded one) and applies migrations. */
-export async function openDatabase(config: Config, logger: Logger, stops: Stoppable[]): Promise<{ sequelize: Sequelize; url: string }> {
+export async function openDatabase(
+  config: Config,
+  logger: Logger,
+  stops: Stoppable[],
+  onStatement?: (sql: string) => void,
+): Promise<{ sequelize: Sequelize; url: string }> {
   let url = config.databaseUrl;
   if (!url) {
     const embedded = await startEmbeddedPostgres(config.dataDir, logger);
     stops.push(() => embedded.stop());
     url = embedded.url;
   }
-  const sequelize = createSequelize({ url, poolMax: config.databasePoolMax });
+  const sequelize = createSequelize({ url, poolMax: config.databasePoolMax, onStatement });
   stops.push(() => sequelize.close());
   initModels(sequelize);
   await migrateToLatest(sequelize);
   return { sequelize, url };
 }
 
-export async function startRuntime(config: Config, roles: Roles, logger: Logger = createLogger(config.logLevel)): Promise<Runtime> {
+export async function startRuntime(config: Config, roles: Roles, options: RuntimeOptions = {}): Promise<Runtime> {
+  const logger = options.logger ?? createLogger(config.logLevel);
   const stops: Stoppable[] = [];
   const stop = async () => {
     for (const step of stops.reverse()) await step().catch((error) => logger.error({ err: error }, "error while stopping"));
     stops.length = 0;
   };
   try {
-    const { sequelize, url: databaseUrl } = await openDatabase(config, logger, stops);
+    const { sequelize, url: databaseUrl } = await openDatabase(config, logger, stops, options.onStatement);
     const services = createServices(sequelize);
     const queues = createQueueBackend(config, databaseUrl);
     stops.push(() => queues.close());

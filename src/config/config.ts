@@ -21,7 +21,7 @@ const settings = z.object({
   HOST: z.string().min(1).default("0.0.0.0"),
   PUBLIC_URL: z.url().optional(),
   DATABASE_URL: postgresUrl.optional(),
-  DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  DATABASE_POOL_MAX: z.coerce.number().int().min(2).max(200).default(10),
   DATA_DIR: z.string().min(1).default(path.join(projectRoot, ".data")),
   REDIS_URL: redisUrl.optional(),
   REDIS_PREFIX: z

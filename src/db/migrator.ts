@@ -15,7 +15,8 @@ export function createMigrator(sequelize: Sequelize): Umzug<MigrationContext> {
 
 /**
  * Applies pending migrations. An advisory lock makes concurrent boots (several API processes) take
- * turns instead of racing on the same DDL.
+ * turns instead of racing on the same DDL. The lock holds one pooled connection while the migrations
+ * run on another, so the pool needs at least two.
  */
 export async function migrateToLatest(sequelize: Sequelize): Promise<string[]> {
   const lockKey = 727_001;
