@@ -22,4 +22,5 @@ module.exports = {
   globalTeardown: "<rootDir>/test/global-teardown.ts",
   testTimeout: 30000,
   maxWorkers: 2,
+  reporters: ["default", "<rootDir>/test/summary-reporter.js"],
 };

@@ -1,5 +1,5 @@
 import type { GraphQLError } from "graphql";
-import { DomainError, ErrorCode } from "../src/common/errors";
+import { asDomainError, type DomainError, ErrorCode } from "../src/common/errors";
 
 export type RestErrorBody = { error: string; message: string; errors?: string[]; details?: Record<string, unknown> };
 
@@ -29,6 +29,9 @@ export function fromDomainError(error: DomainError): { status: number; body: Res
 
 /** The first domain error among a GraphQL result's errors, or null when the failure is unexpected. */
 export function domainErrorOf(errors: readonly GraphQLError[]): DomainError | null {
-  for (const error of errors) if (error.originalError instanceof DomainError) return error.originalError;
+  for (const error of errors) {
+    const domainError = asDomainError(error.originalError);
+    if (domainError) return domainError;
+  }
   return null;
 }

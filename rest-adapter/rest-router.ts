@@ -2,6 +2,7 @@ import { execute, type GraphQLSchema } from "graphql";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { BadRequestError, DomainError } from "../src/common/errors";
 import type { RequestContext } from "../src/graphql/context";
+import { canWrite, insufficientScope } from "../src/identity/actor";
 import { prepareOperations, type PreparedOperation } from "./operations";
 import { domainErrorOf, fromDomainError, INTERNAL_ERROR, restError } from "./rest-errors";
 import { type RestRoute, routes as allRoutes } from "./routes";
@@ -51,8 +52,10 @@ export function createRestRouter(schema: GraphQLSchema, contextOf: RestContextFa
 }
 
 async function run(route: CompiledRoute, schema: GraphQLSchema, req: Request, res: Response, context: RequestContext): Promise<void> {
+  // A read-only key is refused before its body is looked at, so it gets 403 rather than a 400 or 422.
+  if (route.prepared.definition.operation === "mutation" && context.actor && !canWrite(context.actor)) throw insufficientScope();
   const match = route.pattern.exec(req.path)!;
-  const params = Object.fromEntries(route.paramNames.map((name, index) => [name, decodeURIComponent(match[index + 1])]));
+  const params = Object.fromEntries(route.paramNames.map((name, index) => [name, decodeSegment(match[index + 1])]));
   let body: Record<string, unknown> | undefined;
   if (route.bodyKey) {
     if (!req.is("application/json")) throw new BadRequestError("Content-Type must be application/json");
@@ -74,6 +77,15 @@ async function run(route: CompiledRoute, schema: GraphQLSchema, req: Request, re
   }
   const status = route.alternateStatus && valueAt(result.data, route.alternateStatus.when) === route.alternateStatus.equals ? route.alternateStatus.status : route.status;
   res.status(status).json(route.message ? { message: route.message } : valueAt(result.data, route.resultPath!));
+}
+
+/** A segment with broken percent-encoding cannot name anything: it is kept as sent, so lookups answer 404, not 500. */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 function sendError(res: Response, { status, body }: { status: number; body: object }): void {

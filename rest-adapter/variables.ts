@@ -74,6 +74,9 @@ function fromQueryObject(type: GraphQLInputType, query: Record<string, unknown>)
   return result;
 }
 
+const INT_MAX = 2 ** 31 - 1;
+const INT_MIN = -(2 ** 31);
+
 /** Query strings are text: numbers are parsed, and non-numbers fall back to the default (rest-compat.md). */
 function fromQueryValue(type: GraphQLInputType, value: unknown): unknown {
   if (value === undefined || value === "") return undefined;
@@ -81,7 +84,8 @@ function fromQueryValue(type: GraphQLInputType, value: unknown): unknown {
   const text = Array.isArray(value) ? value[value.length - 1] : value;
   if (typeof text !== "string") return undefined;
   const named = getNamedType(type).name;
-  if (named === "Int") return /^-?\d+$/.test(text.trim()) ? Number.parseInt(text, 10) : undefined;
+  // Out-of-range numbers are clamped to GraphQL's 32-bit Int, so per_page=99999999999 is capped like 500 is.
+  if (named === "Int") return /^-?\d+$/.test(text.trim()) ? Math.min(Math.max(Number.parseInt(text, 10), INT_MIN), INT_MAX) : undefined;
   if (named === "Boolean") return text === "true" || text === "1";
   return text;
 }

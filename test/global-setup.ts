@@ -1,6 +1,7 @@
 import { Client } from "pg";
 import { createSequelize } from "../src/db/database";
 import { migrateToLatest } from "../src/db/migrator";
+import { initModels } from "../src/db/models";
 import { adminUrl, databaseUrl, TEMPLATE_DATABASE } from "./helpers/database-urls";
 
 /**
@@ -12,13 +13,12 @@ export default async function globalSetup(): Promise<void> {
   try {
     await admin.connect();
   } catch (error) {
-    throw new Error(`Tests need PostgreSQL at ${adminUrl()} (set TEST_DATABASE_URL): ${(error as Error).message}`);
+    throw new Error(`Tests need PostgreSQL at ${adminUrl()} (set TEST_DATABASE_URL): ${(error as Error).message}`, { cause: error });
   }
   await admin.query(`DROP DATABASE IF EXISTS ${TEMPLATE_DATABASE} WITH (FORCE)`);
   await admin.query(`CREATE DATABASE ${TEMPLATE_DATABASE}`);
   await admin.end();
   const sequelize = createSequelize({ url: databaseUrl(TEMPLATE_DATABASE), poolMax: 2 });
-  const { initModels } = await import("../src/db/models");
   initModels(sequelize);
   await migrateToLatest(sequelize);
   await sequelize.close();

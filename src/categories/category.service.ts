@@ -27,7 +27,7 @@ export class CategoryService {
 
   async create(actor: Actor, input: CategoryInput): Promise<CategoryRow> {
     const problems = new ValidationErrors();
-    const fields = await this.check(actor, problems, { classification: "expense", color: "#737373", icon: "shapes", ...stripUndefined(input) }, null);
+    const fields = await this.check(actor, problems, { name: null, classification: "expense", color: "#737373", icon: "shapes", ...stripUndefined(input) }, null);
     problems.throwIfAny();
     const id = newId();
     await saveUnique(NAME_TAKEN, () => CategoryModel.create({ ...(fields as Required<CategoryFields>), id, familyId: actor.familyId }));
@@ -48,6 +48,19 @@ export class CategoryService {
     const category = await this.get(actor, id);
     await CategoryModel.destroy({ where: { id, familyId: actor.familyId } });
     return category;
+  }
+
+  /** Walks up from `categoryId`; true when `ancestorId` is on the way (a parent link would make a cycle). */
+  private async isDescendantOrSelf(actor: Actor, categoryId: string, ancestorId: string): Promise<boolean> {
+    const seen = new Set<string>();
+    let current: string | null = categoryId;
+    while (current && !seen.has(current)) {
+      if (current === ancestorId) return true;
+      seen.add(current);
+      const [row] = await this.categories.byIds(actor.familyId, [current]);
+      current = row?.parentId ?? null;
+    }
+    return false;
   }
 
   private async check(actor: Actor, problems: ValidationErrors, input: CategoryInput, selfId: string | null): Promise<Partial<CategoryFields>> {
@@ -71,7 +84,7 @@ export class CategoryService {
       if (input.parentId) {
         const [parent] = isUuid(input.parentId) ? await this.categories.byIds(actor.familyId, [input.parentId]) : [null];
         if (!parent) problems.add("Parent category not found");
-        else if (parent.id === selfId) problems.add("A category cannot be its own parent");
+        else if (selfId && (await this.isDescendantOrSelf(actor, parent.id, selfId))) problems.add("A category cannot be placed under itself");
       }
       fields.parentId = input.parentId ?? null;
     }

@@ -99,3 +99,15 @@ export class ValidationErrors {
     if (this.messages.length > 0) throw new ValidationError(this.messages);
   }
 }
+
+/**
+ * The domain meaning of an error thrown anywhere below a resolver, or null when it is a fault of ours.
+ * PostgreSQL "data exceptions" (SQLSTATE class 22: a value out of range, bytes it cannot store) can
+ * only come from a value a client sent, so they are validation failures, not server errors.
+ */
+export function asDomainError(error: unknown): DomainError | null {
+  if (error instanceof DomainError) return error;
+  const sqlState = (error as { parent?: { code?: unknown } } | null)?.parent?.code;
+  if (typeof sqlState === "string" && sqlState.startsWith("22")) return new ValidationError(["A value could not be stored as sent"]);
+  return null;
+}

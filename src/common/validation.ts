@@ -7,14 +7,20 @@ const COLOR_PATTERN = /^#[0-9a-fA-F]{6}$/;
 export function requiredText(problems: ValidationErrors, label: string, value: string | null | undefined, maxLength: number): string {
   const text = value?.trim() ?? "";
   if (text === "") problems.add(`${label} can't be blank`);
-  else if (text.length > maxLength) problems.add(`${label} is too long (maximum is ${maxLength} characters)`);
+  else checkStorable(problems, label, text, maxLength);
   return text;
 }
 
 export function optionalText(problems: ValidationErrors, label: string, value: string | null | undefined, maxLength: number): string | null {
   if (value === null || value === undefined) return null;
-  if (value.length > maxLength) problems.add(`${label} is too long (maximum is ${maxLength} characters)`);
+  checkStorable(problems, label, value, maxLength);
   return value;
+}
+
+/** PostgreSQL text cannot hold NUL characters; saying so beats storing something else. */
+function checkStorable(problems: ValidationErrors, label: string, text: string, maxLength: number): void {
+  if (text.length > maxLength) problems.add(`${label} is too long (maximum is ${maxLength} characters)`);
+  if (text.includes("\u0000")) problems.add(`${label} must not contain NUL characters`);
 }
 
 export function checkColor(problems: ValidationErrors, label: string, value: string | null | undefined): void {

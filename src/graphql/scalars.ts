@@ -11,7 +11,8 @@ function parseDecimal(raw: unknown): string {
 export const DecimalScalar = new GraphQLScalarType({
   name: "Decimal",
   description: "An exact decimal number as a string, e.g. \"-1234.56\". Input may be a string or a number.",
-  serialize: (value) => String(value),
+  // Stored as numeric(19,4): "1200.5000" is served as "1200.5".
+  serialize: (value) => toAmountString(String(value)),
   parseValue: parseDecimal,
   parseLiteral(ast) {
     if (ast.kind === Kind.STRING || ast.kind === Kind.INT || ast.kind === Kind.FLOAT) return parseDecimal(ast.value);

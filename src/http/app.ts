@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
@@ -17,6 +18,7 @@ import { API_PREFIX } from "../../rest-adapter/routes";
 import { DomainError } from "../common/errors";
 import type { Logger } from "../common/logger";
 import type { Config } from "../config/config";
+import type { Actor } from "../identity/actor";
 import { projectRoot } from "../config/project-root";
 import { RequestContext } from "../graphql/context";
 import { formatGraphQLError } from "../graphql/errors";
@@ -79,21 +81,36 @@ export async function createApp(deps: AppDeps): Promise<App> {
   app.use(API_PREFIX, authenticate(services, { required: true }), ...limit, express.json({ limit: BODY_LIMIT }), restRouter);
 
   const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql" });
-  const wsCleanup = useServer(
+  const formatError = formatGraphQLError(logger);
+  type SocketExtra = { actor?: Actor | null };
+  const wsCleanup = useServer<Record<string, unknown>, SocketExtra>(
     {
       schema,
-      context: async (ctx) => {
-        const apiKey = (ctx.connectionParams?.["X-Api-Key"] ?? ctx.connectionParams?.["x-api-key"]) as string | undefined;
-        const actor = apiKey ? await services.apiKeys.authenticate(apiKey) : null;
-        return new RequestContext(services, actor, ctx.extra.request.headers["x-request-id"]?.toString() ?? "ws", logger);
+      // A wrong key closes the socket with 4403 Forbidden at connection time; no key connects anonymously.
+      onConnect: async (ctx) => {
+        const apiKey = ctx.connectionParams?.["X-Api-Key"] ?? ctx.connectionParams?.["x-api-key"];
+        if (apiKey === undefined) return true;
+        try {
+          ctx.extra.actor = await services.apiKeys.authenticate(String(apiKey));
+          return true;
+        } catch {
+          return false;
+        }
       },
+      context: (ctx) => new RequestContext(services, ctx.extra.actor ?? null, randomUUID(), logger),
+      onNext: (_ctx, _id, _payload, _args, result) =>
+        result.errors ? { ...result, errors: result.errors.map((error) => formatError(error.toJSON(), error)) } : undefined,
     },
     wsServer,
   );
   const apollo = new ApolloServer<RequestContext>({
     schema,
     introspection: true,
-    formatError: formatGraphQLError(logger),
+    // Apollo adds stack traces to error responses unless NODE_ENV is production or test, and nothing sets it.
+    includeStacktraceInErrorResponses: false,
+    formatError,
+    // The service's own shutdown drains Apollo; Apollo's signal handlers would race it.
+    stopOnTerminationSignals: false,
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
       { serverWillStart: async () => ({ drainServer: async () => wsCleanup.dispose() }) },

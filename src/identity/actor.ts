@@ -1,3 +1,4 @@
+import { ForbiddenError } from "../common/errors";
 import type { ApiKeyScope } from "./api-key.model";
 import type { UserRole } from "./user.model";
 
@@ -14,4 +15,8 @@ export type Actor = Readonly<{
 
 export function canWrite(actor: Actor): boolean {
   return actor.scope === "read_write";
+}
+
+export function insufficientScope(): ForbiddenError {
+  return new ForbiddenError("This action requires the 'write' scope", "insufficient_scope");
 }

@@ -44,9 +44,17 @@ function formatterFor(currency: string): Intl.NumberFormat {
   return formatter;
 }
 
+const minorDigits = new Map<string, number>();
+
 /** Digits after the decimal point in the currency's minor unit (USD 2, JPY 0, KWD 3). */
 export function minorUnitDigits(currency: string): number {
-  return formatterFor(currency).resolvedOptions().maximumFractionDigits ?? 2;
+  // resolvedOptions() builds a fresh object through ICU on every call; it dominated money formatting.
+  let digits = minorDigits.get(currency);
+  if (digits === undefined) {
+    digits = formatterFor(currency).resolvedOptions().maximumFractionDigits ?? 2;
+    minorDigits.set(currency, digits);
+  }
+  return digits;
 }
 
 /** "$75.50", "-$2.00", "¥7,550", "KWD 1.234": the currency's own precision, rounded half away from zero. */
@@ -58,8 +66,13 @@ export function formatMoney(amount: string, currency: string): string {
 
 /** Absolute amount in minor units (cents), an exact integer thanks to MAX_ABS_AMOUNT. */
 export function toMinorUnits(amount: string, currency: string): number {
-  const digits = minorUnitDigits(currency);
-  return new Decimal(amount).abs().times(new Decimal(10).pow(digits)).toDecimalPlaces(0, Decimal.ROUND_HALF_UP).toNumber();
+  return new Decimal(amount).abs().times(minorUnitScale(minorUnitDigits(currency))).toDecimalPlaces(0, Decimal.ROUND_HALF_UP).toNumber();
+}
+
+/** 10^digits, built once per digit count (Decimal values are immutable, so sharing them is safe). */
+const scales: Decimal[] = [];
+function minorUnitScale(digits: number): Decimal {
+  return (scales[digits] ??= new Decimal(10).pow(digits));
 }
 
 export function negate(amount: string): string {
@@ -71,5 +84,6 @@ export function absolute(amount: string): string {
 }
 
 export function isNegative(amount: string): boolean {
-  return new Decimal(amount).isNegative() && !new Decimal(amount).isZero();
+  const value = new Decimal(amount);
+  return value.isNegative() && !value.isZero();
 }

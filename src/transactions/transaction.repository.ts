@@ -35,16 +35,21 @@ export type TransactionFilter = {
   search?: string;
 };
 
+const COLUMNS = `
+  t.id, t.account_id AS "accountId", t.date, t.amount, t.currency, t.name, t.notes,
+  t.category_id AS "categoryId", t.merchant_id AS "merchantId", t.pending,
+  t.external_id AS "externalId", t.source, t.created_at AS "createdAt", t.updated_at AS "updatedAt",
+  coalesce(tout.id, tin.id) AS "transferId", other.account_id AS "transferOtherAccountId"`;
+
 // A transaction is at most one leg of one transfer, so the two left joins never multiply rows.
-const SELECT_FROM = `
-  SELECT t.id, t.account_id AS "accountId", t.date, t.amount, t.currency, t.name, t.notes,
-         t.category_id AS "categoryId", t.merchant_id AS "merchantId", t.pending,
-         t.external_id AS "externalId", t.source, t.created_at AS "createdAt", t.updated_at AS "updatedAt",
-         coalesce(tout.id, tin.id) AS "transferId", other.account_id AS "transferOtherAccountId"
-    FROM transactions t
+const TRANSFER_JOINS = `
     LEFT JOIN transfers tout ON tout.outflow_transaction_id = t.id
     LEFT JOIN transfers tin ON tin.inflow_transaction_id = t.id
     LEFT JOIN transactions other ON other.id = coalesce(tout.inflow_transaction_id, tin.outflow_transaction_id)`;
+
+const SELECT_FROM = `SELECT ${COLUMNS} FROM transactions t ${TRANSFER_JOINS}`;
+
+const NEWEST_FIRST = "ORDER BY t.date DESC, t.created_at DESC, t.id DESC";
 
 export class TransactionRepository {
   constructor(private readonly sequelize: Sequelize) {}
@@ -67,10 +72,14 @@ export class TransactionRepository {
   async page(familyId: string, filter: TransactionFilter, limit: number, offset: number): Promise<{ rows: TransactionRow[]; total: number }> {
     const bind: unknown[] = [familyId];
     const where = ["t.family_id = $1", ...filterConditions(filter, bind)].join(" AND ");
+    // The page is cut first and only its rows are joined to transfers: the window count needs every
+    // matching row, the joins only the page's (joining first cost a transfer lookup per matching row).
     const rows = await selectRows<TransactionRow & { total: string }>(
       this.sequelize,
-      `${SELECT_FROM.replace('AS "transferOtherAccountId"', 'AS "transferOtherAccountId", count(*) OVER () AS total')}
-        WHERE ${where} ORDER BY t.date DESC, t.created_at DESC, t.id DESC LIMIT ${limit} OFFSET ${offset}`,
+      `SELECT ${COLUMNS}, t.total
+         FROM (SELECT t.*, count(*) OVER () AS total FROM transactions t WHERE ${where} ${NEWEST_FIRST} LIMIT ${limit} OFFSET ${offset}) t
+         ${TRANSFER_JOINS}
+        ${NEWEST_FIRST}`,
       bind,
     );
     if (rows.length > 0 || offset === 0) return { rows, total: rows.length > 0 ? Number(rows[0].total) : 0 };

@@ -4,7 +4,7 @@ import type { CategoryRepository } from "../categories/category.repository";
 import { NotFoundError, ValidationErrors } from "../common/errors";
 import { isUuid, newId } from "../common/ids";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../common/pagination";
-import { optionalText, requiredText } from "../common/validation";
+import { optionalText, requiredText, saveUnique } from "../common/validation";
 import type { Actor } from "../identity/actor";
 import type { MerchantRepository } from "../merchants/merchant.repository";
 import { absolute, isKnownCurrency, negate } from "../money/money";
@@ -105,7 +105,8 @@ export class TransactionService {
     const notes = optionalText(problems, "Notes", input.notes, NOTES_MAX);
     const nature = this.checkNature(problems, input.nature);
     const currency = this.checkCurrency(problems, input.currency, account);
-    const externalId = optionalText(problems, "External id", input.externalId, EXTERNAL_ID_MAX);
+    // A blank external id is no idempotency key: stored as "" it would collide with the next blank one.
+    const externalId = optionalText(problems, "External id", input.externalId, EXTERNAL_ID_MAX) || null;
     const source = optionalText(problems, "Source", input.source, EXTERNAL_ID_MAX);
     await this.checkReferences(actor, problems, input);
     problems.throwIfAny();
@@ -152,9 +153,8 @@ export class TransactionService {
     const current = await this.get(actor, id);
     const problems = new ValidationErrors();
     const changes: Partial<TransactionModel> = {};
-    let account: AccountRow | null = null;
     if (input.accountId !== undefined) {
-      account = await this.checkAccount(actor, problems, input.accountId);
+      const account = await this.checkAccount(actor, problems, input.accountId);
       if (account) changes.accountId = account.id;
     }
     if (input.date !== undefined) {
@@ -173,10 +173,13 @@ export class TransactionService {
     if (input.merchantId !== undefined) changes.merchantId = input.merchantId;
     problems.throwIfAny();
 
-    await this.sequelize.transaction(async (transaction) => {
-      await TransactionModel.update(changes, { where: { id, familyId: actor.familyId }, transaction });
-      if (input.tagIds !== undefined) await this.replaceTags(id, input.tagIds ?? [], transaction);
-    });
+    // Moving an imported transaction into an account that already holds its external id breaks the unique index.
+    await saveUnique("External id has already been imported into that account", () =>
+      this.sequelize.transaction(async (transaction) => {
+        await TransactionModel.update(changes, { where: { id, familyId: actor.familyId }, transaction });
+        if (input.tagIds !== undefined) await this.replaceTags(id, input.tagIds ?? [], transaction);
+      }),
+    );
     return this.get(actor, id);
   }
 

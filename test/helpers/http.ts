@@ -10,13 +10,7 @@ export function client(baseUrl: string, headers: Record<string, string> = {}) {
     }
     const response = await fetch(`${baseUrl}${path}`, init);
     const text = await response.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = text;
-    }
-    return { status: response.status, headers: response.headers, body: parsed, text };
+    return { status: response.status, headers: response.headers, body: parseJson(text), text };
   };
   return {
     get: (path: string, extra?: Record<string, string>) => send("GET", path, undefined, extra),
@@ -31,4 +25,13 @@ export function client(baseUrl: string, headers: Record<string, string> = {}) {
 
 export function apiKeyClient(baseUrl: string, key: string) {
   return client(baseUrl, { "x-api-key": key });
+}
+
+function parseJson(text: string): unknown {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
 }
