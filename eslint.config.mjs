@@ -27,7 +27,10 @@ export default tseslint.config(
   },
   {
     files: ["**/*.js"],
-    languageOptions: { sourceType: "commonjs", globals: { require: "readonly", module: "writable", process: "readonly", console: "readonly" } },
+    languageOptions: {
+      sourceType: "commonjs",
+      globals: { require: "readonly", module: "writable", process: "readonly", console: "readonly" },
+    },
     rules: { "@typescript-eslint/no-require-imports": "off" },
   },
 );

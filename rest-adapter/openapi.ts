@@ -42,11 +42,16 @@ function nullable(schema: JsonSchema): JsonSchema {
 function scalarSchema(type: GraphQLType): JsonSchema {
   const named = getNamedType(type);
   if (isEnumType(named)) return { type: "string", enum: named.getValues().map((value) => value.name) };
-  return SCALARS[named.name] ?? { type: "string" };
+  // A copy: callers add descriptions, which must not leak into the shared table.
+  return { ...(SCALARS[named.name] ?? { type: "string" }) };
 }
 
 /** JSON schema of what an aliased selection returns: keys are the aliases REST clients see. */
-function selectionSchema(type: GraphQLOutputType, selection: SelectionSetNode | undefined, fragments: Map<string, FragmentDefinitionNode>): JsonSchema {
+function selectionSchema(
+  type: GraphQLOutputType,
+  selection: SelectionSetNode | undefined,
+  fragments: Map<string, FragmentDefinitionNode>,
+): JsonSchema {
   if (isNonNullType(type)) {
     const inner = selectionSchema(type.ofType, selection, fragments);
     return (inner.anyOf as JsonSchema[] | undefined)?.[0] ?? inner;
@@ -90,11 +95,24 @@ function inputSchema(type: GraphQLInputType): JsonSchema {
   return scalarSchema(type);
 }
 
-const errorResponse = (description: string) => ({ description, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } });
+const errorResponse = (description: string) => ({
+  description,
+  content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+});
 
-function operationFor(schema: GraphQLSchema, route: RestRoute, fragments: Map<string, FragmentDefinitionNode>, definition: PreparedOperation) {
+function operationFor(
+  schema: GraphQLSchema,
+  route: RestRoute,
+  fragments: Map<string, FragmentDefinitionNode>,
+  definition: PreparedOperation,
+) {
   const pathParams = [...route.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]);
-  const parameters: JsonSchema[] = pathParams.map((name) => ({ name, in: "path", required: true, schema: { type: "string", format: "uuid" } }));
+  const parameters: JsonSchema[] = pathParams.map((name) => ({
+    name,
+    in: "path",
+    required: true,
+    schema: { type: "string", format: "uuid" },
+  }));
   let requestBody: JsonSchema | undefined;
   for (const variable of definition.definition.variableDefinitions ?? []) {
     const name = variable.variable.name.value;
@@ -103,12 +121,16 @@ function operationFor(schema: GraphQLSchema, route: RestRoute, fragments: Map<st
     if (name === "input" && route.bodyKey) {
       requestBody = {
         required: true,
-        content: { "application/json": { schema: { type: "object", required: [route.bodyKey], properties: { [route.bodyKey]: inputSchema(type) } } } },
+        content: {
+          "application/json": { schema: { type: "object", required: [route.bodyKey], properties: { [route.bodyKey]: inputSchema(type) } } },
+        },
       };
       continue;
     }
     const named = getNamedType(type);
-    const fields = isInputObjectType(named) ? Object.entries(named.getFields()).map(([field, def]) => [field, def.type, def.description] as const) : [[name, type, undefined] as const];
+    const fields = isInputObjectType(named)
+      ? Object.entries(named.getFields()).map(([field, def]) => [field, def.type, def.description] as const)
+      : [[name, type, undefined] as const];
     for (const [field, fieldType, description] of fields) {
       const list = isListType(isNonNullType(fieldType) ? fieldType.ofType : fieldType);
       parameters.push({
@@ -128,7 +150,9 @@ function operationFor(schema: GraphQLSchema, route: RestRoute, fragments: Map<st
     let type: GraphQLOutputType = operationType;
     let selection: SelectionSetNode | undefined = definition.definition.selectionSet;
     for (const key of route.resultPath) {
-      const node: SelectionNode | undefined = selection!.selections.find((s) => s.kind === Kind.FIELD && (s.alias?.value ?? s.name.value) === key);
+      const node: SelectionNode | undefined = selection!.selections.find(
+        (s) => s.kind === Kind.FIELD && (s.alias?.value ?? s.name.value) === key,
+      );
       if (!node || node.kind !== Kind.FIELD) throw new Error(`${route.operation}: no field ${key}`);
       type = (getNamedType(type) as GraphQLObjectType).getFields()[node.name.value].type;
       selection = node.selectionSet;
@@ -138,12 +162,17 @@ function operationFor(schema: GraphQLSchema, route: RestRoute, fragments: Map<st
   const responses: Record<string, unknown> = {
     [route.status]: { description: "Success", content: { "application/json": { schema: body } } },
   };
-  if (route.alternateStatus) responses[route.alternateStatus.status] = { description: route.alternateStatus.description, content: { "application/json": { schema: body } } };
+  if (route.alternateStatus)
+    responses[route.alternateStatus.status] = {
+      description: route.alternateStatus.description,
+      content: { "application/json": { schema: body } },
+    };
   responses[400] = errorResponse("Malformed JSON, wrong content type or a missing required parameter");
   responses[401] = errorResponse("Missing or invalid credentials");
   if (route.method !== "GET") responses[403] = errorResponse("The key lacks the read_write scope");
   if (pathParams.length) responses[404] = errorResponse("Unknown id, or an id of another family");
-  if (requestBody || parameters.some((p) => p.in === "query")) responses[422] = errorResponse("Validation failed; per-field messages in `errors`");
+  if (requestBody || parameters.some((p) => p.in === "query"))
+    responses[422] = errorResponse("Validation failed; per-field messages in `errors`");
   responses[429] = errorResponse("Rate limit exceeded; see Retry-After");
   return {
     operationId: route.operation,
@@ -157,7 +186,10 @@ function operationFor(schema: GraphQLSchema, route: RestRoute, fragments: Map<st
 
 /** The OpenAPI 3.1 document of /api/v1, generated from the route table and the operations. */
 export function buildOpenApi(schema: GraphQLSchema, routes: RestRoute[] = allRoutes): string {
-  const prepared = prepareOperations(schema, routes.map((route) => route.operation));
+  const prepared = prepareOperations(
+    schema,
+    routes.map((route) => route.operation),
+  );
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const operation = prepared.get(route.operation)!;

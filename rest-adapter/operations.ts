@@ -1,6 +1,15 @@
 import fs from "node:fs";
 import path from "node:path";
-import { Kind, parse, validate, type DocumentNode, type FragmentDefinitionNode, type GraphQLSchema, type OperationDefinitionNode, visit } from "graphql";
+import {
+  Kind,
+  parse,
+  validate,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  visit,
+} from "graphql";
 import { projectRoot } from "../src/config/project-root";
 
 export const OPERATIONS_DIR = path.join(projectRoot, "rest-adapter", "operations");

@@ -31,12 +31,16 @@ function valueAt(data: unknown, path: string[]): unknown {
  * resolvers any other way.
  */
 export function createRestRouter(schema: GraphQLSchema, contextOf: RestContextFactory, routes: RestRoute[] = allRoutes): RequestHandler {
-  const prepared = prepareOperations(schema, routes.map((route) => route.operation));
+  const prepared = prepareOperations(
+    schema,
+    routes.map((route) => route.operation),
+  );
   const compiled = routes.map((route) => compile(route, prepared.get(route.operation)!));
 
   return async (req: Request, res: Response, next: NextFunction) => {
     const matching = compiled.filter((route) => route.pattern.test(req.path));
-    if (matching.length === 0) return sendError(res, restError(404, "not_found", `No route matches ${req.method} ${req.originalUrl.split("?")[0]}`));
+    if (matching.length === 0)
+      return sendError(res, restError(404, "not_found", `No route matches ${req.method} ${req.originalUrl.split("?")[0]}`));
     const route = matching.find((candidate) => candidate.method === req.method);
     if (!route) {
       res.setHeader("Allow", matching.map((candidate) => candidate.method).join(", "));
@@ -72,10 +76,16 @@ async function run(route: CompiledRoute, schema: GraphQLSchema, req: Request, re
   if (result.errors?.length) {
     const domainError = domainErrorOf(result.errors);
     if (domainError) return sendError(res, fromDomainError(domainError));
-    context.logger.error({ errors: result.errors.map((e) => ({ message: e.message, path: e.path, cause: e.originalError })) }, "REST operation failed");
+    context.logger.error(
+      { errors: result.errors.map((e) => ({ message: e.message, path: e.path, cause: e.originalError })) },
+      "REST operation failed",
+    );
     return sendError(res, { status: 500, body: INTERNAL_ERROR });
   }
-  const status = route.alternateStatus && valueAt(result.data, route.alternateStatus.when) === route.alternateStatus.equals ? route.alternateStatus.status : route.status;
+  const status =
+    route.alternateStatus && valueAt(result.data, route.alternateStatus.when) === route.alternateStatus.equals
+      ? route.alternateStatus.status
+      : route.status;
   res.status(status).json(route.message ? { message: route.message } : valueAt(result.data, route.resultPath!));
 }
 

@@ -45,7 +45,12 @@ export const routes: RestRoute[] = [
     bodyKey: "transaction",
     resultPath: ["createTransaction", "transaction"],
     status: 201,
-    alternateStatus: { status: 200, when: ["createTransaction", "created"], equals: false, description: "Existing transaction with the same external_id and source" },
+    alternateStatus: {
+      status: 200,
+      when: ["createTransaction", "created"],
+      equals: false,
+      description: "Existing transaction with the same external_id and source",
+    },
   },
   {
     method: "GET",

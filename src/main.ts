@@ -76,13 +76,23 @@ export async function main(argv: string[]): Promise<void> {
           return print(demo, demoBanner(demo));
         }
         case "user create": {
-          const user = await services.users.create({ email: required(values.email, "--email"), familyOfEmail: values["family-of"], role: values.role });
-          return print({ id: user.id, email: user.email, family_id: user.familyId }, `created user ${user.email} (${user.id}) in family ${user.familyId}`);
+          const user = await services.users.create({
+            email: required(values.email, "--email"),
+            familyOfEmail: values["family-of"],
+            role: values.role,
+          });
+          return print(
+            { id: user.id, email: user.email, family_id: user.familyId },
+            `created user ${user.email} (${user.id}) in family ${user.familyId}`,
+          );
         }
         case "api-key create": {
           const user = await services.users.findByEmail(required(values.email, "--email"));
           if (!user) throw new Error(`no user with email ${values.email}`);
-          const { apiKey, plaintext } = await services.apiKeys.create(user.id, { scope: required(values.scope, "--scope"), name: values.name });
+          const { apiKey, plaintext } = await services.apiKeys.create(user.id, {
+            scope: required(values.scope, "--scope"),
+            name: values.name,
+          });
           return print({ api_key: plaintext, id: apiKey.id }, `API key (shown once): ${plaintext}\nid: ${apiKey.id}`);
         }
         case "api-key revoke": {
@@ -94,7 +104,8 @@ export async function main(argv: string[]): Promise<void> {
       }
     });
   } catch (error) {
-    const message = error instanceof DomainError ? (error.errors?.join("; ") ?? error.message) : error instanceof Error ? error.message : String(error);
+    const message =
+      error instanceof DomainError ? (error.errors?.join("; ") ?? error.message) : error instanceof Error ? error.message : String(error);
     if (values.json) console.log(JSON.stringify({ error: message }));
     else console.error(message);
     process.exitCode = 1;
@@ -136,7 +147,12 @@ async function serve(config: Config, roles: Roles, print: Printer): Promise<void
 
   const url = runtime.url;
   const urls = url
-    ? { rest: `${url}/api/v1`, graphql: `${url}/graphql`, websocket: `${url.replace(/^http/, "ws")}/graphql`, openapi: `${url}/api/v1/openapi.yaml` }
+    ? {
+        rest: `${url}/api/v1`,
+        graphql: `${url}/graphql`,
+        websocket: `${url.replace(/^http/, "ws")}/graphql`,
+        openapi: `${url}/api/v1/openapi.yaml`,
+      }
     : {};
   print(
     { ...urls, database: config.databaseUrl ? "external" : "embedded", queues: runtime.queues.kind, roles },

@@ -110,7 +110,9 @@ export async function startRuntime(config: Config, roles: Roles, options: Runtim
 
 async function readiness(sequelize: Sequelize, queues: QueueBackend): Promise<string[]> {
   const withTimeout = (check: Promise<unknown>) =>
-    Promise.race([check.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 2000).unref())]).catch(() => false);
+    Promise.race([check.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 2000).unref())]).catch(
+      () => false,
+    );
   const [database, queue] = await Promise.all([withTimeout(sequelize.query("SELECT 1")), withTimeout(queues.ping())]);
   return [...(database ? [] : ["database"]), ...(queue ? [] : ["queue"])];
 }

@@ -19,11 +19,17 @@ export class AccountRepository {
   constructor(private readonly sequelize: Sequelize) {}
 
   async byIds(familyId: string, ids: readonly string[]): Promise<(AccountRow | null)[]> {
-    const rows = await selectRows<AccountRow>(this.sequelize, `SELECT ${COLUMNS} FROM accounts WHERE family_id = $1 AND id = ANY($2::uuid[])`, [familyId, ids]);
+    const rows = await selectRows<AccountRow>(
+      this.sequelize,
+      `SELECT ${COLUMNS} FROM accounts WHERE family_id = $1 AND id = ANY($2::uuid[])`,
+      [familyId, ids],
+    );
     return alignToKeys(ids, rows);
   }
 
   list(familyId: string): Promise<AccountRow[]> {
-    return selectRows<AccountRow>(this.sequelize, `SELECT ${COLUMNS} FROM accounts WHERE family_id = $1 ORDER BY lower(name), id`, [familyId]);
+    return selectRows<AccountRow>(this.sequelize, `SELECT ${COLUMNS} FROM accounts WHERE family_id = $1 ORDER BY lower(name), id`, [
+      familyId,
+    ]);
   }
 }

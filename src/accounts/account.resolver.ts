@@ -25,7 +25,11 @@ export class AccountResolver {
 
   @Authorized(Access.Write)
   @Mutation(() => AccountType)
-  updateAccount(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string, @Arg("input", () => AccountInput) input: AccountInput) {
+  updateAccount(
+    @Ctx() { services, actor }: RequestContext,
+    @Arg("id", () => ID) id: string,
+    @Arg("input", () => AccountInput) input: AccountInput,
+  ) {
     return services.accounts.update(actor!, id, input);
   }
 

@@ -19,11 +19,17 @@ export class CategoryRepository {
   constructor(private readonly sequelize: Sequelize) {}
 
   async byIds(familyId: string, ids: readonly string[]): Promise<(CategoryRow | null)[]> {
-    const rows = await selectRows<CategoryRow>(this.sequelize, `SELECT ${COLUMNS} FROM categories WHERE family_id = $1 AND id = ANY($2::uuid[])`, [familyId, ids]);
+    const rows = await selectRows<CategoryRow>(
+      this.sequelize,
+      `SELECT ${COLUMNS} FROM categories WHERE family_id = $1 AND id = ANY($2::uuid[])`,
+      [familyId, ids],
+    );
     return alignToKeys(ids, rows);
   }
 
   list(familyId: string): Promise<CategoryRow[]> {
-    return selectRows<CategoryRow>(this.sequelize, `SELECT ${COLUMNS} FROM categories WHERE family_id = $1 ORDER BY lower(name), id`, [familyId]);
+    return selectRows<CategoryRow>(this.sequelize, `SELECT ${COLUMNS} FROM categories WHERE family_id = $1 ORDER BY lower(name), id`, [
+      familyId,
+    ]);
   }
 }

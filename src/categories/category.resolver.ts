@@ -19,7 +19,11 @@ export class CategoryResolver {
 
   @Authorized(Access.Write)
   @Mutation(() => CategoryType)
-  updateCategory(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string, @Arg("input", () => CategoryInput) input: CategoryInput) {
+  updateCategory(
+    @Ctx() { services, actor }: RequestContext,
+    @Arg("id", () => ID) id: string,
+    @Arg("input", () => CategoryInput) input: CategoryInput,
+  ) {
     return services.categories.update(actor!, id, input);
   }
 

@@ -5,7 +5,13 @@ import type { Actor } from "../identity/actor";
 import { CATEGORY_CLASSIFICATIONS, CategoryModel, type CategoryClassification } from "./category.model";
 import type { CategoryRepository, CategoryRow } from "./category.repository";
 
-export type CategoryInput = { name?: string | null; classification?: string | null; color?: string | null; icon?: string | null; parentId?: string | null };
+export type CategoryInput = {
+  name?: string | null;
+  classification?: string | null;
+  color?: string | null;
+  icon?: string | null;
+  parentId?: string | null;
+};
 
 type CategoryFields = Pick<CategoryModel, "name" | "classification" | "color" | "icon" | "parentId">;
 
@@ -27,7 +33,12 @@ export class CategoryService {
 
   async create(actor: Actor, input: CategoryInput): Promise<CategoryRow> {
     const problems = new ValidationErrors();
-    const fields = await this.check(actor, problems, { name: null, classification: "expense", color: "#737373", icon: "shapes", ...stripUndefined(input) }, null);
+    const fields = await this.check(
+      actor,
+      problems,
+      { name: null, classification: "expense", color: "#737373", icon: "shapes", ...stripUndefined(input) },
+      null,
+    );
     problems.throwIfAny();
     const id = newId();
     await saveUnique(NAME_TAKEN, () => CategoryModel.create({ ...(fields as Required<CategoryFields>), id, familyId: actor.familyId }));
@@ -63,7 +74,12 @@ export class CategoryService {
     return false;
   }
 
-  private async check(actor: Actor, problems: ValidationErrors, input: CategoryInput, selfId: string | null): Promise<Partial<CategoryFields>> {
+  private async check(
+    actor: Actor,
+    problems: ValidationErrors,
+    input: CategoryInput,
+    selfId: string | null,
+  ): Promise<Partial<CategoryFields>> {
     const fields: Partial<CategoryFields> = {};
     if ("name" in input) fields.name = requiredText(problems, "Name", input.name, 120);
     if ("classification" in input) {
@@ -84,7 +100,8 @@ export class CategoryService {
       if (input.parentId) {
         const [parent] = isUuid(input.parentId) ? await this.categories.byIds(actor.familyId, [input.parentId]) : [null];
         if (!parent) problems.add("Parent category not found");
-        else if (selfId && (await this.isDescendantOrSelf(actor, parent.id, selfId))) problems.add("A category cannot be placed under itself");
+        else if (selfId && (await this.isDescendantOrSelf(actor, parent.id, selfId)))
+          problems.add("A category cannot be placed under itself");
       }
       fields.parentId = input.parentId ?? null;
     }

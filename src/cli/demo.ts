@@ -51,12 +51,52 @@ const CATEGORIES: Array<{ key: string; name: string; classification: CategoryCla
 ];
 
 /** Spending patterns per month: merchants, how often, and the usual amount range. */
-const SPENDING: Array<{ category: string; merchants: string[]; perMonth: number; low: number; high: number; account: string; tag?: string }> = [
-  { category: "groceries", merchants: ["Whole Foods", "Trader Joe's", "Safeway", "Costco"], perMonth: 18, low: 18, high: 160, account: "card", tag: "Essential" },
-  { category: "dining", merchants: ["Starbucks", "Chipotle", "Blue Bottle Coffee", "Sweetgreen", "Shake Shack"], perMonth: 32, low: 4, high: 65, account: "card", tag: "Discretionary" },
+const SPENDING: Array<{
+  category: string;
+  merchants: string[];
+  perMonth: number;
+  low: number;
+  high: number;
+  account: string;
+  tag?: string;
+}> = [
+  {
+    category: "groceries",
+    merchants: ["Whole Foods", "Trader Joe's", "Safeway", "Costco"],
+    perMonth: 18,
+    low: 18,
+    high: 160,
+    account: "card",
+    tag: "Essential",
+  },
+  {
+    category: "dining",
+    merchants: ["Starbucks", "Chipotle", "Blue Bottle Coffee", "Sweetgreen", "Shake Shack"],
+    perMonth: 32,
+    low: 4,
+    high: 65,
+    account: "card",
+    tag: "Discretionary",
+  },
   { category: "transport", merchants: ["Shell", "Chevron", "Uber", "Lyft", "BART"], perMonth: 22, low: 3, high: 70, account: "card" },
-  { category: "shopping", merchants: ["Amazon", "Target", "Walmart", "Best Buy", "REI", "Home Depot", "IKEA"], perMonth: 14, low: 9, high: 240, account: "card", tag: "Discretionary" },
-  { category: "entertainment", merchants: ["AMC Theatres", "Ticketmaster", "Steam"], perMonth: 4, low: 12, high: 120, account: "card", tag: "Discretionary" },
+  {
+    category: "shopping",
+    merchants: ["Amazon", "Target", "Walmart", "Best Buy", "REI", "Home Depot", "IKEA"],
+    perMonth: 14,
+    low: 9,
+    high: 240,
+    account: "card",
+    tag: "Discretionary",
+  },
+  {
+    category: "entertainment",
+    merchants: ["AMC Theatres", "Ticketmaster", "Steam"],
+    perMonth: 4,
+    low: 12,
+    high: 120,
+    account: "card",
+    tag: "Discretionary",
+  },
   { category: "health", merchants: ["CVS Pharmacy", "Walgreens"], perMonth: 2, low: 8, high: 90, account: "checking", tag: "Essential" },
   { category: "utilities", merchants: ["PG&E", "Comcast", "AT&T"], perMonth: 3, low: 45, high: 180, account: "checking", tag: "Essential" },
 ];
@@ -92,7 +132,14 @@ export async function seedDemo(sequelize: Sequelize, services: Services, today =
   let user = await services.users.findByEmail(DEMO_EMAIL);
   let count = 0;
   if (!user) {
-    user = await services.users.create({ email: DEMO_EMAIL, name: "Demo User", role: "admin", familyName: "Demo family", currency: "USD", aiEnabled: true });
+    user = await services.users.create({
+      email: DEMO_EMAIL,
+      name: "Demo User",
+      role: "admin",
+      familyName: "Demo family",
+      currency: "USD",
+      aiEnabled: true,
+    });
     count = await seedFamily(sequelize, user.familyId, today);
   }
   const readWrite = await services.apiKeys.create(user.id, { scope: "read_write", name: "Demo read/write key" });
@@ -110,7 +157,13 @@ async function seedFamily(sequelize: Sequelize, familyId: string, today: Date): 
   const transactionTags: Array<{ transactionId: string; tagId: string }> = [];
   const transfers: Array<{ id: string; familyId: string; outflowTransactionId: string; inflowTransactionId: string }> = [];
 
-  const add = (account: string, date: Date, amount: number, name: string, options: { category?: string; merchant?: string; tag?: string; notes?: string } = {}) => {
+  const add = (
+    account: string,
+    date: Date,
+    amount: number,
+    name: string,
+    options: { category?: string; merchant?: string; tag?: string; notes?: string } = {},
+  ) => {
     if (date > today) return null;
     const id = newId();
     transactions.push({
@@ -144,7 +197,8 @@ async function seedFamily(sequelize: Sequelize, familyId: string, today: Date): 
     add("checking", day(15), -4200, "Payroll deposit", { category: "salary", merchant: EMPLOYER });
     add("checking", day(1), 1950, "Monthly rent", { category: "rent", tag: "Essential" });
     add("savings", day(daysInMonth), -Number(rng.between(38, 52).toFixed(2)), "Interest paid", { category: "interest" });
-    for (const { merchant, amount } of SUBSCRIPTIONS) add("card", day(rng.int(3, 9)), Number(amount), merchant, { category: "subscriptions", merchant });
+    for (const { merchant, amount } of SUBSCRIPTIONS)
+      add("card", day(rng.int(3, 9)), Number(amount), merchant, { category: "subscriptions", merchant });
     for (const pattern of SPENDING) {
       const times = Math.max(0, Math.round(pattern.perMonth * rng.between(0.85, 1.15)));
       for (let i = 0; i < times; i++) {
@@ -158,10 +212,19 @@ async function seedFamily(sequelize: Sequelize, familyId: string, today: Date): 
     }
     if (monthsAgo % 6 === 2) {
       for (const merchant of TRAVEL_MERCHANTS) {
-        add("card", day(rng.int(5, 20)), Number(rng.between(180, 900).toFixed(2)), merchant, { category: "travel", merchant, tag: "Vacation", notes: "Summer trip" });
+        add("card", day(rng.int(5, 20)), Number(rng.between(180, 900).toFixed(2)), merchant, {
+          category: "travel",
+          merchant,
+          tag: "Vacation",
+          notes: "Summer trip",
+        });
       }
     }
-    if (rng.next() < 0.3) add("checking", day(rng.int(2, 27)), -Number(rng.between(20, 250).toFixed(2)), "Expense reimbursement", { category: "salary", tag: "Reimbursable" });
+    if (rng.next() < 0.3)
+      add("checking", day(rng.int(2, 27)), -Number(rng.between(20, 250).toFixed(2)), "Expense reimbursement", {
+        category: "salary",
+        tag: "Reimbursable",
+      });
     transfer("checking", "card", day(25), Number(rng.between(900, 1900).toFixed(2)), "Credit card payment");
     if (monthsAgo % 3 === 0) transfer("checking", "savings", day(16), 500, "Savings contribution");
     if (monthsAgo % 6 === 0) transfer("checking", "brokerage", day(20), 1000, "Brokerage deposit");
@@ -169,12 +232,29 @@ async function seedFamily(sequelize: Sequelize, familyId: string, today: Date): 
 
   await sequelize.transaction(async (transaction) => {
     await AccountModel.bulkCreate(
-      ACCOUNTS.map((a) => ({ id: accounts[a.key].id, familyId, name: a.name, accountType: a.type, classification: classificationOf(a.type), currency: "USD", balance: a.balance })),
+      ACCOUNTS.map((a) => ({
+        id: accounts[a.key].id,
+        familyId,
+        name: a.name,
+        accountType: a.type,
+        classification: classificationOf(a.type),
+        currency: "USD",
+        balance: a.balance,
+      })),
       { transaction },
     );
-    await CategoryModel.bulkCreate(Object.values(categories).map(({ id, name, classification, color, icon }) => ({ id, familyId, name, classification, color, icon })), { transaction });
-    await MerchantModel.bulkCreate(Object.entries(merchants).map(([name, id]) => ({ id, familyId, name })), { transaction });
-    await TagModel.bulkCreate(TAGS.map((t) => ({ id: tags[t.name], familyId, name: t.name, color: t.color })), { transaction });
+    await CategoryModel.bulkCreate(
+      Object.values(categories).map(({ id, name, classification, color, icon }) => ({ id, familyId, name, classification, color, icon })),
+      { transaction },
+    );
+    await MerchantModel.bulkCreate(
+      Object.entries(merchants).map(([name, id]) => ({ id, familyId, name })),
+      { transaction },
+    );
+    await TagModel.bulkCreate(
+      TAGS.map((t) => ({ id: tags[t.name], familyId, name: t.name, color: t.color })),
+      { transaction },
+    );
     await TransactionModel.bulkCreate(transactions, { transaction });
     await TransactionTagModel.bulkCreate(transactionTags, { transaction });
     await TransferModel.bulkCreate(transfers, { transaction });

@@ -22,5 +22,8 @@ const REDACTED_PATHS = [
 
 /** JSON lines on stdout for the service; CLI commands log to stderr so `--json` output stays clean. */
 export function createLogger(level: string, destination: 1 | 2 = 1): Logger {
-  return pino({ level, redact: { paths: REDACTED_PATHS, censor: "[redacted]" } }, pino.destination({ fd: destination, sync: destination === 2 }));
+  return pino(
+    { level, redact: { paths: REDACTED_PATHS, censor: "[redacted]" } },
+    pino.destination({ fd: destination, sync: destination === 2 }),
+  );
 }

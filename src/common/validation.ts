@@ -11,7 +11,12 @@ export function requiredText(problems: ValidationErrors, label: string, value: s
   return text;
 }
 
-export function optionalText(problems: ValidationErrors, label: string, value: string | null | undefined, maxLength: number): string | null {
+export function optionalText(
+  problems: ValidationErrors,
+  label: string,
+  value: string | null | undefined,
+  maxLength: number,
+): string | null {
   if (value === null || value === undefined) return null;
   checkStorable(problems, label, value, maxLength);
   return value;

@@ -11,9 +11,7 @@ const booleanFlag = z
   .enum(["true", "false", "1", "0", "yes", "no"])
   .transform((value) => value === "true" || value === "1" || value === "yes");
 
-const postgresUrl = z
-  .string()
-  .refine((value) => /^postgres(ql)?:\/\//.test(value), "must be a postgres:// or postgresql:// URL");
+const postgresUrl = z.string().refine((value) => /^postgres(ql)?:\/\//.test(value), "must be a postgres:// or postgresql:// URL");
 
 const redisUrl = z.string().refine((value) => /^rediss?:\/\//.test(value), "must be a redis:// or rediss:// URL");
 
@@ -21,20 +19,21 @@ const redisUrl = z.string().refine((value) => /^rediss?:\/\//.test(value), "must
  * Which proxies' X-Forwarded-For to believe, as express reads it: true/false, a hop count, or
  * comma-separated addresses, CIDR ranges and the names loopback, linklocal, uniquelocal.
  */
-const trustProxy = z
-  .string()
-  .transform((value, ctx): boolean | number | string[] => {
-    if (value === "true" || value === "false") return value === "true";
-    if (/^\d+$/.test(value)) return Number(value);
-    const list = value.split(",").map((part) => part.trim());
-    try {
-      proxyAddr.compile(list);
-    } catch (error) {
-      ctx.addIssue({ code: "custom", message: `must be true, false, a hop count, or addresses/CIDRs/loopback (${(error as Error).message})` });
-      return z.NEVER;
-    }
-    return list;
-  });
+const trustProxy = z.string().transform((value, ctx): boolean | number | string[] => {
+  if (value === "true" || value === "false") return value === "true";
+  if (/^\d+$/.test(value)) return Number(value);
+  const list = value.split(",").map((part) => part.trim());
+  try {
+    proxyAddr.compile(list);
+  } catch (error) {
+    ctx.addIssue({
+      code: "custom",
+      message: `must be true, false, a hop count, or addresses/CIDRs/loopback (${(error as Error).message})`,
+    });
+    return z.NEVER;
+  }
+  return list;
+});
 
 const settings = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),

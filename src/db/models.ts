@@ -10,7 +10,18 @@ import { TransactionModel, TransactionTagModel, TransferModel } from "../transac
 
 /** Binds every model class to the process's Sequelize instance (one database per process). */
 export function initModels(sequelize: Sequelize): void {
-  for (const model of [FamilyModel, UserModel, ApiKeyModel, AccountModel, CategoryModel, MerchantModel, TagModel, TransactionModel, TransactionTagModel, TransferModel]) {
+  for (const model of [
+    FamilyModel,
+    UserModel,
+    ApiKeyModel,
+    AccountModel,
+    CategoryModel,
+    MerchantModel,
+    TagModel,
+    TransactionModel,
+    TransactionTagModel,
+    TransferModel,
+  ]) {
     model.initialize(sequelize);
   }
 }

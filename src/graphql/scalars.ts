@@ -10,7 +10,7 @@ function parseDecimal(raw: unknown): string {
 /** Exact decimal money amount, as a string ("-12.5"); input accepts a string or a number. */
 export const DecimalScalar = new GraphQLScalarType({
   name: "Decimal",
-  description: "An exact decimal number as a string, e.g. \"-1234.56\". Input may be a string or a number.",
+  description: 'An exact decimal number as a string, e.g. "-1234.56". Input may be a string or a number.',
   // Stored as numeric(19,4): "1200.5000" is served as "1200.5".
   serialize: (value) => toAmountString(String(value)),
   parseValue: parseDecimal,

@@ -114,7 +114,9 @@ export async function createApp(deps: AppDeps): Promise<App> {
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
       { serverWillStart: async () => ({ drainServer: async () => wsCleanup.dispose() }) },
-      config.graphqlLandingPage ? ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false }) : ApolloServerPluginLandingPageDisabled(),
+      config.graphqlLandingPage
+        ? ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false })
+        : ApolloServerPluginLandingPageDisabled(),
     ],
   });
   await apollo.start();
@@ -130,8 +132,10 @@ export async function createApp(deps: AppDeps): Promise<App> {
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const status = (error as { status?: number; type?: string }).status;
     if (status === 413) return sendError(req, res, 413, { error: "payload_too_large", message: `Request body exceeds ${BODY_LIMIT}` });
-    if ((error as { type?: string }).type === "entity.parse.failed") return sendError(req, res, 400, { error: "bad_request", message: "Request body is not valid JSON" });
-    if (status === 400 || status === 415) return sendError(req, res, 400, { error: "bad_request", message: "Request body could not be read" });
+    if ((error as { type?: string }).type === "entity.parse.failed")
+      return sendError(req, res, 400, { error: "bad_request", message: "Request body is not valid JSON" });
+    if (status === 400 || status === 415)
+      return sendError(req, res, 400, { error: "bad_request", message: "Request body could not be read" });
     if (error instanceof DomainError) return sendError(req, res, 400, { error: error.restError, message: error.message });
     logger.error({ err: error, requestId: res.locals.requestId }, "unhandled error");
     if (!res.headersSent) sendError(req, res, 500, { error: "internal_server_error", message: "An unexpected error occurred" });

@@ -22,7 +22,8 @@ export function authenticate(services: Services, { required }: { required: boole
     res.locals.actor = null;
     const apiKey = req.get("x-api-key");
     if (!apiKey) {
-      if (required) return sendError(req, res, 401, { error: "unauthorized", message: "Access token or API key is invalid, expired, or missing" });
+      if (required)
+        return sendError(req, res, 401, { error: "unauthorized", message: "Access token or API key is invalid, expired, or missing" });
       return next();
     }
     try {

@@ -10,7 +10,9 @@ const GRAPHQL_CODES: Record<number, string> = { 401: "UNAUTHENTICATED", 429: "RA
  */
 export function sendError(req: Request, res: Response, status: number, body: ErrorBody): void {
   if (req.baseUrl.startsWith("/graphql")) {
-    res.status(status).json({ errors: [{ message: body.message, extensions: { code: GRAPHQL_CODES[status] ?? "INTERNAL_SERVER_ERROR", ...body.details } }] });
+    res.status(status).json({
+      errors: [{ message: body.message, extensions: { code: GRAPHQL_CODES[status] ?? "INTERNAL_SERVER_ERROR", ...body.details } }],
+    });
     return;
   }
   res.status(status).json(body);

@@ -122,9 +122,7 @@ export class ApiKeyService {
 
   private touch(keyId: string): void {
     // Off the request's critical path: a lost update of a usage timestamp harms nothing.
-    this.sequelize
-      .query("UPDATE api_keys SET last_used_at = now() WHERE id = $1", { bind: [keyId] })
-      .catch(() => undefined);
+    this.sequelize.query("UPDATE api_keys SET last_used_at = now() WHERE id = $1", { bind: [keyId] }).catch(() => undefined);
   }
 }
 

@@ -51,7 +51,9 @@ export class UserService {
   }
 
   async findByEmail(email: string): Promise<UserSummary | null> {
-    const user = await UserModel.findOne({ where: this.sequelize.where(this.sequelize.fn("lower", this.sequelize.col("email")), email.trim().toLowerCase()) });
+    const user = await UserModel.findOne({
+      where: this.sequelize.where(this.sequelize.fn("lower", this.sequelize.col("email")), email.trim().toLowerCase()),
+    });
     return user ? summarize(user) : null;
   }
 

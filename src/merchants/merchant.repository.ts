@@ -16,7 +16,11 @@ export class MerchantRepository {
   constructor(private readonly sequelize: Sequelize) {}
 
   async byIds(familyId: string, ids: readonly string[]): Promise<(MerchantRow | null)[]> {
-    const rows = await selectRows<MerchantRow>(this.sequelize, `SELECT ${COLUMNS} FROM merchants WHERE family_id = $1 AND id = ANY($2::uuid[])`, [familyId, ids]);
+    const rows = await selectRows<MerchantRow>(
+      this.sequelize,
+      `SELECT ${COLUMNS} FROM merchants WHERE family_id = $1 AND id = ANY($2::uuid[])`,
+      [familyId, ids],
+    );
     return alignToKeys(ids, rows);
   }
 
@@ -32,7 +36,9 @@ export class MerchantRepository {
   }
 
   private async count(familyId: string): Promise<number> {
-    const [row] = await selectRows<{ total: string }>(this.sequelize, "SELECT count(*) AS total FROM merchants WHERE family_id = $1", [familyId]);
+    const [row] = await selectRows<{ total: string }>(this.sequelize, "SELECT count(*) AS total FROM merchants WHERE family_id = $1", [
+      familyId,
+    ]);
     return Number(row.total);
   }
 

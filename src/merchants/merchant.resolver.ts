@@ -29,7 +29,11 @@ export class MerchantResolver {
 
   @Authorized(Access.Write)
   @Mutation(() => MerchantType)
-  updateMerchant(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string, @Arg("input", () => MerchantInput) input: MerchantInput) {
+  updateMerchant(
+    @Ctx() { services, actor }: RequestContext,
+    @Arg("id", () => ID) id: string,
+    @Arg("input", () => MerchantInput) input: MerchantInput,
+  ) {
     return services.merchants.update(actor!, id, input);
   }
 

@@ -34,7 +34,9 @@ export class MerchantService {
     if (name && (await this.merchants.nameTaken(actor.familyId, name))) problems.add(NAME_TAKEN);
     problems.throwIfAny();
     const id = newId();
-    await saveUnique(NAME_TAKEN, () => MerchantModel.create({ id, familyId: actor.familyId, name, color: input.color ?? null, logoUrl: input.logoUrl ?? null }));
+    await saveUnique(NAME_TAKEN, () =>
+      MerchantModel.create({ id, familyId: actor.familyId, name, color: input.color ?? null, logoUrl: input.logoUrl ?? null }),
+    );
     return this.get(actor, id);
   }
 

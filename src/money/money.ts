@@ -66,7 +66,11 @@ export function formatMoney(amount: string, currency: string): string {
 
 /** Absolute amount in minor units (cents), an exact integer thanks to MAX_ABS_AMOUNT. */
 export function toMinorUnits(amount: string, currency: string): number {
-  return new Decimal(amount).abs().times(minorUnitScale(minorUnitDigits(currency))).toDecimalPlaces(0, Decimal.ROUND_HALF_UP).toNumber();
+  return new Decimal(amount)
+    .abs()
+    .times(minorUnitScale(minorUnitDigits(currency)))
+    .toDecimalPlaces(0, Decimal.ROUND_HALF_UP)
+    .toNumber();
 }
 
 /** 10^digits, built once per digit count (Decimal values are immutable, so sharing them is safe). */

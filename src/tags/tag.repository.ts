@@ -9,7 +9,10 @@ export class TagRepository {
   constructor(private readonly sequelize: Sequelize) {}
 
   async byIds(familyId: string, ids: readonly string[]): Promise<(TagRow | null)[]> {
-    const rows = await selectRows<TagRow>(this.sequelize, `SELECT ${COLUMNS} FROM tags WHERE family_id = $1 AND id = ANY($2::uuid[])`, [familyId, ids]);
+    const rows = await selectRows<TagRow>(this.sequelize, `SELECT ${COLUMNS} FROM tags WHERE family_id = $1 AND id = ANY($2::uuid[])`, [
+      familyId,
+      ids,
+    ]);
     return alignToKeys(ids, rows);
   }
 

@@ -55,7 +55,12 @@ export class TransactionRepository {
   constructor(private readonly sequelize: Sequelize) {}
 
   async byId(familyId: string, id: string, transaction?: Transaction): Promise<TransactionRow | null> {
-    const [row] = await selectRows<TransactionRow>(this.sequelize, `${SELECT_FROM} WHERE t.family_id = $1 AND t.id = $2`, [familyId, id], transaction);
+    const [row] = await selectRows<TransactionRow>(
+      this.sequelize,
+      `${SELECT_FROM} WHERE t.family_id = $1 AND t.id = $2`,
+      [familyId, id],
+      transaction,
+    );
     return row ?? null;
   }
 
@@ -69,7 +74,12 @@ export class TransactionRepository {
   }
 
   /** Newest first, with the filtered total counted in the same statement. */
-  async page(familyId: string, filter: TransactionFilter, limit: number, offset: number): Promise<{ rows: TransactionRow[]; total: number }> {
+  async page(
+    familyId: string,
+    filter: TransactionFilter,
+    limit: number,
+    offset: number,
+  ): Promise<{ rows: TransactionRow[]; total: number }> {
     const bind: unknown[] = [familyId];
     const where = ["t.family_id = $1", ...filterConditions(filter, bind)].join(" AND ");
     // The page is cut first and only its rows are joined to transfers: the window count needs every
@@ -83,7 +93,11 @@ export class TransactionRepository {
       bind,
     );
     if (rows.length > 0 || offset === 0) return { rows, total: rows.length > 0 ? Number(rows[0].total) : 0 };
-    const [count] = await selectRows<{ total: string }>(this.sequelize, `SELECT count(*) AS total FROM transactions t WHERE ${where}`, bind);
+    const [count] = await selectRows<{ total: string }>(
+      this.sequelize,
+      `SELECT count(*) AS total FROM transactions t WHERE ${where}`,
+      bind,
+    );
     return { rows, total: Number(count.total) };
   }
 
@@ -113,7 +127,9 @@ function filterConditions(filter: TransactionFilter, bind: unknown[]): string[] 
   if (filter.categoryId) conditions.push(`t.category_id = ${param(filter.categoryId)}`);
   if (filter.merchantId) conditions.push(`t.merchant_id = ${param(filter.merchantId)}`);
   if (filter.tagIds?.length) {
-    conditions.push(`EXISTS (SELECT 1 FROM transaction_tags tt WHERE tt.transaction_id = t.id AND tt.tag_id = ANY(${param(filter.tagIds)}::uuid[]))`);
+    conditions.push(
+      `EXISTS (SELECT 1 FROM transaction_tags tt WHERE tt.transaction_id = t.id AND tt.tag_id = ANY(${param(filter.tagIds)}::uuid[]))`,
+    );
   }
   if (filter.startDate) conditions.push(`t.date >= ${param(filter.startDate)}::date`);
   if (filter.endDate) conditions.push(`t.date <= ${param(filter.endDate)}::date`);

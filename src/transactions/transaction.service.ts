@@ -81,7 +81,11 @@ export class TransactionService {
     perPage?: number | null,
   ): Promise<{ items: TransactionRow[]; pagination: PageInfo }> {
     const problems = new ValidationErrors();
-    for (const [label, value] of [["account_id", filter.accountId], ["category_id", filter.categoryId], ["merchant_id", filter.merchantId]] as const) {
+    for (const [label, value] of [
+      ["account_id", filter.accountId],
+      ["category_id", filter.categoryId],
+      ["merchant_id", filter.merchantId],
+    ] as const) {
       if (value && !isUuid(value)) problems.add(`${label} is not a valid id`);
     }
     if (filter.tagIds?.some((id) => !isUuid(id))) problems.add("tag_ids contains an invalid id");
@@ -161,7 +165,8 @@ export class TransactionService {
       if (!input.date) problems.add("Date can't be blank");
       else changes.date = input.date;
     }
-    if (input.name !== undefined || input.description !== undefined) changes.name = requiredText(problems, "Name", input.name ?? input.description, NAME_MAX);
+    if (input.name !== undefined || input.description !== undefined)
+      changes.name = requiredText(problems, "Name", input.name ?? input.description, NAME_MAX);
     if (input.notes !== undefined) changes.notes = optionalText(problems, "Notes", input.notes, NOTES_MAX);
     const nature = this.checkNature(problems, input.nature);
     if (input.amount === null) problems.add("Amount can't be blank");
@@ -196,7 +201,8 @@ export class TransactionService {
     const from = await this.checkAccount(actor, problems, input.fromAccountId, "From account");
     const to = await this.checkAccount(actor, problems, input.toAccountId, "To account");
     if (from && to && from.id === to.id) problems.add("To account must differ from the from account");
-    if (from && to && from.currency !== to.currency && !input.toAmount) problems.add("To amount is required when the accounts' currencies differ");
+    if (from && to && from.currency !== to.currency && !input.toAmount)
+      problems.add("To amount is required when the accounts' currencies differ");
     const name = input.name?.trim() || (from && to ? `Transfer from ${from.name} to ${to.name}` : "Transfer");
     if (name.length > NAME_MAX) problems.add(`Name is too long (maximum is ${NAME_MAX} characters)`);
     const notes = optionalText(problems, "Notes", input.notes, NOTES_MAX);
@@ -216,15 +222,26 @@ export class TransactionService {
       notes,
     });
     await this.sequelize.transaction(async (transaction) => {
-      await TransactionModel.bulkCreate([leg(outflowId, from!, absolute(input.amount)), leg(inflowId, to!, negate(absolute(input.toAmount ?? input.amount)))], {
-        transaction,
-      });
-      await TransferModel.create({ id: transferId, familyId: actor.familyId, outflowTransactionId: outflowId, inflowTransactionId: inflowId }, { transaction });
+      await TransactionModel.bulkCreate(
+        [leg(outflowId, from!, absolute(input.amount)), leg(inflowId, to!, negate(absolute(input.toAmount ?? input.amount)))],
+        {
+          transaction,
+        },
+      );
+      await TransferModel.create(
+        { id: transferId, familyId: actor.familyId, outflowTransactionId: outflowId, inflowTransactionId: inflowId },
+        { transaction },
+      );
     });
     return { id: transferId, outflow: await this.get(actor, outflowId), inflow: await this.get(actor, inflowId) };
   }
 
-  private async checkAccount(actor: Actor, problems: ValidationErrors, id: string | null | undefined, label = "Account"): Promise<AccountRow | null> {
+  private async checkAccount(
+    actor: Actor,
+    problems: ValidationErrors,
+    id: string | null | undefined,
+    label = "Account",
+  ): Promise<AccountRow | null> {
     if (!id) {
       problems.add(`${label} can't be blank`);
       return null;
@@ -272,6 +289,10 @@ export class TransactionService {
   private async replaceTags(transactionId: string, tagIds: string[], transaction: Transaction): Promise<void> {
     await TransactionTagModel.destroy({ where: { transactionId }, transaction });
     const unique = [...new Set(tagIds)];
-    if (unique.length) await TransactionTagModel.bulkCreate(unique.map((tagId) => ({ transactionId, tagId })), { transaction });
+    if (unique.length)
+      await TransactionTagModel.bulkCreate(
+        unique.map((tagId) => ({ transactionId, tagId })),
+        { transaction },
+      );
   }
 }

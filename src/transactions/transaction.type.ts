@@ -153,7 +153,8 @@ export class TransferInput {
   @Field(() => ID) toAccountId!: string;
   @Field(() => CalendarDateScalar) date!: string;
   @Field(() => DecimalScalar) amount!: string;
-  @Field(() => DecimalScalar, { nullable: true, description: "Amount received, required when the currencies differ." }) toAmount?: string | null;
+  @Field(() => DecimalScalar, { nullable: true, description: "Amount received, required when the currencies differ." }) toAmount?:
+    string | null;
   @Field(() => String, { nullable: true }) name?: string | null;
   @Field(() => String, { nullable: true }) notes?: string | null;
 }

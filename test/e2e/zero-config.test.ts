@@ -27,7 +27,10 @@ afterAll(() => {
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-type Started = { child: ChildProcess; urls: { rest: string; graphql: string; websocket: string; openapi: string; database: string; queues: string } };
+type Started = {
+  child: ChildProcess;
+  urls: { rest: string; graphql: string; websocket: string; openapi: string; database: string; queues: string };
+};
 
 function start(): Promise<Started> {
   const child = spawn(process.execPath, [CLI, "start", "--json"], { env, stdio: ["ignore", "pipe", "pipe"] });

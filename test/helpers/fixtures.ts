@@ -15,15 +15,27 @@ export type TestUser = {
 };
 
 /** A user in a new family (or in `familyOf`'s family) with a read_write and a read key. */
-export async function createUser(services: Services, options: { familyOf?: TestUser; currency?: string; role?: string } = {}): Promise<TestUser> {
+export async function createUser(
+  services: Services,
+  options: { familyOf?: TestUser; currency?: string; role?: string } = {},
+): Promise<TestUser> {
   sequence += 1;
   const email = `user${sequence}-${Date.now()}@example.test`;
-  const user = await services.users.create({ email, familyOfEmail: options.familyOf?.email, currency: options.currency, role: options.role });
+  const user = await services.users.create({
+    email,
+    familyOfEmail: options.familyOf?.email,
+    currency: options.currency,
+    role: options.role,
+  });
   const key = (await services.apiKeys.create(user.id, { scope: "read_write" })).plaintext;
   const readKey = (await services.apiKeys.create(user.id, { scope: "read" })).plaintext;
   return { userId: user.id, familyId: user.familyId, email, key, readKey, actor: await services.apiKeys.authenticate(key) };
 }
 
-export function createAccount(services: Services, user: TestUser, input: { name?: string; accountType?: string; currency?: string; balance?: string } = {}): Promise<AccountRow> {
+export function createAccount(
+  services: Services,
+  user: TestUser,
+  input: { name?: string; accountType?: string; currency?: string; balance?: string } = {},
+): Promise<AccountRow> {
   return services.accounts.create(user.actor, { name: "Checking", accountType: "depository", currency: "USD", ...input });
 }

@@ -19,7 +19,8 @@ export function client(baseUrl: string, headers: Record<string, string> = {}) {
     put: (path: string, body?: unknown, extra?: Record<string, string>) => send("PUT", path, body, extra),
     delete: (path: string, extra?: Record<string, string>) => send("DELETE", path, undefined, extra),
     /** POST /graphql with a query and variables. */
-    graphql: (query: string, variables?: Record<string, unknown>, extra?: Record<string, string>) => send("POST", "/graphql", { query, variables }, extra),
+    graphql: (query: string, variables?: Record<string, unknown>, extra?: Record<string, string>) =>
+      send("POST", "/graphql", { query, variables }, extra),
   };
 }
 

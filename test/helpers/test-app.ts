@@ -33,7 +33,11 @@ export async function startTestApp(options: { env?: Record<string, string>; role
     ...options.env,
   });
   const statements: string[] = [];
-  const runtime = await startRuntime(config, { api: true, workers: false, ...options.roles }, { onStatement: (sql) => statements.push(sql) });
+  const runtime = await startRuntime(
+    config,
+    { api: true, workers: false, ...options.roles },
+    { onStatement: (sql) => statements.push(sql) },
+  );
   return {
     url: runtime.url!,
     runtime,

@@ -12,7 +12,9 @@ test("a created transaction can be read back over REST", async () => {
   const user = await createUser(app.runtime.services);
   const account = await createAccount(app.runtime.services, user);
   const api = apiKeyClient(`${app.url}/api/v1`, user.key);
-  const created = await api.post("/transactions", { transaction: { account_id: account.id, date: "2024-01-15", amount: 75.5, name: "Groceries" } });
+  const created = await api.post("/transactions", {
+    transaction: { account_id: account.id, date: "2024-01-15", amount: 75.5, name: "Groceries" },
+  });
   expect(created.status).toBe(201);
   const read = await api.get(`/transactions/${created.body.id}`);
   expect(read.status).toBe(200);

@@ -1,0 +1,58 @@
+import { QueueEvents } from "bullmq";
+import IORedis from "ioredis";
+import { JOBS, QueueName } from "../../workers/queues";
+import { checkHandlers } from "../../workers/worker-host";
+import { redisUrl } from "../helpers/database-urls";
+import { createUser } from "../helpers/fixtures";
+import { startTestApp, type TestApp } from "../helpers/test-app";
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp({ roles: { api: false, workers: true } });
+});
+afterAll(() => app.stop());
+
+describe("workers", () => {
+  test("register the recurring schedules", async () => {
+    const schedulers = await app.runtime.queues.queue(QueueName.Maintenance).getJobSchedulers();
+    expect(schedulers.map((scheduler) => scheduler.key)).toContain("prune-api-keys-daily");
+  });
+
+  test("prune-api-keys deletes keys retired more than 90 days ago and keeps the rest", async () => {
+    const { services, sequelize } = app.runtime;
+    const user = await createUser(services);
+    const longRevoked = await services.apiKeys.create(user.userId, { scope: "read" });
+    const recentlyRevoked = await services.apiKeys.create(user.userId, { scope: "read" });
+    const longExpired = await services.apiKeys.create(user.userId, { scope: "read" });
+    await sequelize.query("UPDATE api_keys SET revoked_at = now() - interval '91 days' WHERE id = $1", { bind: [longRevoked.apiKey.id] });
+    await sequelize.query("UPDATE api_keys SET revoked_at = now() - interval '5 days' WHERE id = $1", {
+      bind: [recentlyRevoked.apiKey.id],
+    });
+    await sequelize.query("UPDATE api_keys SET expires_at = now() - interval '100 days' WHERE id = $1", { bind: [longExpired.apiKey.id] });
+
+    const queue = app.runtime.queues.queue(QueueName.Maintenance);
+    const connection = new IORedis(redisUrl(), { maxRetriesPerRequest: null });
+    const events = new QueueEvents(QueueName.Maintenance, { connection, prefix: app.runtime.config.redisPrefix });
+    try {
+      await events.waitUntilReady();
+      const job = await queue.add(JOBS[QueueName.Maintenance].pruneApiKeys, {});
+      expect(await job.waitUntilFinished(events, 15_000)).toEqual({ deleted: 2 });
+    } finally {
+      await events.close();
+      connection.disconnect();
+    }
+    const remaining = (await services.apiKeys.listForUser(user.userId)).map((key) => key.id);
+    expect(remaining).toContain(recentlyRevoked.apiKey.id);
+    expect(remaining).not.toContain(longRevoked.apiKey.id);
+    expect(remaining).not.toContain(longExpired.apiKey.id);
+    expect(remaining).toHaveLength(3);
+  });
+
+  test("refuse to start when a declared job has no handler, or a handler no job", () => {
+    expect(() => checkHandlers({ [QueueName.Maintenance]: {} })).toThrow("no handler for job prune-api-keys");
+    const handler = async () => undefined;
+    expect(() => checkHandlers({ [QueueName.Maintenance]: { "prune-api-keys": handler, "typo-job": handler } })).toThrow(
+      "handler for undeclared job typo-job",
+    );
+  });
+});

@@ -1,0 +1,36 @@
+import fs from "node:fs";
+import { OPENAPI_FILE, renderContracts, SCHEMA_FILE } from "../../src/graphql/contracts";
+import { createSchema } from "../../src/graphql/schema";
+
+/** The committed contracts must be what the code generates; regenerate with `npm run contracts`. */
+describe("generated contracts", () => {
+  let rendered: { graphql: string; openapi: string };
+  beforeAll(async () => {
+    rendered = renderContracts(await createSchema());
+  });
+
+  test("schema/schema.graphql is up to date", () => {
+    expect(fs.readFileSync(SCHEMA_FILE, "utf8")).toBe(rendered.graphql);
+  });
+
+  test("schema/openapi.yaml is up to date", () => {
+    expect(fs.readFileSync(OPENAPI_FILE, "utf8")).toBe(rendered.openapi);
+  });
+
+  test("every REST route is documented with its success and error responses", () => {
+    const yaml = rendered.openapi;
+    for (const path of ["/transactions:", "/transactions/{id}:", "/merchants:", "/merchants/{id}:"])
+      expect(yaml).toContain(`\n  ${path}\n`);
+    for (const operationId of [
+      "listTransactions",
+      "createTransaction",
+      "getTransaction",
+      "updateTransaction",
+      "deleteTransaction",
+      "listMerchants",
+      "createMerchant",
+    ]) {
+      expect(yaml).toContain(`operationId: ${operationId}`);
+    }
+  });
+});
