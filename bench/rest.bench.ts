@@ -29,6 +29,7 @@ import "reflect-metadata";
 import assert from "node:assert/strict";
 import { fork, type ChildProcess } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
+import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
@@ -362,6 +363,67 @@ class LoadGenerator {
 }
 
 // ---------------------------------------------------------------------------------------------------
+// CPU accounting. Requests per second on a shared two-core machine move with everything else running;
+// CPU time spent per request moves much less, so it is reported next to the rates: the bench process's
+// own CPU (the servers under test; the load generator is another process) and, when Postgres runs on
+// this machine, the CPU of the scratch database's backends read from /proc.
+
+/** CPU milliseconds of one process from /proc/<pid>/stat (utime + stime, in USER_HZ ticks of 10 ms). */
+function processCpuMs(pid: number): number | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
+}
+
+class DatabaseCpu {
+  private constructor(
+    private readonly client: pg.Client,
+    private readonly database: string,
+  ) {}
+
+  /** Null when the backends' CPU cannot be read (Postgres elsewhere, or no /proc). */
+  static async open(url: string, database: string): Promise<DatabaseCpu | null> {
+    const host = new URL(url).hostname;
+    if (!["127.0.0.1", "localhost", "::1", "[::1]", ""].includes(host) || !fs.existsSync("/proc/self/stat")) return null;
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const probe = new DatabaseCpu(client, database);
+    const sample = await probe.sample();
+    if (sample.size === 0) {
+      await client.end();
+      return null;
+    }
+    return probe;
+  }
+
+  /** CPU ms per backend of the database, this monitoring connection excluded. */
+  async sample(): Promise<Map<number, number>> {
+    const { rows } = await this.client.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [this.database]);
+    const cpu = new Map<number, number>();
+    for (const { pid } of rows) {
+      const ms = processCpuMs(pid);
+      if (ms !== null) cpu.set(pid, ms);
+    }
+    return cpu;
+  }
+
+  /** Backends that exit in between are missed; the pools keep theirs for the length of a case. */
+  static delta(before: Map<number, number>, after: Map<number, number>): number {
+    let total = 0;
+    for (const [pid, ms] of after) total += ms - (before.get(pid) ?? 0);
+    return total;
+  }
+
+  close(): Promise<void> {
+    return this.client.end();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
 // Cases
 
 type PathName = "rest" | "apollo" | "baseline";
@@ -396,7 +458,8 @@ function firstDifference(a: string, b: string): string {
 // ---------------------------------------------------------------------------------------------------
 // Report
 
-type Measured = { runs: LoadResult[]; best: LoadResult };
+type Run = LoadResult & { serverCpuMsPerRequest: number; databaseCpuMsPerRequest: number | null };
+type Measured = { runs: Run[]; best: Run };
 
 function fmt(value: number, digits = 0): string {
   return value.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
@@ -553,7 +616,9 @@ async function main(): Promise<void> {
     ];
     const loader = new LoadGenerator();
     cleanups.push(["stop load generator", () => loader.stop()]);
-    const runs = new Map<string, LoadResult[]>();
+    const databaseCpu = await DatabaseCpu.open(database.url, database.name);
+    if (databaseCpu) cleanups.push(["close CPU probe", () => databaseCpu.close()]);
+    const runs = new Map<string, Run[]>();
     for (let round = 1; round <= settings.rounds; round++) {
       // Odd rounds run rest, apollo, baseline; even rounds the reverse, so drift favours no path.
       for (const endpoint of ["get", "list"] as EndpointName[]) {
@@ -562,42 +627,69 @@ async function main(): Promise<void> {
         for (const c of order) {
           const job = { ...c.request, connections: settings.connections };
           if (settings.warmup > 0) await loader.run({ ...job, duration: settings.warmup });
-          const result = await loader.run({ ...job, duration: settings.duration });
-          if (result.non2xx || result.errors || result.timeouts || result.total === 0) {
-            throw new Error(`${ENDPOINT_LABELS[endpoint]} via ${PATH_LABELS[c.path]}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
+          const dbBefore = await databaseCpu?.sample();
+          const cpuBefore = process.cpuUsage();
+          const load = await loader.run({ ...job, duration: settings.duration });
+          const cpu = process.cpuUsage(cpuBefore);
+          const dbAfter = await databaseCpu?.sample();
+          if (load.non2xx || load.errors || load.timeouts || load.total === 0) {
+            throw new Error(`${ENDPOINT_LABELS[endpoint]} via ${PATH_LABELS[c.path]}: ${load.non2xx} non-2xx, ${load.errors} errors, ${load.timeouts} timeouts`);
           }
+          const result: Run = {
+            ...load,
+            serverCpuMsPerRequest: (cpu.user + cpu.system) / 1000 / load.total,
+            databaseCpuMsPerRequest: dbBefore && dbAfter ? DatabaseCpu.delta(dbBefore, dbAfter) / load.total : null,
+          };
           const key_ = `${endpoint}:${c.path}`;
           runs.set(key_, [...(runs.get(key_) ?? []), result]);
           console.log(
-            `  round ${round}  ${pad(ENDPOINT_LABELS[endpoint], 31)} ${pad(PATH_LABELS[c.path], 22)} ${pad(fmt(result.requestsPerSecond, 1), 9, true)} req/s  p99 ${pad(fmt(result.latencyP99), 4, true)} ms`,
+            `  round ${round}  ${pad(ENDPOINT_LABELS[endpoint], 31)} ${pad(PATH_LABELS[c.path], 22)} ${pad(fmt(result.requestsPerSecond, 1), 9, true)} req/s  p99 ${pad(fmt(result.latencyP99), 5, true)} ms` +
+              `  CPU/req: server ${result.serverCpuMsPerRequest.toFixed(2)} ms, database ${result.databaseCpuMsPerRequest === null ? "n/a" : `${result.databaseCpuMsPerRequest.toFixed(2)} ms`}`,
           );
           await new Promise((resolve) => setTimeout(resolve, 500));
         }
       }
     }
 
-    // 5. Report: best round per case (noise only ever slows a run down).
+    // 5. Report: best round per case (noise only ever slows a run down); CPU per request is the
+    // lowest over the rounds, for the same reason.
     const measured = (endpoint: EndpointName, pathName: PathName): Measured => {
       const list = runs.get(`${endpoint}:${pathName}`)!;
       return { runs: list, best: list.reduce((a, b) => (b.requestsPerSecond > a.requestsPerSecond ? b : a)) };
     };
-    const header = `${pad("endpoint", 31)} ${pad("path", 22)} ${pad("req/s", 9, true)} ${pad("p99 ms", 7, true)} ${pad("× baseline", 11, true)}   rounds (req/s)`;
+    const lowest = (values: Array<number | null>): number | null => (values.some((v) => v === null) ? null : Math.min(...(values as number[])));
+    const round2 = (value: number | null) => (value === null ? null : Math.round(value * 100) / 100);
+    const header =
+      `${pad("endpoint", 31)} ${pad("path", 22)} ${pad("req/s", 9, true)} ${pad("p99 ms", 7, true)} ${pad("× baseline", 11, true)}` +
+      `  ${pad("CPU ms/req: server", 19, true)} ${pad("database", 9, true)}   rounds (req/s)`;
     console.log(`\nResults (best of ${settings.rounds} rounds; ${settings.connections} connections, ${settings.duration}s each)\n`);
     console.log(header);
-    console.log("-".repeat(header.length + 10));
-    const summary: Record<string, Record<PathName, { rps: number; p99_ms: number; ratio: number }>> = {};
+    console.log("-".repeat(header.length + 6));
+    type Figures = { rps: number; p99_ms: number; ratio: number; server_cpu_ms_per_req: number | null; db_cpu_ms_per_req: number | null; rounds_rps: number[] };
+    const summary: Record<string, Record<PathName, Figures>> = {};
     for (const endpoint of ["get", "list"] as EndpointName[]) {
       const baselineRps = measured(endpoint, "baseline").best.requestsPerSecond;
-      summary[endpoint] = {} as Record<PathName, { rps: number; p99_ms: number; ratio: number }>;
+      summary[endpoint] = {} as Record<PathName, Figures>;
       for (const pathName of ["rest", "apollo", "baseline"] as PathName[]) {
         const { best, runs: all } = measured(endpoint, pathName);
         const ratio = best.requestsPerSecond / baselineRps;
-        summary[endpoint][pathName] = { rps: Math.round(best.requestsPerSecond * 10) / 10, p99_ms: best.latencyP99, ratio: Math.round(ratio * 1000) / 1000 };
+        const serverCpu = lowest(all.map((r) => r.serverCpuMsPerRequest));
+        const databaseCpu_ = lowest(all.map((r) => r.databaseCpuMsPerRequest));
+        summary[endpoint][pathName] = {
+          rps: Math.round(best.requestsPerSecond * 10) / 10,
+          p99_ms: best.latencyP99,
+          ratio: Math.round(ratio * 1000) / 1000,
+          server_cpu_ms_per_req: round2(serverCpu),
+          db_cpu_ms_per_req: round2(databaseCpu_),
+          rounds_rps: all.map((r) => Math.round(r.requestsPerSecond * 10) / 10),
+        };
         console.log(
-          `${pad(pathName === "rest" ? ENDPOINT_LABELS[endpoint] : "", 31)} ${pad(PATH_LABELS[pathName], 22)} ${pad(fmt(best.requestsPerSecond, 1), 9, true)} ${pad(fmt(best.latencyP99), 7, true)} ${pad(`${ratio.toFixed(2)}×`, 11, true)}   ${all.map((r) => fmt(r.requestsPerSecond, 0)).join(" / ")}`,
+          `${pad(pathName === "rest" ? ENDPOINT_LABELS[endpoint] : "", 31)} ${pad(PATH_LABELS[pathName], 22)} ${pad(fmt(best.requestsPerSecond, 1), 9, true)} ${pad(fmt(best.latencyP99), 7, true)} ${pad(`${ratio.toFixed(2)}×`, 11, true)}` +
+            `  ${pad(serverCpu === null ? "n/a" : serverCpu.toFixed(2), 19, true)} ${pad(databaseCpu_ === null ? "n/a" : databaseCpu_.toFixed(2), 9, true)}   ${all.map((r) => fmt(r.requestsPerSecond, 0)).join(" / ")}`,
         );
       }
     }
+    console.log(`\n(CPU ms/req: the servers' process and the scratch database's Postgres backends, lowest round; the load generator is not counted.)`);
 
     console.log("\nTargets");
     const targets: Array<{ name: string; met: boolean }> = [];

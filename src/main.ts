@@ -7,6 +7,7 @@ import { createLogger, type Logger } from "./common/logger";
 import { loadConfig, type Config } from "./config/config";
 import { migrateToLatest } from "./db/migrator";
 import { writeContracts } from "./graphql/contracts";
+import { createEventBus, LocalEventBus } from "./events/event-bus";
 import { createSchema } from "./graphql/schema";
 import { openDatabase, startRuntime, type Roles } from "./runtime";
 import { createServices, type Services } from "./services";
@@ -59,7 +60,7 @@ export async function main(argv: string[]): Promise<void> {
     return serve(config, { api: command !== "worker", workers: command !== "api" }, print);
   }
   if (command === "emit-contracts") {
-    const files = writeContracts(await createSchema());
+    const files = writeContracts(await createSchema(new LocalEventBus(createLogger("silent", 2))));
     return print({ written: files }, `wrote ${files.join(", ")}`);
   }
 
@@ -120,8 +121,10 @@ function required(value: string | undefined, flag: string): string {
 async function withDatabase<T>(config: Config, logger: Logger, work: (services: Services, sequelize: Sequelize) => Promise<T>): Promise<T> {
   const stops: Array<() => Promise<unknown>> = [];
   try {
-    const { sequelize } = await openDatabase(config, logger, stops);
-    return await work(createServices(sequelize), sequelize);
+    const { sequelize, url } = await openDatabase(config, logger, stops);
+    const events = createEventBus({ redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, databaseUrl: url }, logger);
+    stops.push(() => events.close());
+    return await work(createServices(sequelize, events), sequelize);
   } finally {
     for (const stop of stops.reverse()) await stop();
   }

@@ -9,6 +9,7 @@ import { createSequelize } from "./db/database";
 import { startEmbeddedPostgres } from "./db/embedded-postgres";
 import { migrateToLatest } from "./db/migrator";
 import { initModels } from "./db/models";
+import { createEventBus } from "./events/event-bus";
 import { createSchema } from "./graphql/schema";
 import { createApp, type App } from "./http/app";
 import { createRateLimiter } from "./http/rate-limit";
@@ -68,7 +69,10 @@ export async function startRuntime(config: Config, roles: Roles, options: Runtim
   };
   try {
     const { sequelize, url: databaseUrl } = await openDatabase(config, logger, stops, options.onStatement);
-    const services = createServices(sequelize);
+    const events = createEventBus({ redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, databaseUrl }, logger);
+    stops.push(() => events.close());
+    await events.ready();
+    const services = createServices(sequelize, events);
     const queues = createQueueBackend(config, databaseUrl);
     stops.push(() => queues.close());
     const runtime: Runtime = { config, logger, sequelize, services, queues, databaseUrl, stop };
@@ -83,7 +87,7 @@ export async function startRuntime(config: Config, roles: Roles, options: Runtim
       const redis = config.redisUrl ? new IORedis(config.redisUrl, { maxRetriesPerRequest: 2 }) : null;
       if (redis) stops.push(async () => redis.disconnect());
       const rateLimiter = await createRateLimiter(config, redis ? { redis } : { sequelize });
-      runtime.schema = await createSchema();
+      runtime.schema = await createSchema(events);
       runtime.app = await createApp({
         config,
         services,

@@ -3,6 +3,7 @@ import { AccountRepository } from "./accounts/account.repository";
 import { AccountService } from "./accounts/account.service";
 import { CategoryRepository } from "./categories/category.repository";
 import { CategoryService } from "./categories/category.service";
+import type { EventBus } from "./events/event-bus";
 import { ApiKeyService } from "./identity/api-key.service";
 import { UserService } from "./identity/user.service";
 import { MerchantRepository } from "./merchants/merchant.repository";
@@ -26,10 +27,11 @@ function createRepositories(sequelize: Sequelize) {
 }
 
 /** The transport-neutral core: GraphQL resolvers, the REST adapter (through GraphQL) and the CLI call these. */
-export function createServices(sequelize: Sequelize) {
+export function createServices(sequelize: Sequelize, events: EventBus) {
   const repositories = createRepositories(sequelize);
   return {
     repositories,
+    events,
     users: new UserService(sequelize),
     apiKeys: new ApiKeyService(sequelize),
     accounts: new AccountService(repositories.accounts),

@@ -7,6 +7,7 @@ import { IdentityResolver } from "../identity/identity.resolver";
 import { MerchantResolver } from "../merchants/merchant.resolver";
 import { TagResolver } from "../tags/tag.resolver";
 import { TransactionResolver, TransferResolver } from "../transactions/transaction.resolver";
+import type { EventBus } from "../events/event-bus";
 import { authChecker } from "./auth-checker";
 
 export const resolvers = [
@@ -19,7 +20,10 @@ export const resolvers = [
   TransferResolver,
 ] as const;
 
-/** Builds the one schema every transport executes against. Input rules live in services, not decorators. */
-export function createSchema(): Promise<GraphQLSchema> {
-  return buildSchema({ resolvers, authChecker, validate: false });
+/**
+ * Builds the one schema every transport executes against. Input rules live in services, not
+ * decorators. Subscriptions listen on the event bus, so they see events from every process.
+ */
+export function createSchema(events: EventBus): Promise<GraphQLSchema> {
+  return buildSchema({ resolvers, authChecker, validate: false, pubSub: events });
 }

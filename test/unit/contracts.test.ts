@@ -1,4 +1,6 @@
 import fs from "node:fs";
+import { createLogger } from "../../src/common/logger";
+import { LocalEventBus } from "../../src/events/event-bus";
 import { OPENAPI_FILE, renderContracts, SCHEMA_FILE } from "../../src/graphql/contracts";
 import { createSchema } from "../../src/graphql/schema";
 
@@ -6,7 +8,7 @@ import { createSchema } from "../../src/graphql/schema";
 describe("generated contracts", () => {
   let rendered: { graphql: string; openapi: string };
   beforeAll(async () => {
-    rendered = renderContracts(await createSchema());
+    rendered = renderContracts(await createSchema(new LocalEventBus(createLogger("silent"))));
   });
 
   test("schema/schema.graphql is up to date", () => {

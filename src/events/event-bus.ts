@@ -1,0 +1,177 @@
+import IORedis from "ioredis";
+import { Client } from "pg";
+import type { PubSub } from "type-graphql";
+import type { Logger } from "../common/logger";
+
+/**
+ * Events that must reach every process: a subscriber connected to one API process sees what any other
+ * API or worker process publishes. Redis pub/sub when Redis is configured, PostgreSQL LISTEN/NOTIFY
+ * otherwise. Delivery is at-most-once and live only; durable facts live in tables, and an event says
+ * "look, this changed".
+ *
+ * It is also type-graphql's PubSub: `@Subscription({ topics: "X" })` receives what `publish("X", …)`
+ * sends, and `topics: "X", topicId` receives what `publish("X", id, …)` sends.
+ */
+export interface EventBus extends PubSub {
+  publish(topic: string, ...args: unknown[]): void;
+  subscribe(topic: string, dynamicId?: unknown): AsyncIterable<unknown>;
+  /** Resolves once the bus is subscribed to its transport, so nothing published after it is missed. */
+  ready(): Promise<void>;
+  close(): Promise<void>;
+}
+
+type Envelope = { topic: string; payload: unknown };
+type Listener = (payload: unknown) => void;
+
+/** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more; events are meant to be small anyway. */
+const MAX_NOTIFY_BYTES = 7900;
+
+function topicOf(routingKey: string, dynamicId?: unknown): string {
+  return dynamicId === undefined ? routingKey : `${routingKey}:${String(dynamicId)}`;
+}
+
+/** publish(key, payload) or publish(key, id, payload), mirroring subscribe(key, id?). */
+function envelopeOf(routingKey: string, args: unknown[]): Envelope {
+  return args.length >= 2 ? { topic: topicOf(routingKey, args[0]), payload: args[1] } : { topic: routingKey, payload: args[0] };
+}
+
+/** Fans one transport subscription out to this process's listeners, each an async iterator. */
+abstract class FanOutBus implements EventBus {
+  private readonly listeners = new Map<string, Set<Listener>>();
+
+  constructor(protected readonly logger: Logger) {}
+
+  protected abstract send(envelope: Envelope): Promise<void>;
+  abstract ready(): Promise<void>;
+  abstract close(): Promise<void>;
+
+  publish(routingKey: string, ...args: unknown[]): void {
+    this.send(envelopeOf(routingKey, args)).catch((error) => this.logger.warn({ err: error, routingKey }, "event not published"));
+  }
+
+  protected deliver(raw: string): void {
+    let envelope: Envelope;
+    try {
+      envelope = JSON.parse(raw) as Envelope;
+    } catch {
+      return;
+    }
+    for (const listener of this.listeners.get(envelope.topic) ?? []) listener(envelope.payload);
+  }
+
+  subscribe(routingKey: string, dynamicId?: unknown): AsyncIterable<unknown> {
+    const topic = topicOf(routingKey, dynamicId);
+    const listeners = this.listeners;
+    return {
+      [Symbol.asyncIterator](): AsyncIterator<unknown> {
+        const queued: unknown[] = [];
+        let waiting: ((result: IteratorResult<unknown>) => void) | null = null;
+        let done = false;
+        const listener: Listener = (payload) => {
+          if (waiting) {
+            waiting({ value: payload, done: false });
+            waiting = null;
+          } else queued.push(payload);
+        };
+        if (!listeners.has(topic)) listeners.set(topic, new Set());
+        listeners.get(topic)!.add(listener);
+        const finish = (): Promise<IteratorResult<unknown>> => {
+          done = true;
+          listeners.get(topic)?.delete(listener);
+          if (listeners.get(topic)?.size === 0) listeners.delete(topic);
+          waiting?.({ value: undefined, done: true });
+          waiting = null;
+          return Promise.resolve({ value: undefined, done: true });
+        };
+        return {
+          next: () => {
+            if (queued.length > 0) return Promise.resolve({ value: queued.shift(), done: false });
+            if (done) return Promise.resolve({ value: undefined, done: true });
+            return new Promise((resolve) => (waiting = resolve));
+          },
+          return: finish,
+          throw: finish,
+        };
+      },
+    };
+  }
+}
+
+class RedisEventBus extends FanOutBus {
+  private readonly publisher: IORedis;
+  private readonly subscriber: IORedis;
+  private readonly channel: string;
+  private readonly subscribed: Promise<unknown>;
+
+  constructor(url: string, prefix: string, logger: Logger) {
+    super(logger);
+    this.channel = `${prefix}:events`;
+    this.publisher = new IORedis(url, { maxRetriesPerRequest: 2 });
+    this.subscriber = new IORedis(url);
+    this.subscriber.on("message", (_channel: string, message: string) => this.deliver(message));
+    this.subscribed = this.subscriber.subscribe(this.channel);
+  }
+
+  protected async send(envelope: Envelope): Promise<void> {
+    await this.publisher.publish(this.channel, JSON.stringify(envelope));
+  }
+
+  async ready(): Promise<void> {
+    await this.subscribed;
+  }
+
+  async close(): Promise<void> {
+    this.subscriber.disconnect();
+    this.publisher.disconnect();
+  }
+}
+
+class PostgresEventBus extends FanOutBus {
+  private readonly listener: Client;
+  private readonly publisher: Client;
+  private readonly connected: Promise<unknown>;
+  private static readonly CHANNEL = "fg_events";
+
+  constructor(databaseUrl: string, logger: Logger) {
+    super(logger);
+    this.listener = new Client({ connectionString: databaseUrl });
+    this.publisher = new Client({ connectionString: databaseUrl });
+    this.listener.on("notification", (message) => message.payload && this.deliver(message.payload));
+    this.connected = Promise.all([
+      this.listener.connect().then(() => this.listener.query(`LISTEN ${PostgresEventBus.CHANNEL}`)),
+      this.publisher.connect(),
+    ]);
+  }
+
+  protected async send(envelope: Envelope): Promise<void> {
+    const text = JSON.stringify(envelope);
+    if (Buffer.byteLength(text) > MAX_NOTIFY_BYTES) throw new Error(`event on ${envelope.topic} is too large for NOTIFY`);
+    await this.connected;
+    await this.publisher.query("SELECT pg_notify($1, $2)", [PostgresEventBus.CHANNEL, text]);
+  }
+
+  async ready(): Promise<void> {
+    await this.connected;
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([this.listener.end(), this.publisher.end()]);
+  }
+}
+
+/** Delivers within this process only: for schema emission and tools that run no server. */
+export class LocalEventBus extends FanOutBus {
+  protected async send(envelope: Envelope): Promise<void> {
+    this.deliver(JSON.stringify(envelope));
+  }
+
+  async ready(): Promise<void> {}
+
+  async close(): Promise<void> {}
+}
+
+export function createEventBus(options: { redisUrl?: string; redisPrefix: string; databaseUrl: string }, logger: Logger): EventBus {
+  return options.redisUrl
+    ? new RedisEventBus(options.redisUrl, options.redisPrefix, logger)
+    : new PostgresEventBus(options.databaseUrl, logger);
+}
