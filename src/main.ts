@@ -33,7 +33,19 @@ With --json a command prints exactly one JSON object on stdout.`;
 
 type Printer = (result: Record<string, unknown>, human: string) => void;
 
+/** Runs one CLI command. With --json every outcome, errors included, is one JSON object on stdout. */
 export async function main(argv: string[]): Promise<void> {
+  try {
+    await run(argv);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (argv.includes("--json")) console.log(JSON.stringify({ error: message }));
+    else console.error(message);
+    process.exitCode = 1;
+  }
+}
+
+async function run(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,

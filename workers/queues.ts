@@ -44,6 +44,7 @@ function redisBackend(url: string, prefix: string): QueueBackend {
   // BullMQ's blocking commands need maxRetriesPerRequest: null.
   const connection = new IORedis(url, { maxRetriesPerRequest: null, lazyConnect: false });
   const queues = new Map<QueueName, Queue>();
+  let closed = false;
   return {
     kind: "redis",
     queue(name) {
@@ -56,9 +57,12 @@ function redisBackend(url: string, prefix: string): QueueBackend {
     },
     worker: (name, processor, concurrency) => new Worker(name, processor, { connection, prefix, concurrency }),
     async ping() {
+      // A ping on a closed ioredis connection would quietly reconnect it.
+      if (closed) throw new Error("queue backend is closed");
       await connection.ping();
     },
     async close() {
+      closed = true;
       await Promise.all([...queues.values()].map((queue) => queue.close()));
       connection.disconnect();
     },

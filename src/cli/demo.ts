@@ -72,7 +72,7 @@ const SPENDING: Array<{
   {
     category: "dining",
     merchants: ["Starbucks", "Chipotle", "Blue Bottle Coffee", "Sweetgreen", "Shake Shack"],
-    perMonth: 32,
+    perMonth: 38,
     low: 4,
     high: 65,
     account: "card",

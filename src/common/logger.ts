@@ -1,4 +1,4 @@
-import pino, { type Logger } from "pino";
+import pino, { type DestinationStream, type Logger } from "pino";
 
 export type { Logger };
 
@@ -20,10 +20,11 @@ const REDACTED_PATHS = [
   "*.refreshToken",
 ];
 
-/** JSON lines on stdout for the service; CLI commands log to stderr so `--json` output stays clean. */
-export function createLogger(level: string, destination: 1 | 2 = 1): Logger {
-  return pino(
-    { level, redact: { paths: REDACTED_PATHS, censor: "[redacted]" } },
-    pino.destination({ fd: destination, sync: destination === 2 }),
-  );
+/**
+ * JSON lines on stdout for the service; CLI commands log to stderr so `--json` output stays clean;
+ * tests pass a stream to read what would be logged.
+ */
+export function createLogger(level: string, destination: 1 | 2 | DestinationStream = 1): Logger {
+  const stream = typeof destination === "number" ? pino.destination({ fd: destination, sync: destination === 2 }) : destination;
+  return pino({ level, redact: { paths: REDACTED_PATHS, censor: "[redacted]" } }, stream);
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import IORedis from "ioredis";
+import type { Logger } from "../../src/common/logger";
 import { loadConfig } from "../../src/config/config";
 import { startRuntime, type Roles, type Runtime } from "../../src/runtime";
 import { redisUrl } from "./database-urls";
@@ -19,7 +20,9 @@ export type TestApp = {
  * files running in parallel never see each other's data. `env` overrides settings (as strings, as the
  * environment would give them).
  */
-export async function startTestApp(options: { env?: Record<string, string>; roles?: Partial<Roles> } = {}): Promise<TestApp> {
+export async function startTestApp(
+  options: { env?: Record<string, string>; roles?: Partial<Roles>; logger?: Logger } = {},
+): Promise<TestApp> {
   const database = await createTestDatabase();
   const prefix = `fgtest_${process.env.JEST_WORKER_ID ?? "0"}_${randomBytes(4).toString("hex")}`;
   const config = loadConfig({
@@ -36,7 +39,7 @@ export async function startTestApp(options: { env?: Record<string, string>; role
   const runtime = await startRuntime(
     config,
     { api: true, workers: false, ...options.roles },
-    { onStatement: (sql) => statements.push(sql) },
+    { onStatement: (sql) => statements.push(sql), logger: options.logger },
   );
   return {
     url: runtime.url!,
