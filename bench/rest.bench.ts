@@ -22,7 +22,7 @@
  *   BENCH_CONNECTIONS   autocannon connections (default 10)
  *   BENCH_DURATION      seconds measured per case (default 8)
  *   BENCH_WARMUP        seconds of unmeasured load before each case (default 2)
- *   BENCH_ROUNDS        rounds over all cases, in alternating order (default 2)
+ *   BENCH_ROUNDS        rounds over all cases, in alternating order (default 3)
  *   BENCH_POOL_MAX      database pool size of the service and of the baseline alike (default 10)
  */
 import "reflect-metadata";
@@ -61,7 +61,7 @@ const settings = {
   connections: Math.round(numberSetting("BENCH_CONNECTIONS", 10, 1, 256)),
   duration: numberSetting("BENCH_DURATION", 8, 1, 60),
   warmup: numberSetting("BENCH_WARMUP", 2, 0, 30),
-  rounds: Math.round(numberSetting("BENCH_ROUNDS", 2, 1, 10)),
+  rounds: Math.round(numberSetting("BENCH_ROUNDS", 3, 1, 10)),
   poolMax: Math.round(numberSetting("BENCH_POOL_MAX", 10, 2, 200)),
 };
 
@@ -553,7 +553,9 @@ async function main(): Promise<void> {
     cleanups.push(["stop baseline", () => baseline.close()]);
     for (const url of [runtime.url!, baseline.url]) assert.equal(new URL(url).hostname, "127.0.0.1", `${url} is not on 127.0.0.1`);
 
-    console.log(`REST adapter benchmark — node ${process.version}, ${os.cpus().length} CPUs, ${os.loadavg()[0].toFixed(2)} load`);
+    console.log(
+      `REST adapter benchmark — node ${process.version}, NODE_ENV ${process.env.NODE_ENV ?? "unset"}, ${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(2)}`,
+    );
     console.log(
       `database ${database.name} (${demo.transactions} demo transactions), Redis ${redisUrl ? "on" : "off (not reachable)"}, rate limit off, ` +
         `pool ${settings.poolMax}; ${settings.connections} connections, ${settings.warmup}s warm-up + ${settings.duration}s per case, ${settings.rounds} rounds`,
