@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 "use strict";
+// graphql-js runs extra development-time checks on every type test unless NODE_ENV is production.
+process.env.NODE_ENV ||= "production";
 require("../dist/src/main.js")
   .main(process.argv.slice(2))
   .catch((error) => {

@@ -1,4 +1,4 @@
-import { execute, type GraphQLSchema } from "graphql";
+import type { GraphQLSchema } from "graphql";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { BadRequestError, DomainError } from "../src/common/errors";
 import type { RequestContext } from "../src/graphql/context";
@@ -27,7 +27,7 @@ function valueAt(data: unknown, path: string[]): unknown {
 
 /**
  * One express handler for every /api/v1 route. Each request runs its route's pre-parsed operation
- * with `execute()` against the same schema and per-request context as /graphql; REST never reaches
+ * (compiled once by graphql-jit) against the same schema and per-request context as /graphql; REST never reaches
  * resolvers any other way.
  */
 export function createRestRouter(schema: GraphQLSchema, contextOf: RestContextFactory, routes: RestRoute[] = allRoutes): RequestHandler {
@@ -72,7 +72,7 @@ async function run(route: CompiledRoute, schema: GraphQLSchema, req: Request, re
 
   const variableValues = buildVariables(schema, route.prepared.definition, { params, query: req.query as Record<string, unknown>, body });
 
-  const result = await execute({ schema, document: route.prepared.document, variableValues, contextValue: context });
+  const result = await route.prepared.run(context, variableValues);
   if (result.errors?.length) {
     const domainError = domainErrorOf(result.errors);
     if (domainError) return sendError(res, fromDomainError(domainError));
