@@ -68,6 +68,12 @@ async function run(route: CompiledRoute, schema: GraphQLSchema, req: Request, re
       throw new BadRequestError(`param is missing or the value is empty: ${route.bodyKey}`);
     }
     body = value as Record<string, unknown>;
+  } else if (route.bodyAtRoot) {
+    if (!req.is("application/json")) throw new BadRequestError("Content-Type must be application/json");
+    const value: unknown = req.body;
+    if (value === null || typeof value !== "object" || Array.isArray(value))
+      throw new BadRequestError("Request body must be a JSON object");
+    body = value as Record<string, unknown>;
   }
 
   const variableValues = buildVariables(schema, route.prepared.definition, { params, query: req.query as Record<string, unknown>, body });
@@ -86,7 +92,9 @@ async function run(route: CompiledRoute, schema: GraphQLSchema, req: Request, re
     route.alternateStatus && valueAt(result.data, route.alternateStatus.when) === route.alternateStatus.equals
       ? route.alternateStatus.status
       : route.status;
-  res.status(status).json(route.message ? { message: route.message } : valueAt(result.data, route.resultPath!));
+  if (route.message) res.status(status).json({ message: route.message });
+  else if (route.resultPath) res.status(status).json(valueAt(result.data, route.resultPath));
+  else res.status(status).end();
 }
 
 /** A segment with broken percent-encoding cannot name anything: it is kept as sent, so lookups answer 404, not 500. */

@@ -46,7 +46,11 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     async enqueue(messageId, attempt) {
       await deps.queues
         .queue(QueueName.Assistant)
-        .add(JOBS[QueueName.Assistant].reply, { messageId, attempt }, replyJobOptions(messageId, attempt, assistant.maxAttempts, assistant.retryDelayMs));
+        .add(
+          JOBS[QueueName.Assistant].reply,
+          { messageId, attempt },
+          replyJobOptions(messageId, attempt, assistant.maxAttempts, assistant.retryDelayMs),
+        );
     },
   };
   return {

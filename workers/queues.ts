@@ -63,7 +63,9 @@ export type QueueBackend = {
 };
 
 export function createQueueBackend(config: Config, databaseUrl: string): QueueBackend {
-  return config.redisUrl ? redisBackend(config.redisUrl, config.redisPrefix, config.jobLockMs) : postgresBackend(databaseUrl, config.jobLockMs);
+  return config.redisUrl
+    ? redisBackend(config.redisUrl, config.redisPrefix, config.jobLockMs)
+    : postgresBackend(databaseUrl, config.jobLockMs);
 }
 
 /** A crashed worker's job is found stalled and handed to another worker after about one lock period. */

@@ -43,7 +43,10 @@ export class AssistantService {
     if (!target || target.aiResponseStatus !== "pending" || target.replyAttempt !== attempt) return "skipped";
     if (!target.aiEnabled) return this.fail(target, FAILURE_SENTENCES.misconfigured);
 
-    const [vocabulary, history] = await Promise.all([this.finance.vocabulary(target.familyId), this.chats.history(target.chatId, target.id)]);
+    const [vocabulary, history] = await Promise.all([
+      this.finance.vocabulary(target.familyId),
+      this.chats.history(target.chatId, target.id),
+    ]);
     const scope = { familyId: target.familyId, currency: target.currency.trim(), today: new Date().toISOString().slice(0, 10) };
     const tools = new ToolRunner(scope, { finance: this.finance, accounts: this.accounts });
     const partial = this.partialPublisher(target);
@@ -153,7 +156,12 @@ export class AssistantService {
       timer = null;
       // Slices stay far below the PostgreSQL event bus's payload limit.
       for (let start = 0; start < buffered.length; start += PARTIAL_MAX_CHARS)
-        this.publish({ kind: "partial", chatId: target.chatId, messageId: target.id, delta: buffered.slice(start, start + PARTIAL_MAX_CHARS) });
+        this.publish({
+          kind: "partial",
+          chatId: target.chatId,
+          messageId: target.id,
+          delta: buffered.slice(start, start + PARTIAL_MAX_CHARS),
+        });
       buffered = "";
     };
     return {

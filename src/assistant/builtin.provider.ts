@@ -48,7 +48,11 @@ async function answer(question: string, context: FamilyContext, tools: ToolRunne
   const period = parsePeriod(text, context.today);
 
   if (has(/\bnet worth\b|\bassets\b|\bliabilit(y|ies)\b|\bbalance sheet\b|\bwhat (am i|i am) worth\b/)) return netWorth(context, tools);
-  if (has(/\bincome (vs|versus|and|against|compared to) (expenses?|spending)\b|\bsavings rate\b|\bcash ?flow\b|\bnet income\b|\bincome statement\b|\b(spending|expenses?) by category\b|\bbreakdown\b|\bhow much did i save\b/))
+  if (
+    has(
+      /\bincome (vs|versus|and|against|compared to) (expenses?|spending)\b|\bsavings rate\b|\bcash ?flow\b|\bnet income\b|\bincome statement\b|\b(spending|expenses?) by category\b|\bbreakdown\b|\bhow much did i save\b/,
+    )
+  )
     return incomeStatement(context, tools, period ?? currentMonth(context.today));
   if (has(/\b(largest|biggest|top|most expensive|highest)\b/) && has(/\b(expenses?|purchases?|transactions?|spending|payments?|costs?)\b/))
     return largestExpenses(tools, period ?? currentMonth(context.today), countIn(text) ?? 5);
@@ -142,7 +146,9 @@ async function balances(tools: ToolRunner): Promise<string> {
   if (accounts.length === 0) return "You have no accounts yet.";
   const lines = ["Your account balances:", ""];
   for (const account of accounts)
-    lines.push(`- ${account.name}: **${formatMoney(account.balance, account.currency)}**${account.classification === "liability" ? " owed" : ""}`);
+    lines.push(
+      `- ${account.name}: **${formatMoney(account.balance, account.currency)}**${account.classification === "liability" ? " owed" : ""}`,
+    );
   return lines.join("\n");
 }
 
@@ -185,7 +191,9 @@ function familyTotals(result: Record<string, unknown>, currency: string): Totals
 
 function otherCurrencies(result: Record<string, unknown>, currency: string, type: "income" | "expense"): string[] {
   const others = ((result.totals as TotalsEntry[] | undefined) ?? []).filter((entry) => entry.currency !== currency);
-  return others.map((entry) => `Also ${formatMoney(type === "expense" ? entry.expense : entry.income, entry.currency)} in ${entry.currency}.`);
+  return others.map(
+    (entry) => `Also ${formatMoney(type === "expense" ? entry.expense : entry.income, entry.currency)} in ${entry.currency}.`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -215,7 +223,9 @@ function matches(text: string, names: string[], variantsOf: (name: string) => st
 }
 
 function countIn(text: string): number | null {
-  const match = /\b(?:top|last|largest|biggest|recent|latest) (\d{1,2})\b/.exec(text) ?? /\b(\d{1,2}) (?:largest|biggest|most|recent|latest)\b/.exec(text);
+  const match =
+    /\b(?:top|last|largest|biggest|recent|latest) (\d{1,2})\b/.exec(text) ??
+    /\b(\d{1,2}) (?:largest|biggest|most|recent|latest)\b/.exec(text);
   const value = match ? Number(match[1]) : NaN;
   return value >= 1 ? value : null;
 }
@@ -259,18 +269,24 @@ export function parsePeriod(text: string, today: string): Period | null {
   }
   const weekday = (now.getUTCDay() + 6) % 7;
   if (/\bthis week\b/.test(text)) return range(utc(year, month, day - weekday), now, "this week");
-  if (/\b(last|previous) week\b/.test(text)) return range(utc(year, month, day - weekday - 7), utc(year, month, day - weekday - 1), "last week");
+  if (/\b(last|previous) week\b/.test(text))
+    return range(utc(year, month, day - weekday - 7), utc(year, month, day - weekday - 1), "last week");
   if (/\b(this month|month to date)\b/.test(text)) return currentMonth(today);
   if (/\b(last|previous) month\b/.test(text)) {
     const start = utc(year, month - 1, 1);
-    return monthPeriod(start.getUTCFullYear(), start.getUTCMonth(), `last month (${MONTH_NAMES[start.getUTCMonth()]} ${start.getUTCFullYear()})`);
+    return monthPeriod(
+      start.getUTCFullYear(),
+      start.getUTCMonth(),
+      `last month (${MONTH_NAMES[start.getUTCMonth()]} ${start.getUTCFullYear()})`,
+    );
   }
   if (/\b(this year|year to date|ytd)\b/.test(text)) return range(utc(year, 0, 1), now, `this year`);
   if (/\b(last|previous) year\b/.test(text)) return range(utc(year - 1, 0, 1), utc(year - 1, 11, 31), `last year (${year - 1})`);
   // "in March", "during May 2024", "March 2024"; a bare "may" is more often a verb than a month.
   const monthNames = MONTHS.join("|");
   const named =
-    new RegExp(`\\b(?:in|during|for|of) (${monthNames})(?: (\\d{4}))?\\b`).exec(text) ?? new RegExp(`\\b(${monthNames}) (\\d{4})\\b`).exec(text);
+    new RegExp(`\\b(?:in|during|for|of) (${monthNames})(?: (\\d{4}))?\\b`).exec(text) ??
+    new RegExp(`\\b(${monthNames}) (\\d{4})\\b`).exec(text);
   if (named) {
     const index = MONTHS.indexOf(named[1]);
     // A month without a year is the latest one that has begun.

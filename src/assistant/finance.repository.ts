@@ -160,7 +160,9 @@ function conditions(filter: FinanceFilter, bind: unknown[]): string[] {
   if (filter.type === "expense") where.push("t.amount > 0");
   if (filter.amount) where.push(`abs(t.amount) ${OPERATORS[filter.amount.operator]} ${param(filter.amount.value)}::numeric`);
   if (filter.accounts?.length)
-    where.push(`EXISTS (SELECT 1 FROM accounts a2 WHERE a2.id = t.account_id AND lower(a2.name) = ANY(${lowered(filter.accounts)}::text[]))`);
+    where.push(
+      `EXISTS (SELECT 1 FROM accounts a2 WHERE a2.id = t.account_id AND lower(a2.name) = ANY(${lowered(filter.accounts)}::text[]))`,
+    );
   if (filter.categories?.length)
     where.push(
       `EXISTS (SELECT 1 FROM categories c2 WHERE c2.id = t.category_id AND lower(c2.name) = ANY(${lowered(filter.categories)}::text[]))`,

@@ -40,7 +40,11 @@ export class OpenAIProvider implements AssistantProvider {
         messages.push({
           role: "assistant",
           content: content || null,
-          tool_calls: toolCalls.map((call) => ({ id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } })),
+          tool_calls: toolCalls.map((call) => ({
+            id: call.id,
+            type: "function",
+            function: { name: call.name, arguments: call.arguments },
+          })),
         });
         for (const call of toolCalls) {
           const result = await request.tools.call(call.name, call.arguments);
@@ -105,12 +109,14 @@ function systemPrompt(context: FamilyContext): string {
 /** Maps what the SDK throws onto a cause: 429 and 5xx and timeouts are transient, auth and bad requests are not. */
 function classify(error: InstanceType<typeof OpenAI.OpenAIError>): AssistantFailure {
   if (error instanceof OpenAI.APIConnectionTimeoutError) return new AssistantFailure("unavailable", "the model server timed out");
-  if (error instanceof OpenAI.APIConnectionError) return new AssistantFailure("unavailable", `cannot reach the model server: ${error.message}`);
+  if (error instanceof OpenAI.APIConnectionError)
+    return new AssistantFailure("unavailable", `cannot reach the model server: ${error.message}`);
   if (error instanceof OpenAI.APIError) {
     const status = error.status ?? 0;
     if (status === 429) return new AssistantFailure("rate_limited", "the model server is rate limiting");
     if (status >= 500 || status === 408) return new AssistantFailure("unavailable", `the model server answered ${status}`);
-    if (status === 401 || status === 403 || status === 404) return new AssistantFailure("misconfigured", `the model server answered ${status}`);
+    if (status === 401 || status === 403 || status === 404)
+      return new AssistantFailure("misconfigured", `the model server answered ${status}`);
     return new AssistantFailure("other", `the model server answered ${status}: ${error.message}`);
   }
   return new AssistantFailure("other", error.message);

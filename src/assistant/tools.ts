@@ -129,8 +129,7 @@ const getAccounts: ToolDefinition<typeof getAccountsParameters> = {
 };
 
 const getBalanceSheet: ToolDefinition<typeof getBalanceSheetParameters> = {
-  description:
-    "The user's assets, liabilities and net worth today, and their month-end history. Covers accounts in the family currency.",
+  description: "The user's assets, liabilities and net worth today, and their month-end history. Covers accounts in the family currency.",
   parameters: getBalanceSheetParameters,
   async run(args, scope, data) {
     const [history, accounts] = await Promise.all([
