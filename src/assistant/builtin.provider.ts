@@ -60,7 +60,7 @@ async function answer(question: string, context: FamilyContext, tools: ToolRunne
     return recentTransactions(tools, period, countIn(text) ?? 10);
   if (has(/\bbalances?\b|\bmy accounts\b|\bhow much (money )?do i have\b|\bwhat accounts\b/)) return balances(tools);
   const categories = matches(text, context.categories, categoryVariants);
-  const merchants = matches(text, context.merchants, (name) => [normalize(name)]);
+  const merchants = matches(text, context.merchants, (name) => [normalize(name).trim()]);
   if (has(/\b(spend|spent|spending|expenses?|cost|costs|paid|pay)\b/) && !has(/\bpaid me\b/))
     return totals(context, tools, "expense", period ?? currentMonth(context.today), categories, merchants);
   if (has(/\b(income|earn|earned|earnings|made|received|paid me|salary)\b/))
