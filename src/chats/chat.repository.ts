@@ -68,12 +68,13 @@ export class ChatRepository {
     return row ?? null;
   }
 
-  /** A page of a chat's messages, oldest first. */
-  messages(chatId: string, limit: number, offset: number): Promise<MessageRow[]> {
+  /** A page of a chat's messages, oldest first; none when the chat is not the user's. */
+  messages(userId: string, chatId: string, limit: number, offset: number): Promise<MessageRow[]> {
     return selectRows<MessageRow>(
       this.sequelize,
-      `SELECT ${MESSAGE_COLUMNS} FROM chat_messages m WHERE m.chat_id = $1 ORDER BY m.created_at, m.id LIMIT $2 OFFSET $3`,
-      [chatId, limit, offset],
+      `SELECT ${MESSAGE_COLUMNS} FROM chat_messages m JOIN chats c ON c.id = m.chat_id
+        WHERE c.user_id = $1 AND m.chat_id = $2 ORDER BY m.created_at, m.id LIMIT $3 OFFSET $4`,
+      [userId, chatId, limit, offset],
     );
   }
 

@@ -43,9 +43,13 @@ export class ChatService {
 
   /** A chat with one page of its messages, oldest first, each with its tool calls. */
   async get(actor: Actor, id: string, page?: number | null, perPage?: number | null): Promise<ChatDetail> {
-    const chat = await this.own(actor, id);
+    requireAi(actor);
+    if (!isUuid(id)) throw new NotFoundError("Chat");
     const request = clampPage(page, perPage, 50);
-    const messages = await this.chats.messages(chat.id, request.perPage, offsetOf(request));
+    // Messages first, then the chat: a reply's status and the chat's error change in one transaction, so
+    // a chat read after its messages never shows an older error than the statuses it comes with.
+    const messages = await this.chats.messages(actor.userId, id, request.perPage, offsetOf(request));
+    const chat = await this.own(actor, id);
     const toolCalls = await this.chats.toolCallsOf(messages.map((message) => message.id));
     return {
       ...chat,

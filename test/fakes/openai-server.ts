@@ -38,7 +38,15 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     requests.push(body);
     let step: FakeStep = steps.shift() ?? { kind: "text", content: "Fake answer." };
     while (step.kind === "delay") {
-      await new Promise((resolve) => setTimeout(resolve, step.kind === "delay" ? step.ms : 0));
+      const ms = step.ms;
+      // A client that gives up (a timeout, a killed worker) ends the wait.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        res.once("close", () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
       if (res.destroyed || !step.then) {
         if (!res.destroyed) res.destroy();
         return;

@@ -170,7 +170,9 @@ describe("tools", () => {
     const { repositories } = app.runtime.services;
     const tools = new ToolRunner({ familyId, currency: "USD", today: "2025-01-01" }, repositoriesOf(repositories));
     const all = await tools.call("get_transactions", { type: "expense", per_page: 1 });
-    const expected = await scalar(`SELECT sum(t.amount)::text AS value FROM transactions t WHERE t.family_id = $1 AND t.amount > 0 AND ${NOT_TRANSFER}`);
+    const expected = await scalar(
+      `SELECT sum(t.amount)::text AS value FROM transactions t WHERE t.family_id = $1 AND t.amount > 0 AND ${NOT_TRANSFER}`,
+    );
     expect((all.totals as Array<{ expense: string }>)[0].expense).toBe(expected.replace(/\.?0+$/, ""));
   });
 });

@@ -50,13 +50,15 @@ describe("workers", () => {
   });
 
   test("refuse to start when a declared job has no handler, or a handler no job", () => {
-    expect(() => checkHandlers({ [QueueName.Maintenance]: {}, [QueueName.Assistant]: assistantHandlers })).toThrow("no handler for job prune-api-keys");
+    expect(() => checkHandlers({ [QueueName.Maintenance]: {}, [QueueName.Assistant]: assistantHandlers })).toThrow(
+      "no handler for job prune-api-keys",
+    );
     const handler = async () => undefined;
-    expect(() => checkHandlers({
+    expect(() =>
+      checkHandlers({
         [QueueName.Maintenance]: { "prune-api-keys": handler, "typo-job": handler },
         [QueueName.Assistant]: assistantHandlers,
-      })).toThrow(
-      "handler for undeclared job typo-job",
-    );
+      }),
+    ).toThrow("handler for undeclared job typo-job");
   });
 });
