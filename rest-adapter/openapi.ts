@@ -33,6 +33,7 @@ const SCALARS: Record<string, JsonSchema> = {
   Decimal: { type: "string", pattern: "^-?\\d+(\\.\\d+)?$", description: "Exact decimal; input may also be a JSON number." },
   Date: { type: "string", format: "date" },
   DateTimeISO: { type: "string", format: "date-time" },
+  JSONObject: { type: "object" },
 };
 
 function nullable(schema: JsonSchema): JsonSchema {
@@ -127,6 +128,10 @@ function operationFor(
       };
       continue;
     }
+    if (name === "input" && route.bodyAtRoot) {
+      requestBody = { required: true, content: { "application/json": { schema: inputSchema(type) } } };
+      continue;
+    }
     const named = getNamedType(type);
     const fields = isInputObjectType(named)
       ? Object.entries(named.getFields()).map(([field, def]) => [field, def.type, def.description] as const)
@@ -139,7 +144,7 @@ function operationFor(
         required: false,
         schema: inputSchema(fieldType),
         ...(description ? { description } : {}),
-        ...(field === "perPage" ? { description: "Default 25, at most 100 (larger values are capped)." } : {}),
+        ...(field === "perPage" ? { description: `Default ${route.perPageDefault ?? 25}, at most 100 (larger values are capped).` } : {}),
         ...(field === "page" ? { description: "Default 1; values below 1 become 1." } : {}),
       });
     }
@@ -160,7 +165,10 @@ function operationFor(
     body = selectionSchema(type, selection, fragments);
   }
   const responses: Record<string, unknown> = {
-    [route.status]: { description: "Success", content: { "application/json": { schema: body } } },
+    [route.status]:
+      route.resultPath || route.message
+        ? { description: "Success", content: { "application/json": { schema: body } } }
+        : { description: "Success; no body" },
   };
   if (route.alternateStatus)
     responses[route.alternateStatus.status] = {

@@ -61,11 +61,13 @@ async function run(route: CompiledRoute, schema: GraphQLSchema, req: Request, re
   const match = route.pattern.exec(req.path)!;
   const params = Object.fromEntries(route.paramNames.map((name, index) => [name, decodeSegment(match[index + 1])]));
   let body: Record<string, unknown> | undefined;
-  if (route.bodyKey) {
+  if (route.bodyKey || route.bodyAtRoot) {
     if (!req.is("application/json")) throw new BadRequestError("Content-Type must be application/json");
-    const value = (req.body as Record<string, unknown> | undefined)?.[route.bodyKey];
+    const value: unknown = route.bodyKey ? (req.body as Record<string, unknown> | undefined)?.[route.bodyKey] : req.body;
     if (value === null || typeof value !== "object" || Array.isArray(value)) {
-      throw new BadRequestError(`param is missing or the value is empty: ${route.bodyKey}`);
+      throw new BadRequestError(
+        route.bodyKey ? `param is missing or the value is empty: ${route.bodyKey}` : "Request body must be a JSON object",
+      );
     }
     body = value as Record<string, unknown>;
   }
@@ -86,7 +88,9 @@ async function run(route: CompiledRoute, schema: GraphQLSchema, req: Request, re
     route.alternateStatus && valueAt(result.data, route.alternateStatus.when) === route.alternateStatus.equals
       ? route.alternateStatus.status
       : route.status;
-  res.status(status).json(route.message ? { message: route.message } : valueAt(result.data, route.resultPath!));
+  if (route.message) res.status(status).json({ message: route.message });
+  else if (route.resultPath) res.status(status).json(valueAt(result.data, route.resultPath));
+  else res.status(status).end();
 }
 
 /** A segment with broken percent-encoding cannot name anything: it is kept as sent, so lookups answer 404, not 500. */

@@ -11,6 +11,7 @@ import { createEventBus, LocalEventBus } from "./events/event-bus";
 import { createSchema } from "./graphql/schema";
 import { openDatabase, startRuntime, type Roles } from "./runtime";
 import { createServices, type Services } from "./services";
+import { createQueueBackend } from "../workers/queues";
 
 const USAGE = `Usage: finance-gateway <command> [options] [--json]
 
@@ -136,7 +137,9 @@ async function withDatabase<T>(config: Config, logger: Logger, work: (services: 
     const { sequelize, url } = await openDatabase(config, logger, stops);
     const events = createEventBus({ redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, databaseUrl: url }, logger);
     stops.push(() => events.close());
-    return await work(createServices(sequelize, events), sequelize);
+    const queues = createQueueBackend(config, url);
+    stops.push(() => queues.close());
+    return await work(createServices(sequelize, events, { config, queues }), sequelize);
   } finally {
     for (const stop of stops.reverse()) await stop();
   }

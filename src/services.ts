@@ -1,8 +1,15 @@
 import type { Sequelize } from "sequelize";
+import { JOBS, QueueName, replyJobOptions, type QueueBackend } from "../workers/queues";
 import { AccountRepository } from "./accounts/account.repository";
 import { AccountService } from "./accounts/account.service";
+import { AssistantService } from "./assistant/assistant.service";
+import { FinanceRepository } from "./assistant/finance.repository";
+import { createProvider } from "./assistant/providers";
 import { CategoryRepository } from "./categories/category.repository";
 import { CategoryService } from "./categories/category.service";
+import { ChatRepository } from "./chats/chat.repository";
+import { ChatService, type ReplyQueue } from "./chats/chat.service";
+import type { Config } from "./config/config";
 import type { EventBus } from "./events/event-bus";
 import { ApiKeyService } from "./identity/api-key.service";
 import { UserService } from "./identity/user.service";
@@ -23,12 +30,29 @@ function createRepositories(sequelize: Sequelize) {
     merchants: new MerchantRepository(sequelize),
     tags: new TagRepository(sequelize),
     transactions: new TransactionRepository(sequelize),
+    chats: new ChatRepository(sequelize),
+    finance: new FinanceRepository(sequelize),
   };
 }
 
+/** What the services need from the running process beyond the database and the event bus. */
+export type ServiceDeps = { config: Config; queues: QueueBackend };
+
 /** The transport-neutral core: GraphQL resolvers, the REST adapter (through GraphQL) and the CLI call these. */
-export function createServices(sequelize: Sequelize, events: EventBus) {
+export function createServices(sequelize: Sequelize, events: EventBus, deps: ServiceDeps) {
   const repositories = createRepositories(sequelize);
+  const { assistant } = deps.config;
+  const replies: ReplyQueue = {
+    async enqueue(messageId, attempt) {
+      await deps.queues
+        .queue(QueueName.Assistant)
+        .add(
+          JOBS[QueueName.Assistant].reply,
+          { messageId, attempt },
+          replyJobOptions(messageId, attempt, assistant.maxAttempts, assistant.retryDelayMs),
+        );
+    },
+  };
   return {
     repositories,
     events,
@@ -45,6 +69,16 @@ export function createServices(sequelize: Sequelize, events: EventBus) {
       repositories.categories,
       repositories.merchants,
       repositories.tags,
+    ),
+    chats: new ChatService(sequelize, repositories.chats, events, replies, assistant),
+    assistant: new AssistantService(
+      sequelize,
+      repositories.chats,
+      repositories.finance,
+      repositories.accounts,
+      events,
+      assistant,
+      createProvider(assistant),
     ),
   };
 }

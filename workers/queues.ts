@@ -8,10 +8,12 @@ import type { Config } from "../src/config/config";
  */
 export enum QueueName {
   Maintenance = "maintenance",
+  Assistant = "assistant",
 }
 
 export const JOBS = {
   [QueueName.Maintenance]: { pruneApiKeys: "prune-api-keys" },
+  [QueueName.Assistant]: { reply: "reply", expireStaleReplies: "expire-stale-replies" },
 } as const satisfies Record<QueueName, Record<string, string>>;
 
 /** Retry transient failures a few times with growing waits; keep a bounded history for inspection. */
@@ -25,7 +27,31 @@ export const DEFAULT_JOB_OPTIONS: JobsOptions = {
 /** Recurring jobs. The scheduler id makes registration idempotent across processes and restarts. */
 export const SCHEDULES = [
   { id: "prune-api-keys-daily", queue: QueueName.Maintenance, job: JOBS[QueueName.Maintenance].pruneApiKeys, everyMs: 24 * 60 * 60 * 1000 },
+  {
+    id: "expire-stale-replies-minutely",
+    queue: QueueName.Assistant,
+    job: JOBS[QueueName.Assistant].expireStaleReplies,
+    everyMs: 60 * 1000,
+  },
 ] as const;
+
+/** Jobs run at once per worker process; assistant replies mostly wait on a model server, so more of them. */
+export const CONCURRENCY: Partial<Record<QueueName, number>> = { [QueueName.Assistant]: 8 };
+
+export type ReplyJobData = { messageId: string; attempt: number };
+
+/**
+ * One job per user message and attempt: enqueueing the same reply twice is a no-op because the id is
+ * taken, and a retry (a new attempt) gets a fresh id instead of colliding with the finished job.
+ */
+export function replyJobId(messageId: string, attempt: number): string {
+  return `reply-${messageId}-${attempt}`;
+}
+
+/** Model errors worth retrying (429, 5xx, timeouts) back off exponentially from `delayMs`. */
+export function replyJobOptions(messageId: string, attempt: number, attempts: number, delayMs: number): JobsOptions {
+  return { jobId: replyJobId(messageId, attempt), attempts, backoff: { type: "exponential", delay: delayMs } };
+}
 
 export type QueueBackend = {
   kind: "redis" | "postgres";
@@ -37,10 +63,17 @@ export type QueueBackend = {
 };
 
 export function createQueueBackend(config: Config, databaseUrl: string): QueueBackend {
-  return config.redisUrl ? redisBackend(config.redisUrl, config.redisPrefix) : postgresBackend(databaseUrl);
+  return config.redisUrl
+    ? redisBackend(config.redisUrl, config.redisPrefix, config.jobLockMs)
+    : postgresBackend(databaseUrl, config.jobLockMs);
 }
 
-function redisBackend(url: string, prefix: string): QueueBackend {
+/** A crashed worker's job is found stalled and handed to another worker after about one lock period. */
+function lockOptions(lockMs: number) {
+  return { lockDuration: lockMs, stalledInterval: lockMs };
+}
+
+function redisBackend(url: string, prefix: string, lockMs: number): QueueBackend {
   // BullMQ's blocking commands need maxRetriesPerRequest: null.
   const connection = new IORedis(url, { maxRetriesPerRequest: null, lazyConnect: false });
   const queues = new Map<QueueName, Queue>();
@@ -55,7 +88,7 @@ function redisBackend(url: string, prefix: string): QueueBackend {
       }
       return queue;
     },
-    worker: (name, processor, concurrency) => new Worker(name, processor, { connection, prefix, concurrency }),
+    worker: (name, processor, concurrency) => new Worker(name, processor, { connection, prefix, concurrency, ...lockOptions(lockMs) }),
     async ping() {
       // A ping on a closed ioredis connection would quietly reconnect it.
       if (closed) throw new Error("queue backend is closed");
@@ -69,7 +102,7 @@ function redisBackend(url: string, prefix: string): QueueBackend {
   };
 }
 
-function postgresBackend(databaseUrl: string): QueueBackend {
+function postgresBackend(databaseUrl: string, lockMs: number): QueueBackend {
   const pg = withBackend(createPostgresBackend);
   const connection = { connectionString: databaseUrl, migrate: true };
   const queues = new Map<QueueName, Queue>();
@@ -83,7 +116,8 @@ function postgresBackend(databaseUrl: string): QueueBackend {
       }
       return queue;
     },
-    worker: (name, processor, concurrency) => new pg.Worker(name, processor, { connection, concurrency }) as unknown as Worker,
+    worker: (name, processor, concurrency) =>
+      new pg.Worker(name, processor, { connection, concurrency, ...lockOptions(lockMs) }) as unknown as Worker,
     async ping() {
       await this.queue(QueueName.Maintenance).getJobCounts("waiting");
     },

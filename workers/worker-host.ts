@@ -1,14 +1,16 @@
 import type { Job } from "bullmq";
 import type { Logger } from "../src/common/logger";
 import type { Services } from "../src/services";
+import { assistantHandlers } from "./assistant.processor";
 import { maintenanceHandlers } from "./maintenance.processor";
-import { JOBS, QueueName, SCHEDULES, type QueueBackend } from "./queues";
+import { CONCURRENCY, JOBS, QueueName, SCHEDULES, type QueueBackend } from "./queues";
 
 export type JobDeps = { services: Services; logger: Logger };
 export type JobHandlers = Record<string, (job: Job, deps: JobDeps) => Promise<unknown>>;
 
 const HANDLERS: Record<QueueName, JobHandlers> = {
   [QueueName.Maintenance]: maintenanceHandlers,
+  [QueueName.Assistant]: assistantHandlers,
 };
 
 /**
@@ -44,7 +46,7 @@ export class WorkerHost {
           if (!handler) throw new Error(`no handler for ${queue}/${job.name}`);
           return handler(job, this.deps);
         },
-        2,
+        CONCURRENCY[queue] ?? 2,
       );
       worker.on("failed", (job, error) => this.deps.logger.warn({ queue, job: job?.name, jobId: job?.id, err: error }, "job failed"));
       this.workers.push(worker);

@@ -53,6 +53,18 @@ const settings = z.object({
   TRUST_PROXY: trustProxy.default(["loopback"]),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(10000),
   GRAPHQL_LANDING_PAGE: booleanFlag.default(true),
+  JOB_LOCK_MS: z.coerce.number().int().min(1000).default(30000),
+  ASSISTANT_PROVIDER: z.enum(["builtin", "openai"]).optional(),
+  OPENAI_BASE_URL: z.url().optional(),
+  OPENAI_API_KEY: z.string().optional(),
+  ASSISTANT_MODEL: z.string().min(1).optional(),
+  ASSISTANT_MODELS: z.string().optional(),
+  ASSISTANT_STREAM: booleanFlag.default(true),
+  ASSISTANT_TIMEOUT_MS: z.coerce.number().int().min(100).default(60000),
+  ASSISTANT_MAX_TOOL_ROUNDS: z.coerce.number().int().min(1).max(20).default(5),
+  ASSISTANT_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
+  ASSISTANT_RETRY_DELAY_MS: z.coerce.number().int().min(0).default(2000),
+  ASSISTANT_REPLY_TIMEOUT_SECONDS: z.coerce.number().int().min(1).default(300),
 });
 
 export type Config = Readonly<{
@@ -71,7 +83,51 @@ export type Config = Readonly<{
   trustProxy: boolean | number | string[];
   shutdownTimeoutMs: number;
   graphqlLandingPage: boolean;
+  /** How long a job's lock lasts without renewal: a crashed worker's job is taken over after about this long. */
+  jobLockMs: number;
+  assistant: AssistantConfig;
 }>;
+
+export type AssistantConfig = Readonly<{
+  /** builtin needs no network; openai speaks to any OpenAI-compatible chat-completions server. */
+  provider: "builtin" | "openai";
+  baseUrl?: string;
+  apiKey?: string;
+  defaultModel: string;
+  /** Models a client may ask for; the default model is always one of them. */
+  allowedModels: string[];
+  stream: boolean;
+  timeoutMs: number;
+  maxToolRounds: number;
+  maxAttempts: number;
+  retryDelayMs: number;
+  replyTimeoutSeconds: number;
+}>;
+
+export const BUILTIN_MODEL = "builtin";
+
+function assistantConfig(s: z.infer<typeof settings>): AssistantConfig {
+  // A model server named by URL or key means the operator wants it; otherwise the offline assistant answers.
+  const provider = s.ASSISTANT_PROVIDER ?? (s.OPENAI_BASE_URL || s.OPENAI_API_KEY ? "openai" : "builtin");
+  const defaultModel = provider === "builtin" ? BUILTIN_MODEL : (s.ASSISTANT_MODEL ?? "gpt-4o-mini");
+  const listed = (s.ASSISTANT_MODELS ?? "")
+    .split(",")
+    .map((model) => model.trim())
+    .filter(Boolean);
+  return {
+    provider,
+    baseUrl: s.OPENAI_BASE_URL,
+    apiKey: s.OPENAI_API_KEY,
+    defaultModel,
+    allowedModels: provider === "builtin" ? [BUILTIN_MODEL] : [...new Set([defaultModel, ...listed])],
+    stream: s.ASSISTANT_STREAM,
+    timeoutMs: s.ASSISTANT_TIMEOUT_MS,
+    maxToolRounds: s.ASSISTANT_MAX_TOOL_ROUNDS,
+    maxAttempts: s.ASSISTANT_MAX_ATTEMPTS,
+    retryDelayMs: s.ASSISTANT_RETRY_DELAY_MS,
+    replyTimeoutSeconds: s.ASSISTANT_REPLY_TIMEOUT_SECONDS,
+  };
+}
 
 export class ConfigError extends Error {}
 
@@ -98,5 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: s.TRUST_PROXY,
     shutdownTimeoutMs: s.SHUTDOWN_TIMEOUT_MS,
     graphqlLandingPage: s.GRAPHQL_LANDING_PAGE,
+    jobLockMs: s.JOB_LOCK_MS,
+    assistant: Object.freeze(assistantConfig(s)),
   });
 }

@@ -1,6 +1,7 @@
 import type { Sequelize } from "sequelize";
 import { AccountModel } from "../accounts/account.model";
 import { CategoryModel } from "../categories/category.model";
+import { ChatMessageModel, ChatModel, ToolCallModel } from "../chats/chat.model";
 import { ApiKeyModel } from "../identity/api-key.model";
 import { FamilyModel } from "../identity/family.model";
 import { UserModel } from "../identity/user.model";
@@ -21,6 +22,9 @@ export function initModels(sequelize: Sequelize): void {
     TransactionModel,
     TransactionTagModel,
     TransferModel,
+    ChatModel,
+    ChatMessageModel,
+    ToolCallModel,
   ]) {
     model.initialize(sequelize);
   }

@@ -3,6 +3,7 @@ import type { GraphQLSchema } from "graphql";
 import { buildSchema } from "type-graphql";
 import { AccountResolver } from "../accounts/account.resolver";
 import { CategoryResolver } from "../categories/category.resolver";
+import { ChatResolver } from "../chats/chat.resolver";
 import { IdentityResolver } from "../identity/identity.resolver";
 import { MerchantResolver } from "../merchants/merchant.resolver";
 import { TagResolver } from "../tags/tag.resolver";
@@ -18,6 +19,7 @@ export const resolvers = [
   MerchantResolver,
   TransactionResolver,
   TransferResolver,
+  ChatResolver,
 ] as const;
 
 /**

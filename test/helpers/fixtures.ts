@@ -17,7 +17,7 @@ export type TestUser = {
 /** A user in a new family (or in `familyOf`'s family) with a read_write and a read key. */
 export async function createUser(
   services: Services,
-  options: { familyOf?: TestUser; currency?: string; role?: string } = {},
+  options: { familyOf?: TestUser; currency?: string; role?: string; aiEnabled?: boolean } = {},
 ): Promise<TestUser> {
   sequence += 1;
   const email = `user${sequence}-${Date.now()}@example.test`;
@@ -26,6 +26,7 @@ export async function createUser(
     familyOfEmail: options.familyOf?.email,
     currency: options.currency,
     role: options.role,
+    aiEnabled: options.aiEnabled,
   });
   const key = (await services.apiKeys.create(user.id, { scope: "read_write" })).plaintext;
   const readKey = (await services.apiKeys.create(user.id, { scope: "read" })).plaintext;
