@@ -124,7 +124,7 @@ async function withDatabase<T>(config: Config, logger: Logger, work: (services: 
     const { sequelize, url } = await openDatabase(config, logger, stops);
     const events = createEventBus({ redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, databaseUrl: url }, logger);
     stops.push(() => events.close());
-    return await work(createServices(sequelize, events), sequelize);
+    return await work(createServices(sequelize, events, { config, logger }), sequelize);
   } finally {
     for (const stop of stops.reverse()) await stop();
   }

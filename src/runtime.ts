@@ -72,9 +72,9 @@ export async function startRuntime(config: Config, roles: Roles, options: Runtim
     const events = createEventBus({ redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, databaseUrl }, logger);
     stops.push(() => events.close());
     await events.ready();
-    const services = createServices(sequelize, events);
     const queues = createQueueBackend(config, databaseUrl);
     stops.push(() => queues.close());
+    const services = createServices(sequelize, events, { config, queues, logger });
     const runtime: Runtime = { config, logger, sequelize, services, queues, databaseUrl, stop };
 
     if (roles.workers) {

@@ -1,8 +1,13 @@
 import type { Sequelize } from "sequelize";
 import { AccountRepository } from "./accounts/account.repository";
 import { AccountService } from "./accounts/account.service";
+import { BankSyncService } from "./banking/bank-sync.service";
+import { BankingRepository } from "./banking/banking.repository";
+import { BankingService, type SyncQueue } from "./banking/banking.service";
 import { CategoryRepository } from "./categories/category.repository";
 import { CategoryService } from "./categories/category.service";
+import { createLogger, type Logger } from "./common/logger";
+import type { Config } from "./config/config";
 import type { EventBus } from "./events/event-bus";
 import { ApiKeyService } from "./identity/api-key.service";
 import { UserService } from "./identity/user.service";
@@ -11,7 +16,9 @@ import { MerchantService } from "./merchants/merchant.service";
 import { TagRepository } from "./tags/tag.repository";
 import { TagService } from "./tags/tag.service";
 import { TransactionRepository } from "./transactions/transaction.repository";
+import { SecretBox } from "./security/secret-box";
 import { TransactionService } from "./transactions/transaction.service";
+import { BANK_SYNC_JOB_OPTIONS, bankSyncJobId, JOBS, QueueName, type QueueBackend } from "../workers/queues";
 
 export type Repositories = ReturnType<typeof createRepositories>;
 export type Services = ReturnType<typeof createServices>;
@@ -23,12 +30,33 @@ function createRepositories(sequelize: Sequelize) {
     merchants: new MerchantRepository(sequelize),
     tags: new TagRepository(sequelize),
     transactions: new TransactionRepository(sequelize),
+    banking: new BankingRepository(sequelize),
+  };
+}
+
+/** What some services need from the process: settings, the queues they enqueue on, a logger. */
+export type Platform = { config: Config; queues?: QueueBackend; logger?: Logger };
+
+function syncQueueOf(queues: QueueBackend | undefined): SyncQueue | null {
+  if (!queues) return null;
+  return {
+    async enqueue(connectionId, trigger) {
+      await queues
+        .queue(QueueName.BankSync)
+        .add(
+          JOBS[QueueName.BankSync].syncConnection,
+          { connectionId, trigger },
+          { ...BANK_SYNC_JOB_OPTIONS, jobId: bankSyncJobId(connectionId) },
+        );
+    },
   };
 }
 
 /** The transport-neutral core: GraphQL resolvers, the REST adapter (through GraphQL) and the CLI call these. */
-export function createServices(sequelize: Sequelize, events: EventBus) {
+export function createServices(sequelize: Sequelize, events: EventBus, platform: Platform) {
   const repositories = createRepositories(sequelize);
+  const secrets = SecretBox.fromConfig(platform.config);
+  const logger = platform.logger ?? createLogger("silent");
   return {
     repositories,
     events,
@@ -46,5 +74,7 @@ export function createServices(sequelize: Sequelize, events: EventBus) {
       repositories.merchants,
       repositories.tags,
     ),
+    banking: new BankingService(repositories.banking, repositories.accounts, secrets, platform.config, syncQueueOf(platform.queues)),
+    bankSync: new BankSyncService(repositories.banking, secrets, platform.config, events, logger),
   };
 }

@@ -8,10 +8,12 @@ import type { Config } from "../src/config/config";
  */
 export enum QueueName {
   Maintenance = "maintenance",
+  BankSync = "bank-sync",
 }
 
 export const JOBS = {
   [QueueName.Maintenance]: { pruneApiKeys: "prune-api-keys" },
+  [QueueName.BankSync]: { syncConnection: "sync-connection", refreshConnections: "refresh-connections" },
 } as const satisfies Record<QueueName, Record<string, string>>;
 
 /** Retry transient failures a few times with growing waits; keep a bounded history for inspection. */
@@ -22,9 +24,26 @@ export const DEFAULT_JOB_OPTIONS: JobsOptions = {
   removeOnFail: { count: 5000 },
 };
 
+/**
+ * One sync job per connection at a time: the job id is the connection's, so enqueueing while one waits
+ * or runs is a no-op, and finished jobs are removed so the id is free again (runs are kept in
+ * bank_sync_runs). One attempt: the HTTP layer already retries transient failures 3 times, and job
+ * retries on top would multiply requests against the provider's quota.
+ */
+export const BANK_SYNC_JOB_OPTIONS: JobsOptions = { attempts: 1, removeOnComplete: true, removeOnFail: true };
+
+export function bankSyncJobId(connectionId: string): string {
+  return `sync-${connectionId}`;
+}
+
+/** Worker concurrency per queue (default 2): bank syncs mostly wait on providers, so several run at once. */
+export const CONCURRENCY: Partial<Record<QueueName, number>> = { [QueueName.BankSync]: 4 };
+
 /** Recurring jobs. The scheduler id makes registration idempotent across processes and restarts. */
 export const SCHEDULES = [
   { id: "prune-api-keys-daily", queue: QueueName.Maintenance, job: JOBS[QueueName.Maintenance].pruneApiKeys, everyMs: 24 * 60 * 60 * 1000 },
+  // Only enqueues: the handler picks the connections whose BANK_SYNC_INTERVAL_HOURS has passed.
+  { id: "bank-sync-refresh", queue: QueueName.BankSync, job: JOBS[QueueName.BankSync].refreshConnections, everyMs: 10 * 60 * 1000 },
 ] as const;
 
 export type QueueBackend = {
@@ -36,11 +55,23 @@ export type QueueBackend = {
   close(): Promise<void>;
 };
 
-export function createQueueBackend(config: Config, databaseUrl: string): QueueBackend {
-  return config.redisUrl ? redisBackend(config.redisUrl, config.redisPrefix) : postgresBackend(databaseUrl);
+/**
+ * A worker that dies mid-job keeps the job locked this long before another worker takes it over; bank
+ * syncs resume from their saved cursor, so the wait is all a crash costs.
+ */
+function workerOptions(config: Config): Partial<Record<QueueName, WorkerOptionsOverride>> {
+  const lockDuration = config.bankSyncLockMs;
+  return { [QueueName.BankSync]: { lockDuration, stalledInterval: Math.max(250, Math.floor(lockDuration / 2)) } };
 }
 
-function redisBackend(url: string, prefix: string): QueueBackend {
+type WorkerOptionsOverride = { lockDuration: number; stalledInterval: number };
+
+export function createQueueBackend(config: Config, databaseUrl: string): QueueBackend {
+  const overrides = workerOptions(config);
+  return config.redisUrl ? redisBackend(config.redisUrl, config.redisPrefix, overrides) : postgresBackend(databaseUrl, overrides);
+}
+
+function redisBackend(url: string, prefix: string, overrides: Partial<Record<QueueName, WorkerOptionsOverride>>): QueueBackend {
   // BullMQ's blocking commands need maxRetriesPerRequest: null.
   const connection = new IORedis(url, { maxRetriesPerRequest: null, lazyConnect: false });
   const queues = new Map<QueueName, Queue>();
@@ -54,7 +85,7 @@ function redisBackend(url: string, prefix: string): QueueBackend {
       }
       return queue;
     },
-    worker: (name, processor, concurrency) => new Worker(name, processor, { connection, prefix, concurrency }),
+    worker: (name, processor, concurrency) => new Worker(name, processor, { connection, prefix, concurrency, ...overrides[name] }),
     async ping() {
       await connection.ping();
     },
@@ -65,7 +96,7 @@ function redisBackend(url: string, prefix: string): QueueBackend {
   };
 }
 
-function postgresBackend(databaseUrl: string): QueueBackend {
+function postgresBackend(databaseUrl: string, overrides: Partial<Record<QueueName, WorkerOptionsOverride>>): QueueBackend {
   const pg = withBackend(createPostgresBackend);
   const connection = { connectionString: databaseUrl, migrate: true };
   const queues = new Map<QueueName, Queue>();
@@ -79,7 +110,8 @@ function postgresBackend(databaseUrl: string): QueueBackend {
       }
       return queue;
     },
-    worker: (name, processor, concurrency) => new pg.Worker(name, processor, { connection, concurrency }) as unknown as Worker,
+    worker: (name, processor, concurrency) =>
+      new pg.Worker(name, processor, { connection, concurrency, ...overrides[name] }) as unknown as Worker,
     async ping() {
       await this.queue(QueueName.Maintenance).getJobCounts("waiting");
     },

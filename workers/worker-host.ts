@@ -1,21 +1,23 @@
 import type { Job } from "bullmq";
 import type { Logger } from "../src/common/logger";
 import type { Services } from "../src/services";
+import { bankSyncHandlers } from "./bank-sync.processor";
 import { maintenanceHandlers } from "./maintenance.processor";
-import { JOBS, QueueName, SCHEDULES, type QueueBackend } from "./queues";
+import { CONCURRENCY, JOBS, QueueName, SCHEDULES, type QueueBackend } from "./queues";
 
 export type JobDeps = { services: Services; logger: Logger };
 export type JobHandlers = Record<string, (job: Job, deps: JobDeps) => Promise<unknown>>;
 
 const HANDLERS: Record<QueueName, JobHandlers> = {
   [QueueName.Maintenance]: maintenanceHandlers,
+  [QueueName.BankSync]: bankSyncHandlers,
 };
 
 /**
  * Fails fast when a declared job has no handler or a handler serves no declared job: a typo must stop
  * the worker at boot, not strand jobs in a queue.
  */
-export function checkHandlers(handlers: Record<QueueName, JobHandlers> = HANDLERS): void {
+export function checkHandlers(handlers: Partial<Record<QueueName, JobHandlers>> = HANDLERS): void {
   for (const queue of Object.values(QueueName)) {
     const declared = new Set<string>(Object.values(JOBS[queue]));
     const handled = new Set(Object.keys(handlers[queue] ?? {}));
@@ -44,7 +46,7 @@ export class WorkerHost {
           if (!handler) throw new Error(`no handler for ${queue}/${job.name}`);
           return handler(job, this.deps);
         },
-        2,
+        CONCURRENCY[queue] ?? 2,
       );
       worker.on("failed", (job, error) => this.deps.logger.warn({ queue, job: job?.name, jobId: job?.id, err: error }, "job failed"));
       this.workers.push(worker);

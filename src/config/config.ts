@@ -35,6 +35,12 @@ const trustProxy = z.string().transform((value, ctx): boolean | number | string[
   return list;
 });
 
+/** 32 random bytes, base64: the AES-256-GCM key for secrets at rest (see src/security/secret-box.ts). */
+const encryptionKey = z.string().refine((value) => {
+  const bytes = Buffer.from(value, "base64");
+  return bytes.length === 32 && bytes.toString("base64").replace(/=+$/, "") === value.trim().replace(/=+$/, "");
+}, "must be the base64 encoding of exactly 32 bytes (openssl rand -base64 32)");
+
 const settings = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default("0.0.0.0"),
@@ -53,6 +59,20 @@ const settings = z.object({
   TRUST_PROXY: trustProxy.default(["loopback"]),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(10000),
   GRAPHQL_LANDING_PAGE: booleanFlag.default(true),
+  ENCRYPTION_KEY: encryptionKey.optional(),
+  ALLOW_INSECURE_UPSTREAMS: booleanFlag.default(false),
+  BANK_SYNC_INTERVAL_HOURS: z.coerce
+    .number()
+    .min(0.01)
+    .max(24 * 30)
+    .default(24),
+  BANK_INCLUDE_PENDING: booleanFlag.default(true),
+  BANK_HISTORY_DAYS: z.coerce.number().int().min(1).max(3650).default(730),
+  SIMPLEFIN_DAILY_REQUEST_BUDGET: z.coerce.number().int().min(1).max(1000).default(24),
+  LUNCHFLOW_BASE_URL: z.url().default("https://lunchflow.app/api/v1"),
+  BANK_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).default(30000),
+  BANK_RETRY_BASE_MS: z.coerce.number().int().min(1).default(1000),
+  BANK_SYNC_LOCK_MS: z.coerce.number().int().min(500).default(30000),
 });
 
 export type Config = Readonly<{
@@ -71,6 +91,20 @@ export type Config = Readonly<{
   trustProxy: boolean | number | string[];
   shutdownTimeoutMs: number;
   graphqlLandingPage: boolean;
+  /** base64 of 32 bytes; unset: generated once into DATA_DIR/encryption-key. */
+  encryptionKey?: string;
+  /** Plain-http and loopback bank-provider URLs (the test fakes); never in production. */
+  allowInsecureUpstreams: boolean;
+  bankSyncIntervalHours: number;
+  /** Default of a new connection's include-pending setting. */
+  bankIncludePending: boolean;
+  bankHistoryDays: number;
+  simplefinDailyRequestBudget: number;
+  lunchflowBaseUrl: string;
+  bankUpstreamTimeoutMs: number;
+  bankRetryBaseMs: number;
+  /** How long a bank-sync job stays locked to a worker without a heartbeat before another takes it over. */
+  bankSyncLockMs: number;
 }>;
 
 export class ConfigError extends Error {}
@@ -98,5 +132,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: s.TRUST_PROXY,
     shutdownTimeoutMs: s.SHUTDOWN_TIMEOUT_MS,
     graphqlLandingPage: s.GRAPHQL_LANDING_PAGE,
+    encryptionKey: s.ENCRYPTION_KEY,
+    allowInsecureUpstreams: s.ALLOW_INSECURE_UPSTREAMS,
+    bankSyncIntervalHours: s.BANK_SYNC_INTERVAL_HOURS,
+    bankIncludePending: s.BANK_INCLUDE_PENDING,
+    bankHistoryDays: s.BANK_HISTORY_DAYS,
+    simplefinDailyRequestBudget: s.SIMPLEFIN_DAILY_REQUEST_BUDGET,
+    lunchflowBaseUrl: s.LUNCHFLOW_BASE_URL,
+    bankUpstreamTimeoutMs: s.BANK_UPSTREAM_TIMEOUT_MS,
+    bankRetryBaseMs: s.BANK_RETRY_BASE_MS,
+    bankSyncLockMs: s.BANK_SYNC_LOCK_MS,
   });
 }

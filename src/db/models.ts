@@ -1,5 +1,6 @@
 import type { Sequelize } from "sequelize";
 import { AccountModel } from "../accounts/account.model";
+import { BankConnectionModel, BankSyncRunModel } from "../banking/banking.model";
 import { CategoryModel } from "../categories/category.model";
 import { ApiKeyModel } from "../identity/api-key.model";
 import { FamilyModel } from "../identity/family.model";
@@ -21,6 +22,8 @@ export function initModels(sequelize: Sequelize): void {
     TransactionModel,
     TransactionTagModel,
     TransferModel,
+    BankConnectionModel,
+    BankSyncRunModel,
   ]) {
     model.initialize(sequelize);
   }
