@@ -126,7 +126,7 @@ export function currencyOf(raw: unknown, fallback = "USD"): { currency: string; 
 /** A sensible account type from what providers tell: names and, for investments, holdings. */
 export function guessAccountType(name: string, hints: { hasHoldings?: boolean; provider?: string | null } = {}): AccountType {
   const text = `${name} ${hints.provider ?? ""}`.toLowerCase();
-  if (/credit|card|visa|mastercard|amex|american express/.test(text)) return "credit_card";
+  if (/credit|\bcards?\b|visa|mastercard|amex|american express/.test(text)) return "credit_card";
   if (/mortgage|loan|heloc/.test(text)) return "loan";
   if (/crypto|bitcoin|coinbase|kraken|wallet/.test(text)) return "crypto";
   if (hints.hasHoldings || /brokerage|invest|ira\b|401k|401\(k\)|roth|pension|stock|isa\b/.test(text)) return "investment";
