@@ -261,7 +261,7 @@ export class BankSyncService {
       const plan = reconcile(incoming, existingByAccount.get(link.accountId) ?? [], batch, link.currency);
       totals.skipped += plan.unchanged;
       removals.push(...plan.expired);
-      for (const { row, key, existingId } of plan.writes) {
+      for (const { row, key, fingerprint, existingId } of plan.writes) {
         const write: TransactionWrite = {
           id: existingId ?? newId(),
           accountId: link.accountId,
@@ -272,7 +272,7 @@ export class BankSyncService {
           merchantId: row.merchant ? (merchantIds.get(row.merchant) ?? null) : null,
           pending: row.pending,
           externalId: key,
-          fingerprint: fingerprintOf(row),
+          fingerprint,
         };
         (existingId ? rekeys : writes).push(write);
       }
@@ -290,6 +290,7 @@ export class BankSyncService {
   /** Creates the family account on first sight (or keeps the link), then records balance and holdings. */
   private async importAccount(connection: ConnectionRow, links: Map<string, AccountLink>, account: ImportedAccount): Promise<void> {
     let link = links.get(account.externalId);
+    const firstSight = !link;
     if (!link) {
       const accountId = newId();
       const classification = classificationOf(account.accountType);
@@ -319,6 +320,9 @@ export class BankSyncService {
       link = { providerAccountId: stored.id, accountId: stored.accountId, currency: account.currency, classification };
       links.set(account.externalId, link);
     }
+    // Older windows of a walk carry nothing new about the account: no write for them.
+    const news = firstSight || account.balance || account.holdings || account.holdingsUnsupported;
+    if (!news) return;
     await this.repository.updateProviderAccount(link.providerAccountId, {
       name: account.name,
       institution: account.institution,
@@ -344,7 +348,7 @@ export class BankSyncService {
 }
 
 type ReconcilePlan = {
-  writes: Array<{ row: ImportedTransaction; key: string; existingId?: string }>;
+  writes: Array<{ row: ImportedTransaction; key: string; fingerprint: string; existingId?: string }>;
   unchanged: number;
   expired: string[];
 };
@@ -371,18 +375,18 @@ export function reconcile(
   const claimed = new Set<string>();
   const inRange = (date: string) => date >= batch.range.start && date < batch.range.end;
 
-  for (const { row, key } of keyed) {
+  for (const { row, key, fingerprint } of keyed) {
     const known = byKey.get(key);
     if (known) {
-      if (known.providerFingerprint === fingerprintOf(row)) plan.unchanged += 1;
-      else plan.writes.push({ row, key });
+      if (known.providerFingerprint === fingerprint) plan.unchanged += 1;
+      else plan.writes.push({ row, key, fingerprint });
       continue;
     }
     const match = row.pending ? null : (postedMatch(row, unclaimed, claimed) ?? reissuedMatch(row, unclaimed, claimed, inRange));
     if (match) {
       claimed.add(match.id);
-      plan.writes.push({ row, key, existingId: match.id });
-    } else plan.writes.push({ row, key });
+      plan.writes.push({ row, key, fingerprint, existingId: match.id });
+    } else plan.writes.push({ row, key, fingerprint });
   }
   if (batch.pendingRequested) {
     const cutoff = daysAgo(PENDING_MISSING_EXPIRY_DAYS);
@@ -433,25 +437,26 @@ function reissuedMatch(
  * The provider key of each row: its id, or for rows without one (Lunch Flow pending rows) a key derived
  * from the content, numbered when identical rows repeat (two coffees of the same price on one day).
  */
-function keyRows(rows: ImportedTransaction[]): Array<{ row: ImportedTransaction; key: string }> {
+function keyRows(rows: ImportedTransaction[]): Array<{ row: ImportedTransaction; key: string; fingerprint: string }> {
   const seen = new Map<string, number>();
-  const result = new Map<string, { row: ImportedTransaction; key: string }>();
+  const result = new Map<string, { row: ImportedTransaction; key: string; fingerprint: string }>();
   for (const row of rows) {
     let key = row.externalId;
     if (!key) {
-      const content = `content:${hash([row.date, new Decimal(row.amount).toFixed(), row.currency, row.name, row.merchant ?? ""].join("|"))}`;
+      const content = `content:${hash([row.date, row.amount, row.currency, row.name, row.merchant ?? ""].join("|"))}`;
       const occurrence = (seen.get(content) ?? 0) + 1;
       seen.set(content, occurrence);
       key = occurrence === 1 ? content : `${content}#${occurrence}`;
     }
     // The same id twice in one answer is one row (the last word wins); an upsert cannot touch a row twice.
-    result.set(key, { row, key });
+    result.set(key, { row, key, fingerprint: fingerprintOf(row) });
   }
   return [...result.values()];
 }
 
+/** Amounts arrive canonical (Decimal#toFixed from the provider clients), so the text is stable. */
 export function fingerprintOf(row: ImportedTransaction): string {
-  return hash([row.date, new Decimal(row.amount).toFixed(), row.currency, row.name, row.merchant ?? "", row.pending ? "p" : ""].join("|"));
+  return hash([row.date, row.amount, row.currency, row.name, row.merchant ?? "", row.pending ? "p" : ""].join("|"));
 }
 
 function securityKeyOf(holding: {

@@ -31,7 +31,7 @@ function startWorker(): ChildProcess {
       REDIS_PREFIX: config.redisPrefix,
       LOG_LEVEL: "warn",
       DATABASE_POOL_MAX: "4",
-      BANK_SYNC_LOCK_MS: "1500",
+      BANK_SYNC_LOCK_MS: "1000",
     },
     stdio: ["ignore", "ignore", "inherit"],
   });
@@ -64,7 +64,7 @@ beforeAll(async () => {
     balance: "100",
     "balance-date": startOfTomorrowUtc() - DAY,
     org: { name: `Bank ${index}`, "sfin-url": "https://bank.example" },
-    transactions: generateHistory({ accountId: id, days: 730, perDay: 2, seed: index * 10_000 }),
+    transactions: generateHistory({ accountId: id, days: 730, perDay: 1, seed: index * 10_000 }),
   }));
   app = await startTestApp({ env: { ...BANK_TEST_ENV, SIMPLEFIN_DAILY_REQUEST_BUDGET: "500" }, roles: { api: true, workers: false } });
   user = await createUser(app.runtime.services);
@@ -77,7 +77,7 @@ afterAll(async () => {
 });
 
 test("several connections sync in parallel", async () => {
-  bridge.http.delayMs = 150;
+  bridge.http.delayMs = 100;
   const worker = startWorker();
   const ids = await Promise.all([connect(), connect(), connect()]);
   const runs = await Promise.all(ids.map((id) => waitForSync(app.runtime.services, id, 40_000)));
@@ -96,13 +96,13 @@ test("several connections sync in parallel", async () => {
   const [{ count }] = (
     await app.runtime.sequelize.query("SELECT count(*)::int AS count FROM transactions WHERE family_id = $1", { bind: [user.familyId] })
   )[0] as Array<{ count: number }>;
-  expect(count).toBe(3 * 2 * 730 * 2);
+  expect(count).toBe(3 * 2 * 730);
   worker.kill("SIGTERM");
   await new Promise((resolve) => worker.once("exit", resolve));
 });
 
 test("a worker killed mid-sync is taken over by another, which resumes without duplicates", async () => {
-  bridge.http.delayMs = 400;
+  bridge.http.delayMs = 250;
   const first = startWorker();
   const seen = bridge.http.requestsTo(/\/accounts$/).length;
   const connectionId = await connect();
@@ -120,7 +120,7 @@ test("a worker killed mid-sync is taken over by another, which resumes without d
        FROM transactions t JOIN bank_provider_accounts p ON p.account_id = t.account_id WHERE p.connection_id = $1`,
     { bind: [connectionId] },
   );
-  expect(rows[0]).toEqual({ total: 2 * 730 * 2, distinct_keys: 2 * 730 * 2 });
+  expect(rows[0]).toEqual({ total: 2 * 730, distinct_keys: 2 * 730 });
   // The second worker continued from the saved cursor instead of walking the whole history again.
   const windows = bridge.accountWindows().slice(seen);
   expect(windows.length).toBeLessThan(2 * Math.ceil(730 / 60));

@@ -18,7 +18,7 @@ function daysAgo(days: number): string {
 function row(
   id: string,
   days: number,
-  amount: number,
+  amount: number | string,
   merchant: string,
   extra: Partial<FakeLunchflowTransaction> = {},
 ): FakeLunchflowTransaction {
