@@ -139,7 +139,7 @@ async function withDatabase<T>(config: Config, logger: Logger, work: (services: 
     stops.push(() => events.close());
     const queues = createQueueBackend(config, url);
     stops.push(() => queues.close());
-    return await work(createServices(sequelize, events, { config, queues }), sequelize);
+    return await work(createServices(sequelize, events, { config, queues, logger }), sequelize);
   } finally {
     for (const stop of stops.reverse()) await stop();
   }

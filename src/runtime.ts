@@ -74,7 +74,7 @@ export async function startRuntime(config: Config, roles: Roles, options: Runtim
     await events.ready();
     const queues = createQueueBackend(config, databaseUrl);
     stops.push(() => queues.close());
-    const services = createServices(sequelize, events, { config, queues });
+    const services = createServices(sequelize, events, { config, queues, logger });
     const runtime: Runtime = { config, logger, sequelize, services, queues, databaseUrl, stop };
 
     if (roles.workers) {

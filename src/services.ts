@@ -1,20 +1,25 @@
 import type { Sequelize } from "sequelize";
-import { JOBS, QueueName, replyJobOptions, type QueueBackend } from "../workers/queues";
+import { BANK_SYNC_JOB_OPTIONS, bankSyncJobId, JOBS, QueueName, replyJobOptions, type QueueBackend } from "../workers/queues";
 import { AccountRepository } from "./accounts/account.repository";
 import { AccountService } from "./accounts/account.service";
 import { AssistantService } from "./assistant/assistant.service";
 import { FinanceRepository } from "./assistant/finance.repository";
 import { createProvider } from "./assistant/providers";
+import { BankSyncService } from "./banking/bank-sync.service";
+import { BankingRepository } from "./banking/banking.repository";
+import { BankingService, type SyncQueue } from "./banking/banking.service";
 import { CategoryRepository } from "./categories/category.repository";
 import { CategoryService } from "./categories/category.service";
 import { ChatRepository } from "./chats/chat.repository";
 import { ChatService, type ReplyQueue } from "./chats/chat.service";
+import { createLogger, type Logger } from "./common/logger";
 import type { Config } from "./config/config";
 import type { EventBus } from "./events/event-bus";
 import { ApiKeyService } from "./identity/api-key.service";
 import { UserService } from "./identity/user.service";
 import { MerchantRepository } from "./merchants/merchant.repository";
 import { MerchantService } from "./merchants/merchant.service";
+import { SecretBox } from "./security/secret-box";
 import { TagRepository } from "./tags/tag.repository";
 import { TagService } from "./tags/tag.service";
 import { TransactionRepository } from "./transactions/transaction.repository";
@@ -32,17 +37,17 @@ function createRepositories(sequelize: Sequelize) {
     transactions: new TransactionRepository(sequelize),
     chats: new ChatRepository(sequelize),
     finance: new FinanceRepository(sequelize),
+    banking: new BankingRepository(sequelize),
   };
 }
 
 /** What the services need from the running process beyond the database and the event bus. */
-export type ServiceDeps = { config: Config; queues: QueueBackend };
+export type ServiceDeps = { config: Config; queues: QueueBackend; logger?: Logger };
 
-/** The transport-neutral core: GraphQL resolvers, the REST adapter (through GraphQL) and the CLI call these. */
-export function createServices(sequelize: Sequelize, events: EventBus, deps: ServiceDeps) {
-  const repositories = createRepositories(sequelize);
+/** Producers only enqueue: these adapters are the services' whole view of the queues. */
+function replyQueueOf(deps: ServiceDeps): ReplyQueue {
   const { assistant } = deps.config;
-  const replies: ReplyQueue = {
+  return {
     async enqueue(messageId, attempt) {
       await deps.queues
         .queue(QueueName.Assistant)
@@ -53,6 +58,28 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
         );
     },
   };
+}
+
+function syncQueueOf(deps: ServiceDeps): SyncQueue {
+  return {
+    async enqueue(connectionId, trigger) {
+      await deps.queues
+        .queue(QueueName.BankSync)
+        .add(
+          JOBS[QueueName.BankSync].syncConnection,
+          { connectionId, trigger },
+          { ...BANK_SYNC_JOB_OPTIONS, jobId: bankSyncJobId(connectionId) },
+        );
+    },
+  };
+}
+
+/** The transport-neutral core: GraphQL resolvers, the REST adapter (through GraphQL), workers and the CLI call these. */
+export function createServices(sequelize: Sequelize, events: EventBus, deps: ServiceDeps) {
+  const repositories = createRepositories(sequelize);
+  const { config } = deps;
+  const secrets = SecretBox.fromConfig(config);
+  const logger = deps.logger ?? createLogger("silent");
   return {
     repositories,
     events,
@@ -70,15 +97,17 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
       repositories.merchants,
       repositories.tags,
     ),
-    chats: new ChatService(sequelize, repositories.chats, events, replies, assistant),
+    chats: new ChatService(sequelize, repositories.chats, events, replyQueueOf(deps), config.assistant),
     assistant: new AssistantService(
       sequelize,
       repositories.chats,
       repositories.finance,
       repositories.accounts,
       events,
-      assistant,
-      createProvider(assistant),
+      config.assistant,
+      createProvider(config.assistant),
     ),
+    banking: new BankingService(repositories.banking, repositories.accounts, secrets, config, syncQueueOf(deps)),
+    bankSync: new BankSyncService(repositories.banking, secrets, config, events, logger),
   };
 }

@@ -9,11 +9,13 @@ import type { Config } from "../src/config/config";
 export enum QueueName {
   Maintenance = "maintenance",
   Assistant = "assistant",
+  BankSync = "bank-sync",
 }
 
 export const JOBS = {
   [QueueName.Maintenance]: { pruneApiKeys: "prune-api-keys" },
   [QueueName.Assistant]: { reply: "reply", expireStaleReplies: "expire-stale-replies" },
+  [QueueName.BankSync]: { syncConnection: "sync-connection", refreshConnections: "refresh-connections" },
 } as const satisfies Record<QueueName, Record<string, string>>;
 
 /** Retry transient failures a few times with growing waits; keep a bounded history for inspection. */
@@ -24,6 +26,18 @@ export const DEFAULT_JOB_OPTIONS: JobsOptions = {
   removeOnFail: { count: 5000 },
 };
 
+/**
+ * One sync job per connection at a time: the job id is the connection's, so enqueueing while one waits
+ * or runs is a no-op, and finished jobs are removed so the id is free again (runs are kept in
+ * bank_sync_runs). One attempt: the HTTP layer already retries transient failures 3 times, and job
+ * retries on top would multiply requests against the provider's quota.
+ */
+export const BANK_SYNC_JOB_OPTIONS: JobsOptions = { attempts: 1, removeOnComplete: true, removeOnFail: true };
+
+export function bankSyncJobId(connectionId: string): string {
+  return `sync-${connectionId}`;
+}
+
 /** Recurring jobs. The scheduler id makes registration idempotent across processes and restarts. */
 export const SCHEDULES = [
   { id: "prune-api-keys-daily", queue: QueueName.Maintenance, job: JOBS[QueueName.Maintenance].pruneApiKeys, everyMs: 24 * 60 * 60 * 1000 },
@@ -33,10 +47,15 @@ export const SCHEDULES = [
     job: JOBS[QueueName.Assistant].expireStaleReplies,
     everyMs: 60 * 1000,
   },
+  // Only enqueues: the handler picks the connections whose BANK_SYNC_INTERVAL_HOURS has passed.
+  { id: "bank-sync-refresh", queue: QueueName.BankSync, job: JOBS[QueueName.BankSync].refreshConnections, everyMs: 10 * 60 * 1000 },
 ] as const;
 
-/** Jobs run at once per worker process; assistant replies mostly wait on a model server, so more of them. */
-export const CONCURRENCY: Partial<Record<QueueName, number>> = { [QueueName.Assistant]: 8 };
+/**
+ * Jobs run at once per worker process (default 2). Assistant replies and bank syncs mostly wait on a
+ * model server or a bank provider, so more of them run side by side.
+ */
+export const CONCURRENCY: Partial<Record<QueueName, number>> = { [QueueName.Assistant]: 8, [QueueName.BankSync]: 4 };
 
 export type ReplyJobData = { messageId: string; attempt: number };
 

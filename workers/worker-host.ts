@@ -2,6 +2,7 @@ import type { Job } from "bullmq";
 import type { Logger } from "../src/common/logger";
 import type { Services } from "../src/services";
 import { assistantHandlers } from "./assistant.processor";
+import { bankSyncHandlers } from "./bank-sync.processor";
 import { maintenanceHandlers } from "./maintenance.processor";
 import { CONCURRENCY, JOBS, QueueName, SCHEDULES, type QueueBackend } from "./queues";
 
@@ -11,13 +12,14 @@ export type JobHandlers = Record<string, (job: Job, deps: JobDeps) => Promise<un
 const HANDLERS: Record<QueueName, JobHandlers> = {
   [QueueName.Maintenance]: maintenanceHandlers,
   [QueueName.Assistant]: assistantHandlers,
+  [QueueName.BankSync]: bankSyncHandlers,
 };
 
 /**
  * Fails fast when a declared job has no handler or a handler serves no declared job: a typo must stop
  * the worker at boot, not strand jobs in a queue.
  */
-export function checkHandlers(handlers: Record<QueueName, JobHandlers> = HANDLERS): void {
+export function checkHandlers(handlers: Partial<Record<QueueName, JobHandlers>> = HANDLERS): void {
   for (const queue of Object.values(QueueName)) {
     const declared = new Set<string>(Object.values(JOBS[queue]));
     const handled = new Set(Object.keys(handlers[queue] ?? {}));

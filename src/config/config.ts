@@ -35,6 +35,12 @@ const trustProxy = z.string().transform((value, ctx): boolean | number | string[
   return list;
 });
 
+/** 32 random bytes, base64: the AES-256-GCM key for secrets at rest (see src/security/secret-box.ts). */
+const encryptionKey = z.string().refine((value) => {
+  const bytes = Buffer.from(value, "base64");
+  return bytes.length === 32 && bytes.toString("base64").replace(/=+$/, "") === value.trim().replace(/=+$/, "");
+}, "must be the base64 encoding of exactly 32 bytes (openssl rand -base64 32)");
+
 const settings = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default("0.0.0.0"),
@@ -53,7 +59,7 @@ const settings = z.object({
   TRUST_PROXY: trustProxy.default(["loopback"]),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(10000),
   GRAPHQL_LANDING_PAGE: booleanFlag.default(true),
-  JOB_LOCK_MS: z.coerce.number().int().min(1000).default(30000),
+  JOB_LOCK_MS: z.coerce.number().int().min(500).default(30000),
   ASSISTANT_PROVIDER: z.enum(["builtin", "openai"]).optional(),
   OPENAI_BASE_URL: z.url().optional(),
   OPENAI_API_KEY: z.string().optional(),
@@ -65,6 +71,19 @@ const settings = z.object({
   ASSISTANT_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
   ASSISTANT_RETRY_DELAY_MS: z.coerce.number().int().min(0).default(2000),
   ASSISTANT_REPLY_TIMEOUT_SECONDS: z.coerce.number().int().min(1).default(300),
+  ENCRYPTION_KEY: encryptionKey.optional(),
+  ALLOW_INSECURE_UPSTREAMS: booleanFlag.default(false),
+  BANK_SYNC_INTERVAL_HOURS: z.coerce
+    .number()
+    .min(0.01)
+    .max(24 * 30)
+    .default(24),
+  BANK_INCLUDE_PENDING: booleanFlag.default(true),
+  BANK_HISTORY_DAYS: z.coerce.number().int().min(1).max(3650).default(730),
+  SIMPLEFIN_DAILY_REQUEST_BUDGET: z.coerce.number().int().min(1).max(1000).default(24),
+  LUNCHFLOW_BASE_URL: z.url().default("https://lunchflow.app/api/v1"),
+  BANK_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).default(30000),
+  BANK_RETRY_BASE_MS: z.coerce.number().int().min(1).default(1000),
 });
 
 export type Config = Readonly<{
@@ -86,6 +105,18 @@ export type Config = Readonly<{
   /** How long a job's lock lasts without renewal: a crashed worker's job is taken over after about this long. */
   jobLockMs: number;
   assistant: AssistantConfig;
+  /** base64 of 32 bytes; unset: generated once into DATA_DIR/encryption-key. */
+  encryptionKey?: string;
+  /** Plain-http and loopback bank-provider URLs (the test fakes); never in production. */
+  allowInsecureUpstreams: boolean;
+  bankSyncIntervalHours: number;
+  /** Default of a new connection's include-pending setting. */
+  bankIncludePending: boolean;
+  bankHistoryDays: number;
+  simplefinDailyRequestBudget: number;
+  lunchflowBaseUrl: string;
+  bankUpstreamTimeoutMs: number;
+  bankRetryBaseMs: number;
 }>;
 
 export type AssistantConfig = Readonly<{
@@ -156,5 +187,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     graphqlLandingPage: s.GRAPHQL_LANDING_PAGE,
     jobLockMs: s.JOB_LOCK_MS,
     assistant: Object.freeze(assistantConfig(s)),
+    encryptionKey: s.ENCRYPTION_KEY,
+    allowInsecureUpstreams: s.ALLOW_INSECURE_UPSTREAMS,
+    bankSyncIntervalHours: s.BANK_SYNC_INTERVAL_HOURS,
+    bankIncludePending: s.BANK_INCLUDE_PENDING,
+    bankHistoryDays: s.BANK_HISTORY_DAYS,
+    simplefinDailyRequestBudget: s.SIMPLEFIN_DAILY_REQUEST_BUDGET,
+    lunchflowBaseUrl: s.LUNCHFLOW_BASE_URL,
+    bankUpstreamTimeoutMs: s.BANK_UPSTREAM_TIMEOUT_MS,
+    bankRetryBaseMs: s.BANK_RETRY_BASE_MS,
   });
 }

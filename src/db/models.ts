@@ -1,5 +1,6 @@
 import type { Sequelize } from "sequelize";
 import { AccountModel } from "../accounts/account.model";
+import { BankConnectionModel, BankSyncRunModel } from "../banking/banking.model";
 import { CategoryModel } from "../categories/category.model";
 import { ChatMessageModel, ChatModel, ToolCallModel } from "../chats/chat.model";
 import { ApiKeyModel } from "../identity/api-key.model";
@@ -25,6 +26,8 @@ export function initModels(sequelize: Sequelize): void {
     ChatModel,
     ChatMessageModel,
     ToolCallModel,
+    BankConnectionModel,
+    BankSyncRunModel,
   ]) {
     model.initialize(sequelize);
   }

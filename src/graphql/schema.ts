@@ -2,6 +2,7 @@ import "reflect-metadata";
 import type { GraphQLSchema } from "graphql";
 import { buildSchema } from "type-graphql";
 import { AccountResolver } from "../accounts/account.resolver";
+import { BankAccountResolver, BankConnectionResolver } from "../banking/banking.resolver";
 import { CategoryResolver } from "../categories/category.resolver";
 import { ChatResolver } from "../chats/chat.resolver";
 import { IdentityResolver } from "../identity/identity.resolver";
@@ -20,6 +21,8 @@ export const resolvers = [
   TransactionResolver,
   TransferResolver,
   ChatResolver,
+  BankConnectionResolver,
+  BankAccountResolver,
 ] as const;
 
 /**

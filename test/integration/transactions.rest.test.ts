@@ -26,7 +26,7 @@ type Family = { user: TestUser; account: AccountRow; api: Api };
 
 const TRANSACTION_KEYS = (
   "account amount amount_cents category classification created_at currency date " +
-  "id merchant name notes signed_amount_cents tags transfer updated_at"
+  "id merchant name notes pending signed_amount_cents tags transfer updated_at"
 ).split(" ");
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
@@ -127,6 +127,7 @@ describe("POST /api/v1/transactions", () => {
       currency: "USD",
       name: "Groceries",
       notes: "weekly shop",
+      pending: false,
       classification: "expense",
       account: { id: family.account.id, name: "Checking", account_type: "depository" },
       category: { id: category.id, name: "Food & Drink", classification: "expense", color: "#eb5429", icon: "utensils" },

@@ -1,6 +1,7 @@
 import type { MigrationContext } from "../migrator";
 import * as foundation from "./0001-foundation";
 import * as chats from "./0002-chats";
+import * as banking from "./0004-banking";
 
 export type Migration = { name: string; up: (context: MigrationContext) => Promise<void> };
 
@@ -8,4 +9,5 @@ export type Migration = { name: string; up: (context: MigrationContext) => Promi
 export const migrations: Migration[] = [
   { name: "0001-foundation", up: foundation.up },
   { name: "0002-chats", up: chats.up },
+  { name: "0004-banking", up: banking.up },
 ];

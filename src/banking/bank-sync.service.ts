@@ -1,0 +1,502 @@
+import { createHash } from "node:crypto";
+import Decimal from "decimal.js";
+import { AccountModel, classificationOf } from "../accounts/account.model";
+import { newId } from "../common/ids";
+import type { Logger } from "../common/logger";
+import type { Config } from "../config/config";
+import type { EventBus } from "../events/event-bus";
+import { negate } from "../money/money";
+import type { SecretBox } from "../security/secret-box";
+import { BankConnectionModel, BankSyncRunModel, type ConnectionStatus } from "./banking.model";
+import type { BankingRepository, ConnectionRow, ExistingTransaction, SyncRunRow, TransactionWrite } from "./banking.repository";
+import { LunchflowClient, LunchflowSync } from "./lunchflow.client";
+import type { ImportBatch, ImportedAccount, ImportedTransaction, ProviderSync, SyncState } from "./provider";
+import { SimplefinClient, SimplefinSync } from "./simplefin.client";
+import { redactor, UpstreamError, type UpstreamHttpOptions } from "./upstream-http";
+
+export const BANK_SYNC_TOPIC = "BANK_SYNC_EVENTS";
+
+/** What subscribers of bankSyncEvents receive (through JSON: dates are strings). */
+export type BankSyncEvent = {
+  connectionId: string;
+  runId: string;
+  runStatus: string;
+  connectionStatus: ConnectionStatus;
+  message: string | null;
+};
+
+/** A pending row and its posted form are the same purchase when account, amount and currency agree within this. */
+const PENDING_MATCH_DAYS = 7;
+/** A pending row missing from an answer that covers its date is dropped once it is this old... */
+const PENDING_MISSING_EXPIRY_DAYS = 5;
+/** ...and any pending row is dropped after this long, answer or not: some never post. */
+const PENDING_MAX_AGE_DAYS = 30;
+
+type AccountLink = { providerAccountId: string; accountId: string | null; currency: string; classification: "asset" | "liability" };
+
+type RunTotals = { created: number; updated: number; skipped: number; errors: string[] };
+
+export type SyncOptions = { trigger?: "manual" | "scheduled"; fullHistory?: boolean; logger?: Logger };
+
+/**
+ * Runs one sync of one connection: drives the provider's requests, imports each answer idempotently in
+ * a few bulk statements, and records the run. A sync interrupted anywhere can be run again: every
+ * write is an upsert keyed by the provider's ids (or content), and the provider walk resumes from its
+ * saved cursor.
+ */
+export class BankSyncService {
+  constructor(
+    private readonly repository: BankingRepository,
+    private readonly secrets: SecretBox,
+    private readonly config: Config,
+    private readonly events: EventBus,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Runs the connection's sync, continuing its open run when there is one. Never throws for provider failures. */
+  async run(connectionId: string, options: SyncOptions = {}): Promise<SyncRunRow | null> {
+    const connection = await this.repository.connection(connectionId);
+    if (!connection) return null;
+    const logger = (options.logger ?? this.logger).child({ bankConnection: connectionId });
+    const runId = await this.startRun(connection, options.trigger ?? "manual");
+    this.publish(connection, runId, "syncing", connection.status, null);
+    const totals: RunTotals = { created: 0, updated: 0, skipped: 0, errors: [] };
+    let state: SyncState = connection.syncState ?? {};
+    try {
+      const provider = this.providerFor(connection, runId, logger);
+      const links = await this.accountLinks(connection.id);
+      const holdingsUnsupported = new Set(
+        (await this.repository.providerAccounts(connection.id))
+          .filter((row) => row.holdingsSupported === false)
+          .map((row) => row.externalId),
+      );
+      await provider.sync({
+        state,
+        includePending: connection.includePending,
+        fullHistory: options.fullHistory ?? false,
+        historyDays: this.config.bankHistoryDays,
+        holdingsUnsupported,
+        logger,
+        addErrors: (messages) => totals.errors.push(...messages),
+        saveState: async (next) => {
+          state = next;
+          await BankConnectionModel.update({ syncState: next }, { where: { id: connection.id } });
+          await BankSyncRunModel.update(
+            { heartbeatAt: new Date(), createdCount: totals.created, updatedCount: totals.updated, skippedCount: totals.skipped },
+            { where: { id: runId } },
+          );
+        },
+        importBatch: (batch) => this.importBatch(connection, links, batch, totals),
+      });
+      const expired = await this.repository.expireStalePending(
+        [...links.values()].flatMap((link) => (link.accountId ? [link.accountId] : [])),
+        connection.provider,
+        daysAgo(PENDING_MAX_AGE_DAYS),
+      );
+      totals.updated += expired;
+      await this.finish(connection, runId, totals, "completed", "good", totals.errors.length ? totals.errors.join("; ") : null);
+    } catch (error) {
+      const { status, message } = this.failureOf(error, logger);
+      totals.errors.push(message);
+      await this.finish(connection, runId, totals, "failed", status, message);
+    }
+    return this.repository.run(runId);
+  }
+
+  private async startRun(connection: ConnectionRow, trigger: "manual" | "scheduled"): Promise<string> {
+    const open = await this.repository.openRun(connection.id);
+    const now = new Date();
+    if (open) {
+      await BankSyncRunModel.update({ status: "syncing", startedAt: open.startedAt ?? now, heartbeatAt: now }, { where: { id: open.id } });
+      return open.id;
+    }
+    const id = newId();
+    await BankSyncRunModel.create({
+      id,
+      familyId: connection.familyId,
+      connectionId: connection.id,
+      status: "syncing",
+      trigger,
+      startedAt: now,
+      heartbeatAt: now,
+    });
+    return id;
+  }
+
+  private async finish(
+    connection: ConnectionRow,
+    runId: string,
+    totals: RunTotals,
+    runStatus: "completed" | "failed",
+    connectionStatus: ConnectionStatus,
+    message: string | null,
+  ): Promise<void> {
+    const now = new Date();
+    await BankSyncRunModel.update(
+      {
+        status: runStatus,
+        finishedAt: now,
+        heartbeatAt: now,
+        createdCount: totals.created,
+        updatedCount: totals.updated,
+        skippedCount: totals.skipped,
+        errors: totals.errors,
+      },
+      { where: { id: runId } },
+    );
+    await BankConnectionModel.update({ status: connectionStatus, lastError: message, lastSyncAt: now }, { where: { id: connection.id } });
+    this.publish(connection, runId, runStatus, connectionStatus, message);
+  }
+
+  private publish(
+    connection: ConnectionRow,
+    runId: string,
+    runStatus: string,
+    connectionStatus: ConnectionStatus,
+    message: string | null,
+  ): void {
+    const event: BankSyncEvent = { connectionId: connection.id, runId, runStatus, connectionStatus, message };
+    this.events.publish(BANK_SYNC_TOPIC, connection.familyId, event);
+  }
+
+  private failureOf(error: unknown, logger: Logger): { status: ConnectionStatus; message: string } {
+    if (error instanceof UpstreamError) {
+      logger.warn({ failure: error.failure, status: error.status }, "bank sync failed");
+      switch (error.failure) {
+        case "auth":
+          return {
+            status: "requires_update",
+            message: "The provider refused the connection's credentials: reconnect it with a new setup token or API key",
+          };
+        case "payment":
+          return { status: "failed", message: "The provider subscription needs payment" };
+        case "rate_limited":
+          return { status: "failed", message: "The provider is rate limiting this connection; the next scheduled sync will try again" };
+        case "budget":
+          return { status: "failed", message: "The connection's daily request budget is spent; syncing resumes tomorrow" };
+        default:
+          return { status: "failed", message: error.message };
+      }
+    }
+    logger.error({ err: error }, "bank sync failed");
+    return { status: "failed", message: "The sync failed unexpectedly" };
+  }
+
+  private providerFor(connection: ConnectionRow, runId: string, logger: Logger): ProviderSync {
+    const secret = this.secrets.open(connection.credentials);
+    const simplefin = connection.provider === "simplefin";
+    const http: UpstreamHttpOptions = {
+      timeoutMs: this.config.bankUpstreamTimeoutMs,
+      retryBaseMs: this.config.bankRetryBaseMs,
+      attempts: 3,
+      retryRateLimited: !simplefin,
+      redact: redactor(simplefin ? SimplefinClient.secretsOf(secret) : [secret]),
+      debugLogger: connection.debugLogging ? logger : undefined,
+      beforeAttempt: async () => {
+        const allowed = await this.repository.countRequest(
+          connection.id,
+          runId,
+          simplefin ? this.config.simplefinDailyRequestBudget : null,
+        );
+        if (!allowed) throw new UpstreamError("budget", "daily request budget spent");
+      },
+    };
+    return simplefin
+      ? new SimplefinSync(new SimplefinClient(secret, http))
+      : new LunchflowSync(new LunchflowClient(connection.baseUrl ?? this.config.lunchflowBaseUrl, secret, http));
+  }
+
+  private async accountLinks(connectionId: string): Promise<Map<string, AccountLink>> {
+    const rows = await this.repository.providerAccounts(connectionId);
+    const links = new Map<string, AccountLink>();
+    if (rows.length === 0) return links;
+    const accounts = await AccountModel.findAll({
+      where: { id: rows.flatMap((row) => (row.accountId ? [row.accountId] : [])) },
+      raw: true,
+    });
+    const byId = new Map(accounts.map((account) => [account.id, account]));
+    for (const row of rows) {
+      const account = row.accountId ? byId.get(row.accountId) : undefined;
+      links.set(row.externalId, {
+        providerAccountId: row.id,
+        accountId: account?.id ?? null,
+        currency: account?.currency ?? row.currency,
+        classification: account?.classification ?? "asset",
+      });
+    }
+    return links;
+  }
+
+  // ---- importing one answer ------------------------------------------------------------------------
+
+  private async importBatch(
+    connection: ConnectionRow,
+    links: Map<string, AccountLink>,
+    batch: ImportBatch,
+    totals: RunTotals,
+  ): Promise<void> {
+    for (const account of batch.accounts) await this.importAccount(connection, links, account);
+    const writes: TransactionWrite[] = [];
+    const rekeys: TransactionWrite[] = [];
+    const removals: string[] = [];
+    const accountIds = batch.accounts.flatMap((account) => {
+      const id = links.get(account.externalId)?.accountId;
+      return id ? [id] : [];
+    });
+    if (accountIds.length === 0) return;
+    const existing = await this.repository.existingTransactions(
+      accountIds,
+      connection.provider,
+      shiftDate(batch.range.start, -PENDING_MATCH_DAYS),
+      shiftDate(batch.range.end, PENDING_MATCH_DAYS),
+    );
+    const existingByAccount = groupBy(existing, (row) => row.accountId);
+    const merchantNames = new Set<string>();
+    for (const rows of batch.transactions.values()) for (const row of rows) if (row.merchant) merchantNames.add(row.merchant);
+    const merchantIds = await this.repository.merchantIds(connection.familyId, [...merchantNames]);
+
+    for (const [accountExternalId, incoming] of batch.transactions) {
+      const link = links.get(accountExternalId);
+      if (!link?.accountId) continue;
+      const plan = reconcile(incoming, existingByAccount.get(link.accountId) ?? [], batch, link.currency);
+      totals.skipped += plan.unchanged;
+      removals.push(...plan.expired);
+      for (const { row, key, fingerprint, existingId } of plan.writes) {
+        const write: TransactionWrite = {
+          id: existingId ?? newId(),
+          accountId: link.accountId,
+          date: row.date,
+          amount: row.amount,
+          currency: row.currency,
+          name: row.name,
+          merchantId: row.merchant ? (merchantIds.get(row.merchant) ?? null) : null,
+          pending: row.pending,
+          externalId: key,
+          fingerprint,
+        };
+        (existingId ? rekeys : writes).push(write);
+      }
+    }
+    // No wrapping transaction is needed: each statement is idempotent, and re-keyed rows are found under
+    // their new key if the sync is cut short and run again.
+    await this.repository.rekeyTransactions(rekeys);
+    const written = await this.repository.upsertTransactions(connection.familyId, connection.provider, writes);
+    await this.repository.deleteTransactions(removals);
+    totals.created += written.created;
+    totals.updated += written.updated + rekeys.length + removals.length;
+    totals.skipped += writes.length - written.created - written.updated;
+  }
+
+  /** Creates the family account on first sight (or keeps the link), then records balance and holdings. */
+  private async importAccount(connection: ConnectionRow, links: Map<string, AccountLink>, account: ImportedAccount): Promise<void> {
+    let link = links.get(account.externalId);
+    const firstSight = !link;
+    if (!link) {
+      const accountId = newId();
+      const classification = classificationOf(account.accountType);
+      await AccountModel.create({
+        id: accountId,
+        familyId: connection.familyId,
+        name: account.institution ? `${account.name} (${account.institution})` : account.name,
+        accountType: account.accountType,
+        classification,
+        currency: account.currency,
+        balance: "0",
+      });
+      await this.repository.insertProviderAccount({
+        id: newId(),
+        familyId: connection.familyId,
+        connectionId: connection.id,
+        accountId,
+        externalId: account.externalId,
+        name: account.name,
+        institution: account.institution,
+        currency: account.currency,
+        currencyUrl: account.currencyUrl,
+      });
+      // A concurrent first sync may have won the insert: the stored link is the truth.
+      const stored = (await this.repository.providerAccounts(connection.id)).find((row) => row.externalId === account.externalId)!;
+      if (stored.accountId !== accountId) await AccountModel.destroy({ where: { id: accountId } });
+      link = { providerAccountId: stored.id, accountId: stored.accountId, currency: account.currency, classification };
+      links.set(account.externalId, link);
+    }
+    // Older windows of a walk carry nothing new about the account: no write for them.
+    const news = firstSight || account.balance || account.holdings || account.holdingsUnsupported;
+    if (!news) return;
+    await this.repository.updateProviderAccount(link.providerAccountId, {
+      name: account.name,
+      institution: account.institution,
+      balance: account.balance,
+      holdingsSupported: account.holdingsUnsupported ? false : account.holdings ? true : null,
+      holdingsTotal: account.holdings ? { value: account.holdings.totalValue, currency: account.holdings.currency } : null,
+    });
+    if (!link.accountId) return;
+    if (account.balance) {
+      // Providers report what a liability owes as a negative balance; accounts store it as a positive amount owed.
+      const owed = link.classification === "liability" ? negate(account.balance.amount) : account.balance.amount;
+      await this.repository.recordBalance(link.accountId, account.balance, link.currency, owed);
+    }
+    if (account.holdings) {
+      await this.repository.replaceHoldings(
+        connection.familyId,
+        link.accountId,
+        account.holdings.date,
+        account.holdings.items.map((holding) => ({ ...holding, securityKey: securityKeyOf(holding) })),
+      );
+    }
+  }
+}
+
+type ReconcilePlan = {
+  writes: Array<{ row: ImportedTransaction; key: string; fingerprint: string; existingId?: string }>;
+  unchanged: number;
+  expired: string[];
+};
+
+/**
+ * Decides, for one account's answer, what each incoming row is: an unchanged row (skipped without a
+ * write), a new or changed row under a known key (upserted), or a known row under a new key (re-keyed in
+ * place so its id and the user's edits survive): a pending row that posted under a new id, or an old
+ * row whose id the bank re-issued. Pending rows that the answer no longer carries expire.
+ */
+export function reconcile(
+  incoming: ImportedTransaction[],
+  existing: ExistingTransaction[],
+  batch: ImportBatch,
+  accountCurrency: string,
+): ReconcilePlan {
+  const plan: ReconcilePlan = { writes: [], unchanged: 0, expired: [] };
+  const byKey = new Map<string, ExistingTransaction>();
+  for (const row of existing) if (row.externalId) byKey.set(row.externalId, row);
+  const keyed = keyRows(incoming.map((row) => ({ ...row, currency: row.currency || accountCurrency })));
+  const incomingKeys = new Set(keyed.map(({ key }) => key));
+  // Rows of ours the answer did not mention: the only candidates for a re-key or expiry.
+  const unclaimed = existing.filter((row) => row.externalId && !incomingKeys.has(row.externalId));
+  const claimed = new Set<string>();
+  const inRange = (date: string) => date >= batch.range.start && date < batch.range.end;
+
+  for (const { row, key, fingerprint } of keyed) {
+    const known = byKey.get(key);
+    if (known) {
+      if (known.providerFingerprint === fingerprint) plan.unchanged += 1;
+      else plan.writes.push({ row, key, fingerprint });
+      continue;
+    }
+    const match = row.pending ? null : (postedMatch(row, unclaimed, claimed) ?? reissuedMatch(row, unclaimed, claimed, inRange));
+    if (match) {
+      claimed.add(match.id);
+      plan.writes.push({ row, key, fingerprint, existingId: match.id });
+    } else plan.writes.push({ row, key, fingerprint });
+  }
+  if (batch.pendingRequested) {
+    const cutoff = daysAgo(PENDING_MISSING_EXPIRY_DAYS);
+    for (const row of unclaimed)
+      if (row.pending && !claimed.has(row.id) && inRange(row.date) && row.date < cutoff) plan.expired.push(row.id);
+  }
+  return plan;
+}
+
+/** A posted row's pending original: same amount and currency, posted within a week of it, the closest one. */
+function postedMatch(row: ImportedTransaction, candidates: ExistingTransaction[], claimed: Set<string>): ExistingTransaction | null {
+  let best: ExistingTransaction | null = null;
+  let bestDistance = Infinity;
+  for (const candidate of candidates) {
+    if (!candidate.pending || claimed.has(candidate.id) || candidate.currency !== row.currency) continue;
+    if (!new Decimal(candidate.amount).equals(row.amount)) continue;
+    const distance = Math.abs(daysBetween(candidate.date, row.date));
+    if (distance <= PENDING_MATCH_DAYS && distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+/** An old row under a re-issued id: same date, amount, currency and description, its old id gone from the answer. */
+function reissuedMatch(
+  row: ImportedTransaction,
+  candidates: ExistingTransaction[],
+  claimed: Set<string>,
+  inRange: (date: string) => boolean,
+): ExistingTransaction | null {
+  return (
+    candidates.find(
+      (candidate) =>
+        !candidate.pending &&
+        !claimed.has(candidate.id) &&
+        inRange(candidate.date) &&
+        candidate.date === row.date &&
+        candidate.currency === row.currency &&
+        candidate.providerName === row.name &&
+        new Decimal(candidate.amount).equals(row.amount),
+    ) ?? null
+  );
+}
+
+/**
+ * The provider key of each row: its id, or for rows without one (Lunch Flow pending rows) a key derived
+ * from the content, numbered when identical rows repeat (two coffees of the same price on one day).
+ */
+function keyRows(rows: ImportedTransaction[]): Array<{ row: ImportedTransaction; key: string; fingerprint: string }> {
+  const seen = new Map<string, number>();
+  const result = new Map<string, { row: ImportedTransaction; key: string; fingerprint: string }>();
+  for (const row of rows) {
+    let key = row.externalId;
+    if (!key) {
+      const content = `content:${hash([row.date, row.amount, row.currency, row.name, row.merchant ?? ""].join("|"))}`;
+      const occurrence = (seen.get(content) ?? 0) + 1;
+      seen.set(content, occurrence);
+      key = occurrence === 1 ? content : `${content}#${occurrence}`;
+    }
+    // The same id twice in one answer is one row (the last word wins); an upsert cannot touch a row twice.
+    result.set(key, { row, key, fingerprint: fingerprintOf(row) });
+  }
+  return [...result.values()];
+}
+
+/** Amounts arrive canonical (Decimal#toFixed from the provider clients), so the text is stable. */
+export function fingerprintOf(row: ImportedTransaction): string {
+  return hash([row.date, row.amount, row.currency, row.name, row.merchant ?? "", row.pending ? "p" : ""].join("|"));
+}
+
+function securityKeyOf(holding: {
+  figi: string | null;
+  isin: string | null;
+  cusip: string | null;
+  ticker: string | null;
+  name: string | null;
+  currency: string;
+}): string {
+  if (holding.figi) return `figi:${holding.figi}`;
+  if (holding.isin) return `isin:${holding.isin}`;
+  if (holding.cusip) return `cusip:${holding.cusip}`;
+  if (holding.ticker) return `ticker:${holding.ticker.toUpperCase()}:${holding.currency}`;
+  return `name:${(holding.name ?? "unknown").toLowerCase()}:${holding.currency}`;
+}
+
+function hash(text: string): string {
+  return createHash("sha256").update(text).digest("base64url").slice(0, 22);
+}
+
+function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  return groups;
+}
+
+function shiftDate(date: string, days: number): string {
+  return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+}
+
+function daysBetween(a: string, b: string): number {
+  return (Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / 86_400_000;
+}
+
+function daysAgo(days: number): string {
+  return new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10);
+}

@@ -1,0 +1,240 @@
+import type { AccountRepository, AccountRow } from "../accounts/account.repository";
+import { ConflictError, NotFoundError, UpstreamUnavailableError, ValidationError, ValidationErrors } from "../common/errors";
+import { isUuid, newId } from "../common/ids";
+import { requiredText } from "../common/validation";
+import type { Config } from "../config/config";
+import type { Actor } from "../identity/actor";
+import type { SecretBox } from "../security/secret-box";
+import { BankConnectionModel, BankSyncRunModel, type BankProvider } from "./banking.model";
+import type { BalanceRow, BankingRepository, ConnectionRow, HoldingRow, ProviderAccountRow, SyncRunRow } from "./banking.repository";
+import { LunchflowClient } from "./lunchflow.client";
+import type { SyncState } from "./provider";
+import { claimSetupToken, SimplefinClient, UpstreamClaimError } from "./simplefin.client";
+import { redactor, upstreamUrlProblem, UpstreamError, type UpstreamHttpOptions } from "./upstream-http";
+
+/** Enqueues a connection's sync job (workers/queues.ts owns the queue; a duplicate enqueue is a no-op). */
+export type SyncQueue = { enqueue(connectionId: string, trigger: "manual" | "scheduled"): Promise<void> };
+
+export type ConnectionSettingsInput = { name?: string | null; includePending?: boolean | null; debugLogging?: boolean | null };
+export type CredentialsInput = { setupToken?: string | null; apiKey?: string | null; baseUrl?: string | null };
+
+/** A run whose worker has not been heard of for this long is shown as stale and replaced by the next sync. */
+const STALE_AFTER_MS = 10 * 60 * 1000;
+
+export function runStatusOf(run: SyncRunRow, now = Date.now()): string {
+  if (run.status === "syncing" && run.heartbeatAt && now - new Date(run.heartbeatAt).getTime() > STALE_AFTER_MS) return "stale";
+  return run.status;
+}
+
+/**
+ * Bank connections as the family sees them: connecting (credentials are sealed at once and never shown
+ * again), settings, new credentials, deletion, and syncs on demand or on schedule.
+ */
+export class BankingService {
+  constructor(
+    private readonly repository: BankingRepository,
+    private readonly accounts: AccountRepository,
+    private readonly secrets: SecretBox,
+    private readonly config: Config,
+    private readonly queue: SyncQueue | null,
+  ) {}
+
+  list(actor: Actor): Promise<ConnectionRow[]> {
+    return this.repository.connections(actor.familyId);
+  }
+
+  async get(actor: Actor, id: string): Promise<ConnectionRow> {
+    const row = isUuid(id) ? await this.repository.connection(id, actor.familyId) : null;
+    if (!row) throw new NotFoundError("Bank connection");
+    return row;
+  }
+
+  async connectSimplefin(actor: Actor, setupToken: string): Promise<ConnectionRow> {
+    const { accessUrl, versions } = await this.claim(setupToken);
+    return this.createConnection(actor, "simplefin", "SimpleFIN", accessUrl, null, { versions });
+  }
+
+  async connectLunchflow(actor: Actor, apiKey: string, baseUrl?: string | null): Promise<ConnectionRow> {
+    const url = await this.checkLunchflow(apiKey, baseUrl);
+    return this.createConnection(actor, "lunchflow", "Lunch Flow", apiKey.trim(), url, {});
+  }
+
+  async updateSettings(actor: Actor, id: string, input: ConnectionSettingsInput): Promise<ConnectionRow> {
+    await this.get(actor, id);
+    const problems = new ValidationErrors();
+    const changes: Partial<BankConnectionModel> = {};
+    if (input.name !== undefined && input.name !== null) changes.name = requiredText(problems, "Name", input.name, 120);
+    if (input.includePending !== undefined && input.includePending !== null) changes.includePending = input.includePending;
+    if (input.debugLogging !== undefined && input.debugLogging !== null) changes.debugLogging = input.debugLogging;
+    problems.throwIfAny();
+    await BankConnectionModel.update(changes, { where: { id, familyId: actor.familyId } });
+    return this.get(actor, id);
+  }
+
+  /**
+   * New credentials for a connection the provider stopped accepting: accounts, transactions and history
+   * all stay, and a sync starts at once. The provider must be the same one.
+   */
+  async replaceCredentials(actor: Actor, id: string, input: CredentialsInput): Promise<ConnectionRow> {
+    const connection = await this.get(actor, id);
+    let credentials: string;
+    let baseUrl = connection.baseUrl;
+    let syncState: SyncState = connection.syncState;
+    if (connection.provider === "simplefin") {
+      if (!input.setupToken) throw new ValidationError(["Setup token can't be blank"]);
+      const claimed = await this.claim(input.setupToken);
+      credentials = claimed.accessUrl;
+      syncState = { ...syncState, versions: claimed.versions };
+    } else {
+      if (!input.apiKey) throw new ValidationError(["API key can't be blank"]);
+      baseUrl = await this.checkLunchflow(input.apiKey, input.baseUrl ?? connection.baseUrl);
+      credentials = input.apiKey.trim();
+    }
+    await BankConnectionModel.update(
+      { credentials: this.secrets.seal(credentials), baseUrl, syncState, status: "good", lastError: null },
+      { where: { id, familyId: actor.familyId } },
+    );
+    await this.requestSync(connection, "manual");
+    return this.get(actor, id);
+  }
+
+  /** Removes the connection and its sync history; the family's accounts and imported transactions stay. */
+  async delete(actor: Actor, id: string): Promise<ConnectionRow> {
+    const connection = await this.get(actor, id);
+    await BankConnectionModel.destroy({ where: { id, familyId: actor.familyId } });
+    return connection;
+  }
+
+  async sync(actor: Actor, id: string): Promise<SyncRunRow> {
+    const connection = await this.get(actor, id);
+    if (connection.status === "requires_update") {
+      throw new ConflictError("The provider no longer accepts this connection's credentials: replace them first");
+    }
+    return this.requestSync(connection, "manual");
+  }
+
+  /**
+   * The periodic refresh: every connection whose interval has passed gets a sync, unless it waits for
+   * new credentials, one is already under way, or (SimpleFIN) its daily request budget is spent.
+   */
+  async refreshDue(): Promise<number> {
+    let enqueued = 0;
+    for (const connection of await this.repository.dueConnections(this.config.bankSyncIntervalHours * 3600)) {
+      if (connection.provider === "simplefin" && connection.requestsToday >= this.config.simplefinDailyRequestBudget) continue;
+      const open = await this.repository.openRun(connection.id);
+      if (open && runStatusOf(open) !== "stale") continue;
+      await this.requestSync(connection, "scheduled");
+      enqueued += 1;
+    }
+    return enqueued;
+  }
+
+  runs(connectionId: string, limit: number): Promise<SyncRunRow[]> {
+    return this.repository.runs(connectionId, Math.min(Math.max(limit, 1), 100));
+  }
+
+  providerAccounts(connectionId: string): Promise<ProviderAccountRow[]> {
+    return this.repository.providerAccounts(connectionId);
+  }
+
+  async account(actor: Actor, accountId: string | null): Promise<AccountRow | null> {
+    if (!accountId) return null;
+    const [row] = await this.accounts.byIds(actor.familyId, [accountId]);
+    return row;
+  }
+
+  balances(accountId: string | null, limit: number): Promise<BalanceRow[]> {
+    return accountId ? this.repository.balances(accountId, Math.min(Math.max(limit, 1), 3660)) : Promise.resolve([]);
+  }
+
+  holdings(accountId: string | null): Promise<HoldingRow[]> {
+    return accountId ? this.repository.latestHoldings([accountId]) : Promise.resolve([]);
+  }
+
+  /** Returns the open run (a sync already waiting or under way), or records a new one and enqueues it. */
+  private async requestSync(connection: ConnectionRow, trigger: "manual" | "scheduled"): Promise<SyncRunRow> {
+    if (!this.queue) throw new Error("no queue to enqueue bank syncs on");
+    const open = await this.repository.openRun(connection.id);
+    let runId = open?.id;
+    if (open && runStatusOf(open) === "stale") {
+      await BankSyncRunModel.update(
+        { status: "failed", finishedAt: new Date(), errors: [...open.errors, "The sync stopped responding"] },
+        { where: { id: open.id } },
+      );
+      runId = undefined;
+    }
+    if (!runId) {
+      runId = newId();
+      await BankSyncRunModel.create({ id: runId, familyId: connection.familyId, connectionId: connection.id, status: "pending", trigger });
+    }
+    await this.queue.enqueue(connection.id, trigger);
+    return (await this.repository.run(runId))!;
+  }
+
+  private async createConnection(
+    actor: Actor,
+    provider: BankProvider,
+    name: string,
+    secret: string,
+    baseUrl: string | null,
+    syncState: SyncState,
+  ): Promise<ConnectionRow> {
+    const id = newId();
+    await BankConnectionModel.create({
+      id,
+      familyId: actor.familyId,
+      provider,
+      name,
+      credentials: this.secrets.seal(secret),
+      baseUrl,
+      includePending: this.config.bankIncludePending,
+      syncState,
+    });
+    const connection = await this.get(actor, id);
+    await this.requestSync(connection, "manual");
+    return connection;
+  }
+
+  private http(secrets: string[]): UpstreamHttpOptions {
+    return {
+      timeoutMs: this.config.bankUpstreamTimeoutMs,
+      retryBaseMs: this.config.bankRetryBaseMs,
+      attempts: 3,
+      retryRateLimited: false,
+      redact: redactor(secrets),
+    };
+  }
+
+  /** Claims the token (it works once) and asks the Bridge which protocol versions it speaks. */
+  private async claim(setupToken: string): Promise<{ accessUrl: string; versions: string[] }> {
+    let accessUrl: string;
+    try {
+      accessUrl = await claimSetupToken(setupToken ?? "", this.http([setupToken]), this.config.allowInsecureUpstreams);
+    } catch (error) {
+      if (error instanceof UpstreamClaimError)
+        throw new UpstreamUnavailableError(`SimpleFIN could not be reached to claim the token: ${error.message}`);
+      throw error;
+    }
+    // The access URL is ours now; /info only refines which protocol version later requests use.
+    const versions = await new SimplefinClient(accessUrl, this.http(SimplefinClient.secretsOf(accessUrl))).info().catch(() => []);
+    return { accessUrl, versions };
+  }
+
+  /** Checks the base URL and that Lunch Flow accepts the key, so a typo fails now rather than at the first sync. */
+  private async checkLunchflow(apiKey: string, baseUrl?: string | null): Promise<string> {
+    const problems = new ValidationErrors();
+    const key = requiredText(problems, "API key", apiKey, 500);
+    const url = baseUrl?.trim() || this.config.lunchflowBaseUrl;
+    const urlProblem = upstreamUrlProblem(url, this.config.allowInsecureUpstreams);
+    if (urlProblem) problems.add(`Base URL ${urlProblem}`);
+    problems.throwIfAny();
+    try {
+      await new LunchflowClient(url, key, this.http([key])).accounts();
+    } catch (error) {
+      if (error instanceof UpstreamError && error.failure === "auth") throw new ValidationError(["Lunch Flow refused this API key"]);
+      if (error instanceof UpstreamError) throw new UpstreamUnavailableError(`Lunch Flow could not be reached: ${error.message}`);
+      throw error;
+    }
+    return url;
+  }
+}

@@ -1,0 +1,105 @@
+import { Field, ID, InputType, Int, ObjectType } from "type-graphql";
+import { AccountType } from "../accounts/account.type";
+import { CalendarDateScalar, DecimalScalar } from "../graphql/scalars";
+
+@ObjectType("BankSyncRun", {
+  description: "One sync of a connection: pending → syncing → completed or failed; stale when its worker went silent.",
+})
+export class BankSyncRunType {
+  @Field(() => ID) id!: string;
+  @Field({ description: "pending, syncing, completed, failed or stale." }) status!: string;
+  @Field({ description: "manual or scheduled." }) trigger!: string;
+  @Field(() => Int) createdCount!: number;
+  @Field(() => Int) updatedCount!: number;
+  @Field(() => Int) skippedCount!: number;
+  @Field(() => Int, { description: "Requests made to the provider." }) requestCount!: number;
+  @Field(() => [String]) errors!: string[];
+  @Field(() => Date, { nullable: true }) startedAt!: Date | null;
+  @Field(() => Date, { nullable: true }) finishedAt!: Date | null;
+  @Field() createdAt!: Date;
+}
+
+@ObjectType("Security")
+export class SecurityType {
+  @Field(() => String, { nullable: true }) ticker!: string | null;
+  @Field(() => String, { nullable: true }) name!: string | null;
+  @Field(() => String, { nullable: true }) isin!: string | null;
+  @Field(() => String, { nullable: true }) figi!: string | null;
+  @Field(() => String, { nullable: true }) cusip!: string | null;
+}
+
+@ObjectType("Holding")
+export class HoldingType {
+  @Field(() => SecurityType) security!: SecurityType;
+  @Field(() => DecimalScalar) quantity!: string;
+  @Field(() => DecimalScalar, { nullable: true }) price!: string | null;
+  @Field(() => DecimalScalar) value!: string;
+  @Field(() => DecimalScalar, { nullable: true }) costBasis!: string | null;
+  @Field() currency!: string;
+  @Field(() => CalendarDateScalar) date!: string;
+}
+
+@ObjectType("AccountBalance", { description: "An account's balance at the end of a day, in its native currency." })
+export class AccountBalanceType {
+  @Field(() => CalendarDateScalar) date!: string;
+  @Field(() => DecimalScalar) balance!: string;
+  @Field(() => DecimalScalar, { nullable: true }) availableBalance!: string | null;
+  @Field() currency!: string;
+}
+
+@ObjectType("BankAccount", { description: "An account at the provider, linked to one of the family's accounts." })
+export class BankAccountType {
+  @Field(() => ID) id!: string;
+  @Field() externalId!: string;
+  @Field() name!: string;
+  @Field(() => String, { nullable: true }) institution!: string | null;
+  @Field({ description: "ISO 4217 code; XXX for a custom currency (see currencyUrl)." }) currency!: string;
+  @Field(() => String, { nullable: true }) currencyUrl!: string | null;
+  @Field(() => DecimalScalar, { nullable: true }) balance!: string | null;
+  @Field(() => DecimalScalar, { nullable: true }) availableBalance!: string | null;
+  @Field(() => CalendarDateScalar, { nullable: true }) balanceDate!: string | null;
+  @Field(() => Boolean, { nullable: true, description: "false once the provider said this account has no holdings." })
+  holdingsSupported!: boolean | null;
+  @Field(() => DecimalScalar, { nullable: true, description: "Total portfolio value as the provider reports it." })
+  holdingsTotalValue!: string | null;
+  @Field(() => String, { nullable: true }) holdingsCurrency!: string | null;
+  accountId!: string | null;
+  @Field(() => AccountType, { nullable: true }) account?: AccountType | null;
+  @Field(() => [AccountBalanceType]) balances?: AccountBalanceType[];
+  @Field(() => [HoldingType]) holdings?: HoldingType[];
+}
+
+@ObjectType("BankConnection", {
+  description: "A connection to a bank-data provider. Its credentials are stored encrypted and never returned.",
+})
+export class BankConnectionType {
+  @Field(() => ID) id!: string;
+  @Field({ description: "lunchflow or simplefin." }) provider!: string;
+  @Field() name!: string;
+  @Field({ description: "good, requires_update (new credentials needed) or failed." }) status!: string;
+  @Field() includePending!: boolean;
+  @Field() debugLogging!: boolean;
+  @Field(() => String, { nullable: true }) lastError!: string | null;
+  @Field(() => Date, { nullable: true }) lastSyncAt!: Date | null;
+  @Field(() => Int, { description: "Requests made to the provider today (UTC)." }) requestsToday!: number;
+  @Field() createdAt!: Date;
+  @Field(() => [BankAccountType]) accounts?: BankAccountType[];
+  @Field(() => [BankSyncRunType]) syncRuns?: BankSyncRunType[];
+}
+
+@ObjectType("BankSyncEvent")
+export class BankSyncEventType {
+  @Field(() => ID) connectionId!: string;
+  @Field(() => ID) runId!: string;
+  @Field() runStatus!: string;
+  @Field() connectionStatus!: string;
+  @Field(() => String, { nullable: true }) message!: string | null;
+}
+
+@InputType("BankConnectionSettingsInput", { description: "Fields left out are unchanged." })
+export class BankConnectionSettingsInput {
+  @Field(() => String, { nullable: true }) name?: string | null;
+  @Field(() => Boolean, { nullable: true, description: "Ask the provider for pending transactions too." }) includePending?: boolean | null;
+  @Field(() => Boolean, { nullable: true, description: "Log raw provider responses (credentials redacted)." }) debugLogging?:
+    boolean | null;
+}

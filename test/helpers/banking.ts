@@ -1,0 +1,21 @@
+import type { SyncRunRow } from "../../src/banking/banking.repository";
+import type { Services } from "../../src/services";
+
+/** Test settings for bank sync: the loopback fakes allowed, quick retries and timeouts. */
+export const BANK_TEST_ENV = {
+  ALLOW_INSECURE_UPSTREAMS: "true",
+  ENCRYPTION_KEY: Buffer.alloc(32, 7).toString("base64"),
+  BANK_RETRY_BASE_MS: "20",
+  BANK_UPSTREAM_TIMEOUT_MS: "1000",
+};
+
+/** Waits until the connection's newest run has finished (completed or failed) and returns it. */
+export async function waitForSync(services: Services, connectionId: string, timeoutMs = 20_000): Promise<SyncRunRow> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const [run] = await services.banking.runs(connectionId, 1);
+    if (run && (run.status === "completed" || run.status === "failed")) return run;
+    if (Date.now() > deadline) throw new Error(`sync of ${connectionId} did not finish: ${JSON.stringify(run)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

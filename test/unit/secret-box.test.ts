@@ -1,0 +1,64 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { loadConfig } from "../../src/config/config";
+import { SecretBox } from "../../src/security/secret-box";
+import { redactor, sanitizeUpstreamText, upstreamUrlProblem } from "../../src/banking/upstream-http";
+
+describe("secrets at rest", () => {
+  test("seal/open round-trips with a fresh IV each time, and tampering is detected", () => {
+    const box = new SecretBox(Buffer.alloc(32, 1));
+    const a = box.seal("https://user:pass@bridge.example/simplefin");
+    const b = box.seal("https://user:pass@bridge.example/simplefin");
+    expect(a).toMatch(/^v1:[^:]+:[^:]+:[^:]+$/);
+    expect(a).not.toBe(b);
+    expect(a).not.toContain("pass");
+    expect(box.open(a)).toBe("https://user:pass@bridge.example/simplefin");
+    const parts = a.split(":");
+    const flipped = Buffer.from(parts[3], "base64");
+    flipped[0] ^= 1;
+    expect(() => box.open([...parts.slice(0, 3), flipped.toString("base64")].join(":"))).toThrow();
+    expect(() => new SecretBox(Buffer.alloc(32, 2)).open(a)).toThrow();
+    expect(() => box.open("v9:x:y:z")).toThrow(/known version/);
+  });
+
+  test("without ENCRYPTION_KEY a key is generated once into DATA_DIR with mode 0600 and reused", () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "fg-key-"));
+    try {
+      const first = SecretBox.fromConfig({ dataDir });
+      const file = path.join(dataDir, "encryption-key");
+      expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+      const sealed = first.seal("secret");
+      expect(SecretBox.fromConfig({ dataDir }).open(sealed)).toBe("secret");
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test("an invalid ENCRYPTION_KEY stops the boot, naming the setting", () => {
+    expect(() => loadConfig({ ENCRYPTION_KEY: "too-short" })).toThrow(/ENCRYPTION_KEY: must be the base64 encoding of exactly 32 bytes/);
+    expect(loadConfig({ ENCRYPTION_KEY: Buffer.alloc(32, 3).toString("base64") }).encryptionKey).toBeDefined();
+  });
+});
+
+describe("provider URLs and provider text", () => {
+  test("plain http and loopback or private hosts need ALLOW_INSECURE_UPSTREAMS", () => {
+    expect(upstreamUrlProblem("https://lunchflow.app/api/v1", false)).toBeNull();
+    expect(upstreamUrlProblem("http://lunchflow.app/api/v1", false)).toMatch(/https/);
+    expect(upstreamUrlProblem("https://127.0.0.1:8443/", false)).toMatch(/loopback/);
+    expect(upstreamUrlProblem("https://192.168.1.4/", false)).toMatch(/private/);
+    expect(upstreamUrlProblem("https://[::1]/", false)).toMatch(/loopback/);
+    expect(upstreamUrlProblem("http://127.0.0.1:9/", true)).toBeNull();
+    expect(loadConfig({}).allowInsecureUpstreams).toBe(false);
+  });
+
+  test("credentials are redacted and HTML error pages reduced to text", () => {
+    const redact = redactor(["sk_live_secret"]);
+    expect(redact('{"url":"https://alice:pw123@bridge.example/sf","key":"sk_live_secret"}')).toBe(
+      '{"url":"https://[redacted]@bridge.example/sf","key":"[redacted]"}',
+    );
+    expect(sanitizeUpstreamText("<html><script>x()</script><h1>502 Bad Gateway</h1>&nbsp;<p>nginx</p></html>")).toBe(
+      "502 Bad Gateway nginx",
+    );
+  });
+});
