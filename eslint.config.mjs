@@ -29,7 +29,7 @@ export default tseslint.config(
     files: ["**/*.js"],
     languageOptions: {
       sourceType: "commonjs",
-      globals: { require: "readonly", module: "writable", process: "readonly", console: "readonly" },
+      globals: { require: "readonly", module: "writable", process: "readonly", console: "readonly", __dirname: "readonly" },
     },
     rules: { "@typescript-eslint/no-require-imports": "off" },
   },
