@@ -182,7 +182,7 @@ describe("linking provider accounts to existing accounts", () => {
     expect(unknown.body.errors[0]).toMatchObject({ extensions: { code: "NOT_FOUND" } });
     // A read-only key cannot link.
     const readOnly = await apiKeyClient(app.url, owner.readKey).graphql(LINK, { p: providerAccount("302").id, a: mine.id });
-    expect(readOnly.body.errors[0].extensions.code).not.toBeUndefined();
+    expect(readOnly.body.errors[0].extensions.code).toBe("FORBIDDEN");
     expect(
       (await api.graphql(CONNECTION, { id: connectionId })).body.data.bankConnection.accounts.find(
         (account: { externalId: string }) => account.externalId === "302",
