@@ -292,17 +292,20 @@ export class BankSyncService {
     let link = links.get(account.externalId);
     const firstSight = !link;
     if (!link) {
-      const accountId = newId();
+      // A connection told not to create accounts records the provider account unlinked: it waits for
+      // linkBankAccount, and nothing is imported for it until then.
+      const accountId = connection.autoCreateAccounts ? newId() : null;
       const classification = classificationOf(account.accountType);
-      await AccountModel.create({
-        id: accountId,
-        familyId: connection.familyId,
-        name: account.institution ? `${account.name} (${account.institution})` : account.name,
-        accountType: account.accountType,
-        classification,
-        currency: account.currency,
-        balance: "0",
-      });
+      if (accountId)
+        await AccountModel.create({
+          id: accountId,
+          familyId: connection.familyId,
+          name: account.institution ? `${account.name} (${account.institution})` : account.name,
+          accountType: account.accountType,
+          classification,
+          currency: account.currency,
+          balance: "0",
+        });
       await this.repository.insertProviderAccount({
         id: newId(),
         familyId: connection.familyId,
@@ -316,7 +319,7 @@ export class BankSyncService {
       });
       // A concurrent first sync may have won the insert: the stored link is the truth.
       const stored = (await this.repository.providerAccounts(connection.id)).find((row) => row.externalId === account.externalId)!;
-      if (stored.accountId !== accountId) await AccountModel.destroy({ where: { id: accountId } });
+      if (accountId && stored.accountId !== accountId) await AccountModel.destroy({ where: { id: accountId } });
       link = { providerAccountId: stored.id, accountId: stored.accountId, currency: account.currency, classification };
       links.set(account.externalId, link);
     }

@@ -16,6 +16,8 @@ export class BankConnectionModel extends Model<InferAttributes<BankConnectionMod
   declare status: CreationOptional<ConnectionStatus>;
   declare includePending: boolean;
   declare debugLogging: CreationOptional<boolean>;
+  /** false: provider accounts seen for the first time wait, unlinked, for linkBankAccount. */
+  declare autoCreateAccounts: CreationOptional<boolean>;
   declare lastError: CreationOptional<string | null>;
   declare lastSyncAt: CreationOptional<Date | null>;
   declare syncState: CreationOptional<SyncState>;
@@ -34,6 +36,7 @@ export class BankConnectionModel extends Model<InferAttributes<BankConnectionMod
         status: { type: DataTypes.TEXT, allowNull: false, defaultValue: "good" },
         includePending: { type: DataTypes.BOOLEAN, allowNull: false },
         debugLogging: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
+        autoCreateAccounts: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: true },
         lastError: DataTypes.TEXT,
         lastSyncAt: DataTypes.DATE,
         syncState: { type: DataTypes.JSONB, allowNull: false, defaultValue: {} },

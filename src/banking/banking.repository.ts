@@ -13,6 +13,7 @@ export type ConnectionRow = {
   status: ConnectionStatus;
   includePending: boolean;
   debugLogging: boolean;
+  autoCreateAccounts: boolean;
   lastError: string | null;
   lastSyncAt: Date | null;
   syncState: SyncState;
@@ -98,7 +99,8 @@ export type TransactionWrite = {
 };
 
 const CONNECTION_COLUMNS = `id, family_id AS "familyId", provider, name, credentials, base_url AS "baseUrl", status,
-  include_pending AS "includePending", debug_logging AS "debugLogging", last_error AS "lastError",
+  include_pending AS "includePending", debug_logging AS "debugLogging",
+  auto_create_accounts AS "autoCreateAccounts", last_error AS "lastError",
   last_sync_at AS "lastSyncAt", sync_state AS "syncState",
   CASE WHEN requests_day = current_date THEN requests_today ELSE 0 END AS "requestsToday",
   created_at AS "createdAt", updated_at AS "updatedAt"`;
@@ -202,11 +204,59 @@ export class BankingRepository {
     );
   }
 
+  /** One provider account of the family (a bank account seen at a connection), or null. */
+  async providerAccount(id: string, familyId: string): Promise<ProviderAccountRow | null> {
+    const [row] = await selectRows<ProviderAccountRow>(
+      this.sequelize,
+      `SELECT ${PROVIDER_ACCOUNT_COLUMNS} FROM bank_provider_accounts WHERE id = $1 AND family_id = $2`,
+      [id, familyId],
+    );
+    return row ?? null;
+  }
+
+  /** The provider account that feeds this account, if any. */
+  async providerAccountOf(accountId: string): Promise<ProviderAccountRow | null> {
+    const [row] = await selectRows<ProviderAccountRow>(
+      this.sequelize,
+      `SELECT ${PROVIDER_ACCOUNT_COLUMNS} FROM bank_provider_accounts WHERE account_id = $1`,
+      [accountId],
+    );
+    return row ?? null;
+  }
+
+  /** Whether a provider has imported any transaction into the account. */
+  async hasImportedTransactions(accountId: string, source: string): Promise<boolean> {
+    const rows = await selectRows<{ found: number }>(
+      this.sequelize,
+      `SELECT 1 AS found FROM transactions WHERE account_id = $1 AND source = $2 LIMIT 1`,
+      [accountId, source],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * Points the provider account at the account. False when another provider account took the account
+   * in the meantime (one provider account per account, enforced by a unique index).
+   */
+  async linkProviderAccount(id: string, familyId: string, accountId: string): Promise<boolean> {
+    try {
+      await this.execute(`UPDATE bank_provider_accounts SET account_id = $3, updated_at = now() WHERE id = $1 AND family_id = $2`, [
+        id,
+        familyId,
+        accountId,
+      ]);
+      return true;
+    } catch (error) {
+      if ((error as { parent?: { code?: string } }).parent?.code === "23505") return false;
+      throw error;
+    }
+  }
+
   async insertProviderAccount(row: {
     id: string;
     familyId: string;
     connectionId: string;
-    accountId: string;
+    accountId: string | null;
     externalId: string;
     name: string;
     institution: string | null;

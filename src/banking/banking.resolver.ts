@@ -14,6 +14,8 @@ import {
   HoldingType,
 } from "./banking.type";
 
+const AUTO_CREATE = "Create an account for each provider account on first sight (default); false: link them with linkBankAccount.";
+
 function toRun(row: SyncRunRow): BankSyncRunType {
   return { ...row, status: runStatusOf(row) };
 }
@@ -38,8 +40,12 @@ export class BankConnectionResolver {
 
   @Authorized(Access.Write)
   @Mutation(() => BankConnectionType, { description: "Claims a SimpleFIN setup token (it works once) and starts the first sync." })
-  connectSimplefin(@Ctx() { services, actor }: RequestContext, @Arg("setupToken") setupToken: string) {
-    return services.banking.connectSimplefin(actor!, setupToken);
+  connectSimplefin(
+    @Ctx() { services, actor }: RequestContext,
+    @Arg("setupToken") setupToken: string,
+    @Arg("autoCreateAccounts", () => Boolean, { nullable: true, defaultValue: true, description: AUTO_CREATE }) autoCreateAccounts: boolean,
+  ) {
+    return services.banking.connectSimplefin(actor!, setupToken, autoCreateAccounts ?? true);
   }
 
   @Authorized(Access.Write)
@@ -48,8 +54,10 @@ export class BankConnectionResolver {
     @Ctx() { services, actor }: RequestContext,
     @Arg("apiKey") apiKey: string,
     @Arg("baseUrl", () => String, { nullable: true }) baseUrl?: string | null,
+    @Arg("autoCreateAccounts", () => Boolean, { nullable: true, defaultValue: true, description: AUTO_CREATE })
+    autoCreateAccounts?: boolean,
   ) {
-    return services.banking.connectLunchflow(actor!, apiKey, baseUrl);
+    return services.banking.connectLunchflow(actor!, apiKey, baseUrl, autoCreateAccounts ?? true);
   }
 
   @Authorized(Access.Write)
@@ -81,6 +89,20 @@ export class BankConnectionResolver {
   @Mutation(() => BankConnectionType, { description: "Deletes the connection; the accounts and transactions it imported stay." })
   deleteBankConnection(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
     return services.banking.delete(actor!, id);
+  }
+
+  @Authorized(Access.Write)
+  @Mutation(() => BankAccountType, {
+    description:
+      "Feeds an existing account from a provider account, before anything was imported for it (422 after, or when the currency differs " +
+      "or the account is fed by another provider account). Starts a sync that imports the whole history into the account.",
+  })
+  linkBankAccount(
+    @Ctx() { services, actor }: RequestContext,
+    @Arg("providerAccountId", () => ID) providerAccountId: string,
+    @Arg("accountId", () => ID) accountId: string,
+  ) {
+    return services.banking.linkAccount(actor!, providerAccountId, accountId);
   }
 
   @Authorized(Access.Write)

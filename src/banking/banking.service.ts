@@ -15,7 +15,12 @@ import { redactor, upstreamUrlProblem, UpstreamError, type UpstreamHttpOptions }
 /** Enqueues a connection's sync job (workers/queues.ts owns the queue; a duplicate enqueue is a no-op). */
 export type SyncQueue = { enqueue(connectionId: string, trigger: "manual" | "scheduled"): Promise<void> };
 
-export type ConnectionSettingsInput = { name?: string | null; includePending?: boolean | null; debugLogging?: boolean | null };
+export type ConnectionSettingsInput = {
+  name?: string | null;
+  includePending?: boolean | null;
+  debugLogging?: boolean | null;
+  autoCreateAccounts?: boolean | null;
+};
 export type CredentialsInput = { setupToken?: string | null; apiKey?: string | null; baseUrl?: string | null };
 
 /** A run whose worker has not been heard of for this long is shown as stale and replaced by the next sync. */
@@ -49,14 +54,14 @@ export class BankingService {
     return row;
   }
 
-  async connectSimplefin(actor: Actor, setupToken: string): Promise<ConnectionRow> {
+  async connectSimplefin(actor: Actor, setupToken: string, autoCreateAccounts = true): Promise<ConnectionRow> {
     const { accessUrl, versions } = await this.claim(setupToken);
-    return this.createConnection(actor, "simplefin", "SimpleFIN", accessUrl, null, { versions });
+    return this.createConnection(actor, "simplefin", "SimpleFIN", accessUrl, null, { versions }, autoCreateAccounts);
   }
 
-  async connectLunchflow(actor: Actor, apiKey: string, baseUrl?: string | null): Promise<ConnectionRow> {
+  async connectLunchflow(actor: Actor, apiKey: string, baseUrl?: string | null, autoCreateAccounts = true): Promise<ConnectionRow> {
     const url = await this.checkLunchflow(apiKey, baseUrl);
-    return this.createConnection(actor, "lunchflow", "Lunch Flow", apiKey.trim(), url, {});
+    return this.createConnection(actor, "lunchflow", "Lunch Flow", apiKey.trim(), url, {}, autoCreateAccounts);
   }
 
   async updateSettings(actor: Actor, id: string, input: ConnectionSettingsInput): Promise<ConnectionRow> {
@@ -66,6 +71,7 @@ export class BankingService {
     if (input.name !== undefined && input.name !== null) changes.name = requiredText(problems, "Name", input.name, 120);
     if (input.includePending !== undefined && input.includePending !== null) changes.includePending = input.includePending;
     if (input.debugLogging !== undefined && input.debugLogging !== null) changes.debugLogging = input.debugLogging;
+    if (input.autoCreateAccounts !== undefined && input.autoCreateAccounts !== null) changes.autoCreateAccounts = input.autoCreateAccounts;
     problems.throwIfAny();
     await BankConnectionModel.update(changes, { where: { id, familyId: actor.familyId } });
     return this.get(actor, id);
@@ -103,6 +109,46 @@ export class BankingService {
     const connection = await this.get(actor, id);
     await BankConnectionModel.destroy({ where: { id, familyId: actor.familyId } });
     return connection;
+  }
+
+  /**
+   * Feeds an existing account of the family from a provider account instead of the one the sync would
+   * create. Provider accounts become known at a connection's first sync; connect with
+   * autoCreateAccounts: false to link them before anything is imported (they wait unlinked until then).
+   *
+   * The rule: nothing moves silently. Linking is refused (422) once the provider has imported
+   * transactions into the account it feeds now, when the currencies differ, or when the account is
+   * fed by another provider account; and while a sync of the connection is under way (409). An account
+   * the sync created earlier stays as it is, with its balance history and holdings. After linking, the
+   * next sync (started at once) walks the whole history again, so the linked account gets everything;
+   * rows already there under the same provider ids are updated in place, not duplicated.
+   */
+  async linkAccount(actor: Actor, providerAccountId: string, accountId: string): Promise<ProviderAccountRow> {
+    const providerAccount = isUuid(providerAccountId) ? await this.repository.providerAccount(providerAccountId, actor.familyId) : null;
+    if (!providerAccount) throw new NotFoundError("Bank account");
+    const account = isUuid(accountId) ? (await this.accounts.byIds(actor.familyId, [accountId]))[0] : null;
+    if (!account) throw new NotFoundError("Account");
+    if (providerAccount.accountId === account.id) return providerAccount;
+    const connection = (await this.repository.connection(providerAccount.connectionId, actor.familyId))!;
+    const problems = new ValidationErrors();
+    if (account.currency !== providerAccount.currency)
+      problems.add(`Account currency ${account.currency} does not match the bank account's currency ${providerAccount.currency}`);
+    const feeder = await this.repository.providerAccountOf(account.id);
+    if (feeder) problems.add("Account is already linked to another bank account");
+    if (providerAccount.accountId && (await this.repository.hasImportedTransactions(providerAccount.accountId, connection.provider)))
+      problems.add("Bank account has already imported transactions into another account: linking it now would leave them behind");
+    problems.throwIfAny();
+    const open = await this.repository.openRun(connection.id);
+    if (open && runStatusOf(open) !== "stale")
+      throw new ConflictError("A sync of this connection is under way: link the account once it finished");
+    if (!(await this.repository.linkProviderAccount(providerAccount.id, actor.familyId, account.id)))
+      throw new ValidationError(["Account is already linked to another bank account"]);
+    await BankConnectionModel.update(
+      { syncState: { ...connection.syncState, historyComplete: false, walk: null } },
+      { where: { id: connection.id, familyId: actor.familyId } },
+    );
+    if (connection.status !== "requires_update") await this.requestSync(connection, "manual");
+    return (await this.repository.providerAccount(providerAccount.id, actor.familyId))!;
   }
 
   async sync(actor: Actor, id: string): Promise<SyncRunRow> {
@@ -178,6 +224,7 @@ export class BankingService {
     secret: string,
     baseUrl: string | null,
     syncState: SyncState,
+    autoCreateAccounts: boolean,
   ): Promise<ConnectionRow> {
     const id = newId();
     await BankConnectionModel.create({
@@ -189,6 +236,7 @@ export class BankingService {
       baseUrl,
       includePending: this.config.bankIncludePending,
       syncState,
+      autoCreateAccounts,
     });
     const connection = await this.get(actor, id);
     await this.requestSync(connection, "manual");

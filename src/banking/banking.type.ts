@@ -79,6 +79,8 @@ export class BankConnectionType {
   @Field({ description: "good, requires_update (new credentials needed) or failed." }) status!: string;
   @Field() includePending!: boolean;
   @Field() debugLogging!: boolean;
+  @Field({ description: "Whether the sync creates an account for a provider account it sees for the first time." })
+  autoCreateAccounts!: boolean;
   @Field(() => String, { nullable: true }) lastError!: string | null;
   @Field(() => Date, { nullable: true }) lastSyncAt!: Date | null;
   @Field(() => Int, { description: "Requests made to the provider today (UTC)." }) requestsToday!: number;
@@ -102,4 +104,9 @@ export class BankConnectionSettingsInput {
   @Field(() => Boolean, { nullable: true, description: "Ask the provider for pending transactions too." }) includePending?: boolean | null;
   @Field(() => Boolean, { nullable: true, description: "Log raw provider responses (credentials redacted)." }) debugLogging?:
     boolean | null;
+  @Field(() => Boolean, {
+    nullable: true,
+    description: "Create accounts for provider accounts seen for the first time (false: they wait for linkBankAccount).",
+  })
+  autoCreateAccounts?: boolean | null;
 }

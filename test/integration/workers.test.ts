@@ -19,6 +19,12 @@ describe("workers", () => {
     expect(schedulers.map((scheduler) => scheduler.key)).toContain("prune-api-keys-daily");
   });
 
+  test("register the bank-sync refresh: every 10 minutes it enqueues the connections whose interval has passed", async () => {
+    const schedulers = await app.runtime.queues.queue(QueueName.BankSync).getJobSchedulers();
+    const refresh = schedulers.find((scheduler) => scheduler.key === "bank-sync-refresh");
+    expect(refresh).toMatchObject({ name: JOBS[QueueName.BankSync].refreshConnections, every: 10 * 60 * 1000 });
+  });
+
   test("prune-api-keys deletes keys retired more than 90 days ago and keeps the rest", async () => {
     const { services, sequelize } = app.runtime;
     const user = await createUser(services);
