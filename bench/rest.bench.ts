@@ -147,7 +147,7 @@ const AUTH_SQL = `
    WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())`;
 
 const TRANSACTION_COLUMNS = `
-  t.id, to_char(t.date, 'YYYY-MM-DD') AS date, t.amount, t.currency, t.name, t.notes, t.created_at, t.updated_at,
+  t.id, to_char(t.date, 'YYYY-MM-DD') AS date, t.amount, t.currency, t.name, t.notes, t.pending, t.created_at, t.updated_at,
   a.id AS account_id, a.name AS account_name, a.account_type AS account_type,
   c.id AS category_id, c.name AS category_name, c.classification AS category_classification, c.color AS category_color, c.icon AS category_icon,
   m.id AS merchant_id, m.name AS merchant_name,
@@ -193,6 +193,7 @@ type TransactionSqlRow = {
   currency: string;
   name: string;
   notes: string | null;
+  pending: boolean;
   created_at: Date;
   updated_at: Date;
   account_id: string;
@@ -225,6 +226,7 @@ function transactionJson(row: TransactionSqlRow) {
     currency: row.currency,
     name: row.name,
     notes: row.notes,
+    pending: row.pending,
     classification: income ? "income" : "expense",
     account: { id: row.account_id, name: row.account_name, account_type: row.account_type },
     category:
