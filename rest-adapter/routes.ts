@@ -127,4 +127,13 @@ export const routes: RestRoute[] = [
     message: "Merchant deleted successfully",
     status: 200,
   },
+  {
+    method: "GET",
+    path: "/audit-logs",
+    operation: "listAuditLogs",
+    summary: "Audit events, newest first (Bearer token of an admin or auditor; query keys are camelCase)",
+    tag: "Audit logs",
+    resultPath: ["auditEvents"],
+    status: 200,
+  },
 ];

@@ -35,7 +35,8 @@ export function buildVariables(schema: GraphQLSchema, operation: OperationDefini
     if (name in input.params) raw = input.params[name];
     else if (name === "input") raw = input.body && fromRestObject(type, input.body);
     else if (isInputObjectType(getNamedType(type)) && !isListType(type)) raw = fromQueryObject(type, input.query);
-    else raw = fromQueryValue(type, input.query[camelToSnake(name)] ?? input.query[`${camelToSnake(name)}[]`]);
+    // snake_case keys as upstream's routes use them; camelCase ones where a route documents those (audit-logs).
+    else raw = fromQueryValue(type, input.query[camelToSnake(name)] ?? input.query[`${camelToSnake(name)}[]`] ?? input.query[name]);
     if (raw === undefined) {
       if (isNonNullType(type)) throw new BadRequestError(`param is missing or the value is empty: ${camelToSnake(name)}`);
       continue;

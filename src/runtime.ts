@@ -72,7 +72,7 @@ export async function startRuntime(config: Config, roles: Roles, options: Runtim
     const events = createEventBus({ redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, databaseUrl }, logger);
     stops.push(() => events.close());
     await events.ready();
-    const services = createServices(sequelize, events);
+    const services = createServices(sequelize, events, config);
     const queues = createQueueBackend(config, databaseUrl);
     stops.push(() => queues.close());
     const runtime: Runtime = { config, logger, sequelize, services, queues, databaseUrl, stop };

@@ -11,7 +11,11 @@ export enum QueueName {
 }
 
 export const JOBS = {
-  [QueueName.Maintenance]: { pruneApiKeys: "prune-api-keys" },
+  [QueueName.Maintenance]: {
+    pruneApiKeys: "prune-api-keys",
+    ensureAuditPartitions: "ensure-audit-partitions",
+    sweepExpiredSessions: "sweep-expired-sessions",
+  },
 } as const satisfies Record<QueueName, Record<string, string>>;
 
 /** Retry transient failures a few times with growing waits; keep a bounded history for inspection. */
@@ -25,6 +29,18 @@ export const DEFAULT_JOB_OPTIONS: JobsOptions = {
 /** Recurring jobs. The scheduler id makes registration idempotent across processes and restarts. */
 export const SCHEDULES = [
   { id: "prune-api-keys-daily", queue: QueueName.Maintenance, job: JOBS[QueueName.Maintenance].pruneApiKeys, everyMs: 24 * 60 * 60 * 1000 },
+  {
+    id: "ensure-audit-partitions-daily",
+    queue: QueueName.Maintenance,
+    job: JOBS[QueueName.Maintenance].ensureAuditPartitions,
+    everyMs: 24 * 60 * 60 * 1000,
+  },
+  {
+    id: "sweep-expired-sessions",
+    queue: QueueName.Maintenance,
+    job: JOBS[QueueName.Maintenance].sweepExpiredSessions,
+    everyMs: 5 * 60 * 1000,
+  },
 ] as const;
 
 export type QueueBackend = {

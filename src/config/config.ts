@@ -53,6 +53,11 @@ const settings = z.object({
   TRUST_PROXY: trustProxy.default(["loopback"]),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(10000),
   GRAPHQL_LANDING_PAGE: booleanFlag.default(true),
+  ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(30).max(86400).default(900),
+  SESSION_TTL_SECONDS: z.coerce.number().int().min(300).default(604800),
+  LOGIN_MAX_FAILURES: z.coerce.number().int().min(1).max(100).default(5),
+  LOGIN_LOCKOUT_SECONDS: z.coerce.number().int().min(1).default(900),
+  AUDIT_PARTITIONS_AHEAD: z.coerce.number().int().min(1).max(36).default(3),
 });
 
 export type Config = Readonly<{
@@ -71,6 +76,15 @@ export type Config = Readonly<{
   trustProxy: boolean | number | string[];
   shutdownTimeoutMs: number;
   graphqlLandingPage: boolean;
+  /** Lifetime of a bearer access token; a refresh token gets a new one. */
+  accessTokenTtlSeconds: number;
+  /** Absolute lifetime of a signed-in session (and of its refresh tokens). */
+  sessionTtlSeconds: number;
+  /** Failed local logins in a row that lock an account, and for how long. */
+  loginMaxFailures: number;
+  loginLockoutSeconds: number;
+  /** Monthly audit partitions kept created ahead of the current month. */
+  auditPartitionsAhead: number;
 }>;
 
 export class ConfigError extends Error {}
@@ -98,5 +112,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: s.TRUST_PROXY,
     shutdownTimeoutMs: s.SHUTDOWN_TIMEOUT_MS,
     graphqlLandingPage: s.GRAPHQL_LANDING_PAGE,
+    accessTokenTtlSeconds: s.ACCESS_TOKEN_TTL_SECONDS,
+    sessionTtlSeconds: s.SESSION_TTL_SECONDS,
+    loginMaxFailures: s.LOGIN_MAX_FAILURES,
+    loginLockoutSeconds: s.LOGIN_LOCKOUT_SECONDS,
+    auditPartitionsAhead: s.AUDIT_PARTITIONS_AHEAD,
   });
 }

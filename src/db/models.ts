@@ -1,4 +1,6 @@
 import type { Sequelize } from "sequelize";
+import { AuditSavedSearchModel } from "../audit/audit-saved-search.model";
+import { AuthSessionModel, AuthTokenModel } from "../auth/auth-session.model";
 import { AccountModel } from "../accounts/account.model";
 import { CategoryModel } from "../categories/category.model";
 import { ApiKeyModel } from "../identity/api-key.model";
@@ -21,6 +23,9 @@ export function initModels(sequelize: Sequelize): void {
     TransactionModel,
     TransactionTagModel,
     TransferModel,
+    AuditSavedSearchModel,
+    AuthSessionModel,
+    AuthTokenModel,
   ]) {
     model.initialize(sequelize);
   }

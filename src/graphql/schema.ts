@@ -2,6 +2,7 @@ import "reflect-metadata";
 import type { GraphQLSchema } from "graphql";
 import { buildSchema } from "type-graphql";
 import { AccountResolver } from "../accounts/account.resolver";
+import { AuditResolver } from "../audit/audit.resolver";
 import { CategoryResolver } from "../categories/category.resolver";
 import { IdentityResolver } from "../identity/identity.resolver";
 import { MerchantResolver } from "../merchants/merchant.resolver";
@@ -18,6 +19,7 @@ export const resolvers = [
   MerchantResolver,
   TransactionResolver,
   TransferResolver,
+  AuditResolver,
 ] as const;
 
 /**
