@@ -148,9 +148,14 @@ export class AuditRepository {
   }
 
   /** One batch of the chain in `seq` order, each row with whether its stored hash matches its content. */
-  verifyBatch(afterSeq: bigint, limit: number, range: { from: Date | null; before: Date | null }): Promise<VerifyRow[]> {
-    const bind: unknown[] = [afterSeq.toString(), limit];
-    const where = ["seq > $1"];
+  verifyBatch(
+    afterSeq: bigint,
+    throughSeq: bigint,
+    limit: number,
+    range: { from: Date | null; before: Date | null },
+  ): Promise<VerifyRow[]> {
+    const bind: unknown[] = [afterSeq.toString(), limit, throughSeq.toString()];
+    const where = ["seq > $1", "seq <= $3"];
     if (range.from) where.push(`occurred_at >= $${bind.push(range.from)}`);
     if (range.before) where.push(`occurred_at < $${bind.push(range.before)}`);
     return selectRows<VerifyRow>(
@@ -167,6 +172,17 @@ export class AuditRepository {
       `SELECT id, seq, occurred_at AS "timestamp", prev_hash AS "prevHash", hash, ${HASH_OF_ROW} = hash AS "hashMatches"
          FROM audit_events WHERE seq = $1 ORDER BY occurred_at, id LIMIT 1`,
       [seq.toString()],
+    );
+    return row ?? null;
+  }
+
+  /** The first event past the chain head: nothing the application wrote can be there. One statement, one snapshot. */
+  async firstBeyondHead(): Promise<VerifyRow | null> {
+    const [row] = await selectRows<VerifyRow>(
+      this.sequelize,
+      `SELECT id, seq, occurred_at AS "timestamp", prev_hash AS "prevHash", hash, ${HASH_OF_ROW} = hash AS "hashMatches"
+         FROM audit_events WHERE seq > (SELECT seq FROM audit_chain_head) ORDER BY seq LIMIT 1`,
+      [],
     );
     return row ?? null;
   }

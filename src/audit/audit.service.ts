@@ -201,11 +201,14 @@ export class AuditService {
    */
   async verify(range: { from?: string | null; to?: string | null } = {}): Promise<ChainReport> {
     const bounds = parseFilter({ from: range.from, to: range.to });
+    // The walk stops at the head as it is now; events appended meanwhile are the next run's business.
+    const head = await this.repository.chainHead();
+    const headSeq = BigInt(head.seq);
     let previous: VerifyRow | null = null;
     let checked = 0;
     let cursor = 0n;
     for (;;) {
-      const rows = await this.repository.verifyBatch(cursor, VERIFY_BATCH, { from: bounds.from, before: bounds.before });
+      const rows = await this.repository.verifyBatch(cursor, headSeq, VERIFY_BATCH, { from: bounds.from, before: bounds.before });
       for (const row of rows) {
         const seq = BigInt(row.seq);
         if (previous === null && seq > 1n) previous = await this.repository.bySeq(seq - 1n);
@@ -217,21 +220,20 @@ export class AuditService {
       if (rows.length < VERIFY_BATCH) break;
       cursor = BigInt(rows[rows.length - 1].seq);
     }
+    const broken = (kind: ChainBreak["kind"], seq: bigint, message: string, row?: VerifyRow): ChainReport => ({
+      ok: false,
+      checked,
+      firstBroken: { kind, seq: seq.toString(), eventId: row?.id ?? null, timestamp: row?.timestamp ?? null, message },
+    });
     if (!bounds.before) {
-      const head = await this.repository.chainHead();
       const lastSeq = previous ? BigInt(previous.seq) : 0n;
-      const headSeq = BigInt(head.seq);
-      const tail = (kind: ChainBreak["kind"], seq: bigint, message: string): ChainReport => ({
-        ok: false,
-        checked,
-        firstBroken: { kind, seq: seq.toString(), eventId: null, timestamp: null, message },
-      });
       if (lastSeq < headSeq)
-        return tail("deleted", lastSeq + 1n, `events ${lastSeq + 1n} to ${headSeq} are missing from the end of the chain`);
-      if (lastSeq > headSeq) return tail("inserted", headSeq + 1n, `events after ${headSeq} were added outside the audit log`);
+        return broken("deleted", lastSeq + 1n, `events ${lastSeq + 1n} to ${headSeq} are missing from the end of the chain`);
       if (previous && head.hash && !previous.hash.equals(head.hash)) {
-        return tail("relinked", lastSeq, `the last event (sequence ${lastSeq}) is not the one the chain head recorded`);
+        return broken("relinked", lastSeq, `the last event (sequence ${lastSeq}) is not the one the chain head recorded`);
       }
+      const stray = await this.repository.firstBeyondHead();
+      if (stray) return broken("inserted", BigInt(stray.seq), `event ${stray.id} lies past the end of the chain`, stray);
     }
     return { ok: true, checked, firstBroken: null };
   }
