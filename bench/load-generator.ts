@@ -72,7 +72,8 @@ if (require.main === module) {
   process.on("message", (job: LoadJob) => {
     run(job).then(
       (result) => process.send!({ id: job.id, ok: true, result } satisfies LoadReply),
-      (error: unknown) => process.send!({ id: job.id, ok: false, error: error instanceof Error ? error.message : String(error) } satisfies LoadReply),
+      (error: unknown) =>
+        process.send!({ id: job.id, ok: false, error: error instanceof Error ? error.message : String(error) } satisfies LoadReply),
     );
   });
   process.on("disconnect", () => process.exit(0));

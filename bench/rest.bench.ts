@@ -87,13 +87,22 @@ async function createScratchDatabase(): Promise<ScratchDatabase> {
   await withAdmin((client) => client.query(`CREATE DATABASE ${name}`));
   const url = new URL(settings.adminUrl);
   url.pathname = `/${name}`;
-  return { name, url: url.toString(), drop: () => withAdmin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined) };
+  return {
+    name,
+    url: url.toString(),
+    drop: () => withAdmin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+  };
 }
 
 /** The Redis URL if a server answers there within a second, else null. */
 async function reachableRedis(): Promise<string | null> {
   if (settings.redisUrl === "off") return null;
-  const redis = new IORedis(settings.redisUrl, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const redis = new IORedis(settings.redisUrl, {
+    lazyConnect: true,
+    connectTimeout: 1000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   redis.on("error", () => undefined);
   try {
     await redis.connect();
@@ -221,7 +230,13 @@ function transactionJson(row: TransactionSqlRow) {
     category:
       row.category_id === null
         ? null
-        : { id: row.category_id, name: row.category_name, classification: row.category_classification, color: row.category_color, icon: row.category_icon },
+        : {
+            id: row.category_id,
+            name: row.category_name,
+            classification: row.category_classification,
+            color: row.category_color,
+            icon: row.category_icon,
+          },
     merchant: row.merchant_id === null ? null : { id: row.merchant_id, name: row.merchant_name },
     tags: row.tags,
     transfer:
@@ -290,7 +305,12 @@ async function startBaseline(databaseUrl: string, poolMax: number): Promise<Serv
     const perPage = Math.min(requestedPerPage !== undefined && requestedPerPage >= 1 ? requestedPerPage : 25, 100);
     const offset = (page - 1) * perPage;
     const { rows } = await pool.query<TransactionSqlRow & { total: string }>(PAGE_SQL, [res.locals.familyId, perPage, offset]);
-    const total = rows.length > 0 ? Number(rows[0].total) : offset === 0 ? 0 : Number((await pool.query<{ total: string }>(COUNT_SQL, [res.locals.familyId])).rows[0].total);
+    const total =
+      rows.length > 0
+        ? Number(rows[0].total)
+        : offset === 0
+          ? 0
+          : Number((await pool.query<{ total: string }>(COUNT_SQL, [res.locals.familyId])).rows[0].total);
     res.json({
       transactions: rows.map(transactionJson),
       pagination: { page, per_page: perPage, total_count: total, total_pages: Math.ceil(total / perPage) },
@@ -322,7 +342,10 @@ async function startBaseline(databaseUrl: string, poolMax: number): Promise<Serv
 
 class LoadGenerator {
   private readonly child: ChildProcess;
-  private readonly pending = new Map<number, { resolve: (result: LoadResult) => void; reject: (error: Error) => void; timer: NodeJS.Timeout }>();
+  private readonly pending = new Map<
+    number,
+    { resolve: (result: LoadResult) => void; reject: (error: Error) => void; timer: NodeJS.Timeout }
+  >();
   private nextId = 1;
 
   constructor() {
@@ -348,10 +371,13 @@ class LoadGenerator {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       // Bounded: a run that does not report within its duration plus 30 s is a failure.
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new Error(`load generator did not finish a ${job.duration}s run in time`));
-      }, (job.duration + 30) * 1000);
+      const timer = setTimeout(
+        () => {
+          this.pending.delete(id);
+          reject(new Error(`load generator did not finish a ${job.duration}s run in time`));
+        },
+        (job.duration + 30) * 1000,
+      );
       this.pending.set(id, { resolve, reject, timer });
       this.child.send({ ...job, id } satisfies LoadJob);
     });
@@ -402,7 +428,10 @@ class DatabaseCpu {
 
   /** CPU ms per backend of the database, this monitoring connection excluded. */
   async sample(): Promise<Map<number, number>> {
-    const { rows } = await this.client.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [this.database]);
+    const { rows } = await this.client.query<{ pid: number }>(
+      "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+      [this.database],
+    );
     const cpu = new Map<number, number>();
     for (const { pid } of rows) {
       const ms = processCpuMs(pid);
@@ -542,7 +571,9 @@ async function main(): Promise<void> {
       assert.ok(rows[0], `the demo data has no transaction where ${where}`);
       return rows[0].id;
     };
-    const measuredId = await pick("t.category_id IS NOT NULL AND t.merchant_id IS NOT NULL AND EXISTS (SELECT 1 FROM transaction_tags tt WHERE tt.transaction_id = t.id)");
+    const measuredId = await pick(
+      "t.category_id IS NOT NULL AND t.merchant_id IS NOT NULL AND EXISTS (SELECT 1 FROM transaction_tags tt WHERE tt.transaction_id = t.id)",
+    );
     const verifyIds = [
       measuredId,
       await pick("EXISTS (SELECT 1 FROM transfers x WHERE x.outflow_transaction_id = t.id)"),
@@ -554,8 +585,16 @@ async function main(): Promise<void> {
     await probe.end();
 
     const key = demo.api_key;
-    const rest = (pathAndQuery: string): Request_ => ({ url: `${runtime.url}/api/v1${pathAndQuery}`, method: "GET", headers: { "x-api-key": key } });
-    const base = (pathAndQuery: string): Request_ => ({ url: `${baseline.url}/api/v1${pathAndQuery}`, method: "GET", headers: { "x-api-key": key } });
+    const rest = (pathAndQuery: string): Request_ => ({
+      url: `${runtime.url}/api/v1${pathAndQuery}`,
+      method: "GET",
+      headers: { "x-api-key": key },
+    });
+    const base = (pathAndQuery: string): Request_ => ({
+      url: `${baseline.url}/api/v1${pathAndQuery}`,
+      method: "GET",
+      headers: { "x-api-key": key },
+    });
     // The exact documents the adapter executes (operation + the fragments it spreads), printed.
     const operations = prepareOperations(runtime.schema!, ["getTransaction", "listTransactions"]);
     const graphql = (operation: "getTransaction" | "listTransactions", variables: Record<string, unknown>): Request_ => {
@@ -576,7 +615,12 @@ async function main(): Promise<void> {
         graphqlRequest: graphql("getTransaction", { id }),
         pickData: (data: any) => data.transaction,
       })),
-      { label: "GET /transactions?per_page=100", path: "/transactions?per_page=100", graphqlRequest: graphql("listTransactions", { perPage: 100 }), pickData: (data: any) => data.transactions },
+      {
+        label: "GET /transactions?per_page=100",
+        path: "/transactions?per_page=100",
+        graphqlRequest: graphql("listTransactions", { perPage: 100 }),
+        pickData: (data: any) => data.transactions,
+      },
       { label: "GET /transactions?per_page=100&page=3", path: "/transactions?per_page=100&page=3" },
       { label: "GET /transactions", path: "/transactions" },
       { label: "GET /transactions?page=999", path: "/transactions?page=999" },
@@ -585,7 +629,11 @@ async function main(): Promise<void> {
     ];
     for (const pair of pairs) {
       const [adapter, hand] = await Promise.all([send(rest(pair.path)), send(base(pair.path))]);
-      assert.equal(hand.status, adapter.status, `${pair.label}: baseline status ${hand.status}, adapter status ${adapter.status}\n${adapter.text.slice(0, 400)}`);
+      assert.equal(
+        hand.status,
+        adapter.status,
+        `${pair.label}: baseline status ${hand.status}, adapter status ${adapter.status}\n${adapter.text.slice(0, 400)}`,
+      );
       assert.equal(hand.contentType, adapter.contentType, `${pair.label}: content types differ`);
       assert.deepStrictEqual(hand.json, adapter.json, `${pair.label}: baseline JSON differs from the adapter's`);
       assert.ok(hand.text === adapter.text, `${pair.label}: same JSON but different bytes ${firstDifference(adapter.text, hand.text)}`);
@@ -603,7 +651,9 @@ async function main(): Promise<void> {
       `verified: ${pairs.length} requests answer identical JSON (and identical bytes) from the adapter and the baseline; Apollo's data matches for ${verifyIds.length + 1}.`,
     );
     console.log(`  GET /transactions/{id}: ${sample.text.length} bytes, e.g. ${sample.text.slice(0, 160)}…`);
-    console.log(`  GET /transactions?per_page=100: ${listSample.text.length} bytes, ${(listSample.json as { transactions: unknown[] }).transactions.length} transactions\n`);
+    console.log(
+      `  GET /transactions?per_page=100: ${listSample.text.length} bytes, ${(listSample.json as { transactions: unknown[] }).transactions.length} transactions\n`,
+    );
 
     // 4. Measure.
     const cases: Case[] = [
@@ -633,7 +683,9 @@ async function main(): Promise<void> {
           const cpu = process.cpuUsage(cpuBefore);
           const dbAfter = await databaseCpu?.sample();
           if (load.non2xx || load.errors || load.timeouts || load.total === 0) {
-            throw new Error(`${ENDPOINT_LABELS[endpoint]} via ${PATH_LABELS[c.path]}: ${load.non2xx} non-2xx, ${load.errors} errors, ${load.timeouts} timeouts`);
+            throw new Error(
+              `${ENDPOINT_LABELS[endpoint]} via ${PATH_LABELS[c.path]}: ${load.non2xx} non-2xx, ${load.errors} errors, ${load.timeouts} timeouts`,
+            );
           }
           const result: Run = {
             ...load,
@@ -657,7 +709,8 @@ async function main(): Promise<void> {
       const list = runs.get(`${endpoint}:${pathName}`)!;
       return { runs: list, best: list.reduce((a, b) => (b.requestsPerSecond > a.requestsPerSecond ? b : a)) };
     };
-    const lowest = (values: Array<number | null>): number | null => (values.some((v) => v === null) ? null : Math.min(...(values as number[])));
+    const lowest = (values: Array<number | null>): number | null =>
+      values.some((v) => v === null) ? null : Math.min(...(values as number[]));
     const round2 = (value: number | null) => (value === null ? null : Math.round(value * 100) / 100);
     const header =
       `${pad("endpoint", 31)} ${pad("path", 22)} ${pad("req/s", 9, true)} ${pad("p99 ms", 7, true)} ${pad("× baseline", 11, true)}` +
@@ -665,7 +718,14 @@ async function main(): Promise<void> {
     console.log(`\nResults (best of ${settings.rounds} rounds; ${settings.connections} connections, ${settings.duration}s each)\n`);
     console.log(header);
     console.log("-".repeat(header.length + 6));
-    type Figures = { rps: number; p99_ms: number; ratio: number; server_cpu_ms_per_req: number | null; db_cpu_ms_per_req: number | null; rounds_rps: number[] };
+    type Figures = {
+      rps: number;
+      p99_ms: number;
+      ratio: number;
+      server_cpu_ms_per_req: number | null;
+      db_cpu_ms_per_req: number | null;
+      rounds_rps: number[];
+    };
     const summary: Record<string, Record<PathName, Figures>> = {};
     for (const endpoint of ["get", "list"] as EndpointName[]) {
       const baselineRps = measured(endpoint, "baseline").best.requestsPerSecond;
@@ -689,7 +749,9 @@ async function main(): Promise<void> {
         );
       }
     }
-    console.log(`\n(CPU ms/req: the servers' process and the scratch database's Postgres backends, lowest round; the load generator is not counted.)`);
+    console.log(
+      `\n(CPU ms/req: the servers' process and the scratch database's Postgres backends, lowest round; the load generator is not counted.)`,
+    );
 
     console.log("\nTargets");
     const targets: Array<{ name: string; met: boolean }> = [];
@@ -697,12 +759,21 @@ async function main(): Promise<void> {
       const { rest: r, apollo: a } = summary[endpoint];
       const ratioMet = r.ratio >= TARGET_RATIO;
       const fasterMet = r.rps > a.rps;
-      targets.push({ name: `${endpoint}: rest >= ${TARGET_RATIO}x baseline`, met: ratioMet }, { name: `${endpoint}: rest faster than apollo`, met: fasterMet });
-      console.log(`  ${pad(ENDPOINT_LABELS[endpoint], 31)} REST ≥ ${TARGET_RATIO}× baseline: ${r.ratio.toFixed(2)}× — ${ratioMet ? "MET" : "NOT MET"}`);
-      console.log(`  ${pad("", 31)} REST faster than Apollo: ${fmt(r.rps, 1)} vs ${fmt(a.rps, 1)} req/s (${(r.rps / a.rps).toFixed(2)}×) — ${fasterMet ? "MET" : "NOT MET"}`);
+      targets.push(
+        { name: `${endpoint}: rest >= ${TARGET_RATIO}x baseline`, met: ratioMet },
+        { name: `${endpoint}: rest faster than apollo`, met: fasterMet },
+      );
+      console.log(
+        `  ${pad(ENDPOINT_LABELS[endpoint], 31)} REST ≥ ${TARGET_RATIO}× baseline: ${r.ratio.toFixed(2)}× — ${ratioMet ? "MET" : "NOT MET"}`,
+      );
+      console.log(
+        `  ${pad("", 31)} REST faster than Apollo: ${fmt(r.rps, 1)} vs ${fmt(a.rps, 1)} req/s (${(r.rps / a.rps).toFixed(2)}×) — ${fasterMet ? "MET" : "NOT MET"}`,
+      );
     }
     const allMet = targets.every((t) => t.met);
-    console.log(`  overall: ${allMet ? "all targets met" : `${targets.filter((t) => !t.met).length} of ${targets.length} targets not met`}\n`);
+    console.log(
+      `  overall: ${allMet ? "all targets met" : `${targets.filter((t) => !t.met).length} of ${targets.length} targets not met`}\n`,
+    );
     console.log(
       JSON.stringify({
         bench: "rest",
