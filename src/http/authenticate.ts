@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from "express";
 import { auditContextFor, runInAuditContext, type AuditContext } from "../audit/audit-context";
-import { DomainError } from "../common/errors";
+import { DomainError, UnauthenticatedError } from "../common/errors";
 import { sessionIdOf, type Actor } from "../identity/actor";
 import type { Services } from "../services";
 import { sendError } from "./respond";
@@ -59,7 +59,8 @@ export async function resolveActor(
     }
   }
   if (credentials.apiKey) return services.apiKeys.authenticate(credentials.apiKey);
-  return services.sessions.authenticateSession(credentials.session!);
+  if (credentials.session) return services.sessions.authenticateSession(credentials.session);
+  throw new UnauthenticatedError();
 }
 
 /**
