@@ -74,19 +74,20 @@ export async function up({ sequelize }: MigrationContext): Promise<void> {
     CREATE FUNCTION audit_create_month_partition(month date) RETURNS boolean LANGUAGE plpgsql AS $$
     DECLARE
       first_day date := date_trunc('month', month)::date;
-      next_day date := (date_trunc('month', month) + interval '1 month')::date;
+      -- Months are UTC months whatever the session's TimeZone, so every process draws the same bounds.
+      lower_bound timestamptz := first_day::timestamp AT TIME ZONE 'UTC';
+      upper_bound timestamptz := (first_day + interval '1 month')::timestamp AT TIME ZONE 'UTC';
       name text := format('audit_events_y%sm%s', to_char(first_day, 'YYYY'), to_char(first_day, 'MM'));
       strays boolean;
     BEGIN
       IF to_regclass(name) IS NOT NULL THEN
         RETURN true;
       END IF;
-      SELECT EXISTS (SELECT 1 FROM audit_events_default WHERE occurred_at >= first_day AND occurred_at < next_day) INTO strays;
+      SELECT EXISTS (SELECT 1 FROM audit_events_default WHERE occurred_at >= lower_bound AND occurred_at < upper_bound) INTO strays;
       IF strays THEN
         RETURN false;
       END IF;
-      EXECUTE format('CREATE TABLE %I PARTITION OF audit_events FOR VALUES FROM (%L) TO (%L)',
-        name, first_day::timestamptz, next_day::timestamptz);
+      EXECUTE format('CREATE TABLE %I PARTITION OF audit_events FOR VALUES FROM (%L) TO (%L)', name, lower_bound, upper_bound);
       RETURN true;
     END
     $$;
@@ -149,6 +150,6 @@ export async function up({ sequelize }: MigrationContext): Promise<void> {
     );
     CREATE INDEX auth_tokens_session_idx ON auth_tokens (session_id);
   `);
-  await sequelize.query(`SELECT audit_create_month_partition((date_trunc('month', now()) + make_interval(months => m))::date)
+  await sequelize.query(`SELECT audit_create_month_partition((date_trunc('month', now() AT TIME ZONE 'UTC') + make_interval(months => m))::date)
     FROM generate_series(-1, 3) AS m`);
 }
