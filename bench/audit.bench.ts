@@ -21,6 +21,7 @@
  *   BENCH_RECORDS        events per recording case (default 2000)
  *   BENCH_WRITERS        concurrent writers in the concurrent recording case (default 8)
  *   BENCH_KEEP           "true" keeps the database (its name is printed)
+ *   BENCH_REUSE          name of a database kept by an earlier run: skips the load and measures again
  */
 import "reflect-metadata";
 import { randomBytes, randomUUID } from "node:crypto";
@@ -52,7 +53,8 @@ const settings = {
   samples: numberSetting("BENCH_SAMPLES", 25, 3, 10_000),
   records: numberSetting("BENCH_RECORDS", 2000, 100, 1_000_000),
   writers: numberSetting("BENCH_WRITERS", 8, 1, 64),
-  keep: process.env.BENCH_KEEP === "true",
+  keep: process.env.BENCH_KEEP === "true" || Boolean(process.env.BENCH_REUSE),
+  reuse: process.env.BENCH_REUSE,
 };
 
 const USERS = 20_000;
@@ -314,10 +316,11 @@ async function recordingCases(sequelize: Sequelize, services: Services): Promise
 }
 
 async function main(): Promise<void> {
-  const name = `fg_bench_audit_${randomBytes(4).toString("hex")}`;
+  const name = settings.reuse ?? `fg_bench_audit_${randomBytes(4).toString("hex")}`;
+  if (!/^fg_bench_audit_\w+$/.test(name)) throw new Error("BENCH_REUSE must name a database of an earlier run (fg_bench_audit_…)");
   const admin = new pg.Client({ connectionString: settings.adminUrl });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
+  if (!settings.reuse) await admin.query(`CREATE DATABASE ${name}`);
   const url = new URL(settings.adminUrl);
   url.pathname = `/${name}`;
   const config = loadConfig({ DATABASE_URL: url.toString(), LOG_LEVEL: "silent", DATABASE_POOL_MAX: String(settings.writers + 2) });
@@ -327,13 +330,17 @@ async function main(): Promise<void> {
     initModels(sequelize);
     await migrateToLatest(sequelize);
     const services = createServices(sequelize, events, config);
-    const from = new Date();
-    from.setUTCMonth(from.getUTCMonth() - settings.months);
-    await services.audit.ensurePartitions(settings.months + 1, from);
-    console.log(`audit benchmark on ${name}: ${settings.rows.toLocaleString("en")} events over ${settings.months} months`);
-    const loadStarted = Date.now();
-    await load(sequelize);
-    console.log(`  load + indexes: ${Math.round((Date.now() - loadStarted) / 1000)} s`);
+    if (settings.reuse) {
+      console.log(`audit benchmark on the kept database ${name}`);
+    } else {
+      const from = new Date();
+      from.setUTCMonth(from.getUTCMonth() - settings.months);
+      await services.audit.ensurePartitions(settings.months + 1, from);
+      console.log(`audit benchmark on ${name}: ${settings.rows.toLocaleString("en")} events over ${settings.months} months`);
+      const loadStarted = Date.now();
+      await load(sequelize);
+      console.log(`  load + indexes: ${Math.round((Date.now() - loadStarted) / 1000)} s`);
+    }
     const [{ size }] = (await sequelize.query(`SELECT pg_size_pretty(pg_database_size(current_database())) AS size`, {
       type: "SELECT",
     })) as Array<{ size: string }>;
