@@ -70,7 +70,12 @@ async function run(route: CompiledRoute, schema: GraphQLSchema, req: Request, re
     body = value as Record<string, unknown>;
   }
 
-  const variableValues = buildVariables(schema, route.prepared.definition, { params, query: req.query as Record<string, unknown>, body });
+  const variableValues = buildVariables(schema, route.prepared.definition, {
+    params,
+    query: req.query as Record<string, unknown>,
+    body,
+    queryKeys: route.queryKeys,
+  });
 
   const result = await execute({ schema, document: route.prepared.document, variableValues, contextValue: context });
   if (result.errors?.length) {

@@ -20,6 +20,8 @@ export type RestRoute = {
   /** A fixed body instead of a result path (deletes answer with a message, as upstream does). */
   message?: string;
   status: number;
+  /** How query keys are spelled: snake_case as upstream's routes (default), or camelCase where the route documents that (audit-logs). */
+  queryKeys?: "camelCase";
   /** A second success status chosen by the result, e.g. 200 for an idempotent replay of a create. */
   alternateStatus?: { status: number; when: string[]; equals: unknown; description: string };
 };
@@ -133,6 +135,7 @@ export const routes: RestRoute[] = [
     operation: "listAuditLogs",
     summary: "Audit events, newest first (Bearer token of an admin or auditor; query keys are camelCase)",
     tag: "Audit logs",
+    queryKeys: "camelCase",
     resultPath: ["auditEvents"],
     status: 200,
   },
