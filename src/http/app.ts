@@ -8,7 +8,7 @@ import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/dis
 import { ApolloServerPluginLandingPageLocalDefault } from "@apollo/server/plugin/landingPage/default";
 import { expressMiddleware } from "@as-integrations/express5";
 import express, { type NextFunction, type Request, type Response } from "express";
-import type { GraphQLSchema } from "graphql";
+import { execute, type GraphQLSchema } from "graphql";
 import { useServer } from "graphql-ws/use/ws";
 import { pinoHttp } from "pino-http";
 import proxyAddr from "proxy-addr";
@@ -25,7 +25,7 @@ import { RequestContext } from "../graphql/context";
 import { formatGraphQLError } from "../graphql/errors";
 import type { Services } from "../services";
 import { createAuthRouter } from "../auth/auth.router";
-import { auditContextFor } from "../audit/audit-context";
+import { auditContextFor, runInAuditContext } from "../audit/audit-context";
 import { authenticate, bearerToken, resolveActor, withAuditContext } from "./authenticate";
 import { rateLimit } from "./rate-limit";
 import { assignRequestId } from "./request-id";
@@ -120,6 +120,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
         });
         return new RequestContext(services, ctx.extra.actor ?? null, requestId, logger, audit);
       },
+      // Queries and mutations over the socket record audit events with the socket's context, as HTTP requests do.
+      execute: (args) => runInAuditContext((args.contextValue as RequestContext).audit, () => execute(args)),
       onNext: (_ctx, _id, _payload, _args, result) =>
         result.errors ? { ...result, errors: result.errors.map((error) => formatError(error.toJSON(), error)) } : undefined,
     },
