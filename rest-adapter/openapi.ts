@@ -139,7 +139,7 @@ function operationFor(
     for (const [field, fieldType, description] of fields) {
       const list = isListType(isNonNullType(fieldType) ? fieldType.ofType : fieldType);
       parameters.push({
-        name: `${camelToSnake(field)}${list ? "[]" : ""}`,
+        name: route.queryKeys === "camelCase" ? field : `${camelToSnake(field)}${list ? "[]" : ""}`,
         in: "query",
         required: false,
         schema: inputSchema(fieldType),
@@ -217,10 +217,13 @@ export function buildOpenApi(schema: GraphQLSchema, routes: RestRoute[] = allRou
       description: "REST compatibility layer over the GraphQL API. Every route runs one GraphQL operation; see schema/schema.graphql.",
     },
     servers: [{ url: API_PREFIX }],
-    security: [{ ApiKeyAuth: [] }],
+    security: [{ ApiKeyAuth: [] }, { BearerAuth: [] }],
     paths,
     components: {
-      securitySchemes: { ApiKeyAuth: { type: "apiKey", in: "header", name: "X-Api-Key" } },
+      securitySchemes: {
+        ApiKeyAuth: { type: "apiKey", in: "header", name: "X-Api-Key" },
+        BearerAuth: { type: "http", scheme: "bearer", description: "An access token from POST /auth/login or /oauth/token." },
+      },
       schemas: {
         Error: {
           type: "object",

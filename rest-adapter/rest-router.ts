@@ -72,7 +72,12 @@ async function run(route: CompiledRoute, schema: GraphQLSchema, req: Request, re
     body = value as Record<string, unknown>;
   }
 
-  const variableValues = buildVariables(schema, route.prepared.definition, { params, query: req.query as Record<string, unknown>, body });
+  const variableValues = buildVariables(schema, route.prepared.definition, {
+    params,
+    query: req.query as Record<string, unknown>,
+    body,
+    queryKeys: route.queryKeys,
+  });
 
   const result = await route.prepared.run(context, variableValues);
   if (result.errors?.length) {

@@ -25,6 +25,8 @@ export type RestRoute = {
   status: number;
   /** Default page size of a paged route, for its documentation (the service applies it); 25 when unset. */
   perPageDefault?: number;
+  /** How query keys are spelled: snake_case as upstream's routes (default), or camelCase where the route documents that (audit-logs). */
+  queryKeys?: "camelCase";
   /** A second success status chosen by the result, e.g. 200 for an idempotent replay of a create. */
   alternateStatus?: { status: number; when: string[]; equals: unknown; description: string };
 };
@@ -198,5 +200,15 @@ export const routes: RestRoute[] = [
     tag: "Chats",
     resultPath: ["retryChatReply"],
     status: 202,
+  },
+  {
+    method: "GET",
+    path: "/audit-logs",
+    operation: "listAuditLogs",
+    summary: "Audit events, newest first (Bearer token of an admin or auditor; query keys are camelCase)",
+    tag: "Audit logs",
+    queryKeys: "camelCase",
+    resultPath: ["auditEvents"],
+    status: 200,
   },
 ];

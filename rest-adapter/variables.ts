@@ -17,6 +17,7 @@ export type RestInput = {
   query: Record<string, unknown>;
   /** The object under the route's body key, when the route has one. */
   body?: Record<string, unknown>;
+  queryKeys?: "camelCase";
 };
 
 /**
@@ -35,7 +36,10 @@ export function buildVariables(schema: GraphQLSchema, operation: OperationDefini
     if (name in input.params) raw = input.params[name];
     else if (name === "input") raw = input.body && fromRestObject(type, input.body);
     else if (isInputObjectType(getNamedType(type)) && !isListType(type)) raw = fromQueryObject(type, input.query);
-    else raw = fromQueryValue(type, input.query[camelToSnake(name)] ?? input.query[`${camelToSnake(name)}[]`]);
+    else {
+      const key = input.queryKeys === "camelCase" ? name : camelToSnake(name);
+      raw = fromQueryValue(type, input.query[key] ?? input.query[`${key}[]`]);
+    }
     if (raw === undefined) {
       if (isNonNullType(type)) throw new BadRequestError(`param is missing or the value is empty: ${camelToSnake(name)}`);
       continue;

@@ -1,6 +1,9 @@
 import "reflect-metadata";
 import { parseArgs } from "node:util";
 import type { Sequelize } from "sequelize";
+import { randomUUID } from "node:crypto";
+import { runInAuditContext } from "./audit/audit-context";
+import { generatePassword } from "./auth/password";
 import { seedDemo } from "./cli/demo";
 import { DomainError } from "./common/errors";
 import { createLogger, type Logger } from "./common/logger";
@@ -26,6 +29,10 @@ Data:
   user create --email E [--family-of OTHER_EMAIL] [--role admin|auditor|member]
   api-key create --email E --scope read|read_write [--name N]
   api-key revoke --id ID
+  admin create --email E [--password P]   an admin who signs in with a password (one is generated when omitted)
+
+Audit:
+  audit verify [--from DATE] [--to DATE]  check the audit hash chain; exits 1 at the first broken link
 
 Development:
   emit-contracts              regenerate schema/schema.graphql and schema/openapi.yaml
@@ -58,6 +65,9 @@ async function run(argv: string[]): Promise<void> {
       scope: { type: "string" },
       name: { type: "string" },
       id: { type: "string" },
+      password: { type: "string" },
+      from: { type: "string" },
+      to: { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -79,50 +89,72 @@ async function run(argv: string[]): Promise<void> {
 
   const logger = createLogger(config.logLevel === "info" ? "warn" : config.logLevel, 2);
   try {
-    await withDatabase(config, logger, async (services, sequelize) => {
-      switch (command) {
-        case "migrate": {
-          const applied = await migrateToLatest(sequelize);
-          return print({ applied }, applied.length ? `applied ${applied.join(", ")}` : "database is up to date");
-        }
-        case "demo": {
-          const demo = await seedDemo(sequelize, services);
-          return print(demo, demoBanner(demo));
-        }
-        case "user create": {
-          const user = await services.users.create({
-            email: required(values.email, "--email"),
-            familyOfEmail: values["family-of"],
-            role: values.role,
-          });
-          return print(
-            { id: user.id, email: user.email, family_id: user.familyId },
-            `created user ${user.email} (${user.id}) in family ${user.familyId}`,
-          );
-        }
-        case "api-key create": {
-          const user = await services.users.findByEmail(required(values.email, "--email"));
-          if (!user) throw new Error(`no user with email ${values.email}`);
-          const { apiKey, plaintext } = await services.apiKeys.create(user.id, {
-            scope: required(values.scope, "--scope"),
-            name: values.name,
-          });
-          return print({ api_key: plaintext, id: apiKey.id }, `API key (shown once): ${plaintext}\nid: ${apiKey.id}`);
-        }
-        case "api-key revoke": {
-          const apiKey = await services.apiKeys.revoke(required(values.id, "--id"));
-          return print({ id: apiKey.id, revoked_at: apiKey.revokedAt }, `revoked API key ${apiKey.id}`);
-        }
-        default:
-          throw new Error(`unknown command "${command}"\n\n${USAGE}`);
-      }
-    });
+    const cliContext = { ipAddress: null, userAgent: "finance-gateway-cli", requestId: `cli:${randomUUID()}`, sessionId: null };
+    await withDatabase(config, logger, (services, sequelize) => runInAuditContext(cliContext, () => runCommand(services, sequelize)));
   } catch (error) {
     const message =
       error instanceof DomainError ? (error.errors?.join("; ") ?? error.message) : error instanceof Error ? error.message : String(error);
     if (values.json) console.log(JSON.stringify({ error: message }));
     else console.error(message);
     process.exitCode = 1;
+  }
+
+  async function runCommand(services: Services, sequelize: Sequelize): Promise<void> {
+    switch (command) {
+      case "migrate": {
+        const applied = await migrateToLatest(sequelize);
+        return print({ applied }, applied.length ? `applied ${applied.join(", ")}` : "database is up to date");
+      }
+      case "demo": {
+        const demo = await seedDemo(sequelize, services);
+        return print(demo, demoBanner(demo));
+      }
+      case "user create": {
+        const user = await services.users.create({
+          email: required(values.email, "--email"),
+          familyOfEmail: values["family-of"],
+          role: values.role,
+        });
+        return print(
+          { id: user.id, email: user.email, family_id: user.familyId },
+          `created user ${user.email} (${user.id}) in family ${user.familyId}`,
+        );
+      }
+      case "api-key create": {
+        const user = await services.users.findByEmail(required(values.email, "--email"));
+        if (!user) throw new Error(`no user with email ${values.email}`);
+        const { apiKey, plaintext } = await services.apiKeys.create(user.id, {
+          scope: required(values.scope, "--scope"),
+          name: values.name,
+        });
+        return print({ api_key: plaintext, id: apiKey.id }, `API key (shown once): ${plaintext}\nid: ${apiKey.id}`);
+      }
+      case "api-key revoke": {
+        const apiKey = await services.apiKeys.revoke(required(values.id, "--id"));
+        return print({ id: apiKey.id, revoked_at: apiKey.revokedAt }, `revoked API key ${apiKey.id}`);
+      }
+      case "admin create": {
+        const generated = values.password === undefined;
+        const password = values.password ?? generatePassword();
+        const user = await services.users.create({ email: required(values.email, "--email"), role: "admin", password });
+        return print(
+          { id: user.id, email: user.email, role: user.role, ...(generated ? { password } : {}) },
+          `created admin ${user.email} (${user.id})${generated ? `\npassword (shown once): ${password}` : ""}`,
+        );
+      }
+      case "audit verify": {
+        const report = await services.audit.verify({ from: values.from, to: values.to });
+        if (!report.ok) process.exitCode = 1;
+        return print(
+          report,
+          report.ok
+            ? `audit chain intact (${report.checked} events checked)`
+            : `audit chain BROKEN at sequence ${report.firstBroken!.seq} (${report.firstBroken!.kind}): ${report.firstBroken!.message}`,
+        );
+      }
+      default:
+        throw new Error(`unknown command "${command}"\n\n${USAGE}`);
+    }
   }
 }
 

@@ -15,6 +15,11 @@ import { ChatService, type ReplyQueue } from "./chats/chat.service";
 import { createLogger, type Logger } from "./common/logger";
 import type { Config } from "./config/config";
 import type { EventBus } from "./events/event-bus";
+import { AuditRepository } from "./audit/audit.repository";
+import { AuditService } from "./audit/audit.service";
+import { AuthRepository } from "./auth/auth.repository";
+import { LoginService } from "./auth/login.service";
+import { SessionService } from "./auth/session.service";
 import { ApiKeyService } from "./identity/api-key.service";
 import { UserService } from "./identity/user.service";
 import { MerchantRepository } from "./merchants/merchant.repository";
@@ -38,6 +43,8 @@ function createRepositories(sequelize: Sequelize) {
     chats: new ChatRepository(sequelize),
     finance: new FinanceRepository(sequelize),
     banking: new BankingRepository(sequelize),
+    audit: new AuditRepository(sequelize),
+    auth: new AuthRepository(sequelize),
   };
 }
 
@@ -80,10 +87,15 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
   const { config } = deps;
   const secrets = SecretBox.fromConfig(config);
   const logger = deps.logger ?? createLogger("silent");
+  const audit = new AuditService(repositories.audit, events, { partitionsAhead: config.auditPartitionsAhead });
+  const sessions = new SessionService(sequelize, repositories.auth, audit, {
+    accessTokenTtlSeconds: config.accessTokenTtlSeconds,
+    sessionTtlSeconds: config.sessionTtlSeconds,
+  });
   return {
     repositories,
     events,
-    users: new UserService(sequelize),
+    users: new UserService(sequelize, audit),
     apiKeys: new ApiKeyService(sequelize),
     accounts: new AccountService(repositories.accounts),
     categories: new CategoryService(repositories.categories),
@@ -109,5 +121,11 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     ),
     banking: new BankingService(repositories.banking, repositories.accounts, secrets, config, syncQueueOf(deps)),
     bankSync: new BankSyncService(repositories.banking, secrets, config, events, logger),
+    audit,
+    sessions,
+    logins: new LoginService(sequelize, repositories.auth, audit, sessions, {
+      maxFailures: config.loginMaxFailures,
+      lockoutSeconds: config.loginLockoutSeconds,
+    }),
   };
 }

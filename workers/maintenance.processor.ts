@@ -3,4 +3,6 @@ import type { JobHandlers } from "./worker-host";
 /** Housekeeping that no request should wait for. */
 export const maintenanceHandlers: JobHandlers = {
   "prune-api-keys": async (_job, { services }) => ({ deleted: await services.apiKeys.pruneRetired() }),
+  "ensure-audit-partitions": async (_job, { services }) => services.audit.ensurePartitions(),
+  "sweep-expired-sessions": async (_job, { services }) => ({ expired: await services.sessions.sweepExpired() }),
 };

@@ -13,7 +13,11 @@ export enum QueueName {
 }
 
 export const JOBS = {
-  [QueueName.Maintenance]: { pruneApiKeys: "prune-api-keys" },
+  [QueueName.Maintenance]: {
+    pruneApiKeys: "prune-api-keys",
+    ensureAuditPartitions: "ensure-audit-partitions",
+    sweepExpiredSessions: "sweep-expired-sessions",
+  },
   [QueueName.Assistant]: { reply: "reply", expireStaleReplies: "expire-stale-replies" },
   [QueueName.BankSync]: { syncConnection: "sync-connection", refreshConnections: "refresh-connections" },
 } as const satisfies Record<QueueName, Record<string, string>>;
@@ -49,6 +53,18 @@ export const SCHEDULES = [
   },
   // Only enqueues: the handler picks the connections whose BANK_SYNC_INTERVAL_HOURS has passed.
   { id: "bank-sync-refresh", queue: QueueName.BankSync, job: JOBS[QueueName.BankSync].refreshConnections, everyMs: 10 * 60 * 1000 },
+  {
+    id: "ensure-audit-partitions-daily",
+    queue: QueueName.Maintenance,
+    job: JOBS[QueueName.Maintenance].ensureAuditPartitions,
+    everyMs: 24 * 60 * 60 * 1000,
+  },
+  {
+    id: "sweep-expired-sessions",
+    queue: QueueName.Maintenance,
+    job: JOBS[QueueName.Maintenance].sweepExpiredSessions,
+    everyMs: 5 * 60 * 1000,
+  },
 ] as const;
 
 /**

@@ -1,4 +1,5 @@
 import type { Job } from "bullmq";
+import { runInAuditContext } from "../src/audit/audit-context";
 import type { Logger } from "../src/common/logger";
 import type { Services } from "../src/services";
 import { assistantHandlers } from "./assistant.processor";
@@ -46,7 +47,9 @@ export class WorkerHost {
         async (job) => {
           const handler = handlers[job.name];
           if (!handler) throw new Error(`no handler for ${queue}/${job.name}`);
-          return handler(job, this.deps);
+          // Audit events a job records correlate by the job, as a request's do by its request id.
+          const audit = { ipAddress: null, userAgent: null, requestId: `job:${queue}:${job.id}`, sessionId: null };
+          return runInAuditContext(audit, () => handler(job, this.deps));
         },
         CONCURRENCY[queue] ?? 2,
       );

@@ -84,6 +84,11 @@ const settings = z.object({
   LUNCHFLOW_BASE_URL: z.url().default("https://lunchflow.app/api/v1"),
   BANK_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).default(30000),
   BANK_RETRY_BASE_MS: z.coerce.number().int().min(1).default(1000),
+  ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(30).max(86400).default(900),
+  SESSION_TTL_SECONDS: z.coerce.number().int().min(300).default(604800),
+  LOGIN_MAX_FAILURES: z.coerce.number().int().min(1).max(100).default(5),
+  LOGIN_LOCKOUT_SECONDS: z.coerce.number().int().min(1).default(900),
+  AUDIT_PARTITIONS_AHEAD: z.coerce.number().int().min(1).max(36).default(3),
 });
 
 export type Config = Readonly<{
@@ -117,6 +122,15 @@ export type Config = Readonly<{
   lunchflowBaseUrl: string;
   bankUpstreamTimeoutMs: number;
   bankRetryBaseMs: number;
+  /** Lifetime of a bearer access token; a refresh token gets a new one. */
+  accessTokenTtlSeconds: number;
+  /** Absolute lifetime of a signed-in session (and of its refresh tokens). */
+  sessionTtlSeconds: number;
+  /** Failed local logins in a row that lock an account, and for how long. */
+  loginMaxFailures: number;
+  loginLockoutSeconds: number;
+  /** Monthly audit partitions kept created ahead of the current month. */
+  auditPartitionsAhead: number;
 }>;
 
 export type AssistantConfig = Readonly<{
@@ -196,5 +210,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     lunchflowBaseUrl: s.LUNCHFLOW_BASE_URL,
     bankUpstreamTimeoutMs: s.BANK_UPSTREAM_TIMEOUT_MS,
     bankRetryBaseMs: s.BANK_RETRY_BASE_MS,
+    accessTokenTtlSeconds: s.ACCESS_TOKEN_TTL_SECONDS,
+    sessionTtlSeconds: s.SESSION_TTL_SECONDS,
+    loginMaxFailures: s.LOGIN_MAX_FAILURES,
+    loginLockoutSeconds: s.LOGIN_LOCKOUT_SECONDS,
+    auditPartitionsAhead: s.AUDIT_PARTITIONS_AHEAD,
   });
 }

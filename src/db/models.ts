@@ -1,4 +1,6 @@
 import type { Sequelize } from "sequelize";
+import { AuditSavedSearchModel } from "../audit/audit-saved-search.model";
+import { AuthSessionModel, AuthTokenModel } from "../auth/auth-session.model";
 import { AccountModel } from "../accounts/account.model";
 import { BankConnectionModel, BankSyncRunModel } from "../banking/banking.model";
 import { CategoryModel } from "../categories/category.model";
@@ -28,6 +30,9 @@ export function initModels(sequelize: Sequelize): void {
     ToolCallModel,
     BankConnectionModel,
     BankSyncRunModel,
+    AuditSavedSearchModel,
+    AuthSessionModel,
+    AuthTokenModel,
   ]) {
     model.initialize(sequelize);
   }

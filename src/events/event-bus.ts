@@ -38,6 +38,7 @@ function envelopeOf(routingKey: string, args: unknown[]): Envelope {
 /** Fans one transport subscription out to this process's listeners, each an async iterator. */
 abstract class FanOutBus implements EventBus {
   private readonly listeners = new Map<string, Set<Listener>>();
+  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(protected readonly logger: Logger) {}
 
@@ -46,7 +47,15 @@ abstract class FanOutBus implements EventBus {
   abstract close(): Promise<void>;
 
   publish(routingKey: string, ...args: unknown[]): void {
-    this.send(envelopeOf(routingKey, args)).catch((error) => this.logger.warn({ err: error, routingKey }, "event not published"));
+    const sending = this.send(envelopeOf(routingKey, args))
+      .catch((error) => this.logger.warn({ err: error, routingKey }, "event not published"))
+      .finally(() => this.inFlight.delete(sending));
+    this.inFlight.add(sending);
+  }
+
+  /** Waits for events already published to leave, so a short-lived process (the CLI) does not drop them on close. */
+  protected async drain(): Promise<void> {
+    await Promise.all([...this.inFlight]);
   }
 
   protected deliver(raw: string): void {
@@ -121,6 +130,7 @@ class RedisEventBus extends FanOutBus {
   }
 
   async close(): Promise<void> {
+    await this.drain();
     this.subscriber.disconnect();
     this.publisher.disconnect();
   }
@@ -155,6 +165,7 @@ class PostgresEventBus extends FanOutBus {
   }
 
   async close(): Promise<void> {
+    await this.drain();
     await Promise.allSettled([this.listener.end(), this.publisher.end()]);
   }
 }

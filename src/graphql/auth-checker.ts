@@ -1,12 +1,14 @@
 import type { AuthChecker } from "type-graphql";
-import { UnauthenticatedError } from "../common/errors";
-import { canWrite, insufficientScope } from "../identity/actor";
+import { ForbiddenError, UnauthenticatedError } from "../common/errors";
+import { canReadAudit, canWrite, insufficientScope } from "../identity/actor";
 import type { RequestContext } from "./context";
 
-/** What a root field needs: `@Authorized(Access.Read)` or `@Authorized(Access.Write)`. */
+/** What a root field needs: `@Authorized(Access.Read)`, `@Authorized(Access.Write)` or `@Authorized(Access.Audit)`. */
 export enum Access {
   Read = "read",
   Write = "write",
+  /** The audit log: administrators and auditors only, whatever the credential's scope. */
+  Audit = "audit",
 }
 
 export const authChecker: AuthChecker<RequestContext, Access> = ({ context }, required) => {
@@ -14,6 +16,9 @@ export const authChecker: AuthChecker<RequestContext, Access> = ({ context }, re
   if (!actor) throw new UnauthenticatedError();
   if (required.includes(Access.Write) && !canWrite(actor)) {
     throw insufficientScope();
+  }
+  if (required.includes(Access.Audit) && !canReadAudit(actor)) {
+    throw new ForbiddenError("The audit log is open to administrators and auditors only", "forbidden");
   }
   return true;
 };

@@ -1,3 +1,4 @@
+import type { AuditContext } from "../audit/audit-context";
 import type { Logger } from "../common/logger";
 import type { Actor } from "../identity/actor";
 import type { Services } from "../services";
@@ -12,6 +13,8 @@ export class RequestContext {
     readonly actor: Actor | null,
     readonly requestId: string,
     readonly logger: Logger,
+    /** Where the request comes from; audit events recorded while serving it carry this. */
+    readonly audit: AuditContext = { ipAddress: null, userAgent: null, requestId, sessionId: null },
   ) {}
 
   /** Per-request DataLoaders, scoped to the actor's family so a batch can never cross families. */

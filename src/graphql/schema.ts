@@ -3,6 +3,7 @@ import type { GraphQLSchema } from "graphql";
 import { buildSchema } from "type-graphql";
 import { AccountResolver } from "../accounts/account.resolver";
 import { BankAccountResolver, BankConnectionResolver } from "../banking/banking.resolver";
+import { AuditResolver } from "../audit/audit.resolver";
 import { CategoryResolver } from "../categories/category.resolver";
 import { ChatResolver } from "../chats/chat.resolver";
 import { IdentityResolver } from "../identity/identity.resolver";
@@ -23,6 +24,7 @@ export const resolvers = [
   ChatResolver,
   BankConnectionResolver,
   BankAccountResolver,
+  AuditResolver,
 ] as const;
 
 /**

@@ -8,9 +8,10 @@ import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/dis
 import { ApolloServerPluginLandingPageLocalDefault } from "@apollo/server/plugin/landingPage/default";
 import { expressMiddleware } from "@as-integrations/express5";
 import express, { type NextFunction, type Request, type Response } from "express";
-import type { GraphQLSchema } from "graphql";
+import { execute, type GraphQLSchema } from "graphql";
 import { useServer } from "graphql-ws/use/ws";
 import { pinoHttp } from "pino-http";
+import proxyAddr from "proxy-addr";
 import type { RateLimiterAbstract } from "rate-limiter-flexible";
 import { WebSocketServer } from "ws";
 import { createRestRouter } from "../../rest-adapter/rest-router";
@@ -23,7 +24,9 @@ import { projectRoot } from "../config/project-root";
 import { RequestContext } from "../graphql/context";
 import { formatGraphQLError } from "../graphql/errors";
 import type { Services } from "../services";
-import { authenticate } from "./authenticate";
+import { createAuthRouter } from "../auth/auth.router";
+import { auditContextFor, runInAuditContext } from "../audit/audit-context";
+import { authenticate, bearerToken, resolveActor, withAuditContext } from "./authenticate";
 import { rateLimit } from "./rate-limit";
 import { assignRequestId } from "./request-id";
 import { sendError } from "./respond";
@@ -70,7 +73,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     res.status(down.length ? 503 : 200).json(down.length ? { status: "unavailable", down } : { status: "ready" });
   });
 
-  const contextOf = (res: Response) => new RequestContext(services, res.locals.actor, res.locals.requestId, logger);
+  const contextOf = (res: Response) => new RequestContext(services, res.locals.actor, res.locals.requestId, logger, res.locals.audit);
   const limit = deps.rateLimiter ? [rateLimit(deps.rateLimiter, logger)] : [];
 
   const openapi = fs.readFileSync(path.join(projectRoot, "schema", "openapi.yaml"), "utf8");
@@ -78,7 +81,15 @@ export async function createApp(deps: AppDeps): Promise<App> {
     res.type("application/yaml").send(openapi);
   });
   const restRouter = createRestRouter(schema, (req) => contextOf(req.res!));
-  app.use(API_PREFIX, authenticate(services, { required: true }), ...limit, express.json({ limit: BODY_LIMIT }), restRouter);
+  app.use(
+    API_PREFIX,
+    authenticate(services, { required: true }),
+    ...limit,
+    express.json({ limit: BODY_LIMIT }),
+    withAuditContext,
+    restRouter,
+  );
+  app.use(createAuthRouter(services, limit));
 
   const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql" });
   const formatError = formatGraphQLError(logger);
@@ -86,18 +97,31 @@ export async function createApp(deps: AppDeps): Promise<App> {
   const wsCleanup = useServer<Record<string, unknown>, SocketExtra>(
     {
       schema,
-      // A wrong key closes the socket with 4403 Forbidden at connection time; no key connects anonymously.
+      // A wrong credential closes the socket with 4403 Forbidden at connection time; none connects anonymously.
       onConnect: async (ctx) => {
-        const apiKey = ctx.connectionParams?.["X-Api-Key"] ?? ctx.connectionParams?.["x-api-key"];
-        if (apiKey === undefined) return true;
+        const params = ctx.connectionParams ?? {};
+        const apiKey = params["X-Api-Key"] ?? params["x-api-key"];
+        const authorization = params["Authorization"] ?? params["authorization"];
+        const bearer = authorization === undefined ? undefined : bearerToken({ get: () => String(authorization) } as unknown as Request);
+        if (apiKey === undefined && bearer === undefined) return true;
         try {
-          ctx.extra.actor = await services.apiKeys.authenticate(String(apiKey));
+          ctx.extra.actor = await resolveActor(services, { bearer, apiKey: apiKey === undefined ? undefined : String(apiKey) });
           return true;
         } catch {
           return false;
         }
       },
-      context: (ctx) => new RequestContext(services, ctx.extra.actor ?? null, randomUUID(), logger),
+      context: (ctx) => {
+        const requestId = randomUUID();
+        const audit = auditContextFor({
+          clientIp: proxyAddr(ctx.extra.request, app.get("trust proxy fn")),
+          userAgent: ctx.extra.request.headers["user-agent"],
+          requestId,
+        });
+        return new RequestContext(services, ctx.extra.actor ?? null, requestId, logger, audit);
+      },
+      // Queries and mutations over the socket record audit events with the socket's context, as HTTP requests do.
+      execute: (args) => runInAuditContext((args.contextValue as RequestContext).audit, () => execute(args)),
       onNext: (_ctx, _id, _payload, _args, result) =>
         result.errors ? { ...result, errors: result.errors.map((error) => formatError(error.toJSON(), error)) } : undefined,
     },
@@ -122,9 +146,10 @@ export async function createApp(deps: AppDeps): Promise<App> {
   await apollo.start();
   app.use(
     "/graphql",
-    authenticate(services, { required: false }),
+    authenticate(services, { required: false, cookie: true }),
     ...limit,
     express.json({ limit: BODY_LIMIT }),
+    withAuditContext,
     expressMiddleware(apollo, { context: async ({ res }) => contextOf(res) }),
   );
 

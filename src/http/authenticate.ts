@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from "express";
-import { DomainError } from "../common/errors";
-import type { Actor } from "../identity/actor";
+import { auditContextFor, runInAuditContext, type AuditContext } from "../audit/audit-context";
+import { DomainError, UnauthenticatedError } from "../common/errors";
+import { sessionIdOf, type Actor } from "../identity/actor";
 import type { Services } from "../services";
 import { sendError } from "./respond";
 
@@ -8,26 +9,83 @@ declare module "express-serve-static-core" {
   interface Locals {
     actor: Actor | null;
     requestId: string;
+    /** Where the request comes from, for audit events; its session id is set once the actor is known. */
+    audit: AuditContext;
   }
 }
 
+export const SESSION_COOKIE = "fg_session";
+
+const UNAUTHORIZED = { error: "unauthorized", message: "Access token or API key is invalid, expired, or missing" };
+
+/** The request's audit context: client address as express resolves it behind the trusted proxies. */
+export function captureAuditContext(req: Request, res: Response): AuditContext {
+  return auditContextFor({ clientIp: req.ip, userAgent: req.get("user-agent"), requestId: res.locals.requestId });
+}
+
 /**
- * Resolves the request's actor from `X-Api-Key` (bearer tokens join when token issuance exists).
- * `required` answers 401 when no credential is given; otherwise an anonymous request passes with a
- * null actor (GraphQL introspection) and the schema's @Authorized fields refuse it.
+ * Makes the request's audit context current for everything downstream. Mounted after body parsing:
+ * a body parser resumes the chain from a stream callback, outside any context entered before it.
+ */
+export function withAuditContext(req: Request, res: Response, next: NextFunction): void {
+  res.locals.audit ??= captureAuditContext(req, res);
+  runInAuditContext(res.locals.audit, next);
+}
+
+export function bearerToken(req: Request): string | undefined {
+  const header = req.get("authorization");
+  const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  return match?.[1];
+}
+
+export function readCookie(req: Request, name: string): string | undefined {
+  for (const part of (req.get("cookie") ?? "").split(";")) {
+    const [key, ...value] = part.trim().split("=");
+    if (key === name) return decodeURIComponent(value.join("="));
+  }
+  return undefined;
+}
+
+/** Resolves a bearer token (tried first), an API key, then (where `cookie`) the session cookie. */
+export async function resolveActor(
+  services: Services,
+  credentials: { bearer?: string; apiKey?: string; session?: string },
+): Promise<Actor> {
+  if (credentials.bearer) {
+    try {
+      return await services.sessions.authenticateAccessToken(credentials.bearer);
+    } catch (error) {
+      if (!credentials.apiKey) throw error;
+    }
+  }
+  if (credentials.apiKey) return services.apiKeys.authenticate(credentials.apiKey);
+  if (credentials.session) return services.sessions.authenticateSession(credentials.session);
+  throw new UnauthenticatedError();
+}
+
+/**
+ * Resolves the request's actor from `Authorization: Bearer` (an access token of our OAuth
+ * endpoints, tried first), then `X-Api-Key`, then, where `cookie` is set, the dashboard's session
+ * cookie. `required` answers 401 when no credential is given; otherwise an anonymous request passes
+ * with a null actor (GraphQL introspection) and the schema's @Authorized fields refuse it.
  * A credential that is present but wrong is always a 401, with one message for every cause.
  */
-export function authenticate(services: Services, { required }: { required: boolean }) {
+export function authenticate(services: Services, { required, cookie = false }: { required: boolean; cookie?: boolean }) {
   return async (req: Request, res: Response, next: NextFunction) => {
     res.locals.actor = null;
-    const apiKey = req.get("x-api-key");
-    if (!apiKey) {
-      if (required)
-        return sendError(req, res, 401, { error: "unauthorized", message: "Access token or API key is invalid, expired, or missing" });
+    res.locals.audit ??= captureAuditContext(req, res);
+    const credentials = {
+      bearer: bearerToken(req),
+      apiKey: req.get("x-api-key"),
+      session: cookie ? readCookie(req, SESSION_COOKIE) : undefined,
+    };
+    if (!credentials.bearer && !credentials.apiKey && !credentials.session) {
+      if (required) return sendError(req, res, 401, UNAUTHORIZED);
       return next();
     }
     try {
-      res.locals.actor = await services.apiKeys.authenticate(apiKey);
+      res.locals.actor = await resolveActor(services, credentials);
+      res.locals.audit.sessionId = sessionIdOf(res.locals.actor);
       next();
     } catch (error) {
       if (error instanceof DomainError) return sendError(req, res, 401, { error: error.restError, message: error.message });

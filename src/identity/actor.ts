@@ -10,8 +10,21 @@ export type Actor = Readonly<{
   role: UserRole;
   scope: ApiKeyScope;
   aiEnabled: boolean;
-  credential: { kind: "api_key"; id: string };
+  /**
+   * What the request presented: an API key, or an access token or session cookie of a signed-in
+   * session (whose id audit events carry).
+   */
+  credential: { kind: "api_key"; id: string } | { kind: "access_token" | "session"; id: string; sessionId: string };
 }>;
+
+/** Roles that may read the audit log. */
+export function canReadAudit(actor: Actor): boolean {
+  return actor.role === "admin" || actor.role === "auditor";
+}
+
+export function sessionIdOf(actor: Actor | null): string | null {
+  return actor && actor.credential.kind !== "api_key" ? actor.credential.sessionId : null;
+}
 
 export function canWrite(actor: Actor): boolean {
   return actor.scope === "read_write";

@@ -12,6 +12,10 @@ export class UserModel extends Model<InferAttributes<UserModel>, InferCreationAt
   declare role: UserRole;
   declare status: CreationOptional<UserStatus>;
   declare aiEnabled: CreationOptional<boolean>;
+  /** scrypt hash for local sign-in; null for users who sign in by SSO or only use API keys. */
+  declare passwordHash: CreationOptional<string | null>;
+  declare failedLoginCount: CreationOptional<number>;
+  declare lockedUntil: CreationOptional<Date | null>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
 
@@ -25,6 +29,9 @@ export class UserModel extends Model<InferAttributes<UserModel>, InferCreationAt
         role: { type: DataTypes.TEXT, allowNull: false },
         status: { type: DataTypes.TEXT, allowNull: false, defaultValue: "active" },
         aiEnabled: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
+        passwordHash: DataTypes.TEXT,
+        failedLoginCount: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
+        lockedUntil: DataTypes.DATE,
         createdAt: DataTypes.DATE,
         updatedAt: DataTypes.DATE,
       },

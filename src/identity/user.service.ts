@@ -1,4 +1,6 @@
 import type { Sequelize } from "sequelize";
+import type { AuditService, AuditUser } from "../audit/audit.service";
+import { hashPassword } from "../auth/password";
 import { NotFoundError, ValidationErrors } from "../common/errors";
 import { newId } from "../common/ids";
 import { isKnownCurrency } from "../money/money";
@@ -10,7 +12,10 @@ export type UserSummary = { id: string; email: string; familyId: string; role: U
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export class UserService {
-  constructor(private readonly sequelize: Sequelize) {}
+  constructor(
+    private readonly sequelize: Sequelize,
+    private readonly audit: AuditService,
+  ) {}
 
   /** Creates a user, in a new family unless `familyOfEmail` names a member of an existing one. */
   async create(options: {
@@ -21,6 +26,10 @@ export class UserService {
     familyName?: string;
     currency?: string;
     aiEnabled?: boolean;
+    /** Enables local sign-in; only its scrypt hash is stored. */
+    password?: string;
+    /** Who creates the account, for the audit log; none for the CLI. */
+    actor?: AuditUser | null;
   }): Promise<UserSummary> {
     const email = options.email.trim().toLowerCase();
     const role = options.role ?? "member";
@@ -30,7 +39,9 @@ export class UserService {
     if (!(USER_ROLES as readonly string[]).includes(role)) problems.add(`Role must be one of ${USER_ROLES.join(", ")}`);
     if (!isKnownCurrency(currency)) problems.add("Currency is not a valid ISO 4217 code");
     if (await this.findByEmail(email)) problems.add("Email has already been taken");
+    if (options.password !== undefined && options.password.length < 12) problems.add("Password is too short (minimum is 12 characters)");
     problems.throwIfAny();
+    const passwordHash = options.password === undefined ? null : await hashPassword(options.password);
 
     return this.sequelize.transaction(async (transaction) => {
       let familyId: string;
@@ -43,9 +54,24 @@ export class UserService {
         await FamilyModel.create({ id: familyId, name: options.familyName ?? `${email}'s family`, currency }, { transaction });
       }
       const user = await UserModel.create(
-        { id: newId(), familyId, email, role: role as UserRole, name: options.name ?? null, aiEnabled: options.aiEnabled ?? false },
+        {
+          id: newId(),
+          familyId,
+          email,
+          role: role as UserRole,
+          name: options.name ?? null,
+          aiEnabled: options.aiEnabled ?? false,
+          passwordHash,
+        },
         { transaction },
       );
+      await this.audit.record(transaction, {
+        type: "user.created",
+        user: options.actor ?? null,
+        action: "create",
+        resource: { type: "user", id: user.id, label: email },
+        changes: { role: { old: null, new: role }, password: { old: null, new: passwordHash ? "set" : null } },
+      });
       return summarize(user);
     });
   }

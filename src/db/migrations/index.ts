@@ -1,6 +1,7 @@
 import type { MigrationContext } from "../migrator";
 import * as foundation from "./0001-foundation";
 import * as chats from "./0002-chats";
+import * as audit from "./0003-audit";
 import * as banking from "./0004-banking";
 import * as bankAccountLinks from "./0005-bank-account-links";
 
@@ -10,6 +11,7 @@ export type Migration = { name: string; up: (context: MigrationContext) => Promi
 export const migrations: Migration[] = [
   { name: "0001-foundation", up: foundation.up },
   { name: "0002-chats", up: chats.up },
+  { name: "0003-audit", up: audit.up },
   { name: "0004-banking", up: banking.up },
   { name: "0005-bank-account-links", up: bankAccountLinks.up },
 ];

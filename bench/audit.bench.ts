@@ -1,0 +1,366 @@
+/**
+ * Audit log benchmark: `npm run bench:audit`.
+ *
+ * On a scratch database it loads BENCH_AUDIT_ROWS realistic events (default 10 million) with
+ * set-based SQL (generate_series, not the API), spread over BENCH_AUDIT_MONTHS monthly partitions,
+ * builds the migration's indexes, then reports in one run:
+ *
+ *   - p50/p95 latency of the first page (AuditService.list: the page of 50 plus its capped total) for
+ *     each single filter, combined filters, free-text search and the IP wildcard;
+ *   - deep paging by cursor (100 consecutive pages of 100 from the newest event);
+ *   - recording throughput of audit.record() (one event per transaction, sequential and with
+ *     concurrent writers; and 100 per transaction) as a ratio to plain INSERTs of the same rows into
+ *     the same table, measured alternately in the same run.
+ *
+ * Settings (environment, all optional):
+ *   BENCH_DATABASE_URL   admin connection URL of the Postgres server (default postgres://postgres@127.0.0.1:5432/postgres);
+ *                        fg_bench_audit_<random> is created there and dropped at the end
+ *   BENCH_AUDIT_ROWS     events to load (default 10000000)
+ *   BENCH_AUDIT_MONTHS   months the events span, ending now (default 12)
+ *   BENCH_SAMPLES        timed runs per query case (default 25)
+ *   BENCH_RECORDS        events per recording case (default 2000)
+ *   BENCH_WRITERS        concurrent writers in the concurrent recording case (default 8)
+ *   BENCH_KEEP           "true" keeps the database (its name is printed)
+ *   BENCH_REUSE          name of a database kept by an earlier run: skips the load and measures again
+ */
+import "reflect-metadata";
+import { randomBytes, randomUUID } from "node:crypto";
+import pg from "pg";
+import type { Sequelize } from "sequelize";
+import { runInAuditContext } from "../src/audit/audit-context";
+import { AUDIT_EVENT_CATALOGUE, AUDIT_EVENT_TYPES, type AuditEventType } from "../src/audit/audit.catalogue";
+import type { AuditEventInput, AuditFilterInput } from "../src/audit/audit.service";
+import { createLogger } from "../src/common/logger";
+import { loadConfig } from "../src/config/config";
+import { createSequelize } from "../src/db/database";
+import { migrateToLatest } from "../src/db/migrator";
+import { initModels } from "../src/db/models";
+import { LocalEventBus } from "../src/events/event-bus";
+import { createServices, type Services } from "../src/services";
+import { createQueueBackend } from "../workers/queues";
+
+function numberSetting(name: string, fallback: number, min: number, max: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must be an integer in [${min}, ${max}], got ${raw}`);
+  return value;
+}
+
+const settings = {
+  adminUrl: process.env.BENCH_DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres",
+  rows: numberSetting("BENCH_AUDIT_ROWS", 10_000_000, 1000, 1_000_000_000),
+  months: numberSetting("BENCH_AUDIT_MONTHS", 12, 1, 120),
+  samples: numberSetting("BENCH_SAMPLES", 25, 3, 10_000),
+  records: numberSetting("BENCH_RECORDS", 2000, 100, 1_000_000),
+  writers: numberSetting("BENCH_WRITERS", 8, 1, 64),
+  keep: process.env.BENCH_KEEP === "true" || Boolean(process.env.BENCH_REUSE),
+  reuse: process.env.BENCH_REUSE,
+};
+
+const USERS = 20_000;
+const PROVIDERS = ["okta", "azure-ad", "google", "auth0", "keycloak"];
+const USER_AGENTS = [
+  "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 Chrome/120.0 Safari/537.36",
+  "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_2) AppleWebKit/605.1.15 Version/17.2 Safari/605.1.15",
+  "Mozilla/5.0 (X11; Linux x86_64; rv:121.0) Gecko/20100101 Firefox/121.0",
+  "Mozilla/5.0 (iPhone; CPU iPhone OS 17_2 like Mac OS X) Mobile/15E148",
+  "finance-gateway-mobile/2.3 (Android 14)",
+  "curl/8.5.0",
+];
+/** How often each type occurs, per 1000 events: sign-ins dominate, configuration changes are rare. */
+const WEIGHTS: Partial<Record<AuditEventType, number>> = {
+  "auth.login.success": 380,
+  "auth.token.issued": 200,
+  "auth.token.refreshed": 180,
+  "auth.login.failed": 80,
+  "auth.logout": 60,
+  "auth.session.expired": 40,
+  "auth.token.revoked": 12,
+  "user.updated": 20,
+  "user.created": 10,
+  "user.roles.synced": 8,
+};
+
+function typeWheel(): AuditEventType[] {
+  const wheel: AuditEventType[] = [];
+  for (const [type, weight] of Object.entries(WEIGHTS)) for (let i = 0; i < weight!; i += 1) wheel.push(type as AuditEventType);
+  const rare = AUDIT_EVENT_TYPES.filter((type) => !(type in WEIGHTS));
+  for (let i = 0; wheel.length < 1000; i += 1) wheel.push(rare[i % rare.length]);
+  return wheel;
+}
+
+const sqlList = (values: string[]) => `ARRAY[${values.map((value) => `'${value.replace(/'/g, "''")}'`).join(",")}]`;
+
+function userId(n: number): string {
+  return `00000000-0000-4000-8000-${n.toString(16).padStart(12, "0")}`;
+}
+
+async function load(sequelize: Sequelize): Promise<void> {
+  const wheel = typeWheel();
+  const severities = wheel.map((type) => AUDIT_EVENT_CATALOGUE[type].severity);
+  const indexes = (await sequelize.query(
+    `SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'audit_events' AND indexname <> 'audit_events_pkey'`,
+    { type: "SELECT" },
+  )) as Array<{ indexname: string; indexdef: string }>;
+  // Building each index once after the load is far cheaper than maintaining it row by row.
+  for (const index of indexes) await sequelize.query(`DROP INDEX ${index.indexname}`);
+  await sequelize.query(`CREATE TABLE bench_wheel (pick int PRIMARY KEY, type text NOT NULL, severity text NOT NULL)`);
+  await sequelize.query(
+    `INSERT INTO bench_wheel SELECT ordinality, type, severity FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS w(type, severity)`,
+    { bind: [wheel, severities] },
+  );
+  const chunk = 1_000_000;
+  const started = Date.now();
+  for (let first = 1; first <= settings.rows; first += chunk) {
+    const last = Math.min(settings.rows, first + chunk - 1);
+    await sequelize.query(
+      `INSERT INTO audit_events (id, seq, occurred_at, event_type, severity, user_id, user_email, provider, action,
+         resource_type, resource_id, resource_label, ip_address, user_agent, session_id, request_id, changes, error, prev_hash, hash)
+       SELECT gen_random_uuid(), g, start_at + (g::float8 / $2) * span, w.type, w.severity,
+              ('00000000-0000-4000-8000-' || lpad(to_hex(u), 12, '0'))::uuid, 'user' || u || '@example.com',
+              CASE WHEN random() < 0.3 THEN NULL ELSE (${sqlList(PROVIDERS)})[1 + floor(random() * ${PROVIDERS.length})::int] END,
+              split_part(w.type, '.', array_length(string_to_array(w.type, '.'), 1)),
+              CASE WHEN w.type LIKE 'user.%' THEN 'user' ELSE 'session' END, md5(g::text), NULL,
+              CASE WHEN random() < 0.7 THEN ('10.' || floor(random() * 256) || '.' || floor(random() * 256) || '.' || floor(random() * 256))::inet
+                   WHEN random() < 0.5 THEN ('192.168.' || floor(random() * 256) || '.' || floor(random() * 256))::inet
+                   ELSE ((floor(random() * 223) + 1) || '.' || floor(random() * 256) || '.' || floor(random() * 256) || '.' || floor(random() * 256))::inet END,
+              (${sqlList(USER_AGENTS)})[1 + floor(random() * ${USER_AGENTS.length})::int],
+              md5('s' || (g / 20)), md5('r' || g),
+              CASE WHEN w.type = 'user.updated' THEN jsonb_build_object('name', jsonb_build_object('old', 'Name ' || g, 'new', 'Name ' || (g + 1))) END,
+              CASE WHEN w.type = 'auth.login.failed' THEN (ARRAY['invalid_password','unknown_user','account_locked'])[1 + floor(random() * 3)::int] END,
+              NULL, sha256(int8send(g))
+         FROM generate_series($3::bigint, $4::bigint) AS g
+        CROSS JOIN LATERAL (SELECT 1 + floor(random() * ${USERS})::int AS u, 1 + floor(random() * 1000)::int AS pick, g AS anchor) AS r
+        JOIN bench_wheel AS w ON w.pick = r.pick
+        CROSS JOIN (SELECT now() - make_interval(months => $1) AS start_at, make_interval(months => $1) AS span) AS range`,
+      { bind: [settings.months, settings.rows, first, last] },
+    );
+    process.stdout.write(`  loaded ${last.toLocaleString("en")} rows (${Math.round((Date.now() - started) / 1000)} s)\n`);
+  }
+  await sequelize.query(`UPDATE audit_chain_head SET seq = $1, hash = sha256(int8send($1::bigint))`, { bind: [settings.rows] });
+  const indexStarted = Date.now();
+  await sequelize.query("SET maintenance_work_mem = '1GB'");
+  // pg_indexes renders a partitioned index as "ON ONLY", which would build it for no partition.
+  for (const index of indexes) await sequelize.query(index.indexdef.replace(" ON ONLY ", " ON "));
+  await sequelize.query("ANALYZE audit_events");
+  console.log(`  indexes built and analysed in ${Math.round((Date.now() - indexStarted) / 1000)} s`);
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+type Case = { name: string; filter: () => AuditFilterInput };
+
+async function timeCase(services: Services, testCase: Case): Promise<{ p50: number; p95: number; rows: number }> {
+  const times: number[] = [];
+  let rows = 0;
+  for (let i = 0; i < settings.samples + 2; i += 1) {
+    const filter = testCase.filter();
+    const started = process.hrtime.bigint();
+    const page = await services.audit.list(filter, { first: 50 });
+    const elapsed = Number(process.hrtime.bigint() - started) / 1e6;
+    if (i >= 2) times.push(elapsed);
+    rows += page.events.length;
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 50), p95: percentile(times, 95), rows: Math.round(rows / (settings.samples + 2)) };
+}
+
+function isoDaysAgo(days: number): string {
+  return new Date(Date.now() - days * 86_400_000).toISOString();
+}
+
+const randomInt = (max: number) => Math.floor(Math.random() * max);
+const randomUser = () => userId(1 + randomInt(USERS));
+
+async function queryCases(services: Services): Promise<void> {
+  const span = settings.months * 30;
+  const cases: Case[] = [
+    { name: "no filter (newest first)", filter: () => ({}) },
+    { name: "user", filter: () => ({ userIds: [randomUser()] }) },
+    { name: "provider", filter: () => ({ providers: [PROVIDERS[randomInt(PROVIDERS.length)]] }) },
+    { name: "event type (exact, 8%)", filter: () => ({ eventTypes: ["auth.login.failed"] }) },
+    { name: "event type (rare exact)", filter: () => ({ eventTypes: ["provider.deleted"] }) },
+    { name: "event type prefix user.*", filter: () => ({ eventTypes: ["user.*"] }) },
+    { name: "severity warning", filter: () => ({ severities: ["warning"] }) },
+    {
+      name: "date range (one week)",
+      filter: () => {
+        const start = 7 + randomInt(span - 7);
+        return { from: isoDaysAgo(start), to: isoDaysAgo(start - 7) };
+      },
+    },
+    {
+      name: "combined: user + auth.* + 3 months",
+      filter: () => ({ userIds: [randomUser()], eventTypes: ["auth.*"], from: isoDaysAgo(90) }),
+    },
+    {
+      name: "combined: provider + warning + 10.1.*",
+      filter: () => ({ providers: ["okta"], severities: ["warning"], ipAddress: "10.1.*" }),
+    },
+    {
+      name: "combined: failed + search + week",
+      filter: () => {
+        const start = 7 + randomInt(span - 7);
+        return { eventTypes: ["auth.login.failed"], search: "account_locked", from: isoDaysAgo(start), to: isoDaysAgo(start - 7) };
+      },
+    },
+    { name: "free text: common (firefox)", filter: () => ({ search: "firefox" }) },
+    { name: "free text: rare (account_locked)", filter: () => ({ search: "account_locked" }) },
+    { name: "free text: one user's e-mail", filter: () => ({ search: `user${1 + randomInt(USERS)}@example.com` }) },
+    { name: "free text: no match", filter: () => ({ search: `nomatch${randomInt(1e9)}` }) },
+    { name: "IP wildcard 10.1.*", filter: () => ({ ipAddress: `10.${randomInt(256)}.*` }) },
+    { name: "IP wildcard 10.1.2.*", filter: () => ({ ipAddress: `10.${randomInt(256)}.${randomInt(256)}.*` }) },
+  ];
+  console.log(`\nFirst page (50 events + capped total), ${settings.samples} samples each, ms`);
+  console.log(`  ${"case".padEnd(42)} ${"p50".padStart(8)} ${"p95".padStart(8)} ${"rows".padStart(6)}`);
+  for (const testCase of cases) {
+    const { p50, p95, rows } = await timeCase(services, testCase);
+    console.log(`  ${testCase.name.padEnd(42)} ${p50.toFixed(1).padStart(8)} ${p95.toFixed(1).padStart(8)} ${String(rows).padStart(6)}`);
+  }
+
+  const pageTimes: number[] = [];
+  let after: string | null = null;
+  for (let page = 0; page < 100; page += 1) {
+    const started = process.hrtime.bigint();
+    const result: Awaited<ReturnType<Services["audit"]["list"]>> = await services.audit.list({}, { first: 100, after });
+    pageTimes.push(Number(process.hrtime.bigint() - started) / 1e6);
+    after = result.nextCursor;
+  }
+  pageTimes.sort((a, b) => a - b);
+  console.log(
+    `  ${"cursor paging, pages 1-100 of 100".padEnd(42)} ${percentile(pageTimes, 50).toFixed(1).padStart(8)} ${percentile(pageTimes, 95).toFixed(1).padStart(8)}`,
+  );
+}
+
+function sampleEvent(i: number): AuditEventInput {
+  return {
+    type: "auth.login.success",
+    user: { id: userId(1 + (i % USERS)), email: `user${1 + (i % USERS)}@example.com` },
+    provider: "okta",
+    action: "login",
+    resource: { type: "session", id: randomUUID() },
+  };
+}
+
+const PLAIN_INSERT = `INSERT INTO audit_events (id, seq, occurred_at, event_type, severity, user_id, user_email, provider, action,
+  resource_type, resource_id, ip_address, user_agent, session_id, request_id, hash)
+  VALUES ($1, $2, $3, $4, 'info', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`;
+
+function plainInsert(sequelize: Sequelize, i: number, transaction: unknown) {
+  const event = sampleEvent(i);
+  return sequelize.query(PLAIN_INSERT, {
+    bind: [
+      randomUUID(),
+      -i,
+      new Date(),
+      event.type,
+      event.user!.id,
+      event.user!.email,
+      event.provider,
+      event.action,
+      "session",
+      event.resource!.id,
+      "10.1.2.3",
+      "bench",
+      null,
+      "bench-request",
+      randomBytes(32),
+    ],
+    transaction: transaction as never,
+  });
+}
+
+async function recordingCases(sequelize: Sequelize, services: Services): Promise<void> {
+  const context = { ipAddress: "10.1.2.3", userAgent: "bench", requestId: "bench-request", sessionId: null };
+  const n = settings.records;
+  const run = async (writers: number, perTransaction: number, write: (i: number, transaction: unknown) => Promise<unknown>) => {
+    let next = 0;
+    const started = process.hrtime.bigint();
+    await Promise.all(
+      Array.from({ length: writers }, async () => {
+        while (next < n) {
+          const base = next;
+          next += perTransaction;
+          await sequelize.transaction(async (transaction) => {
+            for (let i = base; i < Math.min(n, base + perTransaction); i += 1) await write(i, transaction);
+          });
+        }
+      }),
+    );
+    return n / (Number(process.hrtime.bigint() - started) / 1e9);
+  };
+  const record = (i: number, transaction: unknown) => services.audit.record(transaction as never, sampleEvent(i));
+  const plain = (i: number, transaction: unknown) => plainInsert(sequelize, i, transaction);
+  const variants = [
+    { name: "one per transaction, 1 writer", writers: 1, per: 1 },
+    { name: `one per transaction, ${settings.writers} writers`, writers: settings.writers, per: 1 },
+    { name: "100 per transaction, 1 writer", writers: 1, per: 100 },
+  ];
+  console.log(`\nRecording ${n} events per case, events/s (best of 2 alternating rounds)`);
+  console.log(`  ${"case".padEnd(42)} ${"record()".padStart(10)} ${"INSERT".padStart(10)} ${"ratio".padStart(7)}`);
+  await runInAuditContext(context, async () => {
+    for (const variant of variants) {
+      let best = { record: 0, plain: 0 };
+      for (let round = 0; round < 2; round += 1) {
+        const plainRate = await run(variant.writers, variant.per, plain);
+        const recordRate = await run(variant.writers, variant.per, record);
+        best = { record: Math.max(best.record, recordRate), plain: Math.max(best.plain, plainRate) };
+      }
+      console.log(
+        `  ${variant.name.padEnd(42)} ${best.record.toFixed(0).padStart(10)} ${best.plain.toFixed(0).padStart(10)} ${(best.record / best.plain).toFixed(2).padStart(7)}`,
+      );
+    }
+  });
+}
+
+async function main(): Promise<void> {
+  const name = settings.reuse ?? `fg_bench_audit_${randomBytes(4).toString("hex")}`;
+  if (!/^fg_bench_audit_\w+$/.test(name)) throw new Error("BENCH_REUSE must name a database of an earlier run (fg_bench_audit_…)");
+  const admin = new pg.Client({ connectionString: settings.adminUrl });
+  await admin.connect();
+  if (!settings.reuse) await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(settings.adminUrl);
+  url.pathname = `/${name}`;
+  const config = loadConfig({ DATABASE_URL: url.toString(), LOG_LEVEL: "silent", DATABASE_POOL_MAX: String(settings.writers + 2) });
+  const sequelize = createSequelize({ url: url.toString(), poolMax: settings.writers + 2 });
+  const events = new LocalEventBus(createLogger("silent"));
+  // Nothing here enqueues: queues are created on first use, so this backend opens no connection.
+  const queues = createQueueBackend(config, url.toString());
+  try {
+    initModels(sequelize);
+    await migrateToLatest(sequelize);
+    const services = createServices(sequelize, events, { config, queues });
+    if (settings.reuse) {
+      console.log(`audit benchmark on the kept database ${name}`);
+    } else {
+      const from = new Date();
+      from.setUTCMonth(from.getUTCMonth() - settings.months);
+      await services.audit.ensurePartitions(settings.months + 1, from);
+      console.log(`audit benchmark on ${name}: ${settings.rows.toLocaleString("en")} events over ${settings.months} months`);
+      const loadStarted = Date.now();
+      await load(sequelize);
+      console.log(`  load + indexes: ${Math.round((Date.now() - loadStarted) / 1000)} s`);
+    }
+    const [{ size }] = (await sequelize.query(`SELECT pg_size_pretty(pg_database_size(current_database())) AS size`, {
+      type: "SELECT",
+    })) as Array<{ size: string }>;
+    console.log(`  database size: ${size}`);
+    await queryCases(services);
+    await recordingCases(sequelize, services);
+  } finally {
+    await queues.close();
+    await sequelize.close();
+    await events.close();
+    if (settings.keep) console.log(`kept database ${name}`);
+    else await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exitCode = 1;
+});

@@ -1,0 +1,47 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { isIP } from "node:net";
+
+/**
+ * Where an audited action comes from: set once per HTTP request, job or CLI command, read by
+ * `AuditService.record()`, so no emitter assembles (or forgets, or forges) these fields itself.
+ * `sessionId` is filled in once the request's credentials are known.
+ */
+export type AuditContext = {
+  ipAddress: string | null;
+  userAgent: string | null;
+  requestId: string | null;
+  sessionId: string | null;
+};
+
+const storage = new AsyncLocalStorage<AuditContext>();
+
+const EMPTY: AuditContext = Object.freeze({ ipAddress: null, userAgent: null, requestId: null, sessionId: null });
+
+export function runInAuditContext<T>(context: AuditContext, work: () => T): T {
+  return storage.run(context, work);
+}
+
+export function currentAuditContext(): AuditContext {
+  return storage.getStore() ?? EMPTY;
+}
+
+const MAX_USER_AGENT = 512;
+
+/**
+ * The context of an HTTP request. `clientIp` is express' `req.ip`, which already honours the
+ * configured trusted proxies; an IPv4 address seen through a dual-stack socket loses its `::ffff:`.
+ */
+export function auditContextFor(request: { clientIp?: string; userAgent?: string; requestId: string }): AuditContext {
+  return {
+    ipAddress: normalizeIp(request.clientIp),
+    userAgent: request.userAgent ? request.userAgent.slice(0, MAX_USER_AGENT) : null,
+    requestId: request.requestId,
+    sessionId: null,
+  };
+}
+
+function normalizeIp(ip: string | undefined): string | null {
+  if (!ip) return null;
+  const unmapped = ip.startsWith("::ffff:") && isIP(ip.slice(7)) === 4 ? ip.slice(7) : ip;
+  return isIP(unmapped) ? unmapped : null;
+}

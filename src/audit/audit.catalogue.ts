@@ -1,0 +1,71 @@
+/**
+ * Every audit event type the service records (interface spec §6) with its default severity. An event
+ * type outside this catalogue cannot be recorded: `record()` takes an `AuditEventType`, and the
+ * service checks the value again at run time for callers that build types from strings.
+ */
+export const SEVERITIES = ["info", "warning", "error", "critical"] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+export const AUDIT_EVENT_CATALOGUE = {
+  "auth.login.success": { severity: "info", meaning: "successful login" },
+  "auth.login.failed": { severity: "warning", meaning: "failed login attempt" },
+  "auth.logout": { severity: "info", meaning: "user logout, including relying-party-initiated" },
+  "auth.token.issued": { severity: "info", meaning: "access token issued" },
+  "auth.token.refreshed": { severity: "info", meaning: "access token refreshed" },
+  "auth.token.revoked": { severity: "warning", meaning: "access token revoked" },
+  "auth.session.expired": { severity: "info", meaning: "session expired" },
+  "provider.created": { severity: "info", meaning: "SSO provider added" },
+  "provider.updated": { severity: "info", meaning: "configuration changed" },
+  "provider.deleted": { severity: "warning", meaning: "provider removed" },
+  "provider.enabled": { severity: "info", meaning: "provider enabled" },
+  "provider.disabled": { severity: "warning", meaning: "provider disabled" },
+  "provider.test": { severity: "info", meaning: "test login performed" },
+  "user.created": { severity: "info", meaning: "account created" },
+  "user.updated": { severity: "info", meaning: "profile updated" },
+  "user.suspended": { severity: "warning", meaning: "account suspended" },
+  "user.reactivated": { severity: "info", meaning: "suspended account reactivated" },
+  "user.deleted": { severity: "warning", meaning: "account deleted" },
+  "user.roles.synced": { severity: "info", meaning: "roles synchronized from the identity provider" },
+  "user.roles.updated": { severity: "info", meaning: "roles manually updated" },
+  "account.connected": { severity: "info", meaning: "SSO account connected to a user" },
+  "account.disconnected": { severity: "warning", meaning: "SSO account disconnected" },
+  "account.linked": { severity: "info", meaning: "several SSO accounts linked" },
+  "account.unlinked": { severity: "warning", meaning: "SSO accounts unlinked" },
+} as const satisfies Record<string, { severity: Severity; meaning: string }>;
+
+export type AuditEventType = keyof typeof AUDIT_EVENT_CATALOGUE;
+
+export const AUDIT_EVENT_TYPES = Object.keys(AUDIT_EVENT_CATALOGUE) as AuditEventType[];
+
+export function isAuditEventType(value: string): value is AuditEventType {
+  return Object.prototype.hasOwnProperty.call(AUDIT_EVENT_CATALOGUE, value);
+}
+
+export function isSeverity(value: string): value is Severity {
+  return (SEVERITIES as readonly string[]).includes(value);
+}
+
+export function defaultSeverity(type: AuditEventType): Severity {
+  return AUDIT_EVENT_CATALOGUE[type].severity;
+}
+
+/** An emitter may raise an event's severity above its default, never lower it. */
+export function effectiveSeverity(type: AuditEventType, requested?: Severity): Severity {
+  const base = defaultSeverity(type);
+  if (!requested) return base;
+  return SEVERITIES.indexOf(requested) > SEVERITIES.indexOf(base) ? requested : base;
+}
+
+/**
+ * The event types a filter term names: an exact type, or a prefix ending in `.*` (`auth.*`,
+ * `user.roles.*`). Null when the term names nothing in the catalogue.
+ */
+export function expandEventTypePattern(pattern: string): AuditEventType[] | null {
+  const term = pattern.trim();
+  if (term.endsWith(".*")) {
+    const prefix = term.slice(0, -1);
+    const matches = AUDIT_EVENT_TYPES.filter((type) => type.startsWith(prefix));
+    return matches.length ? matches : null;
+  }
+  return isAuditEventType(term) ? [term] : null;
+}

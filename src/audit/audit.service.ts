@@ -1,0 +1,474 @@
+import { BlockList, isIP } from "node:net";
+import type { Transaction } from "sequelize";
+import { BadRequestError, NotFoundError, ValidationErrors } from "../common/errors";
+import { isUuid, newId } from "../common/ids";
+import { requiredText, saveUnique } from "../common/validation";
+import type { EventBus } from "../events/event-bus";
+import {
+  effectiveSeverity,
+  expandEventTypePattern,
+  isAuditEventType,
+  isSeverity,
+  type AuditEventType,
+  type Severity,
+} from "./audit.catalogue";
+import { currentAuditContext } from "./audit-context";
+import { redact, redactChanges, type Changes } from "./audit-changes";
+import type { AuditEventRow, AuditQuery, AuditRepository, Keyset, VerifyRow } from "./audit.repository";
+import { AuditSavedSearchModel } from "./audit-saved-search.model";
+
+/** The event bus topic of committed audit events (the live stream). */
+export const AUDIT_EVENT_TOPIC = "audit.event.recorded";
+
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 100;
+/** Totals are counted up to this many matches; past it the total says "at least". */
+export const TOTAL_CAP = 10_000;
+
+/** The acting user; `id` is null for a failed login under an e-mail no account has. */
+export type AuditUser = { id: string | null; email: string };
+export type AuditResource = { type: string; id: string; label?: string | null };
+
+/** What an emitter says about an event; where it came from (IP, user agent, request) comes from the context. */
+export type AuditEventInput = {
+  type: AuditEventType;
+  /** Raises the catalogue's default severity; a lower value is ignored. */
+  severity?: Severity;
+  user?: AuditUser | null;
+  provider?: string | null;
+  action?: string | null;
+  resource?: AuditResource | null;
+  changes?: Changes | null;
+  error?: string | null;
+  /** For an event about a session other than the request's own, e.g. the one a login just opened. */
+  sessionId?: string | null;
+};
+
+export type AuditEvent = {
+  id: string;
+  seq: string;
+  timestamp: Date;
+  eventType: AuditEventType;
+  severity: Severity;
+  user: AuditUser | null;
+  provider: string | null;
+  action: string | null;
+  resource: { type: string; id: string; label: string | null } | null;
+  ipAddress: string | null;
+  userAgent: string | null;
+  sessionId: string | null;
+  requestId: string | null;
+  changes: Changes | null;
+  error: string | null;
+  prevHash: string | null;
+  hash: string;
+};
+
+/** Filter values as a client sends them (GraphQL input, REST query, saved search). */
+export type AuditFilterInput = {
+  search?: string | null;
+  userIds?: string[] | null;
+  providers?: string[] | null;
+  /** Exact types or prefixes ending in `.*`. */
+  eventTypes?: string[] | null;
+  severities?: string[] | null;
+  /** ISO 8601 date or date-time; a date means from its start. */
+  from?: string | null;
+  /** ISO 8601 date or date-time, inclusive; a date means through its end. */
+  to?: string | null;
+  /** An address, a CIDR, or an address with a trailing wildcard: `10.1.*`. */
+  ipAddress?: string | null;
+};
+
+export type AuditPage = {
+  events: AuditEvent[];
+  limit: number;
+  offset: number;
+  total: number;
+  totalCapped: boolean;
+  hasMore: boolean;
+  nextCursor: string | null;
+};
+
+export type ChainBreak = {
+  kind: "altered" | "deleted" | "inserted" | "relinked";
+  seq: string;
+  eventId: string | null;
+  timestamp: Date | null;
+  message: string;
+};
+
+export type ChainReport = { ok: boolean; checked: number; firstBroken: ChainBreak | null };
+
+export type SavedSearch = { id: string; name: string; filter: AuditFilterInput; createdAt: Date; updatedAt: Date };
+
+const VERIFY_BATCH = 5000;
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/;
+const MAX_TEXT = 512;
+
+export class AuditService {
+  constructor(
+    private readonly repository: AuditRepository,
+    private readonly events: EventBus,
+    private readonly settings: { partitionsAhead: number },
+  ) {}
+
+  /**
+   * Records an event inside the caller's transaction, so it commits or rolls back with the change it
+   * describes. Live subscribers hear of it only after the commit.
+   */
+  async record(transaction: Transaction, input: AuditEventInput): Promise<AuditEvent> {
+    if (!transaction) throw new Error("audit events are recorded inside the transaction of the change they describe");
+    if (!isAuditEventType(input.type)) throw new Error(`unknown audit event type ${String(input.type)}`);
+    if (input.severity !== undefined && !isSeverity(input.severity)) throw new Error(`unknown severity ${String(input.severity)}`);
+    const context = currentAuditContext();
+    const row = await this.repository.append(
+      {
+        id: newId(),
+        timestamp: new Date(),
+        eventType: input.type,
+        severity: effectiveSeverity(input.type, input.severity),
+        userId: input.user?.id ?? null,
+        userEmail: input.user?.email ?? null,
+        provider: clip(input.provider),
+        action: clip(input.action),
+        resourceType: clip(input.resource?.type),
+        resourceId: clip(input.resource?.id),
+        resourceLabel: clip(input.resource?.label),
+        ipAddress: context.ipAddress,
+        userAgent: context.userAgent,
+        sessionId: input.sessionId ?? context.sessionId,
+        requestId: context.requestId,
+        changes: input.changes ? redactChanges(input.changes) : null,
+        error: input.error ? (redact(clip(input.error)) as string) : null,
+      },
+      transaction,
+    );
+    const event = toEvent(row);
+    transaction.afterCommit(() => this.events.publish(AUDIT_EVENT_TOPIC, event));
+    return event;
+  }
+
+  async list(filter: AuditFilterInput | null | undefined, page: { first?: number | null; after?: string | null; offset?: number | null }) {
+    const query = parseFilter(filter);
+    const limit = clampLimit(page.first);
+    const after = page.after ? decodeCursor(page.after) : null;
+    const offset = after ? 0 : Math.max(0, Math.trunc(page.offset ?? 0));
+    const [rows, counted] = await Promise.all([
+      this.repository.list(query, { limit, offset, after }),
+      this.repository.countUpTo(query, TOTAL_CAP + 1),
+    ]);
+    const hasMore = rows.length > limit;
+    const events = rows.slice(0, limit).map(toEvent);
+    const last = events[events.length - 1];
+    return {
+      events,
+      limit,
+      offset,
+      total: Math.min(counted, TOTAL_CAP),
+      totalCapped: counted > TOTAL_CAP,
+      hasMore,
+      nextCursor: hasMore && last ? encodeCursor(last) : null,
+    } satisfies AuditPage;
+  }
+
+  /** Whether a live event passes a subscriber's filter (the same rules as the query, evaluated here). */
+  matcher(filter: AuditFilterInput | null | undefined): (event: AuditEvent) => boolean {
+    const query = parseFilter(filter);
+    const block = query.ipCidr ? blockListOf(query.ipCidr) : null;
+    return (event) => {
+      const timestamp = new Date(event.timestamp);
+      if (query.userIds.length && !query.userIds.includes(event.user?.id ?? "")) return false;
+      if (query.providers.length && !query.providers.includes(event.provider ?? "")) return false;
+      if (query.eventTypes.length && !query.eventTypes.includes(event.eventType)) return false;
+      if (query.severities.length && !query.severities.includes(event.severity)) return false;
+      if (query.from && timestamp < query.from) return false;
+      if (query.before && timestamp >= query.before) return false;
+      if (block && !(event.ipAddress && block.check(event.ipAddress, isIP(event.ipAddress) === 6 ? "ipv6" : "ipv4"))) return false;
+      if (query.words.length) {
+        const text = searchTextOf(event);
+        if (!query.words.every((word) => text.includes(word))) return false;
+      }
+      return true;
+    };
+  }
+
+  /**
+   * Walks the chain in order and reports the first link that does not hold: a row whose content no
+   * longer matches its hash (altered), a missing sequence number (deleted), a repeated one or rows
+   * past the recorded head (inserted), or a row whose predecessor's hash changed (relinked).
+   */
+  async verify(range: { from?: string | null; to?: string | null } = {}): Promise<ChainReport> {
+    const bounds = parseFilter({ from: range.from, to: range.to });
+    // The walk stops at the head as it is now; events appended meanwhile are the next run's business.
+    const head = await this.repository.chainHead();
+    const headSeq = BigInt(head.seq);
+    let previous: VerifyRow | null = null;
+    let checked = 0;
+    let cursor = 0n;
+    for (;;) {
+      const rows = await this.repository.verifyBatch(cursor, headSeq, VERIFY_BATCH, { from: bounds.from, before: bounds.before });
+      for (const row of rows) {
+        const seq = BigInt(row.seq);
+        if (previous === null && seq > 1n) previous = await this.repository.bySeq(seq - 1n);
+        const broken = checkLink(previous, row, seq);
+        if (broken) return { ok: false, checked, firstBroken: broken };
+        previous = row;
+        checked += 1;
+      }
+      if (rows.length < VERIFY_BATCH) break;
+      cursor = BigInt(rows[rows.length - 1].seq);
+    }
+    const broken = (kind: ChainBreak["kind"], seq: bigint, message: string, row?: VerifyRow): ChainReport => ({
+      ok: false,
+      checked,
+      firstBroken: { kind, seq: seq.toString(), eventId: row?.id ?? null, timestamp: row?.timestamp ?? null, message },
+    });
+    if (!bounds.before) {
+      const lastSeq = previous ? BigInt(previous.seq) : 0n;
+      if (lastSeq < headSeq)
+        return broken("deleted", lastSeq + 1n, `events ${lastSeq + 1n} to ${headSeq} are missing from the end of the chain`);
+      if (previous && head.hash && !previous.hash.equals(head.hash)) {
+        return broken("relinked", lastSeq, `the last event (sequence ${lastSeq}) is not the one the chain head recorded`);
+      }
+      const stray = await this.repository.firstBeyondHead();
+      if (stray) return broken("inserted", BigInt(stray.seq), `event ${stray.id} lies past the end of the chain`, stray);
+    }
+    return { ok: true, checked, firstBroken: null };
+  }
+
+  /** Creates the monthly partitions from `from`'s month to `monthsAhead` months after it (the setting by default). */
+  ensurePartitions(monthsAhead = this.settings.partitionsAhead, from?: Date) {
+    return this.repository.ensurePartitions(monthsAhead, from);
+  }
+
+  partitionNames(): Promise<string[]> {
+    return this.repository.partitionNames();
+  }
+
+  async listSavedSearches(ownerUserId: string): Promise<SavedSearch[]> {
+    const records = await AuditSavedSearchModel.findAll({ where: { ownerUserId }, order: [["name", "ASC"]] });
+    return records.map(toSavedSearch);
+  }
+
+  async getSavedSearch(ownerUserId: string, id: string): Promise<SavedSearch> {
+    return toSavedSearch(await this.findSavedSearch(ownerUserId, id));
+  }
+
+  async createSavedSearch(ownerUserId: string, name: string, filter: AuditFilterInput): Promise<SavedSearch> {
+    const problems = new ValidationErrors();
+    const trimmed = requiredText(problems, "Name", name, 100);
+    problems.throwIfAny();
+    parseFilter(filter);
+    const record = await saveUnique("Name has already been taken", () =>
+      AuditSavedSearchModel.create({ id: newId(), ownerUserId, name: trimmed, filter: compactFilter(filter) }),
+    );
+    return toSavedSearch(record);
+  }
+
+  async renameSavedSearch(ownerUserId: string, id: string, name: string): Promise<SavedSearch> {
+    const record = await this.findSavedSearch(ownerUserId, id);
+    const problems = new ValidationErrors();
+    const trimmed = requiredText(problems, "Name", name, 100);
+    problems.throwIfAny();
+    await saveUnique("Name has already been taken", () => record.update({ name: trimmed }));
+    return toSavedSearch(record);
+  }
+
+  async deleteSavedSearch(ownerUserId: string, id: string): Promise<SavedSearch> {
+    const record = await this.findSavedSearch(ownerUserId, id);
+    await record.destroy();
+    return toSavedSearch(record);
+  }
+
+  private async findSavedSearch(ownerUserId: string, id: string): Promise<AuditSavedSearchModel> {
+    const record = isUuid(id) ? await AuditSavedSearchModel.findOne({ where: { id, ownerUserId } }) : null;
+    if (!record) throw new NotFoundError("Saved search");
+    return record;
+  }
+}
+
+function checkLink(previous: VerifyRow | null, row: VerifyRow, seq: bigint): ChainBreak | null {
+  const at = (kind: ChainBreak["kind"], message: string): ChainBreak => ({
+    kind,
+    seq: row.seq,
+    eventId: row.id,
+    timestamp: row.timestamp,
+    message,
+  });
+  const expected = previous ? BigInt(previous.seq) + 1n : 1n;
+  if (previous && seq === BigInt(previous.seq)) return at("inserted", `event ${row.id} repeats sequence number ${row.seq}`);
+  if (seq > expected) {
+    return {
+      ...at("deleted", `events ${expected} to ${seq - 1n} are missing before event ${row.id}`),
+      seq: expected.toString(),
+    };
+  }
+  if (!row.hashMatches) return at("altered", `event ${row.id} (sequence ${row.seq}) no longer matches its hash`);
+  const expectedPrev = previous?.hash ?? null;
+  const linked = expectedPrev === null ? row.prevHash === null : row.prevHash !== null && row.prevHash.equals(expectedPrev);
+  if (!linked) return at("relinked", `event ${row.id} (sequence ${row.seq}) does not follow the event before it`);
+  return null;
+}
+
+function toEvent(row: AuditEventRow): AuditEvent {
+  return {
+    id: row.id,
+    seq: String(row.seq),
+    timestamp: new Date(row.timestamp),
+    eventType: row.eventType,
+    severity: row.severity,
+    user: row.userId || row.userEmail ? { id: row.userId, email: row.userEmail ?? "" } : null,
+    provider: row.provider,
+    action: row.action,
+    resource: row.resourceType ? { type: row.resourceType, id: row.resourceId ?? "", label: row.resourceLabel } : null,
+    ipAddress: row.ipAddress,
+    userAgent: row.userAgent,
+    sessionId: row.sessionId,
+    requestId: row.requestId,
+    changes: row.changes,
+    error: row.error,
+    prevHash: row.prevHash ? row.prevHash.toString("hex") : null,
+    hash: row.hash.toString("hex"),
+  };
+}
+
+/** A published event arrives as JSON: its timestamp is a string again. */
+export function reviveEvent(payload: AuditEvent): AuditEvent {
+  return { ...payload, timestamp: new Date(payload.timestamp) };
+}
+
+function searchTextOf(event: AuditEvent): string {
+  return [
+    event.eventType,
+    event.user?.email,
+    event.provider,
+    event.action,
+    event.resource?.type,
+    event.resource?.id,
+    event.resource?.label,
+    event.ipAddress,
+    event.userAgent,
+    event.error,
+    event.changes ? JSON.stringify(event.changes) : null,
+  ]
+    .map((part) => part ?? "")
+    .join(" ")
+    .toLowerCase();
+}
+
+function clip(value: string | null | undefined): string | null {
+  return value === null || value === undefined ? null : value.slice(0, MAX_TEXT);
+}
+
+function clampLimit(first: number | null | undefined): number {
+  if (!Number.isInteger(first) || (first as number) < 1) return DEFAULT_PAGE_SIZE;
+  return Math.min(first as number, MAX_PAGE_SIZE);
+}
+
+export function encodeCursor(event: AuditEvent): string {
+  return Buffer.from(`${event.timestamp.toISOString()}|${event.id}`).toString("base64url");
+}
+
+function decodeCursor(cursor: string): Keyset {
+  const [iso, id] = Buffer.from(cursor, "base64url").toString("utf8").split("|");
+  const timestamp = new Date(iso ?? "");
+  if (!isUuid(id) || Number.isNaN(timestamp.getTime())) throw new BadRequestError("cursor is invalid");
+  return { timestamp, id };
+}
+
+function parseMoment(value: string, label: string, end: boolean): Date {
+  const text = value.trim();
+  if (ISO_DATE.test(text)) {
+    const day = new Date(`${text}T00:00:00Z`);
+    if (Number.isNaN(day.getTime()) || day.toISOString().slice(0, 10) !== text) throw new BadRequestError(`${label} is not a valid date`);
+    return end ? new Date(day.getTime() + 86_400_000) : day;
+  }
+  // A date-time without an offset is UTC, never the server's local time.
+  const moment = ISO_DATE_TIME.test(text) ? new Date(/(Z|[+-]\d{2}:?\d{2})$/.test(text) ? text : `${text}Z`) : new Date(NaN);
+  if (Number.isNaN(moment.getTime())) throw new BadRequestError(`${label} must be an ISO 8601 date or date-time`);
+  // Inclusive end: events are stored with millisecond precision, so "through t" is "before t + 1 ms".
+  return end ? new Date(moment.getTime() + 1) : moment;
+}
+
+/** Turns `10.1.*`, `10.1.0.0/16`, `2001:db8:*` or a plain address into a CIDR for `<<=`. */
+export function ipFilterToCidr(value: string): string {
+  const text = value.trim();
+  const bad = () => new BadRequestError("ipAddress must be an address, a CIDR, or an address with a trailing wildcard like 10.1.*");
+  if (text.includes("/")) {
+    const [address, bits] = text.split("/");
+    const family = isIP(address);
+    const prefix = Number(bits);
+    if (!family || !/^\d+$/.test(bits) || prefix > (family === 4 ? 32 : 128)) throw bad();
+    return `${address}/${prefix}`;
+  }
+  if (text.endsWith("*")) {
+    const stem = text.replace(/[.:]?\*$/, "");
+    if (stem.includes(":") || text.includes(":")) {
+      const groups = stem === "" ? [] : stem.split(":");
+      if (groups.length > 7 || !groups.every((group) => /^[0-9a-f]{1,4}$/i.test(group))) throw bad();
+      return `${[...groups, ...Array(8 - groups.length).fill("0")].join(":")}/${groups.length * 16}`;
+    }
+    const octets = stem === "" ? [] : stem.split(".");
+    if (octets.length > 3 || !octets.every((octet) => /^\d{1,3}$/.test(octet) && Number(octet) <= 255)) throw bad();
+    return `${[...octets, ...Array(4 - octets.length).fill("0")].join(".")}/${octets.length * 8}`;
+  }
+  const family = isIP(text);
+  if (!family) throw bad();
+  return `${text}/${family === 4 ? 32 : 128}`;
+}
+
+function blockListOf(cidr: string): BlockList {
+  const [address, bits] = cidr.split("/");
+  const list = new BlockList();
+  list.addSubnet(address, Number(bits), isIP(address) === 6 ? "ipv6" : "ipv4");
+  return list;
+}
+
+/** Checks and normalises a filter; anything unusable is a 400 naming the value. */
+export function parseFilter(filter: AuditFilterInput | null | undefined): AuditQuery {
+  const f = filter ?? {};
+  const eventTypes = new Set<AuditEventType>();
+  for (const pattern of f.eventTypes ?? []) {
+    const expanded = expandEventTypePattern(pattern);
+    if (!expanded) throw new BadRequestError(`eventType ${JSON.stringify(pattern)} is not a known event type`);
+    expanded.forEach((type) => eventTypes.add(type));
+  }
+  const severities = (f.severities ?? []).map((severity) => severity.trim().toLowerCase());
+  for (const severity of severities)
+    if (!isSeverity(severity)) throw new BadRequestError(`severity ${JSON.stringify(severity)} is not known`);
+  const userIds = (f.userIds ?? []).map((id) => id.trim());
+  for (const id of userIds) if (!isUuid(id)) throw new BadRequestError(`userId ${JSON.stringify(id)} is not a valid id`);
+  const from = f.from ? parseMoment(f.from, "from", false) : null;
+  const before = f.to ? parseMoment(f.to, "to", true) : null;
+  return {
+    words: (f.search ?? "")
+      .toLowerCase()
+      .split(/\s+/)
+      .filter((word) => word.length > 0),
+    userIds,
+    providers: (f.providers ?? []).map((provider) => provider.trim()).filter(Boolean),
+    eventTypes: [...eventTypes],
+    severities: severities as Severity[],
+    from,
+    before,
+    ipCidr: f.ipAddress ? ipFilterToCidr(f.ipAddress) : null,
+  };
+}
+
+function compactFilter(filter: AuditFilterInput): AuditFilterInput {
+  return Object.fromEntries(
+    Object.entries(filter).filter(([, value]) => value !== null && value !== undefined && !(Array.isArray(value) && value.length === 0)),
+  );
+}
+
+function toSavedSearch(record: AuditSavedSearchModel): SavedSearch {
+  return {
+    id: record.id,
+    name: record.name,
+    filter: record.filter as AuditFilterInput,
+    createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
+  };
+}

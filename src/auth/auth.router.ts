@@ -1,0 +1,103 @@
+import express, { type NextFunction, type Request, type Response } from "express";
+import { fromDomainError } from "../../rest-adapter/rest-errors";
+import { BadRequestError, DomainError } from "../common/errors";
+import { authenticate, SESSION_COOKIE, withAuditContext } from "../http/authenticate";
+import type { Services } from "../services";
+import type { OpenedSession, TokenPair } from "./session.service";
+
+const BODY_LIMIT = "16kb";
+
+type Handler = (req: Request, res: Response) => Promise<void>;
+
+/**
+ * Local sign-in and the OAuth 2.0 token endpoints. Handlers are thin: they read the form or JSON
+ * body, call the session services and shape the RFC 6749 answers.
+ */
+export function createAuthRouter(services: Services, rateLimit: express.RequestHandler[]): express.Router {
+  const router = express.Router();
+  const body = [express.json({ limit: BODY_LIMIT }), express.urlencoded({ extended: false, limit: BODY_LIMIT })];
+  const route = (handler: Handler) => async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      res.setHeader("Cache-Control", "no-store");
+      await handler(req, res);
+    } catch (error) {
+      if (!(error instanceof DomainError)) return next(error);
+      const { status, body: errorBody } = fromDomainError(error);
+      res.status(status).json(errorBody);
+    }
+  };
+
+  router.post(
+    "/auth/login",
+    ...rateLimit,
+    ...body,
+    withAuditContext,
+    route(async (req, res) => {
+      const email = field(req, "email");
+      const password = field(req, "password");
+      const session = await services.logins.login(email, password);
+      setSessionCookie(req, res, session);
+      res.json(tokenResponse(session));
+    }),
+  );
+
+  router.post(
+    "/auth/logout",
+    ...rateLimit,
+    ...body,
+    authenticate(services, { required: true, cookie: true }),
+    withAuditContext,
+    route(async (req, res) => {
+      await services.sessions.logout(res.locals.actor!);
+      res.clearCookie(SESSION_COOKIE, { path: "/", httpOnly: true, sameSite: "lax", secure: req.secure });
+      res.json({ message: "Logged out" });
+    }),
+  );
+
+  router.post(
+    "/oauth/token",
+    ...rateLimit,
+    ...body,
+    withAuditContext,
+    route(async (req, res) => {
+      const grantType = field(req, "grant_type");
+      if (grantType !== "refresh_token") {
+        res.status(400).json({ error: "unsupported_grant_type", message: "Only grant_type=refresh_token is supported" });
+        return;
+      }
+      res.json(tokenResponse(await services.sessions.refresh(field(req, "refresh_token"))));
+    }),
+  );
+
+  router.post(
+    "/oauth/revoke",
+    ...rateLimit,
+    ...body,
+    withAuditContext,
+    route(async (req, res) => {
+      await services.sessions.revoke(field(req, "token"));
+      res.status(200).end();
+    }),
+  );
+  return router;
+}
+
+function field(req: Request, name: string): string {
+  const value = (req.body as Record<string, unknown> | undefined)?.[name];
+  if (typeof value !== "string" || value === "") throw new BadRequestError(`param is missing or the value is empty: ${name}`);
+  return value;
+}
+
+function tokenResponse(pair: TokenPair) {
+  return { access_token: pair.accessToken, refresh_token: pair.refreshToken, token_type: pair.tokenType, expires_in: pair.expiresIn };
+}
+
+function setSessionCookie(req: Request, res: Response, session: OpenedSession): void {
+  res.cookie(SESSION_COOKIE, session.sessionSecret, {
+    httpOnly: true,
+    sameSite: "lax",
+    secure: req.secure,
+    path: "/",
+    expires: session.sessionExpiresAt,
+  });
+}

@@ -1,0 +1,337 @@
+/**
+ * Reading the audit log: GraphQL `auditEvents` (every filter alone and combined, keyset paging),
+ * `GET /api/v1/audit-logs` exactly as rest-compat.md describes it, saved searches, and who may read.
+ */
+import { randomUUID } from "node:crypto";
+import type { AuditEventType, Severity } from "../../src/audit/audit.catalogue";
+import type { NewAuditEvent } from "../../src/audit/audit.repository";
+import { client } from "../helpers/http";
+import { startTestApp, type TestApp } from "../helpers/test-app";
+
+let app: TestApp;
+const PASSWORD = "a long enough password";
+const alice = { id: randomUUID(), email: "alice@example.test" };
+const bob = { id: randomUUID(), email: "bob@example.test" };
+const ids: Record<string, string> = {};
+let adminKey: string;
+let auditorKey: string;
+let memberKey: string;
+let adminToken: string;
+let memberToken: string;
+
+type Seed = Partial<NewAuditEvent> & { name: string; at: string; type: AuditEventType; severity: Severity };
+const SEEDS: Seed[] = [
+  {
+    name: "e1",
+    at: "2024-01-05T10:00:00Z",
+    type: "auth.login.success",
+    severity: "info",
+    userId: alice.id,
+    userEmail: alice.email,
+    provider: "okta",
+    ipAddress: "10.1.2.3",
+    userAgent: "Mozilla/5.0 Firefox/121.0",
+  },
+  {
+    name: "e2",
+    at: "2024-01-10T12:00:00Z",
+    type: "auth.login.failed",
+    severity: "warning",
+    userId: bob.id,
+    userEmail: bob.email,
+    provider: "okta",
+    ipAddress: "10.2.0.9",
+    error: "invalid_password",
+  },
+  {
+    name: "e3",
+    at: "2024-01-31T23:59:59.500Z",
+    type: "user.updated",
+    severity: "info",
+    userId: alice.id,
+    userEmail: alice.email,
+    resourceType: "user",
+    resourceId: bob.id,
+    resourceLabel: bob.email,
+    ipAddress: "192.168.1.1",
+    changes: { name: { old: "Bob", new: "Robert" } },
+  },
+  {
+    name: "e4",
+    at: "2024-02-01T00:00:00Z",
+    type: "provider.deleted",
+    severity: "warning",
+    userId: alice.id,
+    userEmail: alice.email,
+    provider: "azure",
+    ipAddress: "10.1.9.9",
+  },
+  {
+    name: "e5",
+    at: "2024-02-15T08:30:00Z",
+    type: "auth.token.revoked",
+    severity: "critical",
+    userId: bob.id,
+    userEmail: bob.email,
+    ipAddress: "2001:db8::1",
+  },
+  {
+    name: "e6",
+    at: "2024-03-01T09:00:00Z",
+    type: "user.roles.updated",
+    severity: "info",
+    userId: alice.id,
+    userEmail: alice.email,
+    ipAddress: "10.1.200.1",
+    changes: { role: { old: "member", new: "auditor" } },
+  },
+];
+const YEAR_2024 = { from: "2024-01-01", to: "2024-12-31" };
+
+beforeAll(async () => {
+  app = await startTestApp();
+  const { services, sequelize } = app.runtime;
+  const make = async (role: string) => {
+    const user = await services.users.create({ email: `${role}-${Date.now()}@example.test`, role, password: PASSWORD });
+    return { user, key: (await services.apiKeys.create(user.id, { scope: "read" })).plaintext };
+  };
+  const admin = await make("admin");
+  const auditor = await make("auditor");
+  const member = await make("member");
+  [adminKey, auditorKey, memberKey] = [admin.key, auditor.key, member.key];
+  adminToken = (await client(app.url).post("/auth/login", { email: admin.user.email, password: PASSWORD })).body.access_token;
+  memberToken = (await client(app.url).post("/auth/login", { email: member.user.email, password: PASSWORD })).body.access_token;
+  await sequelize.transaction(async (transaction) => {
+    for (const seed of SEEDS) {
+      const id = randomUUID();
+      ids[seed.name] = id;
+      await services.repositories.audit.append(
+        {
+          id,
+          timestamp: new Date(seed.at),
+          eventType: seed.type,
+          severity: seed.severity,
+          userId: seed.userId ?? null,
+          userEmail: seed.userEmail ?? null,
+          provider: seed.provider ?? null,
+          action: seed.action ?? null,
+          resourceType: seed.resourceType ?? null,
+          resourceId: seed.resourceId ?? null,
+          resourceLabel: seed.resourceLabel ?? null,
+          ipAddress: seed.ipAddress ?? null,
+          userAgent: seed.userAgent ?? null,
+          sessionId: null,
+          requestId: `seed-${seed.name}`,
+          changes: seed.changes ?? null,
+          error: seed.error ?? null,
+        },
+        transaction,
+      );
+    }
+  });
+});
+afterAll(() => app.stop());
+
+const QUERY = `query($filter: AuditEventFilter, $first: Int, $after: String) {
+  auditEvents(filter: $filter, first: $first, after: $after) {
+    edges { cursor node { id } }
+    nodes { id eventType severity user { id email } ipAddress changes }
+    pageInfo { hasNextPage endCursor limit total totalCapped }
+  }
+}`;
+
+async function search(filter: Record<string, unknown>, key = adminKey, page: { first?: number; after?: string } = {}) {
+  const response = await client(app.url, { "x-api-key": key }).graphql(QUERY, { filter, ...page });
+  return response.body;
+}
+
+/** The seed names a filter (within 2024) returns, newest first. */
+async function names(filter: Record<string, unknown>): Promise<string[]> {
+  const body = await search({ ...YEAR_2024, ...filter });
+  expect(body.errors).toBeUndefined();
+  const byId = Object.fromEntries(Object.entries(ids).map(([name, id]) => [id, name]));
+  return body.data.auditEvents.nodes.map((node: { id: string }) => byId[node.id]);
+}
+
+describe("GraphQL auditEvents filters", () => {
+  test("no filter but the year: everything, newest first", async () => {
+    expect(await names({})).toEqual(["e6", "e5", "e4", "e3", "e2", "e1"]);
+  });
+
+  test("free text across all text fields", async () => {
+    expect(await names({ search: "robert" })).toEqual(["e3"]);
+    expect(await names({ search: "FIREFOX" })).toEqual(["e1"]);
+    expect(await names({ search: "invalid_pass" })).toEqual(["e2"]);
+    expect(await names({ search: "bob@example" })).toEqual(["e5", "e3", "e2"]);
+    expect(await names({ search: "okta invalid" })).toEqual(["e2"]);
+  });
+
+  test("users, providers, severities", async () => {
+    expect(await names({ userIds: [alice.id] })).toEqual(["e6", "e4", "e3", "e1"]);
+    expect(await names({ providers: ["okta"] })).toEqual(["e2", "e1"]);
+    expect(await names({ severities: ["warning", "critical"] })).toEqual(["e5", "e4", "e2"]);
+  });
+
+  test("event types, exact or by prefix", async () => {
+    expect(await names({ eventTypes: ["provider.deleted"] })).toEqual(["e4"]);
+    expect(await names({ eventTypes: ["auth.*"] })).toEqual(["e5", "e2", "e1"]);
+    expect(await names({ eventTypes: ["user.roles.*", "auth.login.failed"] })).toEqual(["e6", "e2"]);
+  });
+
+  test("a date range includes its whole end day", async () => {
+    expect(await names({ from: "2024-01-10", to: "2024-01-31" })).toEqual(["e3", "e2"]);
+    expect(await names({ from: "2024-01-10T12:00:00Z", to: "2024-02-01T00:00:00Z" })).toEqual(["e4", "e3", "e2"]);
+  });
+
+  test("IP addresses with a trailing wildcard, CIDR or exact", async () => {
+    expect(await names({ ipAddress: "10.1.*" })).toEqual(["e6", "e4", "e1"]);
+    expect(await names({ ipAddress: "10.*" })).toEqual(["e6", "e4", "e2", "e1"]);
+    expect(await names({ ipAddress: "192.168.0.0/16" })).toEqual(["e3"]);
+    expect(await names({ ipAddress: "2001:db8:*" })).toEqual(["e5"]);
+    expect(await names({ ipAddress: "10.2.0.9" })).toEqual(["e2"]);
+  });
+
+  test("combinations: every criterion must hold", async () => {
+    expect(await names({ userIds: [alice.id], ipAddress: "10.1.*", eventTypes: ["auth.*"] })).toEqual(["e1"]);
+    expect(await names({ search: "okta", severities: ["warning"] })).toEqual(["e2"]);
+    expect(await names({ userIds: [bob.id], from: "2024-02-01", severities: ["critical"], ipAddress: "2001:db8:*" })).toEqual(["e5"]);
+    expect(await names({ providers: ["azure"], userIds: [bob.id] })).toEqual([]);
+  });
+
+  test("keyset paging walks every event once", async () => {
+    const seen: string[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const page = (await search(YEAR_2024, adminKey, { first: 4, after })).data.auditEvents;
+      seen.push(...page.nodes.map((node: { id: string }) => node.id));
+      expect(page.edges[page.edges.length - 1].cursor).toBe(page.pageInfo.endCursor ?? page.edges[page.edges.length - 1].cursor);
+      if (!page.pageInfo.hasNextPage) break;
+      after = page.pageInfo.endCursor;
+    }
+    expect(seen).toEqual(["e6", "e5", "e4", "e3", "e2", "e1"].map((name) => ids[name]));
+  });
+
+  test("bad filters are refused with the value named", async () => {
+    const body = await search({ eventTypes: ["auth.login.maybe"] });
+    expect(body.errors[0]).toMatchObject({ extensions: { code: "BAD_REQUEST" } });
+    expect(body.errors[0].message).toContain("auth.login.maybe");
+    expect((await search({ ipAddress: "10.1.x" })).errors[0].extensions.code).toBe("BAD_REQUEST");
+  });
+
+  test("administrators and auditors may read; members may not; nobody anonymous", async () => {
+    expect((await search(YEAR_2024, auditorKey)).data.auditEvents.nodes).toHaveLength(6);
+    const member = await search(YEAR_2024, memberKey);
+    expect(member.errors[0].extensions.code).toBe("FORBIDDEN");
+    const anonymous = await client(app.url).graphql(QUERY, {});
+    expect(anonymous.body.errors[0].extensions.code).toBe("UNAUTHENTICATED");
+  });
+});
+
+describe("GET /api/v1/audit-logs", () => {
+  const rest = (query: string, token = adminToken) =>
+    client(app.url, { authorization: `Bearer ${token}` }).get(`/api/v1/audit-logs${query}`);
+
+  test("answers the documented shape, newest first", async () => {
+    const response = await rest("?startDate=2024-01-01&endDate=2024-12-31");
+    expect(response.status).toBe(200);
+    expect(response.body.pagination).toEqual({ limit: 50, offset: 0, total: 6, hasMore: false, nextCursor: null });
+    expect(response.body.auditLogs.map((log: { id: string }) => log.id)).toEqual(["e6", "e5", "e4", "e3", "e2", "e1"].map((n) => ids[n]));
+    expect(response.body.auditLogs[3]).toEqual({
+      id: ids.e3,
+      timestamp: "2024-01-31T23:59:59.500Z",
+      eventType: "user.updated",
+      severity: "info",
+      user: alice,
+      provider: null,
+      action: null,
+      resource: { type: "user", id: bob.id, label: bob.email },
+      ipAddress: "192.168.1.1",
+      userAgent: null,
+      sessionId: null,
+      requestId: "seed-e3",
+      changes: { name: { old: "Bob", new: "Robert" } },
+      error: null,
+    });
+  });
+
+  test("filters by eventType, userId, provider and severity", async () => {
+    const ofYear = "startDate=2024-01-01&endDate=2024-12-31";
+    const idsOf = async (query: string) => (await rest(`?${ofYear}&${query}`)).body.auditLogs.map((log: { id: string }) => log.id);
+    expect(await idsOf("eventType=auth.login.failed")).toEqual([ids.e2]);
+    expect(await idsOf(`userId=${bob.id}`)).toEqual([ids.e5, ids.e2]);
+    expect(await idsOf("provider=okta")).toEqual([ids.e2, ids.e1]);
+    expect(await idsOf("severity=critical")).toEqual([ids.e5]);
+    expect(await idsOf(`eventType=auth.*&userId=${alice.id}`)).toEqual([ids.e1]);
+  });
+
+  test("limit is capped at 100; offset and cursor page", async () => {
+    expect((await rest("?limit=500")).body.pagination.limit).toBe(100);
+    const first = await rest("?startDate=2024-01-01&endDate=2024-12-31&limit=2");
+    expect(first.body.pagination).toMatchObject({ limit: 2, offset: 0, total: 6, hasMore: true, nextCursor: expect.any(String) });
+    const byCursor = await rest(`?startDate=2024-01-01&endDate=2024-12-31&limit=2&cursor=${first.body.pagination.nextCursor}`);
+    const byOffset = await rest("?startDate=2024-01-01&endDate=2024-12-31&limit=2&offset=2");
+    expect(byCursor.body.auditLogs.map((log: { id: string }) => log.id)).toEqual([ids.e4, ids.e3]);
+    expect(byOffset.body.auditLogs).toEqual(byCursor.body.auditLogs);
+    expect(byOffset.body.pagination.offset).toBe(2);
+  });
+
+  test("400 for an unparseable date or unknown eventType, 401 without a valid token, 403 for a member", async () => {
+    const badDate = await rest("?startDate=last-tuesday");
+    expect(badDate.status).toBe(400);
+    expect(badDate.body.error).toBe("bad_request");
+    expect((await rest("?endDate=2024-13-45")).status).toBe(400);
+    const badType = await rest("?eventType=auth.login.maybe");
+    expect(badType.status).toBe(400);
+    expect(badType.body.message).toContain("auth.login.maybe");
+    expect((await client(app.url).get("/api/v1/audit-logs")).status).toBe(401);
+    expect((await rest("", "fga_not-a-token")).status).toBe(401);
+    const member = await rest("", memberToken);
+    expect(member.status).toBe(403);
+    expect(member.body.error).toBe("forbidden");
+  });
+});
+
+describe("saved searches", () => {
+  const gql = (key: string, query: string, variables: Record<string, unknown> = {}) =>
+    client(app.url, { "x-api-key": key })
+      .graphql(query, variables)
+      .then((response) => response.body);
+
+  test("create, list, rename, reopen and delete, per administrator", async () => {
+    const created = await gql(
+      adminKey,
+      `mutation($filter: AuditEventFilter!) { createAuditSavedSearch(name: "Okta failures", filter: $filter) { id name filter { providers eventTypes from to } } }`,
+      { filter: { providers: ["okta"], eventTypes: ["auth.login.failed"], ...YEAR_2024 } },
+    );
+    const saved = created.data.createAuditSavedSearch;
+    expect(saved).toMatchObject({
+      name: "Okta failures",
+      filter: { providers: ["okta"], eventTypes: ["auth.login.failed"], ...YEAR_2024 },
+    });
+
+    const duplicate = await gql(adminKey, `mutation { createAuditSavedSearch(name: "okta failures", filter: {}) { id } }`);
+    expect(duplicate.errors[0].extensions.code).toBe("VALIDATION_FAILED");
+
+    const renamed = await gql(adminKey, `mutation($id: ID!) { renameAuditSavedSearch(id: $id, name: "Okta login failures") { name } }`, {
+      id: saved.id,
+    });
+    expect(renamed.data.renameAuditSavedSearch.name).toBe("Okta login failures");
+    expect((await gql(adminKey, `{ auditSavedSearches { name } }`)).data.auditSavedSearches).toEqual([{ name: "Okta login failures" }]);
+
+    const reopened = await gql(
+      adminKey,
+      `query($id: ID!) { auditSavedSearch(id: $id) { filter { search userIds providers eventTypes severities from to ipAddress } } }`,
+      { id: saved.id },
+    );
+    const filter = Object.fromEntries(Object.entries(reopened.data.auditSavedSearch.filter).filter(([, value]) => value !== null));
+    expect((await search(filter)).data.auditEvents.nodes.map((node: { id: string }) => node.id)).toEqual([ids.e2]);
+
+    expect((await gql(auditorKey, `{ auditSavedSearches { id } }`)).data.auditSavedSearches).toEqual([]);
+    const foreign = await gql(auditorKey, `query($id: ID!) { auditSavedSearch(id: $id) { id } }`, { id: saved.id });
+    expect(foreign.errors[0].extensions.code).toBe("NOT_FOUND");
+    expect((await gql(memberKey, `{ auditSavedSearches { id } }`)).errors[0].extensions.code).toBe("FORBIDDEN");
+
+    await gql(adminKey, `mutation($id: ID!) { deleteAuditSavedSearch(id: $id) { id } }`, { id: saved.id });
+    expect((await gql(adminKey, `{ auditSavedSearches { id } }`)).data.auditSavedSearches).toEqual([]);
+  });
+});

@@ -1,0 +1,88 @@
+import {
+  AUDIT_EVENT_TYPES,
+  defaultSeverity,
+  effectiveSeverity,
+  expandEventTypePattern,
+  isAuditEventType,
+} from "../../src/audit/audit.catalogue";
+import { diffChanges, REDACTED, redactChanges } from "../../src/audit/audit-changes";
+import { ipFilterToCidr, parseFilter } from "../../src/audit/audit.service";
+
+describe("the audit event catalogue", () => {
+  test("holds the 24 event types of the spec with their default severities", () => {
+    expect(AUDIT_EVENT_TYPES).toHaveLength(24);
+    expect(defaultSeverity("auth.login.failed")).toBe("warning");
+    expect(defaultSeverity("auth.token.revoked")).toBe("warning");
+    expect(defaultSeverity("provider.deleted")).toBe("warning");
+    expect(defaultSeverity("user.roles.synced")).toBe("info");
+    expect(AUDIT_EVENT_TYPES.filter((type) => defaultSeverity(type) === "warning").sort()).toEqual(
+      [
+        "account.disconnected",
+        "account.unlinked",
+        "auth.login.failed",
+        "auth.token.revoked",
+        "provider.deleted",
+        "provider.disabled",
+        "user.deleted",
+        "user.suspended",
+      ].sort(),
+    );
+    expect(isAuditEventType("auth.login.hacked")).toBe(false);
+  });
+
+  test("an emitter may raise a severity but not lower it", () => {
+    expect(effectiveSeverity("auth.token.revoked", "critical")).toBe("critical");
+    expect(effectiveSeverity("auth.token.revoked", "info")).toBe("warning");
+  });
+
+  test("event type filters take exact types and prefixes", () => {
+    expect(expandEventTypePattern("auth.*")).toHaveLength(7);
+    expect(expandEventTypePattern("user.roles.*")).toEqual(["user.roles.synced", "user.roles.updated"]);
+    expect(expandEventTypePattern("auth.logout")).toEqual(["auth.logout"]);
+    expect(expandEventTypePattern("nope.*")).toBeNull();
+    expect(() => parseFilter({ eventTypes: ["auth.login.hacked"] })).toThrow("is not a known event type");
+  });
+
+  test("IP wildcards become CIDRs", () => {
+    expect(ipFilterToCidr("10.1.*")).toBe("10.1.0.0/16");
+    expect(ipFilterToCidr("10.*")).toBe("10.0.0.0/8");
+    expect(ipFilterToCidr("10.1.2.*")).toBe("10.1.2.0/24");
+    expect(ipFilterToCidr("10.1.2.3")).toBe("10.1.2.3/32");
+    expect(ipFilterToCidr("192.168.0.0/16")).toBe("192.168.0.0/16");
+    expect(ipFilterToCidr("2001:db8:*")).toBe("2001:db8:0:0:0:0:0:0/32");
+    expect(() => ipFilterToCidr("10.1.300.*")).toThrow();
+    expect(() => ipFilterToCidr("not an ip")).toThrow();
+  });
+
+  test("dates: a date-only end includes its whole day; unparseable dates are refused", () => {
+    const query = parseFilter({ from: "2024-01-01", to: "2024-01-31" });
+    expect(query.from!.toISOString()).toBe("2024-01-01T00:00:00.000Z");
+    expect(query.before!.toISOString()).toBe("2024-02-01T00:00:00.000Z");
+    expect(parseFilter({ to: "2024-01-31T10:00:00Z" }).before!.toISOString()).toBe("2024-01-31T10:00:00.001Z");
+    expect(() => parseFilter({ from: "yesterday" })).toThrow("ISO 8601");
+    expect(() => parseFilter({ from: "2024-02-30" })).toThrow("not a valid date");
+  });
+});
+
+describe("changes", () => {
+  test("are computed field by field from the before and after states", () => {
+    expect(diffChanges({ name: "A", role: "member", unchanged: 1 }, { name: "B", role: "admin", unchanged: 1 })).toEqual({
+      name: { old: "A", new: "B" },
+      role: { old: "member", new: "admin" },
+    });
+  });
+
+  test("never carry secrets", () => {
+    const changes = redactChanges({
+      clientSecret: { old: "s3cret", new: "n3w" },
+      password: { old: null, new: "hunter2" },
+      config: { old: { apiKey: "abc", url: "https://user:pw@bank.example/x" }, new: { apiKey: "def", url: "https://bank.example/x" } },
+      name: { old: "a", new: "b" },
+    });
+    expect(changes.clientSecret).toEqual({ old: REDACTED, new: REDACTED });
+    expect(changes.password).toEqual({ old: null, new: REDACTED });
+    expect(changes.config.old).toEqual({ apiKey: REDACTED, url: `https://${REDACTED}@bank.example/x` });
+    expect(changes.name).toEqual({ old: "a", new: "b" });
+    expect(JSON.stringify(diffChanges({ token: "t1" }, { token: "t2" }))).not.toContain("t2");
+  });
+});
