@@ -1,7 +1,7 @@
 import { QueryTypes, type Sequelize } from "sequelize";
 import { selectRows } from "../common/sql";
 import type { BankProvider, ConnectionStatus, SyncRunStatus } from "./banking.model";
-import type { SyncState } from "./provider";
+import type { ImportedHolding, SyncState } from "./provider";
 
 export type ConnectionRow = {
   id: string;
@@ -331,19 +331,7 @@ export class BankingRepository {
     familyId: string,
     accountId: string,
     date: string,
-    holdings: Array<{
-      securityKey: string;
-      ticker: string | null;
-      name: string | null;
-      isin: string | null;
-      figi: string | null;
-      cusip: string | null;
-      quantity: string;
-      price: string | null;
-      value: string;
-      costBasis: string | null;
-      currency: string;
-    }>,
+    holdings: Array<ImportedHolding & { securityKey: string }>,
   ): Promise<void> {
     await this.sequelize.transaction(async (transaction) => {
       await this.sequelize.query(`DELETE FROM holdings WHERE account_id = $1 AND date = $2`, { bind: [accountId, date], transaction });
