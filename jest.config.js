@@ -17,7 +17,12 @@ module.exports = {
   testEnvironment: "node",
   roots: ["<rootDir>/test"],
   testMatch: ["**/*.test.ts"],
-  transform: { "^.+\\.ts$": ["@swc/jest", swcTs] },
+  transform: {
+    "^.+\\.ts$": ["@swc/jest", swcTs],
+    // Jest on Node 20 cannot require() ES modules, so the ESM-only OIDC packages go through swc too.
+    "^.+\\.m?js$": ["@swc/jest", { jsc: { target: "es2022" }, module: { type: "commonjs" } }],
+  },
+  transformIgnorePatterns: ["/node_modules/(?!(openid-client|oauth4webapi|jose|oidc-provider)/)"],
   globalSetup: "<rootDir>/test/global-setup.ts",
   globalTeardown: "<rootDir>/test/global-teardown.ts",
   testTimeout: 30000,
