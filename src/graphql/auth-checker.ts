@@ -1,14 +1,16 @@
 import type { AuthChecker } from "type-graphql";
 import { ForbiddenError, UnauthenticatedError } from "../common/errors";
-import { canReadAudit, canWrite, insufficientScope } from "../identity/actor";
+import { canAdminister, canReadAudit, canWrite, insufficientScope } from "../identity/actor";
 import type { RequestContext } from "./context";
 
-/** What a root field needs: `@Authorized(Access.Read)`, `@Authorized(Access.Write)` or `@Authorized(Access.Audit)`. */
+/** What a root field needs: `@Authorized(Access.Read)`, `Access.Write`, `Access.Audit` or `Access.Admin`. */
 export enum Access {
   Read = "read",
   Write = "write",
   /** The audit log: administrators and auditors only, whatever the credential's scope. */
   Audit = "audit",
+  /** Instance administration (users, SSO providers): administrators only, with a read_write credential for changes. */
+  Admin = "admin",
 }
 
 export const authChecker: AuthChecker<RequestContext, Access> = ({ context }, required) => {
@@ -19,6 +21,9 @@ export const authChecker: AuthChecker<RequestContext, Access> = ({ context }, re
   }
   if (required.includes(Access.Audit) && !canReadAudit(actor)) {
     throw new ForbiddenError("The audit log is open to administrators and auditors only", "forbidden");
+  }
+  if (required.includes(Access.Admin) && !canAdminister(actor)) {
+    throw new ForbiddenError("This action is open to administrators only", "forbidden");
   }
   return true;
 };

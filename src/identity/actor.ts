@@ -22,6 +22,11 @@ export function canReadAudit(actor: Actor): boolean {
   return actor.role === "admin" || actor.role === "auditor";
 }
 
+/** Instance administration: managing users and SSO providers. */
+export function canAdminister(actor: Actor): boolean {
+  return actor.role === "admin";
+}
+
 export function sessionIdOf(actor: Actor | null): string | null {
   return actor && actor.credential.kind !== "api_key" ? actor.credential.sessionId : null;
 }
