@@ -25,6 +25,10 @@ import { UserService } from "./identity/user.service";
 import { MerchantRepository } from "./merchants/merchant.repository";
 import { MerchantService } from "./merchants/merchant.service";
 import { SecretBox } from "./security/secret-box";
+import { ConnectedAccountService } from "./sso/connected-accounts.service";
+import { OidcClient } from "./sso/oidc-client";
+import { SsoLoginService } from "./sso/sso-login.service";
+import { SsoProviderService } from "./sso/sso-provider.service";
 import { TagRepository } from "./tags/tag.repository";
 import { TagService } from "./tags/tag.service";
 import { TransactionRepository } from "./transactions/transaction.repository";
@@ -48,8 +52,11 @@ function createRepositories(sequelize: Sequelize) {
   };
 }
 
-/** What the services need from the running process beyond the database and the event bus. */
-export type ServiceDeps = { config: Config; queues: QueueBackend; logger?: Logger };
+/**
+ * What the services need from the running process beyond the database and the event bus. `publicUrl`
+ * is the service's external base URL (SSO redirect URIs), known only once the server listens.
+ */
+export type ServiceDeps = { config: Config; queues: QueueBackend; logger?: Logger; publicUrl?: () => string };
 
 /** Producers only enqueue: these adapters are the services' whole view of the queues. */
 function replyQueueOf(deps: ServiceDeps): ReplyQueue {
@@ -92,10 +99,15 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     accessTokenTtlSeconds: config.accessTokenTtlSeconds,
     sessionTtlSeconds: config.sessionTtlSeconds,
   });
+  const users = new UserService(sequelize, audit);
+  const oidc = new OidcClient({ ...config.sso, allowInsecure: config.allowInsecureUpstreams });
+  const publicUrl = deps.publicUrl ?? (() => config.publicUrl ?? `http://localhost:${config.port}`);
+  const ssoProviders = new SsoProviderService(sequelize, audit, secrets, oidc, publicUrl);
+  const connectedAccounts = new ConnectedAccountService(sequelize, audit);
   return {
     repositories,
     events,
-    users: new UserService(sequelize, audit),
+    users,
     apiKeys: new ApiKeyService(sequelize),
     accounts: new AccountService(repositories.accounts),
     categories: new CategoryService(repositories.categories),
@@ -127,5 +139,8 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
       maxFailures: config.loginMaxFailures,
       lockoutSeconds: config.loginLockoutSeconds,
     }),
+    ssoProviders,
+    connectedAccounts,
+    ssoLogins: new SsoLoginService(sequelize, audit, secrets, oidc, ssoProviders, connectedAccounts, sessions, users),
   };
 }

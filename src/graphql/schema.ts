@@ -8,6 +8,7 @@ import { CategoryResolver } from "../categories/category.resolver";
 import { ChatResolver } from "../chats/chat.resolver";
 import { IdentityResolver } from "../identity/identity.resolver";
 import { MerchantResolver } from "../merchants/merchant.resolver";
+import { SsoResolver } from "../sso/sso.resolver";
 import { TagResolver } from "../tags/tag.resolver";
 import { TransactionResolver, TransferResolver } from "../transactions/transaction.resolver";
 import type { EventBus } from "../events/event-bus";
@@ -25,6 +26,7 @@ export const resolvers = [
   BankConnectionResolver,
   BankAccountResolver,
   AuditResolver,
+  SsoResolver,
 ] as const;
 
 /**
