@@ -128,7 +128,7 @@ export class Browser {
   }
 
   /** Continues a navigation that stopped at a redirect (`page.location`). */
-  follow(page: Page, options: Omit<NavigateOptions, "method" | "body"> = {}): Promise<Page> {
+  async follow(page: Page, options: Omit<NavigateOptions, "method" | "body"> = {}): Promise<Page> {
     if (!page.location) throw new Error(`nothing to follow: ${page.url} answered ${page.status} without a redirect`);
     return this.navigate(page.location, { ...options, method: "GET" }, new URL(page.url).origin);
   }
@@ -137,7 +137,7 @@ export class Browser {
    * Submits a form of `page` the way a browser does: the form's inputs (hidden ones included), the
    * chosen submit button's name=value, then `fields`. The request's initiator is the page's origin.
    */
-  submitForm(page: Page, options: SubmitFormOptions = {}): Promise<Page> {
+  async submitForm(page: Page, options: SubmitFormOptions = {}): Promise<Page> {
     const forms = parseForms(page.text, page.url);
     const form = typeof options.form === "string" ? forms.find((candidate) => candidate.id === options.form) : forms[options.form ?? 0];
     if (!form) throw new Error(`no form ${options.form ?? 0} on ${page.url}: ${page.text.slice(0, 300)}`);
@@ -366,20 +366,26 @@ function parseForms(html: string, pageUrl: string): ParsedForm[] {
   }
   // Controls outside any form but tied to one with a form="id" attribute (oidc-provider's logout buttons).
   const outside = html.replace(formPattern, "");
-  for (const [tag] of outside.matchAll(/<(?:input|button|textarea)\b[^>]*>/gi)) {
-    const owner = byId.get(parseAttributes(tag).form ?? "");
-    if (owner) collectControls(tag, owner);
+  for (const [control, textareaAttributes, otherAttributes] of outside.matchAll(
+    /<textarea\b([^>]*)>[\s\S]*?<\/textarea>|<(?:input|button)\b([^>]*)>/gi,
+  )) {
+    const owner = byId.get(parseAttributes(textareaAttributes ?? otherAttributes).form ?? "");
+    if (owner) collectControls(control, owner);
   }
   return forms;
 }
 
 function collectControls(html: string, form: ParsedForm): void {
-  for (const [, kind, attributeText, textareaBody] of html.matchAll(/<(input|button|textarea)\b([^>]*)>(?:([\s\S]*?)<\/textarea>)?/gi)) {
-    const attributes = parseAttributes(attributeText);
+  const controls = /<textarea\b([^>]*)>([\s\S]*?)<\/textarea>|<(input|button)\b([^>]*)>/gi;
+  for (const [, textareaAttributes, textareaBody, kind, attributeText] of html.matchAll(controls)) {
+    const attributes = parseAttributes(textareaAttributes ?? attributeText);
     if (!attributes.name || "disabled" in attributes) continue;
+    if (textareaAttributes !== undefined) {
+      form.fields.push([attributes.name, decodeEntities(textareaBody)]);
+      continue;
+    }
     const type = (attributes.type ?? (kind.toLowerCase() === "button" ? "submit" : "text")).toLowerCase();
     if (type === "submit" || type === "image") form.buttons.push([attributes.name, attributes.value ?? ""]);
-    else if (kind.toLowerCase() === "textarea") form.fields.push([attributes.name, decodeEntities(textareaBody ?? "")]);
     else if (type === "button" || type === "reset" || type === "file") continue;
     else if ((type === "checkbox" || type === "radio") && !("checked" in attributes)) continue;
     else form.fields.push([attributes.name, attributes.value ?? (type === "checkbox" || type === "radio" ? "on" : "")]);
