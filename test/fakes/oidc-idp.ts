@@ -35,13 +35,20 @@ import type { Adapter, AdapterPayload, Configuration, JWK, KoaContextWithOIDC, P
  *   "x" instead of the RP's. (A state mismatch needs no IdP help: stop the Browser at the callback with
  *   `stopAt` and change `state`, or replay one browser's callback URL in another browser.)
  * - `rotateKeys()`: a new signing key (new `kid`) signs from now on and the old one leaves the JWKS, so an
- *   RP that cached the JWKS must fetch it again. openid-client 6 refetches an unknown `kid` by itself
- *   only when its cached JWKS is at least 60 s old; a younger cache fails with
- *   OAUTH_KEY_SELECTION_FAILED ("no applicable keys found") and the RP has to discover again.
+ *   RP that cached the JWKS must fetch it again. Two facts of openid-client 6 matter here: it checks ID
+ *   token signatures from the token endpoint (and so ever fetches the JWKS) only after
+ *   `client.enableNonRepudiationChecks(config)`; and it refetches for an unknown `kid` by itself only
+ *   when its cached JWKS is at least 60 s old. A younger cache fails with OAUTH_KEY_SELECTION_FAILED
+ *   ("no applicable keys found"), and the RP has to discover again (a new Configuration has no cache).
+ *   An ID token signed by a retired key is also refused as `id_token_hint` at end-session.
  *
  * `requests` records every request served (method, path, query), e.g. to check that discovery and JWKS
  * were fetched again. Run several IdPs at once by calling `startIdp` several times: each has its own
  * port (so its own issuer), keys, clients, users and storage.
+ *
+ * The authorization response carries `iss` (RFC 9207) and discovery says so, so openid-client insists on
+ * it: hand `authorizationCodeGrant` the whole callback URL. Starting an IdP costs one RSA-2048 key
+ * generation (0.1–1 s on a busy 2-core machine), and so does each rotation.
  */
 
 export type IdpUser = {

@@ -203,7 +203,8 @@ describe("the test IdP and Browser, with openid-client as the relying party", ()
   test("after a key rotation the cached JWKS misses the new kid; a fresh discovery fetches the JWKS again and validates", async () => {
     const cached = await discover(acme, acmeClient);
     const before = await signIn(cached, acmeClient);
-    const oldKid = kidOf((await before.exchange()).id_token!);
+    const oldIdToken = (await before.exchange()).id_token!;
+    const oldKid = kidOf(oldIdToken);
     const jwksFetches = acme.requestsTo("/jwks").length;
 
     const newKid = await acme.rotateKeys();
@@ -224,6 +225,12 @@ describe("the test IdP and Browser, with openid-client as the relying party", ()
     expect(kidOf(tokens.id_token!)).toBe(newKid);
     expect(tokens.claims()?.sub).toBe("alice");
     expect(acme.requestsTo("/jwks").length).toBeGreaterThan(jwksFetches + 1);
+
+    // The IdP itself no longer accepts an ID token signed by the retired key as a logout hint.
+    const logout = client.buildEndSessionUrl(cached, { id_token_hint: oldIdToken, post_logout_redirect_uri: `${rpUrl}/signed-out` });
+    const refused = await before.browser.get(logout.href);
+    expect(refused.status).toBe(400);
+    expect(refused.text).toMatch(/id_token_hint/);
 
     const rolledKid = await acme.rotateKeys({ keepPrevious: true });
     expect(acme.publishedKids).toEqual([rolledKid, newKid]);
