@@ -30,7 +30,7 @@ export function redactChanges(changes: Changes): Changes {
 
 /**
  * `{field: {old, new}}` for each field whose value differs between the before and after states
- * (compared as JSON, so dates and nested objects compare by value), limited to `fields` when given.
+ * (compared as canonical JSON, so dates and nested objects compare by value), limited to `fields` when given.
  */
 export function diffChanges(before: Record<string, unknown>, after: Record<string, unknown>, fields?: readonly string[]): Changes {
   const keys = fields ?? [...new Set([...Object.keys(before), ...Object.keys(after)])];
@@ -38,7 +38,16 @@ export function diffChanges(before: Record<string, unknown>, after: Record<strin
   for (const key of keys) {
     const old = before[key] ?? null;
     const next = after[key] ?? null;
-    if (JSON.stringify(old) !== JSON.stringify(next)) changes[key] = { old, new: next };
+    if (canonicalJson(old) !== canonicalJson(next)) changes[key] = { old, new: next };
   }
   return redactChanges(changes);
+}
+
+/** JSON with object keys sorted: jsonb hands objects back in its own key order, which is not a change. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) =>
+    item !== null && typeof item === "object" && !Array.isArray(item) && !(item instanceof Date)
+      ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : item,
+  );
 }
