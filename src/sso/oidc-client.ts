@@ -39,6 +39,9 @@ export class OidcCallbackError extends Error {
   }
 }
 
+/** The authorization request lifetime: an ID token older than that cannot belong to it. */
+const MAX_ID_TOKEN_AGE_SECONDS = 600;
+
 type Discovered = {
   config: oidc.Configuration;
   jwks: ReturnType<typeof createRemoteJWKSet>;
@@ -118,6 +121,9 @@ export class OidcClient {
         issuer: discovered.config.serverMetadata().issuer,
         audience: credentials.clientId,
         clockTolerance: this.settings.clockToleranceSeconds,
+        // An ID token fresh from the token endpoint: issued just now, give or take the tolerated skew.
+        // This also refuses one issued "in the future", which neither library checks on its own.
+        maxTokenAge: MAX_ID_TOKEN_AGE_SECONDS,
       });
       return { claims: payload, idToken };
     } catch (error) {

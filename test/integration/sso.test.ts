@@ -7,6 +7,7 @@
  */
 import { QueryTypes } from "sequelize";
 import { startIdp, type TestIdp } from "../fakes/oidc-idp";
+import { SkewedIdp } from "../fakes/skewed-idp";
 import { Browser, type Page } from "../helpers/browser";
 import { createUser, type TestUser } from "../helpers/fixtures";
 import { apiKeyClient, client } from "../helpers/http";
@@ -525,5 +526,41 @@ describe("logout and CSRF", () => {
     expect(fetchSite.status).toBe(403);
     const sameSite = await client(app.url, { cookie, origin: app.url }).graphql(mutation);
     expect(sameSite.body.data.createApiKey.plaintext).toMatch(/^fgk_/);
+  });
+});
+
+describe("clock skew between the IdP and the service", () => {
+  let skewed: SkewedIdp;
+  beforeAll(async () => {
+    skewed = await new SkewedIdp().start();
+    await createProvider({
+      name: "Skewed",
+      slug: "skewed",
+      issuer: skewed.issuer,
+      clientId: "skew-client",
+      clientSecret: "skew",
+      jitProvisioning: true,
+    });
+  });
+  afterAll(() => skewed?.stop());
+
+  test.each([
+    ["45 s ahead", 45],
+    ["330 s behind (the token expired 30 s ago by our clock)", -330],
+  ])("an IdP clock %s is tolerated (SSO_CLOCK_TOLERANCE_SECONDS, default 60)", async (_label, skew) => {
+    skewed.skewSeconds = skew;
+    const { page, body } = await ssoLogin("skewed");
+    expect(page.status).toBe(200);
+    expect(body.user.email).toBe("skewed@skew.test");
+  });
+
+  test.each([
+    ["10 minutes ahead", 600],
+    ["500 s behind", -500],
+  ])("an IdP clock %s is refused as an invalid ID token", async (_label, skew) => {
+    skewed.skewSeconds = skew;
+    const { page } = await ssoLogin("skewed");
+    expect(page.status).toBe(401);
+    expect(JSON.parse(page.text).reason).toBe("invalid_id_token");
   });
 });
