@@ -84,6 +84,8 @@ export type StartIdpOptions = {
   loginAs?: string;
   /** ID token lifetime in seconds (default 3600). */
   idTokenTtlSeconds?: number;
+  /** Port on 127.0.0.1; default a free one. The local walk-through IdP (dev-idp.ts) uses a fixed one. */
+  port?: number;
 };
 
 type ProviderModule = typeof import("oidc-provider");
@@ -144,7 +146,10 @@ export class TestIdp {
 
   /** @internal startIdp calls this. */
   async listen(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
+    await new Promise<void>((resolve, reject) => {
+      this.server.once("error", reject);
+      this.server.listen(this.options.port ?? 0, "127.0.0.1", resolve);
+    });
     this.issuerUrl = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
     this.signingKeys = [await this.generateSigningKey()];
     this.buildProvider();
