@@ -496,7 +496,23 @@ describe("connected accounts", () => {
   });
 });
 
-describe("logout and CSRF", () => {
+describe("cookies, logout and CSRF", () => {
+  test("served over https (behind the trusted proxy), the session and binding cookies are Secure", async () => {
+    const browser = new Browser();
+    const https = { "x-forwarded-proto": "https" };
+    const atIdp = await browser.get(`${app.url}/auth/sso/acme/start`, {
+      headers: https,
+      stopAt: (target) => target.origin === acme.issuer,
+    });
+    expect(browser.cookie(app.url, "fg_sso")).toMatchObject({ secure: true, httpOnly: true, path: "/auth/sso/acme/" });
+    const done = await browser.follow(atIdp, { headers: https });
+    expect(done.status).toBe(200);
+    expect(browser.cookie(app.url, "fg_session")).toMatchObject({ secure: true, httpOnly: true });
+    // Plain http (a local try-out) cannot use Secure cookies.
+    const plain = await ssoLogin("acme");
+    expect(plain.browser.cookie(app.url, "fg_session")!.secure).toBe(false);
+  });
+
   test("logout ends the session and sends the browser to the IdP's end-session endpoint (RP-initiated)", async () => {
     const { browser, body } = await ssoLogin("acme");
     const loggedOut = await browser.post(`${app.url}/auth/logout`, {}, { headers: { accept: "application/json" } });
