@@ -21,6 +21,8 @@ import { AuthRepository } from "./auth/auth.repository";
 import { LoginService } from "./auth/login.service";
 import { SessionService } from "./auth/session.service";
 import { ApiKeyService } from "./identity/api-key.service";
+import { UserAdminService } from "./identity/user-admin.service";
+import { UserRepository } from "./identity/user.repository";
 import { UserService } from "./identity/user.service";
 import { MerchantRepository } from "./merchants/merchant.repository";
 import { MerchantService } from "./merchants/merchant.service";
@@ -45,6 +47,7 @@ function createRepositories(sequelize: Sequelize) {
     banking: new BankingRepository(sequelize),
     audit: new AuditRepository(sequelize),
     auth: new AuthRepository(sequelize),
+    users: new UserRepository(sequelize),
   };
 }
 
@@ -88,15 +91,20 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
   const secrets = SecretBox.fromConfig(config);
   const logger = deps.logger ?? createLogger("silent");
   const audit = new AuditService(repositories.audit, events, { partitionsAhead: config.auditPartitionsAhead });
-  const sessions = new SessionService(sequelize, repositories.auth, audit, {
-    accessTokenTtlSeconds: config.accessTokenTtlSeconds,
-    sessionTtlSeconds: config.sessionTtlSeconds,
-  });
+  const sessions = new SessionService(
+    sequelize,
+    repositories.auth,
+    audit,
+    { accessTokenTtlSeconds: config.accessTokenTtlSeconds, sessionTtlSeconds: config.sessionTtlSeconds },
+    events,
+  );
+  const users = new UserService(sequelize, audit, events, repositories.users);
   return {
     repositories,
     events,
-    users: new UserService(sequelize, audit),
-    apiKeys: new ApiKeyService(sequelize),
+    users,
+    userAdmin: new UserAdminService(sequelize, repositories.users, users, sessions, audit, events),
+    apiKeys: new ApiKeyService(sequelize, events),
     accounts: new AccountService(repositories.accounts),
     categories: new CategoryService(repositories.categories),
     merchants: new MerchantService(repositories.merchants),

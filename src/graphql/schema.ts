@@ -7,6 +7,7 @@ import { AuditResolver } from "../audit/audit.resolver";
 import { CategoryResolver } from "../categories/category.resolver";
 import { ChatResolver } from "../chats/chat.resolver";
 import { IdentityResolver } from "../identity/identity.resolver";
+import { UserAdminResolver } from "../identity/user-admin.resolver";
 import { MerchantResolver } from "../merchants/merchant.resolver";
 import { TagResolver } from "../tags/tag.resolver";
 import { TransactionResolver, TransferResolver } from "../transactions/transaction.resolver";
@@ -25,6 +26,7 @@ export const resolvers = [
   BankConnectionResolver,
   BankAccountResolver,
   AuditResolver,
+  UserAdminResolver,
 ] as const;
 
 /**
