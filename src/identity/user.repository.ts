@@ -70,24 +70,26 @@ export class UserRepository {
   async page(query: UserListQuery, limit: number, offset: number): Promise<{ rows: UserRow[]; total: number }> {
     const conditions: string[] = [];
     const bind: unknown[] = [];
-    const param = (value: unknown) => {
-      bind.push(value);
-      return `$${bind.length}`;
-    };
     if (query.search) {
-      const pattern = param(likePattern(query.search));
-      conditions.push(`(email ILIKE ${pattern} OR name ILIKE ${pattern} OR id::text = ${param(query.search.toLowerCase())})`);
+      bind.push(likePattern(query.search), query.search.toLowerCase());
+      conditions.push(`(email ILIKE $1 OR name ILIKE $1 OR id::text = $2)`);
     }
-    if (query.roles.length) conditions.push(`role = ANY(${param(query.roles)}::text[])`);
-    if (query.statuses.length) conditions.push(`status = ANY(${param(query.statuses)}::text[])`);
+    if (query.roles.length) {
+      bind.push(query.roles);
+      conditions.push(`role = ANY($${bind.length}::text[])`);
+    }
+    if (query.statuses.length) {
+      bind.push(query.statuses);
+      conditions.push(`status = ANY($${bind.length}::text[])`);
+    }
     const where = conditions.length ? `WHERE ${conditions.join(" AND ")}` : "";
     const [rows, [count]] = await Promise.all([
       selectRows<UserRow>(
         this.sequelize,
-        `SELECT ${USER_COLUMNS} FROM users ${where} ORDER BY lower(email), id LIMIT ${param(limit)} OFFSET ${param(offset)}`,
-        bind,
+        `SELECT ${USER_COLUMNS} FROM users ${where} ORDER BY lower(email), id LIMIT $${bind.length + 1} OFFSET $${bind.length + 2}`,
+        [...bind, limit, offset],
       ),
-      selectRows<{ total: string }>(this.sequelize, `SELECT count(*) AS total FROM users ${where}`, bind.slice(0, bind.length - 2)),
+      selectRows<{ total: string }>(this.sequelize, `SELECT count(*) AS total FROM users ${where}`, bind),
     ]);
     return { rows, total: Number(count.total) };
   }
