@@ -74,8 +74,11 @@ export async function startRuntime(config: Config, roles: Roles, options: Runtim
     await events.ready();
     const queues = createQueueBackend(config, databaseUrl);
     stops.push(() => queues.close());
-    const services = createServices(sequelize, events, { config, queues, logger });
-    const runtime: Runtime = { config, logger, sequelize, services, queues, databaseUrl, stop };
+    // The URL is known once the server listens (PORT=0 picks a free port); services ask for it later.
+    let runtime: Runtime | undefined = undefined;
+    const publicUrl = () => runtime?.url ?? config.publicUrl ?? `http://localhost:${config.port}`;
+    const services = createServices(sequelize, events, { config, queues, logger, publicUrl });
+    runtime = { config, logger, sequelize, services, queues, databaseUrl, stop };
 
     if (roles.workers) {
       const host = new WorkerHost(queues, { services, logger });

@@ -27,6 +27,10 @@ import { UserService } from "./identity/user.service";
 import { MerchantRepository } from "./merchants/merchant.repository";
 import { MerchantService } from "./merchants/merchant.service";
 import { SecretBox } from "./security/secret-box";
+import { ConnectedAccountService } from "./sso/connected-accounts.service";
+import { OidcClient } from "./sso/oidc-client";
+import { SsoLoginService } from "./sso/sso-login.service";
+import { SsoProviderService } from "./sso/sso-provider.service";
 import { TagRepository } from "./tags/tag.repository";
 import { TagService } from "./tags/tag.service";
 import { TransactionRepository } from "./transactions/transaction.repository";
@@ -51,8 +55,11 @@ function createRepositories(sequelize: Sequelize) {
   };
 }
 
-/** What the services need from the running process beyond the database and the event bus. */
-export type ServiceDeps = { config: Config; queues: QueueBackend; logger?: Logger };
+/**
+ * What the services need from the running process beyond the database and the event bus. `publicUrl`
+ * is the service's external base URL (SSO redirect URIs), known only once the server listens.
+ */
+export type ServiceDeps = { config: Config; queues: QueueBackend; logger?: Logger; publicUrl?: () => string };
 
 /** Producers only enqueue: these adapters are the services' whole view of the queues. */
 function replyQueueOf(deps: ServiceDeps): ReplyQueue {
@@ -99,6 +106,10 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     events,
   );
   const users = new UserService(sequelize, audit, events, repositories.users);
+  const oidc = new OidcClient({ ...config.sso, allowInsecure: config.allowInsecureUpstreams });
+  const publicUrl = deps.publicUrl ?? (() => config.publicUrl ?? `http://localhost:${config.port}`);
+  const ssoProviders = new SsoProviderService(sequelize, audit, secrets, oidc, publicUrl);
+  const connectedAccounts = new ConnectedAccountService(sequelize, audit);
   return {
     repositories,
     events,
@@ -135,5 +146,8 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
       maxFailures: config.loginMaxFailures,
       lockoutSeconds: config.loginLockoutSeconds,
     }),
+    ssoProviders,
+    connectedAccounts,
+    ssoLogins: new SsoLoginService(sequelize, audit, secrets, oidc, ssoProviders, connectedAccounts, sessions, users),
   };
 }

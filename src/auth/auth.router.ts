@@ -48,9 +48,13 @@ export function createAuthRouter(services: Services, rateLimit: express.RequestH
     authenticate(services, { required: true, cookie: true }),
     withAuditContext,
     route(async (req, res) => {
-      await services.sessions.logout(res.locals.actor!);
+      const actor = res.locals.actor!;
+      // Asked before the session ends: the IdP's logout URL needs the session's ID token.
+      const idp = actor.credential.kind === "api_key" ? null : await services.ssoLogins.endSessionUrl(actor.credential.sessionId);
+      await services.sessions.logout(actor, idp);
       res.clearCookie(SESSION_COOKIE, { path: "/", httpOnly: true, sameSite: "lax", secure: req.secure });
-      res.json({ message: "Logged out" });
+      if (idp && req.accepts(["application/json", "text/html"]) === "text/html") return res.redirect(303, idp.url);
+      res.json(idp ? { message: "Logged out", end_session_url: idp.url } : { message: "Logged out" });
     }),
   );
 
@@ -88,11 +92,11 @@ function field(req: Request, name: string): string {
   return value;
 }
 
-function tokenResponse(pair: TokenPair) {
+export function tokenResponse(pair: TokenPair) {
   return { access_token: pair.accessToken, refresh_token: pair.refreshToken, token_type: pair.tokenType, expires_in: pair.expiresIn };
 }
 
-function setSessionCookie(req: Request, res: Response, session: OpenedSession): void {
+export function setSessionCookie(req: Request, res: Response, session: OpenedSession): void {
   res.cookie(SESSION_COOKIE, session.sessionSecret, {
     httpOnly: true,
     sameSite: "lax",

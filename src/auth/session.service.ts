@@ -165,8 +165,11 @@ export class SessionService {
     });
   }
 
-  /** Ends the actor's session and every token of it. */
-  async logout(actor: Actor): Promise<void> {
+  /**
+   * Ends the actor's session and every token of it. `idp` names the SSO provider whose end-session
+   * endpoint the browser is sent to next (RP-initiated logout), for the record.
+   */
+  async logout(actor: Actor, idp: { providerId: string } | null = null): Promise<void> {
     if (actor.credential.kind === "api_key") throw new UnauthenticatedError("Only a signed-in session can log out");
     const sessionId = actor.credential.sessionId;
     await this.sequelize.transaction(async (transaction) => {
@@ -175,7 +178,8 @@ export class SessionService {
       await this.audit.record(transaction, {
         type: "auth.logout",
         user: { id: actor.userId, email: actor.email },
-        action: "logout",
+        provider: idp?.providerId ?? null,
+        action: idp ? "logout.rp_initiated" : "logout",
         sessionId,
         resource: { type: "session", id: sessionId },
       });

@@ -9,6 +9,7 @@ import { ApiKeyModel } from "../identity/api-key.model";
 import { FamilyModel } from "../identity/family.model";
 import { UserModel } from "../identity/user.model";
 import { MerchantModel } from "../merchants/merchant.model";
+import { SsoIdentityModel, SsoProviderModel } from "../sso/sso.model";
 import { TagModel } from "../tags/tag.model";
 import { TransactionModel, TransactionTagModel, TransferModel } from "../transactions/transaction.model";
 
@@ -33,6 +34,8 @@ export function initModels(sequelize: Sequelize): void {
     AuditSavedSearchModel,
     AuthSessionModel,
     AuthTokenModel,
+    SsoProviderModel,
+    SsoIdentityModel,
   ]) {
     model.initialize(sequelize);
   }

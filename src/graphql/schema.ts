@@ -9,6 +9,7 @@ import { ChatResolver } from "../chats/chat.resolver";
 import { IdentityResolver } from "../identity/identity.resolver";
 import { UserAdminResolver } from "../identity/user-admin.resolver";
 import { MerchantResolver } from "../merchants/merchant.resolver";
+import { SsoResolver } from "../sso/sso.resolver";
 import { TagResolver } from "../tags/tag.resolver";
 import { TransactionResolver, TransferResolver } from "../transactions/transaction.resolver";
 import type { EventBus } from "../events/event-bus";
@@ -26,6 +27,7 @@ export const resolvers = [
   BankConnectionResolver,
   BankAccountResolver,
   AuditResolver,
+  SsoResolver,
   UserAdminResolver,
 ] as const;
 

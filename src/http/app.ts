@@ -25,6 +25,7 @@ import { RequestContext } from "../graphql/context";
 import { formatGraphQLError } from "../graphql/errors";
 import type { Services } from "../services";
 import { createAuthRouter } from "../auth/auth.router";
+import { createSsoRouter } from "../sso/sso.router";
 import { auditContextFor, runInAuditContext } from "../audit/audit-context";
 import { authenticate, bearerToken, resolveActor, withAuditContext } from "./authenticate";
 import { LiveSockets } from "./live-sockets";
@@ -91,6 +92,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     restRouter,
   );
   app.use(createAuthRouter(services, limit));
+  app.use(createSsoRouter(services, limit));
 
   const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql" });
   const liveSockets = new LiveSockets(logger);

@@ -46,6 +46,22 @@ export function readCookie(req: Request, name: string): string | undefined {
   return undefined;
 }
 
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * CSRF protection for cookie-authenticated state changes. Browsers send `Origin` (and
+ * `Sec-Fetch-Site`) with every cross-site POST, and a page elsewhere cannot forge them; a request
+ * without either comes from a non-browser client, which no other site can drive with our cookie.
+ * (The cookie is also SameSite=Lax, which older browsers may not honour.)
+ */
+function isCrossSiteWrite(req: Request): boolean {
+  if (SAFE_METHODS.has(req.method)) return false;
+  const origin = req.get("origin");
+  if (origin !== undefined) return origin !== `${req.protocol}://${req.get("host")}`;
+  const site = req.get("sec-fetch-site");
+  return site !== undefined && site !== "same-origin" && site !== "none";
+}
+
 /** Resolves a bearer token (tried first), an API key, then (where `cookie`) the session cookie. */
 export async function resolveActor(
   services: Services,
@@ -86,6 +102,12 @@ export function authenticate(services: Services, { required, cookie = false }: {
     try {
       res.locals.actor = await resolveActor(services, credentials);
       res.locals.audit.sessionId = sessionIdOf(res.locals.actor);
+      if (res.locals.actor.credential.kind === "session" && isCrossSiteWrite(req)) {
+        return sendError(req, res, 403, {
+          error: "forbidden",
+          message: "Cross-site request refused: the session cookie only works from this site",
+        });
+      }
       next();
     } catch (error) {
       if (error instanceof DomainError) return sendError(req, res, 401, { error: error.restError, message: error.message });

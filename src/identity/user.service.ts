@@ -75,36 +75,77 @@ export class UserService {
     const passwordHash = options.password === undefined ? null : await hashPassword(options.password);
 
     return this.sequelize.transaction(async (transaction) => {
-      let familyId: string;
+      let familyId: string | null = null;
       if (options.familyOfEmail) {
         const member = await this.findByEmail(options.familyOfEmail);
         if (!member) throw new NotFoundError(`User ${options.familyOfEmail}`);
         familyId = member.familyId;
-      } else {
-        familyId = newId();
-        await FamilyModel.create({ id: familyId, name: options.familyName ?? `${email}'s family`, currency }, { transaction });
       }
-      const user = await UserModel.create(
-        {
-          id: newId(),
-          familyId,
-          email,
-          role: role as UserRole,
-          name: options.name ?? null,
-          aiEnabled: options.aiEnabled ?? false,
-          passwordHash,
-        },
+      return this.insert(transaction, {
+        email,
+        role: role as UserRole,
+        name: options.name ?? null,
+        familyId,
+        familyName: options.familyName,
+        currency,
+        aiEnabled: options.aiEnabled ?? false,
+        passwordHash,
+        actor: options.actor ?? null,
+      });
+    });
+  }
+
+  /**
+   * Inserts a validated user (and a family of their own unless `familyId` is given) with its
+   * `user.created` event, inside the caller's transaction: the CLI and admins through `create`, SSO
+   * just-in-time provisioning directly (with the provider that vouched for the user).
+   */
+  async insert(
+    transaction: Transaction,
+    user: {
+      /** Chosen by the caller when the new user is also the event's actor (SSO provisioning). */
+      id?: string;
+      email: string;
+      role: UserRole;
+      name: string | null;
+      familyId: string | null;
+      familyName?: string;
+      currency?: string;
+      aiEnabled?: boolean;
+      passwordHash?: string | null;
+      actor: AuditUser | null;
+      provider?: string | null;
+    },
+  ): Promise<UserSummary> {
+    let familyId = user.familyId;
+    if (!familyId) {
+      familyId = newId();
+      await FamilyModel.create(
+        { id: familyId, name: user.familyName ?? `${user.email}'s family`, currency: user.currency ?? "USD" },
         { transaction },
       );
-      await this.audit.record(transaction, {
-        type: "user.created",
-        user: options.actor ?? null,
-        action: "create",
-        resource: { type: "user", id: user.id, label: email },
-        changes: { role: { old: null, new: role }, password: { old: null, new: passwordHash ? "set" : null } },
-      });
-      return summarize(user);
+    }
+    const created = await UserModel.create(
+      {
+        id: user.id ?? newId(),
+        familyId,
+        email: user.email,
+        role: user.role,
+        name: user.name,
+        aiEnabled: user.aiEnabled ?? false,
+        passwordHash: user.passwordHash ?? null,
+      },
+      { transaction },
+    );
+    await this.audit.record(transaction, {
+      type: "user.created",
+      user: user.actor,
+      provider: user.provider ?? null,
+      action: user.provider ? "provision" : "create",
+      resource: { type: "user", id: created.id, label: user.email },
+      changes: { role: { old: null, new: user.role }, password: { old: null, new: user.passwordHash ? "set" : null } },
     });
+    return summarize(created);
   }
 
   async findByEmail(email: string): Promise<UserSummary | null> {
