@@ -24,10 +24,13 @@ const USER_COLUMNS = `id, family_id AS "familyId", email, name, role, status, ai
 
 /**
  * What belongs to one user alone and goes when their account is deleted (README, "User deletion
- * policy"). Credentials first: every way of acting as the user. SSO identities (connected accounts)
- * belong in this list. Auth tokens go with their sessions (ON DELETE CASCADE).
+ * policy"). Credentials first: every way of signing in or acting as the user. Access and refresh
+ * tokens and the SSO sessions' ID tokens go with their sessions (ON DELETE CASCADE). A new kind of
+ * credential belongs in this list.
  */
 const USER_CREDENTIAL_TABLES = [
+  { table: "sso_identities", userColumn: "user_id" },
+  { table: "sso_login_requests", userColumn: "user_id" },
   { table: "api_keys", userColumn: "user_id" },
   { table: "auth_sessions", userColumn: "user_id" },
 ] as const;

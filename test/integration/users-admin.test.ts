@@ -527,7 +527,9 @@ describe("deletion follows the user deletion policy", () => {
               (SELECT count(*)::int FROM auth_tokens t JOIN auth_sessions s ON s.id = t.session_id WHERE s.user_id = $1) AS tokens,
               (SELECT count(*)::int FROM chats WHERE user_id = $1) AS chats,
               (SELECT count(*)::int FROM chat_messages m JOIN chats c ON c.id = m.chat_id WHERE c.user_id = $1) AS messages,
-              (SELECT count(*)::int FROM audit_saved_searches WHERE owner_user_id = $1) AS "savedSearches"`,
+              (SELECT count(*)::int FROM audit_saved_searches WHERE owner_user_id = $1) AS "savedSearches",
+              (SELECT count(*)::int FROM sso_identities WHERE user_id = $1) AS "ssoIdentities",
+              (SELECT count(*)::int FROM sso_login_requests WHERE user_id = $1) AS "ssoLoginRequests"`,
       { bind: [userId] },
     )) as [Array<Record<string, number>>, unknown];
     return row;
@@ -571,6 +573,23 @@ describe("deletion follows the user deletion policy", () => {
     await services().chats.create(actor, { title: "Owner's chat", message: "What is my net worth?" });
     await services().audit.createSavedSearch(owner.id, "Failed logins", { eventTypes: ["auth.login.failed"] });
     await login(owner.email);
+    // A connected SSO account and a link request in flight (the SSO flow itself is tested elsewhere).
+    const providerId = "5f0d8d2e-8f4e-4b6e-9a52-3f1f7c6a0b11";
+    const { sequelize } = app.runtime;
+    await sequelize.query(
+      `INSERT INTO sso_providers (id, slug, name, issuer, client_id, client_secret_encrypted, scopes, claim_mapping)
+         VALUES ($1, 'corp', 'Corp', 'https://idp.example.test', 'client', 'sealed', ARRAY['openid'], '{}')`,
+      { bind: [providerId] },
+    );
+    await sequelize.query(
+      `INSERT INTO sso_identities (id, user_id, provider_id, subject, email) VALUES (gen_random_uuid(), $2, $1, 'sub-owner', $3)`,
+      { bind: [providerId, owner.id, owner.email] },
+    );
+    await sequelize.query(
+      `INSERT INTO sso_login_requests (state_hash, provider_id, purpose, user_id, nonce, code_verifier_encrypted, expires_at)
+         VALUES ('\\x01', $1, 'link', $2, 'nonce', 'sealed', now() + interval '5 minutes')`,
+      { bind: [providerId, owner.id] },
+    );
   });
 
   test("with another member left: the user's credentials and own content go, the family's data stays, the row is anonymised", async () => {
@@ -583,7 +602,15 @@ describe("deletion follows the user deletion policy", () => {
       bank_provider_accounts: 1,
       holdings: 1,
     });
-    expect(await ownedRows(owner.id)).toMatchObject({ apiKeys: 1, sessions: 1, tokens: 2, chats: 1, savedSearches: 1 });
+    expect(await ownedRows(owner.id)).toMatchObject({
+      apiKeys: 1,
+      sessions: 1,
+      tokens: 2,
+      chats: 1,
+      savedSearches: 1,
+      ssoIdentities: 1,
+      ssoLoginRequests: 1,
+    });
     expect((await ownedRows(owner.id)).messages).toBeGreaterThan(0);
     const earlierEvents = (await services().audit.list({ userIds: [owner.id] }, { first: 100 })).events;
     expect(earlierEvents.length).toBeGreaterThan(0);
@@ -595,13 +622,24 @@ describe("deletion follows the user deletion policy", () => {
       familyDataRemoved: false,
       sessionsEnded: 1,
       removed: [
+        { table: "sso_identities", count: 1 },
+        { table: "sso_login_requests", count: 1 },
         { table: "api_keys", count: 1 },
         { table: "auth_sessions", count: 1 },
         { table: "chats", count: 1 },
         { table: "audit_saved_searches", count: 1 },
       ],
     });
-    expect(await ownedRows(owner.id)).toEqual({ apiKeys: 0, sessions: 0, tokens: 0, chats: 0, messages: 0, savedSearches: 0 });
+    expect(await ownedRows(owner.id)).toEqual({
+      apiKeys: 0,
+      sessions: 0,
+      tokens: 0,
+      chats: 0,
+      messages: 0,
+      savedSearches: 0,
+      ssoIdentities: 0,
+      ssoLoginRequests: 0,
+    });
     expect(await userRow(owner.id)).toEqual({
       email: deletedEmailOf(owner.id),
       name: null,
