@@ -21,6 +21,8 @@ import { AuthRepository } from "./auth/auth.repository";
 import { LoginService } from "./auth/login.service";
 import { SessionService } from "./auth/session.service";
 import { ApiKeyService } from "./identity/api-key.service";
+import { UserAdminService } from "./identity/user-admin.service";
+import { UserRepository } from "./identity/user.repository";
 import { UserService } from "./identity/user.service";
 import { MerchantRepository } from "./merchants/merchant.repository";
 import { MerchantService } from "./merchants/merchant.service";
@@ -49,6 +51,7 @@ function createRepositories(sequelize: Sequelize) {
     banking: new BankingRepository(sequelize),
     audit: new AuditRepository(sequelize),
     auth: new AuthRepository(sequelize),
+    users: new UserRepository(sequelize),
   };
 }
 
@@ -95,11 +98,14 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
   const secrets = SecretBox.fromConfig(config);
   const logger = deps.logger ?? createLogger("silent");
   const audit = new AuditService(repositories.audit, events, { partitionsAhead: config.auditPartitionsAhead });
-  const sessions = new SessionService(sequelize, repositories.auth, audit, {
-    accessTokenTtlSeconds: config.accessTokenTtlSeconds,
-    sessionTtlSeconds: config.sessionTtlSeconds,
-  });
-  const users = new UserService(sequelize, audit);
+  const sessions = new SessionService(
+    sequelize,
+    repositories.auth,
+    audit,
+    { accessTokenTtlSeconds: config.accessTokenTtlSeconds, sessionTtlSeconds: config.sessionTtlSeconds },
+    events,
+  );
+  const users = new UserService(sequelize, audit, events, repositories.users);
   const oidc = new OidcClient({ ...config.sso, allowInsecure: config.allowInsecureUpstreams });
   const publicUrl = deps.publicUrl ?? (() => config.publicUrl ?? `http://localhost:${config.port}`);
   const ssoProviders = new SsoProviderService(sequelize, audit, secrets, oidc, publicUrl);
@@ -108,7 +114,8 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     repositories,
     events,
     users,
-    apiKeys: new ApiKeyService(sequelize),
+    userAdmin: new UserAdminService(sequelize, repositories.users, users, sessions, audit, events),
+    apiKeys: new ApiKeyService(sequelize, events),
     accounts: new AccountService(repositories.accounts),
     categories: new CategoryService(repositories.categories),
     merchants: new MerchantService(repositories.merchants),

@@ -84,6 +84,22 @@ export class AuthRepository {
     return true;
   }
 
+  /** Ends every open session of the user and revokes all their tokens; returns the sessions ended. */
+  async endUserSessions(userId: string, reason: string, transaction: Transaction): Promise<string[]> {
+    const ended = await selectRows<{ id: string }>(
+      this.sequelize,
+      `UPDATE auth_sessions SET ended_at = now(), end_reason = $2 WHERE user_id = $1 AND ended_at IS NULL RETURNING id`,
+      [userId, reason],
+      transaction,
+    );
+    await this.sequelize.query(
+      `UPDATE auth_tokens SET revoked_at = now()
+        WHERE revoked_at IS NULL AND session_id IN (SELECT id FROM auth_sessions WHERE user_id = $1)`,
+      { bind: [userId], transaction },
+    );
+    return ended.map((row) => row.id);
+  }
+
   async revokeToken(tokenId: string, transaction: Transaction): Promise<boolean> {
     const [rows] = await this.sequelize.query(
       `UPDATE auth_tokens SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING id`,

@@ -4,7 +4,9 @@ import { DomainError, ErrorCode, UnauthenticatedError } from "../common/errors";
 import { newId } from "../common/ids";
 import type { AuditService } from "../audit/audit.service";
 import { currentAuditContext } from "../audit/audit-context";
+import type { EventBus } from "../events/event-bus";
 import type { Actor } from "../identity/actor";
+import { announceAccessEnded } from "./access-ended";
 import { AuthSessionModel, AuthTokenModel } from "./auth-session.model";
 import type { AuthRepository, TokenOwnerRow } from "./auth.repository";
 
@@ -49,6 +51,7 @@ export class SessionService {
     private readonly repository: AuthRepository,
     private readonly audit: AuditService,
     private readonly settings: SessionSettings,
+    private readonly events: EventBus,
   ) {}
 
   /** Opens a session with its first token pair, inside the caller's transaction (with its login event). */
@@ -97,6 +100,7 @@ export class SessionService {
       const user = { id: row.userId, email: row.email };
       if (row.rotatedAt) {
         if (await this.repository.endSession(row.sessionId, "refresh_token_reuse", transaction)) {
+          announceAccessEnded(this.events, transaction, { kind: "session", sessionId: row.sessionId, reason: "refresh_token_reuse" });
           await this.audit.record(transaction, {
             type: "auth.token.revoked",
             severity: "error",
@@ -144,6 +148,13 @@ export class SessionService {
           ? await this.repository.endSession(row.sessionId, "revoked", transaction)
           : await this.repository.revokeToken(row.tokenId, transaction);
       if (!revoked) return;
+      announceAccessEnded(
+        this.events,
+        transaction,
+        row.kind === "refresh"
+          ? { kind: "session", sessionId: row.sessionId, reason: "revoked" }
+          : { kind: "access_token", tokenId: row.tokenId, reason: "revoked" },
+      );
       await this.audit.record(transaction, {
         type: "auth.token.revoked",
         user: { id: row.userId, email: row.email },
@@ -163,6 +174,7 @@ export class SessionService {
     const sessionId = actor.credential.sessionId;
     await this.sequelize.transaction(async (transaction) => {
       if (!(await this.repository.endSession(sessionId, "logout", transaction))) return;
+      announceAccessEnded(this.events, transaction, { kind: "session", sessionId, reason: "logout" });
       await this.audit.record(transaction, {
         type: "auth.logout",
         user: { id: actor.userId, email: actor.email },
@@ -172,6 +184,25 @@ export class SessionService {
         resource: { type: "session", id: sessionId },
       });
     });
+  }
+
+  /**
+   * Ends every open session of a user and revokes their tokens, inside the caller's transaction (a
+   * suspension or deletion), recording one `auth.token.revoked` per session ended. Returns their ids.
+   * The caller announces the user-wide end of access; this announces nothing of its own.
+   */
+  async endAllForUser(transaction: Transaction, user: { id: string; email: string }, reason: string): Promise<string[]> {
+    const sessionIds = await this.repository.endUserSessions(user.id, reason, transaction);
+    for (const sessionId of sessionIds) {
+      await this.audit.record(transaction, {
+        type: "auth.token.revoked",
+        user,
+        action: "revoke_session",
+        sessionId,
+        resource: { type: "session", id: sessionId, label: reason },
+      });
+    }
+    return sessionIds;
   }
 
   /** Resolves a bearer access token to its actor, or throws 401. */
@@ -218,6 +249,7 @@ export class SessionService {
 
   private async expire(row: Pick<TokenOwnerRow, "sessionId" | "userId" | "email">, transaction: Transaction): Promise<boolean> {
     if (!(await this.repository.endSession(row.sessionId, "expired", transaction))) return false;
+    announceAccessEnded(this.events, transaction, { kind: "session", sessionId: row.sessionId, reason: "expired" });
     await this.audit.record(transaction, {
       type: "auth.session.expired",
       user: { id: row.userId, email: row.email },

@@ -7,6 +7,7 @@ import { AuditResolver } from "../audit/audit.resolver";
 import { CategoryResolver } from "../categories/category.resolver";
 import { ChatResolver } from "../chats/chat.resolver";
 import { IdentityResolver } from "../identity/identity.resolver";
+import { UserAdminResolver } from "../identity/user-admin.resolver";
 import { MerchantResolver } from "../merchants/merchant.resolver";
 import { SsoResolver } from "../sso/sso.resolver";
 import { TagResolver } from "../tags/tag.resolver";
@@ -27,6 +28,7 @@ export const resolvers = [
   BankAccountResolver,
   AuditResolver,
   SsoResolver,
+  UserAdminResolver,
 ] as const;
 
 /**

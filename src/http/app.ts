@@ -28,6 +28,7 @@ import { createAuthRouter } from "../auth/auth.router";
 import { createSsoRouter } from "../sso/sso.router";
 import { auditContextFor, runInAuditContext } from "../audit/audit-context";
 import { authenticate, bearerToken, resolveActor, withAuditContext } from "./authenticate";
+import { LiveSockets } from "./live-sockets";
 import { rateLimit } from "./rate-limit";
 import { assignRequestId } from "./request-id";
 import { sendError } from "./respond";
@@ -94,6 +95,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
   app.use(createSsoRouter(services, limit));
 
   const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql" });
+  const liveSockets = new LiveSockets(logger);
+  liveSockets.listen(services.events);
   const formatError = formatGraphQLError(logger);
   type SocketExtra = { actor?: Actor | null };
   const wsCleanup = useServer<Record<string, unknown>, SocketExtra>(
@@ -108,6 +111,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
         if (apiKey === undefined && bearer === undefined) return true;
         try {
           ctx.extra.actor = await resolveActor(services, { bearer, apiKey: apiKey === undefined ? undefined : String(apiKey) });
+          liveSockets.add(ctx.extra.socket, ctx.extra.actor);
           return true;
         } catch {
           return false;
@@ -139,7 +143,14 @@ export async function createApp(deps: AppDeps): Promise<App> {
     stopOnTerminationSignals: false,
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
-      { serverWillStart: async () => ({ drainServer: async () => wsCleanup.dispose() }) },
+      {
+        serverWillStart: async () => ({
+          drainServer: async () => {
+            await liveSockets.stop();
+            await wsCleanup.dispose();
+          },
+        }),
+      },
       config.graphqlLandingPage
         ? ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false })
         : ApolloServerPluginLandingPageDisabled(),

@@ -2,6 +2,8 @@ import { createHash, randomBytes } from "node:crypto";
 import { QueryTypes, type Sequelize } from "sequelize";
 import { NotFoundError, UnauthenticatedError, ValidationErrors } from "../common/errors";
 import { isUuid, newId } from "../common/ids";
+import { ACCESS_ENDED_TOPIC, type AccessEnded } from "../auth/access-ended";
+import type { EventBus } from "../events/event-bus";
 import type { Actor } from "./actor";
 import { API_KEY_SCOPES, ApiKeyModel, type ApiKeyScope } from "./api-key.model";
 import type { UserRole, UserStatus } from "./user.model";
@@ -40,7 +42,10 @@ type KeyOwnerRow = {
 };
 
 export class ApiKeyService {
-  constructor(private readonly sequelize: Sequelize) {}
+  constructor(
+    private readonly sequelize: Sequelize,
+    private readonly events: EventBus,
+  ) {}
 
   async create(userId: string, options: { scope: string; name?: string | null; expiresAt?: Date | null }): Promise<CreatedApiKey> {
     const problems = new ValidationErrors();
@@ -78,7 +83,10 @@ export class ApiKeyService {
     if (!isUuid(id)) throw new NotFoundError("API key");
     const record = await ApiKeyModel.findOne({ where: ownerUserId ? { id, userId: ownerUserId } : { id } });
     if (!record) throw new NotFoundError("API key");
-    if (!record.revokedAt) await record.update({ revokedAt: new Date() });
+    if (!record.revokedAt) {
+      await record.update({ revokedAt: new Date() });
+      this.events.publish(ACCESS_ENDED_TOPIC, { kind: "api_key", apiKeyId: record.id, reason: "revoked" } satisfies AccessEnded);
+    }
     return summarize(record);
   }
 

@@ -1,20 +1,50 @@
 import type { Sequelize, Transaction } from "sequelize";
 import type { AuditService, AuditUser } from "../audit/audit.service";
+import { announceAccessEnded } from "../auth/access-ended";
 import { hashPassword } from "../auth/password";
-import { NotFoundError, ValidationErrors } from "../common/errors";
-import { newId } from "../common/ids";
+import { ConflictError, NotFoundError, ValidationError, ValidationErrors } from "../common/errors";
+import { isUuid, newId } from "../common/ids";
+import type { EventBus } from "../events/event-bus";
 import { isKnownCurrency } from "../money/money";
 import { FamilyModel } from "./family.model";
-import { USER_ROLES, UserModel, type UserRole } from "./user.model";
+import { isUserRole, ROLE_PRIVILEGE, USER_ROLES, UserModel, type UserRole, type UserStatus } from "./user.model";
+import type { UserRepository, UserRow } from "./user.repository";
 
-export type UserSummary = { id: string; email: string; familyId: string; role: UserRole; name: string | null; aiEnabled: boolean };
+export type UserSummary = {
+  id: string;
+  email: string;
+  familyId: string;
+  role: UserRole;
+  name: string | null;
+  aiEnabled: boolean;
+  status: UserStatus;
+  createdAt: Date;
+  updatedAt: Date;
+};
+
+/** How a role change is recorded: by hand (`user.roles.updated`) or from an identity provider (`user.roles.synced`). */
+export type RoleChangeOptions = {
+  eventType: "user.roles.updated" | "user.roles.synced";
+  /** Who changed it: the administrator, or for a sync the user signing in; null for the CLI. */
+  actor: AuditUser | null;
+  /** The SSO provider whose claims the role came from (syncs). */
+  provider?: string | null;
+};
+
+/** Roles from most to least powerful; each includes what the ones after it may do. */
 
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export function isValidEmail(email: string): boolean {
+  return EMAIL_PATTERN.test(email);
+}
 
 export class UserService {
   constructor(
     private readonly sequelize: Sequelize,
     private readonly audit: AuditService,
+    private readonly events: EventBus,
+    private readonly repository: UserRepository,
   ) {}
 
   /** Creates a user, in a new family unless `familyOfEmail` names a member of an existing one. */
@@ -35,8 +65,8 @@ export class UserService {
     const role = options.role ?? "member";
     const currency = (options.currency ?? "USD").toUpperCase();
     const problems = new ValidationErrors();
-    if (!EMAIL_PATTERN.test(email)) problems.add("Email is invalid");
-    if (!(USER_ROLES as readonly string[]).includes(role)) problems.add(`Role must be one of ${USER_ROLES.join(", ")}`);
+    if (!isValidEmail(email)) problems.add("Email is invalid");
+    if (!isUserRole(role)) problems.add(`Role must be one of ${USER_ROLES.join(", ")}`);
     if (!isKnownCurrency(currency)) problems.add("Currency is not a valid ISO 4217 code");
     if (await this.findByEmail(email)) problems.add("Email has already been taken");
     if (options.password !== undefined && options.password.length < 12) problems.add("Password is too short (minimum is 12 characters)");
@@ -125,12 +155,76 @@ export class UserService {
   }
 
   async getById(id: string): Promise<UserSummary> {
-    const user = await UserModel.findByPk(id);
+    const user = isUuid(id) ? await UserModel.findByPk(id) : null;
     if (!user) throw new NotFoundError("User");
     return summarize(user);
   }
+
+  /**
+   * The one way a user's role changes, by hand or from an identity provider's claims: inside the
+   * caller's transaction, with its audit event (`changes.role` old → new), refusing to demote the last
+   * active administrator. Open WebSocket connections of the user are closed after the commit, as they
+   * were authorised under the old role. Returns whether the role changed (no event when it did not).
+   */
+  async changeRole(transaction: Transaction, user: { id: string }, newRole: string, options: RoleChangeOptions): Promise<boolean> {
+    if (!isUserRole(newRole)) throw new ValidationError([`Role must be one of ${USER_ROLES.join(", ")}`]);
+    const current = await this.repository.byId(user.id, transaction, true);
+    if (!current) throw new NotFoundError("User");
+    if (current.status === "deleted") throw new ConflictError("A deleted user cannot be changed");
+    if (current.role === newRole) return false;
+    if (current.role === "admin") await this.assertNotLastActiveAdministrator(transaction, current, "demoted");
+    await this.repository.update(current.id, { role: newRole }, transaction);
+    await this.audit.record(transaction, {
+      type: options.eventType,
+      user: options.actor,
+      provider: options.provider ?? null,
+      action: ROLE_PRIVILEGE[newRole] > ROLE_PRIVILEGE[current.role] ? "promote" : "demote",
+      resource: { type: "user", id: current.id, label: current.email },
+      changes: { role: { old: current.role, new: newRole } },
+    });
+    announceAccessEnded(this.events, transaction, { kind: "user", userId: current.id, reason: "role_changed" });
+    return true;
+  }
+
+  /**
+   * Refuses a change that would leave the instance without an active administrator: nobody could
+   * manage users or providers any more. Holds the administrators' lock until the transaction ends.
+   */
+  async assertNotLastActiveAdministrator(transaction: Transaction, user: UserRow, verb: string): Promise<void> {
+    if (user.role !== "admin" || user.status !== "active") return;
+    await this.repository.lockAdministrators(transaction);
+    const others = (await this.repository.activeAdministratorIds(transaction)).filter((id) => id !== user.id);
+    if (others.length === 0) {
+      throw new ConflictError(`The last active administrator cannot be ${verb}`, { details: { reason: "last_active_administrator" } });
+    }
+  }
+}
+
+/** The summary of a row read by the repository. */
+export function summarizeRow(row: UserRow): UserSummary {
+  return {
+    id: row.id,
+    email: row.email,
+    familyId: row.familyId,
+    role: row.role,
+    name: row.name,
+    aiEnabled: row.aiEnabled,
+    status: row.status,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
 }
 
 function summarize(user: UserModel): UserSummary {
-  return { id: user.id, email: user.email, familyId: user.familyId, role: user.role, name: user.name ?? null, aiEnabled: user.aiEnabled };
+  return {
+    id: user.id,
+    email: user.email,
+    familyId: user.familyId,
+    role: user.role,
+    name: user.name ?? null,
+    aiEnabled: user.aiEnabled,
+    status: user.status,
+    createdAt: user.createdAt,
+    updatedAt: user.updatedAt,
+  };
 }

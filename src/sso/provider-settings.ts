@@ -1,6 +1,6 @@
 import type { JWTPayload } from "jose";
 import type { ValidationErrors } from "../common/errors";
-import { USER_ROLES, type UserRole } from "../identity/user.model";
+import { isUserRole, ROLE_PRIVILEGE, USER_ROLES, type UserRole } from "../identity/user.model";
 import type { ClaimMapping, RoleMapping } from "./sso.model";
 
 export const DEFAULT_SCOPES = ["openid", "email", "profile"];
@@ -14,13 +14,6 @@ const CLAIM = /^[A-Za-z0-9_:/.-]{1,200}$/;
 const DOMAIN = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 const MAX_ROLE_MAPPINGS = 100;
 const MAX_DOMAINS = 100;
-
-/** Roles from least to most privileged: a user whose groups map to several gets the highest. */
-const ROLE_RANK: Record<UserRole, number> = { member: 0, auditor: 1, admin: 2 };
-
-export function isRole(value: string): value is UserRole {
-  return (USER_ROLES as readonly string[]).includes(value);
-}
 
 export function checkSlug(problems: ValidationErrors, slug: string): void {
   if (!SLUG.test(slug)) problems.add("Slug must be 1-64 lowercase letters, digits or dashes, not starting or ending with a dash");
@@ -54,7 +47,7 @@ export function normalizeRoleMappings(
   if (list.length > MAX_ROLE_MAPPINGS) problems.add(`Role mappings may hold at most ${MAX_ROLE_MAPPINGS} rules`);
   for (const { group, role } of list) {
     if (!group || group.length > 200) problems.add("Role mapping group must be 1-200 characters");
-    if (!isRole(role)) problems.add(`Role mapping role must be one of ${USER_ROLES.join(", ")}`);
+    if (!isUserRole(role)) problems.add(`Role mapping role must be one of ${USER_ROLES.join(", ")}`);
   }
   return list;
 }
@@ -106,7 +99,7 @@ function claimAt(claims: JWTPayload, name: string): unknown {
 export function roleFromGroups(groups: string[], mappings: RoleMapping[], defaultRole: UserRole): UserRole {
   let role: UserRole | null = null;
   for (const mapping of mappings) {
-    if (groups.includes(mapping.group) && (role === null || ROLE_RANK[mapping.role] > ROLE_RANK[role])) role = mapping.role;
+    if (groups.includes(mapping.group) && (role === null || ROLE_PRIVILEGE[mapping.role] > ROLE_PRIVILEGE[role])) role = mapping.role;
   }
   return role ?? defaultRole;
 }

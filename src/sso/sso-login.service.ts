@@ -2,7 +2,7 @@ import { timingSafeEqual } from "node:crypto";
 import { QueryTypes, type Sequelize, type Transaction } from "sequelize";
 import type { AuditService, AuditUser } from "../audit/audit.service";
 import type { OpenedSession, SessionService } from "../auth/session.service";
-import { NotFoundError, ValidationError } from "../common/errors";
+import { ConflictError, NotFoundError, ValidationError } from "../common/errors";
 import { newId } from "../common/ids";
 import type { Actor } from "../identity/actor";
 import { UserModel, type UserRole } from "../identity/user.model";
@@ -268,18 +268,7 @@ export class SsoLoginService {
     const actor = { id: user.id, email: user.email };
     if (user.status === "suspended") return { failure: new SsoLoginError("user_suspended", `user ${user.id} is suspended`), user: actor };
     if (user.status !== "active") return { failure: new SsoLoginError("user_deleted", `user ${user.id} is deleted`), user: actor };
-    if (provider.roleMappings.length > 0 && user.role !== mappedRole) {
-      const previous = user.role;
-      await user.update({ role: mappedRole }, { transaction });
-      await this.audit.record(transaction, {
-        type: "user.roles.synced",
-        user: actor,
-        provider: provider.id,
-        action: "sync_roles",
-        resource: { type: "user", id: user.id, label: user.email },
-        changes: { role: { old: previous, new: mappedRole } },
-      });
-    }
+    if (provider.roleMappings.length > 0) await this.syncRole(transaction, user, mappedRole, actor, provider);
     const session = await this.sessions.open(transaction, actor, { method: "sso", provider: provider.id });
     await this.sequelize.query(`INSERT INTO sso_sessions (session_id, provider_id, id_token_encrypted) VALUES ($1, $2, $3)`, {
       bind: [session.sessionId, provider.id, this.secrets.seal(idToken)],
@@ -298,6 +287,19 @@ export class SsoLoginService {
       resource: { type: "session", id: session.sessionId, label: `sso:${provider.slug}` },
     });
     return { kind: "login", session, user: { id: user.id, email: user.email, role: user.role }, returnTo: request.returnTo };
+  }
+
+  /**
+   * Applies the role the IdP's groups grant (`user.roles.synced`). A sync that would demote the last
+   * active administrator is not applied: the sign-in goes on with the current role, so the instance
+   * keeps someone who can manage it (the IdP's groups can be fixed, or another admin appointed).
+   */
+  private async syncRole(transaction: Transaction, user: { id: string }, role: UserRole, actor: AuditUser, provider: SsoProviderModel) {
+    try {
+      await this.users.changeRole(transaction, user, role, { eventType: "user.roles.synced", actor, provider: provider.id });
+    } catch (error) {
+      if (!(error instanceof ConflictError && error.details?.reason === "last_active_administrator")) throw error;
+    }
   }
 
   private async completeLink(

@@ -7,10 +7,10 @@ import { isUuid, newId } from "../common/ids";
 import { requiredText, saveUnique } from "../common/validation";
 import type { Actor } from "../identity/actor";
 import { FamilyModel } from "../identity/family.model";
-import type { UserRole } from "../identity/user.model";
+import { isUserRole, type UserRole } from "../identity/user.model";
 import type { SecretBox } from "../security/secret-box";
 import type { DiscoveredEndpoints, OidcClient, OidcClientCredentials } from "./oidc-client";
-import { checkSlug, isRole, normalizeClaimMapping, normalizeDomains, normalizeRoleMappings, normalizeScopes } from "./provider-settings";
+import { checkSlug, normalizeClaimMapping, normalizeDomains, normalizeRoleMappings, normalizeScopes } from "./provider-settings";
 import { SsoProviderModel, type ClaimMapping } from "./sso.model";
 
 export type SsoProviderInput = {
@@ -264,7 +264,7 @@ export class SsoProviderService {
     const claimMapping = normalizeClaimMapping(problems, pick("claimMapping") ?? current?.claimMapping);
     const roleMappings = normalizeRoleMappings(problems, pick("roleMappings") ?? current?.roleMappings);
     const defaultRole = pick("defaultRole") ?? current?.defaultRole ?? "member";
-    if (!isRole(defaultRole)) problems.add("Default role must be one of admin, auditor, member");
+    if (!isUserRole(defaultRole)) problems.add("Default role must be one of admin, auditor, member");
     const allowedDomains = normalizeDomains(problems, pick("allowedDomains") ?? current?.allowedDomains);
     const provisioningFamilyId =
       input.provisioningFamilyId === undefined ? (current?.provisioningFamilyId ?? null) : input.provisioningFamilyId;

@@ -1,0 +1,78 @@
+import { CloseCode } from "graphql-ws";
+import type { WebSocket } from "ws";
+import { ACCESS_ENDED_TOPIC, type AccessEnded } from "../auth/access-ended";
+import type { Logger } from "../common/logger";
+import type { EventBus } from "../events/event-bus";
+import type { Actor } from "../identity/actor";
+
+/**
+ * The authenticated WebSocket connections of this process, each with the actor its credential
+ * resolved to when it connected. A connection is authorised once, so when that credential stops
+ * working (or starts granting something else) the connection must close: this listens for
+ * `auth.access.ended` on the event bus, which reaches every API process, and closes the matching sockets.
+ *
+ * Close codes: 4401 Unauthorized when the credential no longer authenticates (user suspended or
+ * deleted, session ended, token or key revoked; graphql-ws clients do not retry it), 4403 Forbidden
+ * when the user's role changed (graphql-ws clients reconnect, and the new connection has the new role).
+ */
+export class LiveSockets {
+  private readonly sockets = new Map<WebSocket, Actor>();
+  private listening: AsyncIterator<unknown> | null = null;
+
+  constructor(private readonly logger: Logger) {}
+
+  add(socket: WebSocket, actor: Actor): void {
+    if (socket.readyState !== socket.OPEN) return;
+    this.sockets.set(socket, actor);
+    socket.once("close", () => this.sockets.delete(socket));
+  }
+
+  /** Starts closing sockets as access-ended messages arrive; stop with `stop()`. */
+  listen(events: EventBus): void {
+    const iterator = events.subscribe(ACCESS_ENDED_TOPIC)[Symbol.asyncIterator]();
+    this.listening = iterator;
+    void (async () => {
+      for (;;) {
+        const next = await iterator.next();
+        if (next.done) return;
+        this.close(next.value as AccessEnded);
+      }
+    })();
+  }
+
+  async stop(): Promise<void> {
+    await this.listening?.return?.();
+    this.listening = null;
+  }
+
+  /** Closes every socket whose credential the message covers; returns how many. */
+  close(message: AccessEnded): number {
+    const [code, reason] =
+      message.kind === "user" && message.reason === "role_changed"
+        ? [CloseCode.Forbidden, "Role changed"]
+        : [CloseCode.Unauthorized, "Credentials no longer valid"];
+    let closed = 0;
+    for (const [socket, actor] of this.sockets) {
+      if (!matches(actor, message)) continue;
+      this.sockets.delete(socket);
+      socket.close(code, reason);
+      closed += 1;
+    }
+    if (closed) this.logger.info({ kind: message.kind, reason: message.reason, closed }, "closed WebSocket connections");
+    return closed;
+  }
+}
+
+function matches(actor: Actor, message: AccessEnded): boolean {
+  const { credential } = actor;
+  switch (message.kind) {
+    case "user":
+      return actor.userId === message.userId;
+    case "session":
+      return credential.kind !== "api_key" && credential.sessionId === message.sessionId;
+    case "access_token":
+      return credential.kind === "access_token" && credential.id === message.tokenId;
+    case "api_key":
+      return credential.kind === "api_key" && credential.id === message.apiKeyId;
+  }
+}
