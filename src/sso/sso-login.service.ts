@@ -268,7 +268,7 @@ export class SsoLoginService {
     const actor = { id: user.id, email: user.email };
     if (user.status === "suspended") return { failure: new SsoLoginError("user_suspended", `user ${user.id} is suspended`), user: actor };
     if (user.status !== "active") return { failure: new SsoLoginError("user_deleted", `user ${user.id} is deleted`), user: actor };
-    if (provider.roleMappings.length > 0) await this.syncRole(transaction, user, mappedRole, actor, provider);
+    const role = provider.roleMappings.length > 0 ? await this.syncRole(transaction, user, mappedRole, actor, provider) : user.role;
     const session = await this.sessions.open(transaction, actor, { method: "sso", provider: provider.id });
     await this.sequelize.query(`INSERT INTO sso_sessions (session_id, provider_id, id_token_encrypted) VALUES ($1, $2, $3)`, {
       bind: [session.sessionId, provider.id, this.secrets.seal(idToken)],
@@ -286,7 +286,7 @@ export class SsoLoginService {
       sessionId: session.sessionId,
       resource: { type: "session", id: session.sessionId, label: `sso:${provider.slug}` },
     });
-    return { kind: "login", session, user: { id: user.id, email: user.email, role: user.role }, returnTo: request.returnTo };
+    return { kind: "login", session, user: { id: user.id, email: user.email, role }, returnTo: request.returnTo };
   }
 
   /**
@@ -294,11 +294,19 @@ export class SsoLoginService {
    * active administrator is not applied: the sign-in goes on with the current role, so the instance
    * keeps someone who can manage it (the IdP's groups can be fixed, or another admin appointed).
    */
-  private async syncRole(transaction: Transaction, user: { id: string }, role: UserRole, actor: AuditUser, provider: SsoProviderModel) {
+  private async syncRole(
+    transaction: Transaction,
+    user: { id: string; role: UserRole },
+    role: UserRole,
+    actor: AuditUser,
+    provider: SsoProviderModel,
+  ): Promise<UserRole> {
     try {
       await this.users.changeRole(transaction, user, role, { eventType: "user.roles.synced", actor, provider: provider.id });
+      return role;
     } catch (error) {
       if (!(error instanceof ConflictError && error.details?.reason === "last_active_administrator")) throw error;
+      return user.role;
     }
   }
 

@@ -311,6 +311,28 @@ describe("signing in", () => {
     }
   });
 
+  test("a role sync never demotes the last active administrator; the sign-in goes on with the current role", async () => {
+    const alice = (await ssoLogin("acme")).body.user;
+    expect(alice.role).toBe("admin");
+    const others = await app.runtime.sequelize.query<{ id: string }>(
+      `UPDATE users SET role = 'member' WHERE role = 'admin' AND id <> $1 RETURNING id`,
+      { bind: [alice.id], type: QueryTypes.SELECT },
+    );
+    acme.setUser("alice", { email: "alice@acme.test", email_verified: true, name: "Alice Doe", groups: [] });
+    try {
+      const { page, body } = await ssoLogin("acme");
+      expect(page.status).toBe(200);
+      expect(body.user.role).toBe("admin");
+      const synced = (await events("user.roles.synced", acmeId)).filter((event) => event.resource?.id === alice.id);
+      expect(synced).toHaveLength(0);
+    } finally {
+      acme.setUser("alice", { email: "alice@acme.test", email_verified: true, name: "Alice Doe", groups: ["finance-admins"] });
+      await app.runtime.sequelize.query(`UPDATE users SET role = 'admin' WHERE id = ANY($1::uuid[])`, {
+        bind: [others.map((row) => row.id)],
+      });
+    }
+  });
+
   test("a callback with a return_to path redirects there; an absolute return_to is refused", async () => {
     const browser = new Browser();
     const page = await browser.get(`${app.url}/auth/sso/acme/start?return_to=${encodeURIComponent("/graphql?from=sso")}`, {
@@ -429,17 +451,21 @@ describe("signing in", () => {
     expect(acme.publishedKids).toEqual([kid]);
   });
 
-  test("suspending a signed-in user stops their token and cookie at once", async () => {
+  test("suspending a signed-in user (suspendUser) stops their token and cookie at once, and their next SSO sign-in", async () => {
     const { browser, body } = await ssoLogin("acme");
     const bearer = client(app.url, { authorization: `Bearer ${body.access_token}` });
     expect((await bearer.graphql(`{ me { email } }`)).body.data.me.email).toBe("alice@acme.test");
-    await app.runtime.sequelize.query(`UPDATE users SET status = 'suspended' WHERE id = $1`, { bind: [body.user.id] });
+    const suspended = await gql(`mutation ($id: ID!) { suspendUser(id: $id, reason: "lost laptop") { status } }`, { id: body.user.id });
+    expect(suspended.body.data.suspendUser.status).toBe("suspended");
     try {
       expect((await bearer.graphql(`{ me { email } }`)).status).toBe(401);
       const cookie = browser.cookieHeader(app.url);
       expect((await client(app.url, { cookie }).graphql(`{ me { email } }`)).status).toBe(401);
+      const again = await ssoLogin("acme", browser);
+      expect(again.page.status).toBe(403);
+      expect(again.body.reason).toBe("user_suspended");
     } finally {
-      await app.runtime.sequelize.query(`UPDATE users SET status = 'active' WHERE id = $1`, { bind: [body.user.id] });
+      await gql(`mutation ($id: ID!) { reactivateUser(id: $id) { status } }`, { id: body.user.id });
     }
   });
 });
