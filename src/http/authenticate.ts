@@ -100,7 +100,8 @@ export function authenticate(services: Services, { required, cookie = false }: {
       return next();
     }
     try {
-      res.locals.actor = await resolveActor(services, credentials);
+      // In the request's audit context: presenting an expired session records its expiry, from this request.
+      res.locals.actor = await runInAuditContext(res.locals.audit, () => resolveActor(services, credentials));
       res.locals.audit.sessionId = sessionIdOf(res.locals.actor);
       if (res.locals.actor.credential.kind === "session" && isCrossSiteWrite(req)) {
         return sendError(req, res, 403, {
