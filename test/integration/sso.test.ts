@@ -441,6 +441,10 @@ describe("signing in", () => {
 
   test("a signature key rotated at the IdP is picked up: the JWKS is fetched again and sign-in still works", async () => {
     await ssoLogin("acme");
+    // Discovery is cached: more sign-ins do not fetch it again.
+    const discoveries = acme.requestsTo("/.well-known/openid-configuration").length;
+    await ssoLogin("acme");
+    expect(acme.requestsTo("/.well-known/openid-configuration")).toHaveLength(discoveries);
     const fetchesBefore = acme.requestsTo("/jwks").length;
     expect(fetchesBefore).toBeGreaterThan(0);
     const kid = await acme.rotateKeys();
