@@ -4,35 +4,60 @@ import type { CategoryRow } from "../categories/category.repository";
 import type { MerchantRow } from "../merchants/merchant.repository";
 import type { Repositories } from "../services";
 import type { TagRow } from "../tags/tag.repository";
+import type { RelationIds } from "../transactions/transaction.repository";
+
+type RelationKind = "account" | "category" | "merchant" | "tagsOfTransaction";
+type RelationKey = { kind: RelationKind; id: string };
+type RelationValue = AccountRow | CategoryRow | MerchantRow | TagRow[] | null;
 
 /**
- * One set per request and family. Each loader turns the N lookups of a page into one statement;
- * they are created on first use so a request that needs none pays nothing.
+ * One set per request and family. Every lookup a resolver makes in the same tick (the account,
+ * category, merchant and tags of each transaction of a page, and the transfers' other accounts) is
+ * batched into one statement for all kinds: a round trip per kind cost more than the rows themselves.
+ * The loader is created on first use so a request that needs none pays nothing.
  */
 export class Loaders {
-  private accountLoader?: DataLoader<string, AccountRow | null>;
-  private categoryLoader?: DataLoader<string, CategoryRow | null>;
-  private merchantLoader?: DataLoader<string, MerchantRow | null>;
-  private tagsLoader?: DataLoader<string, TagRow[]>;
+  private relationLoader?: DataLoader<RelationKey, RelationValue, string>;
 
   constructor(
     private readonly repositories: Repositories,
     private readonly familyId: string,
   ) {}
 
-  get account(): DataLoader<string, AccountRow | null> {
-    return (this.accountLoader ??= new DataLoader((ids) => this.repositories.accounts.byIds(this.familyId, ids)));
+  account(id: string): Promise<AccountRow | null> {
+    return this.relations.load({ kind: "account", id }) as Promise<AccountRow | null>;
   }
 
-  get category(): DataLoader<string, CategoryRow | null> {
-    return (this.categoryLoader ??= new DataLoader((ids) => this.repositories.categories.byIds(this.familyId, ids)));
+  category(id: string): Promise<CategoryRow | null> {
+    return this.relations.load({ kind: "category", id }) as Promise<CategoryRow | null>;
   }
 
-  get merchant(): DataLoader<string, MerchantRow | null> {
-    return (this.merchantLoader ??= new DataLoader((ids) => this.repositories.merchants.byIds(this.familyId, ids)));
+  merchant(id: string): Promise<MerchantRow | null> {
+    return this.relations.load({ kind: "merchant", id }) as Promise<MerchantRow | null>;
   }
 
-  get tagsOfTransaction(): DataLoader<string, TagRow[]> {
-    return (this.tagsLoader ??= new DataLoader((ids) => this.repositories.transactions.tagsOf(this.familyId, ids)));
+  tagsOfTransaction(transactionId: string): Promise<TagRow[]> {
+    return this.relations.load({ kind: "tagsOfTransaction", id: transactionId }) as Promise<TagRow[]>;
+  }
+
+  private get relations(): DataLoader<RelationKey, RelationValue, string> {
+    return (this.relationLoader ??= new DataLoader((keys) => this.loadRelations(keys), { cacheKeyFn: ({ kind, id }) => `${kind}:${id}` }));
+  }
+
+  private async loadRelations(keys: readonly RelationKey[]): Promise<RelationValue[]> {
+    const ids: Record<RelationKind, string[]> = { account: [], category: [], merchant: [], tagsOfTransaction: [] };
+    for (const { kind, id } of keys) ids[kind].push(id);
+    const relations = await this.repositories.transactions.relations(this.familyId, {
+      accountIds: ids.account,
+      categoryIds: ids.category,
+      merchantIds: ids.merchant,
+      tagsOfTransactionIds: ids.tagsOfTransaction,
+    } satisfies RelationIds);
+    return keys.map(({ kind, id }) => {
+      if (kind === "account") return relations.accounts.get(id) ?? null;
+      if (kind === "category") return relations.categories.get(id) ?? null;
+      if (kind === "merchant") return relations.merchants.get(id) ?? null;
+      return relations.tagsOfTransaction.get(id)!;
+    });
   }
 }

@@ -68,22 +68,22 @@ export class TransactionResolver {
 
   @FieldResolver(() => AccountType)
   async account(@Root() transaction: TransactionType, @Ctx() { loaders }: RequestContext) {
-    return loaders.account.load(transaction.accountId);
+    return loaders.account(transaction.accountId);
   }
 
   @FieldResolver(() => CategoryType, { nullable: true })
   category(@Root() transaction: TransactionType, @Ctx() { loaders }: RequestContext) {
-    return transaction.categoryId ? loaders.category.load(transaction.categoryId) : null;
+    return transaction.categoryId ? loaders.category(transaction.categoryId) : null;
   }
 
   @FieldResolver(() => MerchantType, { nullable: true })
   merchant(@Root() transaction: TransactionType, @Ctx() { loaders }: RequestContext) {
-    return transaction.merchantId ? loaders.merchant.load(transaction.merchantId) : null;
+    return transaction.merchantId ? loaders.merchant(transaction.merchantId) : null;
   }
 
   @FieldResolver(() => [TagType])
   tags(@Root() transaction: TransactionType, @Ctx() { loaders }: RequestContext) {
-    return loaders.tagsOfTransaction.load(transaction.id);
+    return loaders.tagsOfTransaction(transaction.id);
   }
 }
 
@@ -91,6 +91,6 @@ export class TransactionResolver {
 export class TransferResolver {
   @FieldResolver(() => AccountType, { description: "The account on the other side of the transfer." })
   otherAccount(@Root() transfer: TransferType, @Ctx() { loaders }: RequestContext) {
-    return loaders.account.load(transfer.otherAccountId);
+    return loaders.account(transfer.otherAccountId);
   }
 }
