@@ -11,7 +11,7 @@ export enum TransactionClassification {
 }
 registerEnumType(TransactionClassification, { name: "TransactionClassification" });
 
-@ObjectType("Transfer", { description: "The transfer this transaction is one leg of." })
+@ObjectType("Transfer", { description: "The transfer this transaction is one leg of.", simpleResolvers: true })
 export class TransferType {
   @Field(() => ID) id: string;
   @Field(() => DecimalScalar, { description: "Absolute amount of this leg." }) amount: string;
@@ -34,8 +34,12 @@ export class TransferType {
 /**
  * A transaction as GraphQL serves it. Derived fields are getters, so they cost nothing unless selected.
  * Relations (account, category, merchant, tags, transfer.otherAccount) resolve through DataLoaders.
+ *
+ * `simpleResolvers` (here and on the other types a page of transactions serves): plain fields use
+ * GraphQL's default property read instead of a TypeGraphQL wrapper per field and row, which graphql-jit
+ * then inlines. These types have no field middleware or field authorization that the wrapper would apply.
  */
-@ObjectType("Transaction")
+@ObjectType("Transaction", { simpleResolvers: true })
 export class TransactionType {
   @Field(() => ID) id: string;
   @Field(() => CalendarDateScalar) date: string;
@@ -94,7 +98,7 @@ export class TransactionType {
   }
 }
 
-@ObjectType("TransactionPage")
+@ObjectType("TransactionPage", { simpleResolvers: true })
 export class TransactionPageType {
   @Field(() => [TransactionType]) items!: TransactionType[];
   @Field(() => PaginationType) pagination!: PaginationType;
