@@ -1,7 +1,7 @@
 import type { Sequelize, Transaction } from "sequelize";
 import type { AccountRow } from "../accounts/account.repository";
 import type { CategoryRow } from "../categories/category.repository";
-import { likePattern, selectRows } from "../common/sql";
+import { likePattern, readRows, selectRows } from "../common/sql";
 import type { MerchantRow } from "../merchants/merchant.repository";
 import type { TagRow } from "../tags/tag.repository";
 
@@ -92,7 +92,7 @@ export class TransactionRepository {
   constructor(private readonly sequelize: Sequelize) {}
 
   async byId(familyId: string, id: string, transaction?: Transaction): Promise<TransactionRow | null> {
-    const [row] = await selectRows<TransactionRow>(
+    const [row] = await readRows<TransactionRow>(
       this.sequelize,
       `${SELECT_FROM} WHERE t.family_id = $1 AND t.id = $2`,
       [familyId, id],
@@ -121,7 +121,7 @@ export class TransactionRepository {
     const where = ["t.family_id = $1", ...filterConditions(filter, bind)].join(" AND ");
     // The page is cut first and only its rows are joined to transfers: the window count needs every
     // matching row, the joins only the page's (joining first cost a transfer lookup per matching row).
-    const rows = await selectRows<TransactionRow & { total: string }>(
+    const rows = await readRows<TransactionRow & { total: string }>(
       this.sequelize,
       `SELECT ${COLUMNS}, t.total
          FROM (SELECT t.*, count(*) OVER () AS total FROM transactions t WHERE ${where} ${NEWEST_FIRST} LIMIT ${limit} OFFSET ${offset}) t
@@ -130,11 +130,7 @@ export class TransactionRepository {
       bind,
     );
     if (rows.length > 0 || offset === 0) return { rows, total: rows.length > 0 ? Number(rows[0].total) : 0 };
-    const [count] = await selectRows<{ total: string }>(
-      this.sequelize,
-      `SELECT count(*) AS total FROM transactions t WHERE ${where}`,
-      bind,
-    );
+    const [count] = await readRows<{ total: string }>(this.sequelize, `SELECT count(*) AS total FROM transactions t WHERE ${where}`, bind);
     return { rows, total: Number(count.total) };
   }
 
@@ -176,7 +172,7 @@ export class TransactionRepository {
     };
     if (branches.length === 0) return relations;
     // The first branch names and types the columns; ordering by name puts each transaction's tags in order.
-    const rows = await selectRows<RelationRow>(this.sequelize, `${branches.join(" UNION ALL ")} ORDER BY name`, bind);
+    const rows = await readRows<RelationRow>(this.sequelize, `${branches.join(" UNION ALL ")} ORDER BY name`, bind);
     for (const row of rows) {
       const { id, name, createdAt, updatedAt } = row;
       if (row.kind === "account") {

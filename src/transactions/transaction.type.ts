@@ -78,7 +78,7 @@ export class TransactionType {
 
   @Field(() => TransactionClassification, { description: "income when the stored amount is negative, else expense." })
   get classification(): TransactionClassification {
-    return isNegative(this.amount) ? TransactionClassification.income : TransactionClassification.expense;
+    return this.isIncome() ? TransactionClassification.income : TransactionClassification.expense;
   }
 
   @Field({ description: 'The stored signed amount formatted in its currency: income shows as "-$2.00", as upstream does.' })
@@ -88,13 +88,20 @@ export class TransactionType {
 
   @Field(() => SafeIntResolver, { description: "Absolute amount in minor units (cents; none for JPY, three for KWD)." })
   get amountCents(): number {
-    return toMinorUnits(this.amount, this.currency);
+    return (this.minorUnits ??= toMinorUnits(this.amount, this.currency));
   }
 
   @Field(() => SafeIntResolver, { description: "Minor units signed as a person reads them: positive for income, negative for expense." })
   get signedAmountCents(): number {
-    const cents = toMinorUnits(this.amount, this.currency);
-    return isNegative(this.amount) ? cents : -cents;
+    return this.isIncome() ? this.amountCents : -this.amountCents;
+  }
+
+  // Several derived fields read the same two facts; each is worked out once per transaction, not per field.
+  private minorUnits?: number;
+  private negative?: boolean;
+
+  private isIncome(): boolean {
+    return (this.negative ??= isNegative(this.amount));
   }
 }
 
