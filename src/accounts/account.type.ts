@@ -1,7 +1,7 @@
 import { Field, ID, InputType, ObjectType } from "type-graphql";
 import { DecimalScalar } from "../graphql/scalars";
 
-@ObjectType("Account")
+@ObjectType("Account", { simpleResolvers: true })
 export class AccountType {
   @Field(() => ID) id!: string;
   @Field() name!: string;

@@ -1,6 +1,6 @@
 import { Field, ID, InputType, ObjectType } from "type-graphql";
 
-@ObjectType("Category")
+@ObjectType("Category", { simpleResolvers: true })
 export class CategoryType {
   @Field(() => ID) id!: string;
   @Field(() => ID, { nullable: true }) parentId!: string | null;

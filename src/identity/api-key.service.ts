@@ -1,8 +1,9 @@
 import { createHash, randomBytes } from "node:crypto";
-import { QueryTypes, type Sequelize } from "sequelize";
+import type { Sequelize } from "sequelize";
 import { NotFoundError, UnauthenticatedError, ValidationErrors } from "../common/errors";
 import { isUuid, newId } from "../common/ids";
 import { ACCESS_ENDED_TOPIC, type AccessEnded } from "../auth/access-ended";
+import { readRows } from "../common/sql";
 import type { EventBus } from "../events/event-bus";
 import type { Actor } from "./actor";
 import { API_KEY_SCOPES, ApiKeyModel, type ApiKeyScope } from "./api-key.model";
@@ -105,12 +106,13 @@ export class ApiKeyService {
   /** Resolves a presented key to its actor, or throws 401. One indexed read on the hash. */
   async authenticate(plaintext: string): Promise<Actor> {
     if (!plaintext.startsWith(KEY_PREFIX)) throw new UnauthenticatedError();
-    const [row] = await this.sequelize.query<KeyOwnerRow>(
+    const [row] = await readRows<KeyOwnerRow>(
+      this.sequelize,
       `SELECT k.id AS "keyId", k.scope, k.last_used_at AS "lastUsedAt",
               u.id AS "userId", u.family_id AS "familyId", u.email, u.role, u.status, u.ai_enabled AS "aiEnabled"
          FROM api_keys k JOIN users u ON u.id = k.user_id
         WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())`,
-      { bind: [hashApiKey(plaintext)], type: QueryTypes.SELECT },
+      [hashApiKey(plaintext)],
     );
     if (!row) throw new UnauthenticatedError();
     if (row.status !== "active") throw new UnauthenticatedError("Your account has been deactivated");

@@ -1,7 +1,7 @@
 import { Field, ID, InputType, ObjectType } from "type-graphql";
 import { PaginationType } from "../common/page.type";
 
-@ObjectType("Merchant")
+@ObjectType("Merchant", { simpleResolvers: true })
 export class MerchantType {
   @Field(() => ID) id!: string;
   @Field() name!: string;

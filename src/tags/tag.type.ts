@@ -1,6 +1,6 @@
 import { Field, ID, InputType, ObjectType } from "type-graphql";
 
-@ObjectType("Tag")
+@ObjectType("Tag", { simpleResolvers: true })
 export class TagType {
   @Field(() => ID) id!: string;
   @Field() name!: string;

@@ -1,5 +1,8 @@
 import type { Sequelize, Transaction } from "sequelize";
-import { likePattern, selectRows } from "../common/sql";
+import type { AccountRow } from "../accounts/account.repository";
+import type { CategoryRow } from "../categories/category.repository";
+import { likePattern, readRows, selectRows } from "../common/sql";
+import type { MerchantRow } from "../merchants/merchant.repository";
 import type { TagRow } from "../tags/tag.repository";
 
 export type TransactionRow = {
@@ -20,6 +23,40 @@ export type TransactionRow = {
   /** Set when this transaction is one leg of a transfer. */
   transferId: string | null;
   transferOtherAccountId: string | null;
+};
+
+/** What the transactions of a page point at: accounts (transfer counterparts included), categories, merchants by id, tags by transaction id. */
+export type RelationIds = {
+  accountIds: readonly string[];
+  categoryIds: readonly string[];
+  merchantIds: readonly string[];
+  tagsOfTransactionIds: readonly string[];
+};
+
+export type Relations = {
+  accounts: Map<string, AccountRow>;
+  categories: Map<string, CategoryRow>;
+  merchants: Map<string, MerchantRow>;
+  /** Every requested transaction id has an entry, ordered by tag name. */
+  tagsOfTransaction: Map<string, TagRow[]>;
+};
+
+/** One row of the relations statement: the columns of every kind, unused ones null. */
+type RelationRow = {
+  kind: "account" | "category" | "merchant" | "tag";
+  transactionId: string | null;
+  id: string;
+  name: string;
+  accountType: AccountRow["accountType"];
+  classification: string;
+  currency: string;
+  balance: string;
+  parentId: string | null;
+  color: string | null;
+  icon: string;
+  logoUrl: string | null;
+  createdAt: Date;
+  updatedAt: Date;
 };
 
 export type TransactionFilter = {
@@ -55,7 +92,7 @@ export class TransactionRepository {
   constructor(private readonly sequelize: Sequelize) {}
 
   async byId(familyId: string, id: string, transaction?: Transaction): Promise<TransactionRow | null> {
-    const [row] = await selectRows<TransactionRow>(
+    const [row] = await readRows<TransactionRow>(
       this.sequelize,
       `${SELECT_FROM} WHERE t.family_id = $1 AND t.id = $2`,
       [familyId, id],
@@ -84,7 +121,7 @@ export class TransactionRepository {
     const where = ["t.family_id = $1", ...filterConditions(filter, bind)].join(" AND ");
     // The page is cut first and only its rows are joined to transfers: the window count needs every
     // matching row, the joins only the page's (joining first cost a transfer lookup per matching row).
-    const rows = await selectRows<TransactionRow & { total: string }>(
+    const rows = await readRows<TransactionRow & { total: string }>(
       this.sequelize,
       `SELECT ${COLUMNS}, t.total
          FROM (SELECT t.*, count(*) OVER () AS total FROM transactions t WHERE ${where} ${NEWEST_FIRST} LIMIT ${limit} OFFSET ${offset}) t
@@ -93,27 +130,74 @@ export class TransactionRepository {
       bind,
     );
     if (rows.length > 0 || offset === 0) return { rows, total: rows.length > 0 ? Number(rows[0].total) : 0 };
-    const [count] = await selectRows<{ total: string }>(
-      this.sequelize,
-      `SELECT count(*) AS total FROM transactions t WHERE ${where}`,
-      bind,
-    );
+    const [count] = await readRows<{ total: string }>(this.sequelize, `SELECT count(*) AS total FROM transactions t WHERE ${where}`, bind);
     return { rows, total: Number(count.total) };
   }
 
-  /** Tags of many transactions in one statement, grouped per transaction id in key order. */
-  async tagsOf(familyId: string, transactionIds: readonly string[]): Promise<TagRow[][]> {
-    const rows = await selectRows<TagRow & { transactionId: string }>(
-      this.sequelize,
-      `SELECT tt.transaction_id AS "transactionId", g.id, g.name, g.color, g.created_at AS "createdAt", g.updated_at AS "updatedAt"
-         FROM transaction_tags tt JOIN tags g ON g.id = tt.tag_id
-        WHERE g.family_id = $1 AND tt.transaction_id = ANY($2::uuid[])
-        ORDER BY g.name`,
-      [familyId, transactionIds],
-    );
-    const grouped = new Map<string, TagRow[]>(transactionIds.map((id) => [id, []]));
-    for (const { transactionId, ...tag } of rows) grouped.get(transactionId)?.push(tag);
-    return transactionIds.map((id) => grouped.get(id)!);
+  /**
+   * Everything a set of transactions points at, read in one statement whatever the mix of kinds:
+   * a page's relations cost one round trip instead of one per kind. Every branch is scoped to the family.
+   */
+  async relations(familyId: string, ids: RelationIds): Promise<Relations> {
+    const bind: unknown[] = [familyId];
+    const param = (values: readonly string[]) => {
+      bind.push(values);
+      return `$${bind.length}::uuid[]`;
+    };
+    const branches: string[] = [];
+    if (ids.accountIds.length > 0) {
+      branches.push(`SELECT 'account' AS kind, NULL::uuid AS "transactionId", id, name, account_type AS "accountType", classification,
+          currency, balance, NULL::uuid AS "parentId", NULL::text AS color, NULL::text AS icon, NULL::text AS "logoUrl",
+          created_at AS "createdAt", updated_at AS "updatedAt"
+        FROM accounts WHERE family_id = $1 AND id = ANY(${param(ids.accountIds)})`);
+    }
+    if (ids.categoryIds.length > 0) {
+      branches.push(`SELECT 'category', NULL, id, name, NULL, classification, NULL, NULL, parent_id, color, icon, NULL, created_at, updated_at
+        FROM categories WHERE family_id = $1 AND id = ANY(${param(ids.categoryIds)})`);
+    }
+    if (ids.merchantIds.length > 0) {
+      branches.push(`SELECT 'merchant', NULL, id, name, NULL, NULL, NULL, NULL, NULL, color, NULL, logo_url, created_at, updated_at
+        FROM merchants WHERE family_id = $1 AND id = ANY(${param(ids.merchantIds)})`);
+    }
+    if (ids.tagsOfTransactionIds.length > 0) {
+      branches.push(`SELECT 'tag', tt.transaction_id, g.id, g.name, NULL, NULL, NULL, NULL, NULL, g.color, NULL, NULL, g.created_at, g.updated_at
+        FROM transaction_tags tt JOIN tags g ON g.id = tt.tag_id
+        WHERE g.family_id = $1 AND tt.transaction_id = ANY(${param(ids.tagsOfTransactionIds)})`);
+    }
+    const relations: Relations = {
+      accounts: new Map(),
+      categories: new Map(),
+      merchants: new Map(),
+      tagsOfTransaction: new Map(ids.tagsOfTransactionIds.map((id) => [id, []])),
+    };
+    if (branches.length === 0) return relations;
+    // The first branch names and types the columns; ordering by name puts each transaction's tags in order.
+    const rows = await readRows<RelationRow>(this.sequelize, `${branches.join(" UNION ALL ")} ORDER BY name`, bind);
+    for (const row of rows) {
+      const { id, name, createdAt, updatedAt } = row;
+      if (row.kind === "account") {
+        const { accountType, currency, balance } = row;
+        relations.accounts.set(id, {
+          id,
+          name,
+          accountType,
+          classification: row.classification as AccountRow["classification"],
+          currency,
+          balance,
+          createdAt,
+          updatedAt,
+        });
+      } else if (row.kind === "category") {
+        const { parentId, icon } = row;
+        const classification = row.classification as CategoryRow["classification"];
+        relations.categories.set(id, { id, parentId, name, classification, color: row.color!, icon, createdAt, updatedAt });
+      } else if (row.kind === "merchant") {
+        relations.merchants.set(id, { id, name, color: row.color, logoUrl: row.logoUrl, createdAt, updatedAt });
+      } else {
+        relations.tagsOfTransaction.get(row.transactionId!)?.push({ id, name, color: row.color!, createdAt, updatedAt });
+      }
+    }
+    return relations;
   }
 }
 

@@ -11,7 +11,7 @@ export enum TransactionClassification {
 }
 registerEnumType(TransactionClassification, { name: "TransactionClassification" });
 
-@ObjectType("Transfer", { description: "The transfer this transaction is one leg of." })
+@ObjectType("Transfer", { description: "The transfer this transaction is one leg of.", simpleResolvers: true })
 export class TransferType {
   @Field(() => ID) id: string;
   @Field(() => DecimalScalar, { description: "Absolute amount of this leg." }) amount: string;
@@ -34,8 +34,12 @@ export class TransferType {
 /**
  * A transaction as GraphQL serves it. Derived fields are getters, so they cost nothing unless selected.
  * Relations (account, category, merchant, tags, transfer.otherAccount) resolve through DataLoaders.
+ *
+ * `simpleResolvers` (here and on the other types a page of transactions serves): plain fields use
+ * GraphQL's default property read instead of a TypeGraphQL wrapper per field and row, which graphql-jit
+ * then inlines. These types have no field middleware or field authorization that the wrapper would apply.
  */
-@ObjectType("Transaction")
+@ObjectType("Transaction", { simpleResolvers: true })
 export class TransactionType {
   @Field(() => ID) id: string;
   @Field(() => CalendarDateScalar) date: string;
@@ -74,7 +78,7 @@ export class TransactionType {
 
   @Field(() => TransactionClassification, { description: "income when the stored amount is negative, else expense." })
   get classification(): TransactionClassification {
-    return isNegative(this.amount) ? TransactionClassification.income : TransactionClassification.expense;
+    return this.isIncome() ? TransactionClassification.income : TransactionClassification.expense;
   }
 
   @Field({ description: 'The stored signed amount formatted in its currency: income shows as "-$2.00", as upstream does.' })
@@ -84,17 +88,24 @@ export class TransactionType {
 
   @Field(() => SafeIntResolver, { description: "Absolute amount in minor units (cents; none for JPY, three for KWD)." })
   get amountCents(): number {
-    return toMinorUnits(this.amount, this.currency);
+    return (this.minorUnits ??= toMinorUnits(this.amount, this.currency));
   }
 
   @Field(() => SafeIntResolver, { description: "Minor units signed as a person reads them: positive for income, negative for expense." })
   get signedAmountCents(): number {
-    const cents = toMinorUnits(this.amount, this.currency);
-    return isNegative(this.amount) ? cents : -cents;
+    return this.isIncome() ? this.amountCents : -this.amountCents;
+  }
+
+  // Several derived fields read the same two facts; each is worked out once per transaction, not per field.
+  private minorUnits?: number;
+  private negative?: boolean;
+
+  private isIncome(): boolean {
+    return (this.negative ??= isNegative(this.amount));
   }
 }
 
-@ObjectType("TransactionPage")
+@ObjectType("TransactionPage", { simpleResolvers: true })
 export class TransactionPageType {
   @Field(() => [TransactionType]) items!: TransactionType[];
   @Field(() => PaginationType) pagination!: PaginationType;

@@ -3,8 +3,9 @@
  * test counts them and fails above 6), in GraphQL and in REST alike."
  *
  * The count covers the whole request as the database sees it, API-key authentication included. The
- * budget of 6 is: authenticate the key, read the page (with its total), then one batched read each
- * for accounts (transfer counterparts included), categories, merchants and tags.
+ * budget is tighter than the issue's 6, at 3: authenticate the key, read the page (with its total),
+ * then one batched read of everything the page points at (accounts, transfer counterparts included,
+ * categories, merchants and tags together).
  */
 import { randomUUID } from "node:crypto";
 import type { AccountRow } from "../../src/accounts/account.repository";
@@ -13,7 +14,7 @@ import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
 import { apiKeyClient, type HttpResponse } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 
-const BUDGET = 6;
+const BUDGET = 3;
 const TRANSACTIONS = 120;
 const TRANSFERS = 3;
 
