@@ -94,6 +94,13 @@ export async function createApp(deps: AppDeps): Promise<App> {
   app.use(createAuthRouter(services, limit));
   app.use(createSsoRouter(services, limit));
 
+  /** Where a socket's operations come from, for audit events: one request id per operation or connection. */
+  const socketAuditContext = (request: http.IncomingMessage) =>
+    auditContextFor({
+      clientIp: proxyAddr(request, app.get("trust proxy fn")),
+      userAgent: request.headers["user-agent"],
+      requestId: randomUUID(),
+    });
   const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql" });
   const liveSockets = new LiveSockets(logger);
   liveSockets.listen(services.events);
@@ -110,7 +117,10 @@ export async function createApp(deps: AppDeps): Promise<App> {
         const bearer = authorization === undefined ? undefined : bearerToken({ get: () => String(authorization) } as unknown as Request);
         if (apiKey === undefined && bearer === undefined) return true;
         try {
-          ctx.extra.actor = await resolveActor(services, { bearer, apiKey: apiKey === undefined ? undefined : String(apiKey) });
+          // Like an HTTP request's: presenting an expired session records its expiry with the socket's origin.
+          const origin = socketAuditContext(ctx.extra.request);
+          const credentials = { bearer, apiKey: apiKey === undefined ? undefined : String(apiKey) };
+          ctx.extra.actor = await runInAuditContext(origin, () => resolveActor(services, credentials));
           liveSockets.add(ctx.extra.socket, ctx.extra.actor);
           return true;
         } catch {
@@ -118,13 +128,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
         }
       },
       context: (ctx) => {
-        const requestId = randomUUID();
-        const audit = auditContextFor({
-          clientIp: proxyAddr(ctx.extra.request, app.get("trust proxy fn")),
-          userAgent: ctx.extra.request.headers["user-agent"],
-          requestId,
-        });
-        return new RequestContext(services, ctx.extra.actor ?? null, requestId, logger, audit);
+        const audit = socketAuditContext(ctx.extra.request);
+        return new RequestContext(services, ctx.extra.actor ?? null, audit.requestId!, logger, audit);
       },
       // Queries and mutations over the socket record audit events with the socket's context, as HTTP requests do.
       execute: (args) => runInAuditContext((args.contextValue as RequestContext).audit, () => execute(args)),

@@ -454,6 +454,22 @@ async function sessionIdOf(accessToken: string): Promise<string> {
 }
 
 describe("WebSocket connections close when their credential ends", () => {
+  test("a socket presenting an expired session's token is refused, and the expiry is recorded with the socket's origin", async () => {
+    const user = await passwordUser();
+    const chatId = await chatOf(user.id);
+    const session = await login(user.email);
+    await app.runtime.sequelize.query(
+      `UPDATE auth_sessions SET expires_at = now() - interval '1 second'
+        WHERE id = (SELECT session_id FROM auth_tokens WHERE token_hash = sha256(convert_to($1, 'UTF8')))`,
+      { bind: [session.access_token] },
+    );
+    const live = await liveSubscription({ Authorization: `Bearer ${session.access_token}` }, CHAT_EVENTS, { chatId });
+    await waitFor(() => live.closes.length > 0);
+    expect(live.connections).toBe(0);
+    const [expired] = (await services().audit.list({ eventTypes: ["auth.session.expired"], userIds: [user.id] }, { first: 1 })).events;
+    expect(expired).toMatchObject({ ipAddress: "127.0.0.1", requestId: expect.any(String) });
+  });
+
   test("logout, access-token revocation and API key revocation close exactly the sockets that used them", async () => {
     const user = await passwordUser();
     const chatId = await chatOf(user.id);
