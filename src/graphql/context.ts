@@ -17,7 +17,7 @@ export class RequestContext {
     readonly audit: AuditContext = { ipAddress: null, userAgent: null, requestId, sessionId: null },
   ) {}
 
-  /** Per-request DataLoaders, scoped to the actor's family so a batch can never cross families. */
+  /** Per-request read-ahead of relations, scoped to the actor's family so a read can never cross families. */
   get loaders(): Loaders {
     if (!this.actor) throw new Error("loaders need an authenticated actor");
     this.loadersForActor ??= new Loaders(this.services.repositories, this.actor.familyId);

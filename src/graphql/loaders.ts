@@ -1,99 +1,85 @@
-import DataLoader from "dataloader";
 import type { AccountRow } from "../accounts/account.repository";
 import type { CategoryRow } from "../categories/category.repository";
 import type { MerchantRow } from "../merchants/merchant.repository";
 import type { Repositories } from "../services";
 import type { TagRow } from "../tags/tag.repository";
-import type { RelationIds, TransactionRow } from "../transactions/transaction.repository";
+import type { TransactionRow } from "../transactions/transaction.repository";
+import type { RelationLookup } from "../transactions/transaction.type";
 
-type RelationKind = "account" | "category" | "merchant" | "tagsOfTransaction";
-type RelationKey = { kind: RelationKind; id: string };
-type RelationValue = AccountRow | CategoryRow | MerchantRow | TagRow[] | null;
-
-/** What a read-ahead fetches for a page of transactions. */
+/** What a read-ahead fetches for transactions: the relations the query selects. */
 export type RelationKinds = { accounts: boolean; categories: boolean; merchants: boolean; tags: boolean };
 
 /**
- * One set per request and family. Every lookup a resolver makes in the same tick (the account,
- * category, merchant and tags of each transaction of a page, and the transfers' other accounts) is
- * batched into one statement for all kinds: a round trip per kind cost more than the rows themselves.
- * The loader is created on first use so a request that needs none pays nothing.
- *
- * A resolver that knows which relations its result will be asked for can read them ahead for a whole
- * page (`prefetchRelationsOf`, the same one statement); lookups then answer synchronously, without a
- * promise per field and row, which dominated a page's cost.
+ * One set per request and family. Whatever transactions a resolver returns, the relations the query
+ * selects on them (accounts, transfer counterparts included, categories, merchants, tags) are read in
+ * one statement for all kinds before the objects are built: a round trip per kind, or a lookup per
+ * field and row, cost more than the rows themselves. What one read brought is kept for the rest of the
+ * request, so a later read asks only for what is missing.
  */
-export class Loaders {
-  private relationLoader?: DataLoader<RelationKey, RelationValue, string>;
-  private readonly prefetched = new Map<string, RelationValue>();
+export class Loaders implements RelationLookup {
+  private readonly accounts = new Map<string, AccountRow | null>();
+  private readonly categories = new Map<string, CategoryRow | null>();
+  private readonly merchants = new Map<string, MerchantRow | null>();
+  private readonly tagsByTransaction = new Map<string, TagRow[]>();
 
   constructor(
     private readonly repositories: Repositories,
     private readonly familyId: string,
   ) {}
 
-  account(id: string): AccountRow | null | Promise<AccountRow | null> {
-    return this.relation({ kind: "account", id }) as AccountRow | null | Promise<AccountRow | null>;
+  account(id: string): AccountRow | null | undefined {
+    return this.accounts.get(id);
   }
 
-  category(id: string): CategoryRow | null | Promise<CategoryRow | null> {
-    return this.relation({ kind: "category", id }) as CategoryRow | null | Promise<CategoryRow | null>;
+  category(id: string): CategoryRow | null | undefined {
+    return this.categories.get(id);
   }
 
-  merchant(id: string): MerchantRow | null | Promise<MerchantRow | null> {
-    return this.relation({ kind: "merchant", id }) as MerchantRow | null | Promise<MerchantRow | null>;
+  merchant(id: string): MerchantRow | null | undefined {
+    return this.merchants.get(id);
   }
 
-  tagsOfTransaction(transactionId: string): TagRow[] | Promise<TagRow[]> {
-    return this.relation({ kind: "tagsOfTransaction", id: transactionId }) as TagRow[] | Promise<TagRow[]>;
+  tagsOfTransaction(transactionId: string): TagRow[] | undefined {
+    return this.tagsByTransaction.get(transactionId);
   }
 
-  /** Reads the chosen relations of these transactions in one statement, for the lookups that follow. */
-  async prefetchRelationsOf(rows: readonly TransactionRow[], kinds: RelationKinds): Promise<void> {
-    const keys: RelationKey[] = [];
-    const add = (kind: RelationKind, id: string | null) => {
-      if (id !== null && !this.prefetched.has(cacheKey({ kind, id }))) keys.push({ kind, id });
-    };
-    for (const row of rows) {
-      if (kinds.accounts) add("account", row.accountId);
-      if (kinds.accounts) add("account", row.transferOtherAccountId);
-      if (kinds.categories) add("category", row.categoryId);
-      if (kinds.merchants) add("merchant", row.merchantId);
-      if (kinds.tags) add("tagsOfTransaction", row.id);
-    }
-    if (keys.length === 0) return;
-    const unique = [...new Map(keys.map((key) => [cacheKey(key), key])).values()];
-    const values = await this.loadRelations(unique);
-    unique.forEach((key, index) => this.prefetched.set(cacheKey(key), values[index]));
-  }
-
-  private relation(key: RelationKey): RelationValue | Promise<RelationValue> {
-    const cached = this.prefetched.get(cacheKey(key));
-    return cached !== undefined ? cached : this.relations.load(key);
-  }
-
-  private get relations(): DataLoader<RelationKey, RelationValue, string> {
-    return (this.relationLoader ??= new DataLoader((keys) => this.loadRelations(keys), { cacheKeyFn: cacheKey }));
-  }
-
-  private async loadRelations(keys: readonly RelationKey[]): Promise<RelationValue[]> {
-    const ids: Record<RelationKind, string[]> = { account: [], category: [], merchant: [], tagsOfTransaction: [] };
-    for (const { kind, id } of keys) ids[kind].push(id);
+  /** Reads the chosen relations of these transactions that this request has not read yet, in one statement. */
+  async readRelationsOf(rows: readonly TransactionRow[], kinds: RelationKinds): Promise<void> {
+    const missing = <Value>(known: Map<string, Value>, ids: Array<string | null>) => [
+      ...new Set(ids.filter((id): id is string => id !== null && !known.has(id))),
+    ];
+    const accountIds = kinds.accounts
+      ? missing(this.accounts, [...rows.map((row) => row.accountId), ...rows.map((row) => row.transferOtherAccountId)])
+      : [];
+    const categoryIds = kinds.categories
+      ? missing(
+          this.categories,
+          rows.map((row) => row.categoryId),
+        )
+      : [];
+    const merchantIds = kinds.merchants
+      ? missing(
+          this.merchants,
+          rows.map((row) => row.merchantId),
+        )
+      : [];
+    const tagsOfTransactionIds = kinds.tags
+      ? missing(
+          this.tagsByTransaction,
+          rows.map((row) => row.id),
+        )
+      : [];
+    if (accountIds.length + categoryIds.length + merchantIds.length + tagsOfTransactionIds.length === 0) return;
     const relations = await this.repositories.transactions.relations(this.familyId, {
-      accountIds: ids.account,
-      categoryIds: ids.category,
-      merchantIds: ids.merchant,
-      tagsOfTransactionIds: ids.tagsOfTransaction,
-    } satisfies RelationIds);
-    return keys.map(({ kind, id }) => {
-      if (kind === "account") return relations.accounts.get(id) ?? null;
-      if (kind === "category") return relations.categories.get(id) ?? null;
-      if (kind === "merchant") return relations.merchants.get(id) ?? null;
-      return relations.tagsOfTransaction.get(id)!;
+      accountIds,
+      categoryIds,
+      merchantIds,
+      tagsOfTransactionIds,
     });
+    // An id the family does not own reads as null, as a relation that is gone would.
+    for (const id of accountIds) this.accounts.set(id, relations.accounts.get(id) ?? null);
+    for (const id of categoryIds) this.categories.set(id, relations.categories.get(id) ?? null);
+    for (const id of merchantIds) this.merchants.set(id, relations.merchants.get(id) ?? null);
+    for (const id of tagsOfTransactionIds) this.tagsByTransaction.set(id, relations.tagsOfTransaction.get(id)!);
   }
-}
-
-function cacheKey({ kind, id }: RelationKey): string {
-  return `${kind}:${id}`;
 }

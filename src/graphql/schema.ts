@@ -11,7 +11,7 @@ import { UserAdminResolver } from "../identity/user-admin.resolver";
 import { MerchantResolver } from "../merchants/merchant.resolver";
 import { SsoResolver } from "../sso/sso.resolver";
 import { TagResolver } from "../tags/tag.resolver";
-import { TransactionResolver, TransferResolver } from "../transactions/transaction.resolver";
+import { TransactionResolver } from "../transactions/transaction.resolver";
 import type { EventBus } from "../events/event-bus";
 import { authChecker } from "./auth-checker";
 
@@ -22,7 +22,6 @@ export const resolvers = [
   TagResolver,
   MerchantResolver,
   TransactionResolver,
-  TransferResolver,
   ChatResolver,
   BankConnectionResolver,
   BankAccountResolver,

@@ -65,7 +65,12 @@ export async function createApp(deps: AppDeps): Promise<App> {
     res.setHeader("Referrer-Policy", "no-referrer");
     next();
   });
-  app.use(pinoHttp({ logger, genReqId: (_req, res) => (res as Response).locals.requestId, quietReqLogger: true }));
+  // pino-http logs each finished request at info. Below that level it would log nothing, yet still build
+  // two child loggers per request and serialize the request into them, so it is only mounted when its
+  // lines are wanted.
+  if (logger.isLevelEnabled("info")) {
+    app.use(pinoHttp({ logger, genReqId: (_req, res) => (res as Response).locals.requestId, quietReqLogger: true }));
+  }
 
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });

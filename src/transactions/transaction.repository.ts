@@ -43,7 +43,7 @@ export type Relations = {
 
 /** One row of the relations statement: the columns of every kind, unused ones null. */
 type RelationRow = {
-  kind: "account" | "category" | "merchant" | "tag";
+  kind: "account" | "category" | "merchant" | "tag" | "tagging";
   transactionId: string | null;
   id: string;
   name: string;
@@ -146,23 +146,71 @@ export class TransactionRepository {
     };
     const branches: string[] = [];
     if (ids.accountIds.length > 0) {
-      branches.push(`SELECT 'account' AS kind, NULL::uuid AS "transactionId", id, name, account_type AS "accountType", classification,
-          currency, balance, NULL::uuid AS "parentId", NULL::text AS color, NULL::text AS icon, NULL::text AS "logoUrl",
-          created_at AS "createdAt", updated_at AS "updatedAt"
-        FROM accounts WHERE family_id = $1 AND id = ANY(${param(ids.accountIds)})`);
+      branches.push(
+        relationBranch(
+          {
+            kind: "'account'",
+            id: "id",
+            name: "name",
+            accountType: "account_type",
+            classification: "classification",
+            currency: "currency",
+            balance: "balance",
+            createdAt: "created_at",
+            updatedAt: "updated_at",
+          },
+          `FROM accounts WHERE family_id = $1 AND id = ANY(${param(ids.accountIds)})`,
+        ),
+      );
     }
     if (ids.categoryIds.length > 0) {
-      branches.push(`SELECT 'category', NULL, id, name, NULL, classification, NULL, NULL, parent_id, color, icon, NULL, created_at, updated_at
-        FROM categories WHERE family_id = $1 AND id = ANY(${param(ids.categoryIds)})`);
+      branches.push(
+        relationBranch(
+          {
+            kind: "'category'",
+            id: "id",
+            name: "name",
+            classification: "classification",
+            parentId: "parent_id",
+            color: "color",
+            icon: "icon",
+            createdAt: "created_at",
+            updatedAt: "updated_at",
+          },
+          `FROM categories WHERE family_id = $1 AND id = ANY(${param(ids.categoryIds)})`,
+        ),
+      );
     }
     if (ids.merchantIds.length > 0) {
-      branches.push(`SELECT 'merchant', NULL, id, name, NULL, NULL, NULL, NULL, NULL, color, NULL, logo_url, created_at, updated_at
-        FROM merchants WHERE family_id = $1 AND id = ANY(${param(ids.merchantIds)})`);
+      branches.push(
+        relationBranch(
+          {
+            kind: "'merchant'",
+            id: "id",
+            name: "name",
+            color: "color",
+            logoUrl: "logo_url",
+            createdAt: "created_at",
+            updatedAt: "updated_at",
+          },
+          `FROM merchants WHERE family_id = $1 AND id = ANY(${param(ids.merchantIds)})`,
+        ),
+      );
     }
     if (ids.tagsOfTransactionIds.length > 0) {
-      branches.push(`SELECT 'tag', tt.transaction_id, g.id, g.name, NULL, NULL, NULL, NULL, NULL, g.color, NULL, NULL, g.created_at, g.updated_at
-        FROM transaction_tags tt JOIN tags g ON g.id = tt.tag_id
-        WHERE g.family_id = $1 AND tt.transaction_id = ANY(${param(ids.tagsOfTransactionIds)})`);
+      // Each tag once with all its columns, then only which transaction carries which tag: a page
+      // repeats a few tags many times, and timestamps cost more to parse than anything else in a row.
+      const transactionIds = param(ids.tagsOfTransactionIds);
+      branches.push(
+        relationBranch(
+          { kind: "'tag'", id: "g.id", name: "g.name", color: "g.color", createdAt: "g.created_at", updatedAt: "g.updated_at" },
+          `FROM tags g WHERE g.family_id = $1 AND g.id IN (SELECT tt.tag_id FROM transaction_tags tt WHERE tt.transaction_id = ANY(${transactionIds}))`,
+        ),
+        relationBranch(
+          { kind: "'tagging'", transactionId: "tt.transaction_id", id: "g.id", name: "g.name" },
+          `FROM transaction_tags tt JOIN tags g ON g.id = tt.tag_id WHERE g.family_id = $1 AND tt.transaction_id = ANY(${transactionIds})`,
+        ),
+      );
     }
     const relations: Relations = {
       accounts: new Map(),
@@ -171,8 +219,10 @@ export class TransactionRepository {
       tagsOfTransaction: new Map(ids.tagsOfTransactionIds.map((id) => [id, []])),
     };
     if (branches.length === 0) return relations;
-    // The first branch names and types the columns; ordering by name puts each transaction's tags in order.
+    // Ordering by name puts each transaction's tags in order.
     const rows = await readRows<RelationRow>(this.sequelize, `${branches.join(" UNION ALL ")} ORDER BY name`, bind);
+    const tags = new Map<string, TagRow>();
+    const taggings: RelationRow[] = [];
     for (const row of rows) {
       const { id, name, createdAt, updatedAt } = row;
       if (row.kind === "account") {
@@ -193,12 +243,47 @@ export class TransactionRepository {
         relations.categories.set(id, { id, parentId, name, classification, color: row.color!, icon, createdAt, updatedAt });
       } else if (row.kind === "merchant") {
         relations.merchants.set(id, { id, name, color: row.color, logoUrl: row.logoUrl, createdAt, updatedAt });
+      } else if (row.kind === "tag") {
+        tags.set(id, { id, name, color: row.color!, createdAt, updatedAt });
       } else {
-        relations.tagsOfTransaction.get(row.transactionId!)?.push({ id, name, color: row.color!, createdAt, updatedAt });
+        taggings.push(row);
       }
     }
+    // Taggings come ordered by tag name, so each transaction's tags do too.
+    for (const { transactionId, id } of taggings) relations.tagsOfTransaction.get(transactionId!)?.push(tags.get(id)!);
     return relations;
   }
+}
+
+/**
+ * The columns of the relations statement and their types. Each branch gives some and the rest are
+ * NULLs of the column's type: UNION resolves types pair by pair, so an untyped NULL in two branches
+ * would become text and then clash with a later branch's uuid.
+ */
+const RELATION_COLUMNS = {
+  kind: "text",
+  transactionId: "uuid",
+  id: "uuid",
+  name: "text",
+  accountType: "text",
+  classification: "text",
+  currency: "text",
+  balance: "numeric",
+  parentId: "uuid",
+  color: "text",
+  icon: "text",
+  logoUrl: "text",
+  createdAt: "timestamptz",
+  updatedAt: "timestamptz",
+} as const satisfies Record<keyof RelationRow, string>;
+
+type RelationColumns = Partial<Record<keyof RelationRow, string>>;
+
+function relationBranch(columns: RelationColumns, from: string): string {
+  const list = Object.entries(RELATION_COLUMNS).map(
+    ([name, type]) => `${columns[name as keyof RelationRow] ?? `NULL::${type}`} AS "${name}"`,
+  );
+  return `SELECT ${list.join(", ")} ${from}`;
 }
 
 function filterConditions(filter: TransactionFilter, bind: unknown[]): string[] {

@@ -1,13 +1,9 @@
 import type { GraphQLResolveInfo } from "graphql";
-import { Arg, Authorized, Ctx, FieldResolver, ID, Info, Int, Mutation, Query, Resolver, Root } from "type-graphql";
-import { AccountType } from "../accounts/account.type";
-import { CategoryType } from "../categories/category.type";
+import { Arg, Authorized, Ctx, ID, Info, Int, Mutation, Query, Resolver } from "type-graphql";
 import { Access } from "../graphql/auth-checker";
 import type { RequestContext } from "../graphql/context";
 import type { RelationKinds } from "../graphql/loaders";
 import { selectedFieldNames } from "../graphql/selection";
-import { MerchantType } from "../merchants/merchant.type";
-import { TagType } from "../tags/tag.type";
 import {
   CreateTransactionPayload,
   TransactionFilterInput,
@@ -16,7 +12,6 @@ import {
   TransactionType,
   TransferInput,
   TransferPayload,
-  TransferType,
 } from "./transaction.type";
 import type { TransactionRow } from "./transaction.repository";
 
@@ -32,88 +27,82 @@ export class TransactionResolver {
     @Arg("perPage", () => Int, { nullable: true }) perPage?: number,
   ) {
     const { items, pagination } = await context.services.transactions.list(context.actor!, filter ?? {}, page, perPage);
-    await prefetchSelectedRelations(context, info, ["items"], items);
-    return { items: items.map((row) => new TransactionType(row)), pagination };
+    return { items: await withSelectedRelations(context, info, [["items"]], items), pagination };
   }
 
   @Authorized(Access.Read)
   @Query(() => TransactionType)
   async transaction(@Ctx() context: RequestContext, @Info() info: GraphQLResolveInfo, @Arg("id", () => ID) id: string) {
     const row = await context.services.transactions.get(context.actor!, id);
-    await prefetchSelectedRelations(context, info, [], [row]);
-    return new TransactionType(row);
+    const [transaction] = await withSelectedRelations(context, info, [[]], [row]);
+    return transaction;
   }
 
   @Authorized(Access.Write)
   @Mutation(() => CreateTransactionPayload)
-  async createTransaction(@Ctx() { services, actor }: RequestContext, @Arg("input", () => TransactionInput) input: TransactionInput) {
-    const { transaction, created } = await services.transactions.create(actor!, input);
-    return { transaction: new TransactionType(transaction), created };
+  async createTransaction(
+    @Ctx() context: RequestContext,
+    @Info() info: GraphQLResolveInfo,
+    @Arg("input", () => TransactionInput) input: TransactionInput,
+  ) {
+    const { transaction, created } = await context.services.transactions.create(context.actor!, input);
+    const [built] = await withSelectedRelations(context, info, [["transaction"]], [transaction]);
+    return { transaction: built, created };
   }
 
   @Authorized(Access.Write)
   @Mutation(() => TransactionType)
   async updateTransaction(
-    @Ctx() { services, actor }: RequestContext,
+    @Ctx() context: RequestContext,
+    @Info() info: GraphQLResolveInfo,
     @Arg("id", () => ID) id: string,
     @Arg("input", () => TransactionInput) input: TransactionInput,
   ) {
-    return new TransactionType(await services.transactions.update(actor!, id, input));
+    const row = await context.services.transactions.update(context.actor!, id, input);
+    const [transaction] = await withSelectedRelations(context, info, [[]], [row]);
+    return transaction;
   }
 
   @Authorized(Access.Write)
   @Mutation(() => TransactionType, { description: "Returns the deleted transaction." })
-  async deleteTransaction(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return new TransactionType(await services.transactions.delete(actor!, id));
+  async deleteTransaction(@Ctx() context: RequestContext, @Info() info: GraphQLResolveInfo, @Arg("id", () => ID) id: string) {
+    const row = await context.services.transactions.delete(context.actor!, id);
+    const [transaction] = await withSelectedRelations(context, info, [[]], [row]);
+    return transaction;
   }
 
   @Authorized(Access.Write)
   @Mutation(() => TransferPayload)
-  async createTransfer(@Ctx() { services, actor }: RequestContext, @Arg("input", () => TransferInput) input: TransferInput) {
-    const { id, outflow, inflow } = await services.transactions.createTransfer(actor!, input);
-    return { id, outflow: new TransactionType(outflow), inflow: new TransactionType(inflow) };
-  }
-
-  @FieldResolver(() => AccountType)
-  account(@Root() transaction: TransactionType, @Ctx() { loaders }: RequestContext) {
-    return loaders.account(transaction.accountId);
-  }
-
-  @FieldResolver(() => CategoryType, { nullable: true })
-  category(@Root() transaction: TransactionType, @Ctx() { loaders }: RequestContext) {
-    return transaction.categoryId ? loaders.category(transaction.categoryId) : null;
-  }
-
-  @FieldResolver(() => MerchantType, { nullable: true })
-  merchant(@Root() transaction: TransactionType, @Ctx() { loaders }: RequestContext) {
-    return transaction.merchantId ? loaders.merchant(transaction.merchantId) : null;
-  }
-
-  @FieldResolver(() => [TagType])
-  tags(@Root() transaction: TransactionType, @Ctx() { loaders }: RequestContext) {
-    return loaders.tagsOfTransaction(transaction.id);
-  }
-}
-
-@Resolver(() => TransferType)
-export class TransferResolver {
-  @FieldResolver(() => AccountType, { description: "The account on the other side of the transfer." })
-  otherAccount(@Root() transfer: TransferType, @Ctx() { loaders }: RequestContext) {
-    return loaders.account(transfer.otherAccountId);
+  async createTransfer(
+    @Ctx() context: RequestContext,
+    @Info() info: GraphQLResolveInfo,
+    @Arg("input", () => TransferInput) input: TransferInput,
+  ) {
+    const { id, outflow, inflow } = await context.services.transactions.createTransfer(context.actor!, input);
+    const [outflowType, inflowType] = await withSelectedRelations(context, info, [["outflow"], ["inflow"]], [outflow, inflow]);
+    return { id, outflow: outflowType, inflow: inflowType };
   }
 }
 
 /**
- * Reads ahead, in one statement, the relations the query selects on these transactions, so the field
- * resolvers below answer from memory. `transfer` counts as selecting its other account.
+ * Builds the GraphQL objects of these transactions after reading ahead, in one statement, the
+ * relations the query selects on them at any of `paths` (below the field being resolved); their fields
+ * then hold plain values. `transfer` counts as selecting its other account.
  */
-async function prefetchSelectedRelations(context: RequestContext, info: GraphQLResolveInfo, path: string[], rows: TransactionRow[]) {
-  const selected = selectedFieldNames(info, path);
+async function withSelectedRelations(
+  context: RequestContext,
+  info: GraphQLResolveInfo,
+  paths: string[][],
+  rows: TransactionRow[],
+): Promise<TransactionType[]> {
+  const selected = new Set(paths.flatMap((path) => [...selectedFieldNames(info, path)]));
   const kinds: RelationKinds = {
     accounts: selected.has("account") || selected.has("transfer"),
     categories: selected.has("category"),
     merchants: selected.has("merchant"),
     tags: selected.has("tags"),
   };
-  await context.loaders.prefetchRelationsOf(rows, kinds);
+  const { loaders } = context;
+  await loaders.readRelationsOf(rows, kinds);
+  return rows.map((row) => new TransactionType(row, loaders));
 }

@@ -3,6 +3,14 @@ import { Field, ID, InputType, ObjectType, registerEnumType } from "type-graphql
 import { PaginationType } from "../common/page.type";
 import { CalendarDateScalar, DecimalScalar } from "../graphql/scalars";
 import { absolute, formatMoney, isNegative, toMinorUnits } from "../money/money";
+import { AccountType } from "../accounts/account.type";
+import type { AccountRow } from "../accounts/account.repository";
+import { CategoryType } from "../categories/category.type";
+import type { CategoryRow } from "../categories/category.repository";
+import { MerchantType } from "../merchants/merchant.type";
+import type { MerchantRow } from "../merchants/merchant.repository";
+import { TagType } from "../tags/tag.type";
+import type { TagRow } from "../tags/tag.repository";
 import type { TransactionRow } from "./transaction.repository";
 
 export enum TransactionClassification {
@@ -11,34 +19,43 @@ export enum TransactionClassification {
 }
 registerEnumType(TransactionClassification, { name: "TransactionClassification" });
 
+/**
+ * What a transaction points at, read ahead in one statement for the relations a query selects (see
+ * Loaders.readRelationsOf). A relation the query does not select is left undefined: nothing reads it.
+ */
+export type RelationLookup = {
+  account(id: string): AccountRow | null | undefined;
+  category(id: string): CategoryRow | null | undefined;
+  merchant(id: string): MerchantRow | null | undefined;
+  tagsOfTransaction(id: string): TagRow[] | undefined;
+};
+
+/**
+ * The types a page of transactions serves hold every field as a plain property, derived fields and
+ * relations included, with `simpleResolvers`: graphql-jit then reads each field inline instead of
+ * calling a resolver per field and row (TypeGraphQL wraps every getter and field resolver in a
+ * handler that collects its parameters on each call, which cost more than the page's SQL). So the
+ * derived fields are worked out once when the object is built, and the relations come from the read
+ * ahead. These types have no field middleware or field authorization that a wrapper would apply.
+ */
 @ObjectType("Transfer", { description: "The transfer this transaction is one leg of.", simpleResolvers: true })
 export class TransferType {
   @Field(() => ID) id: string;
   @Field(() => DecimalScalar, { description: "Absolute amount of this leg." }) amount: string;
   @Field() currency: string;
-  readonly otherAccountId: string;
+  @Field({ description: 'Absolute amount formatted in its currency, e.g. "$75.50".' }) formattedAmount: string;
+  @Field(() => AccountType, { description: "The account on the other side of the transfer." }) otherAccount: AccountRow | null | undefined;
 
-  constructor(id: string, amount: string, currency: string, otherAccountId: string) {
+  constructor(id: string, amount: string, currency: string, otherAccount: AccountRow | null | undefined) {
     this.id = id;
     this.amount = absolute(amount);
     this.currency = currency;
-    this.otherAccountId = otherAccountId;
-  }
-
-  @Field({ description: 'Absolute amount formatted in its currency, e.g. "$75.50".' })
-  get formattedAmount(): string {
-    return formatMoney(this.amount, this.currency);
+    this.formattedAmount = formatMoney(this.amount, currency);
+    this.otherAccount = otherAccount;
   }
 }
 
-/**
- * A transaction as GraphQL serves it. Derived fields are getters, so they cost nothing unless selected.
- * Relations (account, category, merchant, tags, transfer.otherAccount) resolve through DataLoaders.
- *
- * `simpleResolvers` (here and on the other types a page of transactions serves): plain fields use
- * GraphQL's default property read instead of a TypeGraphQL wrapper per field and row, which graphql-jit
- * then inlines. These types have no field middleware or field authorization that the wrapper would apply.
- */
+/** A transaction as GraphQL serves it (see TransferType for why every field is a plain property). */
 @ObjectType("Transaction", { simpleResolvers: true })
 export class TransactionType {
   @Field(() => ID) id: string;
@@ -53,12 +70,21 @@ export class TransactionType {
   @Field(() => String, { nullable: true }) source: string | null;
   @Field() createdAt: Date;
   @Field() updatedAt: Date;
+  @Field(() => TransactionClassification, { description: "income when the stored amount is negative, else expense." })
+  classification: TransactionClassification;
+  @Field({ description: 'The stored signed amount formatted in its currency: income shows as "-$2.00", as upstream does.' })
+  formattedAmount: string;
+  @Field(() => SafeIntResolver, { description: "Absolute amount in minor units (cents; none for JPY, three for KWD)." })
+  amountCents: number;
+  @Field(() => SafeIntResolver, { description: "Minor units signed as a person reads them: positive for income, negative for expense." })
+  signedAmountCents: number;
+  @Field(() => AccountType) account: AccountRow | null | undefined;
+  @Field(() => CategoryType, { nullable: true }) category: CategoryRow | null | undefined;
+  @Field(() => MerchantType, { nullable: true }) merchant: MerchantRow | null | undefined;
+  @Field(() => [TagType]) tags: TagRow[] | undefined;
   @Field(() => TransferType, { nullable: true }) transfer: TransferType | null;
-  readonly accountId: string;
-  readonly categoryId: string | null;
-  readonly merchantId: string | null;
 
-  constructor(row: TransactionRow) {
+  constructor(row: TransactionRow, relations: RelationLookup) {
     this.id = row.id;
     this.date = row.date;
     this.amount = row.amount;
@@ -70,38 +96,18 @@ export class TransactionType {
     this.source = row.source;
     this.createdAt = row.createdAt;
     this.updatedAt = row.updatedAt;
-    this.accountId = row.accountId;
-    this.categoryId = row.categoryId;
-    this.merchantId = row.merchantId;
-    this.transfer = row.transferId ? new TransferType(row.transferId, row.amount, row.currency, row.transferOtherAccountId!) : null;
-  }
-
-  @Field(() => TransactionClassification, { description: "income when the stored amount is negative, else expense." })
-  get classification(): TransactionClassification {
-    return this.isIncome() ? TransactionClassification.income : TransactionClassification.expense;
-  }
-
-  @Field({ description: 'The stored signed amount formatted in its currency: income shows as "-$2.00", as upstream does.' })
-  get formattedAmount(): string {
-    return formatMoney(this.amount, this.currency);
-  }
-
-  @Field(() => SafeIntResolver, { description: "Absolute amount in minor units (cents; none for JPY, three for KWD)." })
-  get amountCents(): number {
-    return (this.minorUnits ??= toMinorUnits(this.amount, this.currency));
-  }
-
-  @Field(() => SafeIntResolver, { description: "Minor units signed as a person reads them: positive for income, negative for expense." })
-  get signedAmountCents(): number {
-    return this.isIncome() ? this.amountCents : -this.amountCents;
-  }
-
-  // Several derived fields read the same two facts; each is worked out once per transaction, not per field.
-  private minorUnits?: number;
-  private negative?: boolean;
-
-  private isIncome(): boolean {
-    return (this.negative ??= isNegative(this.amount));
+    const income = isNegative(row.amount);
+    this.classification = income ? TransactionClassification.income : TransactionClassification.expense;
+    this.formattedAmount = formatMoney(row.amount, row.currency);
+    this.amountCents = toMinorUnits(row.amount, row.currency);
+    this.signedAmountCents = income ? this.amountCents : -this.amountCents;
+    this.account = relations.account(row.accountId);
+    this.category = row.categoryId ? relations.category(row.categoryId) : null;
+    this.merchant = row.merchantId ? relations.merchant(row.merchantId) : null;
+    this.tags = relations.tagsOfTransaction(row.id);
+    this.transfer = row.transferId
+      ? new TransferType(row.transferId, row.amount, row.currency, relations.account(row.transferOtherAccountId!))
+      : null;
   }
 }
 

@@ -504,6 +504,39 @@ describe("transactions", () => {
     });
   });
 
+  test("a query that selects only some relations gets those, whichever they are", async () => {
+    const savings = await createAccount(gql, { name: "Savings" });
+    const shop = await createTransaction(gql, {
+      accountId: checking.id,
+      name: "Tagged shop",
+      categoryId: groceries.id,
+      merchantId: wholeFoods.id,
+      tagIds: [weekly.id, essential.id],
+    });
+    const transfer = (
+      await gql.ok(CREATE_TRANSFER, { input: { fromAccountId: checking.id, toAccountId: savings.id, date: "2024-01-16", amount: "5" } })
+    ).createTransfer;
+    const only = async (id: string, selection: string) =>
+      (await gql.ok(`query($id: ID!) { transaction(id: $id) { ${selection} } }`, { id })).transaction;
+    const tags = [
+      { id: essential.id, name: "Essential" },
+      { id: weekly.id, name: "Weekly" },
+    ];
+
+    expect(await only(shop.id, "tags { id name }")).toEqual({ tags });
+    expect(await only(shop.id, "category { name } tags { id name }")).toEqual({ category: { name: "Groceries" }, tags });
+    expect(await only(shop.id, "merchant { name } category { name }")).toEqual({
+      merchant: { name: "Whole Foods" },
+      category: { name: "Groceries" },
+    });
+    expect(await only(transfer.outflow.id, "transfer { otherAccount { name } } tags { id }")).toEqual({
+      transfer: { otherAccount: { name: "Savings" } },
+      tags: [],
+    });
+    const page = (await gql.ok("{ transactions(perPage: 100) { items { id tags { name } } } }")).transactions.items;
+    expect(page.find((t: Json) => t.id === shop.id).tags).toEqual([{ name: "Essential" }, { name: "Weekly" }]);
+  });
+
   describe("transactions(filter, page, perPage)", () => {
     let listing: Gql;
     const ids: Record<string, string> = {};
