@@ -70,7 +70,7 @@ export type HoldingRow = {
   cusip: string | null;
 };
 
-export type BalanceRow = { date: string; balance: string; availableBalance: string | null; currency: string };
+export type BalanceRow = { accountId: string; date: string; balance: string; availableBalance: string | null; currency: string };
 
 /** An imported transaction as the sync compares it: provider key, content and fingerprint. */
 export type ExistingTransaction = {
@@ -159,6 +159,19 @@ export class BankingRepository {
     );
   }
 
+  /** The newest `limit` runs of each of these connections of the family, newest first. */
+  runsOfConnections(familyId: string, connectionIds: readonly string[], limit: number): Promise<SyncRunRow[]> {
+    return selectRows<SyncRunRow>(
+      this.sequelize,
+      `SELECT ${RUN_COLUMNS} FROM (
+         SELECT *, row_number() OVER (PARTITION BY connection_id ORDER BY created_at DESC, id DESC) AS position
+           FROM bank_sync_runs WHERE family_id = $1 AND connection_id = ANY($2::uuid[])) runs
+        WHERE position <= $3
+        ORDER BY created_at DESC, id DESC`,
+      [familyId, connectionIds, limit],
+    );
+  }
+
   async run(id: string): Promise<SyncRunRow | null> {
     const [row] = await selectRows<SyncRunRow>(this.sequelize, `SELECT ${RUN_COLUMNS} FROM bank_sync_runs WHERE id = $1`, [id]);
     return row ?? null;
@@ -201,6 +214,16 @@ export class BankingRepository {
       this.sequelize,
       `SELECT ${PROVIDER_ACCOUNT_COLUMNS} FROM bank_provider_accounts WHERE connection_id = $1 ORDER BY institution, name, id`,
       [connectionId],
+    );
+  }
+
+  /** The provider accounts of these connections of the family, each connection's in the order providerAccounts gives. */
+  providerAccountsOfConnections(familyId: string, connectionIds: readonly string[]): Promise<ProviderAccountRow[]> {
+    return selectRows<ProviderAccountRow>(
+      this.sequelize,
+      `SELECT ${PROVIDER_ACCOUNT_COLUMNS} FROM bank_provider_accounts WHERE family_id = $1 AND connection_id = ANY($2::uuid[])
+        ORDER BY institution, name, id`,
+      [familyId, connectionIds],
     );
   }
 
@@ -317,12 +340,17 @@ export class BankingRepository {
     );
   }
 
-  balances(accountId: string, limit: number): Promise<BalanceRow[]> {
+  /** The newest `limit` daily balances of each of these accounts of the family, newest first. */
+  balancesOfAccounts(familyId: string, accountIds: readonly string[], limit: number): Promise<BalanceRow[]> {
     return selectRows<BalanceRow>(
       this.sequelize,
-      `SELECT date::text AS date, balance, available_balance AS "availableBalance", currency FROM account_balances
-        WHERE account_id = $1 ORDER BY date DESC LIMIT ${limit}`,
-      [accountId],
+      `SELECT account_id AS "accountId", date::text AS date, balance, available_balance AS "availableBalance", currency FROM (
+         SELECT b.*, row_number() OVER (PARTITION BY b.account_id ORDER BY b.date DESC) AS position
+           FROM account_balances b JOIN accounts a ON a.id = b.account_id
+          WHERE a.family_id = $1 AND b.account_id = ANY($2::uuid[])) balances
+        WHERE position <= $3
+        ORDER BY date DESC`,
+      [familyId, accountIds, limit],
     );
   }
 
@@ -374,17 +402,17 @@ export class BankingRepository {
     });
   }
 
-  /** The latest snapshot of each account's holdings. */
-  latestHoldings(accountIds: string[]): Promise<HoldingRow[]> {
+  /** The latest snapshot of the holdings of each of these accounts of the family, largest value first. */
+  latestHoldings(familyId: string, accountIds: readonly string[]): Promise<HoldingRow[]> {
     return selectRows<HoldingRow>(
       this.sequelize,
       `SELECT h.account_id AS "accountId", h.date::text AS date, h.quantity, h.price, h.value, h.cost_basis AS "costBasis", h.currency,
               s.ticker, s.name, s.isin, s.figi, s.cusip
          FROM holdings h JOIN securities s ON s.id = h.security_id
-        WHERE h.account_id = ANY($1::uuid[])
+        WHERE h.family_id = $1 AND h.account_id = ANY($2::uuid[])
           AND h.date = (SELECT max(date) FROM holdings latest WHERE latest.account_id = h.account_id)
         ORDER BY h.account_id, h.value DESC, s.ticker`,
-      [accountIds],
+      [familyId, accountIds],
     );
   }
 

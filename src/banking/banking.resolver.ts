@@ -122,38 +122,38 @@ export class BankConnectionResolver {
   }
 
   @FieldResolver(() => [BankAccountType])
-  accounts(@Ctx() { services }: RequestContext, @Root() connection: BankConnectionType) {
-    return services.banking.providerAccounts(connection.id);
+  accounts(@Ctx() { bankingLoaders }: RequestContext, @Root() connection: BankConnectionType) {
+    return bankingLoaders.providerAccounts(connection.id);
   }
 
   @FieldResolver(() => [BankSyncRunType])
   async syncRuns(
-    @Ctx() { services }: RequestContext,
+    @Ctx() { bankingLoaders }: RequestContext,
     @Root() connection: BankConnectionType,
     @Arg("limit", () => Int, { nullable: true, defaultValue: 10 }) limit: number,
   ) {
-    return (await services.banking.runs(connection.id, limit)).map(toRun);
+    return (await bankingLoaders.runs(connection.id, limit)).map(toRun);
   }
 }
 
 @Resolver(() => BankAccountType)
 export class BankAccountResolver {
   @FieldResolver()
-  account(@Ctx() { services, actor }: RequestContext, @Root() bankAccount: BankAccountType) {
-    return services.banking.account(actor!, bankAccount.accountId);
+  account(@Ctx() { bankingLoaders }: RequestContext, @Root() bankAccount: BankAccountType) {
+    return bankingLoaders.account(bankAccount.accountId);
   }
 
   @FieldResolver(() => [AccountBalanceType], { description: "Daily balance history, newest first." })
   balances(
-    @Ctx() { services }: RequestContext,
+    @Ctx() { bankingLoaders }: RequestContext,
     @Root() bankAccount: BankAccountType,
     @Arg("limit", () => Int, { nullable: true, defaultValue: 90 }) limit: number,
   ) {
-    return services.banking.balances(bankAccount.accountId, limit);
+    return bankingLoaders.balances(bankAccount.accountId, limit);
   }
 
   @FieldResolver(() => [HoldingType], { description: "The latest holdings snapshot." })
-  async holdings(@Ctx() { services }: RequestContext, @Root() bankAccount: BankAccountType) {
-    return (await services.banking.holdings(bankAccount.accountId)).map(toHolding);
+  async holdings(@Ctx() { bankingLoaders }: RequestContext, @Root() bankAccount: BankAccountType) {
+    return (await bankingLoaders.holdings(bankAccount.accountId)).map(toHolding);
   }
 }

@@ -1,4 +1,4 @@
-import type { AccountRepository, AccountRow } from "../accounts/account.repository";
+import type { AccountRepository } from "../accounts/account.repository";
 import { ConflictError, NotFoundError, UpstreamUnavailableError, ValidationError, ValidationErrors } from "../common/errors";
 import { isUuid, newId } from "../common/ids";
 import { requiredText } from "../common/validation";
@@ -6,7 +6,7 @@ import type { Config } from "../config/config";
 import type { Actor } from "../identity/actor";
 import type { SecretBox } from "../security/secret-box";
 import { BankConnectionModel, BankSyncRunModel, type BankProvider } from "./banking.model";
-import type { BalanceRow, BankingRepository, ConnectionRow, HoldingRow, ProviderAccountRow, SyncRunRow } from "./banking.repository";
+import type { BankingRepository, ConnectionRow, ProviderAccountRow, SyncRunRow } from "./banking.repository";
 import { LunchflowClient } from "./lunchflow.client";
 import type { SyncState } from "./provider";
 import { claimSetupToken, SimplefinClient, UpstreamClaimError } from "./simplefin.client";
@@ -29,6 +29,16 @@ const STALE_AFTER_MS = 10 * 60 * 1000;
 export function runStatusOf(run: SyncRunRow, now = Date.now()): string {
   if (run.status === "syncing" && run.heartbeatAt && now - new Date(run.heartbeatAt).getTime() > STALE_AFTER_MS) return "stale";
   return run.status;
+}
+
+/** How many sync runs of a connection one read may ask for. */
+export function runsLimit(limit: number): number {
+  return Math.min(Math.max(limit, 1), 100);
+}
+
+/** How many days of an account's balance history one read may ask for. */
+export function balanceDaysLimit(limit: number): number {
+  return Math.min(Math.max(limit, 1), 3660);
 }
 
 /**
@@ -176,25 +186,7 @@ export class BankingService {
   }
 
   runs(connectionId: string, limit: number): Promise<SyncRunRow[]> {
-    return this.repository.runs(connectionId, Math.min(Math.max(limit, 1), 100));
-  }
-
-  providerAccounts(connectionId: string): Promise<ProviderAccountRow[]> {
-    return this.repository.providerAccounts(connectionId);
-  }
-
-  async account(actor: Actor, accountId: string | null): Promise<AccountRow | null> {
-    if (!accountId) return null;
-    const [row] = await this.accounts.byIds(actor.familyId, [accountId]);
-    return row;
-  }
-
-  balances(accountId: string | null, limit: number): Promise<BalanceRow[]> {
-    return accountId ? this.repository.balances(accountId, Math.min(Math.max(limit, 1), 3660)) : Promise.resolve([]);
-  }
-
-  holdings(accountId: string | null): Promise<HoldingRow[]> {
-    return accountId ? this.repository.latestHoldings([accountId]) : Promise.resolve([]);
+    return this.repository.runs(connectionId, runsLimit(limit));
   }
 
   /** Returns the open run (a sync already waiting or under way), or records a new one and enqueues it. */

@@ -46,6 +46,13 @@ export function alignToKeys<Row extends { id: string }>(keys: readonly string[],
   return keys.map((key) => byId.get(key) ?? null);
 }
 
+/** Groups batch results under their DataLoader keys, in row order, with an empty list for keys that matched nothing. */
+export function groupToKeys<Row>(keys: readonly string[], rows: Row[], keyOf: (row: Row) => string): Row[][] {
+  const groups = new Map<string, Row[]>(keys.map((key) => [key, []]));
+  for (const row of rows) groups.get(keyOf(row))?.push(row);
+  return keys.map((key) => groups.get(key)!);
+}
+
 /** Escapes LIKE wildcards so user text is matched literally. */
 export function likePattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;

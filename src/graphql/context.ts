@@ -1,4 +1,5 @@
 import type { AuditContext } from "../audit/audit-context";
+import { BankingLoaders } from "../banking/banking.loaders";
 import type { Logger } from "../common/logger";
 import type { Actor } from "../identity/actor";
 import type { Services } from "../services";
@@ -7,6 +8,7 @@ import { Loaders } from "./loaders";
 /** Everything request-scoped. Built once per HTTP request, WebSocket operation or REST call. */
 export class RequestContext {
   private loadersForActor?: Loaders;
+  private bankingLoadersForActor?: BankingLoaders;
 
   constructor(
     readonly services: Services,
@@ -22,5 +24,12 @@ export class RequestContext {
     if (!this.actor) throw new Error("loaders need an authenticated actor");
     this.loadersForActor ??= new Loaders(this.services.repositories, this.actor.familyId);
     return this.loadersForActor;
+  }
+
+  /** Per-request DataLoaders of the banking field resolvers, scoped to the actor's family like the read-ahead. */
+  get bankingLoaders(): BankingLoaders {
+    if (!this.actor) throw new Error("loaders need an authenticated actor");
+    this.bankingLoadersForActor ??= new BankingLoaders(this.services.repositories, this.actor.familyId);
+    return this.bankingLoadersForActor;
   }
 }
