@@ -166,6 +166,9 @@ class PostgresEventBus extends FanOutBus {
 
   async close(): Promise<void> {
     await this.drain();
+    // A short-lived process (the CLI) may close while the clients are still connecting; ending them then makes
+    // the pending LISTEN reject with nobody awaiting it, an unhandled rejection that kills the process.
+    await this.connected.catch(() => undefined);
     await Promise.allSettled([this.listener.end(), this.publisher.end()]);
   }
 }

@@ -57,3 +57,22 @@ describe.each([
     expect(await iterator.next()).toEqual({ value: undefined, done: true });
   });
 });
+
+test("a PostgreSQL bus closed while it is still connecting closes cleanly (a quick CLI command does that)", async () => {
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  process.on("unhandledRejection", onUnhandled);
+  try {
+    // Closing at staggered moments hits every stage of connecting: before the socket, during the handshake, during LISTEN.
+    const closings = Array.from({ length: 30 }, async (_, delay) => {
+      const bus = createEventBus({ redisPrefix: "unused", databaseUrl: database.url }, logger);
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      await bus.close();
+    });
+    await Promise.all(closings);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  } finally {
+    process.off("unhandledRejection", onUnhandled);
+  }
+  expect(unhandled).toEqual([]);
+});
