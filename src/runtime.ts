@@ -75,6 +75,8 @@ export async function startRuntime(config: Config, roles: Roles, options: Runtim
     const queues = createQueueBackend(config, databaseUrl);
     stops.push(() => queues.close());
     const services = createServices(sequelize, events, { config, queues, logger });
+    // Before the event bus and the database close: events committed just now get linked and published.
+    stops.push(() => services.audit.settle());
     const runtime: Runtime = { config, logger, sequelize, services, queues, databaseUrl, stop };
 
     if (roles.workers) {

@@ -4,6 +4,7 @@ import * as chats from "./0002-chats";
 import * as audit from "./0003-audit";
 import * as banking from "./0004-banking";
 import * as bankAccountLinks from "./0005-bank-account-links";
+import * as auditChainSequencer from "./0008-audit-chain-sequencer";
 
 export type Migration = { name: string; up: (context: MigrationContext) => Promise<void> };
 
@@ -14,4 +15,5 @@ export const migrations: Migration[] = [
   { name: "0003-audit", up: audit.up },
   { name: "0004-banking", up: banking.up },
   { name: "0005-bank-account-links", up: bankAccountLinks.up },
+  { name: "0008-audit-chain-sequencer", up: auditChainSequencer.up },
 ];
