@@ -132,9 +132,7 @@ export class AuditRepository {
   chainPending(maxLinks: number): Promise<AuditEventRow[]> {
     return selectRows<AuditEventRow>(
       this.sequelize,
-      `SELECT ${EVENT_COLUMNS}, ${LINK_COLUMNS} FROM audit_chain_pending($1) AS c
-         JOIN audit_events e ON e.occurred_at = c.occurred_at AND e.id = c.event_id
-        ORDER BY c.seq`,
+      `SELECT ${EVENT_COLUMNS}, ${LINK_COLUMNS} FROM audit_chain_pending($1) AS c ${LINK_WITH_EVENT} ORDER BY c.seq`,
       [maxLinks],
     );
   }

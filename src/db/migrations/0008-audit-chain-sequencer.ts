@@ -44,7 +44,7 @@ export async function up({ sequelize }: MigrationContext): Promise<void> {
     -- links. Waits for a sequencer running elsewhere: the advisory lock keeps the chain a single line.
     CREATE FUNCTION audit_chain_pending(max_links int)
       RETURNS TABLE (event_id uuid, occurred_at timestamptz, seq bigint, prev_hash bytea, hash bytea)
-      LANGUAGE plpgsql AS $$
+      LANGUAGE plpgsql ROWS 100 AS $$
     DECLARE
       head_seq bigint;
       head_hash bytea;
