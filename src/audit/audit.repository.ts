@@ -145,12 +145,14 @@ export class AuditRepository {
       where.push(`(occurred_at, id) < ($${bind.length - 1}::timestamptz, $${bind.length}::uuid)`);
     }
     bind.push(options.limit + 1, options.offset);
-    // The page is chosen first; only its rows then look up their chain links.
+    // The page's keys first, from an index alone where the filter allows; then only its rows are read,
+    // each with its chain link.
     return selectRows<AuditEventRow>(
       this.sequelize,
       `SELECT ${EVENT_COLUMNS}, ${LINK_COLUMNS}
-         FROM (SELECT * FROM audit_events ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-                ORDER BY occurred_at DESC, id DESC LIMIT $${bind.length - 1} OFFSET $${bind.length}) AS e
+         FROM (SELECT occurred_at, id FROM audit_events ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+                ORDER BY occurred_at DESC, id DESC LIMIT $${bind.length - 1} OFFSET $${bind.length}) AS page
+         JOIN LATERAL (SELECT * FROM audit_events e WHERE e.occurred_at = page.occurred_at AND e.id = page.id OFFSET 0) AS e ON true
          LEFT JOIN audit_chain c ON c.event_id = e.id
         ORDER BY e.occurred_at DESC, e.id DESC`,
       bind,
