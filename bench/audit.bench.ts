@@ -157,7 +157,7 @@ async function load(sequelize: Sequelize): Promise<void> {
   )) as Array<{ indexname: string; indexdef: string }>;
   // Building each index once after the load is far cheaper than maintaining it row by row.
   for (const index of indexes) await sequelize.query(`DROP INDEX ${index.indexname}`);
-  await sequelize.query("ALTER TABLE audit_chain DROP CONSTRAINT audit_chain_pkey, DROP CONSTRAINT audit_chain_event_id_key");
+  await sequelize.query("ALTER TABLE audit_chain DROP CONSTRAINT audit_chain_pkey, DROP CONSTRAINT audit_chain_occurred_at_event_id_key");
   const startAt = new Date();
   startAt.setUTCMonth(startAt.getUTCMonth() - settings.months);
   await sequelize.query(`CREATE TABLE bench_wheel (pick int PRIMARY KEY, type text NOT NULL, severity text NOT NULL)`);
@@ -205,7 +205,7 @@ async function load(sequelize: Sequelize): Promise<void> {
   await inParallel(settings.loadJobs, chunks);
   await sequelize.query(`UPDATE audit_chain_head SET seq = $1, hash = sha256(int8send($1::bigint))`, { bind: [settings.rows] });
   const indexStarted = Date.now();
-  await sequelize.query("ALTER TABLE audit_chain ADD PRIMARY KEY (seq), ADD UNIQUE (event_id)");
+  await sequelize.query("ALTER TABLE audit_chain ADD PRIMARY KEY (seq), ADD UNIQUE (occurred_at, event_id)");
   await buildIndexes(sequelize, indexes);
   console.log(`  indexes built in ${Math.round((Date.now() - indexStarted) / 1000)} s`);
   const vacuumStarted = Date.now();

@@ -153,7 +153,7 @@ export class AuditRepository {
          FROM (SELECT occurred_at, id FROM audit_events ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
                 ORDER BY occurred_at DESC, id DESC LIMIT $${bind.length - 1} OFFSET $${bind.length}) AS page
          JOIN LATERAL (SELECT * FROM audit_events e WHERE e.occurred_at = page.occurred_at AND e.id = page.id OFFSET 0) AS e ON true
-         LEFT JOIN audit_chain c ON c.event_id = e.id
+         LEFT JOIN audit_chain c ON c.occurred_at = e.occurred_at AND c.event_id = e.id
         ORDER BY e.occurred_at DESC, e.id DESC`,
       bind,
     );
@@ -219,7 +219,7 @@ export class AuditRepository {
   async firstStray(range: { from: Date | null; before: Date | null }): Promise<StrayEvent | null> {
     const bind: unknown[] = [];
     const where = [
-      "NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.event_id = e.id)",
+      "NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.occurred_at = e.occurred_at AND c.event_id = e.id)",
       "NOT EXISTS (SELECT 1 FROM audit_unchained u WHERE u.event_id = e.id)",
     ];
     if (range.from) where.push(`e.occurred_at >= $${bind.push(range.from)}`);

@@ -29,7 +29,9 @@ export async function up({ sequelize }: MigrationContext): Promise<void> {
     );
     INSERT INTO audit_chain (seq, event_id, occurred_at, prev_hash, hash)
       SELECT seq, id, occurred_at, prev_hash, hash FROM audit_events ORDER BY seq;
-    ALTER TABLE audit_chain ADD PRIMARY KEY (seq), ADD UNIQUE (event_id);
+    -- Keyed by the event's time first: links are made soon after their events, so new entries land on the
+    -- index's last pages instead of a random page of a large index of random UUIDs.
+    ALTER TABLE audit_chain ADD PRIMARY KEY (seq), ADD UNIQUE (occurred_at, event_id);
     CREATE TRIGGER audit_chain_append_only BEFORE UPDATE OR DELETE ON audit_chain
       FOR EACH ROW EXECUTE FUNCTION audit_events_refuse_change();
 
@@ -50,16 +52,17 @@ export async function up({ sequelize }: MigrationContext): Promise<void> {
       head_seq bigint;
       head_hash bytea;
       waiting record;
-      linked bigint[] := '{}';
     BEGIN
       PERFORM pg_advisory_xact_lock(hashtextextended('finance-gateway:audit-chain', 0));
       SELECT h.seq, h.hash INTO head_seq, head_hash FROM audit_chain_head h FOR UPDATE;
       FOR waiting IN
-        SELECT u.position, e.* FROM audit_unchained u
-          LEFT JOIN audit_events e ON e.occurred_at = u.occurred_at AND e.id = u.event_id
-         ORDER BY u.position LIMIT max_links
+        -- Each entry looks its event up by key (OFFSET 0 keeps the planner from joining every event).
+        SELECT u.position, e.* FROM (SELECT * FROM audit_unchained ORDER BY position LIMIT max_links) AS u
+          LEFT JOIN LATERAL (SELECT * FROM audit_events e WHERE e.occurred_at = u.occurred_at AND e.id = u.event_id OFFSET 0) AS e ON true
+         ORDER BY u.position
       LOOP
-        linked := linked || waiting.position;
+        -- Exactly the entries linked here leave the queue; one this snapshot cannot see yet (still committing) stays.
+        DELETE FROM audit_unchained u WHERE u.position = waiting.position;
         -- Gone before it was linked (retention dropped its month): nothing left to chain.
         CONTINUE WHEN waiting.id IS NULL;
         event_id := waiting.id;
@@ -74,7 +77,6 @@ export async function up({ sequelize }: MigrationContext): Promise<void> {
         head_hash := hash;
         RETURN NEXT;
       END LOOP;
-      DELETE FROM audit_unchained u WHERE u.position = ANY (linked);
       UPDATE audit_chain_head SET seq = head_seq, hash = head_hash;
     END
     $$;
