@@ -76,9 +76,14 @@ const LINK_MATCHES = `audit_event_hash(e.id, c.seq, e.occurred_at, e.event_type,
 const VERIFY_COLUMNS = `c.event_id AS id, c.seq, c.occurred_at AS "timestamp", c.prev_hash AS "prevHash", c.hash,
   e.id IS NOT NULL AS "eventExists", coalesce(${LINK_MATCHES}, false) AS "hashMatches"`;
 
-/** Each link with its event; OFFSET 0 keeps the lookup per link rather than a join over every event. */
+/**
+ * Each link with its event, looked up by key. LIMIT 1 keeps it a lookup per link rather than a join
+ * over every event, and tells the planner there is one row per link: its estimate otherwise grows with
+ * the number of partitions, and past PostgreSQL's JIT threshold compiling the plan costs more than
+ * running it.
+ */
 const LINK_WITH_EVENT = `LEFT JOIN LATERAL (SELECT * FROM audit_events e
-  WHERE e.occurred_at = c.occurred_at AND e.id = c.event_id OFFSET 0) AS e ON true`;
+  WHERE e.occurred_at = c.occurred_at AND e.id = c.event_id LIMIT 1) AS e ON true`;
 
 /**
  * Inserts the event and queues it for the sequencer, in one statement of the caller's transaction: both
@@ -146,14 +151,14 @@ export class AuditRepository {
     }
     bind.push(options.limit + 1, options.offset);
     // The page's keys first, from an index alone where the filter allows; then only its rows are read,
-    // each with its chain link.
+    // each with its chain link, by key (LIMIT 1 as in LINK_WITH_EVENT).
     return selectRows<AuditEventRow>(
       this.sequelize,
       `SELECT ${EVENT_COLUMNS}, ${LINK_COLUMNS}
          FROM (SELECT occurred_at, id FROM audit_events ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
                 ORDER BY occurred_at DESC, id DESC LIMIT $${bind.length - 1} OFFSET $${bind.length}) AS page
-         JOIN LATERAL (SELECT * FROM audit_events e WHERE e.occurred_at = page.occurred_at AND e.id = page.id OFFSET 0) AS e ON true
-         LEFT JOIN audit_chain c ON c.occurred_at = e.occurred_at AND c.event_id = e.id
+         JOIN LATERAL (SELECT * FROM audit_events e WHERE e.occurred_at = page.occurred_at AND e.id = page.id LIMIT 1) AS e ON true
+         LEFT JOIN LATERAL (SELECT * FROM audit_chain c WHERE c.occurred_at = e.occurred_at AND c.event_id = e.id LIMIT 1) AS c ON true
         ORDER BY e.occurred_at DESC, e.id DESC`,
       bind,
     );

@@ -56,9 +56,9 @@ export async function up({ sequelize }: MigrationContext): Promise<void> {
       PERFORM pg_advisory_xact_lock(hashtextextended('finance-gateway:audit-chain', 0));
       SELECT h.seq, h.hash INTO head_seq, head_hash FROM audit_chain_head h FOR UPDATE;
       FOR waiting IN
-        -- Each entry looks its event up by key (OFFSET 0 keeps the planner from joining every event).
+        -- Each entry looks its event up by key (LIMIT 1 keeps the planner from joining every event).
         SELECT u.position, e.* FROM (SELECT * FROM audit_unchained ORDER BY position LIMIT max_links) AS u
-          LEFT JOIN LATERAL (SELECT * FROM audit_events e WHERE e.occurred_at = u.occurred_at AND e.id = u.event_id OFFSET 0) AS e ON true
+          LEFT JOIN LATERAL (SELECT * FROM audit_events e WHERE e.occurred_at = u.occurred_at AND e.id = u.event_id LIMIT 1) AS e ON true
          ORDER BY u.position
       LOOP
         -- Exactly the entries linked here leave the queue; one this snapshot cannot see yet (still committing) stays.
