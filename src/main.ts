@@ -149,7 +149,7 @@ async function run(argv: string[]): Promise<void> {
           report,
           report.ok
             ? `audit chain intact (${report.checked} events checked)`
-            : `audit chain BROKEN at sequence ${report.firstBroken!.seq} (${report.firstBroken!.kind}): ${report.firstBroken!.message}`,
+            : `audit chain BROKEN at ${report.firstBroken!.seq === null ? `event ${report.firstBroken!.eventId}` : `sequence ${report.firstBroken!.seq}`} (${report.firstBroken!.kind}): ${report.firstBroken!.message}`,
         );
       }
       default:
@@ -171,7 +171,9 @@ async function withDatabase<T>(config: Config, logger: Logger, work: (services: 
     stops.push(() => events.close());
     const queues = createQueueBackend(config, url);
     stops.push(() => queues.close());
-    return await work(createServices(sequelize, events, { config, queues, logger }), sequelize);
+    const services = createServices(sequelize, events, { config, queues, logger });
+    stops.push(() => services.audit.settle());
+    return await work(services, sequelize);
   } finally {
     for (const stop of stops.reverse()) await stop();
   }

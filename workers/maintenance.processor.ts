@@ -4,6 +4,7 @@ import type { JobHandlers } from "./worker-host";
 export const maintenanceHandlers: JobHandlers = {
   "prune-api-keys": async (_job, { services }) => ({ deleted: await services.apiKeys.pruneRetired() }),
   "ensure-audit-partitions": async (_job, { services }) => services.audit.ensurePartitions(),
+  "chain-audit-events": async (_job, { services }) => ({ linked: await services.audit.chainCommitted() }),
   // Abandoned SSO authorization requests go with expired sessions: both are sign-in state past its lifetime.
   "sweep-expired-sessions": async (_job, { services }) => ({
     expired: await services.sessions.sweepExpired(),

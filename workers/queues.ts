@@ -16,6 +16,7 @@ export const JOBS = {
   [QueueName.Maintenance]: {
     pruneApiKeys: "prune-api-keys",
     ensureAuditPartitions: "ensure-audit-partitions",
+    chainAuditEvents: "chain-audit-events",
     sweepExpiredSessions: "sweep-expired-sessions",
   },
   [QueueName.Assistant]: { reply: "reply", expireStaleReplies: "expire-stale-replies" },
@@ -58,6 +59,13 @@ export const SCHEDULES = [
     queue: QueueName.Maintenance,
     job: JOBS[QueueName.Maintenance].ensureAuditPartitions,
     everyMs: 24 * 60 * 60 * 1000,
+  },
+  // The safety net of the audit chain: events whose process died between commit and linking.
+  {
+    id: "chain-audit-events-minutely",
+    queue: QueueName.Maintenance,
+    job: JOBS[QueueName.Maintenance].chainAuditEvents,
+    everyMs: 60 * 1000,
   },
   {
     id: "sweep-expired-sessions",

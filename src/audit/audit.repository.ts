@@ -5,7 +5,8 @@ import type { Changes } from "./audit-changes";
 
 export type AuditEventRow = {
   id: string;
-  seq: string;
+  /** The chain link's fields: null until the sequencer has linked the event (normally milliseconds after commit). */
+  seq: string | null;
   timestamp: Date;
   eventType: AuditEventType;
   severity: Severity;
@@ -23,7 +24,7 @@ export type AuditEventRow = {
   changes: Changes | null;
   error: string | null;
   prevHash: Buffer | null;
-  hash: Buffer;
+  hash: Buffer | null;
 };
 
 export type NewAuditEvent = Omit<AuditEventRow, "seq" | "prevHash" | "hash">;
@@ -32,6 +33,8 @@ export type NewAuditEvent = Omit<AuditEventRow, "seq" | "prevHash" | "hash">;
 export type AuditQuery = {
   /** Lower-case words, each matched as a substring of the search text. */
   words: string[];
+  /** Lower-case whole e-mail addresses, each matched as an address in the search text. */
+  emails: string[];
   userIds: string[];
   providers: string[];
   eventTypes: AuditEventType[];
@@ -44,48 +47,57 @@ export type AuditQuery = {
 
 export type Keyset = { timestamp: Date; id: string };
 
+/** A chain link with what verification needs to know about its event. */
 export type VerifyRow = {
   id: string;
   seq: string;
   timestamp: Date;
   prevHash: Buffer | null;
   hash: Buffer;
+  eventExists: boolean;
   hashMatches: boolean;
 };
 
-const COLUMNS = `id, seq, occurred_at AS "timestamp", event_type AS "eventType", severity, user_id AS "userId",
-  user_email AS "userEmail", provider, action, resource_type AS "resourceType", resource_id AS "resourceId",
-  resource_label AS "resourceLabel", host(ip_address) AS "ipAddress", user_agent AS "userAgent",
-  session_id AS "sessionId", request_id AS "requestId", changes, error, prev_hash AS "prevHash", hash`;
+/** An event that is neither linked nor waiting to be. */
+export type StrayEvent = { id: string; timestamp: Date };
 
-const HASH_OF_ROW = `audit_event_hash(id, seq, occurred_at, event_type, severity, user_id, user_email, provider, action,
-  resource_type, resource_id, resource_label, ip_address, user_agent, session_id, request_id, changes, error, prev_hash)`;
+const EVENT_COLUMNS = `e.id, e.occurred_at AS "timestamp", e.event_type AS "eventType", e.severity, e.user_id AS "userId",
+  e.user_email AS "userEmail", e.provider, e.action, e.resource_type AS "resourceType", e.resource_id AS "resourceId",
+  e.resource_label AS "resourceLabel", host(e.ip_address) AS "ipAddress", e.user_agent AS "userAgent",
+  e.session_id AS "sessionId", e.request_id AS "requestId", e.changes, e.error`;
+
+const LINK_COLUMNS = `c.seq, c.prev_hash AS "prevHash", c.hash`;
+
+/** Whether link c still matches its event e: the hash the sequencer computed, over the event as it is now. */
+const LINK_MATCHES = `audit_event_hash(e.id, c.seq, e.occurred_at, e.event_type, e.severity, e.user_id, e.user_email, e.provider,
+  e.action, e.resource_type, e.resource_id, e.resource_label, e.ip_address, e.user_agent, e.session_id, e.request_id, e.changes,
+  e.error, c.prev_hash) = c.hash`;
+
+const VERIFY_COLUMNS = `c.event_id AS id, c.seq, c.occurred_at AS "timestamp", c.prev_hash AS "prevHash", c.hash,
+  e.id IS NOT NULL AS "eventExists", coalesce(${LINK_MATCHES}, false) AS "hashMatches"`;
 
 /**
- * Appends one event as the next link of the chain, in one statement: the CTE locks the chain head
- * (a writer in another transaction waits here until this one commits or rolls back, then reads the
- * new head), hashes the event onto it and moves the head.
+ * Each link with its event, looked up by key. LIMIT 1 keeps it a lookup per link rather than a join
+ * over every event, and tells the planner there is one row per link: its estimate otherwise grows with
+ * the number of partitions, and past PostgreSQL's JIT threshold compiling the plan costs more than
+ * running it.
  */
-const APPEND_SQL = `
-WITH head AS (SELECT seq, hash FROM audit_chain_head FOR UPDATE),
-event AS (
-  SELECT $1::uuid AS id, head.seq + 1 AS seq, $2::timestamptz AS occurred_at, $3::text AS event_type, $4::text AS severity,
-         $5::uuid AS user_id, $6::text AS user_email, $7::text AS provider, $8::text AS action, $9::text AS resource_type,
-         $10::text AS resource_id, $11::text AS resource_label, $12::inet AS ip_address, $13::text AS user_agent,
-         $14::text AS session_id, $15::text AS request_id, $16::jsonb AS changes, $17::text AS error, head.hash AS prev_hash
-    FROM head
+const LINK_WITH_EVENT = `LEFT JOIN LATERAL (SELECT * FROM audit_events e
+  WHERE e.occurred_at = c.occurred_at AND e.id = c.event_id LIMIT 1) AS e ON true`;
+
+/**
+ * Inserts the event and queues it for the sequencer, in one statement of the caller's transaction: both
+ * commit or neither does. No lock is shared with other recording transactions.
+ */
+const RECORD_SQL = `
+WITH inserted AS (
+  INSERT INTO audit_events AS e (id, occurred_at, event_type, severity, user_id, user_email, provider, action, resource_type,
+                                 resource_id, resource_label, ip_address, user_agent, session_id, request_id, changes, error)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+  RETURNING ${EVENT_COLUMNS}
 ),
-inserted AS (
-  INSERT INTO audit_events (id, seq, occurred_at, event_type, severity, user_id, user_email, provider, action, resource_type,
-                            resource_id, resource_label, ip_address, user_agent, session_id, request_id, changes, error,
-                            prev_hash, hash)
-  SELECT id, seq, occurred_at, event_type, severity, user_id, user_email, provider, action, resource_type, resource_id,
-         resource_label, ip_address, user_agent, session_id, request_id, changes, error, prev_hash, ${HASH_OF_ROW}
-    FROM event
-  RETURNING ${COLUMNS}
-),
-moved AS (UPDATE audit_chain_head SET seq = inserted.seq, hash = inserted.hash FROM inserted)
-SELECT * FROM inserted`;
+queued AS (INSERT INTO audit_unchained (event_id, occurred_at) SELECT id, "timestamp" FROM inserted)
+SELECT *, NULL::bigint AS seq, NULL::bytea AS "prevHash", NULL::bytea AS hash FROM inserted`;
 
 export class AuditRepository {
   constructor(private readonly sequelize: Sequelize) {}
@@ -93,7 +105,7 @@ export class AuditRepository {
   async append(event: NewAuditEvent, transaction: Transaction): Promise<AuditEventRow> {
     const [row] = await selectRows<AuditEventRow>(
       this.sequelize,
-      APPEND_SQL,
+      RECORD_SQL,
       [
         event.id,
         event.timestamp,
@@ -118,6 +130,18 @@ export class AuditRepository {
     return row;
   }
 
+  /**
+   * Links up to `maxLinks` committed events onto the chain (one transaction, waiting for a sequencer
+   * running elsewhere) and returns them, linked, in chain order.
+   */
+  chainPending(maxLinks: number): Promise<AuditEventRow[]> {
+    return selectRows<AuditEventRow>(
+      this.sequelize,
+      `SELECT ${EVENT_COLUMNS}, ${LINK_COLUMNS} FROM audit_chain_pending($1) AS c ${LINK_WITH_EVENT} ORDER BY c.seq`,
+      [maxLinks],
+    );
+  }
+
   /** Newest first, keyset after `after`, skipping `offset`; fetches one extra row to tell whether more exist. */
   async list(query: AuditQuery, options: { limit: number; offset: number; after: Keyset | null }): Promise<AuditEventRow[]> {
     const { where, bind } = whereClause(query);
@@ -126,10 +150,16 @@ export class AuditRepository {
       where.push(`(occurred_at, id) < ($${bind.length - 1}::timestamptz, $${bind.length}::uuid)`);
     }
     bind.push(options.limit + 1, options.offset);
+    // The page's keys first, from an index alone where the filter allows; then only its rows are read,
+    // each with its chain link, by key (LIMIT 1 as in LINK_WITH_EVENT).
     return selectRows<AuditEventRow>(
       this.sequelize,
-      `SELECT ${COLUMNS} FROM audit_events ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-        ORDER BY occurred_at DESC, id DESC LIMIT $${bind.length - 1} OFFSET $${bind.length}`,
+      `SELECT ${EVENT_COLUMNS}, ${LINK_COLUMNS}
+         FROM (SELECT occurred_at, id FROM audit_events ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+                ORDER BY occurred_at DESC, id DESC LIMIT $${bind.length - 1} OFFSET $${bind.length}) AS page
+         JOIN LATERAL (SELECT * FROM audit_events e WHERE e.occurred_at = page.occurred_at AND e.id = page.id LIMIT 1) AS e ON true
+         LEFT JOIN LATERAL (SELECT * FROM audit_chain c WHERE c.occurred_at = e.occurred_at AND c.event_id = e.id LIMIT 1) AS c ON true
+        ORDER BY e.occurred_at DESC, e.id DESC`,
       bind,
     );
   }
@@ -147,7 +177,7 @@ export class AuditRepository {
     return Number(row.count);
   }
 
-  /** One batch of the chain in `seq` order, each row with whether its stored hash matches its content. */
+  /** One batch of links in `seq` order, each with whether its event exists and still matches the link's hash. */
   verifyBatch(
     afterSeq: bigint,
     throughSeq: bigint,
@@ -155,13 +185,13 @@ export class AuditRepository {
     range: { from: Date | null; before: Date | null },
   ): Promise<VerifyRow[]> {
     const bind: unknown[] = [afterSeq.toString(), limit, throughSeq.toString()];
-    const where = ["seq > $1", "seq <= $3"];
-    if (range.from) where.push(`occurred_at >= $${bind.push(range.from)}`);
-    if (range.before) where.push(`occurred_at < $${bind.push(range.before)}`);
+    const where = ["c.seq > $1", "c.seq <= $3"];
+    if (range.from) where.push(`c.occurred_at >= $${bind.push(range.from)}`);
+    if (range.before) where.push(`c.occurred_at < $${bind.push(range.before)}`);
     return selectRows<VerifyRow>(
       this.sequelize,
-      `SELECT id, seq, occurred_at AS "timestamp", prev_hash AS "prevHash", hash, ${HASH_OF_ROW} = hash AS "hashMatches"
-         FROM audit_events WHERE ${where.join(" AND ")} ORDER BY seq, occurred_at, id LIMIT $2`,
+      `SELECT ${VERIFY_COLUMNS} FROM (SELECT * FROM audit_chain c WHERE ${where.join(" AND ")} ORDER BY c.seq LIMIT $2) AS c
+         ${LINK_WITH_EVENT} ORDER BY c.seq`,
       bind,
     );
   }
@@ -169,20 +199,40 @@ export class AuditRepository {
   async bySeq(seq: bigint): Promise<VerifyRow | null> {
     const [row] = await selectRows<VerifyRow>(
       this.sequelize,
-      `SELECT id, seq, occurred_at AS "timestamp", prev_hash AS "prevHash", hash, ${HASH_OF_ROW} = hash AS "hashMatches"
-         FROM audit_events WHERE seq = $1 ORDER BY occurred_at, id LIMIT 1`,
+      `SELECT ${VERIFY_COLUMNS} FROM audit_chain c ${LINK_WITH_EVENT} WHERE c.seq = $1`,
       [seq.toString()],
     );
     return row ?? null;
   }
 
-  /** The first event past the chain head: nothing the application wrote can be there. One statement, one snapshot. */
+  /** The first link past the chain head: nothing the sequencer wrote can be there. One statement, one snapshot. */
   async firstBeyondHead(): Promise<VerifyRow | null> {
     const [row] = await selectRows<VerifyRow>(
       this.sequelize,
-      `SELECT id, seq, occurred_at AS "timestamp", prev_hash AS "prevHash", hash, ${HASH_OF_ROW} = hash AS "hashMatches"
-         FROM audit_events WHERE seq > (SELECT seq FROM audit_chain_head) ORDER BY seq LIMIT 1`,
+      `SELECT ${VERIFY_COLUMNS} FROM (SELECT * FROM audit_chain WHERE seq > (SELECT seq FROM audit_chain_head) ORDER BY seq LIMIT 1) AS c
+         ${LINK_WITH_EVENT}`,
       [],
+    );
+    return row ?? null;
+  }
+
+  /**
+   * The oldest event that is neither linked nor waiting in audit_unchained. The application writes an
+   * event and its queue entry together, and the sequencer links and unqueues it together, so in any
+   * one snapshot every event it wrote is one or the other.
+   */
+  async firstStray(range: { from: Date | null; before: Date | null }): Promise<StrayEvent | null> {
+    const bind: unknown[] = [];
+    const where = [
+      "NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.occurred_at = e.occurred_at AND c.event_id = e.id)",
+      "NOT EXISTS (SELECT 1 FROM audit_unchained u WHERE u.event_id = e.id)",
+    ];
+    if (range.from) where.push(`e.occurred_at >= $${bind.push(range.from)}`);
+    if (range.before) where.push(`e.occurred_at < $${bind.push(range.before)}`);
+    const [row] = await selectRows<StrayEvent>(
+      this.sequelize,
+      `SELECT e.id, e.occurred_at AS "timestamp" FROM audit_events e WHERE ${where.join(" AND ")} ORDER BY e.occurred_at, e.id LIMIT 1`,
+      bind,
     );
     return row ?? null;
   }
@@ -225,6 +275,7 @@ function whereClause(query: AuditQuery): { where: string[]; bind: unknown[] } {
   const where: string[] = [];
   const bind: unknown[] = [];
   for (const word of query.words) where.push(`search_text LIKE $${bind.push(likePattern(word))}`);
+  for (const email of query.emails) where.push(`audit_email_terms(search_text) @> ARRAY[$${bind.push(email)}::text]`);
   if (query.userIds.length) where.push(`user_id = ANY($${bind.push(query.userIds)}::uuid[])`);
   if (query.providers.length) where.push(`provider = ANY($${bind.push(query.providers)}::text[])`);
   if (query.eventTypes.length) where.push(`event_type = ANY($${bind.push(query.eventTypes)}::text[])`);

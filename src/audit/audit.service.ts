@@ -3,6 +3,7 @@ import type { Transaction } from "sequelize";
 import { BadRequestError, NotFoundError, ValidationErrors } from "../common/errors";
 import { isUuid, newId } from "../common/ids";
 import { requiredText, saveUnique } from "../common/validation";
+import type { Logger } from "../common/logger";
 import type { EventBus } from "../events/event-bus";
 import {
   effectiveSeverity,
@@ -46,7 +47,8 @@ export type AuditEventInput = {
 
 export type AuditEvent = {
   id: string;
-  seq: string;
+  /** Null until the sequencer has linked the event into the chain (normally milliseconds after commit). */
+  seq: string | null;
   timestamp: Date;
   eventType: AuditEventType;
   severity: Severity;
@@ -61,7 +63,7 @@ export type AuditEvent = {
   changes: Changes | null;
   error: string | null;
   prevHash: string | null;
-  hash: string;
+  hash: string | null;
 };
 
 /** Filter values as a client sends them (GraphQL input, REST query, saved search). */
@@ -92,7 +94,8 @@ export type AuditPage = {
 
 export type ChainBreak = {
   kind: "altered" | "deleted" | "inserted" | "relinked";
-  seq: string;
+  /** Null for an inserted event that no link names. */
+  seq: string | null;
   eventId: string | null;
   timestamp: Date | null;
   message: string;
@@ -103,20 +106,40 @@ export type ChainReport = { ok: boolean; checked: number; firstBroken: ChainBrea
 export type SavedSearch = { id: string; name: string; filter: AuditFilterInput; createdAt: Date; updatedAt: Date };
 
 const VERIFY_BATCH = 5000;
+/** Links per sequencer transaction: short enough not to hold the chain lock long, long enough to keep up. */
+const CHAIN_BATCH = 1000;
+/**
+ * Least time between the starts of commit-triggered sequencer runs in one process. The first commit
+ * after a quiet spell is linked at once; under load, the commits of each interval share one sequencer
+ * transaction, hence one disk flush, instead of adding a flush to every writer's.
+ */
+const CHAIN_INTERVAL_MS = 100;
+/** A search word of this shape matches whole e-mail addresses (audit_email_terms in SQL uses the same pattern). */
+const EMAIL_WORD = /^[a-z0-9._%+-]+@[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}$/;
+const EMAIL_IN_TEXT = /[a-z0-9._%+-]+@[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}/g;
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/;
 const MAX_TEXT = 512;
 
 export class AuditService {
+  /** The sequencer run due after recent commits, the run in progress, and the one asked for while it runs. */
+  private chainingSoon: Promise<number> | null = null;
+  private chaining: Promise<number> | null = null;
+  private lastChainStart = 0;
+  private chainingAgain: Promise<number> | null = null;
+
   constructor(
     private readonly repository: AuditRepository,
     private readonly events: EventBus,
     private readonly settings: { partitionsAhead: number },
+    private readonly logger?: Logger,
   ) {}
 
   /**
    * Records an event inside the caller's transaction, so it commits or rolls back with the change it
-   * describes. Live subscribers hear of it only after the commit.
+   * describes. It takes no lock shared with other writers: after the commit the sequencer links it into
+   * the hash chain and only then publishes it to live subscribers, so the returned event has no
+   * seq/hash yet. Should this process die first, the scheduled sequencer run links it.
    */
   async record(transaction: Transaction, input: AuditEventInput): Promise<AuditEvent> {
     if (!transaction) throw new Error("audit events are recorded inside the transaction of the change they describe");
@@ -145,9 +168,55 @@ export class AuditService {
       },
       transaction,
     );
-    const event = toEvent(row);
-    transaction.afterCommit(() => this.events.publish(AUDIT_EVENT_TOPIC, event));
-    return event;
+    transaction.afterCommit(() => this.chainSoon());
+    return toEvent(row);
+  }
+
+  private chainSoon(): void {
+    if (this.chainingSoon) return;
+    const wait = Math.max(0, this.lastChainStart + CHAIN_INTERVAL_MS - Date.now());
+    this.chainingSoon = new Promise((resolve) => setTimeout(resolve, wait)).then(() => {
+      this.chainingSoon = null;
+      return this.chainCommitted();
+    });
+    this.chainingSoon.catch((error) => this.logger?.warn({ err: error }, "audit events not linked yet; the scheduled run will"));
+  }
+
+  /**
+   * Links every event committed so far into the chain and publishes each one linked. Calls while a run
+   * is in progress share one follow-up run, which starts after it: the current run may have looked
+   * before the caller's commit. Resolves with the number of events the run linked.
+   */
+  chainCommitted(): Promise<number> {
+    if (!this.chaining) {
+      this.chaining = this.chainAll().finally(() => (this.chaining = null));
+      return this.chaining;
+    }
+    this.chainingAgain ??= this.chaining
+      .catch(() => 0)
+      .then(() => {
+        this.chainingAgain = null;
+        return this.chainCommitted();
+      });
+    return this.chainingAgain;
+  }
+
+  /** Waits for this process's sequencer runs to finish (before closing the database and the event bus). */
+  async settle(): Promise<void> {
+    while (this.chainingSoon || this.chaining || this.chainingAgain) {
+      await Promise.allSettled([this.chainingSoon, this.chaining, this.chainingAgain]);
+    }
+  }
+
+  private async chainAll(): Promise<number> {
+    this.lastChainStart = Date.now();
+    let linked = 0;
+    for (;;) {
+      const rows = await this.repository.chainPending(CHAIN_BATCH);
+      for (const row of rows) this.events.publish(AUDIT_EVENT_TOPIC, toEvent(row));
+      linked += rows.length;
+      if (rows.length < CHAIN_BATCH) return linked;
+    }
   }
 
   async list(filter: AuditFilterInput | null | undefined, page: { first?: number | null; after?: string | null; offset?: number | null }) {
@@ -186,22 +255,27 @@ export class AuditService {
       if (query.from && timestamp < query.from) return false;
       if (query.before && timestamp >= query.before) return false;
       if (block && !(event.ipAddress && block.check(event.ipAddress, isIP(event.ipAddress) === 6 ? "ipv6" : "ipv4"))) return false;
-      if (query.words.length) {
+      if (query.words.length || query.emails.length) {
         const text = searchTextOf(event);
         if (!query.words.every((word) => text.includes(word))) return false;
+        const emails: string[] = text.match(EMAIL_IN_TEXT) ?? [];
+        if (!query.emails.every((email) => emails.includes(email))) return false;
       }
       return true;
     };
   }
 
   /**
-   * Walks the chain in order and reports the first link that does not hold: a row whose content no
-   * longer matches its hash (altered), a missing sequence number (deleted), a repeated one or rows
-   * past the recorded head (inserted), or a row whose predecessor's hash changed (relinked).
+   * Walks the chain in order and reports the first link that does not hold: a link whose event no
+   * longer matches its hash (altered), a missing sequence number or a link whose event is gone
+   * (deleted), a repeated sequence number, links past the recorded head or an event no link names
+   * (inserted), or a link whose predecessor's hash changed (relinked). It first links every event
+   * committed so far, so an event without a link can only have been written behind the application.
    */
   async verify(range: { from?: string | null; to?: string | null } = {}): Promise<ChainReport> {
     const bounds = parseFilter({ from: range.from, to: range.to });
-    // The walk stops at the head as it is now; events appended meanwhile are the next run's business.
+    await this.chainCommitted();
+    // The walk stops at the head as it is now; events linked meanwhile are the next run's business.
     const head = await this.repository.chainHead();
     const headSeq = BigInt(head.seq);
     let previous: VerifyRow | null = null;
@@ -220,10 +294,10 @@ export class AuditService {
       if (rows.length < VERIFY_BATCH) break;
       cursor = BigInt(rows[rows.length - 1].seq);
     }
-    const broken = (kind: ChainBreak["kind"], seq: bigint, message: string, row?: VerifyRow): ChainReport => ({
+    const broken = (kind: ChainBreak["kind"], seq: bigint | null, message: string, at?: { id: string; timestamp: Date }): ChainReport => ({
       ok: false,
       checked,
-      firstBroken: { kind, seq: seq.toString(), eventId: row?.id ?? null, timestamp: row?.timestamp ?? null, message },
+      firstBroken: { kind, seq: seq?.toString() ?? null, eventId: at?.id ?? null, timestamp: at?.timestamp ?? null, message },
     });
     if (!bounds.before) {
       const lastSeq = previous ? BigInt(previous.seq) : 0n;
@@ -232,8 +306,13 @@ export class AuditService {
       if (previous && head.hash && !previous.hash.equals(head.hash)) {
         return broken("relinked", lastSeq, `the last event (sequence ${lastSeq}) is not the one the chain head recorded`);
       }
-      const stray = await this.repository.firstBeyondHead();
-      if (stray) return broken("inserted", BigInt(stray.seq), `event ${stray.id} lies past the end of the chain`, stray);
+      const beyond = await this.repository.firstBeyondHead();
+      if (beyond) return broken("inserted", BigInt(beyond.seq), `event ${beyond.id} lies past the end of the chain`, beyond);
+    }
+    const stray = await this.repository.firstStray({ from: bounds.from, before: bounds.before });
+    if (stray) {
+      const at = stray.timestamp.toISOString();
+      return broken("inserted", null, `event ${stray.id} (${at}) is in the log but in no link of the chain`, stray);
     }
     return { ok: true, checked, firstBroken: null };
   }
@@ -305,6 +384,8 @@ function checkLink(previous: VerifyRow | null, row: VerifyRow, seq: bigint): Cha
       seq: expected.toString(),
     };
   }
+  if (!row.eventExists)
+    return at("deleted", `events ${row.seq} to ${row.seq} are missing: link ${row.seq} names event ${row.id}, which is gone`);
   if (!row.hashMatches) return at("altered", `event ${row.id} (sequence ${row.seq}) no longer matches its hash`);
   const expectedPrev = previous?.hash ?? null;
   const linked = expectedPrev === null ? row.prevHash === null : row.prevHash !== null && row.prevHash.equals(expectedPrev);
@@ -315,7 +396,7 @@ function checkLink(previous: VerifyRow | null, row: VerifyRow, seq: bigint): Cha
 function toEvent(row: AuditEventRow): AuditEvent {
   return {
     id: row.id,
-    seq: String(row.seq),
+    seq: row.seq === null ? null : String(row.seq),
     timestamp: new Date(row.timestamp),
     eventType: row.eventType,
     severity: row.severity,
@@ -330,7 +411,7 @@ function toEvent(row: AuditEventRow): AuditEvent {
     changes: row.changes,
     error: row.error,
     prevHash: row.prevHash ? row.prevHash.toString("hex") : null,
-    hash: row.hash.toString("hex"),
+    hash: row.hash ? row.hash.toString("hex") : null,
   };
 }
 
@@ -442,11 +523,13 @@ export function parseFilter(filter: AuditFilterInput | null | undefined): AuditQ
   for (const id of userIds) if (!isUuid(id)) throw new BadRequestError(`userId ${JSON.stringify(id)} is not a valid id`);
   const from = f.from ? parseMoment(f.from, "from", false) : null;
   const before = f.to ? parseMoment(f.to, "to", true) : null;
+  const words = (f.search ?? "")
+    .toLowerCase()
+    .split(/\s+/)
+    .filter((word) => word.length > 0);
   return {
-    words: (f.search ?? "")
-      .toLowerCase()
-      .split(/\s+/)
-      .filter((word) => word.length > 0),
+    words: words.filter((word) => !EMAIL_WORD.test(word)),
+    emails: words.filter((word) => EMAIL_WORD.test(word)),
     userIds,
     providers: (f.providers ?? []).map((provider) => provider.trim()).filter(Boolean),
     eventTypes: [...eventTypes],

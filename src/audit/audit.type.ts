@@ -17,7 +17,11 @@ export class AuditResourceType {
 @ObjectType("AuditEvent")
 export class AuditEventType {
   @Field(() => ID) id!: string;
-  @Field({ description: "Position in the hash chain." }) seq!: string;
+  @Field(() => String, {
+    nullable: true,
+    description: "Position in the hash chain; null until the event is linked (milliseconds after commit).",
+  })
+  seq!: string | null;
   @Field() timestamp!: Date;
   @Field({ description: "A type of the event catalogue, e.g. auth.login.failed." }) eventType!: string;
   @Field({ description: "info, warning, error or critical." }) severity!: string;
@@ -33,7 +37,8 @@ export class AuditEventType {
   changes!: Record<string, unknown> | null;
   @Field(() => String, { nullable: true, description: "The failure reason of a failed event." }) error!: string | null;
   @Field(() => String, { nullable: true, description: "Hex SHA-256 of the previous event." }) prevHash!: string | null;
-  @Field({ description: "Hex SHA-256 over this event's content and prevHash." }) hash!: string;
+  @Field(() => String, { nullable: true, description: "Hex SHA-256 over this event's content, seq and prevHash; null until linked." })
+  hash!: string | null;
 }
 
 @ObjectType("AuditEventEdge")
@@ -102,7 +107,8 @@ export class AuditSavedSearchType {
 @ObjectType("AuditChainBreak")
 export class AuditChainBreakType {
   @Field({ description: "altered, deleted, inserted or relinked." }) kind!: string;
-  @Field({ description: "Sequence number where the chain breaks." }) seq!: string;
+  @Field(() => String, { nullable: true, description: "Sequence number where the chain breaks; null for an event no link names." })
+  seq!: string | null;
   @Field(() => ID, { nullable: true }) eventId!: string | null;
   @Field(() => Date, { nullable: true }) timestamp!: Date | null;
   @Field() message!: string;

@@ -14,7 +14,15 @@ import { startTestApp, type TestApp } from "../helpers/test-app";
 const CLI = path.join(__dirname, "..", "..", "bin", "finance-gateway.js");
 const PASSWORD = "stream password 123";
 
-type Received = { id: string; eventType: string; timestamp: string; resource: { label: string | null } | null; receivedAt: number };
+type Received = {
+  id: string;
+  seq: string | null;
+  hash: string | null;
+  eventType: string;
+  timestamp: string;
+  resource: { label: string | null } | null;
+  receivedAt: number;
+};
 
 let app: TestApp;
 let ws: Client;
@@ -40,7 +48,7 @@ afterAll(async () => {
 });
 
 const SUBSCRIPTION = `subscription($filter: AuditEventFilter) {
-  auditEventRecorded(filter: $filter) { id eventType timestamp resource { label } }
+  auditEventRecorded(filter: $filter) { id seq hash eventType timestamp resource { label } }
 }`;
 
 function subscribe(filter: Record<string, unknown>, on: Client = ws) {
@@ -113,6 +121,9 @@ test("committed events from another process arrive within a second; rolled-back 
 
   const created = await waitFor(() => stream.received.find((event) => event.resource?.label === email));
   expect(created.eventType).toBe("user.created");
+  // Published once linked into the hash chain, by the process that linked it.
+  expect(created.seq).toMatch(/^\d+$/);
+  expect(created.hash).toMatch(/^[0-9a-f]{64}$/);
   expect(created.receivedAt - new Date(created.timestamp).getTime()).toBeLessThan(1000);
   // Events leave in commit order on one channel: had the rolled-back one been sent, it would be here already.
   expect(stream.received.some((event) => event.resource?.label === "rolled-back")).toBe(false);

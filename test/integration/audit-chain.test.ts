@@ -1,7 +1,10 @@
 /**
  * The audit log is the record administrators trust: an event commits or rolls back with its change,
- * rows cannot be changed by the application, and any row altered, deleted or inserted behind the
- * application's back is found, with its position, by `audit verify` (CLI and GraphQL).
+ * events and chain links cannot be changed by the application, and any row altered, deleted or
+ * inserted behind the application's back is found, with its position, by `audit verify` (CLI and
+ * GraphQL). Recording takes no lock shared between writers: the sequencer links committed events into
+ * the chain after commit, one sequencer at a time across processes, and a scheduled run links what a
+ * dead process left.
  */
 import { spawnSync } from "node:child_process";
 import path from "node:path";
@@ -9,7 +12,9 @@ import { QueueEvents } from "bullmq";
 import IORedis from "ioredis";
 import { Client } from "pg";
 import { runInAuditContext } from "../../src/audit/audit-context";
-import type { AuditEventInput } from "../../src/audit/audit.service";
+import { AuditRepository } from "../../src/audit/audit.repository";
+import { AUDIT_EVENT_TOPIC, AuditService, type AuditEvent, type AuditEventInput } from "../../src/audit/audit.service";
+import { createSequelize } from "../../src/db/database";
 import { JOBS, QueueName } from "../../workers/queues";
 import { redisUrl } from "../helpers/database-urls";
 import { startTestApp, type TestApp } from "../helpers/test-app";
@@ -39,8 +44,19 @@ function record(input: Partial<AuditEventInput> = {}) {
   );
 }
 
-async function rows(): Promise<Array<{ id: string; seq: string; action: string | null; prev_hash: Buffer | null; hash: Buffer }>> {
-  return (await superuser.query("SELECT id, seq, action, prev_hash, hash FROM audit_events ORDER BY seq")).rows;
+type Link = { id: string; seq: string; action: string | null; prev_hash: Buffer | null; hash: Buffer };
+
+/** The chain, with each link's event action, once everything committed so far is linked. */
+async function rows(): Promise<Link[]> {
+  await app.runtime.services.audit.chainCommitted();
+  return (
+    await superuser.query(`SELECT c.event_id AS id, c.seq, e.action, c.prev_hash, c.hash
+      FROM audit_chain c LEFT JOIN audit_events e ON e.occurred_at = c.occurred_at AND e.id = c.event_id ORDER BY c.seq`)
+  ).rows;
+}
+
+async function countOf(table: string): Promise<number> {
+  return (await superuser.query(`SELECT count(*)::int AS count FROM ${table}`)).rows[0].count;
 }
 
 /** Tampering as someone with database access would: past the application's trigger. */
@@ -53,12 +69,17 @@ async function tamper(sql: string, params: unknown[] = []): Promise<void> {
   }
 }
 
-test("an event records the request's context and commits with the change it describes", async () => {
+test("an event records the request's context, commits with the change it describes, and is linked after commit", async () => {
   const event = await record({ changes: { name: { old: "a", new: "b" }, apiKey: { old: "k1", new: "k2" } } });
-  expect(event).toMatchObject({ ipAddress: "10.1.2.3", userAgent: "jest", requestId: "req-chain", severity: "info", seq: "1" });
-  expect(event.prevHash).toBeNull();
+  expect(event).toMatchObject({ ipAddress: "10.1.2.3", userAgent: "jest", requestId: "req-chain", severity: "info" });
   const [stored] = (await superuser.query("SELECT changes, host(ip_address) AS ip FROM audit_events WHERE id = $1", [event.id])).rows;
   expect(stored).toEqual({ changes: { name: { old: "a", new: "b" }, apiKey: { old: "[REDACTED]", new: "[REDACTED]" } }, ip: "10.1.2.3" });
+
+  const [link] = await rows();
+  expect(link).toMatchObject({ id: event.id, seq: "1", prev_hash: null });
+  const [listed] = (await app.runtime.services.audit.list({}, { first: 1 })).events;
+  expect(listed).toMatchObject({ id: event.id, seq: "1", prevHash: null, hash: link.hash.toString("hex") });
+  expect(await countOf("audit_unchained")).toBe(0);
 });
 
 test("a rolled-back change leaves no event and does not move the chain", async () => {
@@ -71,8 +92,11 @@ test("a rolled-back change leaves no event and does not move the chain", async (
     }),
   ).rejects.toThrow("the change failed");
   expect(await rows()).toEqual(before);
+  expect(await countOf("audit_events")).toBe(before.length);
+  expect(await countOf("audit_unchained")).toBe(0);
   const next = await record();
-  expect(next.seq).toBe(String(before.length + 1));
+  expect((await rows()).map((link) => link.id)).toEqual([...before.map((link) => link.id), next.id]);
+  expect((await rows())[before.length].seq).toBe(String(before.length + 1));
   expect((await services.audit.verify()).ok).toBe(true);
 });
 
@@ -80,10 +104,35 @@ test("an unknown event type cannot be recorded", async () => {
   await expect(record({ type: "user.hacked" as never })).rejects.toThrow("unknown audit event type user.hacked");
 });
 
-test("the application cannot update or delete events", async () => {
+test("the application cannot update or delete events or chain links", async () => {
   const { sequelize } = app.runtime;
   await expect(sequelize.query("UPDATE audit_events SET error = 'x'")).rejects.toThrow("append-only");
   await expect(sequelize.query("DELETE FROM audit_events")).rejects.toThrow("append-only");
+  await expect(sequelize.query("UPDATE audit_chain SET hash = NULL")).rejects.toThrow("append-only");
+  await expect(sequelize.query("DELETE FROM audit_chain")).rejects.toThrow("append-only");
+});
+
+test("a writer does not wait for another writer's transaction to commit", async () => {
+  const { sequelize, services } = app.runtime;
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let recordedInSlow!: () => void;
+  const slowRecorded = new Promise<void>((resolve) => (recordedInSlow = resolve));
+  const slow = sequelize.transaction(async (transaction) => {
+    const event = await services.audit.record(transaction, { type: "auth.token.issued", action: "slow" });
+    recordedInSlow();
+    await held;
+    return event;
+  });
+  await slowRecorded;
+  // With the slow transaction still open, another records and commits; its event is linked at once.
+  const fast = await Promise.race([record({ action: "fast" }), new Promise<null>((resolve) => setTimeout(() => resolve(null), 5000))]);
+  expect(fast).not.toBeNull();
+  expect((await rows()).map((link) => link.id)).toContain(fast!.id);
+  release();
+  const slowEvent = await slow;
+  expect((await rows()).slice(-2).map((link) => link.id)).toEqual([fast!.id, slowEvent.id]);
+  expect((await services.audit.verify()).ok).toBe(true);
 });
 
 test("concurrent writers keep the chain linear", async () => {
@@ -98,12 +147,98 @@ test("concurrent writers keep the chain linear", async () => {
   );
   await Promise.all(writers);
   const chain = await rows();
+  expect(await countOf("audit_events")).toBe(chain.length);
+  expect(new Set(chain.map((row) => row.id)).size).toBe(chain.length);
   chain.forEach((row, index) => {
     expect(row.seq).toBe(String(index + 1));
     if (index > 0) expect(row.prev_hash).toEqual(chain[index - 1].hash);
   });
   expect(new Set(chain.map((row) => row.prev_hash?.toString("hex"))).size).toBe(chain.length);
   expect(await app.runtime.services.audit.verify()).toEqual({ ok: true, checked: chain.length, firstBroken: null });
+});
+
+test("sequencers of different processes take turns: the chain stays one line", async () => {
+  const { sequelize, services, config } = app.runtime;
+  // A second process's view: its own connection pool and its own sequencer.
+  const other = createSequelize({ url: app.database.url, poolMax: 4 });
+  const otherAudit = new AuditService(new AuditRepository(other), services.events, { partitionsAhead: config.auditPartitionsAhead });
+  try {
+    const writes = Array.from({ length: 40 }, (_, i) => {
+      const [database, audit] = i % 2 === 0 ? [sequelize, services.audit] : [other, otherAudit];
+      return runInAuditContext(context, () =>
+        database.transaction((transaction) => audit.record(transaction, { type: "auth.token.refreshed", action: `process-${i % 2}-${i}` })),
+      );
+    });
+    await Promise.all(writes);
+    await Promise.all([otherAudit.settle(), services.audit.settle()]);
+    const chain = await rows();
+    chain.forEach((row, index) => {
+      expect(row.seq).toBe(String(index + 1));
+      if (index > 0) expect(row.prev_hash).toEqual(chain[index - 1].hash);
+    });
+    expect(chain.filter((row) => row.action?.startsWith("process-"))).toHaveLength(40);
+    expect((await services.audit.verify()).ok).toBe(true);
+  } finally {
+    await otherAudit.settle();
+    await other.close();
+  }
+});
+
+test("an event whose process died before linking it is linked and published by the scheduled run", async () => {
+  const { sequelize, services } = app.runtime;
+  const published: AuditEvent[] = [];
+  const iterator = services.events.subscribe(AUDIT_EVENT_TOPIC)[Symbol.asyncIterator]();
+  const collecting = (async () => {
+    for (;;) {
+      const next = await iterator.next();
+      if (next.done) return;
+      published.push(next.value as AuditEvent);
+    }
+  })();
+  // Committed the way record() commits it, but no sequencer runs afterwards: as if the process died.
+  const id = "00000000-0000-4000-8000-00000000dead";
+  await sequelize.transaction((transaction) =>
+    services.repositories.audit.append(
+      {
+        ...{ timestamp: new Date(), eventType: "user.suspended", severity: "warning", userId: null, userEmail: null },
+        id,
+        provider: null,
+        action: "orphaned",
+        resourceType: null,
+        resourceId: null,
+        resourceLabel: null,
+        ipAddress: null,
+        userAgent: null,
+        sessionId: null,
+        requestId: "req-dead",
+        changes: null,
+        error: null,
+      },
+      transaction,
+    ),
+  );
+  expect(await countOf("audit_unchained")).toBe(1);
+
+  const queue = app.runtime.queues.queue(QueueName.Maintenance);
+  const schedulers = await queue.getJobSchedulers();
+  expect(schedulers.map((scheduler) => scheduler.key)).toContain("chain-audit-events-minutely");
+  const connection = new IORedis(redisUrl(), { maxRetriesPerRequest: null });
+  const events = new QueueEvents(QueueName.Maintenance, { connection, prefix: app.runtime.config.redisPrefix });
+  try {
+    await events.waitUntilReady();
+    const job = await queue.add(JOBS[QueueName.Maintenance].chainAuditEvents, {});
+    expect(await job.waitUntilFinished(events, 15_000)).toEqual({ linked: 1 });
+  } finally {
+    await events.close();
+    connection.disconnect();
+  }
+  const chain = await rows();
+  expect(chain[chain.length - 1]).toMatchObject({ id, action: "orphaned" });
+  for (let i = 0; i < 100 && !published.some((event) => event.id === id); i += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+  expect(published.find((event) => event.id === id)).toMatchObject({ seq: chain[chain.length - 1].seq, action: "orphaned" });
+  await iterator.return!();
+  await collecting;
+  expect((await services.audit.verify()).ok).toBe(true);
 });
 
 describe("tampering is detected and located", () => {
@@ -122,52 +257,71 @@ describe("tampering is detected and located", () => {
     await tamper("UPDATE audit_events SET error = NULL WHERE id = $1", [target.id]);
   });
 
-  test("a deleted row", async () => {
+  test("a deleted event, or a deleted chain link", async () => {
     const target = (await rows())[6];
     await superuser.query("CREATE TEMP TABLE saved AS SELECT * FROM audit_events WHERE id = $1", [target.id]);
     await tamper("DELETE FROM audit_events WHERE id = $1", [target.id]);
     const report = await app.runtime.services.audit.verify();
-    expect(report).toMatchObject({ ok: false, firstBroken: { kind: "deleted", seq: target.seq } });
+    expect(report).toMatchObject({ ok: false, firstBroken: { kind: "deleted", seq: target.seq, eventId: target.id } });
     expect(report.firstBroken!.message).toContain(`events ${target.seq} to ${target.seq} are missing`);
-    await tamper(`INSERT INTO audit_events (id, seq, occurred_at, event_type, severity, user_id, user_email, provider, action,
-        resource_type, resource_id, resource_label, ip_address, user_agent, session_id, request_id, changes, error, prev_hash, hash)
-      SELECT id, seq, occurred_at, event_type, severity, user_id, user_email, provider, action, resource_type, resource_id,
-        resource_label, ip_address, user_agent, session_id, request_id, changes, error, prev_hash, hash FROM saved`);
+    await tamper(`INSERT INTO audit_events (id, occurred_at, event_type, severity, user_id, user_email, provider, action,
+        resource_type, resource_id, resource_label, ip_address, user_agent, session_id, request_id, changes, error)
+      SELECT id, occurred_at, event_type, severity, user_id, user_email, provider, action, resource_type, resource_id,
+        resource_label, ip_address, user_agent, session_id, request_id, changes, error FROM saved`);
+    await superuser.query("DROP TABLE saved");
+    expect((await app.runtime.services.audit.verify()).ok).toBe(true);
+
+    await superuser.query("CREATE TEMP TABLE saved AS SELECT * FROM audit_chain WHERE seq = $1", [target.seq]);
+    await tamper("DELETE FROM audit_chain WHERE seq = $1", [target.seq]);
+    const gap = await app.runtime.services.audit.verify();
+    expect(gap).toMatchObject({ ok: false, firstBroken: { kind: "deleted", seq: target.seq } });
+    expect(gap.firstBroken!.message).toContain(`events ${target.seq} to ${target.seq} are missing`);
+    await tamper("INSERT INTO audit_chain SELECT * FROM saved");
     await superuser.query("DROP TABLE saved");
   });
 
-  test("a row inserted out of band, in the middle or at the end", async () => {
+  test("an event inserted out of band, with or without a forged link", async () => {
     const chain = await rows();
     const forged = "00000000-0000-4000-8000-00000000f0f0";
-    const insert = (seq: string) =>
-      superuser.query(
-        `INSERT INTO audit_events (id, seq, occurred_at, event_type, severity, action, prev_hash, hash)
-         VALUES ($1, $2, now(), 'user.deleted', 'warning', 'forged', $3, $4)`,
-        [forged, seq, chain[2].hash, Buffer.alloc(32)],
-      );
-    await insert(chain[3].seq);
-    expect(await app.runtime.services.audit.verify()).toMatchObject({ ok: false, firstBroken: { kind: "inserted", seq: chain[3].seq } });
-    await tamper("DELETE FROM audit_events WHERE id = $1", [forged]);
-
-    await insert(String(chain.length + 1));
+    const [between] = (await superuser.query("SELECT occurred_at FROM audit_events WHERE id = $1", [chain[3].id])).rows;
+    await superuser.query(
+      `INSERT INTO audit_events (id, occurred_at, event_type, severity, action) VALUES ($1, $2, 'user.deleted', 'warning', 'forged')`,
+      [forged, between.occurred_at],
+    );
     expect(await app.runtime.services.audit.verify()).toMatchObject({
       ok: false,
-      firstBroken: { kind: "inserted", seq: String(chain.length + 1) },
+      firstBroken: { kind: "inserted", seq: null, eventId: forged, timestamp: between.occurred_at },
     });
+
+    await superuser.query(`INSERT INTO audit_chain (seq, event_id, occurred_at, prev_hash, hash) VALUES ($1, $2, $3, $4, $5)`, [
+      String(chain.length + 1),
+      forged,
+      between.occurred_at,
+      chain[chain.length - 1].hash,
+      Buffer.alloc(32),
+    ]);
+    expect(await app.runtime.services.audit.verify()).toMatchObject({
+      ok: false,
+      firstBroken: { kind: "inserted", seq: String(chain.length + 1), eventId: forged },
+    });
+    await tamper("DELETE FROM audit_chain WHERE event_id = $1", [forged]);
     await tamper("DELETE FROM audit_events WHERE id = $1", [forged]);
   });
 
-  test("a row rewritten with a recomputed hash breaks the link to its successor", async () => {
+  test("an event rewritten with its link's hash recomputed breaks the link to its successor", async () => {
     const chain = await rows();
     const target = chain[2];
+    await tamper("UPDATE audit_events SET action = 'rewritten' WHERE id = $1", [target.id]);
     await tamper(
-      `UPDATE audit_events SET action = 'rewritten', hash = audit_event_hash(id, seq, occurred_at, event_type, severity, user_id,
-         user_email, provider, 'rewritten', resource_type, resource_id, resource_label, ip_address, user_agent, session_id,
-         request_id, changes, error, prev_hash) WHERE id = $1`,
+      `UPDATE audit_chain c SET hash = audit_event_hash(e.id, c.seq, e.occurred_at, e.event_type, e.severity, e.user_id,
+         e.user_email, e.provider, e.action, e.resource_type, e.resource_id, e.resource_label, e.ip_address, e.user_agent,
+         e.session_id, e.request_id, e.changes, e.error, c.prev_hash)
+         FROM audit_events e WHERE e.id = c.event_id AND c.event_id = $1`,
       [target.id],
     );
     expect(await app.runtime.services.audit.verify()).toMatchObject({ ok: false, firstBroken: { kind: "relinked", seq: chain[3].seq } });
-    await tamper("UPDATE audit_events SET action = $2, hash = $3 WHERE id = $1", [target.id, target.action, target.hash]);
+    await tamper("UPDATE audit_events SET action = $2 WHERE id = $1", [target.id, target.action]);
+    await tamper("UPDATE audit_chain SET hash = $2 WHERE event_id = $1", [target.id, target.hash]);
   });
 
   test("the CLI and GraphQL report the first broken link", async () => {

@@ -166,6 +166,23 @@ describe("GraphQL auditEvents filters", () => {
     expect(await names({ search: "okta invalid" })).toEqual(["e2"]);
   });
 
+  test("a whole e-mail address matches that address wherever it appears, in the query and the live matcher alike", async () => {
+    expect(await names({ search: "bob@example.test" })).toEqual(["e5", "e3", "e2"]);
+    expect(await names({ search: "BOB@Example.Test" })).toEqual(["e5", "e3", "e2"]);
+    expect(await names({ search: "bob@example.test okta" })).toEqual(["e2"]);
+    // An address is matched whole: the tail of another address is not that address.
+    expect(await names({ search: "ob@example.test" })).toEqual([]);
+    expect(await names({ search: "ob@example" })).toEqual(["e5", "e3", "e2"]);
+
+    const { audit } = app.runtime.services;
+    const all = (await audit.list(YEAR_2024, { first: 100 })).events;
+    for (const search of ["bob@example.test", "ob@example.test", "alice@example.test firefox"]) {
+      const listed = (await audit.list({ ...YEAR_2024, search }, { first: 100 })).events.map((event) => event.id);
+      const matches = audit.matcher({ search });
+      expect(all.filter(matches).map((event) => event.id)).toEqual(listed);
+    }
+  });
+
   test("users, providers, severities", async () => {
     expect(await names({ userIds: [alice.id] })).toEqual(["e6", "e4", "e3", "e1"]);
     expect(await names({ providers: ["okta"] })).toEqual(["e2", "e1"]);

@@ -5,6 +5,7 @@ import * as audit from "./0003-audit";
 import * as banking from "./0004-banking";
 import * as bankAccountLinks from "./0005-bank-account-links";
 import * as sso from "./0006-sso";
+import * as auditChainSequencer from "./0007-audit-chain-sequencer";
 
 export type Migration = { name: string; up: (context: MigrationContext) => Promise<void> };
 
@@ -16,4 +17,5 @@ export const migrations: Migration[] = [
   { name: "0004-banking", up: banking.up },
   { name: "0005-bank-account-links", up: bankAccountLinks.up },
   { name: "0006-sso", up: sso.up },
+  { name: "0007-audit-chain-sequencer", up: auditChainSequencer.up },
 ];
