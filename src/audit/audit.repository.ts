@@ -1,5 +1,5 @@
 import type { Sequelize, Transaction } from "sequelize";
-import { likePattern, selectRows } from "../common/sql";
+import { likePattern, readRowsWithin, selectRows } from "../common/sql";
 import type { AuditEventType, Severity } from "./audit.catalogue";
 import type { Changes } from "./audit-changes";
 
@@ -164,17 +164,21 @@ export class AuditRepository {
     );
   }
 
-  /** Counts matches up to `cap`: an exact count over years of events would cost more than the page. */
-  async countUpTo(query: AuditQuery, cap: number): Promise<number> {
+  /**
+   * Counts matches up to `cap`: an exact count over years of events would cost more than the page.
+   * Null when counting takes longer than `budgetMs` (a rare word over a busy week, read from disk).
+   */
+  async countUpTo(query: AuditQuery, cap: number, budgetMs: number): Promise<number | null> {
     const { where, bind } = whereClause(query);
     bind.push(cap);
-    const [row] = await selectRows<{ count: string }>(
+    const rows = await readRowsWithin<{ count: string }>(
       this.sequelize,
       `SELECT count(*) AS count FROM (SELECT 1 FROM audit_events ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
         LIMIT $${bind.length}) AS capped`,
       bind,
+      budgetMs,
     );
-    return Number(row.count);
+    return rows ? Number(rows[0].count) : null;
   }
 
   /** One batch of links in `seq` order, each with whether its event exists and still matches the link's hash. */

@@ -131,7 +131,8 @@ export class AuditService {
   constructor(
     private readonly repository: AuditRepository,
     private readonly events: EventBus,
-    private readonly settings: { partitionsAhead: number },
+    /** `countBudgetMs`: how long a page may spend counting its total before it reports a lower bound instead. */
+    private readonly settings: { partitionsAhead: number; countBudgetMs: number },
     private readonly logger?: Logger,
   ) {}
 
@@ -226,17 +227,19 @@ export class AuditService {
     const offset = after ? 0 : Math.max(0, Math.trunc(page.offset ?? 0));
     const [rows, counted] = await Promise.all([
       this.repository.list(query, { limit, offset, after }),
-      this.repository.countUpTo(query, TOTAL_CAP + 1),
+      this.repository.countUpTo(query, TOTAL_CAP + 1, this.settings.countBudgetMs),
     ]);
     const hasMore = rows.length > limit;
     const events = rows.slice(0, limit).map(toEvent);
     const last = events[events.length - 1];
+    // A count that ran out of time still knows a lower bound: everything up to the end of this page.
+    const total = counted === null ? offset + rows.length : Math.min(counted, TOTAL_CAP);
     return {
       events,
       limit,
       offset,
-      total: Math.min(counted, TOTAL_CAP),
-      totalCapped: counted > TOTAL_CAP,
+      total,
+      totalCapped: counted === null ? hasMore : counted > TOTAL_CAP,
       hasMore,
       nextCursor: hasMore && last ? encodeCursor(last) : null,
     } satisfies AuditPage;

@@ -161,7 +161,10 @@ test("sequencers of different processes take turns: the chain stays one line", a
   const { sequelize, services, config } = app.runtime;
   // A second process's view: its own connection pool and its own sequencer.
   const other = createSequelize({ url: app.database.url, poolMax: 4 });
-  const otherAudit = new AuditService(new AuditRepository(other), services.events, { partitionsAhead: config.auditPartitionsAhead });
+  const otherAudit = new AuditService(new AuditRepository(other), services.events, {
+    partitionsAhead: config.auditPartitionsAhead,
+    countBudgetMs: config.auditCountBudgetMs,
+  });
   try {
     const writes = Array.from({ length: 40 }, (_, i) => {
       const [database, audit] = i % 2 === 0 ? [sequelize, services.audit] : [other, otherAudit];

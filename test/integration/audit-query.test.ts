@@ -228,6 +228,23 @@ describe("GraphQL auditEvents filters", () => {
     expect(seen).toEqual(["e6", "e5", "e4", "e3", "e2", "e1"].map((name) => ids[name]));
   });
 
+  test("a total that cannot be counted within AUDIT_COUNT_BUDGET_MS is reported as a lower bound, and the page still comes", async () => {
+    const { sequelize, services } = app.runtime;
+    const filter = { from: "2024-01-01", to: "2024-12-31" };
+    const exact = await services.audit.list(filter, { first: 2 });
+    expect(exact).toMatchObject({ total: 6, totalCapped: false, hasMore: true });
+    // Another session holds the table, so the count waits past its budget; the page waits for the lock.
+    const lock = await sequelize.transaction();
+    await sequelize.query("LOCK TABLE audit_events IN ACCESS EXCLUSIVE MODE", { transaction: lock });
+    const pending = services.audit.list(filter, { first: 2 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await lock.rollback();
+    const page = await pending;
+    expect(page.events.map((event) => event.id)).toEqual(exact.events.map((event) => event.id));
+    // At least the page plus the one row that showed there is more.
+    expect(page).toMatchObject({ total: 3, totalCapped: true, hasMore: true });
+  });
+
   test("bad filters are refused with the value named", async () => {
     const body = await search({ eventTypes: ["auth.login.maybe"] });
     expect(body.errors[0]).toMatchObject({ extensions: { code: "BAD_REQUEST" } });
