@@ -97,7 +97,12 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
   const { config } = deps;
   const secrets = SecretBox.fromConfig(config);
   const logger = deps.logger ?? createLogger("silent");
-  const audit = new AuditService(repositories.audit, events, { partitionsAhead: config.auditPartitionsAhead, countBudgetMs: config.auditCountBudgetMs }, logger);
+  const audit = new AuditService(
+    repositories.audit,
+    events,
+    { partitionsAhead: config.auditPartitionsAhead, countBudgetMs: config.auditCountBudgetMs },
+    logger,
+  );
   const sessions = new SessionService(
     sequelize,
     repositories.auth,
