@@ -99,6 +99,9 @@ WITH inserted AS (
 queued AS (INSERT INTO audit_unchained (event_id, occurred_at) SELECT id, "timestamp" FROM inserted)
 SELECT *, NULL::bigint AS seq, NULL::bytea AS "prevHash", NULL::bytea AS hash FROM inserted`;
 
+/** Newest rows of the other filters a text search walks before leaving the choice to the planner. */
+const TEXT_PROBE_ROWS = 1000;
+
 export class AuditRepository {
   constructor(private readonly sequelize: Sequelize) {}
 
@@ -144,22 +147,32 @@ export class AuditRepository {
 
   /** Newest first, keyset after `after`, skipping `offset`; fetches one extra row to tell whether more exist. */
   async list(query: AuditQuery, options: { limit: number; offset: number; after: Keyset | null }): Promise<AuditEventRow[]> {
-    const { where, bind } = whereClause(query);
-    if (options.after) {
-      bind.push(options.after.timestamp, options.after.id);
-      where.push(`(occurred_at, id) < ($${bind.length - 1}::timestamptz, $${bind.length}::uuid)`);
-    }
+    const { where, bind } = whereClause(query, options.after);
     bind.push(options.limit + 1, options.offset);
-    // The page's keys first, from an index alone where the filter allows; then only its rows are read,
-    // each with its chain link, by key (LIMIT 1 as in LINK_WITH_EVENT).
+    const [limit, offset] = [`$${bind.length - 1}`, `$${bind.length}`];
+    const text = textConditions(query, bind);
+    if (text.length) {
+      // Words and addresses are checked against each row's text, which lives in the table, not in the
+      // index that orders the rows. Where matches are common, walking the newest rows of the other
+      // filters finds a page after a few hundred rows; a plan from the text index would first collect
+      // every match in the range, reading far more of the table. Too few matches in that walk: the full
+      // query decides (the text index is then the cheap way in).
+      const probe = `$${bind.push(TEXT_PROBE_ROWS)}`;
+      const probed = await selectRows<AuditEventRow>(
+        this.sequelize,
+        pageOf(`SELECT occurred_at, id FROM (SELECT occurred_at, id, search_text FROM audit_events ${whereSql(where)}
+                 ORDER BY occurred_at DESC, id DESC LIMIT ${probe}) AS newest
+                WHERE ${text.join(" AND ")} ORDER BY occurred_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`),
+        bind,
+      );
+      if (probed.length === options.limit + 1) return probed;
+      bind.pop();
+    }
+    // The page's keys first, from an index alone where the filter allows; then only its rows are read.
     return selectRows<AuditEventRow>(
       this.sequelize,
-      `SELECT ${EVENT_COLUMNS}, ${LINK_COLUMNS}
-         FROM (SELECT occurred_at, id FROM audit_events ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-                ORDER BY occurred_at DESC, id DESC LIMIT $${bind.length - 1} OFFSET $${bind.length}) AS page
-         JOIN LATERAL (SELECT * FROM audit_events e WHERE e.occurred_at = page.occurred_at AND e.id = page.id LIMIT 1) AS e ON true
-         LEFT JOIN LATERAL (SELECT * FROM audit_chain c WHERE c.occurred_at = e.occurred_at AND c.event_id = e.id LIMIT 1) AS c ON true
-        ORDER BY e.occurred_at DESC, e.id DESC`,
+      pageOf(`SELECT occurred_at, id FROM audit_events ${whereSql([...where, ...text])}
+               ORDER BY occurred_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`),
       bind,
     );
   }
@@ -170,11 +183,11 @@ export class AuditRepository {
    */
   async countUpTo(query: AuditQuery, cap: number, budgetMs: number): Promise<number | null> {
     const { where, bind } = whereClause(query);
+    where.push(...textConditions(query, bind));
     bind.push(cap);
     const rows = await readRowsWithin<{ count: string }>(
       this.sequelize,
-      `SELECT count(*) AS count FROM (SELECT 1 FROM audit_events ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-        LIMIT $${bind.length}) AS capped`,
+      `SELECT count(*) AS count FROM (SELECT 1 FROM audit_events ${whereSql(where)} LIMIT $${bind.length}) AS capped`,
       bind,
       budgetMs,
     );
@@ -275,11 +288,10 @@ export class AuditRepository {
   }
 }
 
-function whereClause(query: AuditQuery): { where: string[]; bind: unknown[] } {
+/** The conditions of every filter but the free-text ones (see textConditions), plus the keyset. */
+function whereClause(query: AuditQuery, after: Keyset | null = null): { where: string[]; bind: unknown[] } {
   const where: string[] = [];
   const bind: unknown[] = [];
-  for (const word of query.words) where.push(`search_text LIKE $${bind.push(likePattern(word))}`);
-  for (const email of query.emails) where.push(`audit_email_terms(search_text) @> ARRAY[$${bind.push(email)}::text]`);
   if (query.userIds.length) where.push(`user_id = ANY($${bind.push(query.userIds)}::uuid[])`);
   if (query.providers.length) where.push(`provider = ANY($${bind.push(query.providers)}::text[])`);
   if (query.eventTypes.length) where.push(`event_type = ANY($${bind.push(query.eventTypes)}::text[])`);
@@ -287,5 +299,27 @@ function whereClause(query: AuditQuery): { where: string[]; bind: unknown[] } {
   if (query.from) where.push(`occurred_at >= $${bind.push(query.from)}`);
   if (query.before) where.push(`occurred_at < $${bind.push(query.before)}`);
   if (query.ipCidr) where.push(`ip_address <<= $${bind.push(query.ipCidr)}::inet`);
+  if (after) where.push(`(occurred_at, id) < ($${bind.push(after.timestamp)}::timestamptz, $${bind.push(after.id)}::uuid)`);
   return { where, bind };
+}
+
+/** The free-text conditions: words anywhere in an event's text, whole e-mail addresses. */
+function textConditions(query: AuditQuery, bind: unknown[]): string[] {
+  return [
+    ...query.words.map((word) => `search_text LIKE $${bind.push(likePattern(word))}`),
+    ...query.emails.map((email) => `audit_email_terms(search_text) @> ARRAY[$${bind.push(email)}::text]`),
+  ];
+}
+
+function whereSql(conditions: string[]): string {
+  return conditions.length ? `WHERE ${conditions.join(" AND ")}` : "";
+}
+
+/** A page's events with their chain links, from a statement that selects its keys (LIMIT 1 lookups, as in LINK_WITH_EVENT). */
+function pageOf(keys: string): string {
+  return `SELECT ${EVENT_COLUMNS}, ${LINK_COLUMNS}
+    FROM (${keys}) AS page
+    JOIN LATERAL (SELECT * FROM audit_events e WHERE e.occurred_at = page.occurred_at AND e.id = page.id LIMIT 1) AS e ON true
+    LEFT JOIN LATERAL (SELECT * FROM audit_chain c WHERE c.occurred_at = e.occurred_at AND c.event_id = e.id LIMIT 1) AS c ON true
+   ORDER BY e.occurred_at DESC, e.id DESC`;
 }
