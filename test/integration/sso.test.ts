@@ -419,6 +419,39 @@ describe("signing in", () => {
       }
     });
 
+    test("the IdP refuses the code (the configured client secret is wrong)", async () => {
+      acme.addClient({
+        client_id: "misconfigured",
+        client_secret: "the-real-secret",
+        redirect_uris: [`${app.url}/auth/sso/misconfigured/callback`],
+      });
+      await createProvider({
+        name: "Misconfigured",
+        slug: "misconfigured",
+        issuer: acme.issuer,
+        clientId: "misconfigured",
+        clientSecret: "a-stale-secret",
+      });
+      const { page } = await ssoLogin("misconfigured");
+      const event = await expectFailure(page, 502, "token_exchange_failed");
+      expect(event.error).not.toContain("a-stale-secret");
+    });
+
+    test("the mapped e-mail claim is missing", async () => {
+      acme.addClient({ client_id: "workmail", client_secret: "workmail-secret", redirect_uris: [`${app.url}/auth/sso/workmail/callback`] });
+      await createProvider({
+        name: "Work mail",
+        slug: "workmail",
+        issuer: acme.issuer,
+        clientId: "workmail",
+        clientSecret: "workmail-secret",
+        claimMapping: { email: "work_email" },
+        jitProvisioning: true,
+      });
+      const { page } = await ssoLogin("workmail");
+      await expectFailure(page, 403, "missing_email_claim");
+    });
+
     test("the user is suspended, and a browser asking for HTML gets a page", async () => {
       const user = await app.runtime.services.users.findByEmail("alice@acme.test");
       await app.runtime.sequelize.query(`UPDATE users SET status = 'suspended' WHERE id = $1`, { bind: [user!.id] });
