@@ -200,7 +200,7 @@ export class UserService {
   }
 }
 
-/** The summary of a row read by the repository. */
+/** The summary of a user row: what every user-returning operation answers. */
 export function summarizeRow(row: UserRow): UserSummary {
   return {
     id: row.id,
@@ -215,16 +215,7 @@ export function summarizeRow(row: UserRow): UserSummary {
   };
 }
 
+/** A model instance's summary: the same fields as a repository row (a null name stays null). */
 function summarize(user: UserModel): UserSummary {
-  return {
-    id: user.id,
-    email: user.email,
-    familyId: user.familyId,
-    role: user.role,
-    name: user.name ?? null,
-    aiEnabled: user.aiEnabled,
-    status: user.status,
-    createdAt: user.createdAt,
-    updatedAt: user.updatedAt,
-  };
+  return summarizeRow({ ...user.get({ plain: true }), name: user.name ?? null });
 }

@@ -147,13 +147,18 @@ function stringParam(req: Request, name: string): string | undefined {
   return typeof value === "string" && value !== "" ? value : undefined;
 }
 
-/** A JSON client asked (Accept: application/json without text/html); browsers get redirects and pages. */
+/** A browser navigating names text/html in Accept; API clients name JSON or nothing. */
+function asksForHtml(req: Request): boolean {
+  return (req.get("accept") ?? "").includes("text/html");
+}
+
+/** Only a client that asks for JSON (and not HTML) gets the IdP's URL as JSON; a browser or a bare client is redirected. */
 function wantsJson(req: Request): boolean {
-  return req.accepts(["text/html", "application/json"]) === "application/json" && !(req.get("accept") ?? "").includes("text/html");
+  return (req.get("accept") ?? "").includes("application/json") && !asksForHtml(req);
 }
 
 function answer(req: Request, res: Response, status: number, title: string, message: string, body: object): void {
-  if (req.accepts(["application/json", "text/html"]) === "text/html" && (req.get("accept") ?? "").includes("text/html")) {
+  if (asksForHtml(req)) {
     res.status(status).type("html").send(page(title, message));
     return;
   }
@@ -162,7 +167,7 @@ function answer(req: Request, res: Response, status: number, title: string, mess
 
 function page(title: string, message: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>
-<body><main><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p><p><a href="/">Home</a></p></main></body></html>`;
+<body><main><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p></main></body></html>`;
 }
 
 function escapeHtml(text: string): string {

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { CLI, spawnUntilJson } from "../helpers/cli";
 import { compareOutput, readFences, stepsOf, type Comparison, type Step } from "../helpers/readme-examples";
 import { createTestDatabase, type TestDatabase } from "../helpers/test-database";
 
@@ -28,7 +29,6 @@ import { createTestDatabase, type TestDatabase } from "../helpers/test-database"
  * The last test below fails when a curl example appears in any other section.
  */
 const ROOT = path.join(__dirname, "..", "..");
-const CLI = path.join(ROOT, "bin", "finance-gateway.js");
 const README = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
 const SECTIONS = ["API tour", "REST conventions"];
 const CHECKED_ELSEWHERE = new Set(["SSO walk-through (local IdP)"]);
@@ -51,23 +51,9 @@ let service: ChildProcess | undefined;
 const steps: Step[] = SECTIONS.flatMap((section) => stepsOf(README, section));
 const outputs = new Map<Step, string>();
 
-function start(): Promise<{ child: ChildProcess; base: string }> {
-  const child = spawn(process.execPath, [CLI, "start", "--json"], { env, stdio: ["ignore", "pipe", "pipe"] });
-  let output = "";
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start:\n${output}`)), 90_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const banner = output.split("\n").find((line) => line.startsWith("{") && line.includes('"rest"'));
-      if (banner) {
-        clearTimeout(timer);
-        resolve({ child, base: (JSON.parse(banner) as { rest: string }).rest.replace(/\/api\/v1$/, "") });
-      }
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
-    child.on("exit", (code) => reject(new Error(`service exited with ${code}:\n${output}`)));
-  });
+async function start(): Promise<{ child: ChildProcess; base: string }> {
+  const { child, json } = await spawnUntilJson([CLI, "start", "--json"], env, "rest");
+  return { child, base: json.rest.replace(/\/api\/v1$/, "") };
 }
 
 /** Runs the script in one bash in the project folder; resolves with its stdout and stderr. */

@@ -1,8 +1,9 @@
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { Browser } from "../helpers/browser";
+import { CLI, spawnUntilJson } from "../helpers/cli";
 import { client } from "../helpers/http";
 import { createTestDatabase, type TestDatabase } from "../helpers/test-database";
 
@@ -13,7 +14,6 @@ import { createTestDatabase, type TestDatabase } from "../helpers/test-database"
  * the audit log showing each step. Ports differ from the README's (3000, 8090) so runs never collide.
  */
 const ROOT = path.join(__dirname, "..", "..");
-const CLI = path.join(ROOT, "bin", "finance-gateway.js");
 const DEV_IDP = path.join(ROOT, "dist", "test", "fakes", "dev-idp.js");
 jest.setTimeout(120_000);
 
@@ -21,25 +21,11 @@ let database: TestDatabase;
 let env: NodeJS.ProcessEnv;
 const children: ChildProcess[] = [];
 
-/** Spawns a process and resolves with the first stdout line that parses as a JSON object with `key`. */
-function spawnUntilJson(args: string[], key: string): Promise<{ child: ChildProcess; json: Record<string, string> }> {
-  const child = spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"] });
-  children.push(child);
-  let output = "";
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${args.join(" ")} printed no ${key}:\n${output}`)), 90_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      for (const line of output.split("\n")) {
-        if (!line.startsWith("{") || !line.includes(`"${key}"`)) continue;
-        clearTimeout(timer);
-        return resolve({ child, json: JSON.parse(line) });
-      }
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
-    child.on("exit", (code) => reject(new Error(`${args.join(" ")} exited with ${code}:\n${output}`)));
-  });
+/** Spawns a process this test stops at the end, resolving with its first JSON line that has `key`. */
+async function spawnUntilJsonLine(args: string[], key: string) {
+  const started = await spawnUntilJson(args, env, key);
+  children.push(started.child);
+  return started;
 }
 
 function freePort(): Promise<number> {
@@ -85,12 +71,12 @@ afterAll(async () => {
 
 test("a new administrator configures a provider and signs in by following the README", async () => {
   // Terminal 1: the service.
-  const service = await spawnUntilJson([CLI, "start", "--json"], "rest");
+  const service = await spawnUntilJsonLine([CLI, "start", "--json"], "rest");
   const base = service.json.rest.replace(/\/api\/v1$/, "");
 
   // Terminal 2: the local IdP, told where the service is.
   const idpPort = await freePort();
-  const idp = (await spawnUntilJson([DEV_IDP, "--port", String(idpPort), "--app", base], "issuer")).json;
+  const idp = (await spawnUntilJsonLine([DEV_IDP, "--port", String(idpPort), "--app", base], "issuer")).json;
   expect(idp).toEqual({
     issuer: `http://127.0.0.1:${idpPort}`,
     clientId: "finance-gateway",

@@ -1,7 +1,8 @@
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { CLI, spawnUntilJson } from "../helpers/cli";
 import { apiKeyClient } from "../helpers/http";
 
 /**
@@ -10,7 +11,6 @@ import { apiKeyClient } from "../helpers/http";
  * service runs) prints working keys, SIGTERM exits 0, and the data survives a restart.
  * Runs the built CLI (`npm test` builds first), exactly as a user would.
  */
-const CLI = path.join(__dirname, "..", "..", "bin", "finance-gateway.js");
 jest.setTimeout(120_000);
 
 let dataDir: string;
@@ -32,23 +32,9 @@ type Started = {
   urls: { rest: string; graphql: string; websocket: string; openapi: string; database: string; queues: string };
 };
 
-function start(): Promise<Started> {
-  const child = spawn(process.execPath, [CLI, "start", "--json"], { env, stdio: ["ignore", "pipe", "pipe"] });
-  let output = "";
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start:\n${output}`)), 90_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const banner = output.split("\n").find((line) => line.startsWith("{") && line.includes('"rest"'));
-      if (banner) {
-        clearTimeout(timer);
-        resolve({ child, urls: JSON.parse(banner) });
-      }
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
-    child.on("exit", (code) => reject(new Error(`service exited with ${code}:\n${output}`)));
-  });
+async function start(): Promise<Started> {
+  const { child, json } = await spawnUntilJson<Started["urls"]>([CLI, "start", "--json"], env, "rest");
+  return { child, urls: json };
 }
 
 function stop(child: ChildProcess): Promise<number | null> {
