@@ -59,6 +59,7 @@ const settings = z.object({
   TRUST_PROXY: trustProxy.default(["loopback"]),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(10000),
   GRAPHQL_LANDING_PAGE: booleanFlag.default(true),
+  GRAPHQL_MAX_COST: z.coerce.number().int().min(0).default(10000),
   JOB_LOCK_MS: z.coerce.number().int().min(500).default(30000),
   ASSISTANT_PROVIDER: z.enum(["builtin", "openai"]).optional(),
   OPENAI_BASE_URL: z.url().optional(),
@@ -112,6 +113,8 @@ export type Config = Readonly<{
   trustProxy: boolean | number | string[];
   shutdownTimeoutMs: number;
   graphqlLandingPage: boolean;
+  /** Largest estimated cost of one GraphQL operation with credentials; 0 turns the operation limits off. */
+  graphqlMaxCost: number;
   /** How long a job's lock lasts without renewal: a crashed worker's job is taken over after about this long. */
   jobLockMs: number;
   assistant: AssistantConfig;
@@ -208,6 +211,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: s.TRUST_PROXY,
     shutdownTimeoutMs: s.SHUTDOWN_TIMEOUT_MS,
     graphqlLandingPage: s.GRAPHQL_LANDING_PAGE,
+    graphqlMaxCost: s.GRAPHQL_MAX_COST,
     jobLockMs: s.JOB_LOCK_MS,
     assistant: Object.freeze(assistantConfig(s)),
     encryptionKey: s.ENCRYPTION_KEY,

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
@@ -8,27 +7,25 @@ import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/dis
 import { ApolloServerPluginLandingPageLocalDefault } from "@apollo/server/plugin/landingPage/default";
 import { expressMiddleware } from "@as-integrations/express5";
 import express, { type NextFunction, type Request, type Response } from "express";
-import { execute, type GraphQLSchema } from "graphql";
-import { useServer } from "graphql-ws/use/ws";
+import type { GraphQLSchema } from "graphql";
 import { pinoHttp } from "pino-http";
 import proxyAddr from "proxy-addr";
 import type { RateLimiterAbstract } from "rate-limiter-flexible";
-import { WebSocketServer } from "ws";
 import { createRestRouter } from "../../rest-adapter/rest-router";
 import { API_PREFIX } from "../../rest-adapter/routes";
 import { DomainError } from "../common/errors";
 import type { Logger } from "../common/logger";
 import type { Config } from "../config/config";
-import type { Actor } from "../identity/actor";
 import { projectRoot } from "../config/project-root";
 import { RequestContext } from "../graphql/context";
+import { CostControl } from "../graphql/cost-control";
 import { formatGraphQLError } from "../graphql/errors";
+import { MAX_TOKENS } from "../graphql/operation-limits";
 import type { Services } from "../services";
 import { createAuthRouter } from "../auth/auth.router";
 import { createSsoRouter } from "../sso/sso.router";
-import { auditContextFor, runInAuditContext } from "../audit/audit-context";
-import { authenticate, bearerToken, resolveActor, withAuditContext } from "./authenticate";
-import { LiveSockets } from "./live-sockets";
+import { authenticate, withAuditContext } from "./authenticate";
+import { attachGraphQLSocket } from "./graphql-socket";
 import { rateLimit } from "./rate-limit";
 import { assignRequestId } from "./request-id";
 import { sendError } from "./respond";
@@ -99,53 +96,21 @@ export async function createApp(deps: AppDeps): Promise<App> {
   app.use(createAuthRouter(services, limit));
   app.use(createSsoRouter(services, limit));
 
-  /** Where a socket's operations come from, for audit events: one request id per operation or connection. */
-  const socketAuditContext = (request: http.IncomingMessage) =>
-    auditContextFor({
-      clientIp: proxyAddr(request, app.get("trust proxy fn")),
-      userAgent: request.headers["user-agent"],
-      requestId: randomUUID(),
-    });
-  const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql" });
-  const liveSockets = new LiveSockets(logger);
-  liveSockets.listen(services.events);
+  const costControl = new CostControl({ schema, maxCost: config.graphqlMaxCost, rateLimiter: deps.rateLimiter, logger });
+  const socket = attachGraphQLSocket({
+    httpServer,
+    schema,
+    services,
+    logger,
+    costControl,
+    clientIp: (request) => proxyAddr(request, app.get("trust proxy fn")),
+  });
   const formatError = formatGraphQLError(logger);
-  type SocketExtra = { actor?: Actor | null };
-  const wsCleanup = useServer<Record<string, unknown>, SocketExtra>(
-    {
-      schema,
-      // A wrong credential closes the socket with 4403 Forbidden at connection time; none connects anonymously.
-      onConnect: async (ctx) => {
-        const params = ctx.connectionParams ?? {};
-        const apiKey = params["X-Api-Key"] ?? params["x-api-key"];
-        const authorization = params["Authorization"] ?? params["authorization"];
-        const bearer = authorization === undefined ? undefined : bearerToken({ get: () => String(authorization) } as unknown as Request);
-        if (apiKey === undefined && bearer === undefined) return true;
-        try {
-          // Like an HTTP request's: presenting an expired session records its expiry with the socket's origin.
-          const origin = socketAuditContext(ctx.extra.request);
-          const credentials = { bearer, apiKey: apiKey === undefined ? undefined : String(apiKey) };
-          ctx.extra.actor = await runInAuditContext(origin, () => resolveActor(services, credentials));
-          liveSockets.add(ctx.extra.socket, ctx.extra.actor);
-          return true;
-        } catch {
-          return false;
-        }
-      },
-      context: (ctx) => {
-        const audit = socketAuditContext(ctx.extra.request);
-        return new RequestContext(services, ctx.extra.actor ?? null, audit.requestId!, logger, audit);
-      },
-      // Queries and mutations over the socket record audit events with the socket's context, as HTTP requests do.
-      execute: (args) => runInAuditContext((args.contextValue as RequestContext).audit, () => execute(args)),
-      onNext: (_ctx, _id, _payload, _args, result) =>
-        result.errors ? { ...result, errors: result.errors.map((error) => formatError(error.toJSON(), error)) } : undefined,
-    },
-    wsServer,
-  );
   const apollo = new ApolloServer<RequestContext>({
     schema,
     introspection: true,
+    // Bounds parsing and validation of any document; depth, aliases and cost are checked once the caller is known.
+    parseOptions: { maxTokens: MAX_TOKENS },
     // Apollo adds stack traces to error responses unless NODE_ENV is production or test, and nothing sets it.
     includeStacktraceInErrorResponses: false,
     formatError,
@@ -153,11 +118,11 @@ export async function createApp(deps: AppDeps): Promise<App> {
     stopOnTerminationSignals: false,
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
+      costControl.plugin(),
       {
         serverWillStart: async () => ({
           drainServer: async () => {
-            await liveSockets.stop();
-            await wsCleanup.dispose();
+            await socket.dispose();
           },
         }),
       },

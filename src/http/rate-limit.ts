@@ -4,6 +4,7 @@ import { RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiter
 import type { Sequelize } from "sequelize";
 import type { Logger } from "../common/logger";
 import type { Config } from "../config/config";
+import type { Actor } from "../identity/actor";
 import { sendError } from "./respond";
 
 export type RateLimitStore = { redis: IORedis } | { sequelize: Sequelize };
@@ -21,13 +22,16 @@ export async function createRateLimiter(config: Config, store: RateLimitStore): 
   });
 }
 
+/** Whose points a request spends: its credential's, or its client address's before authentication. */
+export function rateLimitKey(actor: Actor | null, clientIp: string | null): string {
+  return actor ? `${actor.credential.kind}:${actor.credential.id}` : `ip:${clientIp}`;
+}
+
 /** Consumes one point for the request's identity and sets the X-RateLimit-* headers of rest-compat.md. */
 export function rateLimit(limiter: RateLimiterAbstract, logger: Logger) {
   return async (req: Request, res: Response, next: NextFunction) => {
-    const actor = res.locals.actor;
-    const key = actor ? `${actor.credential.kind}:${actor.credential.id}` : `ip:${req.ip}`;
     try {
-      const state = await limiter.consume(key);
+      const state = await limiter.consume(rateLimitKey(res.locals.actor, res.locals.audit?.ipAddress ?? req.ip ?? null));
       setHeaders(res, limiter.points, state);
       next();
     } catch (rejection) {

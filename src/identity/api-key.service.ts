@@ -34,6 +34,7 @@ type KeyOwnerRow = {
   keyId: string;
   scope: ApiKeyScope;
   lastUsedAt: Date | null;
+  expiresAt: Date | null;
   userId: string;
   familyId: string;
   email: string;
@@ -108,7 +109,7 @@ export class ApiKeyService {
     if (!plaintext.startsWith(KEY_PREFIX)) throw new UnauthenticatedError();
     const [row] = await readRows<KeyOwnerRow>(
       this.sequelize,
-      `SELECT k.id AS "keyId", k.scope, k.last_used_at AS "lastUsedAt",
+      `SELECT k.id AS "keyId", k.scope, k.last_used_at AS "lastUsedAt", k.expires_at AS "expiresAt",
               u.id AS "userId", u.family_id AS "familyId", u.email, u.role, u.status, u.ai_enabled AS "aiEnabled"
          FROM api_keys k JOIN users u ON u.id = k.user_id
         WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())`,
@@ -127,6 +128,7 @@ export class ApiKeyService {
       scope: row.scope,
       aiEnabled: row.aiEnabled,
       credential: { kind: "api_key", id: row.keyId },
+      expiresAt: row.expiresAt ? new Date(row.expiresAt) : null,
     };
   }
 
