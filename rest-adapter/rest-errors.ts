@@ -12,6 +12,7 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   [ErrorCode.Conflict]: 409,
   [ErrorCode.RateLimited]: 429,
   [ErrorCode.UpstreamUnavailable]: 503,
+  [ErrorCode.QueryTimeout]: 503,
 };
 
 export const INTERNAL_ERROR: RestErrorBody = { error: "internal_server_error", message: "An unexpected error occurred" };

@@ -41,9 +41,12 @@ export function createRestRouter(schema: GraphQLSchema, contextOf: RestContextFa
     const matching = compiled.filter((route) => route.pattern.test(req.path));
     if (matching.length === 0)
       return sendError(res, restError(404, "not_found", `No route matches ${req.method} ${req.originalUrl.split("?")[0]}`));
-    const route = matching.find((candidate) => candidate.method === req.method);
+    // HEAD is served wherever GET is: the same operation and headers, no body (express sends none for HEAD).
+    const method = req.method === "HEAD" ? "GET" : req.method;
+    const route = matching.find((candidate) => candidate.method === method);
     if (!route) {
-      res.setHeader("Allow", matching.map((candidate) => candidate.method).join(", "));
+      const allowed = matching.map((candidate) => candidate.method);
+      res.setHeader("Allow", (allowed.includes("GET") ? [...allowed, "HEAD"] : allowed).join(", "));
       return sendError(res, restError(405, "method_not_allowed", `${req.method} is not allowed here`));
     }
     try {

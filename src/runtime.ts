@@ -53,10 +53,21 @@ export async function openDatabase(
     stops.push(() => embedded.stop());
     url = embedded.url;
   }
-  const sequelize = createSequelize({ url, poolMax: config.databasePoolMax, onStatement });
+  // Migrations may rewrite large tables: they run on their own connections, without the statement timeout.
+  const migrating = createSequelize({ url, poolMax: 2 });
+  try {
+    await migrateToLatest(migrating);
+  } finally {
+    await migrating.close();
+  }
+  const sequelize = createSequelize({
+    url,
+    poolMax: config.databasePoolMax,
+    onStatement,
+    statementTimeoutMs: config.databaseStatementTimeoutMs || undefined,
+  });
   stops.push(() => sequelize.close());
   initModels(sequelize);
-  await migrateToLatest(sequelize);
   return { sequelize, url };
 }
 

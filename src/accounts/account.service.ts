@@ -63,7 +63,8 @@ export class AccountService {
   /** Deletes the account and, with it, its transactions. */
   async delete(actor: Actor, id: string): Promise<AccountRow> {
     const account = await this.get(actor, id);
-    await AccountModel.destroy({ where: { id, familyId: actor.familyId } });
+    // Of concurrent deletes only one removes the row; the others answer as if it had never existed.
+    if ((await AccountModel.destroy({ where: { id, familyId: actor.familyId } })) === 0) throw new NotFoundError("Account");
     return account;
   }
 }

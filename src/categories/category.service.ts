@@ -57,7 +57,8 @@ export class CategoryService {
   /** Deletes the category; its transactions become uncategorised and its subcategories top-level. */
   async delete(actor: Actor, id: string): Promise<CategoryRow> {
     const category = await this.get(actor, id);
-    await CategoryModel.destroy({ where: { id, familyId: actor.familyId } });
+    // Of concurrent deletes only one removes the row; the others answer as if it had never existed.
+    if ((await CategoryModel.destroy({ where: { id, familyId: actor.familyId } })) === 0) throw new NotFoundError("Category");
     return category;
   }
 

@@ -86,7 +86,8 @@ export class ChatService {
 
   async delete(actor: Actor, id: string): Promise<ChatRow> {
     const chat = await this.own(actor, id);
-    await ChatModel.destroy({ where: { id: chat.id, userId: actor.userId } });
+    // Of concurrent deletes only one removes the row; the others answer as if it had never existed.
+    if ((await ChatModel.destroy({ where: { id: chat.id, userId: actor.userId } })) === 0) throw new NotFoundError("Chat");
     return chat;
   }
 

@@ -47,6 +47,7 @@ const settings = z.object({
   PUBLIC_URL: z.url().optional(),
   DATABASE_URL: postgresUrl.optional(),
   DATABASE_POOL_MAX: z.coerce.number().int().min(2).max(200).default(10),
+  DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(30000),
   DATA_DIR: z.string().min(1).default(path.join(projectRoot, ".data")),
   REDIS_URL: redisUrl.optional(),
   REDIS_PREFIX: z
@@ -103,6 +104,8 @@ export type Config = Readonly<{
   publicUrl?: string;
   databaseUrl?: string;
   databasePoolMax: number;
+  /** PostgreSQL statement_timeout of the service's connections (requests and jobs; not migrations); 0: none. */
+  databaseStatementTimeoutMs: number;
   dataDir: string;
   redisUrl?: string;
   redisPrefix: string;
@@ -202,6 +205,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl: s.PUBLIC_URL,
     databaseUrl: s.DATABASE_URL,
     databasePoolMax: s.DATABASE_POOL_MAX,
+    databaseStatementTimeoutMs: s.DATABASE_STATEMENT_TIMEOUT_MS,
     dataDir: path.resolve(s.DATA_DIR),
     redisUrl: s.REDIS_URL,
     redisPrefix: s.REDIS_PREFIX,

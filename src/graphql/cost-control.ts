@@ -1,5 +1,5 @@
 import type { ApolloServerPlugin } from "@apollo/server";
-import { GraphQLError, Kind, visit, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from "graphql";
+import { GraphQLError, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from "graphql";
 import { RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import type { Logger } from "../common/logger";
 import type { Actor } from "../identity/actor";
@@ -28,8 +28,7 @@ export type OperationRequest = {
 
 /**
  * Refuses an operation before it runs when it is too deep, too aliased, introspects too often, costs
- * too much for its caller, or carries a NUL character in a string literal; then charges its cost to
- * the caller's rate limit. One rule for HTTP (the Apollo plugin below) and WebSocket (app.ts).
+ * too much for its caller; then charges its cost to the caller's rate limit. One rule for HTTP (the Apollo plugin below) and WebSocket (app.ts).
  */
 export class CostControl {
   constructor(private readonly options: CostControlOptions) {}
@@ -39,8 +38,6 @@ export class CostControl {
   }
 
   async refusal(request: OperationRequest): Promise<GraphQLError | null> {
-    const nul = nulInLiterals(request.document);
-    if (nul) return nul;
     if (!this.enabled) return null;
     const measure = measureOperation(this.options.schema, request.document, request.operation, request.variables);
     const refused = checkOperation(measure, limitsFor(request.actor !== null, this.options.maxCost));
@@ -77,6 +74,11 @@ export class CostControl {
       requestDidStart: async () => ({
         didResolveOperation: async ({ document, operation, request, contextValue }) => {
           if (!operation) return;
+          if (operation.operation === "subscription")
+            throw operationRefusal(
+              "Subscriptions run over WebSocket (graphql-ws) on this same path, not over HTTP",
+              "SUBSCRIPTION_OVER_HTTP",
+            );
           const refused = await this.refusal({
             document,
             operation,
@@ -89,17 +91,4 @@ export class CostControl {
       }),
     };
   }
-}
-
-/** Text with NUL cannot be stored; a GraphQL string literal can spell it as an escape, so the parsed values are checked. */
-function nulInLiterals(document: DocumentNode): GraphQLError | null {
-  const source = document.loc?.source.body;
-  if (source !== undefined && !source.includes("\\u")) return null;
-  let found = false;
-  visit(document, {
-    [Kind.STRING]: (node) => {
-      if (node.value.includes("\u0000")) found = true;
-    },
-  });
-  return found ? operationRefusal("Text must not contain NUL characters (\\u0000)", "BAD_USER_INPUT") : null;
 }

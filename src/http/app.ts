@@ -27,6 +27,8 @@ import { createSsoRouter } from "../sso/sso.router";
 import { authenticate, withAuditContext } from "./authenticate";
 import { attachGraphQLSocket } from "./graphql-socket";
 import { rateLimit } from "./rate-limit";
+import { refuseCredentialsInQuery } from "./query-credentials";
+import { securityHeaders, withoutPolicyForLandingPage } from "./security-headers";
 import { assignRequestId } from "./request-id";
 import { sendError } from "./respond";
 
@@ -43,6 +45,7 @@ export type AppDeps = {
 export type App = { app: express.Express; httpServer: http.Server; close(): Promise<void> };
 
 const BODY_LIMIT = "1mb";
+export const SERVER_TIMEOUTS = { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 5_000 } as const;
 
 /**
  * Builds the express app, the HTTP server, Apollo and the graphql-ws server without listening, so
@@ -52,16 +55,21 @@ export async function createApp(deps: AppDeps): Promise<App> {
   const { config, services, schema, logger } = deps;
   const app = express();
   const httpServer = http.createServer(app);
+  // Chosen rather than Node's defaults (60 s for headers, 300 s for a whole request): a client that
+  // sends slowly holds a socket this long at most, then gets 408. Idle keep-alive sockets close after 5 s.
+  httpServer.headersTimeout = SERVER_TIMEOUTS.headersMs;
+  httpServer.requestTimeout = SERVER_TIMEOUTS.requestMs;
+  httpServer.keepAliveTimeout = SERVER_TIMEOUTS.keepAliveMs;
   app.disable("x-powered-by");
   app.set("trust proxy", config.trustProxy);
   app.set("query parser", "simple");
 
+  app.use(securityHeaders());
   app.use((req, res, next) => {
     res.locals.requestId = assignRequestId(req, res);
-    res.setHeader("X-Content-Type-Options", "nosniff");
-    res.setHeader("Referrer-Policy", "no-referrer");
     next();
   });
+  app.use(refuseCredentialsInQuery);
   // pino-http logs each finished request at info. Below that level it would log nothing, yet still build
   // two child loggers per request and serialize the request into them, so it is only mounted when its
   // lines are wanted.
@@ -134,6 +142,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
   await apollo.start();
   app.use(
     "/graphql",
+    withoutPolicyForLandingPage,
     authenticate(services, { required: false, cookie: true }),
     ...limit,
     express.json({ limit: BODY_LIMIT }),

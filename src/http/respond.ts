@@ -2,7 +2,15 @@ import type { Request, Response } from "express";
 
 export type ErrorBody = { error: string; message: string; errors?: string[]; details?: Record<string, unknown> };
 
-const GRAPHQL_CODES: Record<number, string> = { 401: "UNAUTHENTICATED", 429: "RATE_LIMITED", 400: "BAD_REQUEST", 413: "BAD_REQUEST" };
+const GRAPHQL_CODES: Record<number, string> = {
+  400: "BAD_REQUEST",
+  401: "UNAUTHENTICATED",
+  403: "FORBIDDEN",
+  404: "NOT_FOUND",
+  408: "REQUEST_TIMEOUT",
+  413: "PAYLOAD_TOO_LARGE",
+  429: "RATE_LIMITED",
+};
 
 /**
  * Errors raised before a request reaches its transport (authentication, rate limit, body parsing):

@@ -63,7 +63,8 @@ export class MerchantService {
 
   async delete(actor: Actor, id: string): Promise<MerchantRow> {
     const merchant = await this.get(actor, id);
-    await MerchantModel.destroy({ where: { id, familyId: actor.familyId } });
+    // Of concurrent deletes only one removes the row; the others answer as if it had never existed.
+    if ((await MerchantModel.destroy({ where: { id, familyId: actor.familyId } })) === 0) throw new NotFoundError("Merchant");
     return merchant;
   }
 }

@@ -50,7 +50,8 @@ export class TagService {
 
   async delete(actor: Actor, id: string): Promise<TagRow> {
     const tag = await this.get(actor, id);
-    await TagModel.destroy({ where: { id, familyId: actor.familyId } });
+    // Of concurrent deletes only one removes the row; the others answer as if it had never existed.
+    if ((await TagModel.destroy({ where: { id, familyId: actor.familyId } })) === 0) throw new NotFoundError("Tag");
     return tag;
   }
 }

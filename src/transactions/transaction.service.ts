@@ -140,7 +140,7 @@ export class TransactionService {
           },
           { transaction },
         );
-        await this.replaceTags(id, input.tagIds ?? [], transaction);
+        await this.insertTags(id, input.tagIds ?? [], transaction);
       });
     } catch (error) {
       // A concurrent import of the same external id won the race: answer as the replay it is.
@@ -191,7 +191,8 @@ export class TransactionService {
   /** Deletes one transaction. Deleting a transfer leg removes the transfer link, not the other leg. */
   async delete(actor: Actor, id: string): Promise<TransactionRow> {
     const current = await this.get(actor, id);
-    await TransactionModel.destroy({ where: { id, familyId: actor.familyId } });
+    // Of concurrent deletes only one removes the row; the others answer as if it had never existed.
+    if ((await TransactionModel.destroy({ where: { id, familyId: actor.familyId } })) === 0) throw new NotFoundError("Transaction");
     return current;
   }
 
@@ -286,8 +287,18 @@ export class TransactionService {
     }
   }
 
+  /**
+   * Replaces a transaction's tags with exactly `tagIds`. The transaction's row is locked first, so
+   * concurrent replacements take turns and the last one wins whole instead of merging with another's.
+   */
   private async replaceTags(transactionId: string, tagIds: string[], transaction: Transaction): Promise<void> {
+    const row = await TransactionModel.findByPk(transactionId, { attributes: ["id"], lock: transaction.LOCK.UPDATE, transaction });
+    if (!row) throw new NotFoundError("Transaction");
     await TransactionTagModel.destroy({ where: { transactionId }, transaction });
+    await this.insertTags(transactionId, tagIds, transaction);
+  }
+
+  private async insertTags(transactionId: string, tagIds: string[], transaction: Transaction): Promise<void> {
     const unique = [...new Set(tagIds)];
     if (unique.length)
       await TransactionTagModel.bulkCreate(
