@@ -143,6 +143,13 @@ export function attachGraphQLSocket(deps: GraphQLSocketDeps): { dispose(): Promi
     },
     wsServer,
   );
+  // graphql-ws answers a socket error (a message over maxPayload, a broken frame) by printing it to
+  // stderr as an internal error; these are the client's doing, ws already closes the socket (1009, 1002),
+  // so they are logged as what they are instead.
+  wsServer.on("connection", (socket) => {
+    socket.removeAllListeners("error");
+    socket.on("error", (error) => logger.info({ err: error.message }, "WebSocket client error; socket closed"));
+  });
   return {
     async dispose() {
       await liveSockets.stop();
