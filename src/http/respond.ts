@@ -17,7 +17,7 @@ const GRAPHQL_CODES: Record<number, string> = {
  * REST clients get the rest-compat.md body, GraphQL clients a GraphQL error response.
  */
 export function sendError(req: Request, res: Response, status: number, body: ErrorBody): void {
-  if (req.baseUrl.startsWith("/graphql")) {
+  if ((req.baseUrl || req.path).startsWith("/graphql")) {
     res.status(status).json({
       errors: [{ message: body.message, extensions: { code: GRAPHQL_CODES[status] ?? "INTERNAL_SERVER_ERROR", ...body.details } }],
     });
