@@ -10,6 +10,7 @@ import type { SecretBox } from "../security/secret-box";
 import { BankConnectionModel, BankSyncRunModel, type ConnectionStatus } from "./banking.model";
 import type { BankingRepository, ConnectionRow, ExistingTransaction, SyncRunRow, TransactionWrite } from "./banking.repository";
 import { LunchflowClient, LunchflowSync } from "./lunchflow.client";
+import { withoutMalformedRows } from "./imported-rows";
 import type { ImportBatch, ImportedAccount, ImportedTransaction, ProviderSync, SyncState } from "./provider";
 import { SimplefinClient, SimplefinSync } from "./simplefin.client";
 import { redactor, UpstreamError, type UpstreamHttpOptions } from "./upstream-http";
@@ -232,9 +233,12 @@ export class BankSyncService {
   private async importBatch(
     connection: ConnectionRow,
     links: Map<string, AccountLink>,
-    batch: ImportBatch,
+    answer: ImportBatch,
     totals: RunTotals,
   ): Promise<void> {
+    const { batch, problems } = withoutMalformedRows(answer);
+    totals.skipped += problems.length;
+    totals.errors.push(...problems);
     for (const account of batch.accounts) await this.importAccount(connection, links, account);
     const writes: TransactionWrite[] = [];
     const rekeys: TransactionWrite[] = [];

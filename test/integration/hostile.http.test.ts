@@ -45,10 +45,9 @@ describe("X-Forwarded-For from the trusted proxy", () => {
       `mutation { createApiKey(name: "forwarded", scope: "read") { apiKey { id } } }`,
     );
     expect(mutation.body.errors).toBeUndefined();
-    const [rows] = await app.runtime.sequelize.query(
-      `SELECT DISTINCT host(ip_address) AS ip FROM audit_events WHERE user_id = $1`,
-      { bind: [person.id] },
-    );
+    const [rows] = await app.runtime.sequelize.query(`SELECT DISTINCT host(ip_address) AS ip FROM audit_events WHERE user_id = $1`, {
+      bind: [person.id],
+    });
     expect(rows).toEqual([{ ip: stored }]);
   });
 });

@@ -116,7 +116,10 @@ test("the HTTP cost rules apply on the socket, for anonymous and authenticated c
   anonymous.close();
 
   const keyed = await RawSocket.connect({ "X-Api-Key": user.readKey });
-  const pages = Array.from({ length: 20 }, (_, i) => `p${i}: transactions(perPage: 100) { items { id name amount date notes category { name } } }`).join(" ");
+  const pages = Array.from(
+    { length: 20 },
+    (_, i) => `p${i}: transactions(perPage: 100) { items { id name amount date notes category { name } } }`,
+  ).join(" ");
   expect((await keyed.run("1", `{ ${pages} }`)).payload[0].extensions.code).toBe("QUERY_TOO_COSTLY");
   keyed.close();
 });
