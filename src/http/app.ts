@@ -25,6 +25,7 @@ import type { Services } from "../services";
 import { createAuthRouter } from "../auth/auth.router";
 import { createSsoRouter } from "../sso/sso.router";
 import { authenticate, withAuditContext } from "./authenticate";
+import { answerClientErrors } from "./client-errors";
 import { attachGraphQLSocket } from "./graphql-socket";
 import { rateLimit } from "./rate-limit";
 import { refuseCredentialsInQuery } from "./query-credentials";
@@ -60,6 +61,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
   httpServer.headersTimeout = SERVER_TIMEOUTS.headersMs;
   httpServer.requestTimeout = SERVER_TIMEOUTS.requestMs;
   httpServer.keepAliveTimeout = SERVER_TIMEOUTS.keepAliveMs;
+  answerClientErrors(httpServer);
   app.disable("x-powered-by");
   app.set("trust proxy", config.trustProxy);
   app.set("query parser", "simple");

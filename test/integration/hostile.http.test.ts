@@ -3,6 +3,7 @@
  * with zone ids or junk, credentials in query strings, HEAD, a cookie used cross-site, an audit search
  * of thousands of words, statements that run too long; and the headers every answer carries.
  */
+import net from "node:net";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { QueryTypes } from "sequelize";
@@ -150,5 +151,29 @@ describe("bounded work in the database", () => {
     const mapped = asDomainError(error);
     expect(mapped?.code).toBe("QUERY_TIMEOUT");
     expect(fromDomainError(mapped!).status).toBe(503);
+  });
+});
+
+describe("requests Node refuses before express", () => {
+  const raw = (request: string) =>
+    new Promise<string>((resolve, reject) => {
+      const { port } = new URL(app.url);
+      const socket = net.connect(Number(port), "127.0.0.1", () => socket.end(request));
+      let answer = "";
+      socket.on("data", (chunk) => (answer += String(chunk)));
+      socket.on("close", () => resolve(answer));
+      socket.on("error", reject);
+    });
+
+  test("a request that is not HTTP is a 400 with the documented body", async () => {
+    const answer = await raw("HELLO THERE\r\n\r\n");
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(answer.split("\r\n\r\n")[1])).toEqual({ error: "bad_request", message: "The request is not valid HTTP" });
+  });
+
+  test("headers past 16 KB (the probe's 20 KB query string) are a 431 with the documented body", async () => {
+    const response = await fetch(`${app.url}/api/v1/merchants?search=${"x".repeat(20_000)}`, { headers: { "x-api-key": user.key } });
+    expect(response.status).toBe(431);
+    expect(await response.json()).toEqual({ error: "headers_too_large", message: "The request line and headers exceed 16 KB" });
   });
 });
