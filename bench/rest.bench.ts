@@ -24,6 +24,8 @@
  *   BENCH_WARMUP        seconds of unmeasured load before each case (default 2)
  *   BENCH_ROUNDS        rounds over all cases, in alternating order (default 3)
  *   BENCH_POOL_MAX      database pool size of the service and of the baseline alike (default 10)
+ *   BENCH_GRAPHQL_MAX_COST  the service's GRAPHQL_MAX_COST (default: the service's default); 0 turns the
+ *                       GraphQL operation limits off, to measure what they cost
  */
 import "reflect-metadata";
 import assert from "node:assert/strict";
@@ -63,6 +65,8 @@ const settings = {
   warmup: numberSetting("BENCH_WARMUP", 2, 0, 30),
   rounds: Math.round(numberSetting("BENCH_ROUNDS", 3, 1, 10)),
   poolMax: Math.round(numberSetting("BENCH_POOL_MAX", 10, 2, 200)),
+  /** GRAPHQL_MAX_COST of the service; 0 measures /graphql without the operation limits. */
+  graphqlMaxCost: process.env.BENCH_GRAPHQL_MAX_COST || undefined,
 };
 
 const TARGET_RATIO = 0.75;
@@ -543,6 +547,7 @@ async function main(): Promise<void> {
       LOG_LEVEL: "silent",
       RATE_LIMIT_REQUESTS: "0",
       GRAPHQL_LANDING_PAGE: "false",
+      ...(settings.graphqlMaxCost === undefined ? {} : { GRAPHQL_MAX_COST: settings.graphqlMaxCost }),
       ...(redisUrl ? { REDIS_URL: redisUrl, REDIS_PREFIX: redisPrefix } : {}),
     });
     const runtime: Runtime = await startRuntime(config, { api: true, workers: false });
