@@ -20,7 +20,7 @@ export function withoutMalformedRows(batch: ImportBatch): { batch: ImportBatch; 
         const problem = problemOf(row);
         if (problem)
           problems.push(
-            `${(names.get(accountId) ?? accountId).replace(/\u0000/g, "")}: skipped transaction ${printable(row.externalId ?? "without id")}: ${problem}`,
+            `${(names.get(accountId) ?? accountId).replaceAll("\u0000", "")}: skipped transaction ${printable(row.externalId ?? "without id")}: ${problem}`,
           );
         return !problem;
       }),

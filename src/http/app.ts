@@ -145,6 +145,11 @@ export async function createApp(deps: AppDeps): Promise<App> {
   app.use(
     "/graphql",
     withoutPolicyForLandingPage,
+    // Apollo serves GET only; Node already sends no body in answer to HEAD, whatever the handler writes.
+    (req: Request, _res: Response, next: NextFunction) => {
+      if (req.method === "HEAD") req.method = "GET";
+      next();
+    },
     authenticate(services, { required: false, cookie: true }),
     ...limit,
     express.json({ limit: BODY_LIMIT }),
