@@ -40,6 +40,7 @@ import { print } from "graphql";
 import IORedis from "ioredis";
 import pg from "pg";
 import { prepareOperations } from "../rest-adapter/operations";
+import { checkOperation, limitsFor, measureOperation } from "../src/graphql/operation-limits";
 import { seedDemo } from "../src/cli/demo";
 import { loadConfig } from "../src/config/config";
 import { absolute, formatMoney, isNegative, toMinorUnits } from "../src/money/money";
@@ -762,6 +763,37 @@ async function main(): Promise<void> {
       `\n(CPU ms/req: the servers' process and the scratch database's Postgres backends, lowest round; the load generator is not counted.)`,
     );
 
+    // What the GraphQL operation limits add to each /graphql request: Apollo caches parsed and validated
+    // documents, so per request they measure the operation and compare it with the caller's limits. Timed
+    // here in-process on the very documents sent, against Apollo's CPU per request of this run.
+    const limitsShare: Record<string, { limits_us_per_op: number; share_of_apollo_cpu: number | null }> = {};
+    console.log(
+      `\nGraphQL operation limits (GRAPHQL_MAX_COST=${config.graphqlMaxCost}${config.graphqlMaxCost === 0 ? ", off during the load" : ""})`,
+    );
+    for (const [endpoint, operation, variables] of [
+      ["get", "getTransaction", { id: measuredId }],
+      ["list", "listTransactions", { perPage: 100 }],
+    ] as const) {
+      const prepared = operations.get(operation)!;
+      const limits = limitsFor(true, config.graphqlMaxCost || 10000);
+      const iterations = 20_000;
+      for (let i = 0; i < 2000; i++)
+        checkOperation(measureOperation(runtime.schema!, prepared.document, prepared.definition, variables), limits);
+      const started = process.hrtime.bigint();
+      for (let i = 0; i < iterations; i++)
+        checkOperation(measureOperation(runtime.schema!, prepared.document, prepared.definition, variables), limits);
+      const microseconds = Number(process.hrtime.bigint() - started) / 1000 / iterations;
+      const apolloCpuMs = summary[endpoint].apollo.server_cpu_ms_per_req;
+      const share = apolloCpuMs ? microseconds / (apolloCpuMs * 1000) : null;
+      limitsShare[endpoint] = {
+        limits_us_per_op: round2(microseconds)!,
+        share_of_apollo_cpu: share === null ? null : Math.round(share * 10000) / 10000,
+      };
+      console.log(
+        `  ${pad(ENDPOINT_LABELS[endpoint], 31)} ${microseconds.toFixed(1)} µs per operation = ${share === null ? "n/a" : `${(share * 100).toFixed(2)} %`} of Apollo's server CPU per request (${apolloCpuMs ?? "n/a"} ms) — target < 5 %: ${share !== null && share < 0.05 ? "MET" : "NOT MET"}`,
+      );
+    }
+
     console.log("\nTargets");
     const targets: Array<{ name: string; met: boolean }> = [];
     for (const endpoint of ["get", "list"] as EndpointName[]) {
@@ -795,6 +827,7 @@ async function main(): Promise<void> {
         redis: Boolean(redisUrl),
         target_ratio: TARGET_RATIO,
         results: summary,
+        graphql_operation_limits: limitsShare,
         targets_met: Object.fromEntries(targets.map((t) => [t.name, t.met])),
         all_met: allMet,
       }),

@@ -118,15 +118,15 @@ export function attachGraphQLSocket(deps: GraphQLSocketDeps): { dispose(): Promi
         const operation = getOperationAST(document, payload.operationName);
         if (!operation) return [clientError("Unable to identify the operation to run", "BAD_REQUEST")];
         const actor = ctx.extra.actor ?? null;
+        const audit = socketAuditContext(ctx.extra.request);
         const refused = await costControl.refusal({
           document,
           operation,
           variables: payload.variables ?? undefined,
           actor,
-          clientIp: socketAuditContext(ctx.extra.request).ipAddress,
+          clientIp: audit.ipAddress,
         });
         if (refused) return [refused];
-        const audit = socketAuditContext(ctx.extra.request);
         return {
           schema,
           document,
