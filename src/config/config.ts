@@ -60,7 +60,7 @@ const settings = z.object({
   TRUST_PROXY: trustProxy.default(["loopback"]),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(10000),
   GRAPHQL_LANDING_PAGE: booleanFlag.default(true),
-  GRAPHQL_MAX_COST: z.coerce.number().int().min(0).default(10000),
+  GRAPHQL_MAX_COST: z.coerce.number().int().min(0).default(50000),
   JOB_LOCK_MS: z.coerce.number().int().min(500).default(30000),
   ASSISTANT_PROVIDER: z.enum(["builtin", "openai"]).optional(),
   OPENAI_BASE_URL: z.url().optional(),

@@ -79,7 +79,7 @@ export function checkOperation(measure: OperationMeasure, limits: OperationLimit
     );
   if (measure.introspections > limits.maxIntrospections)
     return operationRefusal(
-      `Query introspects the schema ${measure.introspections} times; at most ${limits.maxIntrospections} is allowed`,
+      `Query walks the whole schema (__schema) ${measure.introspections} times; at most ${limits.maxIntrospections} is allowed`,
       "TOO_MANY_INTROSPECTIONS",
     );
   if (measure.cost > limits.maxCost)
@@ -150,8 +150,8 @@ class Walker {
       if (below > 1) this.measure.recursiveIntrospection = true;
     }
     if (name === "__schema" || name === "__type") {
-      // Walked for depth, aliases and recursion; priced as a whole.
-      this.measure.introspections += 1;
+      // Walked for depth, aliases and recursion; priced as a whole. Only `__schema` walks the whole schema.
+      if (name === "__schema") this.measure.introspections += 1;
       this.selectionCost(node.selectionSet, childType, depth + 1, true, below);
       return INTROSPECTION_COST[name];
     }

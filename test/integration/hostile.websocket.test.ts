@@ -117,8 +117,8 @@ test("the HTTP cost rules apply on the socket, for anonymous and authenticated c
 
   const keyed = await RawSocket.connect({ "X-Api-Key": user.readKey });
   const pages = Array.from(
-    { length: 20 },
-    (_, i) => `p${i}: transactions(perPage: 100) { items { id name amount date notes category { name } } }`,
+    { length: 30 },
+    (_, i) => `p${i}: transactions(perPage: 100) { items { id name amount date notes category { name } tags { name } } }`,
   ).join(" ");
   expect((await keyed.run("1", `{ ${pages} }`)).payload[0].extensions.code).toBe("QUERY_TOO_COSTLY");
   keyed.close();
