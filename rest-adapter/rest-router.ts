@@ -46,7 +46,7 @@ export function createRestRouter(schema: GraphQLSchema, contextOf: RestContextFa
     const route = matching.find((candidate) => candidate.method === method);
     if (!route) {
       const allowed = matching.map((candidate) => candidate.method);
-      res.setHeader("Allow", (allowed.includes("GET") ? [...allowed, "HEAD"] : allowed).join(", "));
+      res.setHeader("Allow", allowed.flatMap((allowedMethod) => (allowedMethod === "GET" ? ["GET", "HEAD"] : [allowedMethod])).join(", "));
       return sendError(res, restError(405, "method_not_allowed", `${req.method} is not allowed here`));
     }
     try {
