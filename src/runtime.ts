@@ -5,6 +5,7 @@ import { createQueueBackend, type QueueBackend } from "../workers/queues";
 import { WorkerHost } from "../workers/worker-host";
 import { createLogger, type Logger } from "./common/logger";
 import type { Config } from "./config/config";
+import type { Resolver } from "./outbound/outbound.guard";
 import { createSequelize } from "./db/database";
 import { startEmbeddedPostgres } from "./db/embedded-postgres";
 import { migrateToLatest } from "./db/migrator";
@@ -21,6 +22,8 @@ export type RuntimeOptions = {
   logger?: Logger;
   /** Sees every SQL statement; tests count statements with it. */
   onStatement?: (sql: string) => void;
+  /** How the outbound guard resolves host names; tests inject a hostile DNS. */
+  resolve?: Resolver;
 };
 
 /** The wired service. Everything a process role needs, created once, stopped in reverse order. */
@@ -88,7 +91,7 @@ export async function startRuntime(config: Config, roles: Roles, options: Runtim
     // The URL is known once the server listens (PORT=0 picks a free port); services ask for it later.
     let runtime: Runtime | undefined = undefined;
     const publicUrl = () => runtime?.url ?? config.publicUrl ?? `http://localhost:${config.port}`;
-    const services = createServices(sequelize, events, { config, queues, logger, publicUrl });
+    const services = createServices(sequelize, events, { config, queues, logger, publicUrl, resolve: options.resolve });
     stops.push(async () => services.outbound.close());
     // Before the event bus and the database close: events committed just now get linked and published.
     stops.push(() => services.audit.settle());

@@ -26,7 +26,7 @@ import { UserRepository } from "./identity/user.repository";
 import { UserService } from "./identity/user.service";
 import { MerchantRepository } from "./merchants/merchant.repository";
 import { MerchantService } from "./merchants/merchant.service";
-import { OutboundGuard } from "./outbound/outbound.guard";
+import { OutboundGuard, type Resolver } from "./outbound/outbound.guard";
 import { SecretBox } from "./security/secret-box";
 import { ConnectedAccountService } from "./sso/connected-accounts.service";
 import { OidcClient } from "./sso/oidc-client";
@@ -60,7 +60,14 @@ function createRepositories(sequelize: Sequelize) {
  * What the services need from the running process beyond the database and the event bus. `publicUrl`
  * is the service's external base URL (SSO redirect URIs), known only once the server listens.
  */
-export type ServiceDeps = { config: Config; queues: QueueBackend; logger?: Logger; publicUrl?: () => string };
+export type ServiceDeps = {
+  config: Config;
+  queues: QueueBackend;
+  logger?: Logger;
+  publicUrl?: () => string;
+  /** How the outbound guard resolves host names; tests inject a hostile DNS. */
+  resolve?: Resolver;
+};
 
 /** Producers only enqueue: these adapters are the services' whole view of the queues. */
 function replyQueueOf(deps: ServiceDeps): ReplyQueue {
@@ -112,12 +119,12 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     events,
   );
   const users = new UserService(sequelize, audit, events, repositories.users);
-  const oidc = new OidcClient({ ...config.sso, allowInsecure: config.allowInsecureUpstreams });
+  /** The one way to reach a user- or upstream-supplied URL or host (src/outbound/outbound.guard.ts). */
+  const outbound = new OutboundGuard(config.outbound, deps.resolve);
+  const oidc = new OidcClient({ ...config.sso, allowInsecure: config.allowInsecureUpstreams }, outbound);
   const publicUrl = deps.publicUrl ?? (() => config.publicUrl ?? `http://localhost:${config.port}`);
   const ssoProviders = new SsoProviderService(sequelize, audit, secrets, oidc, publicUrl);
   const connectedAccounts = new ConnectedAccountService(sequelize, audit);
-  /** The one way to reach a user- or upstream-supplied URL or host (src/outbound/outbound.guard.ts). */
-  const outbound = new OutboundGuard(config.outbound);
   return {
     repositories,
     events,
@@ -147,8 +154,8 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
       config.assistant,
       createProvider(config.assistant),
     ),
-    banking: new BankingService(repositories.banking, repositories.accounts, secrets, config, syncQueueOf(deps)),
-    bankSync: new BankSyncService(repositories.banking, secrets, config, events, logger),
+    banking: new BankingService(repositories.banking, repositories.accounts, secrets, config, syncQueueOf(deps), outbound),
+    bankSync: new BankSyncService(repositories.banking, secrets, config, events, logger, outbound),
     audit,
     sessions,
     logins: new LoginService(sequelize, repositories.auth, audit, sessions, {

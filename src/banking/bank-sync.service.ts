@@ -10,6 +10,7 @@ import type { SecretBox } from "../security/secret-box";
 import { BankConnectionModel, BankSyncRunModel, type ConnectionStatus } from "./banking.model";
 import type { BankingRepository, ConnectionRow, ExistingTransaction, SyncRunRow, TransactionWrite } from "./banking.repository";
 import { LunchflowClient, LunchflowSync } from "./lunchflow.client";
+import type { OutboundGuard } from "../outbound/outbound.guard";
 import { withoutMalformedRows } from "./imported-rows";
 import type { ImportBatch, ImportedAccount, ImportedTransaction, ProviderSync, SyncState } from "./provider";
 import { SimplefinClient, SimplefinSync } from "./simplefin.client";
@@ -52,6 +53,7 @@ export class BankSyncService {
     private readonly config: Config,
     private readonly events: EventBus,
     private readonly logger: Logger,
+    private readonly outbound: OutboundGuard,
   ) {}
 
   /** Runs the connection's sync, continuing its open run when there is one. Never throws for provider failures. */
@@ -187,6 +189,8 @@ export class BankSyncService {
     const secret = this.secrets.open(connection.credentials);
     const simplefin = connection.provider === "simplefin";
     const http: UpstreamHttpOptions = {
+      outbound: this.outbound,
+      httpsOnly: !this.config.allowInsecureUpstreams,
       timeoutMs: this.config.bankUpstreamTimeoutMs,
       retryBaseMs: this.config.bankRetryBaseMs,
       attempts: 3,

@@ -18,7 +18,9 @@ const seen = new Set<string>();
 const produced = new Map<AuditEventType, string>();
 
 beforeAll(async () => {
-  app = await startTestApp({ env: { ALLOW_INSECURE_UPSTREAMS: "true", RATE_LIMIT_REQUESTS: "0" } });
+  app = await startTestApp({
+    env: { ALLOW_INSECURE_UPSTREAMS: "true", OUTBOUND_ALLOWLIST: "127.0.0.1,::1,localhost", RATE_LIMIT_REQUESTS: "0" },
+  });
   await app.runtime.services.users.create({ email: "root@walk.test", role: "admin", password: PASSWORD });
   acme = await startIdp({ name: "acme" });
   globex = await startIdp({ name: "globex" });
