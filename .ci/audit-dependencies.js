@@ -21,7 +21,13 @@ if (!counts) {
 const serious = Object.entries(report.vulnerabilities || {}).filter(([, v]) => v.severity === "high" || v.severity === "critical");
 console.log(`dependency audit: ${JSON.stringify(counts)}`);
 if (serious.length > 0) {
-  for (const [name, v] of serious) console.log(`  ${v.severity}: ${name} ${v.range} (${[].concat(v.via).map((x) => (typeof x === "string" ? x : x.title)).join("; ")})`);
+  for (const [name, v] of serious)
+    console.log(
+      `  ${v.severity}: ${name} ${v.range} (${[]
+        .concat(v.via)
+        .map((x) => (typeof x === "string" ? x : x.title))
+        .join("; ")})`,
+    );
   console.log(`${serious.length} production dependencies have high or critical vulnerabilities: npm audit fix, or pin a fixed version`);
   process.exit(1);
 }
