@@ -1,6 +1,6 @@
 import express, { type NextFunction, type Request, type Response } from "express";
-import { fromDomainError } from "../../rest-adapter/rest-errors";
 import { authenticate, readCookie, withAuditContext } from "../http/authenticate";
+import { restErrorOf } from "../common/error-edges";
 import { DomainError } from "../common/errors";
 import { setSessionCookie, tokenResponse } from "../auth/auth.router";
 import type { Services } from "../services";
@@ -32,7 +32,7 @@ export function createSsoRouter(services: Services, rateLimit: express.RequestHa
         });
       }
       if (!(error instanceof DomainError)) return next(error);
-      const { status, body } = fromDomainError(error);
+      const { status, body } = restErrorOf(error);
       answer(req, res, status, "Sign-in failed", body.message, body);
     }
   };
