@@ -1,6 +1,6 @@
 import { UniqueConstraintError, type Sequelize } from "sequelize";
 import type { AccountRepository } from "../accounts/account.repository";
-import { CHAT_EVENTS, type ChatEventPayload } from "../chats/chat.events";
+import { Topic, type ChatEventPayload } from "../events/catalogue";
 import { ChatMessageModel, ChatModel, ToolCallModel } from "../chats/chat.model";
 import type { ChatRepository, ReplyTarget } from "../chats/chat.repository";
 import { COMPLETE_MESSAGE } from "../chats/chat.service";
@@ -174,6 +174,6 @@ export class AssistantService {
   }
 
   private publish(payload: ChatEventPayload): void {
-    this.events.publish(CHAT_EVENTS, payload.chatId, payload);
+    this.events.publish(Topic.ChatEvent, payload.chatId, payload);
   }
 }

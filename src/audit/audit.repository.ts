@@ -145,6 +145,18 @@ export class AuditRepository {
     );
   }
 
+  /** One event with its chain link (null until linked), by its partition key and id. */
+  async byKey(id: string, occurredAt: Date): Promise<AuditEventRow | null> {
+    const [row] = await selectRows<AuditEventRow>(
+      this.sequelize,
+      `SELECT ${EVENT_COLUMNS}, ${LINK_COLUMNS} FROM audit_events e
+         LEFT JOIN LATERAL (SELECT * FROM audit_chain c WHERE c.occurred_at = e.occurred_at AND c.event_id = e.id LIMIT 1) AS c ON true
+        WHERE e.occurred_at = $2 AND e.id = $1`,
+      [id, occurredAt],
+    );
+    return row ?? null;
+  }
+
   /** Newest first, keyset after `after`, skipping `offset`; fetches one extra row to tell whether more exist. */
   async list(query: AuditQuery, options: { limit: number; offset: number; after: Keyset | null }): Promise<AuditEventRow[]> {
     const { where, bind } = whereClause(query, options.after);

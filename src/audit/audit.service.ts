@@ -4,6 +4,7 @@ import { BadRequestError, NotFoundError, ValidationErrors } from "../common/erro
 import { isUuid, newId } from "../common/ids";
 import { requiredText, saveUnique } from "../common/validation";
 import type { Logger } from "../common/logger";
+import { MAX_EVENT_PAYLOAD_BYTES, Topic, type AuditEventRecorded } from "../events/catalogue";
 import type { EventBus } from "../events/event-bus";
 import {
   effectiveSeverity,
@@ -17,9 +18,6 @@ import { currentAuditContext } from "./audit-context";
 import { redact, redactChanges, type Changes } from "./audit-changes";
 import type { AuditEventRow, AuditQuery, AuditRepository, Keyset, VerifyRow } from "./audit.repository";
 import { AuditSavedSearchModel } from "./audit-saved-search.model";
-
-/** The event bus topic of committed audit events (the live stream). */
-export const AUDIT_EVENT_TOPIC = "audit.event.recorded";
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 100;
@@ -214,7 +212,7 @@ export class AuditService {
     let linked = 0;
     for (;;) {
       const rows = await this.repository.chainPending(CHAIN_BATCH);
-      for (const row of rows) this.events.publish(AUDIT_EVENT_TOPIC, toEvent(row));
+      for (const row of rows) this.events.publish(Topic.AuditEventRecorded, recordedNotice(toEvent(row)));
       linked += rows.length;
       if (rows.length < CHAIN_BATCH) return linked;
     }
@@ -246,6 +244,13 @@ export class AuditService {
   }
 
   /** Whether a live event passes a subscriber's filter (the same rules as the query, evaluated here). */
+  /** The event a live-stream notice stands for: carried whole, or read by its key; null if it is gone. */
+  async received(notice: AuditEventRecorded): Promise<AuditEvent | null> {
+    if (notice.event) return { ...notice.event, timestamp: new Date(notice.event.timestamp) };
+    const row = await this.repository.byKey(notice.id, new Date(notice.timestamp));
+    return row ? toEvent(row) : null;
+  }
+
   matcher(filter: AuditFilterInput | null | undefined): (event: AuditEvent) => boolean {
     const query = parseFilter(filter);
     const block = query.ipCidr ? blockListOf(query.ipCidr) : null;
@@ -418,9 +423,16 @@ function toEvent(row: AuditEventRow): AuditEvent {
   };
 }
 
-/** A published event arrives as JSON: its timestamp is a string again. */
-export function reviveEvent(payload: AuditEvent): AuditEvent {
-  return { ...payload, timestamp: new Date(payload.timestamp) };
+/**
+ * What the live stream publishes for an event: the event itself when it fits the bus's payload limit,
+ * otherwise its key alone (a large `changes` would make PostgreSQL refuse the NOTIFY, and the stream
+ * would silently skip the event).
+ */
+export function recordedNotice(event: AuditEvent): AuditEventRecorded {
+  const timestamp = event.timestamp.toISOString();
+  const whole = { ...event, timestamp };
+  const fits = Buffer.byteLength(JSON.stringify(whole)) <= MAX_EVENT_PAYLOAD_BYTES;
+  return { id: event.id, timestamp, event: fits ? whole : null };
 }
 
 function searchTextOf(event: AuditEvent): string {

@@ -4,6 +4,7 @@ import { AccountModel, classificationOf } from "../accounts/account.model";
 import { newId } from "../common/ids";
 import type { Logger } from "../common/logger";
 import type { Config } from "../config/config";
+import { Topic, type BankSyncEvent } from "../events/catalogue";
 import type { EventBus } from "../events/event-bus";
 import { negate } from "../money/money";
 import type { SecretBox } from "../security/secret-box";
@@ -13,17 +14,6 @@ import { LunchflowClient, LunchflowSync } from "./lunchflow.client";
 import type { ImportBatch, ImportedAccount, ImportedTransaction, ProviderSync, SyncState } from "./provider";
 import { SimplefinClient, SimplefinSync } from "./simplefin.client";
 import { redactor, UpstreamError, type UpstreamHttpOptions } from "./upstream-http";
-
-export const BANK_SYNC_TOPIC = "BANK_SYNC_EVENTS";
-
-/** What subscribers of bankSyncEvents receive (through JSON: dates are strings). */
-export type BankSyncEvent = {
-  connectionId: string;
-  runId: string;
-  runStatus: string;
-  connectionStatus: ConnectionStatus;
-  message: string | null;
-};
 
 /** A pending row and its posted form are the same purchase when account, amount and currency agree within this. */
 const PENDING_MATCH_DAYS = 7;
@@ -156,7 +146,7 @@ export class BankSyncService {
     message: string | null,
   ): void {
     const event: BankSyncEvent = { connectionId: connection.id, runId, runStatus, connectionStatus, message };
-    this.events.publish(BANK_SYNC_TOPIC, connection.familyId, event);
+    this.events.publish(Topic.BankSyncEvent, connection.familyId, event);
   }
 
   private failureOf(error: unknown, logger: Logger): { status: ConnectionStatus; message: string } {

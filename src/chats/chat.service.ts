@@ -6,7 +6,7 @@ import { optionalText, requiredText } from "../common/validation";
 import type { AssistantConfig } from "../config/config";
 import type { EventBus } from "../events/event-bus";
 import type { Actor } from "../identity/actor";
-import { CHAT_EVENTS, type ChatEventPayload } from "./chat.events";
+import { Topic, type ChatEventPayload } from "../events/catalogue";
 import { ChatMessageModel, ChatModel } from "./chat.model";
 import type { ChatRepository, ChatRow, MessageRow, ToolCallRow } from "./chat.repository";
 
@@ -196,7 +196,7 @@ export class ChatService {
   }
 
   private publish(payload: ChatEventPayload): void {
-    this.events.publish(CHAT_EVENTS, payload.chatId, payload);
+    this.events.publish(Topic.ChatEvent, payload.chatId, payload);
   }
 
   private checkContent(problems: ValidationErrors, content: string | null | undefined): string {

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import type { Sequelize } from "sequelize";
 import { NotFoundError, UnauthenticatedError, ValidationErrors } from "../common/errors";
 import { isUuid, newId } from "../common/ids";
-import { ACCESS_ENDED_TOPIC, type AccessEnded } from "../auth/access-ended";
+import { Topic } from "../events/catalogue";
 import { readRows } from "../common/sql";
 import type { EventBus } from "../events/event-bus";
 import type { Actor } from "./actor";
@@ -86,7 +86,7 @@ export class ApiKeyService {
     if (!record) throw new NotFoundError("API key");
     if (!record.revokedAt) {
       await record.update({ revokedAt: new Date() });
-      this.events.publish(ACCESS_ENDED_TOPIC, { kind: "api_key", apiKeyId: record.id, reason: "revoked" } satisfies AccessEnded);
+      this.events.publish(Topic.AccessEnded, { kind: "api_key", apiKeyId: record.id, reason: "revoked" });
     }
     return summarize(record);
   }
