@@ -15,6 +15,8 @@ import { ChatService, type ReplyQueue } from "./chats/chat.service";
 import { createLogger, type Logger } from "./common/logger";
 import type { Config } from "./config/config";
 import type { EventBus } from "./events/event-bus";
+import { AuditSavedSearchRepository } from "./audit/audit-saved-search.repository";
+import { AuditSavedSearchService } from "./audit/audit-saved-search.service";
 import { AuditRepository } from "./audit/audit.repository";
 import { AuditService } from "./audit/audit.service";
 import { AuthRepository } from "./auth/auth.repository";
@@ -50,6 +52,7 @@ function createRepositories(sequelize: Sequelize) {
     finance: new FinanceRepository(sequelize),
     banking: new BankingRepository(sequelize),
     audit: new AuditRepository(sequelize),
+    auditSavedSearches: new AuditSavedSearchRepository(),
     auth: new AuthRepository(sequelize),
     users: new UserRepository(sequelize),
   };
@@ -146,6 +149,7 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     banking: new BankingService(repositories.banking, repositories.accounts, secrets, config, syncQueueOf(deps)),
     bankSync: new BankSyncService(repositories.banking, secrets, config, events, logger),
     audit,
+    auditSavedSearches: new AuditSavedSearchService(repositories.auditSavedSearches),
     sessions,
     logins: new LoginService(sequelize, repositories.auth, audit, sessions, {
       maxFailures: config.loginMaxFailures,

@@ -51,13 +51,13 @@ export class AuditResolver {
   @Authorized(Access.Audit)
   @Query(() => [AuditSavedSearchType], { description: "Your saved audit searches, by name." })
   auditSavedSearches(@Ctx() { services, actor }: RequestContext) {
-    return services.audit.listSavedSearches(actor!.userId);
+    return services.auditSavedSearches.list(actor!.userId);
   }
 
   @Authorized(Access.Audit)
   @Query(() => AuditSavedSearchType, { description: "Reopens one of your saved searches." })
   auditSavedSearch(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.audit.getSavedSearch(actor!.userId, id);
+    return services.auditSavedSearches.get(actor!.userId, id);
   }
 
   @Authorized(Access.Audit)
@@ -67,19 +67,19 @@ export class AuditResolver {
     @Arg("name") name: string,
     @Arg("filter", () => AuditEventFilterInput) filter: AuditEventFilterInput,
   ) {
-    return services.audit.createSavedSearch(actor!.userId, name, { ...filter });
+    return services.auditSavedSearches.create(actor!.userId, name, { ...filter });
   }
 
   @Authorized(Access.Audit)
   @Mutation(() => AuditSavedSearchType)
   renameAuditSavedSearch(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string, @Arg("name") name: string) {
-    return services.audit.renameSavedSearch(actor!.userId, id, name);
+    return services.auditSavedSearches.rename(actor!.userId, id, name);
   }
 
   @Authorized(Access.Audit)
   @Mutation(() => AuditSavedSearchType)
   deleteAuditSavedSearch(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.audit.deleteSavedSearch(actor!.userId, id);
+    return services.auditSavedSearches.delete(actor!.userId, id);
   }
 
   @Authorized(Access.Audit)

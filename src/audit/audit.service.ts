@@ -1,8 +1,7 @@
 import { BlockList, isIP } from "node:net";
 import type { Transaction } from "sequelize";
-import { BadRequestError, NotFoundError, ValidationErrors } from "../common/errors";
+import { BadRequestError } from "../common/errors";
 import { isUuid, newId } from "../common/ids";
-import { requiredText, saveUnique } from "../common/validation";
 import type { Logger } from "../common/logger";
 import { MAX_EVENT_PAYLOAD_BYTES, Topic, type AuditEventRecorded } from "../events/catalogue";
 import type { EventBus } from "../events/event-bus";
@@ -17,7 +16,6 @@ import {
 import { currentAuditContext } from "./audit-context";
 import { redact, redactChanges, type Changes } from "./audit-changes";
 import type { AuditEventRow, AuditQuery, AuditRepository, Keyset, VerifyRow } from "./audit.repository";
-import { AuditSavedSearchModel } from "./audit-saved-search.model";
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 100;
@@ -100,8 +98,6 @@ export type ChainBreak = {
 };
 
 export type ChainReport = { ok: boolean; checked: number; firstBroken: ChainBreak | null };
-
-export type SavedSearch = { id: string; name: string; filter: AuditFilterInput; createdAt: Date; updatedAt: Date };
 
 const VERIFY_BATCH = 5000;
 /** Links per sequencer transaction: short enough not to hold the chain lock long, long enough to keep up. */
@@ -333,47 +329,6 @@ export class AuditService {
   partitionNames(): Promise<string[]> {
     return this.repository.partitionNames();
   }
-
-  async listSavedSearches(ownerUserId: string): Promise<SavedSearch[]> {
-    const records = await AuditSavedSearchModel.findAll({ where: { ownerUserId }, order: [["name", "ASC"]] });
-    return records.map(toSavedSearch);
-  }
-
-  async getSavedSearch(ownerUserId: string, id: string): Promise<SavedSearch> {
-    return toSavedSearch(await this.findSavedSearch(ownerUserId, id));
-  }
-
-  async createSavedSearch(ownerUserId: string, name: string, filter: AuditFilterInput): Promise<SavedSearch> {
-    const problems = new ValidationErrors();
-    const trimmed = requiredText(problems, "Name", name, 100);
-    problems.throwIfAny();
-    parseFilter(filter);
-    const record = await saveUnique("Name has already been taken", () =>
-      AuditSavedSearchModel.create({ id: newId(), ownerUserId, name: trimmed, filter: compactFilter(filter) }),
-    );
-    return toSavedSearch(record);
-  }
-
-  async renameSavedSearch(ownerUserId: string, id: string, name: string): Promise<SavedSearch> {
-    const record = await this.findSavedSearch(ownerUserId, id);
-    const problems = new ValidationErrors();
-    const trimmed = requiredText(problems, "Name", name, 100);
-    problems.throwIfAny();
-    await saveUnique("Name has already been taken", () => record.update({ name: trimmed }));
-    return toSavedSearch(record);
-  }
-
-  async deleteSavedSearch(ownerUserId: string, id: string): Promise<SavedSearch> {
-    const record = await this.findSavedSearch(ownerUserId, id);
-    await record.destroy();
-    return toSavedSearch(record);
-  }
-
-  private async findSavedSearch(ownerUserId: string, id: string): Promise<AuditSavedSearchModel> {
-    const record = isUuid(id) ? await AuditSavedSearchModel.findOne({ where: { id, ownerUserId } }) : null;
-    if (!record) throw new NotFoundError("Saved search");
-    return record;
-  }
 }
 
 function checkLink(previous: VerifyRow | null, row: VerifyRow, seq: bigint): ChainBreak | null {
@@ -555,18 +510,3 @@ export function parseFilter(filter: AuditFilterInput | null | undefined): AuditQ
   };
 }
 
-function compactFilter(filter: AuditFilterInput): AuditFilterInput {
-  return Object.fromEntries(
-    Object.entries(filter).filter(([, value]) => value !== null && value !== undefined && !(Array.isArray(value) && value.length === 0)),
-  );
-}
-
-function toSavedSearch(record: AuditSavedSearchModel): SavedSearch {
-  return {
-    id: record.id,
-    name: record.name,
-    filter: record.filter as AuditFilterInput,
-    createdAt: record.createdAt,
-    updatedAt: record.updatedAt,
-  };
-}

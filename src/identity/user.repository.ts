@@ -1,6 +1,7 @@
-import type { Sequelize, Transaction } from "sequelize";
+import type { CreationAttributes, Sequelize, Transaction } from "sequelize";
 import { likePattern, selectRows } from "../common/sql";
-import type { UserRole, UserStatus } from "./user.model";
+import { FamilyModel } from "./family.model";
+import { UserModel, type UserRole, type UserStatus } from "./user.model";
 
 export type UserRow = {
   id: string;
@@ -95,6 +96,24 @@ export class UserRepository {
       selectRows<{ total: string }>(this.sequelize, `SELECT count(*) AS total FROM users ${where}`, bind),
     ]);
     return { rows, total: Number(count.total) };
+  }
+
+  async insertFamily(family: CreationAttributes<FamilyModel>, transaction: Transaction): Promise<void> {
+    await FamilyModel.create(family, { transaction });
+  }
+
+  async insertUser(user: CreationAttributes<UserModel>, transaction: Transaction): Promise<UserRow> {
+    const created = await UserModel.create(user, { transaction });
+    const { id, familyId, email, name, role, status, aiEnabled, createdAt, updatedAt } = created.get({ plain: true });
+    return { id, familyId, email, name: name ?? null, role, status, aiEnabled, createdAt, updatedAt };
+  }
+
+  /** E-mail addresses match whatever their case. */
+  async byEmail(email: string): Promise<UserRow | null> {
+    const [row] = await selectRows<UserRow>(this.sequelize, `SELECT ${USER_COLUMNS} FROM users WHERE lower(email) = $1`, [
+      email.trim().toLowerCase(),
+    ]);
+    return row ?? null;
   }
 
   async byId(id: string, transaction?: Transaction, lock = false): Promise<UserRow | null> {
