@@ -22,6 +22,7 @@ import { AuditService } from "./audit/audit.service";
 import { AuthRepository } from "./auth/auth.repository";
 import { LoginService } from "./auth/login.service";
 import { SessionService } from "./auth/session.service";
+import { ApiKeyRepository } from "./identity/api-key.repository";
 import { ApiKeyService } from "./identity/api-key.service";
 import { UserAdminService } from "./identity/user-admin.service";
 import { UserRepository } from "./identity/user.repository";
@@ -55,6 +56,7 @@ function createRepositories(sequelize: Sequelize) {
     auditSavedSearches: new AuditSavedSearchRepository(),
     auth: new AuthRepository(sequelize),
     users: new UserRepository(sequelize),
+    apiKeys: new ApiKeyRepository(sequelize),
   };
 }
 
@@ -123,7 +125,7 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     events,
     users,
     userAdmin: new UserAdminService(sequelize, repositories.users, users, sessions, audit, events),
-    apiKeys: new ApiKeyService(sequelize, events),
+    apiKeys: new ApiKeyService(repositories.apiKeys, events),
     accounts: new AccountService(repositories.accounts),
     categories: new CategoryService(repositories.categories),
     merchants: new MerchantService(repositories.merchants),
