@@ -20,7 +20,8 @@ const REPOSITORIES_ONLY = [
     message: "Only repositories touch Sequelize models: call a method of the feature's *.repository.ts instead.",
   },
   {
-    selector: "ImportDeclaration[importKind!='type'][source.value=/(^|\\/)(common\\/sql|db\\/models)$/]",
+    selector:
+      "ImportDeclaration[source.value=/(^|\\/)common\\/sql$/] > ImportSpecifier[importKind!='type'][imported.name=/^(selectRows|readRows|readRowsWithin)$/]",
     message: "Only repositories run SQL: move the statement into the feature's *.repository.ts.",
   },
   {

@@ -34,6 +34,8 @@ import { ConnectedAccountService } from "./sso/connected-accounts.service";
 import { OidcClient } from "./sso/oidc-client";
 import { SsoLoginService } from "./sso/sso-login.service";
 import { SsoProviderService } from "./sso/sso-provider.service";
+import { SsoLoginRequestRepository } from "./sso/sso-login-request.repository";
+import { SsoRepository } from "./sso/sso.repository";
 import { TagRepository } from "./tags/tag.repository";
 import { TagService } from "./tags/tag.service";
 import { TransactionRepository } from "./transactions/transaction.repository";
@@ -57,6 +59,8 @@ function createRepositories(sequelize: Sequelize) {
     auth: new AuthRepository(sequelize),
     users: new UserRepository(sequelize),
     apiKeys: new ApiKeyRepository(sequelize),
+    sso: new SsoRepository(sequelize),
+    ssoLoginRequests: new SsoLoginRequestRepository(sequelize),
   };
 }
 
@@ -118,8 +122,8 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
   const users = new UserService(sequelize, audit, events, repositories.users);
   const oidc = new OidcClient({ ...config.sso, allowInsecure: config.allowInsecureUpstreams });
   const publicUrl = deps.publicUrl ?? (() => config.publicUrl ?? `http://localhost:${config.port}`);
-  const ssoProviders = new SsoProviderService(sequelize, audit, secrets, oidc, publicUrl);
-  const connectedAccounts = new ConnectedAccountService(sequelize, audit);
+  const ssoProviders = new SsoProviderService(sequelize, repositories.sso, audit, secrets, oidc, publicUrl);
+  const connectedAccounts = new ConnectedAccountService(sequelize, repositories.sso, audit);
   return {
     repositories,
     events,
@@ -159,6 +163,18 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     }),
     ssoProviders,
     connectedAccounts,
-    ssoLogins: new SsoLoginService(sequelize, audit, secrets, oidc, ssoProviders, connectedAccounts, sessions, users),
+    ssoLogins: new SsoLoginService(
+      sequelize,
+      repositories.sso,
+      repositories.ssoLoginRequests,
+      repositories.users,
+      audit,
+      secrets,
+      oidc,
+      ssoProviders,
+      connectedAccounts,
+      sessions,
+      users,
+    ),
   };
 }

@@ -509,4 +509,3 @@ export function parseFilter(filter: AuditFilterInput | null | undefined): AuditQ
     ipCidr: f.ipAddress ? ipFilterToCidr(f.ipAddress) : null,
   };
 }
-

@@ -108,11 +108,14 @@ export class UserRepository {
     return { id, familyId, email, name: name ?? null, role, status, aiEnabled, createdAt, updatedAt };
   }
 
-  /** E-mail addresses match whatever their case. */
-  async byEmail(email: string): Promise<UserRow | null> {
-    const [row] = await selectRows<UserRow>(this.sequelize, `SELECT ${USER_COLUMNS} FROM users WHERE lower(email) = $1`, [
-      email.trim().toLowerCase(),
-    ]);
+  /** E-mail addresses match whatever their case; `lock` holds the row until the transaction ends. */
+  async byEmail(email: string, transaction?: Transaction, lock = false): Promise<UserRow | null> {
+    const [row] = await selectRows<UserRow>(
+      this.sequelize,
+      `SELECT ${USER_COLUMNS} FROM users WHERE lower(email) = $1 ${lock ? "FOR UPDATE" : ""}`,
+      [email.trim().toLowerCase()],
+      transaction,
+    );
     return row ?? null;
   }
 

@@ -211,4 +211,3 @@ export function summarizeRow(row: UserRow): UserSummary {
     updatedAt: row.updatedAt,
   };
 }
-

@@ -4,7 +4,7 @@ import { restErrorOf } from "../common/error-edges";
 import { DomainError } from "../common/errors";
 import { setSessionCookie, tokenResponse } from "../auth/auth.router";
 import type { Services } from "../services";
-import { LOGIN_REQUEST_TTL_SECONDS } from "./login-requests";
+import { LOGIN_REQUEST_TTL_SECONDS } from "./sso-login-request.repository";
 import { SsoLoginError, type CallbackOutcome, type StartedLogin } from "./sso-login.service";
 
 /** Binds an authorization request to the browser that started it; scoped to one provider's paths. */
