@@ -6,7 +6,7 @@ import { WorkerHost } from "../workers/worker-host";
 import { createLogger, type Logger } from "./common/logger";
 import type { Config } from "./config/config";
 import type { Resolver } from "./outbound/outbound.guard";
-import { createSequelize } from "./db/database";
+import { createSequelize, pingDatabase } from "./db/database";
 import { startEmbeddedPostgres } from "./db/embedded-postgres";
 import { migrateToLatest } from "./db/migrator";
 import { initModels } from "./db/models";
@@ -137,6 +137,6 @@ async function readiness(sequelize: Sequelize, queues: QueueBackend): Promise<st
     Promise.race([check.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 2000).unref())]).catch(
       () => false,
     );
-  const [database, queue] = await Promise.all([withTimeout(sequelize.query("SELECT 1")), withTimeout(queues.ping())]);
+  const [database, queue] = await Promise.all([withTimeout(pingDatabase(sequelize)), withTimeout(queues.ping())]);
   return [...(database ? [] : ["database"]), ...(queue ? [] : ["queue"])];
 }

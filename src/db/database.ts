@@ -30,3 +30,8 @@ export function createSequelize(options: DatabaseOptions): Sequelize {
 export const PG_UNIQUE_VIOLATION = "23505";
 export const PG_FOREIGN_KEY_VIOLATION = "23503";
 export const PG_QUERY_CANCELED = "57014";
+
+/** Whether the database answers (readiness probes). */
+export async function pingDatabase(sequelize: Sequelize): Promise<void> {
+  await sequelize.query("SELECT 1");
+}

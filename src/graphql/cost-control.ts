@@ -60,8 +60,7 @@ export class CostControl {
       return new GraphQLError(`Rate limit exceeded by this operation's cost. Try again in ${resetInSeconds} seconds.`, {
         extensions: {
           code: "RATE_LIMITED",
-          limit: limiter.points,
-          reset_in_seconds: resetInSeconds,
+          details: { limit: limiter.points, reset_in_seconds: resetInSeconds },
           http: { status: 429, headers: new Map([["retry-after", String(resetInSeconds)]]) },
         },
       });

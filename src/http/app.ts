@@ -13,7 +13,6 @@ import proxyAddr from "proxy-addr";
 import type { RateLimiterAbstract } from "rate-limiter-flexible";
 import { createRestRouter } from "../../rest-adapter/rest-router";
 import { API_PREFIX } from "../../rest-adapter/routes";
-import { DomainError } from "../common/errors";
 import type { Logger } from "../common/logger";
 import type { Config } from "../config/config";
 import { projectRoot } from "../config/project-root";
@@ -31,7 +30,7 @@ import { rateLimit } from "./rate-limit";
 import { refuseCredentialsInQuery } from "./query-credentials";
 import { securityHeaders, withoutPolicyForLandingPage } from "./security-headers";
 import { assignRequestId } from "./request-id";
-import { sendError } from "./respond";
+import { finalErrorHandler, noRouteHandler } from "./respond";
 
 export type AppDeps = {
   config: Config;
@@ -157,18 +156,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
     expressMiddleware(apollo, { context: async ({ res }) => contextOf(res) }),
   );
 
-  app.use((req, res) => sendError(req, res, 404, { error: "not_found", message: `No route matches ${req.method} ${req.path}` }));
-  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const status = (error as { status?: number; type?: string }).status;
-    if (status === 413) return sendError(req, res, 413, { error: "payload_too_large", message: `Request body exceeds ${BODY_LIMIT}` });
-    if ((error as { type?: string }).type === "entity.parse.failed")
-      return sendError(req, res, 400, { error: "bad_request", message: "Request body is not valid JSON" });
-    if (status === 400 || status === 415)
-      return sendError(req, res, 400, { error: "bad_request", message: "Request body could not be read" });
-    if (error instanceof DomainError) return sendError(req, res, 400, { error: error.restError, message: error.message });
-    logger.error({ err: error, requestId: res.locals.requestId }, "unhandled error");
-    if (!res.headersSent) sendError(req, res, 500, { error: "internal_server_error", message: "An unexpected error occurred" });
-  });
+  app.use(noRouteHandler);
+  app.use(finalErrorHandler(logger, BODY_LIMIT));
 
   return {
     app,

@@ -1,4 +1,5 @@
 import type { NextFunction, Request, Response } from "express";
+import { CredentialsInQueryError } from "../common/errors";
 import { sendError } from "./respond";
 
 /** Query parameters that would carry a credential: URLs end up in logs, proxies and browser history. */
@@ -26,8 +27,11 @@ export function refuseCredentialsInQuery(req: Request, res: Response, next: Next
   for (const name of found) params.set(name, "[redacted]");
   req.url = `${req.url.slice(0, question)}?${params.toString()}`;
   req.originalUrl = req.url;
-  sendError(req, res, 400, {
-    error: "credentials_in_query",
-    message: `Credentials are not accepted in the query string (${found.join(", ")}): send the X-Api-Key or Authorization header`,
-  });
+  sendError(
+    req,
+    res,
+    new CredentialsInQueryError(
+      `Credentials are not accepted in the query string (${found.join(", ")}): send the X-Api-Key or Authorization header`,
+    ),
+  );
 }

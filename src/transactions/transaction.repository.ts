@@ -1,9 +1,10 @@
-import type { Sequelize, Transaction } from "sequelize";
+import type { CreationAttributes, Sequelize, Transaction } from "sequelize";
 import type { AccountRow } from "../accounts/account.repository";
 import type { CategoryRow } from "../categories/category.repository";
 import { likePattern, readRows, selectRows } from "../common/sql";
 import type { MerchantRow } from "../merchants/merchant.repository";
 import type { TagRow } from "../tags/tag.repository";
+import { TransactionModel, TransactionTagModel, TransferModel } from "./transaction.model";
 
 export type TransactionRow = {
   id: string;
@@ -88,8 +89,62 @@ const SELECT_FROM = `SELECT ${COLUMNS} FROM transactions t ${TRANSFER_JOINS}`;
 
 const NEWEST_FIRST = "ORDER BY t.date DESC, t.created_at DESC, t.id DESC";
 
+/** The columns a write sets (ids and family included). */
+export type TransactionValues = CreationAttributes<TransactionModel>;
+export type TransactionChanges = Partial<
+  Pick<TransactionModel, "accountId" | "date" | "name" | "notes" | "amount" | "currency" | "pending" | "categoryId" | "merchantId">
+>;
+
 export class TransactionRepository {
   constructor(private readonly sequelize: Sequelize) {}
+
+  async insert(row: TransactionValues, transaction: Transaction): Promise<void> {
+    await TransactionModel.create(row, { transaction });
+  }
+
+  async insertMany(rows: TransactionValues[], transaction: Transaction): Promise<void> {
+    await TransactionModel.bulkCreate(rows, { transaction });
+  }
+
+  async update(familyId: string, id: string, changes: TransactionChanges, transaction: Transaction): Promise<void> {
+    await TransactionModel.update(changes, { where: { id, familyId }, transaction });
+  }
+
+  /** Whether this call removed the row (of concurrent deletes, only one does). */
+  async delete(familyId: string, id: string): Promise<boolean> {
+    return (await TransactionModel.destroy({ where: { id, familyId } })) > 0;
+  }
+
+  /** Links an outflow and an inflow leg as one transfer. */
+  async insertTransfer(
+    transfer: { id: string; familyId: string; outflowTransactionId: string; inflowTransactionId: string },
+    transaction: Transaction,
+  ): Promise<void> {
+    await TransferModel.create(transfer, { transaction });
+  }
+
+  /**
+   * Makes `tagIds` the transaction's whole tag set; false when the transaction no longer exists. Its
+   * row is locked first, so concurrent replacements take turns and the last one wins whole instead of
+   * merging with another's.
+   */
+  async replaceTags(transactionId: string, tagIds: readonly string[], transaction: Transaction): Promise<boolean> {
+    const row = await TransactionModel.findByPk(transactionId, { attributes: ["id"], lock: transaction.LOCK.UPDATE, transaction });
+    if (!row) return false;
+    await TransactionTagModel.destroy({ where: { transactionId }, transaction });
+    await this.addTags(transactionId, tagIds, transaction);
+    return true;
+  }
+
+  /** Tags a transaction created in this same database transaction. */
+  async addTags(transactionId: string, tagIds: readonly string[], transaction: Transaction): Promise<void> {
+    const unique = [...new Set(tagIds)];
+    if (unique.length)
+      await TransactionTagModel.bulkCreate(
+        unique.map((tagId) => ({ transactionId, tagId })),
+        { transaction },
+      );
+  }
 
   async byId(familyId: string, id: string, transaction?: Transaction): Promise<TransactionRow | null> {
     const [row] = await readRows<TransactionRow>(

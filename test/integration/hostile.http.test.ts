@@ -7,7 +7,7 @@ import net from "node:net";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { QueryTypes } from "sequelize";
-import { fromDomainError } from "../../rest-adapter/rest-errors";
+import { restErrorOf } from "../../src/common/error-edges";
 import { asDomainError } from "../../src/common/errors";
 import { createUser, type TestUser } from "../helpers/fixtures";
 import { apiKeyClient, client } from "../helpers/http";
@@ -152,7 +152,7 @@ describe("bounded work in the database", () => {
       .catch((e: unknown) => e);
     const mapped = asDomainError(error);
     expect(mapped?.code).toBe("QUERY_TIMEOUT");
-    expect(fromDomainError(mapped!).status).toBe(503);
+    expect(restErrorOf(mapped!).status).toBe(503);
   });
 });
 
