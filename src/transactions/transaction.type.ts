@@ -21,7 +21,7 @@ registerEnumType(TransactionClassification, { name: "TransactionClassification" 
 
 /**
  * What a transaction points at, read ahead in one statement for the relations a query selects (see
- * Loaders.readRelationsOf). A relation the query does not select is left undefined: nothing reads it.
+ * TransactionRelationsReadAhead.readRelationsOf). A relation the query does not select is left undefined: nothing reads it.
  */
 export type RelationLookup = {
   account(id: string): AccountRow | null | undefined;
