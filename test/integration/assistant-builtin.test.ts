@@ -1,5 +1,6 @@
 import { QueryTypes } from "sequelize";
 import { ToolRunner } from "../../src/assistant/tools";
+import { FamilyVocabulary } from "../../src/assistant/vocabulary";
 import { seedDemo } from "../../src/cli/demo";
 import { replyTo, waitForReply } from "../helpers/chats";
 import { createAccount, createUser } from "../helpers/fixtures";
@@ -149,7 +150,7 @@ describe("tools", () => {
   test("read the calling family only", async () => {
     const { repositories } = app.runtime.services;
     const today = new Date().toISOString().slice(0, 10);
-    const tools = new ToolRunner({ familyId, currency: "USD", today }, { finance: repositories.finance, accounts: repositories.accounts });
+    const tools = new ToolRunner({ familyId, currency: "USD", today, vocabulary: await vocabularyOf(familyId) }, { finance: repositories.finance, accounts: repositories.accounts });
     const accounts = await tools.call("get_accounts", {});
     expect((accounts.accounts as Array<{ name: string }>).map((a) => a.name)).not.toContain("Neighbour checking");
     const found = await tools.call("get_transactions", { search: "Neighbour" });
@@ -159,7 +160,10 @@ describe("tools", () => {
 
   test("refuse malformed arguments with a reason, and record the call", async () => {
     const { repositories } = app.runtime.services;
-    const tools = new ToolRunner({ familyId, currency: "USD", today: "2025-01-01" }, repositoriesOf(repositories));
+    const tools = new ToolRunner(
+      { familyId, currency: "USD", today: "2025-01-01", vocabulary: await vocabularyOf(familyId) },
+      repositoriesOf(repositories),
+    );
     expect(await tools.call("get_transactions", "{not json")).toEqual({ error: "Arguments are not a JSON object" });
     expect((await tools.call("get_transactions", '{"per_page": 500}')).error).toMatch(/^Invalid arguments: per_page/);
     expect(await tools.call("delete_everything", "{}")).toEqual({ error: "Unknown function delete_everything" });
@@ -168,7 +172,10 @@ describe("tools", () => {
 
   test("totals are exact decimal sums", async () => {
     const { repositories } = app.runtime.services;
-    const tools = new ToolRunner({ familyId, currency: "USD", today: "2025-01-01" }, repositoriesOf(repositories));
+    const tools = new ToolRunner(
+      { familyId, currency: "USD", today: "2025-01-01", vocabulary: await vocabularyOf(familyId) },
+      repositoriesOf(repositories),
+    );
     const all = await tools.call("get_transactions", { type: "expense", per_page: 1 });
     const expected = await scalar(
       `SELECT sum(t.amount)::text AS value FROM transactions t WHERE t.family_id = $1 AND t.amount > 0 AND ${NOT_TRANSFER}`,
@@ -176,6 +183,10 @@ describe("tools", () => {
     expect((all.totals as Array<{ expense: string }>)[0].expense).toBe(expected.replace(/\.?0+$/, ""));
   });
 });
+
+async function vocabularyOf(family: string): Promise<FamilyVocabulary> {
+  return new FamilyVocabulary(await app.runtime.services.repositories.finance.vocabulary(family));
+}
 
 function repositoriesOf(repositories: TestApp["runtime"]["services"]["repositories"]) {
   return { finance: repositories.finance, accounts: repositories.accounts };

@@ -1,6 +1,7 @@
 import { QueryTypes } from "sequelize";
 import { OpenAIProvider } from "../../src/assistant/openai.provider";
 import { ToolRunner } from "../../src/assistant/tools";
+import { FamilyVocabulary } from "../../src/assistant/vocabulary";
 import { CHAT_EVENTS } from "../../src/chats/chat.events";
 import { JOBS, QueueName, replyJobOptions } from "../../workers/queues";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server";
@@ -203,14 +204,18 @@ describe("the openai provider", () => {
     const provider = new OpenAIProvider({ ...app.runtime.config.assistant, stream: false });
     const { repositories } = app.runtime.services;
     const tools = new ToolRunner(
-      { familyId: user.familyId, currency: "USD", today: "2025-03-31" },
+      { familyId: user.familyId, currency: "USD", today: "2025-03-31", vocabulary: new FamilyVocabulary([]) },
       { finance: repositories.finance, accounts: repositories.accounts },
     );
     const deltas: string[] = [];
     const answer = await provider.respond({
       model: "fake-small",
       history: [{ role: "user", content: "Accounts?" }],
-      context: { currency: "USD", today: "2025-03-31", categories: [], merchants: [], accounts: ["Checking"], tags: [] },
+      context: {
+        currency: "USD",
+        today: "2025-03-31",
+        vocabulary: new FamilyVocabulary([{ kind: "account", id: user.familyId, name: "Checking" }]),
+      },
       tools,
       onDelta: (text) => deltas.push(text),
     });
