@@ -73,6 +73,8 @@ function understand(questions: string[], context: FamilyContext): Asked | null {
 async function answer(questions: string[], context: FamilyContext, tools: ToolRunner): Promise<string> {
   const asked = understand(questions, context);
   if (!asked) return NOT_UNDERSTOOD;
+  // Nothing recognised at all: not a question about the family's money that this assistant knows.
+  if (!asked.kind && !asked.subjects.length && !asked.period && !asked.search) return NOT_UNDERSTOOD;
   if (asked.unknown.length) return notFound(asked, context);
   switch (asked.kind) {
     case "net_worth":

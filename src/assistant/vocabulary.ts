@@ -32,6 +32,11 @@ const SYNONYMS: Array<{ words: string[]; names: string[] }> = [
   { words: ["clothes", "clothing", "online shopping"], names: ["shopping"] },
 ];
 
+/** The synonyms of more than one word, which must be read before their small words ("out") are set aside. */
+export const SYNONYM_PHRASES = SYNONYMS.flatMap((synonym) => synonym.words)
+  .filter((word) => word.includes(" "))
+  .sort((a, b) => b.length - a.length);
+
 /** Lower case, no apostrophes, `&` read as "and", every other mark a space, single spaces. */
 export function normalizeText(text: string): string {
   return text

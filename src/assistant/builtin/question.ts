@@ -1,5 +1,5 @@
 import type { GroupBy } from "../finance.repository";
-import { normalizeText, type FamilyVocabulary, type Subject } from "../vocabulary";
+import { normalizeText, SYNONYM_PHRASES, type FamilyVocabulary, type Subject } from "../vocabulary";
 import { findPeriods, relativeUnit, type Period, type PeriodUnit } from "./periods";
 
 /**
@@ -54,7 +54,8 @@ const SMALL_WORDS = new Set(
     "purchased transaction transactions payment payments charge charges charged money amount amounts dollars bucks " +
     "income earn earned earning earnings made make received receive got gain gains " +
     "sum summary much go went going use used using put month months week weeks year years day days time times period " +
-    "like look looking doing did ok okay hey hi hello thanks thank whole entire altogether currently current now right"
+    "like look looking doing did ok okay hey hi hello thanks thank whole entire altogether currently current now right " +
+    "thing things something stuff anything everything"
   ).split(" "),
 );
 
@@ -155,6 +156,11 @@ export function read(question: string, vocabulary: FamilyVocabulary, today: stri
     if (words.consumeName(entry.name)) reading.subjects.push({ ...entry });
   }
 
+  for (const phrase of SYNONYM_PHRASES) {
+    const found = vocabulary.resolve(phrase);
+    if (found.length && words.consume(new RegExp(`\\b${escape(phrase)}\\b`))) reading.subjects.push(...found);
+  }
+
   if (!reading.kind) {
     for (const rule of KIND_RULES) {
       if (words.consume(rule.pattern)) {
@@ -182,7 +188,7 @@ export function read(question: string, vocabulary: FamilyVocabulary, today: stri
     else if (spending || INCOME.test(full)) reading.kind = "total";
     else if (reading.search) reading.kind = "search";
   }
-  words.consume(/\b(?:most|least|largest|biggest|smallest|highest|lowest|top|last|first|ever|often|save|saved|saving|savings|history|over time|trend|change|changed|grown|grow|net|worth|vs|versus|compare|compared|more|less|than|did|spend|most money|the)\b/g);
+  words.consume(/\b(?:average|avg|typical|typically|monthly|weekly|mean|most|least|largest|biggest|smallest|highest|lowest|top|last|first|ever|often|save|saved|saving|savings|history|over time|trend|change|changed|grown|grow|net|worth|vs|versus|compare|compared|more|less|than|did|spend|most money|the)\b/g);
   words.consume(/\b(?:what about|how about|same for|what of|and)\b/g);
 
   // What is left: each run of unclaimed words is read as one of the family's names, or reported.
