@@ -20,7 +20,14 @@ export class BuiltinProvider implements AssistantProvider {
   }
 }
 
-type TotalsEntry = { currency: string; income: string; expense: string; count: number; first_date: string | null; last_date: string | null };
+type TotalsEntry = {
+  currency: string;
+  income: string;
+  expense: string;
+  count: number;
+  first_date: string | null;
+  last_date: string | null;
+};
 type TransactionEntry = { date: string; name: string; amount: string; type: string; currency: string; category: string | null };
 type GroupEntry = { key: string; income: string; expense: string; count: number };
 
@@ -52,7 +59,9 @@ function understand(questions: string[], context: FamilyContext): Asked | null {
     const reading = read(question, context.vocabulary, context.today);
     current = { ...reading, period: reading.periods[0] ?? null };
     const prior: Asked | null = last;
-    const borrows = prior !== null && (reading.followUp || (reading.kind === null && (reading.subjects.length > 0 || reading.periods.length > 0 || reading.before)));
+    const borrows =
+      prior !== null &&
+      (reading.followUp || (reading.kind === null && (reading.subjects.length > 0 || reading.periods.length > 0 || reading.before)));
     if (prior && borrows) {
       current = {
         ...prior,
@@ -61,7 +70,8 @@ function understand(questions: string[], context: FamilyContext): Asked | null {
         search: reading.search ?? prior.search,
         periods: reading.periods.length ? reading.periods : prior.periods,
         period:
-          reading.periods[0] ?? (reading.before && prior.period ? previous(prior.period, reading.before.unit ?? prior.period.unit) : prior.period),
+          reading.periods[0] ??
+          (reading.before && prior.period ? previous(prior.period, reading.before.unit ?? prior.period.unit) : prior.period),
         kind: reading.kind ?? prior.kind,
       };
     }
@@ -118,7 +128,10 @@ function notFound(asked: Asked, context: FamilyContext): string {
     return `I couldn't find "${phrase}" among your categories, merchants, tags or accounts${closest.length ? ` (the closest are ${closest.join(", ")})` : ""}.`;
   });
   if (asked.subjects.length) lines.push(`I did recognise ${subjectList(asked.subjects)}.`);
-  lines.push("", "So I can't give you a figure for that question. Try naming one of your own categories, merchants, tags or accounts; " + SUGGESTIONS);
+  lines.push(
+    "",
+    "So I can't give you a figure for that question. Try naming one of your own categories, merchants, tags or accounts; " + SUGGESTIONS,
+  );
   return lines.join("\n");
 }
 
@@ -136,7 +149,8 @@ function filterArgs(asked: Asked, period: Period | null, type: "income" | "expen
   return args;
 }
 
-const named = (subject: Subject) => `${subject.name}${subject.matched && normalizeName(subject.name) !== subject.matched ? ` (matched '${subject.matched}')` : ""}`;
+const named = (subject: Subject) =>
+  `${subject.name}${subject.matched && normalizeName(subject.name) !== subject.matched ? ` (matched '${subject.matched}')` : ""}`;
 const normalizeName = (name: string) => name.toLowerCase();
 
 function subjectList(subjects: Subject[]): string {
@@ -162,7 +176,9 @@ function familyTotals(result: Record<string, unknown>, currency: string): Totals
 
 function otherCurrencies(result: Record<string, unknown>, currency: string, type: "income" | "expense"): string[] {
   const others = ((result.totals as TotalsEntry[] | undefined) ?? []).filter((entry) => entry.currency !== currency);
-  return others.map((entry) => `Also ${formatMoney(type === "expense" ? entry.expense : entry.income, entry.currency)} in ${entry.currency}.`);
+  return others.map(
+    (entry) => `Also ${formatMoney(type === "expense" ? entry.expense : entry.income, entry.currency)} in ${entry.currency}.`,
+  );
 }
 
 const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`;
@@ -184,11 +200,11 @@ async function total(asked: Asked, context: FamilyContext, tools: ToolRunner, pe
   const entry = familyTotals(result, context.currency);
   const where = subjectPhrase(asked);
   const when = describe(period);
-  if (!entry || entry.count === 0) return type === "expense" ? `I found no spending${where} ${when}.` : `I found no income${where} ${when}.`;
+  if (!entry || entry.count === 0)
+    return type === "expense" ? `I found no spending${where} ${when}.` : `I found no income${where} ${when}.`;
   const amount = formatMoney(type === "expense" ? entry.expense : entry.income, context.currency);
   const count = plural(entry.count, "transaction");
-  if (counting)
-    return `You had **${count}**${type === "income" ? " of income" : " of spending"}${where} ${when}, totalling ${amount}.`;
+  if (counting) return `You had **${count}**${type === "income" ? " of income" : " of spending"}${where} ${when}, totalling ${amount}.`;
   const lines =
     type === "expense"
       ? [`You spent **${amount}**${where} ${when}, across ${count}.`]
@@ -243,8 +259,14 @@ async function compare(asked: Asked, context: FamilyContext, tools: ToolRunner):
   const money = (value: Decimal) => formatMoney(value.toFixed(2), context.currency);
   const verb = type === "expense" ? "spent" : "earned";
   const difference = figures[0].minus(figures[1]);
-  const direction = difference.isZero() ? "the same as" : difference.isPositive() ? `${money(difference.abs())} more than` : `${money(difference.abs())} less than`;
-  const percent = figures[1].isZero() ? "" : ` (${difference.dividedBy(figures[1]).times(100).toDecimalPlaces(1).abs().toFixed(1)}% ${difference.isNegative() ? "less" : "more"})`;
+  const direction = difference.isZero()
+    ? "the same as"
+    : difference.isPositive()
+      ? `${money(difference.abs())} more than`
+      : `${money(difference.abs())} less than`;
+  const percent = figures[1].isZero()
+    ? ""
+    : ` (${difference.dividedBy(figures[1]).times(100).toDecimalPlaces(1).abs().toFixed(1)}% ${difference.isNegative() ? "less" : "more"})`;
   return (
     `You ${verb} **${money(figures[0])}**${subjectPhrase(asked)} ${describe(first)} and **${money(figures[1])}** ${describe(other)}: ` +
     `${direction === "the same as" ? "the same" : `${direction.replace(/ than$/, "")}${percent}`}.`
@@ -260,7 +282,8 @@ async function top(asked: Asked, context: FamilyContext, tools: ToolRunner, peri
   if (problem) return problem;
   const groups = (result.groups as GroupEntry[]).filter((group) => new Decimal(type === "expense" ? group.expense : group.income).gt(0));
   const noun = { merchant: "merchant", category: "category", tag: "tag", account: "account", month: "month", week: "week" }[groupBy];
-  if (groups.length === 0) return `I found no ${type === "expense" ? "spending" : "income"}${subjectPhrase(asked)} by ${noun} ${describe(period)}.`;
+  if (groups.length === 0)
+    return `I found no ${type === "expense" ? "spending" : "income"}${subjectPhrase(asked)} by ${noun} ${describe(period)}.`;
   const amount = (group: GroupEntry) => formatMoney(type === "expense" ? group.expense : group.income, context.currency);
   const lead = groups[0];
   const verb = type === "expense" ? "spent the most" : "earned the most";
@@ -287,19 +310,27 @@ async function extremes(asked: Asked, tools: ToolRunner, period: Period): Promis
     `Your ${asked.order} ${what}${subjectPhrase(asked)} ${describe(period)}:`,
     "",
     ...rows.map(
-      (row, index) => `${index + 1}. **${formatMoney(row.amount, row.currency)}** · ${row.name}${row.category ? ` (${row.category})` : ""}, ${row.date}`,
+      (row, index) =>
+        `${index + 1}. **${formatMoney(row.amount, row.currency)}** · ${row.name}${row.category ? ` (${row.category})` : ""}, ${row.date}`,
     ),
   ].join("\n");
 }
 
 async function recent(asked: Asked, tools: ToolRunner): Promise<string> {
-  const args: Record<string, unknown> = { ...filterArgs(asked, asked.period, null), order: "newest", per_page: Math.min(asked.count ?? 10, 20) };
+  const args: Record<string, unknown> = {
+    ...filterArgs(asked, asked.period, null),
+    order: "newest",
+    per_page: Math.min(asked.count ?? 10, 20),
+  };
   const result = await tools.call("get_transactions", args);
   const problem = refused(result);
   if (problem) return problem;
   const rows = result.transactions as TransactionEntry[];
   const when = asked.period ? ` ${describe(asked.period)}` : "";
-  if (rows.length === 0) return asked.period || asked.subjects.length ? `I found no transactions${subjectPhrase(asked)}${when}.` : "You have no transactions yet.";
+  if (rows.length === 0)
+    return asked.period || asked.subjects.length
+      ? `I found no transactions${subjectPhrase(asked)}${when}.`
+      : "You have no transactions yet.";
   return [
     `Your ${rows.length} most recent transactions${subjectPhrase(asked)}${when}:`,
     "",
@@ -327,7 +358,11 @@ async function search(asked: Asked, context: FamilyContext, tools: ToolRunner): 
 
 async function lastPaid(asked: Asked, tools: ToolRunner): Promise<string> {
   if (!asked.subjects.length && !asked.search) return `Which merchant, category or payment do you mean? ${SUGGESTIONS}`;
-  const result = await tools.call("get_transactions", { ...filterArgs(asked, asked.period, asked.direction), order: "newest", per_page: 1 });
+  const result = await tools.call("get_transactions", {
+    ...filterArgs(asked, asked.period, asked.direction),
+    order: "newest",
+    per_page: 1,
+  });
   const problem = refused(result);
   if (problem) return problem;
   const [row] = result.transactions as TransactionEntry[];
@@ -361,7 +396,9 @@ async function balances(tools: ToolRunner, subjects: Subject[]): Promise<string>
   if (accounts.length === 0) return "You have no accounts yet.";
   const lines = [wanted.size ? "Balance:" : "Your account balances:", ""];
   for (const account of accounts)
-    lines.push(`- ${account.name}: **${formatMoney(account.balance, account.currency)}**${account.classification === "liability" ? " owed" : ""}`);
+    lines.push(
+      `- ${account.name}: **${formatMoney(account.balance, account.currency)}**${account.classification === "liability" ? " owed" : ""}`,
+    );
   return lines.join("\n");
 }
 
@@ -369,11 +406,15 @@ async function netWorth(context: FamilyContext, tools: ToolRunner, history: bool
   const result = await tools.call("get_balance_sheet", { months: 12 });
   const months = result.history as Array<{ month: string; net_worth: string }>;
   const money = (value: unknown) => formatMoney(String(value), context.currency);
-  const lines = [`Your net worth is **${money(result.net_worth)}**: assets of ${money(result.assets)} minus liabilities of ${money(result.liabilities)}.`];
+  const lines = [
+    `Your net worth is **${money(result.net_worth)}**: assets of ${money(result.assets)} minus liabilities of ${money(result.liabilities)}.`,
+  ];
   if (months.length > 1) {
     const first = months[0];
     const change = new Decimal(String(result.net_worth)).minus(first.net_worth);
-    lines.push(`That is ${change.isNegative() ? "down" : "up"} ${money(change.abs().toFixed())} since the end of ${monthLabel(first.month)}.`);
+    lines.push(
+      `That is ${change.isNegative() ? "down" : "up"} ${money(change.abs().toFixed())} since the end of ${monthLabel(first.month)}.`,
+    );
   }
   if (history) {
     lines.push("", "Net worth at each month end:", "");

@@ -39,7 +39,14 @@ export type CategoryAmountRow = { category: string; kind: "income" | "expense"; 
 
 export type BalanceHistoryRow = { month: string; assets: string; liabilities: string };
 
-export type RecurringRow = { name: string; months: number; lastDate: string; lastAmount: string; averageAmount: string; category: string | null };
+export type RecurringRow = {
+  name: string;
+  months: number;
+  lastDate: string;
+  lastAmount: string;
+  averageAmount: string;
+  category: string | null;
+};
 
 export type VocabularyEntry = { kind: "category" | "merchant" | "account" | "tag"; id: string; name: string };
 

@@ -21,7 +21,10 @@ const SYNONYMS: Array<{ words: string[]; names: string[] }> = [
   },
   { words: ["grocery", "groceries", "supermarket", "supermarkets", "food shopping"], names: ["groceries", "grocery", "food"] },
   { words: ["gas", "fuel", "petrol", "gasoline"], names: ["gas", "fuel", "auto and transport", "transportation", "transport"] },
-  { words: ["transport", "transit", "commute", "commuting", "rides", "taxi", "taxis"], names: ["transportation", "transport", "auto and transport"] },
+  {
+    words: ["transport", "transit", "commute", "commuting", "rides", "taxi", "taxis"],
+    names: ["transportation", "transport", "auto and transport"],
+  },
   { words: ["doctor", "doctors", "medical", "pharmacy", "health", "medicine"], names: ["healthcare", "health", "medical"] },
   { words: ["movies", "cinema", "concerts", "fun"], names: ["entertainment"] },
   { words: ["bills", "utility", "electricity", "power bill", "internet", "phone bill"], names: ["utilities", "bills and utilities"] },

@@ -60,7 +60,6 @@ type RelationRow = {
   updatedAt: Date;
 };
 
-
 const COLUMNS = `
   t.id, t.account_id AS "accountId", t.date, t.amount, t.currency, t.name, t.notes,
   t.category_id AS "categoryId", t.merchant_id AS "merchantId", t.pending,
@@ -119,7 +118,11 @@ export class TransactionRepository {
       bind.values,
     );
     if (rows.length > 0 || offset === 0) return { rows, total: rows.length > 0 ? Number(rows[0].total) : 0 };
-    const [count] = await readRows<{ total: string }>(this.sequelize, `SELECT count(*) AS total FROM transactions t WHERE ${where}`, bind.values);
+    const [count] = await readRows<{ total: string }>(
+      this.sequelize,
+      `SELECT count(*) AS total FROM transactions t WHERE ${where}`,
+      bind.values,
+    );
     return { rows, total: Number(count.total) };
   }
 

@@ -54,7 +54,8 @@ const thisYear = Number(today.slice(0, 4));
 const category = (name: string) => `EXISTS (SELECT 1 FROM categories c WHERE c.id = t.category_id AND c.name = '${name}')`;
 const merchant = (...names: string[]) =>
   `EXISTS (SELECT 1 FROM merchants m WHERE m.id = t.merchant_id AND m.name IN (${names.map((n) => `'${n.replace(/'/g, "''")}'`).join(", ")}))`;
-const tag = (name: string) => `EXISTS (SELECT 1 FROM transaction_tags tt JOIN tags g ON g.id = tt.tag_id WHERE tt.transaction_id = t.id AND g.name = '${name}')`;
+const tag = (name: string) =>
+  `EXISTS (SELECT 1 FROM transaction_tags tt JOIN tags g ON g.id = tt.tag_id WHERE tt.transaction_id = t.id AND g.name = '${name}')`;
 const account = (name: string) => `EXISTS (SELECT 1 FROM accounts a WHERE a.id = t.account_id AND a.name = '${name}')`;
 const EXPENSE = `t.amount >= 0 AND ${NOT_TRANSFER}`;
 const INCOME = `t.amount < 0 AND ${NOT_TRANSFER}`;
@@ -63,21 +64,33 @@ async function value(sql: string): Promise<string> {
   const [row] = await app.runtime.sequelize.query<{ value: string | null }>(sql, { bind: [familyId], type: QueryTypes.SELECT });
   return row.value ?? "0";
 }
-const spent = (where: string, when: string) => value(`SELECT coalesce(sum(t.amount), 0) AS value FROM transactions t WHERE t.family_id = $1 AND ${EXPENSE} AND ${where} AND ${when}`);
-const earned = (where: string, when: string) => value(`SELECT coalesce(sum(-t.amount), 0) AS value FROM transactions t WHERE t.family_id = $1 AND ${INCOME} AND ${where} AND ${when}`);
-const counted = (kind: string, where: string, when: string) => value(`SELECT count(*) AS value FROM transactions t WHERE t.family_id = $1 AND ${kind} AND ${where} AND ${when}`);
+const spent = (where: string, when: string) =>
+  value(`SELECT coalesce(sum(t.amount), 0) AS value FROM transactions t WHERE t.family_id = $1 AND ${EXPENSE} AND ${where} AND ${when}`);
+const earned = (where: string, when: string) =>
+  value(`SELECT coalesce(sum(-t.amount), 0) AS value FROM transactions t WHERE t.family_id = $1 AND ${INCOME} AND ${where} AND ${when}`);
+const counted = (kind: string, where: string, when: string) =>
+  value(`SELECT count(*) AS value FROM transactions t WHERE t.family_id = $1 AND ${kind} AND ${where} AND ${when}`);
 
 /** Asks the built-in assistant; earlier questions of the same chat come first. */
 async function ask(...questions: string[]): Promise<string> {
-  const tools = new ToolRunner({ familyId, currency: "USD", today, vocabulary }, {
-    finance: app.runtime.services.repositories.finance,
-    accounts: app.runtime.services.repositories.accounts,
-  });
+  const tools = new ToolRunner(
+    { familyId, currency: "USD", today, vocabulary },
+    {
+      finance: app.runtime.services.repositories.finance,
+      accounts: app.runtime.services.repositories.accounts,
+    },
+  );
   const history = questions.flatMap((content, index) => [
     { role: "user" as const, content },
     ...(index < questions.length - 1 ? [{ role: "assistant" as const, content: "(answer)" }] : []),
   ]);
-  const { content } = await new BuiltinProvider().respond({ model: "builtin", history, context: { currency: "USD", today, vocabulary }, tools, onDelta: () => undefined });
+  const { content } = await new BuiltinProvider().respond({
+    model: "builtin",
+    history,
+    context: { currency: "USD", today, vocabulary },
+    tools,
+    onDelta: () => undefined,
+  });
   return content;
 }
 
@@ -93,7 +106,6 @@ type Figure = () => Promise<string>;
 /** A question and what its answer must contain: figures (as **$x**) and phrases. */
 type Golden = [question: string | string[], figures: Figure[], phrases?: Array<string | RegExp | Figure>];
 
-
 const m2 = monthAgo(2);
 const m3 = monthAgo(3);
 const m5 = monthAgo(5);
@@ -104,12 +116,28 @@ const TOTALS: Golden[] = [
   ["How much did I spend on groceries this month?", [() => spent(category("Groceries"), R.thisMonth)]],
   ["How much did I spend on groceries this year?", [() => spent(category("Groceries"), R.thisYear)]],
   ["How much did I spend on groceries last year?", [() => spent(category("Groceries"), R.lastYear)]],
-  ["How much did I spend on dining out last month?", [() => spent(category("Food & Drink"), R.lastMonth)], ["Food & Drink (matched 'dining out')"]],
-  ["How much did I spend eating out this year?", [() => spent(category("Food & Drink"), R.thisYear)], ["Food & Drink (matched 'eating out')"]],
+  [
+    "How much did I spend on dining out last month?",
+    [() => spent(category("Food & Drink"), R.lastMonth)],
+    ["Food & Drink (matched 'dining out')"],
+  ],
+  [
+    "How much did I spend eating out this year?",
+    [() => spent(category("Food & Drink"), R.thisYear)],
+    ["Food & Drink (matched 'eating out')"],
+  ],
   [`What did I spend at restaurants in ${m2.name}?`, [() => spent(category("Food & Drink"), m2.range)], [`${m2.start} to ${m2.end}`]],
-  ["How much did I spend on coffee last month?", [() => spent(merchant("Blue Bottle Coffee"), R.lastMonth)], ["Blue Bottle Coffee (matched 'coffee')"]],
+  [
+    "How much did I spend on coffee last month?",
+    [() => spent(merchant("Blue Bottle Coffee"), R.lastMonth)],
+    ["Blue Bottle Coffee (matched 'coffee')"],
+  ],
   ["How much did I spend at Starbucks last month?", [() => spent(merchant("Starbucks"), R.lastMonth)]],
-  ["How much did I spend at Starbucks and Chipotle this year?", [() => spent(merchant("Starbucks", "Chipotle"), R.thisYear)], ["at Starbucks and Chipotle"]],
+  [
+    "How much did I spend at Starbucks and Chipotle this year?",
+    [() => spent(merchant("Starbucks", "Chipotle"), R.thisYear)],
+    ["at Starbucks and Chipotle"],
+  ],
   ["How much did I spend at Amazon this year?", [() => spent(merchant("Amazon"), R.thisYear)], ["at Amazon this year"]],
   [`How much did I spend at Amazon in ${thisYear - 1}?`, [() => spent(merchant("Amazon"), R.lastYear)]],
   ["Whole Foods spending in the last 3 months", [() => spent(merchant("Whole Foods"), R.last3Months)]],
@@ -123,8 +151,15 @@ const TOTALS: Golden[] = [
   ["How much did I spend this quarter?", [() => spent("true", R.thisQuarter)]],
   ["How much did I spend last quarter?", [() => spent("true", R.lastQuarter)]],
   ["How much have I spent since January?", [() => spent("true", R.thisYear)]],
-  [`How much did I spend on groceries between ${m4.name} and ${m2.name}?`, [() => spent(category("Groceries"), range(`'${m4.start}'`, `'${m2.end}'`))]],
-  [`How much did I spend at Starbuks in ${m3.name} ${m3.year}?`, [() => spent(merchant("Starbucks"), m3.range)], ["Starbucks (matched 'starbuks')"]],
+  [
+    `How much did I spend on groceries between ${m4.name} and ${m2.name}?`,
+    [() => spent(category("Groceries"), range(`'${m4.start}'`, `'${m2.end}'`))],
+  ],
+  [
+    `How much did I spend at Starbuks in ${m3.name} ${m3.year}?`,
+    [() => spent(merchant("Starbucks"), m3.range)],
+    ["Starbucks (matched 'starbuks')"],
+  ],
   ["grocery spending last month", [() => spent(category("Groceries"), R.lastMonth)]],
   ["How much did I pay in rent last year?", [() => spent(category("Rent"), R.lastYear)]],
   [`How much were my utilities in ${m5.name}?`, [() => spent(category("Utilities"), m5.range)]],
@@ -139,19 +174,63 @@ const TOTALS: Golden[] = [
 const spendCount = (where: string, when: string) => counted(EXPENSE, where, when);
 
 const KINDS: Golden[] = [
-  ["How many transactions did I have at Starbucks last month?", [() => spent(merchant("Starbucks"), R.lastMonth)], [async () => `**${await spendCount(merchant("Starbucks"), R.lastMonth)} transaction`]],
-  ["What's my average monthly spending on groceries?", [async () => (Number(await spent(category("Groceries"), `t.date < date_trunc('month', ${TODAY})`)) / 17).toFixed(2)], ["over 17 months"]],
-  ["What is my average monthly spending on dining out this year?", [async () => (Number(await spent(category("Food & Drink"), R.thisYear)) / (Number(today.slice(5, 7)))).toFixed(2)]],
-  ["How much do I spend on rent per month?", [async () => (Number(await spent(category("Rent"), `t.date < date_trunc('month', ${TODAY})`)) / 17).toFixed(2)]],
-  ["What is my average monthly income?", [async () => (Number(await earned("true", `t.date < date_trunc('month', ${TODAY})`)) / 17).toFixed(2)]],
-  ["Average weekly spending at Starbucks last month", [async () => (Number(await spent(merchant("Starbucks"), R.lastMonth)) / Math.ceil(new Date(Date.UTC(thisYear, Number(today.slice(5, 7)) - 1, 0)).getUTCDate() / 7)).toFixed(2)], ["per week"]],
+  [
+    "How many transactions did I have at Starbucks last month?",
+    [() => spent(merchant("Starbucks"), R.lastMonth)],
+    [async () => `**${await spendCount(merchant("Starbucks"), R.lastMonth)} transaction`],
+  ],
+  [
+    "What's my average monthly spending on groceries?",
+    [async () => (Number(await spent(category("Groceries"), `t.date < date_trunc('month', ${TODAY})`)) / 17).toFixed(2)],
+    ["over 17 months"],
+  ],
+  [
+    "What is my average monthly spending on dining out this year?",
+    [async () => (Number(await spent(category("Food & Drink"), R.thisYear)) / Number(today.slice(5, 7))).toFixed(2)],
+  ],
+  [
+    "How much do I spend on rent per month?",
+    [async () => (Number(await spent(category("Rent"), `t.date < date_trunc('month', ${TODAY})`)) / 17).toFixed(2)],
+  ],
+  [
+    "What is my average monthly income?",
+    [async () => (Number(await earned("true", `t.date < date_trunc('month', ${TODAY})`)) / 17).toFixed(2)],
+  ],
+  [
+    "Average weekly spending at Starbucks last month",
+    [
+      async () =>
+        (
+          Number(await spent(merchant("Starbucks"), R.lastMonth)) /
+          Math.ceil(new Date(Date.UTC(thisYear, Number(today.slice(5, 7)) - 1, 0)).getUTCDate() / 7)
+        ).toFixed(2),
+    ],
+    ["per week"],
+  ],
   ["Did I spend more this month than last month?", [() => spent("true", R.thisMonth), () => spent("true", R.lastMonth)]],
-  ["Groceries this month vs last month", [() => spent(category("Groceries"), R.thisMonth), () => spent(category("Groceries"), R.lastMonth)]],
-  ["Did I spend more on dining out this year than last year?", [() => spent(category("Food & Drink"), R.thisYear), () => spent(category("Food & Drink"), R.lastYear)]],
+  [
+    "Groceries this month vs last month",
+    [() => spent(category("Groceries"), R.thisMonth), () => spent(category("Groceries"), R.lastMonth)],
+  ],
+  [
+    "Did I spend more on dining out this year than last year?",
+    [() => spent(category("Food & Drink"), R.thisYear), () => spent(category("Food & Drink"), R.lastYear)],
+  ],
   ["Compare my spending last month with the month before", [() => spent("true", R.lastMonth), () => spent("true", R.monthBefore)]],
-  ["How much did I spend at Amazon this year compared to last year?", [() => spent(merchant("Amazon"), R.thisYear), () => spent(merchant("Amazon"), R.lastYear)]],
-  ["Which merchant did I spend the most at this year?", [() => topOf("merchant", R.thisYear, "amount")], [() => topOf("merchant", R.thisYear, "key")]],
-  ["Top 3 categories last month", [() => topOf("category", R.lastMonth, "amount")], [() => topOf("category", R.lastMonth, "key"), "Top 3:"]],
+  [
+    "How much did I spend at Amazon this year compared to last year?",
+    [() => spent(merchant("Amazon"), R.thisYear), () => spent(merchant("Amazon"), R.lastYear)],
+  ],
+  [
+    "Which merchant did I spend the most at this year?",
+    [() => topOf("merchant", R.thisYear, "amount")],
+    [() => topOf("merchant", R.thisYear, "key")],
+  ],
+  [
+    "Top 3 categories last month",
+    [() => topOf("category", R.lastMonth, "amount")],
+    [() => topOf("category", R.lastMonth, "key"), "Top 3:"],
+  ],
   ["What are my top 5 merchants last year?", [() => topOf("merchant", R.lastYear, "amount")]],
   ["Which tag did I spend the most on this year?", [() => topOf("tag", R.thisYear, "amount")]],
   ["Which category did I spend the most on this month?", [() => topOf("category", R.thisMonth, "amount")]],
@@ -164,21 +243,75 @@ const KINDS: Golden[] = [
   ["Income vs expenses last month", [() => earned("true", R.lastMonth), () => spent("true", R.lastMonth)], ["net income"]],
   ["What is my savings rate this year?", [() => earned("true", R.thisYear), () => spent("true", R.thisYear)], ["savings rate of"]],
   ["Cash flow last quarter", [() => earned("true", R.lastQuarter), () => spent("true", R.lastQuarter)]],
-  ["How much did I save last month?", [async () => (Number(await earned("true", R.lastMonth)) - Number(await spent("true", R.lastMonth))).toFixed(2)]],
-  ["What are my account balances?", [() => value(`SELECT balance AS value FROM accounts WHERE family_id = $1 AND name = 'Brokerage'`)], ["Everyday Checking"]],
-  ["What is my net worth?", [() => value(`SELECT sum(CASE WHEN classification = 'asset' THEN balance ELSE -balance END) AS value FROM accounts WHERE family_id = $1`)]],
-  ["How has my net worth changed over time?", [() => value(`SELECT sum(CASE WHEN classification = 'asset' THEN balance ELSE -balance END) AS value FROM accounts WHERE family_id = $1`)], ["Net worth at each month end"]],
-  ["What is the balance of my high-yield savings?", [() => value(`SELECT balance AS value FROM accounts WHERE family_id = $1 AND name = 'High-Yield Savings'`)]],
-  ["What subscriptions do I have?", [() => latest(merchant("Netflix")), () => latest(merchant("Spotify"))], ["Netflix", "Spotify", "Apple", "Monthly rent"]],
+  [
+    "How much did I save last month?",
+    [async () => (Number(await earned("true", R.lastMonth)) - Number(await spent("true", R.lastMonth))).toFixed(2)],
+  ],
+  [
+    "What are my account balances?",
+    [() => value(`SELECT balance AS value FROM accounts WHERE family_id = $1 AND name = 'Brokerage'`)],
+    ["Everyday Checking"],
+  ],
+  [
+    "What is my net worth?",
+    [
+      () =>
+        value(`SELECT sum(CASE WHEN classification = 'asset' THEN balance ELSE -balance END) AS value FROM accounts WHERE family_id = $1`),
+    ],
+  ],
+  [
+    "How has my net worth changed over time?",
+    [
+      () =>
+        value(`SELECT sum(CASE WHEN classification = 'asset' THEN balance ELSE -balance END) AS value FROM accounts WHERE family_id = $1`),
+    ],
+    ["Net worth at each month end"],
+  ],
+  [
+    "What is the balance of my high-yield savings?",
+    [() => value(`SELECT balance AS value FROM accounts WHERE family_id = $1 AND name = 'High-Yield Savings'`)],
+  ],
+  [
+    "What subscriptions do I have?",
+    [() => latest(merchant("Netflix")), () => latest(merchant("Spotify"))],
+    ["Netflix", "Spotify", "Apple", "Monthly rent"],
+  ],
   ["List my recurring payments", [() => latest(merchant("Netflix"))], ["recurring payment"]],
   ["When did I last pay Netflix?", [() => latest(merchant("Netflix"))], [() => latestDate(merchant("Netflix"))]],
   ["When did I last buy something at Costco?", [() => latest(merchant("Costco"))], [() => latestDate(merchant("Costco"))]],
-  ["How often do I go to Starbucks?", [() => spent(merchant("Starbucks"), R.all)], [async () => `**${await spendCount(merchant("Starbucks"), R.all)} time`]],
-  ["How many times did I pay for Uber this year?", [() => spent(merchant("Uber"), R.thisYear)], [async () => `**${await spendCount(merchant("Uber"), R.thisYear)} time`]],
-  ['Show transactions mentioning "Summer trip"', [], [async () => `**${await counted("true", "t.notes ILIKE '%Summer trip%'", R.all)} transaction`]],
-  ["Find transactions containing payroll", [], [async () => `**${await counted(NOT_TRANSFER, "t.name ILIKE '%payroll%'", R.all)} transaction`]],
-  ["Transactions with 'reimbursement' last year", [], [async () => `**${await counted(NOT_TRANSFER, "t.name ILIKE '%reimbursement%'", R.lastYear)} transaction`]],
-  ["Show my recent transactions", [], [async () => `| ${await value(`SELECT t.name AS value FROM transactions t WHERE t.family_id = $1 AND ${NOT_TRANSFER} ORDER BY t.date DESC, t.created_at DESC, t.id DESC LIMIT 1`)} |`]],
+  [
+    "How often do I go to Starbucks?",
+    [() => spent(merchant("Starbucks"), R.all)],
+    [async () => `**${await spendCount(merchant("Starbucks"), R.all)} time`],
+  ],
+  [
+    "How many times did I pay for Uber this year?",
+    [() => spent(merchant("Uber"), R.thisYear)],
+    [async () => `**${await spendCount(merchant("Uber"), R.thisYear)} time`],
+  ],
+  [
+    'Show transactions mentioning "Summer trip"',
+    [],
+    [async () => `**${await counted("true", "t.notes ILIKE '%Summer trip%'", R.all)} transaction`],
+  ],
+  [
+    "Find transactions containing payroll",
+    [],
+    [async () => `**${await counted(NOT_TRANSFER, "t.name ILIKE '%payroll%'", R.all)} transaction`],
+  ],
+  [
+    "Transactions with 'reimbursement' last year",
+    [],
+    [async () => `**${await counted(NOT_TRANSFER, "t.name ILIKE '%reimbursement%'", R.lastYear)} transaction`],
+  ],
+  [
+    "Show my recent transactions",
+    [],
+    [
+      async () =>
+        `| ${await value(`SELECT t.name AS value FROM transactions t WHERE t.family_id = $1 AND ${NOT_TRANSFER} ORDER BY t.date DESC, t.created_at DESC, t.id DESC LIMIT 1`)} |`,
+    ],
+  ],
   ["Show my last 5 transactions", [], ["Your 5 most recent transactions"]],
   ["How much did I spend today?", [], [/spen[dt].*today \(/]],
   ["How much did I spend yesterday?", [], [/yesterday \(/]],
@@ -187,7 +320,11 @@ const KINDS: Golden[] = [
 
 const FOLLOW_UPS: Golden[] = [
   [["How much did I spend on groceries last month?", "And the month before?"], [() => spent(category("Groceries"), R.monthBefore)]],
-  [["How much did I spend at Starbucks this year?", "What about Chipotle?"], [() => spent(merchant("Chipotle"), R.thisYear)], ["at Chipotle"]],
+  [
+    ["How much did I spend at Starbucks this year?", "What about Chipotle?"],
+    [() => spent(merchant("Chipotle"), R.thisYear)],
+    ["at Chipotle"],
+  ],
   [["What was my income last month?", "And last year?"], [() => earned("true", R.lastYear)]],
   [["Which merchant did I spend the most at this year?", "and last year?"], [() => topOf("merchant", R.lastYear, "amount")]],
   [["How much did I spend on dining out this year?", "how about groceries?"], [() => spent(category("Groceries"), R.thisYear)]],
@@ -226,7 +363,9 @@ async function topOf(by: "merchant" | "category" | "tag", when: string, what: "a
 const extreme = (fn: "max" | "min", where: string, when: string) =>
   value(`SELECT ${fn}(t.amount) AS value FROM transactions t WHERE t.family_id = $1 AND ${EXPENSE} AND ${where} AND ${when}`);
 const latest = (where: string) =>
-  value(`SELECT t.amount AS value FROM transactions t WHERE t.family_id = $1 AND ${EXPENSE} AND ${where} ORDER BY t.date DESC, t.created_at DESC LIMIT 1`);
+  value(
+    `SELECT t.amount AS value FROM transactions t WHERE t.family_id = $1 AND ${EXPENSE} AND ${where} ORDER BY t.date DESC, t.created_at DESC LIMIT 1`,
+  );
 const latestDate = (where: string) =>
   value(`SELECT to_char(max(t.date), 'YYYY-MM-DD') AS value FROM transactions t WHERE t.family_id = $1 AND ${EXPENSE} AND ${where}`);
 
@@ -253,5 +392,48 @@ describe("golden questions on the demo family", () => {
     const content = await ask(question);
     expect(content).toContain(named);
     expect(content).not.toMatch(/\$\d/);
+  });
+});
+
+describe("tool arguments name the family's own things", () => {
+  const tools = () =>
+    new ToolRunner(
+      { familyId, currency: "USD", today, vocabulary },
+      {
+        finance: app.runtime.services.repositories.finance,
+        accounts: app.runtime.services.repositories.accounts,
+      },
+    );
+
+  test("an unknown name is refused with the closest names, never widened to everything", async () => {
+    const result = await tools().call("get_transactions", { type: "expense", categories: ["Pets"] });
+    expect(result).toEqual({ error: expect.stringMatching(/^Unknown names: no category named "Pets" \(closest: .+\)$/) });
+  });
+
+  test("a synonym or a typo is read as the family's name and says so", async () => {
+    const result = await tools().call("get_transactions", {
+      type: "expense",
+      categories: ["dining out"],
+      merchants: ["Starbuks"],
+      per_page: 1,
+    });
+    expect(result.names_matched).toEqual([
+      { asked: "dining out", kind: "category", names: ["Food & Drink"] },
+      { asked: "Starbuks", kind: "merchant", names: ["Starbucks"] },
+    ]);
+    const expected = await spent(`${category("Food & Drink")} AND ${merchant("Starbucks")}`, R.all);
+    expect(Number((result.totals as Array<{ expense: string }>)[0].expense)).toBeCloseTo(Number(expected), 2);
+  });
+
+  test("summaries group by month with exact sums", async () => {
+    const result = await tools().call("summarize_transactions", {
+      type: "expense",
+      group_by: "month",
+      start_date: monthAgo(1).start,
+      end_date: monthAgo(1).end,
+    });
+    const groups = result.groups as Array<{ key: string; expense: string }>;
+    expect(groups).toHaveLength(1);
+    expect(Number(groups[0].expense)).toBeCloseTo(Number(await spent("true", R.lastMonth)), 2);
   });
 });

@@ -150,7 +150,10 @@ describe("tools", () => {
   test("read the calling family only", async () => {
     const { repositories } = app.runtime.services;
     const today = new Date().toISOString().slice(0, 10);
-    const tools = new ToolRunner({ familyId, currency: "USD", today, vocabulary: await vocabularyOf(familyId) }, { finance: repositories.finance, accounts: repositories.accounts });
+    const tools = new ToolRunner(
+      { familyId, currency: "USD", today, vocabulary: await vocabularyOf(familyId) },
+      { finance: repositories.finance, accounts: repositories.accounts },
+    );
     const accounts = await tools.call("get_accounts", {});
     expect((accounts.accounts as Array<{ name: string }>).map((a) => a.name)).not.toContain("Neighbour checking");
     const found = await tools.call("get_transactions", { search: "Neighbour" });

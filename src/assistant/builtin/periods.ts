@@ -7,7 +7,20 @@ export type PeriodUnit = "day" | "week" | "month" | "quarter" | "year" | "span";
 
 export type Period = { start: string; end: string; name: string; unit: PeriodUnit };
 
-export const MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
+export const MONTHS = [
+  "january",
+  "february",
+  "march",
+  "april",
+  "may",
+  "june",
+  "july",
+  "august",
+  "september",
+  "october",
+  "november",
+  "december",
+];
 const SHORT_MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
 export const MONTH_NAMES = MONTHS.map((month) => month.charAt(0).toUpperCase() + month.slice(1));
 
@@ -83,7 +96,10 @@ export type FoundPeriod = { period: Period; text: string };
 
 /** A relative period a follow-up names: "the month before", "the previous year", "before that". */
 export function relativeUnit(text: string): { unit: PeriodUnit | null; text: string } | null {
-  const match = /\b(?:the )?(?:(day|week|month|quarter|year) before(?: that)?|(?:previous|prior) (day|week|month|quarter|year)|before that|the one before)\b/.exec(text);
+  const match =
+    /\b(?:the )?(?:(day|week|month|quarter|year) before(?: that)?|(?:previous|prior) (day|week|month|quarter|year)|before that|the one before)\b/.exec(
+      text,
+    );
   if (!match) return null;
   return { unit: (match[1] ?? match[2] ?? null) as PeriodUnit | null, text: match[0] };
 }
@@ -174,7 +190,9 @@ const RULES: Rule[] = [
   },
   {
     // "in March", "March 2025", "for Oct"; a bare "may" is more often a verb than a month.
-    pattern: new RegExp(`\\b(?:(?:in|during|for|of) (${monthAlternatives}|may)(?: (\\d{4}))?|(${monthAlternatives}|may) (\\d{4})|(${monthAlternatives}))\\b`),
+    pattern: new RegExp(
+      `\\b(?:(?:in|during|for|of) (${monthAlternatives}|may)(?: (\\d{4}))?|(${monthAlternatives}|may) (\\d{4})|(${monthAlternatives}))\\b`,
+    ),
     resolve: (match, now) => namedMonth(match[1] ?? match[3] ?? match[5], match[2] ?? match[4], now),
   },
   {
@@ -197,7 +215,8 @@ export function findPeriods(text: string, today: string): FoundPeriod[] {
       if (!match) break;
       const period = rule.resolve(match, now, today);
       rest = rest.slice(0, match.index) + "_".repeat(match[0].length) + rest.slice(match.index + match[0].length);
-      if (period && period.start <= today) found.push({ period: { ...period, end: period.end > today ? today : period.end }, text: match[0], at: match.index });
+      if (period && period.start <= today)
+        found.push({ period: { ...period, end: period.end > today ? today : period.end }, text: match[0], at: match.index });
     }
   }
   return found.sort((a, b) => a.at - b.at).map(({ period, text: words }) => ({ period, text: words }));

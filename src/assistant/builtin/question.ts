@@ -69,10 +69,17 @@ const KIND_RULES: KindRule[] = [
     pattern:
       /\bincome (?:vs|versus|and|against|compared to|compared with) (?:expenses?|spending)\b|\bsavings? rate\b|\bcash ?flow\b|\bnet income\b|\bincome statement\b|\b(?:spending|expenses?) by category\b|\bbreakdown\b|\bhow much (?:did|do|have) (?:i|we) save[d]?\b/,
   },
-  { kind: "last_paid", pattern: /\bwhen (?:did|was) (?:i|we) last\b|\bwhen was the last time\b|\blast time (?:i|we)\b|\bwhen did (?:i|we)\b/ },
+  {
+    kind: "last_paid",
+    pattern: /\bwhen (?:did|was) (?:i|we) last\b|\bwhen was the last time\b|\blast time (?:i|we)\b|\bwhen did (?:i|we)\b/,
+  },
   { kind: "how_often", pattern: /\bhow (?:often|frequently)\b|\bhow many times\b/ },
   { kind: "count", pattern: /\bhow many\b|\bnumber of\b|\bcount\b/ },
-  { kind: "average", pattern: /\baverage\b|\bavg\b|\bon average\b|\btypical(?:ly)?\b|\bmean\b|\bper (?:month|week)\b|\ba (?:month|week)\b|\bmonthly\b|\bweekly\b/ },
+  {
+    kind: "average",
+    pattern:
+      /\baverage\b|\bavg\b|\bon average\b|\btypical(?:ly)?\b|\bmean\b|\bper (?:month|week)\b|\ba (?:month|week)\b|\bmonthly\b|\bweekly\b/,
+  },
   {
     kind: "top",
     pattern:
@@ -87,17 +94,26 @@ const KIND_RULES: KindRule[] = [
     kind: "compare",
     pattern: /\bcompared? (?:to|with)\b|\bcompare\b|\bvs\b|\bversus\b|\bmore than\b|\bless than\b|\bthan\b|\bdifference between\b/,
   },
-  { kind: "recent", pattern: /\b(?:recent|latest|newest)\b(?: \d{1,2})?(?: transactions?)?|\blast \d{1,2} transactions?\b|\b(?:show|list)(?: me)? (?:all )?my transactions\b/ },
-  { kind: "balances", pattern: /\bbalances?\b|\bhow much (?:money )?(?:do|have) (?:i|we) (?:have|got)\b|\bwhat accounts\b|\bmy accounts\b/ },
+  {
+    kind: "recent",
+    pattern:
+      /\b(?:recent|latest|newest)\b(?: \d{1,2})?(?: transactions?)?|\blast \d{1,2} transactions?\b|\b(?:show|list)(?: me)? (?:all )?my transactions\b/,
+  },
+  {
+    kind: "balances",
+    pattern: /\bbalances?\b|\bhow much (?:money )?(?:do|have) (?:i|we) (?:have|got)\b|\bwhat accounts\b|\bmy accounts\b/,
+  },
 ];
 
-const RECURRING = /\b(?:recurring|repeating|regular) (?:payments?|bills?|charges?|expenses?|transactions?)\b|\b(?:what|which|list|show)(?: me)?(?: are)?(?: all)? (?:my |the )?(?:subscriptions|recurring|bills)\b|\bsubscriptions? (?:do|have) (?:i|we)\b|\brecurring\b/;
+const RECURRING =
+  /\b(?:recurring|repeating|regular) (?:payments?|bills?|charges?|expenses?|transactions?)\b|\b(?:what|which|list|show)(?: me)?(?: are)?(?: all)? (?:my |the )?(?:subscriptions|recurring|bills)\b|\bsubscriptions? (?:do|have) (?:i|we)\b|\brecurring\b/;
 
 const SPENDING = /\b(?:spend|spent|spending|expenses?|cost|costs|paid|pay|buy|bought|purchases?|charges?|expenditure)\b/;
 const INCOME = /\b(?:income|incomes|earn|earned|earnings|made|received|paid me|salary|salaries|paycheck|deposits?|interest)\b/;
 
 /** Search words: "transactions mentioning refund", "with 'trip' in the notes", a quoted word. */
-const SEARCH = /\b(?:mentioning|mention|mentions|containing|contain|contains|matching|match|with the words?|named|called|labeled|labelled|saying|that say|that says|with text|notes say|notes saying)\s+(.+?)(?=\s+(?:in (?:the )?(?:name|notes|description)|last|this|since|between|in|during)\b|$)/;
+const SEARCH =
+  /\b(?:mentioning|mention|mentions|containing|contain|contains|matching|match|with the words?|named|called|labeled|labelled|saying|that say|that says|with text|notes say|notes saying)\s+(.+?)(?=\s+(?:in (?:the )?(?:name|notes|description)|last|this|since|between|in|during)\b|$)/;
 
 export function read(question: string, vocabulary: FamilyVocabulary, today: string): Reading {
   const reading: Reading = {
@@ -169,7 +185,10 @@ export function read(question: string, vocabulary: FamilyVocabulary, today: stri
       }
     }
   }
-  const count = /\b(?:top|last|largest|biggest|smallest|recent|latest|first) (\d{1,2})\b|\b(\d{1,2}) (?:largest|biggest|smallest|most|recent|latest|top)\b/.exec(full);
+  const count =
+    /\b(?:top|last|largest|biggest|smallest|recent|latest|first) (\d{1,2})\b|\b(\d{1,2}) (?:largest|biggest|smallest|most|recent|latest|top)\b/.exec(
+      full,
+    );
   if (count) {
     reading.count = Number(count[1] ?? count[2]);
     words.consume(new RegExp(`\\b${reading.count}\\b`));
@@ -188,7 +207,9 @@ export function read(question: string, vocabulary: FamilyVocabulary, today: stri
     else if (spending || INCOME.test(full)) reading.kind = "total";
     else if (reading.search) reading.kind = "search";
   }
-  words.consume(/\b(?:average|avg|typical|typically|monthly|weekly|mean|most|least|largest|biggest|smallest|highest|lowest|top|last|first|ever|often|save|saved|saving|savings|history|over time|trend|change|changed|grown|grow|net|worth|vs|versus|compare|compared|more|less|than|did|spend|most money|the)\b/g);
+  words.consume(
+    /\b(?:average|avg|typical|typically|monthly|weekly|mean|most|least|largest|biggest|smallest|highest|lowest|top|last|first|ever|often|save|saved|saving|savings|history|over time|trend|change|changed|grown|grow|net|worth|vs|versus|compare|compared|more|less|than|did|spend|most money|the)\b/g,
+  );
   words.consume(/\b(?:what about|how about|same for|what of|and)\b/g);
 
   // What is left: each run of unclaimed words is read as one of the family's names, or reported.
