@@ -1,4 +1,5 @@
 import Decimal from "decimal.js";
+import { absolute, negate } from "../money/money";
 
 /**
  * The one home of the money rules, in TypeScript and in SQL. Every reader of the `transactions` table
@@ -12,6 +13,16 @@ import Decimal from "decimal.js";
  *   income and expense.
  */
 export type MoneyKind = "income" | "expense" | "transfer";
+
+/**
+ * The amount to store for what a client sent. A nature ("income" or "expense") makes the sign explicit;
+ * without one the amount is stored as sent.
+ */
+export function applyNature(amount: string, nature: "income" | "expense" | undefined): string {
+  if (nature === "income") return negate(absolute(amount));
+  if (nature === "expense") return absolute(amount);
+  return amount;
+}
 
 /** Income or expense by sign alone, for one transaction seen without its transfer link. */
 export function signKind(amount: Decimal.Value): "income" | "expense" {

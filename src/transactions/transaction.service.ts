@@ -8,6 +8,7 @@ import { optionalText, requiredText, saveUnique } from "../common/validation";
 import type { Actor } from "../identity/actor";
 import type { MerchantRepository } from "../merchants/merchant.repository";
 import { absolute, isKnownCurrency, negate } from "../money/money";
+import { applyNature } from "./transaction.rules";
 import type { TagRepository } from "../tags/tag.repository";
 import { TransactionModel, TransactionTagModel, TransferModel } from "./transaction.model";
 import type { TransactionFilter } from "./transaction.filter";
@@ -55,16 +56,6 @@ const NATURES: Record<string, "income" | "expense"> = { income: "income", inflow
 const NAME_MAX = 500;
 const NOTES_MAX = 10_000;
 const EXTERNAL_ID_MAX = 255;
-
-/**
- * Upstream's sign convention: stored amounts are positive for money out and negative for money in.
- * A nature makes the sign explicit; without one the amount is stored as sent.
- */
-export function applyNature(amount: string, nature: "income" | "expense" | undefined): string {
-  if (nature === "income") return negate(absolute(amount));
-  if (nature === "expense") return absolute(amount);
-  return amount;
-}
 
 export class TransactionService {
   constructor(

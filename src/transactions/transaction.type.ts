@@ -2,7 +2,7 @@ import { SafeIntResolver } from "graphql-scalars";
 import { Field, ID, InputType, ObjectType, registerEnumType } from "type-graphql";
 import { PaginationType } from "../common/page.type";
 import { CalendarDateScalar, DecimalScalar } from "../graphql/scalars";
-import { absolute, formatMoney, isNegative, toMinorUnits } from "../money/money";
+import { absolute, formatMoney, toMinorUnits } from "../money/money";
 import { AccountType } from "../accounts/account.type";
 import type { AccountRow } from "../accounts/account.repository";
 import { CategoryType } from "../categories/category.type";
@@ -12,6 +12,7 @@ import type { MerchantRow } from "../merchants/merchant.repository";
 import { TagType } from "../tags/tag.type";
 import type { TagRow } from "../tags/tag.repository";
 import type { TransactionRow } from "./transaction.repository";
+import { signKind } from "./transaction.rules";
 
 export enum TransactionClassification {
   income = "income",
@@ -96,7 +97,7 @@ export class TransactionType {
     this.source = row.source;
     this.createdAt = row.createdAt;
     this.updatedAt = row.updatedAt;
-    const income = isNegative(row.amount);
+    const income = signKind(row.amount) === "income";
     this.classification = income ? TransactionClassification.income : TransactionClassification.expense;
     this.formattedAmount = formatMoney(row.amount, row.currency);
     this.amountCents = toMinorUnits(row.amount, row.currency);
