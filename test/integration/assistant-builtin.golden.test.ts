@@ -331,7 +331,14 @@ const FOLLOW_UPS: Golden[] = [
 ];
 
 /** Each not-understood question, the word the answer must name, and no dollar figure anywhere. */
-const NOT_UNDERSTOOD: Array<[string, string]> = [
+const NOT_UNDERSTOOD: Array<[string | string[], string]> = [
+  ["What is the balance of my piggy bank?", '"piggy'],
+  ["What is my net worth in bitcoin?", '"bitcoin"'],
+  ["Income vs expenses for my boat last month", '"boat"'],
+  ["What subscriptions do I have for the gym?", '"gym"'],
+  ["Show my recent transactions at Foobar", '"foobar"'],
+  ["What were my smallest expenses on horses this year?", '"horses"'],
+  [["How much did I spend at Starbucks this year?", "What about the moon?"], '"moon"'],
   ["How much did I spend on my pets last month?", '"pets"'],
   ["How much did I spend on hobbies this year?", '"hobbies"'],
   ["How much did I spend on unicorns at Starbucks?", '"unicorns"'],
@@ -388,11 +395,14 @@ describe("golden questions on the demo family", () => {
   test.each(TOTALS.map((golden) => [label(golden), golden] as const))("totals: %s", async (_label, golden) => check(golden));
   test.each(KINDS.map((golden) => [label(golden), golden] as const))("kinds: %s", async (_label, golden) => check(golden));
   test.each(FOLLOW_UPS.map((golden) => [label(golden), golden] as const))("follow-up: %s", async (_label, golden) => check(golden));
-  test.each(NOT_UNDERSTOOD)("not understood, no figure: %s", async (question, named) => {
-    const content = await ask(question);
-    expect(content).toContain(named);
-    expect(content).not.toMatch(/\$\d/);
-  });
+  test.each(NOT_UNDERSTOOD.map(([question, named]) => [[question].flat().join(" → "), question, named] as const))(
+    "not understood, no figure: %s",
+    async (_label, question, named) => {
+      const content = await ask(...[question].flat());
+      expect(content).toContain(named);
+      expect(content).not.toMatch(/\$\d/);
+    },
+  );
 });
 
 describe("tool arguments name the family's own things", () => {

@@ -106,7 +106,7 @@ export function relativeUnit(text: string): { unit: PeriodUnit | null; text: str
 
 type Rule = { pattern: RegExp; resolve(match: RegExpExecArray, now: Date, today: string): Period | null };
 
-const monthAlternatives = [...MONTHS, ...SHORT_MONTHS.filter((month) => month !== "may")].join("|");
+const monthAlternatives = [...MONTHS, ...SHORT_MONTHS].filter((month) => month !== "may").join("|");
 const monthIndex = (name: string) => (MONTHS.includes(name) ? MONTHS.indexOf(name) : SHORT_MONTHS.indexOf(name));
 
 /** A month named without a year is the latest one that has begun. */
@@ -117,7 +117,7 @@ function namedMonth(name: string, year: string | undefined, now: Date): Period {
 }
 
 /** A point named in "since …" or "between … and …": a date, a month (with or without year) or a year. */
-const POINT = `(\\d{4}-\\d{2}-\\d{2}|(?:${monthAlternatives})(?: \\d{4})?|\\d{4})`;
+const POINT = `(\\d{4}-\\d{2}-\\d{2}|(?:${monthAlternatives}|may)(?: \\d{4})?|\\d{4})`;
 
 function point(text: string, now: Date): Period | null {
   if (/^\d{4}-\d{2}-\d{2}$/.test(text)) return { start: text, end: text, name: text, unit: "day" };
