@@ -32,7 +32,7 @@ type TransactionEntry = { date: string; name: string; amount: string; type: stri
 type GroupEntry = { key: string; income: string; expense: string; count: number };
 
 /** A question as answered: its reading with the follow-up context filled in. */
-type Asked = Reading & { period: Period | null };
+type Asked = Reading & { period: Period | null; currency: string };
 
 const EXAMPLES = [
   "How much did I spend on groceries last month?",
@@ -57,7 +57,7 @@ function understand(questions: string[], context: FamilyContext): Asked | null {
   let current = null as Asked | null;
   for (const question of questions.slice(-6)) {
     const reading = read(question, context.vocabulary, context.today);
-    current = { ...reading, period: reading.periods[0] ?? null };
+    current = { ...reading, period: reading.periods[0] ?? null, currency: context.currency };
     const prior: Asked | null = last;
     const borrows =
       prior !== null &&
@@ -146,6 +146,7 @@ function filterArgs(asked: Asked, period: Period | null, type: "income" | "expen
   const names = { accounts: byKind("account"), categories: byKind("category"), merchants: byKind("merchant"), tags: byKind("tag") };
   for (const [key, value] of Object.entries(names)) if (value.length) args[key] = value;
   if (asked.search) args.search = asked.search;
+  if (asked.amount) args.amount = asked.amount;
   return args;
 }
 
@@ -167,8 +168,16 @@ function subjectPhrase(asked: Asked): string {
   if (of("tag").length) parts.push(`tagged ${join(of("tag"))}`);
   if (of("account").length) parts.push(`from ${join(of("account"))}`);
   if (asked.search) parts.push(`mentioning "${asked.search}"`);
+  if (asked.amount) parts.push(`${AMOUNT_WORDS[asked.amount.operator]} ${formatMoney(asked.amount.value, asked.currency)}`);
   return parts.length ? ` ${parts.join(" ")}` : "";
 }
+
+const AMOUNT_WORDS = {
+  greater_than: "in amounts over",
+  less_than: "in amounts under",
+  at_least: "in amounts of at least",
+  at_most: "in amounts of at most",
+};
 
 function familyTotals(result: Record<string, unknown>, currency: string): TotalsEntry | undefined {
   return (result.totals as TotalsEntry[] | undefined)?.find((entry) => entry.currency === currency);
@@ -245,6 +254,7 @@ async function average(asked: Asked, context: FamilyContext, tools: ToolRunner):
 }
 
 async function compare(asked: Asked, context: FamilyContext, tools: ToolRunner): Promise<string> {
+  if (asked.compareSubjects) return compareSubjects(asked, context, tools);
   const [first, second] = asked.periods.length >= 2 ? asked.periods : [asked.period ?? currentMonth(context.today), null];
   const other = second ?? previous(first);
   const type = asked.direction;
@@ -272,6 +282,31 @@ async function compare(asked: Asked, context: FamilyContext, tools: ToolRunner):
     `${direction === "the same as" ? "the same" : `${direction.replace(/ than$/, "")}${percent}`}.`
   );
 }
+
+/** "Uber vs Lyft this year": each subject's figure in the same period, largest first. */
+async function compareSubjects(asked: Asked, context: FamilyContext, tools: ToolRunner): Promise<string> {
+  const period = asked.period ?? currentMonth(context.today);
+  const type = asked.direction;
+  const rows: Array<{ subject: Subject; amount: Decimal; count: number }> = [];
+  for (const subject of asked.subjects) {
+    const result = await tools.call("get_transactions", { ...filterArgs({ ...asked, subjects: [subject] }, period, type), per_page: 1 });
+    const problem = refused(result);
+    if (problem) return problem;
+    const entry = familyTotals(result, context.currency);
+    rows.push({ subject, amount: new Decimal(entry ? (type === "expense" ? entry.expense : entry.income) : 0), count: entry?.count ?? 0 });
+  }
+  rows.sort((a, b) => b.amount.comparedTo(a.amount));
+  const money = (value: Decimal) => formatMoney(value.toFixed(2), context.currency);
+  const [first, second] = rows;
+  const verb = type === "expense" ? "spent" : "earned";
+  return [
+    `${capitalize(describe(period))} you ${verb} more ${preposition(first.subject)} **${named(first.subject)}** than ${preposition(second.subject)} ${named(second.subject)}:`,
+    "",
+    ...rows.map((row) => `- ${named(row.subject)}: **${money(row.amount)}** (${plural(row.count, "transaction")})`),
+  ].join("\n");
+}
+
+const preposition = (subject: Subject) => (subject.kind === "merchant" ? "at" : subject.kind === "account" ? "from" : "on");
 
 async function top(asked: Asked, context: FamilyContext, tools: ToolRunner, period: Period): Promise<string> {
   const groupBy = asked.groupBy ?? "merchant";

@@ -150,7 +150,7 @@ export class FamilyVocabulary {
     const text = normalizeText(phrase);
     const ofKind = (entries: VocabularyEntry[]) => entries.filter((entry) => !kind || entry.kind === kind);
     for (const entries of [this.synonyms(text), this.containing(text), this.nearly(text)]) {
-      const chosen = ofKind(entries);
+      const chosen = oneKind(ofKind(entries));
       if (chosen.length) return chosen.map((entry) => ({ ...entry, matched: text }));
     }
     return [];
@@ -170,6 +170,16 @@ export class FamilyVocabulary {
       .sort((a, b) => a.score - b.score || a.name.localeCompare(b.name));
     return [...new Set(scored.map((entry) => entry.name))].slice(0, count);
   }
+}
+
+/**
+ * A loose match that hits names of several kinds ("food": a category and a merchant) keeps the most
+ * general kind only: combining kinds would narrow the question to their overlap.
+ */
+const KIND_PREFERENCE: SubjectKind[] = ["category", "tag", "merchant", "account"];
+function oneKind(entries: VocabularyEntry[]): VocabularyEntry[] {
+  const kind = KIND_PREFERENCE.find((candidate) => entries.some((entry) => entry.kind === candidate));
+  return entries.filter((entry) => entry.kind === kind);
 }
 
 const strip = ({ kind, id, name }: VocabularyEntry & { key: string }): VocabularyEntry => ({ kind, id, name });

@@ -318,6 +318,29 @@ const KINDS: Golden[] = [
   ["Spending this week", [], [/this week \(/]],
 ];
 
+/** Everyday phrasings. */
+const PHRASINGS: Golden[] = [
+  ["How much did I spend on food last month?", [() => spent(category("Food & Drink"), R.lastMonth)], ["Food & Drink (matched 'food')"]],
+  [
+    "how much do I spend on amazon each month",
+    [async () => (Number(await spent(merchant("Amazon"), `t.date < date_trunc('month', ${TODAY})`)) / 17).toFixed(2)],
+  ],
+  ["What was my biggest purchase this year?", [() => extreme("max", "true", R.thisYear)], [/^Your largest expenses[^\n]*\n\n1\. [^\n]*$/]],
+  ["how much money did i make this year", [() => earned("true", R.thisYear)], ["Your income this year"]],
+  [
+    "how much do i have in savings",
+    [() => value(`SELECT balance AS value FROM accounts WHERE family_id = $1 AND name = 'High-Yield Savings'`)],
+    [/^Balance:\n\n- High-Yield Savings: [^\n]*$/],
+  ],
+  ["spending on uber vs lyft this year", [() => spent(merchant("Uber"), R.thisYear), () => spent(merchant("Lyft"), R.thisYear)]],
+  [
+    "How much did I spend on transportation over $50 last month?",
+    [() => spent(`${category("Transportation")} AND t.amount > 50`, R.lastMonth)],
+    ["in amounts over $50.00"],
+  ],
+  ["Groceries purchases under 20 dollars this year", [() => spent(`${category("Groceries")} AND t.amount < 20`, R.thisYear)]],
+];
+
 const FOLLOW_UPS: Golden[] = [
   [["How much did I spend on groceries last month?", "And the month before?"], [() => spent(category("Groceries"), R.monthBefore)]],
   [
@@ -394,6 +417,7 @@ const label = (golden: Golden) => (Array.isArray(golden[0]) ? golden[0].join(" â
 describe("golden questions on the demo family", () => {
   test.each(TOTALS.map((golden) => [label(golden), golden] as const))("totals: %s", async (_label, golden) => check(golden));
   test.each(KINDS.map((golden) => [label(golden), golden] as const))("kinds: %s", async (_label, golden) => check(golden));
+  test.each(PHRASINGS.map((golden) => [label(golden), golden] as const))("phrasing: %s", async (_label, golden) => check(golden));
   test.each(FOLLOW_UPS.map((golden) => [label(golden), golden] as const))("follow-up: %s", async (_label, golden) => check(golden));
   test.each(NOT_UNDERSTOOD.map(([question, named]) => [[question].flat().join(" â†’ "), question, named] as const))(
     "not understood, no figure: %s",

@@ -36,7 +36,11 @@ export type Reading = {
   per: "month" | "week";
   order: "largest" | "smallest";
   search: string | null;
+  /** "over $50", "under 20 dollars": a bound on the size of each transaction. */
+  amount: { operator: "greater_than" | "less_than" | "at_least" | "at_most"; value: string } | null;
   history: boolean;
+  /** "Uber vs Lyft": a comparison between subjects in one period rather than between periods. */
+  compareSubjects: boolean;
   /** Phrases that matched nothing the assistant knows. */
   unknown: string[];
   /** True when the question reads as a follow-up ("what about …", "and …"). */
@@ -78,7 +82,7 @@ const KIND_RULES: KindRule[] = [
   {
     kind: "average",
     pattern:
-      /\baverage\b|\bavg\b|\bon average\b|\btypical(?:ly)?\b|\bmean\b|\bper (?:month|week)\b|\ba (?:month|week)\b|\bmonthly\b|\bweekly\b/,
+      /\baverage\b|\bavg\b|\bon average\b|\btypical(?:ly)?\b|\bmean\b|\bper (?:month|week)\b|\ba (?:month|week)\b|\bmonthly\b|\bweekly\b|\b(?:each|every) (?:month|week)\b/,
   },
   {
     kind: "top",
@@ -109,11 +113,26 @@ const RECURRING =
   /\b(?:recurring|repeating|regular) (?:payments?|bills?|charges?|expenses?|transactions?)\b|\b(?:what|which|list|show)(?: me)?(?: are)?(?: all)? (?:my |the )?(?:subscriptions|recurring|bills)\b|\bsubscriptions? (?:do|have) (?:i|we)\b|\brecurring\b/;
 
 const SPENDING = /\b(?:spend|spent|spending|expenses?|cost|costs|paid|pay|buy|bought|purchases?|charges?|expenditure)\b/;
-const INCOME = /\b(?:income|incomes|earn|earned|earnings|made|received|paid me|salary|salaries|paycheck|deposits?|interest)\b/;
+const INCOME =
+  /\b(?:income|incomes|earn|earned|earnings|made|make|makes|making|received|paid me|salary|salaries|paycheck|deposits?|interest)\b/;
 
 /** Search words: "transactions mentioning refund", "with 'trip' in the notes", a quoted word. */
 const SEARCH =
   /\b(?:mentioning|mention|mentions|containing|contain|contains|matching|match|with the words?|named|called|labeled|labelled|saying|that say|that says|with text|notes say|notes saying)\s+(.+?)(?=\s+(?:in (?:the )?(?:name|notes|description)|last|this|since|between|in|during)\b|$)/;
+
+const AMOUNT =
+  /\b(over|above|more than|greater than|at least|under|below|less than|at most)\s+\$?(\d[\d,]*(?:\.\d{1,2})?)(?:\s+(?:dollars|bucks))?(?![\d-])/;
+const AMOUNT_OPERATORS: Record<string, NonNullable<Reading["amount"]>["operator"]> = {
+  over: "greater_than",
+  above: "greater_than",
+  "more than": "greater_than",
+  "greater than": "greater_than",
+  "at least": "at_least",
+  under: "less_than",
+  below: "less_than",
+  "less than": "less_than",
+  "at most": "at_most",
+};
 
 export function read(question: string, vocabulary: FamilyVocabulary, today: string): Reading {
   const reading: Reading = {
@@ -127,7 +146,9 @@ export function read(question: string, vocabulary: FamilyVocabulary, today: stri
     per: "month",
     order: "largest",
     search: null,
+    amount: null,
     history: false,
+    compareSubjects: false,
     unknown: [],
     followUp: false,
   };
@@ -146,6 +167,13 @@ export function read(question: string, vocabulary: FamilyVocabulary, today: stri
       words.consume(new RegExp(`\\b${escape(search[0])}\\b`));
       words.consume(/\bin (?:the )?(?:name|notes|description)\b/);
     }
+  }
+
+  // "over $50" before anything else: "more than" with a figure is a bound, not a comparison.
+  const amount = AMOUNT.exec(words.view());
+  if (amount) {
+    reading.amount = { operator: AMOUNT_OPERATORS[amount[1]], value: amount[2].replace(/,/g, "") };
+    words.consume(new RegExp(escape(amount[0])));
   }
 
   reading.followUp = /^(?:and|what about|how about|same for|and what about|and for|what of|ok and|now)\b/.test(full);
@@ -195,6 +223,9 @@ export function read(question: string, vocabulary: FamilyVocabulary, today: stri
   }
   if (/\b(?:smallest|cheapest|lowest|least)\b/.test(full)) reading.order = "smallest";
   if (/\b(?:per|a|each|every) week\b|\bweekly\b/.test(full)) reading.per = "week";
+  // "my biggest purchase": one transaction, unless a number says otherwise.
+  if (reading.kind === "extremes" && reading.count === null && /\b(?:expense|purchase|transaction|payment|charge)\b(?!s)/.test(full))
+    reading.count = 1;
   const group = /\b(merchant|store|shop|place|categor(?:y|ie)|tag|account)s?\b/.exec(full);
   if (group) {
     const noun = group[1];
@@ -208,7 +239,7 @@ export function read(question: string, vocabulary: FamilyVocabulary, today: stri
     else if (reading.search) reading.kind = "search";
   }
   words.consume(
-    /\b(?:average|avg|typical|typically|monthly|weekly|mean|most|least|largest|biggest|smallest|highest|lowest|top|last|first|ever|often|save|saved|saving|savings|history|over time|trend|change|changed|grown|grow|net|worth|vs|versus|compare|compared|more|less|than|did|spend|most money|the)\b/g,
+    /\b(?:average|avg|typical|typically|monthly|weekly|mean|most|least|largest|biggest|smallest|highest|lowest|top|last|first|ever|often|save|saved|saving|history|over time|trend|change|changed|grown|grow|net|worth|vs|versus|compare|compared|more|less|than|did|spend|most money|the)\b/g,
   );
   words.consume(/\b(?:what about|how about|same for|what of|and)\b/g);
 
@@ -230,6 +261,11 @@ export function read(question: string, vocabulary: FamilyVocabulary, today: stri
     }
   }
   reading.subjects = dedupe(reading.subjects);
+  reading.compareSubjects =
+    reading.kind === "compare" &&
+    reading.periods.length < 2 &&
+    reading.subjects.length >= 2 &&
+    !/\bthan (?:last|the|previous|this)\b/.test(full);
   return reading;
 }
 
