@@ -146,6 +146,31 @@ describe("the built-in assistant on the demo data", () => {
   });
 });
 
+describe("the examples that used to get a figure for a broader question", () => {
+  const spentAt = (where: string) =>
+    scalar(
+      `SELECT coalesce(sum(t.amount), 0) AS value FROM transactions t WHERE t.family_id = $1 AND t.amount >= 0 AND ${LAST_MONTH} AND ${NOT_TRANSFER} AND ${where}`,
+    );
+
+  test("coffee and dining out get the figure of the subject they name, and say what it matched", async () => {
+    const coffee = await spentAt(`t.merchant_id IN (SELECT id FROM merchants WHERE name = 'Blue Bottle Coffee')`);
+    expect((await ask("How much did I spend on coffee last month?")).content).toContain(
+      `You spent **${usd(coffee)}** at Blue Bottle Coffee (matched 'coffee') last month`,
+    );
+    const dining = await spentAt(`t.category_id IN (SELECT id FROM categories WHERE name = 'Food & Drink')`);
+    expect((await ask("How much did I spend on dining out last month?")).content).toContain(
+      `You spent **${usd(dining)}** on Food & Drink (matched 'dining out') last month`,
+    );
+  });
+
+  test("pets match nothing: the reply says so and gives no figure", async () => {
+    const answer = await ask("How much did I spend on my pets last month?");
+    expect(answer.content).toMatch(/^I couldn't find "pets" among your categories, merchants, tags or accounts/);
+    expect(answer.content).not.toMatch(/\$\d/);
+    expect(answer.toolCalls).toEqual([]);
+  });
+});
+
 describe("tools", () => {
   test("read the calling family only", async () => {
     const { repositories } = app.runtime.services;
