@@ -161,7 +161,11 @@ export class TransactionFilterInput {
   @Field(() => CalendarDateScalar, { nullable: true, description: "Inclusive." }) endDate?: string;
   @Field(() => DecimalScalar, { nullable: true, description: "Minimum absolute amount." }) minAmount?: string;
   @Field(() => DecimalScalar, { nullable: true, description: "Maximum absolute amount." }) maxAmount?: string;
-  @Field(() => String, { nullable: true, description: "income or expense." }) type?: string;
+  @Field(() => String, {
+    nullable: true,
+    description: "income (money in) or expense (money out, zero included); transfers between own accounts are neither.",
+  })
+  type?: string;
   @Field(() => String, { nullable: true, description: "Matches name, notes and merchant name." }) search?: string;
 }
 
