@@ -57,9 +57,9 @@ const ORDERS: Record<FinanceOrder, string> = {
   smallest: "abs(t.amount), t.date DESC, t.id DESC",
 };
 
-/** Income and expense sums of the matching rows, by the money rules (transfer legs in neither). */
-const INCOME_SUM = `coalesce(sum(-t.amount) FILTER (WHERE ${moneySql.isIncome()}), 0)`;
-const EXPENSE_SUM = `coalesce(sum(t.amount) FILTER (WHERE ${moneySql.isExpense()}), 0)`;
+/** Income and expense sums of rows whose WHERE already leaves transfers out (moneySql.notTransfer). */
+const INCOME_SUM = `coalesce(sum(-t.amount) FILTER (WHERE ${moneySql.incomeSign()}), 0)`;
+const EXPENSE_SUM = `coalesce(sum(t.amount) FILTER (WHERE ${moneySql.expenseSign()}), 0)`;
 
 /** The key and label of each grouping; a group a row does not belong to is left out. */
 const GROUPS: Record<GroupBy, { from: string; key: string }> = {

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { AccountRepository } from "../accounts/account.repository";
 import { parseAmount, toAmountString } from "../money/money";
 import type { TransactionFilter } from "../transactions/transaction.filter";
+import { magnitude } from "../transactions/transaction.rules";
 import type { FinanceRepository, GroupBy } from "./finance.repository";
 import type { FamilyVocabulary, SubjectKind } from "./vocabulary";
 
@@ -100,7 +101,7 @@ const getTransactions: ToolDefinition<typeof getTransactionsParameters> = {
       transactions: rows.map((row) => ({
         date: row.date,
         name: row.name,
-        amount: money(new Decimal(row.amount).abs()),
+        amount: money(magnitude(row.amount)),
         type: row.kind,
         currency: row.currency.trim(),
         account: row.account,

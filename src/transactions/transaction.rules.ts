@@ -49,13 +49,17 @@ export const moneySql = {
   isTransfer: (alias = "t") =>
     `EXISTS (SELECT 1 FROM transfers x WHERE x.outflow_transaction_id = ${alias}.id OR x.inflow_transaction_id = ${alias}.id)`,
   notTransfer: (alias = "t") => `NOT ${moneySql.isTransfer(alias)}`,
+  /** Money in by sign alone: for rows a WHERE has already limited to non-transfers. */
+  incomeSign: (alias = "t") => `${alias}.amount < 0`,
+  /** Money out (zero included) by sign alone: for rows a WHERE has already limited to non-transfers. */
+  expenseSign: (alias = "t") => `${alias}.amount >= 0`,
   /** Money in, transfers excluded. */
-  isIncome: (alias = "t") => `(${alias}.amount < 0 AND ${moneySql.notTransfer(alias)})`,
+  isIncome: (alias = "t") => `(${moneySql.incomeSign(alias)} AND ${moneySql.notTransfer(alias)})`,
   /** Money out (zero included), transfers excluded. */
-  isExpense: (alias = "t") => `(${alias}.amount >= 0 AND ${moneySql.notTransfer(alias)})`,
+  isExpense: (alias = "t") => `(${moneySql.expenseSign(alias)} AND ${moneySql.notTransfer(alias)})`,
   /** 'income' | 'expense' | 'transfer' for the row. */
   kind: (alias = "t") =>
-    `CASE WHEN ${moneySql.isTransfer(alias)} THEN 'transfer' WHEN ${alias}.amount < 0 THEN 'income' ELSE 'expense' END`,
+    `CASE WHEN ${moneySql.isTransfer(alias)} THEN 'transfer' WHEN ${moneySql.incomeSign(alias)} THEN 'income' ELSE 'expense' END`,
   /** The row's size as a positive number. */
   magnitude: (alias = "t") => `abs(${alias}.amount)`,
 };
