@@ -1,6 +1,16 @@
 import Decimal from "decimal.js";
 import { formatMoney } from "../money/money";
-import { currentMonth, describe, monthsIn, MONTH_NAMES, previous, weeksIn, wholeMonthsSince, type Period } from "./builtin/periods";
+import {
+  currentMonth,
+  describe,
+  findPeriods,
+  monthsIn,
+  MONTH_NAMES,
+  previous,
+  weeksIn,
+  wholeMonthsSince,
+  type Period,
+} from "./builtin/periods";
 import { read, type Reading } from "./builtin/question";
 import type { AssistantProvider, AssistantRequest, FamilyContext } from "./provider";
 import type { ToolRunner } from "./tools";
@@ -124,6 +134,7 @@ async function answer(questions: string[], context: FamilyContext, tools: ToolRu
 /** The honesty rule: words that matched nothing get named, with the closest names, and no figure. */
 function notFound(asked: Asked, context: FamilyContext): string {
   const lines = asked.unknown.map((phrase) => {
+    if (/^\$?[\d.,]+$/.test(phrase)) return `I couldn't tell what "${phrase}" refers to here.`;
     const closest = context.vocabulary.closest(phrase, 3);
     return `I couldn't find "${phrase}" among your categories, merchants, tags or accounts${closest.length ? ` (the closest are ${closest.join(", ")})` : ""}.`;
   });
@@ -255,8 +266,7 @@ async function average(asked: Asked, context: FamilyContext, tools: ToolRunner):
 
 async function compare(asked: Asked, context: FamilyContext, tools: ToolRunner): Promise<string> {
   if (asked.compareSubjects) return compareSubjects(asked, context, tools);
-  const [first, second] = asked.periods.length >= 2 ? asked.periods : [asked.period ?? currentMonth(context.today), null];
-  const other = second ?? previous(first);
+  const [first, other] = comparedPeriods(asked, context.today);
   const type = asked.direction;
   const figures: Decimal[] = [];
   for (const period of [first, other]) {
@@ -281,6 +291,18 @@ async function compare(asked: Asked, context: FamilyContext, tools: ToolRunner):
     `You ${verb} **${money(figures[0])}**${subjectPhrase(asked)} ${describe(first)} and **${money(figures[1])}** ${describe(other)}: ` +
     `${direction === "the same as" ? "the same" : `${direction.replace(/ than$/, "")}${percent}`}.`
   );
+}
+
+/**
+ * The two periods of a comparison: the two named; or the one named and the one before it; or, when the
+ * one named follows "than" ("more than last month"), the current period of its kind and that one.
+ */
+function comparedPeriods(asked: Asked, today: string): [Period, Period] {
+  if (asked.periods.length >= 2) return [asked.periods[0], asked.periods[1]];
+  const named = asked.period ?? currentMonth(today);
+  if (!asked.baseline || !["week", "month", "quarter", "year"].includes(named.unit)) return [named, previous(named)];
+  const [current] = findPeriods(`this ${named.unit}`, today);
+  return [current.period, named];
 }
 
 /** "Uber vs Lyft this year": each subject's figure in the same period, largest first. */

@@ -39,6 +39,8 @@ export type Reading = {
   /** "over $50", "under 20 dollars": a bound on the size of each transaction. */
   amount: { operator: "greater_than" | "less_than" | "at_least" | "at_most"; value: string } | null;
   history: boolean;
+  /** "more than last month": the one period named is what the current one is compared with. */
+  baseline: boolean;
   /** "Uber vs Lyft": a comparison between subjects in one period rather than between periods. */
   compareSubjects: boolean;
   /** Phrases that matched nothing the assistant knows. */
@@ -87,7 +89,7 @@ const KIND_RULES: KindRule[] = [
   {
     kind: "top",
     pattern:
-      /\b(?:top|which|what) (?:\d{1,2} )?(?:merchants?|stores?|shops?|places?|categor(?:y|ies)|tags?|accounts?)\b|\b(?:most|biggest) (?:by|per) (?:merchant|category|tag|account)\b|\bwhere did (?:i|we) spend the most\b|\bspend the most (?:at|on)\b|\bspent the most (?:at|on)\b/,
+      /\b(?:top|which|what) (?:\d{1,2} )?(?:merchants?|stores?|shops?|places?|categor(?:y|ies)|tags?|accounts?)\b|\b(?:most|biggest) (?:by|per) (?:merchant|category|tag|account)\b|\bwhere did (?:i|we) spend the most\b|\bspend the most (?:at|on)\b|\bspent the most (?:at|on)\b|\b(?:biggest|largest|top|highest|main) (?:expense |spending |income )?(?:categor(?:y|ies)|merchants?|stores?|tags?)\b/,
   },
   {
     kind: "extremes",
@@ -101,11 +103,12 @@ const KIND_RULES: KindRule[] = [
   {
     kind: "recent",
     pattern:
-      /\b(?:recent|latest|newest)\b(?: \d{1,2})?(?: transactions?)?|\blast \d{1,2} transactions?\b|\b(?:show|list)(?: me)? (?:all )?my transactions\b/,
+      /\b(?:recent|latest|newest)\b(?: \d{1,2})?(?: transactions?)?|\blast \d{1,2} transactions?\b|\b(?:show|list|find|display)(?: me)?(?: all)?(?: my| the)? transactions\b/,
   },
   {
     kind: "balances",
-    pattern: /\bbalances?\b|\bhow much (?:money )?(?:do|have) (?:i|we) (?:have|got)\b|\bwhat accounts\b|\bmy accounts\b/,
+    pattern:
+      /\bbalances?\b|\bhow much (?:money |cash )?(?:do|have) (?:i|we) (?:have|got)\b|\bhow much do (?:i|we) owe\b|\bwhat accounts\b|\bmy accounts\b/,
   },
 ];
 
@@ -113,6 +116,8 @@ const RECURRING =
   /\b(?:recurring|repeating|regular) (?:payments?|bills?|charges?|expenses?|transactions?)\b|\b(?:what|which|list|show)(?: me)?(?: are)?(?: all)? (?:my |the )?(?:subscriptions|recurring|bills)\b|\bsubscriptions? (?:do|have) (?:i|we)\b|\brecurring\b/;
 
 const SPENDING = /\b(?:spend|spent|spending|expenses?|cost|costs|paid|pay|buy|bought|purchases?|charges?|expenditure)\b/;
+/** Being paid is income, though "paid" alone is money out. */
+const GOT_PAID = /\b(?:get|got|getting|gets|been|was|were|am|are|is) paid\b|\bpaid me\b|\bpaid us\b/;
 const INCOME =
   /\b(?:income|incomes|earn|earned|earnings|made|make|makes|making|received|paid me|salary|salaries|paycheck|deposits?|interest)\b/;
 
@@ -122,6 +127,7 @@ const SEARCH =
 
 const AMOUNT =
   /\b(over|above|more than|greater than|at least|under|below|less than|at most)\s+\$?(\d[\d,]*(?:\.\d{1,2})?)(?:\s+(?:dollars|bucks))?(?![\d-])/;
+const TRANSACTION_NOUN = /\b(?:transactions?|purchases?|payments?|charges?|expenses?)\b/;
 const AMOUNT_OPERATORS: Record<string, NonNullable<Reading["amount"]>["operator"]> = {
   over: "greater_than",
   above: "greater_than",
@@ -149,6 +155,7 @@ export function read(question: string, vocabulary: FamilyVocabulary, today: stri
     amount: null,
     history: false,
     compareSubjects: false,
+    baseline: false,
     unknown: [],
     followUp: false,
   };
@@ -171,7 +178,10 @@ export function read(question: string, vocabulary: FamilyVocabulary, today: stri
 
   // "over $50" before anything else: "more than" with a figure is a bound, not a comparison.
   const amount = AMOUNT.exec(words.view());
-  if (amount) {
+  // "more than $500" bounds each transaction only when the question is about transactions; "did I
+  // spend more than $500 on dining" asks about a total, which this reading does not answer.
+  const bound = amount && (/^(?:over|above|under|below)$/.test(amount[1]) || TRANSACTION_NOUN.test(full));
+  if (amount && bound) {
     reading.amount = { operator: AMOUNT_OPERATORS[amount[1]], value: amount[2].replace(/,/g, "") };
     words.consume(new RegExp(escape(amount[0])));
   }
@@ -184,10 +194,12 @@ export function read(question: string, vocabulary: FamilyVocabulary, today: stri
   }
   for (const found of findPeriods(words.view(), today)) {
     reading.periods.push(found.period);
+    if (new RegExp(`\\b(?:than|vs|versus|compared (?:to|with)|against) (?:in |during |the )?${escape(found.text)}`).test(full))
+      reading.baseline = true;
     words.consume(new RegExp(escape(found.text)));
   }
 
-  const spending = SPENDING.test(full);
+  const spending = SPENDING.test(full.replace(GOT_PAID, " "));
   if (RECURRING.test(full) && !/\bhow much\b/.test(full)) {
     reading.kind = "recurring";
     words.consume(/\b(?:recurring|repeating|regular|subscriptions?|bills?)\b/g);
@@ -232,12 +244,15 @@ export function read(question: string, vocabulary: FamilyVocabulary, today: stri
     reading.groupBy = noun.startsWith("categor") ? "category" : noun === "tag" ? "tag" : noun === "account" ? "account" : "merchant";
     words.consume(/\b(?:merchants?|stores?|shops?|places?|categor(?:y|ies)|tags?|accounts?)\b/g);
   }
-  if (INCOME.test(full) && !spending) reading.direction = "income";
+  if ((INCOME.test(full) || GOT_PAID.test(full)) && !spending) reading.direction = "income";
   if (!reading.kind) {
     if (/\b(?:how much|total|what did i|what have i)\b/.test(full) && (spending || INCOME.test(full))) reading.kind = "total";
-    else if (spending || INCOME.test(full)) reading.kind = "total";
+    else if (spending || INCOME.test(full) || GOT_PAID.test(full)) reading.kind = "total";
+    else if (reading.amount) reading.kind = "recent";
     else if (reading.search) reading.kind = "search";
   }
+  // "Show transactions mentioning X" lists what matches the word, with its totals.
+  if (reading.search && reading.kind === "recent") reading.kind = "search";
   words.consume(
     /\b(?:average|avg|typical|typically|monthly|weekly|mean|most|least|largest|biggest|smallest|highest|lowest|top|last|first|ever|often|save|saved|saving|history|over time|trend|change|changed|grown|grow|net|worth|vs|versus|compare|compared|more|less|than|did|spend|most money|the)\b/g,
   );
