@@ -451,7 +451,7 @@ describe("golden questions on the demo family", () => {
       const content = await ask(...[question].flat());
       expect(content).toContain(named);
       // No figure, apart from a figure of the question it quotes back.
-    expect(content.replace(named, "")).not.toMatch(/\$\d/);
+      expect(content.replace(named, "")).not.toMatch(/\$\d/);
     },
   );
 });
