@@ -109,6 +109,8 @@ async function answer(questions: string[], context: FamilyContext, tools: ToolRu
       return extremes(asked, tools, asked.period ?? currentMonth(context.today));
     case "recent":
       return recent(asked, tools);
+    case "trend":
+      return trend(asked, context, tools);
     case "top":
       return top(asked, context, tools, asked.period ?? currentMonth(context.today));
     case "average":
@@ -329,6 +331,27 @@ async function compareSubjects(asked: Asked, context: FamilyContext, tools: Tool
 }
 
 const preposition = (subject: Subject) => (subject.kind === "merchant" ? "at" : subject.kind === "account" ? "from" : "on");
+
+/** Spending (or income) per month or week, in order: the last 12 whole months when no period is named. */
+async function trend(asked: Asked, context: FamilyContext, tools: ToolRunner): Promise<string> {
+  const unit = asked.groupBy === "week" ? "week" : "month";
+  const period = asked.period ?? findPeriods(unit === "week" ? "last 12 weeks" : "last 12 months", context.today)[0].period;
+  const type = asked.direction;
+  const result = await tools.call("summarize_transactions", { ...filterArgs(asked, period, type), group_by: unit, limit: 100 });
+  const problem = refused(result);
+  if (problem) return problem;
+  const groups = [...(result.groups as GroupEntry[])].sort((a, b) => a.key.localeCompare(b.key));
+  const figure = (group: GroupEntry) => new Decimal(type === "expense" ? group.expense : group.income);
+  const sum = groups.reduce((total, group) => total.plus(figure(group)), new Decimal(0));
+  const money = (value: Decimal) => formatMoney(value.toFixed(2), context.currency);
+  const what = type === "expense" ? "spending" : "income";
+  if (groups.length === 0) return `I found no ${what}${subjectPhrase(asked)} ${describe(period)}.`;
+  return [
+    `Your ${what}${subjectPhrase(asked)} by ${unit} ${describe(period)}, **${money(sum)}** in all:`,
+    "",
+    ...groups.map((group) => `- ${unit === "month" ? monthLabel(group.key) : `week of ${group.key}`}: ${money(figure(group))}`),
+  ].join("\n");
+}
 
 async function top(asked: Asked, context: FamilyContext, tools: ToolRunner, period: Period): Promise<string> {
   const groupBy = asked.groupBy ?? "merchant";

@@ -93,9 +93,17 @@ export class OpenAIProvider implements AssistantProvider {
   }
 }
 
+const PROMPT_NAMES_MAX = 200;
+
 /** The model's standing instructions: today's date, the family's currency and names, the money rules and the honesty rule. */
 export function systemPrompt(context: FamilyContext): string {
-  const list = (items: string[]) => (items.length ? items.join(", ") : "none");
+  // A family with thousands of merchants would fill the model's context: the tools match names anyway.
+  const list = (items: string[]) =>
+    items.length === 0
+      ? "none"
+      : items.length > PROMPT_NAMES_MAX
+        ? `${items.slice(0, PROMPT_NAMES_MAX).join(", ")} and ${items.length - PROMPT_NAMES_MAX} more`
+        : items.join(", ");
   const { vocabulary } = context;
   return [
     "You are a personal-finance assistant. Answer questions about the user's own money using the functions provided;",

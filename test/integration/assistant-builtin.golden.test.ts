@@ -363,6 +363,24 @@ const PHRASINGS: Golden[] = [
   ],
   ["Did I spend more than last year?", [() => spent("true", R.thisYear), () => spent("true", R.lastYear)]],
   ["How much cash do I have?", [() => value(`SELECT balance AS value FROM accounts WHERE family_id = $1 AND name = 'Everyday Checking'`)]],
+  ["Spending by month this year", [() => spent("true", R.lastMonth), () => spent("true", R.thisYear)], [/by month this year \(/]],
+  [
+    "Groceries month by month",
+    [
+      () => spent(category("Groceries"), R.lastMonth),
+      () =>
+        spent(
+          category("Groceries"),
+          range(`date_trunc('month', ${TODAY}) - interval '12 months'`, `date_trunc('month', ${TODAY}) - interval '1 day'`),
+        ),
+    ],
+    ["in the last 12 months ("],
+  ],
+  [
+    "Income by month last year",
+    [() => earned("true", range(`date_trunc('year', ${TODAY}) - interval '1 month'`, `date_trunc('year', ${TODAY}) - interval '1 day'`))],
+    [`December ${thisYear - 1}`],
+  ],
 ];
 
 const FOLLOW_UPS: Golden[] = [

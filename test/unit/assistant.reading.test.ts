@@ -104,6 +104,8 @@ describe("subjects", () => {
     ["How much did I spend on subscriptions?", "total"],
     ["What is my net worth?", "net_worth"],
     ["Income vs expenses last month", "income_statement"],
+    ["Spending by month this year", "trend"],
+    ["What's my net worth trend?", "net_worth"],
   ])("%s is a question of kind %s", (question, kind) => {
     expect(read(question, vocabulary, TODAY).kind).toBe(kind);
   });

@@ -22,7 +22,8 @@ export type QuestionKind =
   | "last_paid"
   | "how_often"
   | "search"
-  | "recent";
+  | "recent"
+  | "trend";
 
 export type Reading = {
   kind: QuestionKind | null;
@@ -70,6 +71,7 @@ type KindRule = { kind: QuestionKind; pattern: RegExp };
 /** Phrases that decide the kind of question, most specific first. Their words are consumed. */
 const KIND_RULES: KindRule[] = [
   { kind: "net_worth", pattern: /\bnet worth\b|\bbalance sheet\b|\bassets\b|\bliabilit(?:y|ies)\b|\bwhat (?:am i|i am) worth\b/ },
+  { kind: "trend", pattern: /\bby (?:month|week)\b|\b(?:month|week) by (?:month|week)\b|\b(?:monthly|weekly) breakdown\b|\btrend\b/ },
   {
     kind: "income_statement",
     pattern:
@@ -239,7 +241,8 @@ export function read(question: string, vocabulary: FamilyVocabulary, today: stri
   if (reading.kind === "extremes" && reading.count === null && /\b(?:expense|purchase|transaction|payment|charge)\b(?!s)/.test(full))
     reading.count = 1;
   const group = /\b(merchant|store|shop|place|categor(?:y|ie)|tag|account)s?\b/.exec(full);
-  if (group) {
+  if (reading.kind === "trend") reading.groupBy = /\bweek/.test(full) ? "week" : "month";
+  else if (group) {
     const noun = group[1];
     reading.groupBy = noun.startsWith("categor") ? "category" : noun === "tag" ? "tag" : noun === "account" ? "account" : "merchant";
     words.consume(/\b(?:merchants?|stores?|shops?|places?|categor(?:y|ies)|tags?|accounts?)\b/g);
