@@ -42,7 +42,7 @@ type TransactionEntry = { date: string; name: string; amount: string; type: stri
 type GroupEntry = { key: string; income: string; expense: string; count: number };
 
 /** A question as answered: its reading with the follow-up context filled in. */
-type Asked = Reading & { period: Period | null; currency: string };
+type Asked = Reading & { period: Period | null; currency: string; setAside: string[] };
 
 const EXAMPLES = [
   "How much did I spend on groceries last month?",
@@ -66,8 +66,8 @@ function understand(questions: string[], context: FamilyContext): Asked | null {
   let last = null as Asked | null;
   let current = null as Asked | null;
   for (const question of questions.slice(-6)) {
-    const reading = read(question, context.vocabulary, context.today);
-    current = { ...reading, period: reading.periods[0] ?? null, currency: context.currency };
+    const { reading, setAside } = readMessage(question, context);
+    current = { ...reading, period: reading.periods[0] ?? null, currency: context.currency, setAside };
     const prior: Asked | null = last;
     const borrows =
       prior !== null &&
@@ -83,6 +83,7 @@ function understand(questions: string[], context: FamilyContext): Asked | null {
           reading.periods[0] ??
           (reading.before && prior.period ? previous(prior.period, reading.before.unit ?? prior.period.unit) : prior.period),
         kind: reading.kind ?? prior.kind,
+        setAside,
       };
     }
     if (current.kind) last = current;
@@ -90,9 +91,34 @@ function understand(questions: string[], context: FamilyContext): Asked | null {
   return current;
 }
 
+/**
+ * One message may hold several sentences ("How much did I spend on groceries? I want to budget
+ * better."). The first one that asks something the assistant recognises is answered; the others are
+ * named in the reply as left out, never silently dropped.
+ */
+function readMessage(message: string, context: FamilyContext): { reading: Reading; setAside: string[] } {
+  const sentences = message
+    .split(/(?<=[.!?])\s+/)
+    .map((sentence) => sentence.trim())
+    .filter(Boolean);
+  const readings = sentences.map((sentence) => read(sentence, context.vocabulary, context.today));
+  const chosen = readings.findIndex(
+    (reading) => reading.kind || reading.subjects.length || reading.periods.length || reading.search || reading.before,
+  );
+  if (sentences.length < 2 || chosen < 0) return { reading: read(message, context.vocabulary, context.today), setAside: [] };
+  return { reading: readings[chosen], setAside: sentences.filter((_sentence, index) => index !== chosen) };
+}
+
 async function answer(questions: string[], context: FamilyContext, tools: ToolRunner): Promise<string> {
   const asked = understand(questions, context);
   if (!asked) return NOT_UNDERSTOOD;
+  const reply = await answerAsked(asked, context, tools);
+  if (!asked.setAside.length || reply === NOT_UNDERSTOOD) return reply;
+  const quoted = asked.setAside.map((sentence) => `"${sentence}"`).join(" and ");
+  return `${reply}\n\nI answer one question per message, so I left out ${quoted}.`;
+}
+
+async function answerAsked(asked: Asked, context: FamilyContext, tools: ToolRunner): Promise<string> {
   // Nothing recognised at all: not a question about the family's money that this assistant knows.
   if (!asked.kind && !asked.subjects.length && !asked.period && !asked.search) return NOT_UNDERSTOOD;
   if (asked.unknown.length) return notFound(asked, context);

@@ -339,6 +339,11 @@ const PHRASINGS: Golden[] = [
     ["in amounts over $50.00"],
   ],
   ["Groceries purchases under 20 dollars this year", [() => spent(`${category("Groceries")} AND t.amount < 20`, R.thisYear)]],
+  [
+    "How much did I spend on groceries last month? I want to budget better.",
+    [() => spent(category("Groceries"), R.lastMonth)],
+    ['I answer one question per message, so I left out "I want to budget better."'],
+  ],
   ["How much did I get paid last month?", [() => earned("true", R.lastMonth)], ["Your income last month"]],
   ["What's my biggest expense category?", [() => topOf("category", R.thisMonth, "amount")], [() => topOf("category", R.thisMonth, "key")]],
   [
