@@ -10,8 +10,8 @@ import {
   weeksIn,
   wholeMonthsSince,
   type Period,
-} from "./builtin/periods";
-import { read, type Reading } from "./builtin/question";
+} from "./builtin.periods";
+import { read, type Reading } from "./builtin.reading";
 import type { AssistantProvider, AssistantRequest, FamilyContext } from "./provider";
 import type { ToolRunner } from "./tools";
 import type { Subject } from "./vocabulary";

@@ -1,5 +1,5 @@
-import { findPeriods, previous } from "../../src/assistant/builtin/periods";
-import { read } from "../../src/assistant/builtin/question";
+import { findPeriods, previous } from "../../src/assistant/builtin.periods";
+import { read } from "../../src/assistant/builtin.reading";
 import type { VocabularyEntry } from "../../src/assistant/finance.repository";
 import { FamilyVocabulary, normalizeText } from "../../src/assistant/vocabulary";
 

@@ -1,6 +1,6 @@
-import type { GroupBy } from "../finance.repository";
-import { normalizeText, SYNONYM_PHRASES, type FamilyVocabulary, type Subject } from "../vocabulary";
-import { findPeriods, relativeUnit, type Period, type PeriodUnit } from "./periods";
+import type { GroupBy } from "./finance.repository";
+import { normalizeText, SYNONYM_PHRASES, type FamilyVocabulary, type Subject } from "./vocabulary";
+import { findPeriods, relativeUnit, type Period, type PeriodUnit } from "./builtin.periods";
 
 /**
  * Reads a question into what it asks. Every word is accounted for: it names the kind of question, a
