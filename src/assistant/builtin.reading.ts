@@ -215,8 +215,10 @@ export function read(question: string, vocabulary: FamilyVocabulary, today: stri
   }
 
   for (const phrase of SYNONYM_PHRASES) {
-    const found = vocabulary.resolve(phrase);
-    if (found.length && words.consume(new RegExp(`\\b${escape(phrase)}\\b`))) reading.subjects.push(...found);
+    if (!` ${words.view()} `.includes(` ${phrase} `)) continue;
+    const found = vocabulary.synonyms(phrase);
+    if (found.length && words.consume(new RegExp(`\\b${escape(phrase)}\\b`)))
+      reading.subjects.push(...found.map((entry) => ({ ...entry, matched: phrase })));
   }
 
   if (!reading.kind) {
@@ -312,9 +314,10 @@ class Words {
   /** Marks the words of every match (or the first, for a non-global pattern) as understood. */
   consume(pattern: RegExp): boolean {
     const view = this.view();
-    const global = pattern.global ? pattern : new RegExp(pattern.source, pattern.flags);
     let matched = false;
-    for (const match of pattern.global ? view.matchAll(global) : [global.exec(view)].filter((m): m is RegExpExecArray => m !== null)) {
+    // A non-global pattern keeps no state between calls, so exec on it is safe; matchAll copies a global one.
+    const single = pattern.global ? null : pattern.exec(view);
+    for (const match of pattern.global ? view.matchAll(pattern) : single ? [single] : []) {
       if (!match[0].trim()) continue;
       matched = true;
       const first = view.slice(0, match.index).split(" ").length - 1;
