@@ -11,7 +11,7 @@ import {
   wholeMonthsSince,
   type Period,
 } from "./builtin.periods";
-import { read, type Reading } from "./builtin.reading";
+import { read, type QuestionKind, type Reading } from "./builtin.reading";
 import type { AssistantProvider, AssistantRequest, FamilyContext } from "./provider";
 import type { ToolRunner } from "./tools";
 import type { Subject } from "./vocabulary";
@@ -113,9 +113,35 @@ async function answer(questions: string[], context: FamilyContext, tools: ToolRu
   const asked = understand(questions, context);
   if (!asked) return NOT_UNDERSTOOD;
   const reply = await answerAsked(asked, context, tools);
-  if (!asked.setAside.length || reply === NOT_UNDERSTOOD) return reply;
-  const quoted = asked.setAside.map((sentence) => `"${sentence}"`).join(" and ");
-  return `${reply}\n\nI answer one question per message, so I left out ${quoted}.`;
+  if (reply === NOT_UNDERSTOOD || asked.unknown.length) return reply;
+  const notes: string[] = [];
+  const unused = unusedParts(asked);
+  if (unused.length) notes.push(`This answer does not narrow to ${unused.join(" or ")}: it covers ${COVERS[asked.kind!]}.`);
+  if (asked.setAside.length)
+    notes.push(`I answer one question per message, so I left out ${asked.setAside.map((sentence) => `"${sentence}"`).join(" and ")}.`);
+  return notes.length ? `${reply}\n\n${notes.join(" ")}` : reply;
+}
+
+/** What the answers that cannot be narrowed cover instead. */
+const COVERS: Partial<Record<QuestionKind, string>> = {
+  net_worth: "all your accounts, today and at each month end",
+  income_statement: "all your income and spending in the period",
+  recurring: "all your recurring payments of the last 6 months",
+  balances: "account balances as of today",
+};
+
+/** Parts of the question an answer of its kind cannot use: said plainly rather than dropped silently. */
+function unusedParts(asked: Asked): string[] {
+  if (!asked.kind || !(asked.kind in COVERS)) return [];
+  const subjects = asked.subjects.filter((subject) => !(asked.kind === "balances" && subject.kind === "account"));
+  const parts = subjects.map(named);
+  if (asked.search) parts.push(`"${asked.search}"`);
+  if (asked.amount)
+    parts.push(
+      `amounts ${AMOUNT_WORDS[asked.amount.operator].replace(/^in amounts /, "")} ${formatMoney(asked.amount.value, asked.currency)}`,
+    );
+  if (asked.period && asked.kind !== "income_statement") parts.push(describe(asked.period));
+  return parts;
 }
 
 async function answerAsked(asked: Asked, context: FamilyContext, tools: ToolRunner): Promise<string> {

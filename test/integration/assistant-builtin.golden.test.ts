@@ -344,6 +344,19 @@ const PHRASINGS: Golden[] = [
     [() => spent(category("Groceries"), R.lastMonth)],
     ['I answer one question per message, so I left out "I want to budget better."'],
   ],
+  [
+    "What was my net worth last year?",
+    [
+      () =>
+        value(`SELECT sum(CASE WHEN classification = 'asset' THEN balance ELSE -balance END) AS value FROM accounts WHERE family_id = $1`),
+    ],
+    ["This answer does not narrow to last year ("],
+  ],
+  [
+    "What is the balance of my checking account at Starbucks?",
+    [() => value(`SELECT balance AS value FROM accounts WHERE family_id = $1 AND name = 'Everyday Checking'`)],
+    ["does not narrow to Starbucks: it covers account balances as of today"],
+  ],
   ["How much did I get paid last month?", [() => earned("true", R.lastMonth)], ["Your income last month"]],
   ["What's my biggest expense category?", [() => topOf("category", R.thisMonth, "amount")], [() => topOf("category", R.thisMonth, "key")]],
   [
@@ -389,6 +402,11 @@ const PHRASINGS: Golden[] = [
 ];
 
 const FOLLOW_UPS: Golden[] = [
+  [
+    ["What subscriptions do I have?", "What about Chipotle?"],
+    [() => latest(merchant("Netflix"))],
+    ["This answer does not narrow to Chipotle"],
+  ],
   [["How much did I spend on groceries last month?", "And the month before?"], [() => spent(category("Groceries"), R.monthBefore)]],
   [
     ["How much did I spend at Starbucks this year?", "What about Chipotle?"],
