@@ -250,6 +250,8 @@ export function read(question: string, vocabulary: FamilyVocabulary, today: stri
     words.consume(/\b(?:merchants?|stores?|shops?|places?|categor(?:y|ies)|tags?|accounts?)\b/g);
   }
   if ((INCOME.test(full) || GOT_PAID.test(full)) && !spending) reading.direction = "income";
+  // "How much did I earn and spend?" asks for both sides: the income statement.
+  if (!reading.kind && spending && /\b(?:earn|earned|earnings|income|made|make|received)\b/.test(full)) reading.kind = "income_statement";
   if (!reading.kind) {
     if (/\b(?:how much|total|what did i|what have i)\b/.test(full) && (spending || INCOME.test(full))) reading.kind = "total";
     else if (spending || INCOME.test(full) || GOT_PAID.test(full)) reading.kind = "total";

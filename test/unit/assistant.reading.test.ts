@@ -105,6 +105,7 @@ describe("subjects", () => {
     ["What is my net worth?", "net_worth"],
     ["Income vs expenses last month", "income_statement"],
     ["Spending by month this year", "trend"],
+    ["How much did I earn and spend last month?", "income_statement"],
     ["What's my net worth trend?", "net_worth"],
   ])("%s is a question of kind %s", (question, kind) => {
     expect(read(question, vocabulary, TODAY).kind).toBe(kind);
