@@ -113,9 +113,9 @@ async function answer(questions: string[], context: FamilyContext, tools: ToolRu
   const asked = understand(questions, context);
   if (!asked) return NOT_UNDERSTOOD;
   const reply = await answerAsked(asked, context, tools);
-  if (reply === NOT_UNDERSTOOD || asked.unknown.length) return reply;
+  if (reply === NOT_UNDERSTOOD) return reply;
   const notes: string[] = [];
-  const unused = unusedParts(asked);
+  const unused = asked.unknown.length ? [] : unusedParts(asked);
   if (unused.length) notes.push(`This answer does not narrow to ${unused.join(" or ")}: it covers ${COVERS[asked.kind!]}.`);
   if (asked.setAside.length)
     notes.push(`I answer one question per message, so I left out ${asked.setAside.map((sentence) => `"${sentence}"`).join(" and ")}.`);
@@ -185,10 +185,15 @@ async function answerAsked(asked: Asked, context: FamilyContext, tools: ToolRunn
   }
 }
 
+const TIME_WORDS =
+  /\b(?:days?|weeks?|weekends?|months?|quarters?|years?|first|second|third|half|mornings?|nights?|summer|winter|spring|fall|autumn|season|christmas|holidays?)\b/;
+
 /** The honesty rule: words that matched nothing get named, with the closest names, and no figure. */
 function notFound(asked: Asked, context: FamilyContext): string {
   const lines = asked.unknown.map((phrase) => {
     if (/^\$?[\d.,]+$/.test(phrase)) return `I couldn't tell what "${phrase}" refers to here.`;
+    if (TIME_WORDS.test(phrase))
+      return `I couldn't read "${phrase}" as a period I know (today, last week, last month, March 2025, since January, between March and May, …).`;
     const closest = context.vocabulary.closest(phrase, 3);
     return `I couldn't find "${phrase}" among your categories, merchants, tags or accounts${closest.length ? ` (the closest are ${closest.join(", ")})` : ""}.`;
   });

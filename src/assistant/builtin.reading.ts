@@ -60,7 +60,7 @@ const SMALL_WORDS = new Set(
     "spend spent spending spends expense expenses expenditure cost costs costed paid pay pays paying buy bought purchase purchases " +
     "purchased transaction transactions payment payments charge charges charged money amount amounts dollars bucks " +
     "income earn earned earning earnings made make received receive got gain gains " +
-    "sum summary much go went going use used using put month months week weeks year years day days time times period " +
+    "sum summary much go went going use used using put " +
     "like look looking doing did ok okay hey hi hello thanks thank whole entire altogether currently current now right " +
     "thing things something stuff anything everything"
   ).split(" "),
@@ -261,9 +261,14 @@ export function read(question: string, vocabulary: FamilyVocabulary, today: stri
   // "Show transactions mentioning X" lists what matches the word, with its totals.
   if (reading.search && reading.kind === "recent") reading.kind = "search";
   words.consume(
-    /\b(?:average|avg|typical|typically|monthly|weekly|mean|most|least|largest|biggest|smallest|highest|lowest|top|last|first|ever|often|save|saved|saving|history|over time|trend|change|changed|grown|grow|net|worth|vs|versus|compare|compared|more|less|than|did|spend|most money|the)\b/g,
+    /\b(?:average|avg|typical|typically|monthly|weekly|mean|most|least|largest|biggest|smallest|highest|lowest|top|last|ever|often|save|saved|saving|history|over time|trend|change|changed|grown|grow|net|worth|vs|versus|compare|compared|more|less|than|did|spend|most money|the)\b/g,
   );
   words.consume(/\b(?:what about|how about|same for|what of|and)\b/g);
+  // Units of time are understood only where they say how to count ("per month", "how many times");
+  // elsewhere ("the first week of March") they are part of a period this reading does not know.
+  words.consume(
+    /\b(?:per|a|each|every|by|over|in) (?:months?|weeks?|years?|days?)\b|\b(?:months?|weeks?) by (?:months?|weeks?)\b|\btimes?\b|\bfirst \d{1,2}\b/g,
+  );
 
   // What is left: each run of unclaimed words is read as one of the family's names, or reported.
   for (const phrase of words.leftovers(SMALL_WORDS)) {
@@ -272,15 +277,14 @@ export function read(question: string, vocabulary: FamilyVocabulary, today: stri
       reading.subjects.push(...whole);
       continue;
     }
-    for (const word of phrase.split(" ")) {
-      if (/^\$?[\d.,]+$/.test(word)) {
-        reading.unknown.push(word);
-        continue;
-      }
-      const found = vocabulary.resolve(word);
-      if (found.length) reading.subjects.push(...found);
-      else reading.unknown.push(word);
+    // Word by word: what resolves is a subject; if nothing does, the run is reported as one phrase.
+    const runWords = phrase.split(" ");
+    const found = runWords.map((word) => (/^\$?[\d.,]+$/.test(word) ? [] : vocabulary.resolve(word)));
+    if (found.every((entries) => entries.length === 0)) {
+      reading.unknown.push(phrase);
+      continue;
     }
+    runWords.forEach((word, index) => (found[index].length ? reading.subjects.push(...found[index]) : reading.unknown.push(word)));
   }
   reading.subjects = dedupe(reading.subjects);
   reading.compareSubjects =

@@ -440,7 +440,8 @@ const NOT_UNDERSTOOD: Array<[string | string[], string]> = [
   ["What's the weather like tomorrow?", "I don't understand"],
   ["Tell me a joke", "I don't understand"],
   ["Did I spend more than $500 on dining this month?", '"$500"'],
-  ["What did I spend on travel last summer?", '"summer"'],
+  ["What did I spend on travel last summer?", 'I couldn\'t read "summer" as a period I know'],
+  ["How much did I spend in the first week of March?", 'I couldn\'t read "first week" as a period I know'],
 ];
 
 async function topOf(by: "merchant" | "category" | "tag", when: string, what: "amount" | "key"): Promise<string> {
