@@ -10,7 +10,6 @@ import { expressMiddleware } from "@as-integrations/express5";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { execute, type GraphQLSchema } from "graphql";
 import { useServer } from "graphql-ws/use/ws";
-import { pinoHttp } from "pino-http";
 import proxyAddr from "proxy-addr";
 import type { RateLimiterAbstract } from "rate-limiter-flexible";
 import { WebSocketServer } from "ws";
@@ -31,6 +30,7 @@ import { authenticate, bearerToken, resolveActor, withAuditContext } from "./aut
 import { LiveSockets } from "./live-sockets";
 import { rateLimit } from "./rate-limit";
 import { assignRequestId } from "./request-id";
+import { requestLog } from "./request-log";
 import { sendError } from "./respond";
 
 export type AppDeps = {
@@ -65,12 +65,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
     res.setHeader("Referrer-Policy", "no-referrer");
     next();
   });
-  // pino-http logs each finished request at info. Below that level it would log nothing, yet still build
-  // two child loggers per request and serialize the request into them, so it is only mounted when its
-  // lines are wanted.
-  if (logger.isLevelEnabled("info")) {
-    app.use(pinoHttp({ logger, genReqId: (_req, res) => (res as Response).locals.requestId, quietReqLogger: true }));
-  }
+  // Mounted only when its lines are wanted: below info it would time every request for nothing.
+  if (logger.isLevelEnabled("info")) app.use(requestLog(logger));
 
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
@@ -107,6 +103,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
       requestId: randomUUID(),
     });
   const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql" });
+  // The ws server re-emits the HTTP server's errors (EADDRINUSE…); the listener in runtime.ts explains them.
+  wsServer.on("error", () => undefined);
   const liveSockets = new LiveSockets(logger);
   liveSockets.listen(services.events);
   const formatError = formatGraphQLError(logger);
