@@ -101,10 +101,10 @@ async function run(argv: string[]): Promise<void> {
   }
   const logger = createLogger(config.logLevel === "info" ? "warn" : config.logLevel, 2, config.logFormat);
   if (command === "db url" || command === "db psql" || command === "backup" || command === "restore") {
-    return withDatabaseUrl(config, logger, async (url, startedHere) => {
+    return withDatabaseUrl(config, logger, async (url) => {
       switch (command) {
         case "db url":
-          return print({ url, running: !startedHere }, url);
+          return print({ url }, url);
         case "db psql":
           return psql(url);
         case "backup": {
@@ -196,11 +196,8 @@ async function withStops<T>(work: (stops: Stoppable[]) => Promise<T>): Promise<T
 }
 
 /** The database's URL, without migrating: the embedded PostgreSQL is started for the command if no service runs it. */
-function withDatabaseUrl<T>(config: Config, logger: Logger, work: (url: string, startedHere: boolean) => Promise<T>): Promise<T> {
-  return withStops(async (stops) => {
-    const { url, embedded } = await databaseUrl(config, logger, stops);
-    return work(url, embedded?.startedHere ?? false);
-  });
+function withDatabaseUrl<T>(config: Config, logger: Logger, work: (url: string) => Promise<T>): Promise<T> {
+  return withStops(async (stops) => work((await databaseUrl(config, logger, stops)).url));
 }
 
 function withDatabase<T>(config: Config, logger: Logger, work: (services: Services, sequelize: Sequelize) => Promise<T>): Promise<T> {

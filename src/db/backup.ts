@@ -140,7 +140,7 @@ export async function backupDatabase(
           `SELECT p.relname AS parent, c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound
              FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
              JOIN pg_namespace n ON n.oid = c.relnamespace
-            WHERE n.nspname = 'public' AND c.relispartition ORDER BY c.relname`,
+            WHERE n.nspname = 'public' AND c.relispartition AND c.relkind IN ('r', 'p') ORDER BY c.relname`,
         )
       ).rows,
       sequences: (
