@@ -73,12 +73,14 @@ export async function checkRedisReachable(url: string, timeoutMs = 5000): Promis
     connectTimeout: timeoutMs,
     retryStrategy: () => null,
   });
-  client.on("error", () => undefined);
+  let reported: unknown = null;
+  client.on("error", (error) => (reported ??= error));
   try {
     await client.connect();
     await client.ping();
   } catch (error) {
-    const { code, message } = rootCause(error);
+    // The socket's own error (ECONNREFUSED…) says more than ioredis's "Connection is closed".
+    const { code, message } = rootCause(reported ?? error);
     const why = (code && UNREACHABLE[code]) ?? message;
     throw new Error(`cannot reach Redis at ${addressOf(url, 6379)} (${why}): check REDIS_URL, or unset it to run the queues on PostgreSQL`);
   } finally {

@@ -102,9 +102,13 @@ export async function createApp(deps: AppDeps): Promise<App> {
       userAgent: request.headers["user-agent"],
       requestId: randomUUID(),
     });
-  const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql" });
-  // The ws server re-emits the HTTP server's errors (EADDRINUSE…); the listener in runtime.ts explains them.
-  wsServer.on("error", () => undefined);
+  // Upgrades are handed over here rather than by attaching ws to the HTTP server, which would re-emit
+  // the server's own errors (a port in use) on the ws server, where graphql-ws prints them as a stack trace.
+  const wsServer = new WebSocketServer({ noServer: true });
+  httpServer.on("upgrade", (request, socket, head) => {
+    if (new URL(request.url ?? "/", "http://localhost").pathname !== "/graphql") return void socket.destroy();
+    wsServer.handleUpgrade(request, socket, head, (ws) => wsServer.emit("connection", ws, request));
+  });
   const liveSockets = new LiveSockets(logger);
   liveSockets.listen(services.events);
   const formatError = formatGraphQLError(logger);
