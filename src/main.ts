@@ -218,7 +218,9 @@ function psql(url: string): void {
   const result = spawnSync("psql", [url], { stdio: "inherit" });
   const error = result.error as NodeJS.ErrnoException | undefined;
   if (error?.code === "ENOENT") {
-    throw new Error("psql is not installed: install the PostgreSQL client (Debian/Ubuntu: apt install postgresql-client), or use `db url` with another tool");
+    throw new Error(
+      "psql is not installed: install the PostgreSQL client (Debian/Ubuntu: apt install postgresql-client), or use `db url` with another tool",
+    );
   }
   if (error) throw error;
   process.exitCode = result.status ?? 1;
@@ -324,4 +326,3 @@ function restoreBanner(result: Awaited<ReturnType<typeof restoreDatabase>>): str
     "check the audit log with: npx finance-gateway audit verify",
   ].join("\n");
 }
-

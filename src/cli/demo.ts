@@ -273,7 +273,9 @@ async function seedFamily(sequelize: Sequelize, familyId: string, today: Date): 
         classification: classificationOf(a.type),
         currency: "USD",
         // Money out lowers an asset and raises what is owed on a liability.
-        balance: (classificationOf(a.type) === "asset" ? a.opening - (movement[a.key] ?? 0) : a.opening + (movement[a.key] ?? 0)).toFixed(2),
+        balance: (classificationOf(a.type) === "asset" ? a.opening - (movement[a.key] ?? 0) : a.opening + (movement[a.key] ?? 0)).toFixed(
+          2,
+        ),
       })),
       { transaction },
     );

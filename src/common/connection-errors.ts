@@ -57,7 +57,8 @@ export function explainDatabaseError(error: unknown, url: string, setting: "DATA
     return `the database at ${where} refused user ${user} (${message}): check the user and password in ${setting === "DATABASE_URL" ? "DATABASE_URL" : "DATA_DIR/postgres-password"}`;
   }
   if (code === "3D000") return `the database at ${where} answers but ${message}: create it, or name an existing one in DATABASE_URL`;
-  if (code === "53300") return `the database at ${where} has no free connections (${message}): lower DATABASE_POOL_MAX or raise max_connections`;
+  if (code === "53300")
+    return `the database at ${where} has no free connections (${message}): lower DATABASE_POOL_MAX or raise max_connections`;
   return null;
 }
 
@@ -95,6 +96,7 @@ export function explainListenError(error: unknown, host: string, port: number): 
     return new Error(`port ${port} is already in use on ${host}: stop the other process or set PORT to a free port (0 picks one)`);
   }
   if (code === "EACCES") return new Error(`not allowed to listen on port ${port}: set PORT to 1024 or above`);
-  if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND") return new Error(`cannot listen on ${host}: set HOST to an address of this machine`);
+  if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND")
+    return new Error(`cannot listen on ${host}: set HOST to an address of this machine`);
   return error as Error;
 }

@@ -69,7 +69,14 @@ function sealKey(key: Buffer, passphrase: string): SealedKey {
   const cipher = createCipheriv("aes-256-gcm", scryptSync(passphrase, salt, 32, SCRYPT), iv);
   const data = Buffer.concat([cipher.update(key), cipher.final()]);
   const b64 = (buffer: Buffer) => buffer.toString("base64");
-  return { kdf: "scrypt", ...{ N: SCRYPT.N, r: SCRYPT.r, p: SCRYPT.p }, salt: b64(salt), iv: b64(iv), tag: b64(cipher.getAuthTag()), data: b64(data) };
+  return {
+    kdf: "scrypt",
+    ...{ N: SCRYPT.N, r: SCRYPT.r, p: SCRYPT.p },
+    salt: b64(salt),
+    iv: b64(iv),
+    tag: b64(cipher.getAuthTag()),
+    data: b64(data),
+  };
 }
 
 function openKey(sealed: SealedKey, passphrase: string): Buffer {
@@ -236,7 +243,8 @@ export async function restoreDatabase(
   if (header.version !== VERSION) throw new Error(`${file} is a backup of format version ${header.version}; this version reads ${VERSION}`);
   const known = new Set(migrations.map((migration) => migration.name));
   const unknown = header.migrations.filter((name) => !known.has(name));
-  if (unknown.length) throw new Error(`the backup was made by a newer version (migration ${unknown[0]}): restore it with that version or a later one`);
+  if (unknown.length)
+    throw new Error(`the backup was made by a newer version (migration ${unknown[0]}): restore it with that version or a later one`);
 
   const client = new Client({ connectionString: url });
   await client.connect();
@@ -252,7 +260,8 @@ export async function restoreDatabase(
       );
     }
     let keyRestored: string | null = null;
-    if (header.key && options.passphraseFile) keyRestored = installKey(openKey(header.key, await readPassphrase(options.passphraseFile)), config);
+    if (header.key && options.passphraseFile)
+      keyRestored = installKey(openKey(header.key, await readPassphrase(options.passphraseFile)), config);
 
     created = true;
     await migrate(url, header.migrations[header.migrations.length - 1]);
@@ -294,7 +303,8 @@ export async function restoreDatabase(
     }
     if (line === null) throw new Error("the backup is truncated: it ends before its last table");
     for (const sequence of header.sequences) {
-      if (sequence.value !== null) await client.query("SELECT setval($1::regclass, $2::bigint, true)", [ident(sequence.name), sequence.value]);
+      if (sequence.value !== null)
+        await client.query("SELECT setval($1::regclass, $2::bigint, true)", [ident(sequence.name), sequence.value]);
     }
     await client.query("COMMIT");
 

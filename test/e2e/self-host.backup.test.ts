@@ -82,7 +82,9 @@ function snapshot(url: string): Promise<Record<string, string>> {
     );
     const result: Record<string, string> = {};
     for (const { name } of tables) {
-      const { rows } = await client.query(`SELECT count(*) AS n, md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) AS digest FROM "${name}" t`);
+      const { rows } = await client.query(
+        `SELECT count(*) AS n, md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) AS digest FROM "${name}" t`,
+      );
       result[name] = `${rows[0].n}:${rows[0].digest}`;
     }
     return result;
@@ -172,4 +174,3 @@ test("backup, wipe, restore: every row, every secret and the audit chain come ba
   expect(requests.length).toBeGreaterThan(requestsBefore);
   expect(requests[requests.length - 1].headers["x-api-key"]).toBe(API_KEY);
 });
-

@@ -49,7 +49,9 @@ test("port in use", async () => {
   try {
     expectOneLine(
       start({ DATABASE_URL: database.url, PORT: String(port) }),
-      new RegExp(`^port ${port} is already in use on 127\\.0\\.0\\.1: stop the other process or set PORT to a free port \\(0 picks one\\)$`),
+      new RegExp(
+        `^port ${port} is already in use on 127\\.0\\.0\\.1: stop the other process or set PORT to a free port \\(0 picks one\\)$`,
+      ),
     );
   } finally {
     squatter.close();
@@ -85,11 +87,16 @@ test("embedded data directory owned by another user, or locked by another proces
     fs.chownSync(path.join(dataDir, "postgres"), 65534, 65534);
     expectOneLine(
       start({ DATABASE_URL: undefined }),
-      new RegExp(`^${path.join(dataDir, "postgres")} is owned by another user \\(uid 65534, expected \\d+\\): .*set DATA_DIR to a folder you own$`),
+      new RegExp(
+        `^${path.join(dataDir, "postgres")} is owned by another user \\(uid 65534, expected \\d+\\): .*set DATA_DIR to a folder you own$`,
+      ),
     );
     fs.rmSync(path.join(dataDir, "postgres"), { recursive: true });
   } else {
-    expectOneLine(start({ DATABASE_URL: undefined, DATA_DIR: "/" }), /^\/ is owned by another user \(uid 0, expected \d+\): .*set DATA_DIR/);
+    expectOneLine(
+      start({ DATABASE_URL: undefined, DATA_DIR: "/" }),
+      /^\/ is owned by another user \(uid 0, expected \d+\): .*set DATA_DIR/,
+    );
   }
 
   // A postmaster.pid naming a live process (this one) that serves nothing on its port.

@@ -129,4 +129,3 @@ test("`db url` names DATABASE_URL when one is set, without starting anything", (
   expect(JSON.parse(url.stdout)).toEqual({ url: "postgres://finance@db.internal:5432/finance" });
   expect(fs.existsSync(path.join(dataDir, "postgres"))).toBe(false);
 });
-

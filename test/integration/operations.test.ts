@@ -27,9 +27,17 @@ test("every request is one JSON line (method, path, status, time, request id) wi
   const entries = lines.map((line) => JSON.parse(line));
   const traced = entries.filter((entry) => entry.requestId === "trace-me-123");
   expect(traced).toHaveLength(1);
-  expect(traced[0]).toMatchObject({ level: 30, method: "GET", path: "/api/v1/merchants", status: 200, msg: expect.stringMatching(/^GET \/api\/v1\/merchants 200 [\d.]+ms$/) });
+  expect(traced[0]).toMatchObject({
+    level: 30,
+    method: "GET",
+    path: "/api/v1/merchants",
+    status: 200,
+    msg: expect.stringMatching(/^GET \/api\/v1\/merchants 200 [\d.]+ms$/),
+  });
   expect(traced[0].ms).toEqual(expect.any(Number));
-  expect(Object.keys(traced[0]).sort()).toEqual(["level", "method", "ms", "msg", "path", "requestId", "status", "time", "pid", "hostname"].sort());
+  expect(Object.keys(traced[0]).sort()).toEqual(
+    ["level", "method", "ms", "msg", "path", "requestId", "status", "time", "pid", "hostname"].sort(),
+  );
   expect(JSON.stringify(entries)).not.toMatch(/headers|user-agent/i);
   const everything = lines.join("\n");
   expect(everything).not.toContain(user.key);
