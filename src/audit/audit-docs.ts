@@ -1,4 +1,3 @@
-import fs from "node:fs";
 import path from "node:path";
 import { projectRoot } from "../config/project-root";
 import { AUDIT_EVENT_CATALOGUE, AUDIT_EVENT_TYPES } from "./audit.catalogue";

@@ -83,7 +83,12 @@ export async function checkRedisReachable(url: string, timeoutMs = 5000): Promis
     // The socket's own error (ECONNREFUSED…) says more than ioredis's "Connection is closed".
     const { code, message } = rootCause(reported ?? error);
     const why = (code && UNREACHABLE[code]) ?? message;
-    throw new Error(`cannot reach Redis at ${addressOf(url, 6379)} (${why}): check REDIS_URL, or unset it to run the queues on PostgreSQL`);
+    throw new Error(
+      `cannot reach Redis at ${addressOf(url, 6379)} (${why}): check REDIS_URL, or unset it to run the queues on PostgreSQL`,
+      {
+        cause: error,
+      },
+    );
   } finally {
     client.disconnect();
   }
