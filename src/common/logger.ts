@@ -34,7 +34,13 @@ export function createLogger(level: string, destination: 1 | 2 | DestinationStre
   const terminal = destination === 1 ? process.stdout.isTTY : process.stderr.isTTY;
   if (format === "pretty" || (format === "auto" && terminal)) {
     // Synchronous, in this thread: no worker thread to outlive a short CLI command or lose lines at exit.
-    const stream = pretty({ destination, sync: true, colorize: format === "auto" ? terminal : false, ignore: "pid,hostname" });
+    // A request's fields are all in its message already: one line per request.
+    const stream = pretty({
+      destination,
+      sync: true,
+      colorize: format === "auto" ? terminal : false,
+      ignore: "pid,hostname,method,path,status,ms,requestId",
+    });
     return pino(options, stream);
   }
   return pino(options, pino.destination({ fd: destination, sync: destination === 2 }));

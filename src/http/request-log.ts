@@ -17,7 +17,7 @@ export function requestLog(logger: Logger) {
       const level = res.statusCode >= 500 ? "error" : "info";
       logger[level](
         debug ? { ...line, ip: req.ip, userAgent: req.get("user-agent") } : line,
-        `${req.method} ${path} ${res.statusCode} ${ms.toFixed(1)}ms`,
+        `${req.method} ${path} ${res.statusCode} ${ms.toFixed(1)}ms [${line.requestId}]`,
       );
     });
     next();

@@ -126,9 +126,11 @@ test("LOG_FORMAT=pretty writes one readable line per request, without headers", 
     const deadline = Date.now() + 5000;
     while (!output().includes("pretty-1") && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     const lines = output().split("\n");
-    const request = lines.findIndex((line) => /INFO.*GET \/healthz 200 [\d.]+ms/.test(line));
+    const request = lines.findIndex((line) => /INFO.*GET \/healthz 200 [\d.]+ms \[pretty-1\]$/.test(line));
     expect(request).toBeGreaterThan(-1);
     expect(lines[request].startsWith("{")).toBe(false);
+    // One line: the next line is not a continuation of it.
+    expect(lines[request + 1] ?? "").not.toMatch(/^\s+(method|path|status|ms|requestId):/);
     expect(output()).not.toContain("fgk_not_logged");
     expect(output()).not.toMatch(/headers|user-agent/i);
   } finally {

@@ -32,7 +32,7 @@ test("every request is one JSON line (method, path, status, time, request id) wi
     method: "GET",
     path: "/api/v1/merchants",
     status: 200,
-    msg: expect.stringMatching(/^GET \/api\/v1\/merchants 200 [\d.]+ms$/),
+    msg: expect.stringMatching(/^GET \/api\/v1\/merchants 200 [\d.]+ms \[trace-me-123\]$/),
   });
   expect(traced[0].ms).toEqual(expect.any(Number));
   expect(Object.keys(traced[0]).sort()).toEqual(
