@@ -1,8 +1,8 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { CLI, spawnUntilJson } from "../helpers/cli";
-import { compareOutput, stepsOf, type Comparison } from "../helpers/readme-examples";
+import { compareOutput, runBash, stepsOf, type Comparison } from "../helpers/readme-examples";
 import { createTestDatabase, type TestDatabase } from "../helpers/test-database";
 
 /**
@@ -30,19 +30,6 @@ afterAll(async () => {
   }
   await database?.drop();
 });
-
-function bash(script: string, env: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string }> {
-  const child = spawn("bash", ["-c", script], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => child.kill("SIGKILL"), 150_000);
-    child.on("error", reject);
-    child.on("close", () => (clearTimeout(timer), resolve({ stdout, stderr })));
-  });
-}
 
 test("every shell example of the bank connections section works as printed, against the dev:banks sandboxes", async () => {
   expect(steps.length).toBeGreaterThan(5);
@@ -76,7 +63,7 @@ test("every shell example of the bank connections section works as printed, agai
   const parts = ["set -o pipefail", `trap 'printf "\\n@@FAILED %s\\n" "$?"' ERR`];
   steps.forEach((step, index) => parts.push(`printf '\\n@@STEP ${index}\\n'`, substitute(step.command)));
   parts.push("printf '\\n@@STEP end\\n'", "exit 0");
-  const { stdout, stderr } = await bash(parts.join("\n"), env);
+  const { stdout, stderr } = await runBash(parts.join("\n"), { cwd: ROOT, env, timeoutMs: 150_000 });
   const outputs = stdout.split(/\n@@STEP (?:\d+|end)\n/).slice(1, steps.length + 1);
   expect(outputs).toHaveLength(steps.length);
 

@@ -1,8 +1,8 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { CLI, spawnUntilJson } from "../helpers/cli";
-import { compareOutput, readFences, stepsOf, type Comparison, type Step } from "../helpers/readme-examples";
+import { compareOutput, readFences, runBash, stepsOf, type Comparison, type Step } from "../helpers/readme-examples";
 import { createTestDatabase, type TestDatabase } from "../helpers/test-database";
 
 /**
@@ -58,21 +58,10 @@ async function start(): Promise<{ child: ChildProcess; base: string }> {
 }
 
 /** Runs the script in one bash in the project folder; resolves with its stdout and stderr. */
-function bash(script: string): Promise<{ stdout: string; stderr: string }> {
-  const child = spawn("bash", ["-c", script], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      if (code === 0) resolve({ stdout, stderr });
-      else reject(new Error(`bash exited with ${code}\n${stdout}\n${stderr}`));
-    });
-  });
+async function bash(script: string): Promise<{ stdout: string; stderr: string }> {
+  const { stdout, stderr, code } = await runBash(script, { cwd: ROOT, env, timeoutMs: 120_000 });
+  if (code !== 0) throw new Error(`bash exited with ${code}\n${stdout}\n${stderr}`);
+  return { stdout, stderr };
 }
 
 /** The steps as one script: a marker before each step on stdout and stderr, and a line for each failing command. */
