@@ -16,7 +16,7 @@ export enum ErrorCode {
 
 export abstract class DomainError extends Error {
   abstract readonly code: ErrorCode;
-  /** snake_case code for the REST error body (rest-compat.md). */
+  /** snake_case code for the REST error body (docs/rest-compat.md). */
   abstract readonly restError: string;
   readonly errors?: string[];
   readonly details?: Record<string, unknown>;

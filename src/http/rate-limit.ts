@@ -21,7 +21,7 @@ export async function createRateLimiter(config: Config, store: RateLimitStore): 
   });
 }
 
-/** Consumes one point for the request's identity and sets the X-RateLimit-* headers of rest-compat.md. */
+/** Consumes one point for the request's identity and sets the X-RateLimit-* headers of docs/rest-compat.md. */
 export function rateLimit(limiter: RateLimiterAbstract, logger: Logger) {
   return async (req: Request, res: Response, next: NextFunction) => {
     const actor = res.locals.actor;

@@ -6,7 +6,7 @@ const GRAPHQL_CODES: Record<number, string> = { 401: "UNAUTHENTICATED", 429: "RA
 
 /**
  * Errors raised before a request reaches its transport (authentication, rate limit, body parsing):
- * REST clients get the rest-compat.md body, GraphQL clients a GraphQL error response.
+ * REST clients get the docs/rest-compat.md body, GraphQL clients a GraphQL error response.
  */
 export function sendError(req: Request, res: Response, status: number, body: ErrorBody): void {
   if (req.baseUrl.startsWith("/graphql")) {

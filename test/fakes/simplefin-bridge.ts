@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { FakeHttpServer, sendJson, type RecordedRequest } from "./fake-http";
 
 /**
- * A SimpleFIN Bridge on loopback, as reference/bank-providers.md describes it: one-time setup tokens
+ * A SimpleFIN Bridge on loopback, as docs/bank-providers.md describes it: one-time setup tokens
  * (base64 of a claim URL), access URLs with Basic credentials, /info and /accounts with start-date
  * (inclusive) and end-date (exclusive) in epoch seconds, a silent 90-day cap on the range, `pending`
  * honoured by presence only, `errors` and v2 `errlist`, holdings, and revocable access (403).

@@ -4,7 +4,7 @@ import { apiKeyClient } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 
 /**
- * The chat endpoints of rest-compat.md, served with the built-in assistant (no model server configured)
+ * The chat endpoints of docs/rest-compat.md, served with the built-in assistant (no model server configured)
  * and a worker in the same process.
  */
 let app: TestApp;
