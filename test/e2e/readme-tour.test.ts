@@ -43,7 +43,8 @@ jest.setTimeout(150_000);
  */
 const ILLUSTRATIVE: Array<{ command: string; paths: string[] }> = [
   { command: `"$API/transactions?per_page=1"`, paths: ["transactions.*"] },
-  { command: "transactions(filter: {type:", paths: ["data.transactions.items.*.name"] },
+  // Today's balances follow from the generated transactions (a brokerage deposit lands on the 20th).
+  { command: "transactions(filter: {type:", paths: ["data.transactions.items.*.name", "data.accounts.*.balance"] },
 ];
 
 let database: TestDatabase;
