@@ -5,7 +5,7 @@ import { createQueueBackend, type QueueBackend } from "../workers/queues";
 import { WorkerHost } from "../workers/worker-host";
 import { createLogger, type Logger } from "./common/logger";
 import type { Config } from "./config/config";
-import { createSequelize } from "./db/database";
+import { createSequelize, pingDatabase } from "./db/database";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "./db/embedded-postgres";
 import { checkRedisReachable, explainDatabaseError, explainListenError } from "./common/connection-errors";
 import { migrateToLatest } from "./db/migrator";
@@ -94,6 +94,7 @@ export async function startRuntime(config: Config, roles: Roles, options: Runtim
     let runtime: Runtime | undefined = undefined;
     const publicUrl = () => runtime?.url ?? config.publicUrl ?? `http://localhost:${config.port}`;
     const services = createServices(sequelize, events, { config, queues, logger, publicUrl });
+    stops.push(async () => services.outbound.close());
     // Before the event bus and the database close: events committed just now get linked and published.
     stops.push(() => services.audit.settle());
     runtime = { config, logger, sequelize, services, queues, databaseUrl, embedded, stop };
@@ -138,6 +139,6 @@ async function readiness(sequelize: Sequelize, queues: QueueBackend): Promise<st
     Promise.race([check.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 2000).unref())]).catch(
       () => false,
     );
-  const [database, queue] = await Promise.all([withTimeout(sequelize.query("SELECT 1")), withTimeout(queues.ping())]);
+  const [database, queue] = await Promise.all([withTimeout(pingDatabase(sequelize)), withTimeout(queues.ping())]);
   return [...(database ? [] : ["database"]), ...(queue ? [] : ["queue"])];
 }

@@ -1,12 +1,9 @@
-import type { CreationAttributes, Sequelize } from "sequelize";
-import { AccountModel, classificationOf, type AccountType } from "../accounts/account.model";
-import { CategoryModel, type CategoryClassification } from "../categories/category.model";
+import type { Sequelize } from "sequelize";
+import { classificationOf, type AccountType } from "../accounts/account.model";
+import type { CategoryClassification } from "../categories/category.model";
 import { newId } from "../common/ids";
 import type { Services } from "../services";
-import { MerchantModel } from "../merchants/merchant.model";
-import { TagModel } from "../tags/tag.model";
-import { TransactionModel, TransactionTagModel, TransferModel } from "../transactions/transaction.model";
-import { FamilyModel } from "../identity/family.model";
+import { DemoRepository, type DemoRows } from "./demo.repository";
 
 export const DEMO_EMAIL = "demo@finance-gateway.local";
 
@@ -147,7 +144,7 @@ export async function seedDemo(
   let user = await services.users.findByEmail(DEMO_EMAIL);
   let count = 0;
   if (!user) {
-    const families = await FamilyModel.count();
+    const families = await new DemoRepository(sequelize).countFamilies();
     if (families > 0 && !options.force) {
       throw new Error(
         `this instance already has ${families} ${families === 1 ? "family" : "families"}; the demo user is an instance administrator whose keys can list every user and SSO provider. Run the demo on an instance of its own, or add --force`,
@@ -174,7 +171,7 @@ async function seedFamily(sequelize: Sequelize, familyId: string, today: Date): 
   const categories = Object.fromEntries(CATEGORIES.map((c) => [c.key, { ...c, id: newId() }]));
   const merchants = Object.fromEntries(allMerchantNames().map((name) => [name, newId()]));
   const tags = Object.fromEntries(TAGS.map((t) => [t.name, newId()]));
-  const transactions: CreationAttributes<TransactionModel>[] = [];
+  const transactions: DemoRows["transactions"] = [];
   const transactionTags: Array<{ transactionId: string; tagId: string }> = [];
   const transfers: Array<{ id: string; familyId: string; outflowTransactionId: string; inflowTransactionId: string }> = [];
   /** Card charges per calendar month ("year-monthIndex"), paid by the next month's payment. */
@@ -263,37 +260,30 @@ async function seedFamily(sequelize: Sequelize, familyId: string, today: Date): 
     if (monthsAgo % 6 === 0) transfer("checking", "brokerage", day(20), 1000, "Brokerage deposit");
   }
 
-  await sequelize.transaction(async (transaction) => {
-    await AccountModel.bulkCreate(
-      ACCOUNTS.map((a) => ({
-        id: accounts[a.key].id,
-        familyId,
-        name: a.name,
-        accountType: a.type,
-        classification: classificationOf(a.type),
-        currency: "USD",
-        // Money out lowers an asset and raises what is owed on a liability.
-        balance: (classificationOf(a.type) === "asset" ? a.opening - (movement[a.key] ?? 0) : a.opening + (movement[a.key] ?? 0)).toFixed(
-          2,
-        ),
-      })),
-      { transaction },
-    );
-    await CategoryModel.bulkCreate(
-      Object.values(categories).map(({ id, name, classification, color, icon }) => ({ id, familyId, name, classification, color, icon })),
-      { transaction },
-    );
-    await MerchantModel.bulkCreate(
-      Object.entries(merchants).map(([name, id]) => ({ id, familyId, name })),
-      { transaction },
-    );
-    await TagModel.bulkCreate(
-      TAGS.map((t) => ({ id: tags[t.name], familyId, name: t.name, color: t.color })),
-      { transaction },
-    );
-    await TransactionModel.bulkCreate(transactions, { transaction });
-    await TransactionTagModel.bulkCreate(transactionTags, { transaction });
-    await TransferModel.bulkCreate(transfers, { transaction });
+  await new DemoRepository(sequelize).insert({
+    accounts: ACCOUNTS.map((a) => ({
+      id: accounts[a.key].id,
+      familyId,
+      name: a.name,
+      accountType: a.type,
+      classification: classificationOf(a.type),
+      currency: "USD",
+      // Money out lowers an asset and raises what is owed on a liability.
+      balance: (classificationOf(a.type) === "asset" ? a.opening - (movement[a.key] ?? 0) : a.opening + (movement[a.key] ?? 0)).toFixed(2),
+    })),
+    categories: Object.values(categories).map(({ id, name, classification, color, icon }) => ({
+      id,
+      familyId,
+      name,
+      classification,
+      color,
+      icon,
+    })),
+    merchants: Object.entries(merchants).map(([name, id]) => ({ id, familyId, name })),
+    tags: TAGS.map((t) => ({ id: tags[t.name], familyId, name: t.name, color: t.color })),
+    transactions,
+    transactionTags,
+    transfers,
   });
   return transactions.length;
 }

@@ -7,7 +7,7 @@ import { ApolloServerPluginDrainHttpServer } from "@apollo/server/plugin/drainHt
 import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
 import { ApolloServerPluginLandingPageLocalDefault } from "@apollo/server/plugin/landingPage/default";
 import { expressMiddleware } from "@as-integrations/express5";
-import express, { type NextFunction, type Request, type Response } from "express";
+import express, { type Request, type Response } from "express";
 import { execute, type GraphQLSchema } from "graphql";
 import { useServer } from "graphql-ws/use/ws";
 import proxyAddr from "proxy-addr";
@@ -15,7 +15,6 @@ import type { RateLimiterAbstract } from "rate-limiter-flexible";
 import { WebSocketServer } from "ws";
 import { createRestRouter } from "../../rest-adapter/rest-router";
 import { API_PREFIX } from "../../rest-adapter/routes";
-import { DomainError } from "../common/errors";
 import type { Logger } from "../common/logger";
 import type { Config } from "../config/config";
 import type { Actor } from "../identity/actor";
@@ -31,7 +30,7 @@ import { LiveSockets } from "./live-sockets";
 import { rateLimit } from "./rate-limit";
 import { assignRequestId } from "./request-id";
 import { requestLog } from "./request-log";
-import { sendError } from "./respond";
+import { finalErrorHandler, noRouteHandler } from "./respond";
 
 export type AppDeps = {
   config: Config;
@@ -178,18 +177,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
     expressMiddleware(apollo, { context: async ({ res }) => contextOf(res) }),
   );
 
-  app.use((req, res) => sendError(req, res, 404, { error: "not_found", message: `No route matches ${req.method} ${req.path}` }));
-  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const status = (error as { status?: number; type?: string }).status;
-    if (status === 413) return sendError(req, res, 413, { error: "payload_too_large", message: `Request body exceeds ${BODY_LIMIT}` });
-    if ((error as { type?: string }).type === "entity.parse.failed")
-      return sendError(req, res, 400, { error: "bad_request", message: "Request body is not valid JSON" });
-    if (status === 400 || status === 415)
-      return sendError(req, res, 400, { error: "bad_request", message: "Request body could not be read" });
-    if (error instanceof DomainError) return sendError(req, res, 400, { error: error.restError, message: error.message });
-    logger.error({ err: error, requestId: res.locals.requestId }, "unhandled error");
-    if (!res.headersSent) sendError(req, res, 500, { error: "internal_server_error", message: "An unexpected error occurred" });
-  });
+  app.use(noRouteHandler);
+  app.use(finalErrorHandler(logger, BODY_LIMIT));
 
   return {
     app,

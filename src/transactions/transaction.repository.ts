@@ -1,9 +1,10 @@
-import type { Sequelize, Transaction } from "sequelize";
+import type { CreationAttributes, Sequelize, Transaction } from "sequelize";
 import type { AccountRow } from "../accounts/account.repository";
 import type { CategoryRow } from "../categories/category.repository";
 import { likePattern, readRows, selectRows } from "../common/sql";
 import type { MerchantRow } from "../merchants/merchant.repository";
 import type { TagRow } from "../tags/tag.repository";
+import { TransactionModel, TransactionTagModel, TransferModel } from "./transaction.model";
 
 export type TransactionRow = {
   id: string;
@@ -88,8 +89,49 @@ const SELECT_FROM = `SELECT ${COLUMNS} FROM transactions t ${TRANSFER_JOINS}`;
 
 const NEWEST_FIRST = "ORDER BY t.date DESC, t.created_at DESC, t.id DESC";
 
+/** The columns a write sets (ids and family included). */
+export type TransactionValues = CreationAttributes<TransactionModel>;
+export type TransactionChanges = Partial<
+  Pick<TransactionModel, "accountId" | "date" | "name" | "notes" | "amount" | "currency" | "pending" | "categoryId" | "merchantId">
+>;
+
 export class TransactionRepository {
   constructor(private readonly sequelize: Sequelize) {}
+
+  async insert(row: TransactionValues, transaction: Transaction): Promise<void> {
+    await TransactionModel.create(row, { transaction });
+  }
+
+  async insertMany(rows: TransactionValues[], transaction: Transaction): Promise<void> {
+    await TransactionModel.bulkCreate(rows, { transaction });
+  }
+
+  async update(familyId: string, id: string, changes: TransactionChanges, transaction: Transaction): Promise<void> {
+    await TransactionModel.update(changes, { where: { id, familyId }, transaction });
+  }
+
+  async delete(familyId: string, id: string): Promise<void> {
+    await TransactionModel.destroy({ where: { id, familyId } });
+  }
+
+  /** Links an outflow and an inflow leg as one transfer. */
+  async insertTransfer(
+    transfer: { id: string; familyId: string; outflowTransactionId: string; inflowTransactionId: string },
+    transaction: Transaction,
+  ): Promise<void> {
+    await TransferModel.create(transfer, { transaction });
+  }
+
+  /** Makes `tagIds` the transaction's whole tag set. */
+  async replaceTags(transactionId: string, tagIds: readonly string[], transaction: Transaction): Promise<void> {
+    await TransactionTagModel.destroy({ where: { transactionId }, transaction });
+    const unique = [...new Set(tagIds)];
+    if (unique.length)
+      await TransactionTagModel.bulkCreate(
+        unique.map((tagId) => ({ transactionId, tagId })),
+        { transaction },
+      );
+  }
 
   async byId(familyId: string, id: string, transaction?: Transaction): Promise<TransactionRow | null> {
     const [row] = await readRows<TransactionRow>(

@@ -1,4 +1,4 @@
-import type { Sequelize, Transaction } from "sequelize";
+import type { Sequelize } from "sequelize";
 import type { AccountRepository, AccountRow } from "../accounts/account.repository";
 import type { CategoryRepository } from "../categories/category.repository";
 import { NotFoundError, ValidationErrors } from "../common/errors";
@@ -9,8 +9,7 @@ import type { Actor } from "../identity/actor";
 import type { MerchantRepository } from "../merchants/merchant.repository";
 import { absolute, isKnownCurrency, negate } from "../money/money";
 import type { TagRepository } from "../tags/tag.repository";
-import { TransactionModel, TransactionTagModel, TransferModel } from "./transaction.model";
-import type { TransactionFilter, TransactionRepository, TransactionRow } from "./transaction.repository";
+import type { TransactionChanges, TransactionFilter, TransactionRepository, TransactionRow } from "./transaction.repository";
 
 /** What a client may send; Decimal and Date values arrive already parsed by their GraphQL scalars. */
 export type TransactionInput = {
@@ -122,7 +121,7 @@ export class TransactionService {
     const id = newId();
     try {
       await this.sequelize.transaction(async (transaction) => {
-        await TransactionModel.create(
+        await this.transactions.insert(
           {
             id,
             familyId: actor.familyId,
@@ -138,9 +137,9 @@ export class TransactionService {
             externalId,
             source,
           },
-          { transaction },
+          transaction,
         );
-        await this.replaceTags(id, input.tagIds ?? [], transaction);
+        await this.transactions.replaceTags(id, input.tagIds ?? [], transaction);
       });
     } catch (error) {
       // A concurrent import of the same external id won the race: answer as the replay it is.
@@ -156,7 +155,7 @@ export class TransactionService {
   async update(actor: Actor, id: string, input: TransactionInput): Promise<TransactionRow> {
     const current = await this.get(actor, id);
     const problems = new ValidationErrors();
-    const changes: Partial<TransactionModel> = {};
+    const changes: TransactionChanges = {};
     if (input.accountId !== undefined) {
       const account = await this.checkAccount(actor, problems, input.accountId);
       if (account) changes.accountId = account.id;
@@ -181,8 +180,8 @@ export class TransactionService {
     // Moving an imported transaction into an account that already holds its external id breaks the unique index.
     await saveUnique("External id has already been imported into that account", () =>
       this.sequelize.transaction(async (transaction) => {
-        await TransactionModel.update(changes, { where: { id, familyId: actor.familyId }, transaction });
-        if (input.tagIds !== undefined) await this.replaceTags(id, input.tagIds ?? [], transaction);
+        await this.transactions.update(actor.familyId, id, changes, transaction);
+        if (input.tagIds !== undefined) await this.transactions.replaceTags(id, input.tagIds ?? [], transaction);
       }),
     );
     return this.get(actor, id);
@@ -191,7 +190,7 @@ export class TransactionService {
   /** Deletes one transaction. Deleting a transfer leg removes the transfer link, not the other leg. */
   async delete(actor: Actor, id: string): Promise<TransactionRow> {
     const current = await this.get(actor, id);
-    await TransactionModel.destroy({ where: { id, familyId: actor.familyId } });
+    await this.transactions.delete(actor.familyId, id);
     return current;
   }
 
@@ -222,15 +221,13 @@ export class TransactionService {
       notes,
     });
     await this.sequelize.transaction(async (transaction) => {
-      await TransactionModel.bulkCreate(
+      await this.transactions.insertMany(
         [leg(outflowId, from!, absolute(input.amount)), leg(inflowId, to!, negate(absolute(input.toAmount ?? input.amount)))],
-        {
-          transaction,
-        },
+        transaction,
       );
-      await TransferModel.create(
+      await this.transactions.insertTransfer(
         { id: transferId, familyId: actor.familyId, outflowTransactionId: outflowId, inflowTransactionId: inflowId },
-        { transaction },
+        transaction,
       );
     });
     return { id: transferId, outflow: await this.get(actor, outflowId), inflow: await this.get(actor, inflowId) };
@@ -284,15 +281,5 @@ export class TransactionService {
       const found = unique.every(isUuid) ? await this.tags.byIds(actor.familyId, unique) : [null];
       if (found.some((tag) => tag === null)) problems.add("Tag not found");
     }
-  }
-
-  private async replaceTags(transactionId: string, tagIds: string[], transaction: Transaction): Promise<void> {
-    await TransactionTagModel.destroy({ where: { transactionId }, transaction });
-    const unique = [...new Set(tagIds)];
-    if (unique.length)
-      await TransactionTagModel.bulkCreate(
-        unique.map((tagId) => ({ transactionId, tagId })),
-        { transaction },
-      );
   }
 }

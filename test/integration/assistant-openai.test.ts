@@ -1,7 +1,7 @@
 import { QueryTypes } from "sequelize";
 import { OpenAIProvider } from "../../src/assistant/openai.provider";
 import { ToolRunner } from "../../src/assistant/tools";
-import { CHAT_EVENTS } from "../../src/chats/chat.events";
+import { Topic } from "../../src/events/catalogue";
 import { JOBS, QueueName, replyJobOptions } from "../../workers/queues";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server";
 import { replyTo, waitForReply } from "../helpers/chats";
@@ -67,7 +67,7 @@ describe("the openai provider", () => {
     );
     const { chatId, messageId } = await post("What did I spend at the corner shop?");
     const partials: string[] = [];
-    const events = app.runtime.services.events.subscribe(CHAT_EVENTS, chatId)[Symbol.asyncIterator]();
+    const events = app.runtime.services.events.subscribe(Topic.ChatEvent, chatId)[Symbol.asyncIterator]();
     const collecting = (async () => {
       for (;;) {
         const { value } = await events.next();
