@@ -10,7 +10,6 @@ import { expressMiddleware } from "@as-integrations/express5";
 import express, { type Request, type Response } from "express";
 import { execute, type GraphQLSchema } from "graphql";
 import { useServer } from "graphql-ws/use/ws";
-import { pinoHttp } from "pino-http";
 import proxyAddr from "proxy-addr";
 import type { RateLimiterAbstract } from "rate-limiter-flexible";
 import { WebSocketServer } from "ws";
@@ -30,6 +29,7 @@ import { authenticate, bearerToken, resolveActor, withAuditContext } from "./aut
 import { LiveSockets } from "./live-sockets";
 import { rateLimit } from "./rate-limit";
 import { assignRequestId } from "./request-id";
+import { requestLog } from "./request-log";
 import { finalErrorHandler, noRouteHandler } from "./respond";
 
 export type AppDeps = {
@@ -64,12 +64,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
     res.setHeader("Referrer-Policy", "no-referrer");
     next();
   });
-  // pino-http logs each finished request at info. Below that level it would log nothing, yet still build
-  // two child loggers per request and serialize the request into them, so it is only mounted when its
-  // lines are wanted.
-  if (logger.isLevelEnabled("info")) {
-    app.use(pinoHttp({ logger, genReqId: (_req, res) => (res as Response).locals.requestId, quietReqLogger: true }));
-  }
+  // Mounted only when its lines are wanted: below info it would time every request for nothing.
+  if (logger.isLevelEnabled("info")) app.use(requestLog(logger));
 
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
@@ -105,7 +101,13 @@ export async function createApp(deps: AppDeps): Promise<App> {
       userAgent: request.headers["user-agent"],
       requestId: randomUUID(),
     });
-  const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql" });
+  // Upgrades are handed over here rather than by attaching ws to the HTTP server, which would re-emit
+  // the server's own errors (a port in use) on the ws server, where graphql-ws prints them as a stack trace.
+  const wsServer = new WebSocketServer({ noServer: true });
+  httpServer.on("upgrade", (request, socket, head) => {
+    if (new URL(request.url ?? "/", "http://localhost").pathname !== "/graphql") return void socket.destroy();
+    wsServer.handleUpgrade(request, socket, head, (ws) => wsServer.emit("connection", ws, request));
+  });
   const liveSockets = new LiveSockets(logger);
   liveSockets.listen(services.events);
   const formatError = formatGraphQLError(logger);
