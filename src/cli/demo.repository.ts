@@ -1,6 +1,7 @@
 import type { CreationAttributes, Sequelize } from "sequelize";
 import { AccountModel } from "../accounts/account.model";
 import { CategoryModel } from "../categories/category.model";
+import { FamilyModel } from "../identity/family.model";
 import { MerchantModel } from "../merchants/merchant.model";
 import { TagModel } from "../tags/tag.model";
 import { TransactionModel, TransactionTagModel, TransferModel } from "../transactions/transaction.model";
@@ -19,6 +20,11 @@ export type DemoRows = {
 /** Writes the demo family's data in one transaction: all of it or none. */
 export class DemoRepository {
   constructor(private readonly sequelize: Sequelize) {}
+
+  /** Families already on the instance: the demo refuses to join them unless forced. */
+  countFamilies(): Promise<number> {
+    return FamilyModel.count();
+  }
 
   async insert(rows: DemoRows): Promise<void> {
     await this.sequelize.transaction(async (transaction) => {

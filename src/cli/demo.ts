@@ -26,11 +26,16 @@ function random(seed: number) {
   };
 }
 
-const ACCOUNTS: Array<{ key: string; name: string; type: AccountType; balance: string }> = [
-  { key: "checking", name: "Everyday Checking", type: "depository", balance: "4250.32" },
-  { key: "savings", name: "High-Yield Savings", type: "depository", balance: "15300.00" },
-  { key: "card", name: "Rewards Credit Card", type: "credit_card", balance: "1245.67" },
-  { key: "brokerage", name: "Brokerage", type: "investment", balance: "48210.55" },
+/**
+ * Balances 18 months ago; today's follow from the transactions, so every month-end balance the service
+ * derives is one a real household could have had (the card is paid in full each month, so what is owed
+ * on it stays a positive amount of about a month's spending).
+ */
+const ACCOUNTS: Array<{ key: string; name: string; type: AccountType; opening: number }> = [
+  { key: "checking", name: "Everyday Checking", type: "depository", opening: 6250.32 },
+  { key: "savings", name: "High-Yield Savings", type: "depository", opening: 12300.0 },
+  { key: "card", name: "Rewards Credit Card", type: "credit_card", opening: 0 },
+  { key: "brokerage", name: "Brokerage", type: "investment", opening: 42210.55 },
 ];
 
 const CATEGORIES: Array<{ key: string; name: string; classification: CategoryClassification; color: string; icon: string }> = [
@@ -125,11 +130,26 @@ function allMerchantNames(): string[] {
  * Creates the demo family: four accounts, categories, 30+ merchants, tags and about 2,000
  * transactions over the last 18 months, with monthly card payments and savings transfers.
  * Run again, it leaves the data alone and issues fresh keys for the demo user.
+ *
+ * The demo user is an instance administrator (so the admin API can be tried), which on a shared
+ * instance would let its keys list everyone: it refuses to join an instance with other families
+ * unless forced.
  */
-export async function seedDemo(sequelize: Sequelize, services: Services, today = new Date()): Promise<DemoResult> {
+export async function seedDemo(
+  sequelize: Sequelize,
+  services: Services,
+  options: { force?: boolean; today?: Date } = {},
+): Promise<DemoResult> {
+  const today = options.today ?? new Date();
   let user = await services.users.findByEmail(DEMO_EMAIL);
   let count = 0;
   if (!user) {
+    const families = await new DemoRepository(sequelize).countFamilies();
+    if (families > 0 && !options.force) {
+      throw new Error(
+        `this instance already has ${families} ${families === 1 ? "family" : "families"}; the demo user is an instance administrator whose keys can list every user and SSO provider. Run the demo on an instance of its own, or add --force`,
+      );
+    }
     user = await services.users.create({
       email: DEMO_EMAIL,
       name: "Demo User",
@@ -154,6 +174,10 @@ async function seedFamily(sequelize: Sequelize, familyId: string, today: Date): 
   const transactions: DemoRows["transactions"] = [];
   const transactionTags: Array<{ transactionId: string; tagId: string }> = [];
   const transfers: Array<{ id: string; familyId: string; outflowTransactionId: string; inflowTransactionId: string }> = [];
+  /** Card charges per calendar month ("year-monthIndex"), paid by the next month's payment. */
+  const cardCharges = new Map<string, number>();
+  /** Sum of each account's stored amounts (positive = money out of an asset, more owed on a liability). */
+  const movement: Record<string, number> = {};
 
   const add = (
     account: string,
@@ -164,6 +188,11 @@ async function seedFamily(sequelize: Sequelize, familyId: string, today: Date): 
   ) => {
     if (date > today) return null;
     const id = newId();
+    if (account === "card" && amount > 0) {
+      const month = `${date.getUTCFullYear()}-${date.getUTCMonth()}`;
+      cardCharges.set(month, (cardCharges.get(month) ?? 0) + amount);
+    }
+    movement[account] = (movement[account] ?? 0) + amount;
     transactions.push({
       id,
       familyId,
@@ -223,7 +252,10 @@ async function seedFamily(sequelize: Sequelize, familyId: string, today: Date): 
         category: "salary",
         tag: "Reimbursable",
       });
-    transfer("checking", "card", day(25), Number(rng.between(900, 1900).toFixed(2)), "Credit card payment");
+    // The statement: everything charged to the card last month, paid in full on the 25th.
+    const lastMonth = new Date(Date.UTC(year, month - 1, 1));
+    const statement = cardCharges.get(`${lastMonth.getUTCFullYear()}-${lastMonth.getUTCMonth()}`) ?? 0;
+    if (statement > 0) transfer("checking", "card", day(25), Number(statement.toFixed(2)), "Credit card payment");
     if (monthsAgo % 3 === 0) transfer("checking", "savings", day(16), 500, "Savings contribution");
     if (monthsAgo % 6 === 0) transfer("checking", "brokerage", day(20), 1000, "Brokerage deposit");
   }
@@ -236,7 +268,8 @@ async function seedFamily(sequelize: Sequelize, familyId: string, today: Date): 
       accountType: a.type,
       classification: classificationOf(a.type),
       currency: "USD",
-      balance: a.balance,
+      // Money out lowers an asset and raises what is owed on a liability.
+      balance: (classificationOf(a.type) === "asset" ? a.opening - (movement[a.key] ?? 0) : a.opening + (movement[a.key] ?? 0)).toFixed(2),
     })),
     categories: Object.values(categories).map(({ id, name, classification, color, icon }) => ({
       id,

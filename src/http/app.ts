@@ -8,7 +8,6 @@ import { ApolloServerPluginLandingPageLocalDefault } from "@apollo/server/plugin
 import { expressMiddleware } from "@as-integrations/express5";
 import express, { type NextFunction, type Request, type Response } from "express";
 import type { GraphQLSchema } from "graphql";
-import { pinoHttp } from "pino-http";
 import proxyAddr from "proxy-addr";
 import type { RateLimiterAbstract } from "rate-limiter-flexible";
 import { createRestRouter } from "../../rest-adapter/rest-router";
@@ -30,6 +29,7 @@ import { rateLimit } from "./rate-limit";
 import { refuseCredentialsInQuery } from "./query-credentials";
 import { securityHeaders, withoutPolicyForLandingPage } from "./security-headers";
 import { assignRequestId } from "./request-id";
+import { requestLog } from "./request-log";
 import { finalErrorHandler, noRouteHandler } from "./respond";
 
 export type AppDeps = {
@@ -71,12 +71,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
     next();
   });
   app.use(refuseCredentialsInQuery);
-  // pino-http logs each finished request at info. Below that level it would log nothing, yet still build
-  // two child loggers per request and serialize the request into them, so it is only mounted when its
-  // lines are wanted.
-  if (logger.isLevelEnabled("info")) {
-    app.use(pinoHttp({ logger, genReqId: (_req, res) => (res as Response).locals.requestId, quietReqLogger: true }));
-  }
+  // Mounted only when its lines are wanted: below info it would time every request for nothing.
+  if (logger.isLevelEnabled("info")) app.use(requestLog(logger));
 
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });

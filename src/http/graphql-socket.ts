@@ -47,7 +47,13 @@ export function attachGraphQLSocket(deps: GraphQLSocketDeps): { dispose(): Promi
   /** Where a socket's operations come from, for audit events: one request id per operation or connection. */
   const socketAuditContext = (request: http.IncomingMessage) =>
     auditContextFor({ clientIp: deps.clientIp(request), userAgent: request.headers["user-agent"], requestId: randomUUID() });
-  const wsServer = new WebSocketServer({ server: deps.httpServer, path: "/graphql", maxPayload: SOCKET_LIMITS.maxPayloadBytes });
+  // Upgrades are handed over here rather than by attaching ws to the HTTP server, which would re-emit
+  // the server's own errors (a port in use) on the ws server, where graphql-ws prints them as a stack trace.
+  const wsServer = new WebSocketServer({ noServer: true, maxPayload: SOCKET_LIMITS.maxPayloadBytes });
+  deps.httpServer.on("upgrade", (request, socket, head) => {
+    if (new URL(request.url ?? "/", "http://localhost").pathname !== "/graphql") return void socket.destroy();
+    wsServer.handleUpgrade(request, socket, head, (ws) => wsServer.emit("connection", ws, request));
+  });
   const liveSockets = new LiveSockets(logger);
   liveSockets.listen(services.events);
   const anonymous = new Map<string, number>();

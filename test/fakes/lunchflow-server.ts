@@ -41,8 +41,8 @@ export class FakeLunchflowServer {
     this.http = new FakeHttpServer((request, res) => this.route(request, res));
   }
 
-  async start(): Promise<string> {
-    return `${await this.http.start()}/api/v1`;
+  async start(port = 0): Promise<string> {
+    return `${await this.http.start(port)}/api/v1`;
   }
 
   stop(): Promise<void> {
