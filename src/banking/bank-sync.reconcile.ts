@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import Decimal from "decimal.js";
-import type { ExistingTransaction } from "./banking.repository";
+import type { ExistingTransaction } from "./bank-import.repository";
 import type { ImportBatch, ImportedTransaction } from "./provider";
 
 /**

@@ -8,7 +8,9 @@ import { negate } from "../money/money";
 import type { SecretBox } from "../security/secret-box";
 import type { ConnectionStatus } from "./banking.model";
 import { daysAgo, PENDING_MATCH_DAYS, PENDING_MAX_AGE_DAYS, reconcile, shiftDate } from "./bank-sync.reconcile";
-import type { BankingRepository, ConnectionRow, SyncRunRow, TransactionWrite } from "./banking.repository";
+import type { BankingRepositories } from "./banking.repository";
+import type { ConnectionRow, SyncRunRow } from "./bank-connection.repository";
+import type { TransactionWrite } from "./bank-import.repository";
 import { LunchflowClient, LunchflowSync } from "./lunchflow.client";
 import type { ImportBatch, ImportedAccount, ProviderSync, SyncState } from "./provider";
 import { SimplefinClient, SimplefinSync } from "./simplefin.client";
@@ -28,7 +30,7 @@ export type SyncOptions = { trigger?: "manual" | "scheduled"; fullHistory?: bool
  */
 export class BankSyncService {
   constructor(
-    private readonly repository: BankingRepository,
+    private readonly repositories: BankingRepositories,
     private readonly secrets: SecretBox,
     private readonly config: Config,
     private readonly events: EventBus,
@@ -37,7 +39,7 @@ export class BankSyncService {
 
   /** Runs the connection's sync, continuing its open run when there is one. Never throws for provider failures. */
   async run(connectionId: string, options: SyncOptions = {}): Promise<SyncRunRow | null> {
-    const connection = await this.repository.connection(connectionId);
+    const connection = await this.repositories.connections.connection(connectionId);
     if (!connection) return null;
     const logger = (options.logger ?? this.logger).child({ bankConnection: connectionId });
     const runId = await this.startRun(connection, options.trigger ?? "manual");
@@ -48,7 +50,7 @@ export class BankSyncService {
       const provider = this.providerFor(connection, runId, logger);
       const links = await this.accountLinks(connection.id);
       const holdingsUnsupported = new Set(
-        (await this.repository.providerAccounts(connection.id))
+        (await this.repositories.accounts.providerAccounts(connection.id))
           .filter((row) => row.holdingsSupported === false)
           .map((row) => row.externalId),
       );
@@ -62,8 +64,8 @@ export class BankSyncService {
         addErrors: (messages) => totals.errors.push(...messages),
         saveState: async (next) => {
           state = next;
-          await this.repository.updateConnection(connection.id, { syncState: next });
-          await this.repository.updateRun(runId, {
+          await this.repositories.connections.updateConnection(connection.id, { syncState: next });
+          await this.repositories.connections.updateRun(runId, {
             heartbeatAt: new Date(),
             createdCount: totals.created,
             updatedCount: totals.updated,
@@ -72,7 +74,7 @@ export class BankSyncService {
         },
         importBatch: (batch) => this.importBatch(connection, links, batch, totals),
       });
-      const expired = await this.repository.expireStalePending(
+      const expired = await this.repositories.imports.expireStalePending(
         [...links.values()].flatMap((link) => (link.accountId ? [link.accountId] : [])),
         connection.provider,
         daysAgo(PENDING_MAX_AGE_DAYS),
@@ -84,18 +86,18 @@ export class BankSyncService {
       totals.errors.push(message);
       await this.finish(connection, runId, totals, "failed", status, message);
     }
-    return this.repository.run(runId);
+    return this.repositories.connections.run(runId);
   }
 
   private async startRun(connection: ConnectionRow, trigger: "manual" | "scheduled"): Promise<string> {
-    const open = await this.repository.openRun(connection.id);
+    const open = await this.repositories.connections.openRun(connection.id);
     const now = new Date();
     if (open) {
-      await this.repository.updateRun(open.id, { status: "syncing", startedAt: open.startedAt ?? now, heartbeatAt: now });
+      await this.repositories.connections.updateRun(open.id, { status: "syncing", startedAt: open.startedAt ?? now, heartbeatAt: now });
       return open.id;
     }
     const id = newId();
-    await this.repository.createRun({
+    await this.repositories.connections.createRun({
       id,
       familyId: connection.familyId,
       connectionId: connection.id,
@@ -116,7 +118,7 @@ export class BankSyncService {
     message: string | null,
   ): Promise<void> {
     const now = new Date();
-    await this.repository.updateRun(runId, {
+    await this.repositories.connections.updateRun(runId, {
       status: runStatus,
       finishedAt: now,
       heartbeatAt: now,
@@ -125,7 +127,7 @@ export class BankSyncService {
       skippedCount: totals.skipped,
       errors: totals.errors,
     });
-    await this.repository.updateConnection(connection.id, { status: connectionStatus, lastError: message, lastSyncAt: now });
+    await this.repositories.connections.updateConnection(connection.id, { status: connectionStatus, lastError: message, lastSyncAt: now });
     this.publish(connection, runId, runStatus, connectionStatus, message);
   }
 
@@ -174,7 +176,7 @@ export class BankSyncService {
       redact: redactor(simplefin ? SimplefinClient.secretsOf(secret) : [secret]),
       debugLogger: connection.debugLogging ? logger : undefined,
       beforeAttempt: async () => {
-        const allowed = await this.repository.countRequest(
+        const allowed = await this.repositories.connections.countRequest(
           connection.id,
           runId,
           simplefin ? this.config.simplefinDailyRequestBudget : null,
@@ -188,10 +190,10 @@ export class BankSyncService {
   }
 
   private async accountLinks(connectionId: string): Promise<Map<string, AccountLink>> {
-    const rows = await this.repository.providerAccounts(connectionId);
+    const rows = await this.repositories.accounts.providerAccounts(connectionId);
     const links = new Map<string, AccountLink>();
     if (rows.length === 0) return links;
-    const accounts = await this.repository.linkedAccounts(rows.flatMap((row) => (row.accountId ? [row.accountId] : [])));
+    const accounts = await this.repositories.accounts.linkedAccounts(rows.flatMap((row) => (row.accountId ? [row.accountId] : [])));
     const byId = new Map(accounts.map((account) => [account.id, account]));
     for (const row of rows) {
       const account = row.accountId ? byId.get(row.accountId) : undefined;
@@ -222,7 +224,7 @@ export class BankSyncService {
       return id ? [id] : [];
     });
     if (accountIds.length === 0) return;
-    const existing = await this.repository.existingTransactions(
+    const existing = await this.repositories.imports.existingTransactions(
       accountIds,
       connection.provider,
       shiftDate(batch.range.start, -PENDING_MATCH_DAYS),
@@ -231,7 +233,7 @@ export class BankSyncService {
     const existingByAccount = groupBy(existing, (row) => row.accountId);
     const merchantNames = new Set<string>();
     for (const rows of batch.transactions.values()) for (const row of rows) if (row.merchant) merchantNames.add(row.merchant);
-    const merchantIds = await this.repository.merchantIds(connection.familyId, [...merchantNames]);
+    const merchantIds = await this.repositories.imports.merchantIds(connection.familyId, [...merchantNames]);
 
     for (const [accountExternalId, incoming] of batch.transactions) {
       const link = links.get(accountExternalId);
@@ -257,9 +259,9 @@ export class BankSyncService {
     }
     // No wrapping transaction is needed: each statement is idempotent, and re-keyed rows are found under
     // their new key if the sync is cut short and run again.
-    await this.repository.rekeyTransactions(rekeys);
-    const written = await this.repository.upsertTransactions(connection.familyId, connection.provider, writes);
-    await this.repository.deleteTransactions(removals);
+    await this.repositories.imports.rekeyTransactions(rekeys);
+    const written = await this.repositories.imports.upsertTransactions(connection.familyId, connection.provider, writes);
+    await this.repositories.imports.deleteTransactions(removals);
     totals.created += written.created;
     totals.updated += written.updated + rekeys.length + removals.length;
     totals.skipped += writes.length - written.created - written.updated;
@@ -275,7 +277,7 @@ export class BankSyncService {
       const accountId = connection.autoCreateAccounts ? newId() : null;
       const classification = classificationOf(account.accountType);
       if (accountId)
-        await this.repository.createAccount({
+        await this.repositories.accounts.createAccount({
           id: accountId,
           familyId: connection.familyId,
           name: account.institution ? `${account.name} (${account.institution})` : account.name,
@@ -284,7 +286,7 @@ export class BankSyncService {
           currency: account.currency,
           balance: "0",
         });
-      await this.repository.insertProviderAccount({
+      await this.repositories.accounts.insertProviderAccount({
         id: newId(),
         familyId: connection.familyId,
         connectionId: connection.id,
@@ -296,15 +298,17 @@ export class BankSyncService {
         currencyUrl: account.currencyUrl,
       });
       // A concurrent first sync may have won the insert: the stored link is the truth.
-      const stored = (await this.repository.providerAccounts(connection.id)).find((row) => row.externalId === account.externalId)!;
-      if (accountId && stored.accountId !== accountId) await this.repository.deleteAccount(accountId);
+      const stored = (await this.repositories.accounts.providerAccounts(connection.id)).find(
+        (row) => row.externalId === account.externalId,
+      )!;
+      if (accountId && stored.accountId !== accountId) await this.repositories.accounts.deleteAccount(accountId);
       link = { providerAccountId: stored.id, accountId: stored.accountId, currency: account.currency, classification };
       links.set(account.externalId, link);
     }
     // Older windows of a walk carry nothing new about the account: no write for them.
     const news = firstSight || account.balance || account.holdings || account.holdingsUnsupported;
     if (!news) return;
-    await this.repository.updateProviderAccount(link.providerAccountId, {
+    await this.repositories.accounts.updateProviderAccount(link.providerAccountId, {
       name: account.name,
       institution: account.institution,
       balance: account.balance,
@@ -315,10 +319,10 @@ export class BankSyncService {
     if (account.balance) {
       // Providers report what a liability owes as a negative balance; accounts store it as a positive amount owed.
       const owed = link.classification === "liability" ? negate(account.balance.amount) : account.balance.amount;
-      await this.repository.recordBalance(link.accountId, account.balance, link.currency, owed);
+      await this.repositories.accounts.recordBalance(link.accountId, account.balance, link.currency, owed);
     }
     if (account.holdings) {
-      await this.repository.replaceHoldings(
+      await this.repositories.accounts.replaceHoldings(
         connection.familyId,
         link.accountId,
         account.holdings.date,

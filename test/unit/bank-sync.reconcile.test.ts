@@ -1,5 +1,5 @@
 import { daysAgo, fingerprintOf, reconcile } from "../../src/banking/bank-sync.reconcile";
-import type { ExistingTransaction } from "../../src/banking/banking.repository";
+import type { ExistingTransaction } from "../../src/banking/bank-import.repository";
 import type { ImportBatch, ImportedTransaction } from "../../src/banking/provider";
 
 const batch = (pendingRequested = true): ImportBatch => ({
