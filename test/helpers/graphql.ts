@@ -41,6 +41,23 @@ export function graphqlClient(app: TestApp, key?: string) {
 }
 export type Gql = ReturnType<typeof graphqlClient>;
 
+/**
+ * One app for the calling test file, started before its tests and stopped after them, with clients
+ * bound to it: what every `<feature>.graphql.test.ts` needs.
+ */
+export function useGraphqlApp() {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startAppAsDeployed();
+  });
+  afterAll(() => app.stop());
+  return {
+    app: () => app,
+    graphqlAs: (key?: string) => graphqlClient(app, key),
+    newFamily: () => newFamilyIn(app),
+  };
+}
+
 /** A user in a new family and a GraphQL client with their read_write key. */
 export async function newFamilyIn(app: TestApp): Promise<{ user: TestUser; gql: Gql }> {
   const user = await createUser(app.runtime.services);

@@ -3,8 +3,7 @@
  */
 import { randomUUID } from "node:crypto";
 import {
-  newFamilyIn,
-  startAppAsDeployed,
+  useGraphqlApp,
   type Json,
   type Gql,
   validationFailed,
@@ -15,14 +14,8 @@ import {
   createAccount,
   createTransaction,
 } from "../helpers/graphql";
-import type { TestApp } from "../helpers/test-app";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startAppAsDeployed();
-});
-afterAll(() => app.stop());
-const newFamily = () => newFamilyIn(app);
+const { newFamily } = useGraphqlApp();
 
 describe("accounts", () => {
   let gql: Gql;

@@ -4,18 +4,10 @@
 import { createHash } from "node:crypto";
 import { QueryTypes } from "sequelize";
 import { type TestUser } from "../helpers/fixtures";
-import { graphqlClient, newFamilyIn, startAppAsDeployed, type Json, type Gql, validationFailed, notFound } from "../helpers/graphql";
+import { useGraphqlApp, type Json, type Gql, validationFailed, notFound } from "../helpers/graphql";
 import { apiKeyClient } from "../helpers/http";
-import type { TestApp } from "../helpers/test-app";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startAppAsDeployed();
-});
-afterAll(() => app.stop());
-
-const graphqlAs = (key?: string) => graphqlClient(app, key);
-const newFamily = () => newFamilyIn(app);
+const { app, graphqlAs, newFamily } = useGraphqlApp();
 
 describe("API keys", () => {
   const CREATE_KEY = `mutation($scope: String!, $name: String) { createApiKey(scope: $scope, name: $name) { plaintext apiKey { id name scope displayPrefix revokedAt } } }`;
@@ -33,13 +25,13 @@ describe("API keys", () => {
 
     const fields = (await graphqlAs().ok(`{ __type(name: "ApiKey") { fields { name } } }`)).__type.fields.map((f: Json) => f.name);
     expect(fields).not.toContain("plaintext");
-    const [stored] = await app.runtime.sequelize.query<{ key_hash: Buffer }>("SELECT key_hash FROM api_keys WHERE id = $1", {
+    const [stored] = await app().runtime.sequelize.query<{ key_hash: Buffer }>("SELECT key_hash FROM api_keys WHERE id = $1", {
       bind: [apiKey.id],
       type: QueryTypes.SELECT,
     });
     expect(stored.key_hash.equals(createHash("sha256").update(plaintext).digest())).toBe(true);
 
-    const rest = await apiKeyClient(`${app.url}/api/v1`, plaintext).post("/merchants", { merchant: { name: "Made by the new key" } });
+    const rest = await apiKeyClient(`${app().url}/api/v1`, plaintext).post("/merchants", { merchant: { name: "Made by the new key" } });
     expect(rest.status).toBe(201);
     expect((await gql.ok("{ apiKeys { id } }")).apiKeys.map((k: Json) => k.id)).toContain(apiKey.id);
   });
@@ -50,7 +42,7 @@ describe("API keys", () => {
 
   test("revokeApiKey stops the key at once, over REST and GraphQL", async () => {
     const { plaintext, apiKey } = (await gql.ok(CREATE_KEY, { scope: "read" })).createApiKey;
-    const rest = apiKeyClient(`${app.url}/api/v1`, plaintext);
+    const rest = apiKeyClient(`${app().url}/api/v1`, plaintext);
     expect((await rest.get("/merchants")).status).toBe(200);
 
     const { revokeApiKey } = await gql.ok(REVOKE_KEY, { id: apiKey.id });

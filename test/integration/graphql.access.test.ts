@@ -3,23 +3,15 @@
  * (extensions.code, no stacks, no SQL).
  */
 import { createUser, type TestUser } from "../helpers/fixtures";
-import { graphqlClient, newFamilyIn, startAppAsDeployed, type Json, type Gql, CREATE_TAG } from "../helpers/graphql";
+import { useGraphqlApp, type Json, type Gql, CREATE_TAG } from "../helpers/graphql";
 import { type HttpResponse } from "../helpers/http";
-import type { TestApp } from "../helpers/test-app";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startAppAsDeployed();
-});
-afterAll(() => app.stop());
-
-const graphqlAs = (key?: string) => graphqlClient(app, key);
-const newFamily = () => newFamilyIn(app);
+const { app, graphqlAs, newFamily } = useGraphqlApp();
 
 describe("access", () => {
   let user: TestUser;
   beforeAll(async () => {
-    user = await createUser(app.runtime.services);
+    user = await createUser(app().runtime.services);
   });
 
   test("without a key, every field answers UNAUTHENTICATED", async () => {
@@ -71,12 +63,12 @@ describe("errors never leak internals", () => {
 
   test("an unexpected failure is a bare INTERNAL_SERVER_ERROR: no stack, no SQL", async () => {
     // A real database failure, not a mock: the table the query reads is briefly missing.
-    await app.runtime.sequelize.query("ALTER TABLE tags RENAME TO tags_hidden_by_test");
+    await app().runtime.sequelize.query("ALTER TABLE tags RENAME TO tags_hidden_by_test");
     let response: HttpResponse;
     try {
       response = await gql.raw("{ tags { id } }");
     } finally {
-      await app.runtime.sequelize.query("ALTER TABLE tags_hidden_by_test RENAME TO tags");
+      await app().runtime.sequelize.query("ALTER TABLE tags_hidden_by_test RENAME TO tags");
     }
     expect(response.body).toEqual({
       data: null,

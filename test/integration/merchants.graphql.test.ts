@@ -1,15 +1,9 @@
 /**
  * Merchants over GraphQL: paging, order, color and logo.
  */
-import { newFamilyIn, startAppAsDeployed, type Json, CREATE_MERCHANT } from "../helpers/graphql";
-import type { TestApp } from "../helpers/test-app";
+import { useGraphqlApp, type Json, CREATE_MERCHANT } from "../helpers/graphql";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startAppAsDeployed();
-});
-afterAll(() => app.stop());
-const newFamily = () => newFamilyIn(app);
+const { newFamily } = useGraphqlApp();
 
 describe("merchants", () => {
   test("are paged and ordered by name", async () => {

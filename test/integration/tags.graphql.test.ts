@@ -2,8 +2,7 @@
  * Tags over GraphQL: defaults, validation, unique names, and deletion from transactions.
  */
 import {
-  newFamilyIn,
-  startAppAsDeployed,
+  useGraphqlApp,
   type Json,
   type Gql,
   validationFailed,
@@ -12,14 +11,8 @@ import {
   createAccount,
   createTransaction,
 } from "../helpers/graphql";
-import type { TestApp } from "../helpers/test-app";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startAppAsDeployed();
-});
-afterAll(() => app.stop());
-const newFamily = () => newFamilyIn(app);
+const { newFamily } = useGraphqlApp();
 
 describe("tags", () => {
   let gql: Gql;

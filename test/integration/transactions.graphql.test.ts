@@ -3,8 +3,7 @@
  */
 import { randomUUID } from "node:crypto";
 import {
-  newFamilyIn,
-  startAppAsDeployed,
+  useGraphqlApp,
   type Json,
   type Gql,
   validationFailed,
@@ -17,14 +16,8 @@ import {
   createAccount,
   createTransaction,
 } from "../helpers/graphql";
-import type { TestApp } from "../helpers/test-app";
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startAppAsDeployed();
-});
-afterAll(() => app.stop());
-const newFamily = () => newFamilyIn(app);
+const { newFamily } = useGraphqlApp();
 
 describe("transactions", () => {
   let gql: Gql;
