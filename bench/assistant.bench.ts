@@ -21,6 +21,7 @@ import IORedis from "ioredis";
 import pg from "pg";
 import { ToolRunner } from "../src/assistant/tools";
 import { Topic } from "../src/events/catalogue";
+import { FamilyVocabulary } from "../src/assistant/vocabulary";
 import { seedDemo } from "../src/cli/demo";
 import { loadConfig } from "../src/config/config";
 import { startRuntime } from "../src/runtime";
@@ -128,7 +129,8 @@ async function main(): Promise<void> {
       { type: "SELECT" as never },
     );
     const { repositories } = runtime.services;
-    const scope = { familyId: demo.family_id, currency: "USD", today: new Date().toISOString().slice(0, 10) };
+    const vocabulary = new FamilyVocabulary(await repositories.finance.vocabulary(demo.family_id));
+    const scope = { familyId: demo.family_id, currency: "USD", today: new Date().toISOString().slice(0, 10), vocabulary };
     const floorStart = performance.now();
     const floorLatencies = await Promise.all(
       chatIds.map(async () => {

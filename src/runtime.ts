@@ -78,6 +78,7 @@ export async function startRuntime(config: Config, roles: Roles, options: Runtim
     let runtime: Runtime | undefined = undefined;
     const publicUrl = () => runtime?.url ?? config.publicUrl ?? `http://localhost:${config.port}`;
     const services = createServices(sequelize, events, { config, queues, logger, publicUrl });
+    stops.push(async () => services.outbound.close());
     // Before the event bus and the database close: events committed just now get linked and published.
     stops.push(() => services.audit.settle());
     runtime = { config, logger, sequelize, services, queues, databaseUrl, stop };

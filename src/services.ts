@@ -29,6 +29,7 @@ import { UserRepository } from "./identity/user.repository";
 import { UserService } from "./identity/user.service";
 import { MerchantRepository } from "./merchants/merchant.repository";
 import { MerchantService } from "./merchants/merchant.service";
+import { OutboundGuard } from "./outbound/outbound.guard";
 import { SecretBox } from "./security/secret-box";
 import { ConnectedAccountService } from "./sso/connected-accounts.service";
 import { OidcClient } from "./sso/oidc-client";
@@ -124,9 +125,12 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
   const publicUrl = deps.publicUrl ?? (() => config.publicUrl ?? `http://localhost:${config.port}`);
   const ssoProviders = new SsoProviderService(sequelize, repositories.sso, audit, secrets, oidc, publicUrl);
   const connectedAccounts = new ConnectedAccountService(sequelize, repositories.sso, audit);
+  /** The one way to reach a user- or upstream-supplied URL or host (src/outbound/outbound.guard.ts). */
+  const outbound = new OutboundGuard(config.outbound);
   return {
     repositories,
     events,
+    outbound,
     users,
     userAdmin: new UserAdminService(sequelize, repositories.users, users, sessions, audit, events),
     apiKeys: new ApiKeyService(repositories.apiKeys, events),

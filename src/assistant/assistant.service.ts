@@ -9,6 +9,7 @@ import type { EventBus } from "../events/event-bus";
 import type { FinanceRepository } from "./finance.repository";
 import { AssistantFailure, FAILURE_SENTENCES, STALE_SENTENCE, type AssistantProvider } from "./provider";
 import { ToolRunner } from "./tools";
+import { FamilyVocabulary } from "./vocabulary";
 
 export type ReplyOutcome = "replied" | "failed" | "skipped";
 
@@ -42,11 +43,9 @@ export class AssistantService {
     if (!target || target.aiResponseStatus !== "pending" || target.replyAttempt !== attempt) return "skipped";
     if (!target.aiEnabled) return this.fail(target, FAILURE_SENTENCES.misconfigured);
 
-    const [vocabulary, history] = await Promise.all([
-      this.finance.vocabulary(target.familyId),
-      this.chats.history(target.chatId, target.id),
-    ]);
-    const scope = { familyId: target.familyId, currency: target.currency.trim(), today: new Date().toISOString().slice(0, 10) };
+    const [names, history] = await Promise.all([this.finance.vocabulary(target.familyId), this.chats.history(target.chatId, target.id)]);
+    const vocabulary = new FamilyVocabulary(names);
+    const scope = { familyId: target.familyId, currency: target.currency.trim(), today: new Date().toISOString().slice(0, 10), vocabulary };
     const tools = new ToolRunner(scope, { finance: this.finance, accounts: this.accounts });
     const partial = this.partialPublisher(target);
     let content: string;
@@ -54,7 +53,7 @@ export class AssistantService {
       ({ content } = await this.provider.respond({
         model: target.model ?? this.config.defaultModel,
         history,
-        context: { ...scope, ...vocabulary },
+        context: { currency: scope.currency, today: scope.today, vocabulary },
         tools,
         onDelta: partial.add,
       }));

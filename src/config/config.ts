@@ -1,6 +1,8 @@
 import path from "node:path";
 import proxyAddr from "proxy-addr";
 import { z } from "zod";
+import type { OutboundPolicy } from "../outbound/outbound.guard";
+import { parseAllowlist } from "../outbound/outbound.addresses";
 import { projectRoot } from "./project-root";
 
 /**
@@ -40,6 +42,21 @@ const encryptionKey = z.string().refine((value) => {
   const bytes = Buffer.from(value, "base64");
   return bytes.length === 32 && bytes.toString("base64").replace(/=+$/, "") === value.trim().replace(/=+$/, "");
 }, "must be the base64 encoding of exactly 32 bytes (openssl rand -base64 32)");
+
+/** Comma-separated hosts (`api.example.com`, `*.corp.example`) and addresses or CIDR ranges the outbound guard lets through. */
+const outboundAllowlist = z.string().transform((value, ctx): string[] => {
+  const entries = value
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  try {
+    parseAllowlist(entries);
+  } catch (error) {
+    ctx.addIssue({ code: "custom", message: (error as Error).message });
+    return z.NEVER;
+  }
+  return entries;
+});
 
 const settings = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -94,6 +111,16 @@ const settings = z.object({
   SSO_JWKS_COOLDOWN_MS: z.coerce.number().int().min(0).default(30000),
   SSO_CLOCK_TOLERANCE_SECONDS: z.coerce.number().int().min(0).max(300).default(60),
   SSO_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(120).default(10),
+  OUTBOUND_ALLOW_PRIVATE: booleanFlag.default(false),
+  OUTBOUND_ALLOWLIST: outboundAllowlist.default([]),
+  OUTBOUND_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(50).max(120000).default(5000),
+  OUTBOUND_TIMEOUT_MS: z.coerce.number().int().min(100).max(600000).default(30000),
+  OUTBOUND_MAX_RESPONSE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(256 * 1024 * 1024)
+    .default(1024 * 1024),
 });
 
 export type Config = Readonly<{
@@ -140,6 +167,8 @@ export type Config = Readonly<{
   /** How long an audit page may spend counting its total (up to 10 000) before reporting a lower bound. */
   auditCountBudgetMs: number;
   sso: Readonly<{ discoveryTtlMs: number; jwksCooldownMs: number; clockToleranceSeconds: number; timeoutSeconds: number }>;
+  /** The outbound guard's policy (src/outbound): which addresses user-supplied URLs may reach, timeouts, response cap. */
+  outbound: OutboundPolicy;
 }>;
 
 export type AssistantConfig = Readonly<{
@@ -230,6 +259,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       jwksCooldownMs: s.SSO_JWKS_COOLDOWN_MS,
       clockToleranceSeconds: s.SSO_CLOCK_TOLERANCE_SECONDS,
       timeoutSeconds: s.SSO_TIMEOUT_SECONDS,
+    }),
+    outbound: Object.freeze({
+      allowPrivate: s.OUTBOUND_ALLOW_PRIVATE,
+      allowlist: s.OUTBOUND_ALLOWLIST,
+      connectTimeoutMs: s.OUTBOUND_CONNECT_TIMEOUT_MS,
+      timeoutMs: s.OUTBOUND_TIMEOUT_MS,
+      maxResponseBytes: s.OUTBOUND_MAX_RESPONSE_BYTES,
     }),
   });
 }

@@ -1,10 +1,11 @@
 import type { CreationAttributes, Sequelize, Transaction } from "sequelize";
 import type { AccountRow } from "../accounts/account.repository";
 import type { CategoryRow } from "../categories/category.repository";
-import { likePattern, readRows, selectRows } from "../common/sql";
+import { readRows, selectRows } from "../common/sql";
 import type { MerchantRow } from "../merchants/merchant.repository";
 import type { TagRow } from "../tags/tag.repository";
 import { TransactionModel, TransactionTagModel, TransferModel } from "./transaction.model";
+import { transactionConditions, type TransactionFilter } from "./transaction.filter";
 
 export type TransactionRow = {
   id: string;
@@ -58,19 +59,6 @@ type RelationRow = {
   logoUrl: string | null;
   createdAt: Date;
   updatedAt: Date;
-};
-
-export type TransactionFilter = {
-  accountId?: string;
-  categoryId?: string;
-  merchantId?: string;
-  tagIds?: string[];
-  startDate?: string;
-  endDate?: string;
-  minAmount?: string;
-  maxAmount?: string;
-  type?: "income" | "expense";
-  search?: string;
 };
 
 const COLUMNS = `
@@ -160,7 +148,7 @@ export class TransactionRepository {
     offset: number,
   ): Promise<{ rows: TransactionRow[]; total: number }> {
     const bind: unknown[] = [familyId];
-    const where = ["t.family_id = $1", ...filterConditions(filter, bind)].join(" AND ");
+    const where = ["t.family_id = $1", ...transactionConditions(filter, bind)].join(" AND ");
     // The page is cut first and only its rows are joined to transfers: the window count needs every
     // matching row, the joins only the page's (joining first cost a transfer lookup per matching row).
     const rows = await readRows<TransactionRow & { total: string }>(
@@ -326,34 +314,4 @@ function relationBranch(columns: RelationColumns, from: string): string {
     ([name, type]) => `${columns[name as keyof RelationRow] ?? `NULL::${type}`} AS "${name}"`,
   );
   return `SELECT ${list.join(", ")} ${from}`;
-}
-
-function filterConditions(filter: TransactionFilter, bind: unknown[]): string[] {
-  const conditions: string[] = [];
-  const param = (value: unknown) => {
-    bind.push(value);
-    return `$${bind.length}`;
-  };
-  if (filter.accountId) conditions.push(`t.account_id = ${param(filter.accountId)}`);
-  if (filter.categoryId) conditions.push(`t.category_id = ${param(filter.categoryId)}`);
-  if (filter.merchantId) conditions.push(`t.merchant_id = ${param(filter.merchantId)}`);
-  if (filter.tagIds?.length) {
-    conditions.push(
-      `EXISTS (SELECT 1 FROM transaction_tags tt WHERE tt.transaction_id = t.id AND tt.tag_id = ANY(${param(filter.tagIds)}::uuid[]))`,
-    );
-  }
-  if (filter.startDate) conditions.push(`t.date >= ${param(filter.startDate)}::date`);
-  if (filter.endDate) conditions.push(`t.date <= ${param(filter.endDate)}::date`);
-  // Amount bounds compare magnitudes: "over $100" means what a person means, for income and expense alike.
-  if (filter.minAmount) conditions.push(`abs(t.amount) >= ${param(filter.minAmount)}::numeric`);
-  if (filter.maxAmount) conditions.push(`abs(t.amount) <= ${param(filter.maxAmount)}::numeric`);
-  if (filter.type === "income") conditions.push("t.amount < 0");
-  if (filter.type === "expense") conditions.push("t.amount >= 0");
-  if (filter.search) {
-    const pattern = param(likePattern(filter.search));
-    conditions.push(
-      `(t.name ILIKE ${pattern} OR t.notes ILIKE ${pattern} OR EXISTS (SELECT 1 FROM merchants m WHERE m.id = t.merchant_id AND m.name ILIKE ${pattern}))`,
-    );
-  }
-  return conditions;
 }

@@ -8,8 +8,10 @@ import { optionalText, requiredText, saveUnique } from "../common/validation";
 import type { Actor } from "../identity/actor";
 import type { MerchantRepository } from "../merchants/merchant.repository";
 import { absolute, isKnownCurrency, negate } from "../money/money";
+import { applyNature } from "./transaction.rules";
 import type { TagRepository } from "../tags/tag.repository";
-import type { TransactionChanges, TransactionFilter, TransactionRepository, TransactionRow } from "./transaction.repository";
+import type { TransactionFilter } from "./transaction.filter";
+import type { TransactionChanges, TransactionRepository, TransactionRow } from "./transaction.repository";
 
 /** What a client may send; Decimal and Date values arrive already parsed by their GraphQL scalars. */
 export type TransactionInput = {
@@ -40,22 +42,19 @@ export type TransferInput = {
   notes?: string | null;
 };
 
-export type TransactionListFilter = Omit<TransactionFilter, "type"> & { type?: string | null };
+/** The list's filter as clients send it: one id per relation (tags excepted), the type unchecked. */
+export type TransactionListFilter = Omit<TransactionFilter, "type" | "accountIds" | "categoryIds" | "merchantIds" | "tagIds"> & {
+  accountId?: string;
+  categoryId?: string;
+  merchantId?: string;
+  tagIds?: string[];
+  type?: string | null;
+};
 
 const NATURES: Record<string, "income" | "expense"> = { income: "income", inflow: "income", expense: "expense", outflow: "expense" };
 const NAME_MAX = 500;
 const NOTES_MAX = 10_000;
 const EXTERNAL_ID_MAX = 255;
-
-/**
- * Upstream's sign convention: stored amounts are positive for money out and negative for money in.
- * A nature makes the sign explicit; without one the amount is stored as sent.
- */
-export function applyNature(amount: string, nature: "income" | "expense" | undefined): string {
-  if (nature === "income") return negate(absolute(amount));
-  if (nature === "expense") return absolute(amount);
-  return amount;
-}
 
 export class TransactionService {
   constructor(
@@ -91,7 +90,15 @@ export class TransactionService {
     if (filter.type && filter.type !== "income" && filter.type !== "expense") problems.add("type must be income or expense");
     problems.throwIfAny();
     const request = clampPage(page, perPage, 25);
-    const { rows, total } = await this.transactions.page(actor.familyId, filter as TransactionFilter, request.perPage, offsetOf(request));
+    const { accountId, categoryId, merchantId, ...rest } = filter;
+    const query: TransactionFilter = {
+      ...rest,
+      type: (filter.type || undefined) as TransactionFilter["type"],
+      accountIds: accountId ? [accountId] : undefined,
+      categoryIds: categoryId ? [categoryId] : undefined,
+      merchantIds: merchantId ? [merchantId] : undefined,
+    };
+    const { rows, total } = await this.transactions.page(actor.familyId, query, request.perPage, offsetOf(request));
     return { items: rows, pagination: pageInfo(request, total) };
   }
 
