@@ -6,7 +6,7 @@ import { AssistantService } from "./assistant/assistant.service";
 import { FinanceRepository } from "./assistant/finance.repository";
 import { createProvider } from "./assistant/providers";
 import { BankSyncService } from "./banking/bank-sync.service";
-import { BankingRepository } from "./banking/banking.repository";
+import { createBankingRepositories } from "./banking/banking.repository";
 import { BankingService, type SyncQueue } from "./banking/banking.service";
 import { CategoryRepository } from "./categories/category.repository";
 import { CategoryService } from "./categories/category.service";
@@ -54,7 +54,7 @@ function createRepositories(sequelize: Sequelize) {
     transactions: new TransactionRepository(sequelize),
     chats: new ChatRepository(sequelize),
     finance: new FinanceRepository(sequelize),
-    banking: new BankingRepository(sequelize),
+    banking: createBankingRepositories(sequelize),
     audit: new AuditRepository(sequelize),
     auditSavedSearches: new AuditSavedSearchRepository(),
     auth: new AuthRepository(sequelize),

@@ -2,7 +2,8 @@ import { Arg, Args, ArgsType, Authorized, Ctx, Field, ID, Int, Mutation, Query, 
 import { Access } from "../graphql/auth-checker";
 import type { RequestContext } from "../graphql/context";
 import { Topic, type AuditEventRecorded } from "../events/catalogue";
-import { encodeCursor, parseFilter, type AuditEvent, type AuditService } from "./audit.service";
+import { encodeCursor, parseFilter } from "./audit-filter";
+import type { AuditEvent, AuditService } from "./audit.service";
 import { AuditChainReportType, AuditEventConnectionType, AuditEventFilterInput, AuditEventType, AuditSavedSearchType } from "./audit.type";
 
 @ArgsType()

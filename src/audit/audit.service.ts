@@ -1,24 +1,15 @@
-import { BlockList, isIP } from "node:net";
 import type { Transaction } from "sequelize";
-import { BadRequestError } from "../common/errors";
-import { isUuid, newId } from "../common/ids";
+import { newId } from "../common/ids";
 import type { Logger } from "../common/logger";
 import { MAX_EVENT_PAYLOAD_BYTES, Topic, type AuditEventRecorded } from "../events/catalogue";
 import type { EventBus } from "../events/event-bus";
-import {
-  effectiveSeverity,
-  expandEventTypePattern,
-  isAuditEventType,
-  isSeverity,
-  type AuditEventType,
-  type Severity,
-} from "./audit.catalogue";
+import { effectiveSeverity, isAuditEventType, isSeverity, type AuditEventType, type Severity } from "./audit.catalogue";
+import { verifyChain, type ChainReport } from "./audit-chain-verify";
+import { clampLimit, decodeCursor, encodeCursor, matchesFilter, parseFilter, type AuditFilterInput } from "./audit-filter";
 import { currentAuditContext } from "./audit-context";
 import { redact, redactChanges, type Changes } from "./audit-changes";
-import type { AuditEventRow, AuditQuery, AuditRepository, Keyset, VerifyRow } from "./audit.repository";
+import type { AuditEventRow, AuditRepository } from "./audit.repository";
 
-export const DEFAULT_PAGE_SIZE = 50;
-export const MAX_PAGE_SIZE = 100;
 /** Totals are counted up to this many matches; past it the total says "at least". */
 export const TOTAL_CAP = 10_000;
 
@@ -62,22 +53,6 @@ export type AuditEvent = {
   hash: string | null;
 };
 
-/** Filter values as a client sends them (GraphQL input, REST query, saved search). */
-export type AuditFilterInput = {
-  search?: string | null;
-  userIds?: string[] | null;
-  providers?: string[] | null;
-  /** Exact types or prefixes ending in `.*`. */
-  eventTypes?: string[] | null;
-  severities?: string[] | null;
-  /** ISO 8601 date or date-time; a date means from its start. */
-  from?: string | null;
-  /** ISO 8601 date or date-time, inclusive; a date means through its end. */
-  to?: string | null;
-  /** An address, a CIDR, or an address with a trailing wildcard: `10.1.*`. */
-  ipAddress?: string | null;
-};
-
 export type AuditPage = {
   events: AuditEvent[];
   limit: number;
@@ -88,18 +63,6 @@ export type AuditPage = {
   nextCursor: string | null;
 };
 
-export type ChainBreak = {
-  kind: "altered" | "deleted" | "inserted" | "relinked";
-  /** Null for an inserted event that no link names. */
-  seq: string | null;
-  eventId: string | null;
-  timestamp: Date | null;
-  message: string;
-};
-
-export type ChainReport = { ok: boolean; checked: number; firstBroken: ChainBreak | null };
-
-const VERIFY_BATCH = 5000;
 /** Links per sequencer transaction: short enough not to hold the chain lock long, long enough to keep up. */
 const CHAIN_BATCH = 1000;
 /**
@@ -108,11 +71,6 @@ const CHAIN_BATCH = 1000;
  * transaction, hence one disk flush, instead of adding a flush to every writer's.
  */
 const CHAIN_INTERVAL_MS = 100;
-/** A search word of this shape matches whole e-mail addresses (audit_email_terms in SQL uses the same pattern). */
-const EMAIL_WORD = /^[a-z0-9._%+-]+@[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}$/;
-const EMAIL_IN_TEXT = /[a-z0-9._%+-]+@[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}/g;
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
-const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/;
 const MAX_TEXT = 512;
 
 export class AuditService {
@@ -239,7 +197,6 @@ export class AuditService {
     } satisfies AuditPage;
   }
 
-  /** Whether a live event passes a subscriber's filter (the same rules as the query, evaluated here). */
   /** The event a live-stream notice stands for: carried whole, or read by its key; null if it is gone. */
   async received(notice: AuditEventRecorded): Promise<AuditEvent | null> {
     if (notice.event) return { ...notice.event, timestamp: new Date(notice.event.timestamp) };
@@ -247,26 +204,9 @@ export class AuditService {
     return row ? toEvent(row) : null;
   }
 
+  /** Whether a live event passes a subscriber's filter (the same rules as the query, evaluated here). */
   matcher(filter: AuditFilterInput | null | undefined): (event: AuditEvent) => boolean {
-    const query = parseFilter(filter);
-    const block = query.ipCidr ? blockListOf(query.ipCidr) : null;
-    return (event) => {
-      const timestamp = new Date(event.timestamp);
-      if (query.userIds.length && !query.userIds.includes(event.user?.id ?? "")) return false;
-      if (query.providers.length && !query.providers.includes(event.provider ?? "")) return false;
-      if (query.eventTypes.length && !query.eventTypes.includes(event.eventType)) return false;
-      if (query.severities.length && !query.severities.includes(event.severity)) return false;
-      if (query.from && timestamp < query.from) return false;
-      if (query.before && timestamp >= query.before) return false;
-      if (block && !(event.ipAddress && block.check(event.ipAddress, isIP(event.ipAddress) === 6 ? "ipv6" : "ipv4"))) return false;
-      if (query.words.length || query.emails.length) {
-        const text = searchTextOf(event);
-        if (!query.words.every((word) => text.includes(word))) return false;
-        const emails: string[] = text.match(EMAIL_IN_TEXT) ?? [];
-        if (!query.emails.every((email) => emails.includes(email))) return false;
-      }
-      return true;
-    };
+    return matchesFilter(parseFilter(filter));
   }
 
   /**
@@ -279,46 +219,7 @@ export class AuditService {
   async verify(range: { from?: string | null; to?: string | null } = {}): Promise<ChainReport> {
     const bounds = parseFilter({ from: range.from, to: range.to });
     await this.chainCommitted();
-    // The walk stops at the head as it is now; events linked meanwhile are the next run's business.
-    const head = await this.repository.chainHead();
-    const headSeq = BigInt(head.seq);
-    let previous: VerifyRow | null = null;
-    let checked = 0;
-    let cursor = 0n;
-    for (;;) {
-      const rows = await this.repository.verifyBatch(cursor, headSeq, VERIFY_BATCH, { from: bounds.from, before: bounds.before });
-      for (const row of rows) {
-        const seq = BigInt(row.seq);
-        if (previous === null && seq > 1n) previous = await this.repository.bySeq(seq - 1n);
-        const broken = checkLink(previous, row, seq);
-        if (broken) return { ok: false, checked, firstBroken: broken };
-        previous = row;
-        checked += 1;
-      }
-      if (rows.length < VERIFY_BATCH) break;
-      cursor = BigInt(rows[rows.length - 1].seq);
-    }
-    const broken = (kind: ChainBreak["kind"], seq: bigint | null, message: string, at?: { id: string; timestamp: Date }): ChainReport => ({
-      ok: false,
-      checked,
-      firstBroken: { kind, seq: seq?.toString() ?? null, eventId: at?.id ?? null, timestamp: at?.timestamp ?? null, message },
-    });
-    if (!bounds.before) {
-      const lastSeq = previous ? BigInt(previous.seq) : 0n;
-      if (lastSeq < headSeq)
-        return broken("deleted", lastSeq + 1n, `events ${lastSeq + 1n} to ${headSeq} are missing from the end of the chain`);
-      if (previous && head.hash && !previous.hash.equals(head.hash)) {
-        return broken("relinked", lastSeq, `the last event (sequence ${lastSeq}) is not the one the chain head recorded`);
-      }
-      const beyond = await this.repository.firstBeyondHead();
-      if (beyond) return broken("inserted", BigInt(beyond.seq), `event ${beyond.id} lies past the end of the chain`, beyond);
-    }
-    const stray = await this.repository.firstStray({ from: bounds.from, before: bounds.before });
-    if (stray) {
-      const at = stray.timestamp.toISOString();
-      return broken("inserted", null, `event ${stray.id} (${at}) is in the log but in no link of the chain`, stray);
-    }
-    return { ok: true, checked, firstBroken: null };
+    return verifyChain(this.repository, { from: bounds.from, before: bounds.before });
   }
 
   /** Creates the monthly partitions from `from`'s month to `monthsAhead` months after it (the setting by default). */
@@ -329,31 +230,6 @@ export class AuditService {
   partitionNames(): Promise<string[]> {
     return this.repository.partitionNames();
   }
-}
-
-function checkLink(previous: VerifyRow | null, row: VerifyRow, seq: bigint): ChainBreak | null {
-  const at = (kind: ChainBreak["kind"], message: string): ChainBreak => ({
-    kind,
-    seq: row.seq,
-    eventId: row.id,
-    timestamp: row.timestamp,
-    message,
-  });
-  const expected = previous ? BigInt(previous.seq) + 1n : 1n;
-  if (previous && seq === BigInt(previous.seq)) return at("inserted", `event ${row.id} repeats sequence number ${row.seq}`);
-  if (seq > expected) {
-    return {
-      ...at("deleted", `events ${expected} to ${seq - 1n} are missing before event ${row.id}`),
-      seq: expected.toString(),
-    };
-  }
-  if (!row.eventExists)
-    return at("deleted", `events ${row.seq} to ${row.seq} are missing: link ${row.seq} names event ${row.id}, which is gone`);
-  if (!row.hashMatches) return at("altered", `event ${row.id} (sequence ${row.seq}) no longer matches its hash`);
-  const expectedPrev = previous?.hash ?? null;
-  const linked = expectedPrev === null ? row.prevHash === null : row.prevHash !== null && row.prevHash.equals(expectedPrev);
-  if (!linked) return at("relinked", `event ${row.id} (sequence ${row.seq}) does not follow the event before it`);
-  return null;
 }
 
 function toEvent(row: AuditEventRow): AuditEvent {
@@ -390,122 +266,6 @@ export function recordedNotice(event: AuditEvent): AuditEventRecorded {
   return { id: event.id, timestamp, event: fits ? whole : null };
 }
 
-function searchTextOf(event: AuditEvent): string {
-  return [
-    event.eventType,
-    event.user?.email,
-    event.provider,
-    event.action,
-    event.resource?.type,
-    event.resource?.id,
-    event.resource?.label,
-    event.ipAddress,
-    event.userAgent,
-    event.error,
-    event.changes ? JSON.stringify(event.changes) : null,
-  ]
-    .map((part) => part ?? "")
-    .join(" ")
-    .toLowerCase();
-}
-
 function clip(value: string | null | undefined): string | null {
   return value === null || value === undefined ? null : value.slice(0, MAX_TEXT);
-}
-
-function clampLimit(first: number | null | undefined): number {
-  if (!Number.isInteger(first) || (first as number) < 1) return DEFAULT_PAGE_SIZE;
-  return Math.min(first as number, MAX_PAGE_SIZE);
-}
-
-export function encodeCursor(event: AuditEvent): string {
-  return Buffer.from(`${event.timestamp.toISOString()}|${event.id}`).toString("base64url");
-}
-
-function decodeCursor(cursor: string): Keyset {
-  const [iso, id] = Buffer.from(cursor, "base64url").toString("utf8").split("|");
-  const timestamp = new Date(iso ?? "");
-  if (!isUuid(id) || Number.isNaN(timestamp.getTime())) throw new BadRequestError("cursor is invalid");
-  return { timestamp, id };
-}
-
-function parseMoment(value: string, label: string, end: boolean): Date {
-  const text = value.trim();
-  if (ISO_DATE.test(text)) {
-    const day = new Date(`${text}T00:00:00Z`);
-    if (Number.isNaN(day.getTime()) || day.toISOString().slice(0, 10) !== text) throw new BadRequestError(`${label} is not a valid date`);
-    return end ? new Date(day.getTime() + 86_400_000) : day;
-  }
-  // A date-time without an offset is UTC, never the server's local time.
-  const moment = ISO_DATE_TIME.test(text) ? new Date(/(Z|[+-]\d{2}:?\d{2})$/.test(text) ? text : `${text}Z`) : new Date(NaN);
-  if (Number.isNaN(moment.getTime())) throw new BadRequestError(`${label} must be an ISO 8601 date or date-time`);
-  // Inclusive end: events are stored with millisecond precision, so "through t" is "before t + 1 ms".
-  return end ? new Date(moment.getTime() + 1) : moment;
-}
-
-/** Turns `10.1.*`, `10.1.0.0/16`, `2001:db8:*` or a plain address into a CIDR for `<<=`. */
-export function ipFilterToCidr(value: string): string {
-  const text = value.trim();
-  const bad = () => new BadRequestError("ipAddress must be an address, a CIDR, or an address with a trailing wildcard like 10.1.*");
-  if (text.includes("/")) {
-    const [address, bits] = text.split("/");
-    const family = isIP(address);
-    const prefix = Number(bits);
-    if (!family || !/^\d+$/.test(bits) || prefix > (family === 4 ? 32 : 128)) throw bad();
-    return `${address}/${prefix}`;
-  }
-  if (text.endsWith("*")) {
-    const stem = text.replace(/[.:]?\*$/, "");
-    if (stem.includes(":") || text.includes(":")) {
-      const groups = stem === "" ? [] : stem.split(":");
-      if (groups.length > 7 || !groups.every((group) => /^[0-9a-f]{1,4}$/i.test(group))) throw bad();
-      return `${[...groups, ...Array(8 - groups.length).fill("0")].join(":")}/${groups.length * 16}`;
-    }
-    const octets = stem === "" ? [] : stem.split(".");
-    if (octets.length > 3 || !octets.every((octet) => /^\d{1,3}$/.test(octet) && Number(octet) <= 255)) throw bad();
-    return `${[...octets, ...Array(4 - octets.length).fill("0")].join(".")}/${octets.length * 8}`;
-  }
-  const family = isIP(text);
-  if (!family) throw bad();
-  return `${text}/${family === 4 ? 32 : 128}`;
-}
-
-function blockListOf(cidr: string): BlockList {
-  const [address, bits] = cidr.split("/");
-  const list = new BlockList();
-  list.addSubnet(address, Number(bits), isIP(address) === 6 ? "ipv6" : "ipv4");
-  return list;
-}
-
-/** Checks and normalises a filter; anything unusable is a 400 naming the value. */
-export function parseFilter(filter: AuditFilterInput | null | undefined): AuditQuery {
-  const f = filter ?? {};
-  const eventTypes = new Set<AuditEventType>();
-  for (const pattern of f.eventTypes ?? []) {
-    const expanded = expandEventTypePattern(pattern);
-    if (!expanded) throw new BadRequestError(`eventType ${JSON.stringify(pattern)} is not a known event type`);
-    expanded.forEach((type) => eventTypes.add(type));
-  }
-  const severities = (f.severities ?? []).map((severity) => severity.trim().toLowerCase());
-  for (const severity of severities)
-    if (!isSeverity(severity)) throw new BadRequestError(`severity ${JSON.stringify(severity)} is not known`);
-  const userIds = (f.userIds ?? []).map((id) => id.trim());
-  for (const id of userIds) if (!isUuid(id)) throw new BadRequestError(`userId ${JSON.stringify(id)} is not a valid id`);
-  const from = f.from ? parseMoment(f.from, "from", false) : null;
-  const before = f.to ? parseMoment(f.to, "to", true) : null;
-  const words = (f.search ?? "")
-    .toLowerCase()
-    .split(/\s+/)
-    .filter((word) => word.length > 0);
-  return {
-    words: words.filter((word) => !EMAIL_WORD.test(word)),
-    emails: words.filter((word) => EMAIL_WORD.test(word)),
-    userIds,
-    providers: (f.providers ?? []).map((provider) => provider.trim()).filter(Boolean),
-    eventTypes: [...eventTypes],
-    severities: severities as Severity[],
-    from,
-    before,
-    ipCidr: f.ipAddress ? ipFilterToCidr(f.ipAddress) : null,
-  };
 }

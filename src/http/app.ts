@@ -24,8 +24,8 @@ import { formatGraphQLError } from "../graphql/errors";
 import type { Services } from "../services";
 import { createAuthRouter } from "../auth/auth.router";
 import { createSsoRouter } from "../sso/sso.router";
-import { auditContextFor, runInAuditContext } from "../audit/audit-context";
-import { authenticate, bearerToken, resolveActor, withAuditContext } from "./authenticate";
+import { auditContextFor, runInAuditContext, type AuditContext } from "../audit/audit-context";
+import { authenticate, bearerToken, enterRequestOrigin, resolveActor } from "./authenticate";
 import { LiveSockets } from "./live-sockets";
 import { rateLimit } from "./rate-limit";
 import { assignRequestId } from "./request-id";
@@ -64,6 +64,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     res.setHeader("Referrer-Policy", "no-referrer");
     next();
   });
+  app.use(enterRequestOrigin);
   // Mounted only when its lines are wanted: below info it would time every request for nothing.
   if (logger.isLevelEnabled("info")) app.use(requestLog(logger));
 
@@ -75,7 +76,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     res.status(down.length ? 503 : 200).json(down.length ? { status: "unavailable", down } : { status: "ready" });
   });
 
-  const contextOf = (res: Response) => new RequestContext(services, res.locals.actor, res.locals.requestId, logger, res.locals.audit);
+  const contextOf = (res: Response) => new RequestContext(services, res.locals.actor, res.locals.requestId, logger);
   const limit = deps.rateLimiter ? [rateLimit(deps.rateLimiter, logger)] : [];
 
   const openapi = fs.readFileSync(path.join(projectRoot, "schema", "openapi.yaml"), "utf8");
@@ -83,24 +84,21 @@ export async function createApp(deps: AppDeps): Promise<App> {
     res.type("application/yaml").send(openapi);
   });
   const restRouter = createRestRouter(schema, (req) => contextOf(req.res!));
-  app.use(
-    API_PREFIX,
-    authenticate(services, { required: true }),
-    ...limit,
-    express.json({ limit: BODY_LIMIT }),
-    withAuditContext,
-    restRouter,
-  );
+  app.use(API_PREFIX, authenticate(services, { required: true }), ...limit, express.json({ limit: BODY_LIMIT }), restRouter);
   app.use(createAuthRouter(services, limit));
   app.use(createSsoRouter(services, limit));
 
-  /** Where a socket's operations come from, for audit events: one request id per operation or connection. */
-  const socketAuditContext = (request: http.IncomingMessage) =>
+  /**
+   * The WebSocket transport's origins: one per connection (its authentication) and one per operation,
+   * each with its own request id, made current here and nowhere else (the HTTP one is enterRequestOrigin).
+   */
+  const socketOrigin = (request: http.IncomingMessage) =>
     auditContextFor({
       clientIp: proxyAddr(request, app.get("trust proxy fn")),
       userAgent: request.headers["user-agent"],
       requestId: randomUUID(),
     });
+  const operationOrigins = new WeakMap<RequestContext, AuditContext>();
   // Upgrades are handed over here rather than by attaching ws to the HTTP server, which would re-emit
   // the server's own errors (a port in use) on the ws server, where graphql-ws prints them as a stack trace.
   const wsServer = new WebSocketServer({ noServer: true });
@@ -124,7 +122,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
         if (apiKey === undefined && bearer === undefined) return true;
         try {
           // Like an HTTP request's: presenting an expired session records its expiry with the socket's origin.
-          const origin = socketAuditContext(ctx.extra.request);
+          const origin = socketOrigin(ctx.extra.request);
           const credentials = { bearer, apiKey: apiKey === undefined ? undefined : String(apiKey) };
           ctx.extra.actor = await runInAuditContext(origin, () => resolveActor(services, credentials));
           liveSockets.add(ctx.extra.socket, ctx.extra.actor);
@@ -134,11 +132,13 @@ export async function createApp(deps: AppDeps): Promise<App> {
         }
       },
       context: (ctx) => {
-        const audit = socketAuditContext(ctx.extra.request);
-        return new RequestContext(services, ctx.extra.actor ?? null, audit.requestId!, logger, audit);
+        const origin = socketOrigin(ctx.extra.request);
+        const context = new RequestContext(services, ctx.extra.actor ?? null, origin.requestId!, logger);
+        operationOrigins.set(context, origin);
+        return context;
       },
-      // Queries and mutations over the socket record audit events with the socket's context, as HTTP requests do.
-      execute: (args) => runInAuditContext((args.contextValue as RequestContext).audit, () => execute(args)),
+      // Queries and mutations over the socket record audit events with the operation's origin, as HTTP requests do.
+      execute: (args) => runInAuditContext(operationOrigins.get(args.contextValue as RequestContext)!, () => execute(args)),
       onNext: (_ctx, _id, _payload, _args, result) =>
         result.errors ? { ...result, errors: result.errors.map((error) => formatError(error.toJSON(), error)) } : undefined,
     },
@@ -173,7 +173,6 @@ export async function createApp(deps: AppDeps): Promise<App> {
     authenticate(services, { required: false, cookie: true }),
     ...limit,
     express.json({ limit: BODY_LIMIT }),
-    withAuditContext,
     expressMiddleware(apollo, { context: async ({ res }) => contextOf(res) }),
   );
 

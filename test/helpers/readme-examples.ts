@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 /**
  * Reads the README's shell examples and the outputs it prints for them, and compares those outputs with
- * what the commands really print. Used by test/e2e/readme-tour.test.ts.
+ * what the commands really print. Used by test/e2e/readme.tour.test.ts.
  *
  * A step is one or more command lines and the output the README shows for them: the `# …` comment lines
  * right after the commands, or a ```json / ``` block right after the ```sh block (for its last step).

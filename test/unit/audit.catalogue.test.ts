@@ -6,7 +6,7 @@ import {
   isAuditEventType,
 } from "../../src/audit/audit.catalogue";
 import { diffChanges, REDACTED, redactChanges } from "../../src/audit/audit-changes";
-import { ipFilterToCidr, parseFilter } from "../../src/audit/audit.service";
+import { ipFilterToCidr, parseFilter } from "../../src/audit/audit-filter";
 
 describe("the audit event catalogue", () => {
   test("holds the 24 event types of the spec with their default severities", () => {

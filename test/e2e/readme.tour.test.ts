@@ -16,12 +16,12 @@ import { createTestDatabase, type TestDatabase } from "../helpers/test-database"
  * A failure names the README line of the step.
  *
  * Left out, and why:
- * - "SSO walk-through": test/e2e/sso-walkthrough.test.ts runs it, with its local IdP and browser steps,
- *   which bash cannot do. "Bank connections": test/e2e/readme-banks.test.ts runs it against the
+ * - "SSO walk-through": test/e2e/sso.walkthrough.test.ts runs it, with its local IdP and browser steps,
+ *   which bash cannot do. "Bank connections": test/e2e/readme.banks.test.ts runs it against the
  *   `npm run dev:banks` sandboxes.
  * - "CLI" examples: not curl; `start`, `api` and `worker` run until stopped, one names an unreachable
  *   database host, `emit-contracts` rewrites the committed contracts, and `audit verify` shows a tampered
- *   log's answer. test/e2e/zero-config.test.ts covers `start` and `demo`.
+ *   log's answer. test/e2e/runtime.zero-config.test.ts covers `start` and `demo`.
  * - "Quick start", "Testing", "Benchmarks" (`npm ci`, `npm start`, `npm test`, `npm run bench:*`): they
  *   install, build or run whole suites.
  * - "Configuration" (`PORT=99999 … start`) and "Model providers" (`OPENAI_BASE_URL=… npm start`): they
