@@ -26,6 +26,7 @@ import { formatGraphQLError } from "../graphql/errors";
 import type { Services } from "../services";
 import { createAuthRouter } from "../auth/auth.router";
 import { createSsoRouter } from "../sso/sso.router";
+import { createExportRouter } from "../exports/export.router";
 import { auditContextFor, runInAuditContext } from "../audit/audit-context";
 import { authenticate, bearerToken, resolveActor, withAuditContext } from "./authenticate";
 import { LiveSockets } from "./live-sockets";
@@ -98,6 +99,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
   );
   app.use(createAuthRouter(services, limit));
   app.use(createSsoRouter(services, limit));
+  app.use(createExportRouter(services, limit));
 
   /** Where a socket's operations come from, for audit events: one request id per operation or connection. */
   const socketAuditContext = (request: http.IncomingMessage) =>
