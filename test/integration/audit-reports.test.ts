@@ -183,7 +183,7 @@ async function report(input: Record<string, unknown>): Promise<{ record: any; by
   return { record, bytes };
 }
 
-async function sql<Row>(text: string, bind: unknown[] = []): Promise<Row[]> {
+async function sql<Row extends object>(text: string, bind: unknown[] = []): Promise<Row[]> {
   return app.runtime.sequelize.query<Row>(text, { bind, type: QueryTypes.SELECT });
 }
 
