@@ -14,6 +14,7 @@
  *   BENCH_EXPORT_ROWS    events to load (default 10000000)
  *   BENCH_AUDIT_MONTHS   months the events span (default 12)
  *   BENCH_LOAD_JOBS      parallel connections for the load (default 2)
+ *   EXPORT_BATCH_ROWS    the service's setting (default 5000)
  *   BENCH_KEEP / BENCH_REUSE   keep the database / measure a kept one again (fg_bench_export_…)
  */
 import "reflect-metadata";
@@ -99,7 +100,13 @@ async function main(): Promise<void> {
   const url = new URL(settings.adminUrl);
   url.pathname = `/${name}`;
   const exportDir = fs.mkdtempSync(path.join(os.tmpdir(), "fg-bench-export-"));
-  const config = loadConfig({ DATABASE_URL: url.toString(), LOG_LEVEL: "silent", EXPORT_DIR: exportDir, DATA_DIR: exportDir });
+  const config = loadConfig({
+    DATABASE_URL: url.toString(),
+    LOG_LEVEL: "silent",
+    EXPORT_DIR: exportDir,
+    DATA_DIR: exportDir,
+    EXPORT_BATCH_ROWS: process.env.EXPORT_BATCH_ROWS ?? "",
+  });
   const sequelize = createSequelize({ url: url.toString(), poolMax: 4 });
   const events = new LocalEventBus(createLogger("silent"));
   const queues = createQueueBackend(config, url.toString());

@@ -80,9 +80,28 @@ const EXPORT_JSON = `json_build_object('id', e.id, 'seq', c.seq::text, 'timestam
   'ipAddress', host(e.ip_address), 'userAgent', e.user_agent, 'sessionId', e.session_id, 'requestId', e.request_id, 'changes', e.changes,
   'error', e.error, 'prevHash', encode(c.prev_hash, 'hex'), 'hash', encode(c.hash, 'hex'))::text`;
 /** The CSV columns (CSV_COLUMNS of export-formats.ts), each as text. */
-const EXPORT_COLUMNS = `e.id::text, c.seq::text, ${EXPORT_TIMESTAMP}, e.event_type, e.severity, e.user_id::text, e.user_email, e.provider,
-  e.action, e.resource_type, e.resource_id, e.resource_label, host(e.ip_address), e.user_agent, e.session_id, e.request_id, e.changes::text,
-  e.error, encode(c.prev_hash, 'hex'), encode(c.hash, 'hex')`;
+const EXPORT_COLUMNS = [
+  "e.id::text",
+  "c.seq::text",
+  EXPORT_TIMESTAMP,
+  "e.event_type",
+  "e.severity",
+  "e.user_id::text",
+  "e.user_email",
+  "e.provider",
+  "e.action",
+  "e.resource_type",
+  "e.resource_id",
+  "e.resource_label",
+  "host(e.ip_address)",
+  "e.user_agent",
+  "e.session_id",
+  "e.request_id",
+  "e.changes::text",
+  "e.error",
+  "encode(c.prev_hash, 'hex')",
+  "encode(c.hash, 'hex')",
+];
 
 const LINK_COLUMNS = `c.seq, c.prev_hash AS "prevHash", c.hash`;
 
@@ -218,21 +237,24 @@ export class AuditRepository {
    * writes: `json` (the canonical event, as GraphQL's AuditEvent) or `columns` (CSV_COLUMNS' text).
    * `key` is the keyset of the row, microseconds included, for the next batch.
    */
-  exportBatch(query: AuditQuery, after: ExportKey | null, limit: number, shape: "json" | "columns"): Promise<ExportRow[]> {
+  async exportBatch(query: AuditQuery, after: ExportKey | null, limit: number, shape: "json" | "columns"): Promise<ExportRow[]> {
     const { where, bind } = whereClause(query);
     where.push(...textConditions(query, bind));
     if (after) where.push(`(occurred_at, id) > ($${bind.push(after.at)}::timestamptz, $${bind.push(after.id)}::uuid)`);
     bind.push(limit);
-    return readRows<ExportRow>(
+    const rows = await readRows<ExportRow & Record<string, string | null>>(
       this.sequelize,
       `SELECT to_char(e.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS at, e.id,
-              ${shape === "json" ? `${EXPORT_JSON} AS json` : `ARRAY[${EXPORT_COLUMNS}] AS columns`}
+              ${shape === "json" ? `${EXPORT_JSON} AS json` : EXPORT_COLUMNS.map((column, index) => `${column} AS c${index}`).join(", ")}
          FROM (SELECT occurred_at, id FROM audit_events ${whereSql(where)} ORDER BY occurred_at, id LIMIT $${bind.length}) AS page
          JOIN LATERAL (SELECT * FROM audit_events e WHERE e.occurred_at = page.occurred_at AND e.id = page.id LIMIT 1) AS e ON true
          LEFT JOIN LATERAL (SELECT * FROM audit_chain c WHERE c.occurred_at = e.occurred_at AND c.event_id = e.id LIMIT 1) AS c ON true
         ORDER BY e.occurred_at, e.id`,
       bind,
     );
+    // Separate text columns: pg parses a text[] per row far more slowly than plain fields.
+    if (shape === "columns") for (const row of rows) row.columns = EXPORT_COLUMNS.map((_, index) => row[`c${index}`]);
+    return rows;
   }
 
   /** One batch of links in `seq` order, each with whether its event exists and still matches the link's hash. */

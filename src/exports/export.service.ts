@@ -207,7 +207,8 @@ export class AuditExportService {
     let rows = 0;
     let first: string | null = null;
     let last: string | null = null;
-    let reported = Date.now();
+    // The first batch reports at once, so progress shows from the start; then at most every PROGRESS_INTERVAL_MS.
+    let reported = 0;
     const fetch = (after: ExportKey | null) => this.auditEvents.exportBatch(query, after, batchRows, shape);
     let next: Promise<ExportRow[]> | null = null;
     try {

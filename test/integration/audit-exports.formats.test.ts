@@ -13,6 +13,7 @@ import { gunzipSync } from "node:zlib";
 import { parse as parseCsv } from "csv-parse/sync";
 import type { AuditEventType, Severity } from "../../src/audit/audit.catalogue";
 import { CSV_COLUMNS } from "../../src/exports/export-formats";
+import { AuditExportService } from "../../src/exports/export.service";
 import { DownloadSigner } from "../../src/exports/signed-url";
 import { SecretBox } from "../../src/security/secret-box";
 import { client } from "../helpers/http";
@@ -365,3 +366,59 @@ describe("download through a signed URL", () => {
     expect(expiredEvents.events).toHaveLength(1);
   }, 30_000);
 });
+
+test("progress is visible while the export runs", async () => {
+  const { services, sequelize, config } = app.runtime;
+  // The worker's own code, with the read of each batch after the first held until the test lets it go.
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const repository = services.repositories.audit;
+  const gated = Object.create(repository) as typeof repository;
+  let batches = 0;
+  gated.exportBatch = async (...args) => {
+    if (batches++ > 0) await held;
+    return repository.exportBatch(...args);
+  };
+  const exporter = new AuditExportService(
+    sequelize,
+    services.repositories.exports,
+    gated,
+    services.repositories.reports,
+    services.audit,
+    { enqueue: async () => undefined },
+    new DownloadSigner(Buffer.alloc(32), 60),
+    config.exports,
+  );
+  const record = await sequelize.transaction((transaction) =>
+    services.repositories.exports.insert(
+      {
+        id: randomUUID(),
+        kind: "events",
+        format: "jsonl",
+        params: { filter: JANUARY },
+        requestedBy: auditor.id,
+        requestedByEmail: auditor.email,
+      },
+      transaction,
+    ),
+  );
+  const running = exporter.run(record.id);
+  let seen: any = null;
+  const deadline = Date.now() + 10_000;
+  for (let polls = 0; polls < 200 && Date.now() < deadline; polls++) {
+    const { body } = await as(auditor).graphql(`query ($id: ID!) { auditExport(id: $id) { status rowsWritten progress } }`, {
+      id: record.id,
+    });
+    seen = body.data.auditExport;
+    if (seen.rowsWritten > 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  // One batch of 100 written: a third of January's events, a fraction of its days (they are spread over the month).
+  expect(seen.status).toBe("RUNNING");
+  expect(seen.rowsWritten).toBe(100);
+  expect(seen.progress).toBeGreaterThan(0);
+  expect(seen.progress).toBeLessThan(1);
+  release();
+  const done = await running;
+  expect(done).toMatchObject({ status: "completed", rowsWritten: 250, progress: 1 });
+}, 30_000);
