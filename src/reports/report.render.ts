@@ -95,7 +95,7 @@ export function reportPdf(report: Report): Promise<Buffer> {
     }
   }
   doc.moveDown(0.7).font(BOLD).fontSize(11).text("Events per day");
-  drawChart(doc, report.eventsPerDay);
+  drawChart(doc, everyDay(report));
   for (const table of report.tables) drawTable(doc, table);
 
   const pages = doc.bufferedPageRange();
@@ -120,6 +120,21 @@ export function reportPdf(report: Report): Promise<Buffer> {
   }
   doc.end();
   return done;
+}
+
+/** Days of the period with their counts, days without events included, so the chart's axis is the calendar. */
+function everyDay(report: Report): Array<{ day: string; count: number }> {
+  const counts = new Map(report.eventsPerDay.map((day) => [day.day, day.count]));
+  const first = Date.parse(`${report.period.from.slice(0, 10)}T00:00:00Z`);
+  const last = Date.parse(`${report.period.to.slice(0, 10)}T00:00:00Z`);
+  const days: Array<{ day: string; count: number }> = [];
+  // A period of more than ten years is drawn from its days with events only: bars would be thinner than a line.
+  if (Number.isNaN(first) || Number.isNaN(last) || last - first > 3660 * 86_400_000) return report.eventsPerDay;
+  for (let at = first; at <= last; at += 86_400_000) {
+    const day = new Date(at).toISOString().slice(0, 10);
+    days.push({ day, count: counts.get(day) ?? 0 });
+  }
+  return days;
 }
 
 function drawChart(doc: PDFKit.PDFDocument, days: Array<{ day: string; count: number }>): void {

@@ -1,8 +1,8 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { CLI, spawnUntilJson } from "../helpers/cli";
-import { compareOutput, readFences, stepsOf, type Comparison, type Step } from "../helpers/readme-examples";
+import { checkSteps, compareOutput, readFences, runSteps, stepsOf, type Comparison, type Step } from "../helpers/readme-examples";
 import { createTestDatabase, type TestDatabase } from "../helpers/test-database";
 
 /**
@@ -31,7 +31,11 @@ import { createTestDatabase, type TestDatabase } from "../helpers/test-database"
 const ROOT = path.join(__dirname, "..", "..");
 const README = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
 const SECTIONS = ["API tour", "REST conventions"];
-const CHECKED_ELSEWHERE = new Set(["SSO walk-through (local IdP)"]);
+const CHECKED_ELSEWHERE = new Set([
+  "SSO walk-through (local IdP)",
+  // test/e2e/audit-exports-walkthrough.test.ts
+  "Walk-through: last month as CSV, a report as PDF",
+]);
 const README_ADDRESS = "http://localhost:3000";
 jest.setTimeout(150_000);
 
@@ -56,43 +60,6 @@ async function start(): Promise<{ child: ChildProcess; base: string }> {
   return { child, base: json.rest.replace(/\/api\/v1$/, "") };
 }
 
-/** Runs the script in one bash in the project folder; resolves with its stdout and stderr. */
-function bash(script: string): Promise<{ stdout: string; stderr: string }> {
-  const child = spawn("bash", ["-c", script], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      if (code === 0) resolve({ stdout, stderr });
-      else reject(new Error(`bash exited with ${code}\n${stdout}\n${stderr}`));
-    });
-  });
-}
-
-/** The steps as one script: a marker before each step on stdout and stderr, and a line for each failing command. */
-function scriptOf(base: string): string {
-  const parts = ["set -o pipefail", `trap 'printf "\\n@@FAILED %s\\n" "$?"' ERR`];
-  steps.forEach((step, index) => {
-    parts.push(`printf '\\n@@STEP ${index}\\n'; printf '\\n@@STEP ${index}\\n' >&2`);
-    parts.push(step.command.split(README_ADDRESS).join(base));
-  });
-  parts.push("printf '\\n@@STEP end\\n'; printf '\\n@@STEP end\\n' >&2", "exit 0");
-  return parts.join("\n");
-}
-
-const clip = (text: string) => (text.length > 1500 ? `${text.slice(0, 1500)}… (${text.length} characters)` : text);
-
-/** Splits marked output into each step's part. */
-function perStep(output: string): string[] {
-  const parts = output.split(/\n@@STEP (?:\d+|end)\n/);
-  return parts.slice(1, steps.length + 1);
-}
-
 beforeAll(async () => {
   database = await createTestDatabase();
   env = { ...process.env, DATABASE_URL: database.url, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", DATABASE_POOL_MAX: "4" };
@@ -114,30 +81,11 @@ test("every shell example of the API tour and the REST conventions works as prin
   const started = await start();
   service = started.child;
 
-  const { stdout, stderr } = await bash(scriptOf(started.base));
-  const stdoutParts = perStep(stdout);
-  const stderrParts = perStep(stderr);
-  expect(stdoutParts).toHaveLength(steps.length);
-
-  const comparison: Comparison = { illustrative: [], shortIds: new Map() };
-  const problems: string[] = [];
-  steps.forEach((step, index) => {
-    const failed = [...stdoutParts[index].matchAll(/\n@@FAILED (\d+)\n/g)].map((match) => match[1]);
-    const output = stdoutParts[index].replace(/\n@@FAILED \d+\n/g, "\n").trim();
-    outputs.set(step, output);
-    comparison.illustrative = ILLUSTRATIVE.filter((entry) => step.command.includes(entry.command)).flatMap((entry) => entry.paths);
-    const found = failed.map((status) => `a command exited with status ${status}`);
-    if (step.expected !== null) found.push(...compareOutput(step.expected, output, comparison));
-    if (found.length === 0) return;
-    problems.push(
-      [
-        `README.md:${step.line} (${step.section}): ${step.command.split("\n")[0]}`,
-        ...found.map((problem) => `  - ${problem}`),
-        `  printed: ${clip(output) || "(nothing)"}`,
-        `  stderr: ${clip(stderrParts[index]?.trim() ?? "") || "(nothing)"}`,
-      ].join("\n"),
-    );
-  });
+  const run = await runSteps(steps, { address: README_ADDRESS, base: started.base, cwd: ROOT, env });
+  const problems = checkSteps(steps, run, (step) =>
+    ILLUSTRATIVE.filter((entry) => step.command.includes(entry.command)).flatMap((entry) => entry.paths),
+  );
+  steps.forEach((step, index) => outputs.set(step, run.outputs[index]));
   if (problems.length > 0) throw new Error(`README examples that do not work as printed:\n\n${problems.join("\n\n")}`);
 });
 
