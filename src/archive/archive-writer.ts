@@ -2,12 +2,13 @@ import { createHash, type Hash } from "node:crypto";
 import fs from "node:fs";
 import { once } from "node:events";
 import path from "node:path";
-import { PassThrough, type Transform } from "node:stream";
+import { PassThrough, type Readable, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGunzip, createGzip, constants as zlibConstants } from "node:zlib";
+import { ZipFile } from "yazl";
 
 /**
- * A streamed, checksummed archive file: rows go in as encoded bytes, out as gzip on disk, while the
+ * A streamed, checksummed archive file: rows go in as encoded bytes, out compressed on disk, while the
  * SHA-256 of the uncompressed data, the row count and the byte counts are kept on the way. Memory
  * stays constant whatever the number of rows: `write` waits whenever the compressor's buffer is full.
  * Audit exports use it; retention archives (compressed JSONL of a detached month) use it the same way.
@@ -18,7 +19,7 @@ import { createGunzip, createGzip, constants as zlibConstants } from "node:zlib"
 export type ArchiveSummary = {
   /** Rows the caller counted with `write(bytes, rows)`. */
   rows: number;
-  /** Hex SHA-256 of the uncompressed data, as a reader gets it back after gunzip (the file's own, uncompressed). */
+  /** Hex SHA-256 of the uncompressed data, as a reader gets it back (gunzip, or the zip's data entry). */
   dataSha256: string;
   /** Hex SHA-256 of the file on disk (what `sha256sum` prints for the downloaded file). */
   fileSha256: string;
@@ -26,17 +27,29 @@ export type ArchiveSummary = {
   fileBytes: number;
 };
 
+export type DataSummary = Pick<ArchiveSummary, "rows" | "dataSha256" | "dataBytes">;
+
 export type ArchiveOptions = {
-  /** gzip (the default), or none for data already compressed (a PDF). */
-  compression?: "gzip" | "none";
+  /**
+   * gzip (the default); zip, whose one data entry is `entryName` and which can end with a small
+   * trailer entry (a manifest) written by `finish`; or none for data already compressed (a PDF).
+   */
+  compression?: "gzip" | "zip" | "none";
+  /** The data's name inside a zip. */
+  entryName?: string;
   /** gzip level 1–9; 6 is zlib's and the gzip command's default. */
   level?: number;
 };
 
+/** A last entry of a zip, made once the data's figures are known: `{ name, content }`. */
+export type Trailer = (data: DataSummary) => { name: string; content: string };
+
 export class ArchiveWriter {
   private readonly dataHash: Hash = createHash("sha256");
   private readonly fileHash: Hash = createHash("sha256");
-  private readonly encoder: Transform;
+  /** Where data is written, and what comes out of the compressor (the same stream but for zip). */
+  private readonly input: Writable;
+  private readonly zip: ZipFile | null = null;
   private readonly done: Promise<void>;
   private readonly temporary: string;
   private rows = 0;
@@ -49,14 +62,24 @@ export class ArchiveWriter {
     options: ArchiveOptions,
   ) {
     this.temporary = `${file}.partial`;
-    this.encoder =
-      options.compression === "none" ? new PassThrough() : createGzip({ level: options.level ?? zlibConstants.Z_DEFAULT_COMPRESSION });
-    this.encoder.on("data", (chunk: Buffer) => {
+    let output: Readable;
+    if (options.compression === "zip") {
+      const data = new PassThrough();
+      this.zip = new ZipFile();
+      this.zip.addReadStream(data, options.entryName ?? "data", { compressionLevel: options.level ?? 6 });
+      this.input = data;
+      output = this.zip.outputStream as Readable;
+    } else {
+      const encoder =
+        options.compression === "none" ? new PassThrough() : createGzip({ level: options.level ?? zlibConstants.Z_DEFAULT_COMPRESSION });
+      this.input = encoder;
+      output = encoder;
+    }
+    output.on("data", (chunk: Buffer) => {
       this.fileHash.update(chunk);
       this.fileBytes += chunk.length;
     });
-    const output = fs.createWriteStream(this.temporary, { mode: 0o600 });
-    this.done = pipeline(this.encoder, output);
+    this.done = pipeline(output, fs.createWriteStream(this.temporary, { mode: 0o600 }));
     this.done.catch((error: Error) => (this.failed = error));
   }
 
@@ -73,26 +96,29 @@ export class ArchiveWriter {
     this.dataHash.update(bytes);
     this.dataBytes += bytes.length;
     this.rows += rows;
-    if (!this.encoder.write(bytes)) await Promise.race([once(this.encoder, "drain"), this.done]);
+    if (!this.input.write(bytes)) await Promise.race([once(this.input, "drain"), this.done]);
   }
 
-  /** Flushes and closes the file, moves it to its final name, and sums it up. */
-  async finish(): Promise<ArchiveSummary> {
-    this.encoder.end();
+  /** Flushes and closes the file (a zip ends with `trailer`'s entry), moves it to its final name, and sums it up. */
+  async finish(trailer?: Trailer): Promise<ArchiveSummary> {
+    this.input.end();
+    const data: DataSummary = { rows: this.rows, dataSha256: this.dataHash.digest("hex"), dataBytes: this.dataBytes };
+    if (this.zip) {
+      if (trailer) {
+        const { name, content } = trailer(data);
+        this.zip.addBuffer(Buffer.from(content, "utf8"), name);
+      }
+      this.zip.end();
+    }
     await this.done;
     await fs.promises.rename(this.temporary, this.file);
-    return {
-      rows: this.rows,
-      dataSha256: this.dataHash.digest("hex"),
-      fileSha256: this.fileHash.digest("hex"),
-      dataBytes: this.dataBytes,
-      fileBytes: this.fileBytes,
-    };
+    return { ...data, fileSha256: this.fileHash.digest("hex"), fileBytes: this.fileBytes };
   }
 
   /** Gives up: closes and removes the partial file. */
   async abort(): Promise<void> {
-    this.encoder.destroy();
+    this.input.destroy();
+    if (this.zip) (this.zip.outputStream as Readable).destroy();
     await this.done.catch(() => undefined);
     await fs.promises.rm(this.temporary, { force: true });
   }

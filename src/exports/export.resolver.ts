@@ -9,7 +9,7 @@ export class AuditExportResolver {
   @Authorized(Access.Audit)
   @Mutation(() => AuditExportType, { description: "Exports the events an audit search shows (no row cap), compressed with gzip." })
   createAuditExport(@Ctx() { services, actor }: RequestContext, @Arg("input", () => AuditExportInput) input: AuditExportInput) {
-    return services.auditExports.requestExport(actor!, { filter: input.filter, format: input.format });
+    return services.auditExports.requestExport(actor!, { filter: input.filter, format: input.format, compression: input.compression });
   }
 
   @Authorized(Access.Audit)

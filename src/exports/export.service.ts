@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { Sequelize, Transaction } from "sequelize";
-import { ArchiveWriter, manifestPathOf, writeManifest, type ArchiveSummary } from "../archive/archive-writer";
+import { ArchiveWriter, manifestPathOf, writeManifest, type DataSummary } from "../archive/archive-writer";
 import type { AuditEventType } from "../audit/audit.catalogue";
 import type { AuditRepository, ExportKey, ExportRow } from "../audit/audit.repository";
 import { parseFilter, type AuditFilterInput, type AuditService } from "../audit/audit.service";
@@ -21,6 +21,8 @@ import type { DownloadSigner } from "./signed-url";
 export type ExportQueue = { enqueue(exportId: string): Promise<void> };
 
 export const REPORT_FORMATS = ["pdf", "csv", "json"] as const;
+export const EXPORT_COMPRESSIONS = ["gzip", "zip"] as const;
+export type ExportCompression = (typeof EXPORT_COMPRESSIONS)[number];
 export type ReportFormat = (typeof REPORT_FORMATS)[number];
 
 export type ReportInput = Parameters<typeof parseReportParams>[0] & { format: string };
@@ -60,7 +62,10 @@ export class AuditExportService {
    * Asks for an export of the events a search with `filter` shows, all of them. A filter that names
    * something unknown or malformed is refused, never ignored. With no `to`, the export ends now.
    */
-  async requestExport(actor: Actor, input: { filter: AuditFilterInput | null | undefined; format: string }): Promise<ExportRecord> {
+  async requestExport(
+    actor: Actor,
+    input: { filter: AuditFilterInput | null | undefined; format: string; compression?: string | null },
+  ): Promise<ExportRecord> {
     const format = input.format.toLowerCase();
     if (!(EXPORT_FORMATS as readonly string[]).includes(format)) {
       throw new BadRequestError(`format must be one of ${EXPORT_FORMATS.join(", ")}`);
@@ -69,7 +74,11 @@ export class AuditExportService {
     filter.to ??= new Date().toISOString();
     const query = parseFilter(filter);
     if (query.from && query.before && query.from >= query.before) throw new BadRequestError("from must be before to");
-    return this.request(actor, "events", format as ExportFormat, { filter });
+    const compression = (input.compression ?? "gzip").toLowerCase();
+    if (!(EXPORT_COMPRESSIONS as readonly string[]).includes(compression)) {
+      throw new BadRequestError(`compression must be one of ${EXPORT_COMPRESSIONS.join(", ")}`);
+    }
+    return this.request(actor, "events", format as ExportFormat, { filter, compression });
   }
 
   async requestReport(actor: Actor, input: ReportInput): Promise<ExportRecord> {
@@ -132,7 +141,7 @@ export class AuditExportService {
       return {
         path: file,
         fileName: record.fileName,
-        mimeType: record.fileName.endsWith(".gz") ? "application/gzip" : MIME_TYPES[record.format],
+        mimeType: mimeTypeOf(record.fileName, record.format),
         bytes: stat.size,
       };
     });
@@ -196,12 +205,13 @@ export class AuditExportService {
   }
 
   private async writeEvents(record: ExportRecord): Promise<Written> {
-    const filter = (record.params as { filter: AuditFilterInput }).filter;
+    const { filter, compression = "gzip" } = record.params as { filter: AuditFilterInput; compression?: ExportCompression };
     const query = parseFilter(filter);
     const format = record.format as ExportFormat;
     const framing = FRAMINGS[format];
-    const fileName = `audit-export-${record.id}.${framing.extension}.gz`;
-    const writer = await ArchiveWriter.create(path.join(this.settings.dir, fileName));
+    const dataName = `audit-export-${record.id}.${framing.extension}`;
+    const fileName = compression === "zip" ? `${dataName}.zip` : `${dataName}.gz`;
+    const writer = await ArchiveWriter.create(path.join(this.settings.dir, fileName), { compression, entryName: dataName });
     const shape = format === "csv" ? "columns" : "json";
     const batchRows = this.settings.batchRows;
     let rows = 0;
@@ -238,18 +248,23 @@ export class AuditExportService {
       await writer.abort();
       throw error;
     }
-    const summary = await writer.finish();
-    const manifest = this.manifestOf(record, fileName, summary, {
+    const details = {
       format,
-      compression: "gzip",
-      range: {
-        from: query.from?.toISOString() ?? null,
-        before: query.before?.toISOString() ?? null,
-        firstEvent: first,
-        lastEvent: last,
-      },
+      compression,
+      range: { from: query.from?.toISOString() ?? null, before: query.before?.toISOString() ?? null, firstEvent: first, lastEvent: last },
       filters: filter,
-    });
+    };
+    const generatedAt = new Date();
+    // A zip carries its manifest as its last entry too (without the file's own checksum, which cannot be inside it).
+    const summary = await writer.finish((data) => ({
+      name: "manifest.json",
+      content: JSON.stringify(this.manifestOf(record, dataName, data, details, generatedAt), null, 2) + "\n",
+    }));
+    const manifest = {
+      ...this.manifestOf(record, fileName, summary, details, generatedAt),
+      fileSha256: summary.fileSha256,
+      fileBytes: summary.fileBytes,
+    };
     await writeManifest(path.join(this.settings.dir, fileName), manifest);
     return { rowsWritten: summary.rows, fileName, fileBytes: summary.fileBytes, manifest };
   }
@@ -267,31 +282,41 @@ export class AuditExportService {
     const writer = await ArchiveWriter.create(path.join(this.settings.dir, fileName), { compression: "none" });
     await writer.write(content, report.totalEvents);
     const summary = await writer.finish();
-    const manifest = this.manifestOf(record, fileName, summary, {
+    const details = {
       format,
       compression: "none",
       template: params.template,
       range: { from: params.from, to: params.to },
       filters: report.filters,
       reportChecksum: report.checksum,
-    });
+    };
+    const manifest = {
+      ...this.manifestOf(record, fileName, summary, details),
+      fileSha256: summary.fileSha256,
+      fileBytes: summary.fileBytes,
+    };
     await writeManifest(path.join(this.settings.dir, fileName), manifest);
     return { rowsWritten: report.totalEvents, fileName, fileBytes: summary.fileBytes, manifest };
   }
 
-  private manifestOf(record: ExportRecord, fileName: string, summary: ArchiveSummary, details: Record<string, unknown>): Manifest {
+  /** The manifest of a file, but for the file's own checksum and size (which a zip's inner manifest cannot know). */
+  private manifestOf(
+    record: ExportRecord,
+    fileName: string,
+    data: DataSummary,
+    details: Record<string, unknown>,
+    generatedAt = new Date(),
+  ): Manifest {
     return {
       kind: record.kind === "events" ? "audit-events-export" : "audit-report",
       id: record.id,
       file: fileName,
       ...details,
-      rows: summary.rows,
-      dataSha256: summary.dataSha256,
-      fileSha256: summary.fileSha256,
-      dataBytes: summary.dataBytes,
-      fileBytes: summary.fileBytes,
+      rows: data.rows,
+      dataSha256: data.dataSha256,
+      dataBytes: data.dataBytes,
       generatedBy: { id: record.requestedBy, email: record.requestedByEmail },
-      generatedAt: new Date().toISOString(),
+      generatedAt: generatedAt.toISOString(),
     };
   }
 
@@ -315,6 +340,12 @@ export class AuditExportService {
 
 type Manifest = Record<string, unknown> & { dataSha256: string };
 type Written = { rowsWritten: number; fileName: string; fileBytes: number; manifest: Manifest };
+
+function mimeTypeOf(fileName: string, format: FileFormat): string {
+  if (fileName.endsWith(".gz")) return "application/gzip";
+  if (fileName.endsWith(".zip")) return "application/zip";
+  return MIME_TYPES[format];
+}
 
 function describe(record: Pick<ExportRecord, "kind" | "format" | "params">): string {
   if (record.kind === "events") return `${record.format.toUpperCase()} export`;

@@ -12,6 +12,15 @@ registerEnumType(AuditExportFormat, {
   description: "JSON (one array), JSONL (one event a line) or CSV (RFC 4180).",
 });
 
+export enum AuditExportCompression {
+  GZIP = "gzip",
+  ZIP = "zip",
+}
+registerEnumType(AuditExportCompression, {
+  name: "AuditExportCompression",
+  description: "GZIP: the data file gzipped. ZIP: a zip holding the data file and its manifest.json.",
+});
+
 export enum AuditReportFormat {
   PDF = "pdf",
   CSV = "csv",
@@ -82,6 +91,7 @@ export class AuditExportInput {
   })
   filter?: AuditEventFilterInput | null;
   @Field(() => AuditExportFormat) format!: AuditExportFormat;
+  @Field(() => AuditExportCompression, { nullable: true, description: "Default GZIP." }) compression?: AuditExportCompression | null;
 }
 
 @InputType("AuditReportInput")

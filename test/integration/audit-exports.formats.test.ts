@@ -11,6 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { parse as parseCsv } from "csv-parse/sync";
+import yauzl from "yauzl";
 import type { AuditEventType, Severity } from "../../src/audit/audit.catalogue";
 import { CSV_COLUMNS } from "../../src/exports/export-formats";
 import { AuditExportService } from "../../src/exports/export.service";
@@ -257,6 +258,50 @@ describe("each format holds exactly the events the search shows", () => {
     // The manifest also sits beside the file, for whoever holds the folder.
     const onDisk = JSON.parse(fs.readFileSync(path.join(exportDir, `${record.fileName}.manifest.json`), "utf8"));
     expect(onDisk).toEqual(manifest);
+  }, 60_000);
+
+  test("zip instead of gzip: the data file and its manifest inside, read back with yauzl", async () => {
+    const expected = await searched(JANUARY);
+    const { data } = await (async () =>
+      (
+        await as(auditor).graphql(`mutation ($input: AuditExportInput!) { createAuditExport(input: $input) { id } }`, {
+          input: { filter: JANUARY, format: "JSONL", compression: "ZIP" },
+        })
+      ).body)();
+    const record = await finished(data.createAuditExport.id);
+    expect(record.fileName).toBe(`audit-export-${record.id}.jsonl.zip`);
+    const file = await download(record.id);
+    expect(file.headers.get("content-type")).toBe("application/zip");
+    expect(record.manifest.fileSha256).toBe(createHash("sha256").update(file.bytes).digest("hex"));
+    const zip = await yauzl.fromBufferPromise(file.bytes, { lazyEntries: true });
+    const entries = new Map<string, Buffer>();
+    await new Promise<void>((resolve, reject) => {
+      zip.on("entry", async (entry: yauzl.Entry) => {
+        try {
+          const chunks: Buffer[] = [];
+          for await (const chunk of await zip.openReadStreamPromise(entry)) chunks.push(chunk as Buffer);
+          entries.set(entry.fileName, Buffer.concat(chunks));
+          zip.readEntry();
+        } catch (error) {
+          reject(error);
+        }
+      });
+      zip.on("end", resolve);
+      zip.on("error", reject);
+      zip.readEntry();
+    });
+    expect([...entries.keys()]).toEqual([`audit-export-${record.id}.jsonl`, "manifest.json"]);
+    const content = entries.get(`audit-export-${record.id}.jsonl`)!;
+    expect(
+      content
+        .toString("utf8")
+        .trimEnd()
+        .split("\n")
+        .map((line) => JSON.parse(line)),
+    ).toEqual(expected);
+    const inner = JSON.parse(entries.get("manifest.json")!.toString("utf8"));
+    expect(inner.dataSha256).toBe(createHash("sha256").update(content).digest("hex"));
+    expect(inner).toEqual({ ...record.manifest, file: `audit-export-${record.id}.jsonl`, fileSha256: undefined, fileBytes: undefined });
   }, 60_000);
 
   test("a range with no events is a valid, empty export in every format", async () => {
