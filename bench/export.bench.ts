@@ -14,7 +14,8 @@
  *   BENCH_EXPORT_ROWS    events to load (default 10000000)
  *   BENCH_AUDIT_MONTHS   months the events span (default 12)
  *   BENCH_LOAD_JOBS      parallel connections for the load (default 2)
- *   EXPORT_BATCH_ROWS    the service's setting (default 5000)
+ *   EXPORT_BATCH_ROWS    the service's setting (default 2000)
+ *   BENCH_ROUNDS         rounds; each format's best round counts, ours and the baseline alike (default 2)
  *   BENCH_KEEP / BENCH_REUSE   keep the database / measure a kept one again (fg_bench_export_…)
  */
 import "reflect-metadata";
@@ -47,6 +48,7 @@ const settings = {
   rows: numberSetting("BENCH_EXPORT_ROWS", 10_000_000, 1000, 1_000_000_000),
   months: numberSetting("BENCH_AUDIT_MONTHS", 12, 1, 120),
   loadJobs: numberSetting("BENCH_LOAD_JOBS", 2, 1, 16),
+  rounds: numberSetting("BENCH_ROUNDS", 2, 1, 20),
   keep: process.env.BENCH_KEEP === "true" || Boolean(process.env.BENCH_REUSE),
   reuse: process.env.BENCH_REUSE,
 };
@@ -131,38 +133,60 @@ async function main(): Promise<void> {
       bind: [until],
     })) as Array<{ count: number }>;
     const results: Array<{ format: string; ratio: number; peakRss: number }> = [];
-    for (const format of ["jsonl", "csv"] as const) {
-      const baseline = await copyBaseline(url.toString(), format === "csv", until);
-      const record = await sequelize.transaction((transaction) =>
-        services.repositories.exports.insert(
-          {
-            id: randomUUID(),
-            kind: "events",
-            format,
-            params: { filter: { to: until } },
-            requestedBy: requester.id,
-            requestedByEmail: requester.email,
-          },
-          transaction,
-        ),
-      );
-      const sampler = rssSampler();
-      const started = process.hrtime.bigint();
-      const done = await services.auditExports.run(record.id);
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const rss = sampler.stop();
-      if (done?.status !== "completed" || done.rowsWritten !== count)
-        throw new Error(`export ${format} ended ${done?.status} with ${done?.rowsWritten} rows`);
-      const ours = count / seconds;
-      const base = count / baseline.seconds;
-      const ratio = ours / base;
-      results.push({ format, ratio, peakRss: rss.peak });
+    const best = new Map<
+      string,
+      { ours: number; base: number; peakRss: number; quarters: number[]; fileBytes: number; baseBytes: number }
+    >();
+    // Rounds alternate ours and the baseline, so a noisy spell of the machine hits both.
+    for (let round = 1; round <= settings.rounds; round++) {
+      for (const format of ["jsonl", "csv"] as const) {
+        const baseline = await copyBaseline(url.toString(), format === "csv", until);
+        const record = await sequelize.transaction((transaction) =>
+          services.repositories.exports.insert(
+            {
+              id: randomUUID(),
+              kind: "events",
+              format,
+              params: { filter: { to: until } },
+              requestedBy: requester.id,
+              requestedByEmail: requester.email,
+            },
+            transaction,
+          ),
+        );
+        const sampler = rssSampler();
+        const started = process.hrtime.bigint();
+        const done = await services.auditExports.run(record.id);
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        const rss = sampler.stop();
+        if (done?.status !== "completed" || done.rowsWritten !== count) {
+          throw new Error(`export ${format} ended ${done?.status} with ${done?.rowsWritten} rows`);
+        }
+        fs.rmSync(path.join(exportDir, done.fileName!), { force: true });
+        const ours = count / seconds;
+        const base = count / baseline.seconds;
+        console.log(
+          `  round ${round} ${format}.gz: ours ${Math.round(ours).toLocaleString("en")} rows/s (${seconds.toFixed(1)} s), COPY|gzip ${Math.round(base).toLocaleString("en")} rows/s (${baseline.seconds.toFixed(1)} s), peak RSS ${mb(rss.peak)} (per quarter: ${rss.quarters.map(mb).join(", ")})`,
+        );
+        const previous = best.get(format);
+        best.set(format, {
+          ours: Math.max(previous?.ours ?? 0, ours),
+          base: Math.max(previous?.base ?? 0, base),
+          peakRss: Math.max(previous?.peakRss ?? 0, rss.peak),
+          quarters: rss.quarters,
+          fileBytes: done.fileBytes ?? 0,
+          baseBytes: baseline.bytes,
+        });
+      }
+    }
+    for (const [format, figures] of best) {
+      const ratio = figures.ours / figures.base;
+      results.push({ format, ratio, peakRss: figures.peakRss });
       console.log(
-        `${format}.gz  ${count.toLocaleString("en")} rows  ours ${Math.round(ours).toLocaleString("en")} rows/s (${seconds.toFixed(1)} s, ${mb(done.fileBytes ?? 0)})` +
-          `  COPY|gzip ${Math.round(base).toLocaleString("en")} rows/s (${baseline.seconds.toFixed(1)} s, ${mb(baseline.bytes)})` +
-          `  ratio ${ratio.toFixed(2)}×  peak RSS ${mb(rss.peak)} (per quarter: ${rss.quarters.map(mb).join(", ")})`,
+        `${format}.gz  ${count.toLocaleString("en")} rows  ours ${Math.round(figures.ours).toLocaleString("en")} rows/s (${mb(figures.fileBytes)})` +
+          `  COPY|gzip ${Math.round(figures.base).toLocaleString("en")} rows/s (${mb(figures.baseBytes)})` +
+          `  ratio ${ratio.toFixed(2)}×  peak RSS ${mb(figures.peakRss)}`,
       );
-      fs.rmSync(path.join(exportDir, done.fileName!), { force: true });
     }
     for (const result of results) {
       console.log(`target ${result.format}.gz ≥ 0.5× COPY|gzip: ${result.ratio >= 0.5 ? "MET" : "NOT MET"} (${result.ratio.toFixed(2)}×)`);
