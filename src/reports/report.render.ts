@@ -32,7 +32,7 @@ function headerLines(report: Report): Array<[string, string]> {
   const filters = report.filters;
   const lines: Array<[string, string]> = [
     ["title", report.title],
-    ["period", `${report.period.from} to ${report.period.to} (UTC, inclusive)`],
+    ["period", `${report.period.from} to ${report.period.to} (UTC, inclusive; all times are UTC)`],
     ["users", filters.userIds.length ? filters.userIds.join(", ") : "all"],
     ["providers", filters.providers.length ? filters.providers.join(", ") : "all"],
   ];
@@ -217,10 +217,15 @@ function drawTable(doc: PDFKit.PDFDocument, table: ReportTable): void {
   };
   drawRow(table.columns, BOLD);
   if (table.rows.length === 0) drawRow(["None in this period."], FONT);
-  for (const row of table.rows) drawRow(row, FONT);
+  for (const row of table.rows) drawRow(row.map(shortTime), FONT);
   if (table.note) {
     doc.moveDown(0.3).font(FONT).fontSize(8).text(printable(table.note), MARGIN);
   }
+}
+
+/** A table's ISO 8601 times without the T, milliseconds and Z (the header says times are UTC), so they fit a column. */
+function shortTime(cell: Cell): Cell {
+  return typeof cell === "string" ? cell.replace(/^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})(\.\d+)?Z$/, "$1 $2") : cell;
 }
 
 /** The built-in fonts cover Windows-1252 only: other characters print as "?" rather than as garbage. */

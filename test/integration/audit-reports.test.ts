@@ -334,7 +334,7 @@ test("the PDF, read by pdftotext: header, controls, totals that match the log, c
   const text = execFileSync("pdftotext", ["-layout", file, "-"], { encoding: "utf8" });
   const body = JSON.parse((await report({ template: "AUTHENTICATION", format: "JSON" })).bytes.toString("utf8"));
   expect(text).toContain("Authentication activity report");
-  expect(text).toContain("Period: 2024-03-01 to 2024-03-31 (UTC, inclusive)");
+  expect(text).toContain("Period: 2024-03-01 to 2024-03-31 (UTC, inclusive; all times are UTC)");
   expect(text).toContain(`by ${auditorEmail}`);
   expect(text).toMatch(/Checksum: SHA-256 [0-9a-f]{64}/);
   expect(text).toContain(record.manifest.reportChecksum);
