@@ -57,6 +57,27 @@ export class ExportRepository {
     return row ?? null;
   }
 
+  /** A transaction-scoped advisory lock per requester (released at commit or rollback). */
+  async lockRequester(requestedBy: string, transaction: Transaction): Promise<void> {
+    await selectRows(
+      this.sequelize,
+      `SELECT pg_advisory_xact_lock(hashtextextended('audit_exports:' || $1, 0))`,
+      [requestedBy],
+      transaction,
+    );
+  }
+
+  /** How many of a requester's requests are waiting or being written. */
+  async countActive(requestedBy: string, transaction: Transaction): Promise<number> {
+    const [row] = await selectRows<{ count: number }>(
+      this.sequelize,
+      `SELECT count(*)::int AS count FROM audit_exports WHERE requested_by = $1 AND status IN ('queued', 'running')`,
+      [requestedBy],
+      transaction,
+    );
+    return row.count;
+  }
+
   /** A requester's exports and reports, newest first. */
   listFor(requestedBy: string, options: { kind: ExportKind | null; limit: number }): Promise<ExportRecord[]> {
     const bind: unknown[] = [requestedBy, options.limit];

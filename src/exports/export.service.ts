@@ -5,7 +5,7 @@ import { ArchiveWriter, manifestPathOf, writeManifest, type DataSummary } from "
 import type { AuditEventType } from "../audit/audit.catalogue";
 import type { AuditRepository, ExportKey, ExportRow } from "../audit/audit.repository";
 import { parseFilter, type AuditFilterInput, type AuditService } from "../audit/audit.service";
-import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from "../common/errors";
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, RateLimitedError } from "../common/errors";
 import { isUuid, newId } from "../common/ids";
 import type { Logger } from "../common/logger";
 import type { ExportConfig } from "../config/config";
@@ -38,6 +38,8 @@ const LIST_LIMIT = 100;
 const PROGRESS_INTERVAL_MS = 500;
 const EXPIRE_BATCH = 100;
 const WRITE_CHUNK = 64 * 1024;
+/** Requests of one user waiting or being written at once: asking is cheap, writing is not. */
+export const MAX_ACTIVE_PER_USER = 5;
 
 /** A file ready to send: where it is and what to call it. */
 export type Download = { path: string; fileName: string; mimeType: string; bytes: number };
@@ -93,6 +95,11 @@ export class AuditExportService {
 
   private async request(actor: Actor, kind: ExportKind, format: FileFormat, params: Record<string, unknown>): Promise<ExportRecord> {
     const record = await this.sequelize.transaction(async (transaction) => {
+      // Serialises one user's requests, so two at once cannot both pass the limit.
+      await this.repository.lockRequester(actor.userId, transaction);
+      if ((await this.repository.countActive(actor.userId, transaction)) >= MAX_ACTIVE_PER_USER) {
+        throw new RateLimitedError(`You have ${MAX_ACTIVE_PER_USER} exports or reports in progress; wait for one to finish`);
+      }
       const created = await this.repository.insert(
         { id: newId(), kind, format, params, requestedBy: actor.userId, requestedByEmail: actor.email },
         transaction,

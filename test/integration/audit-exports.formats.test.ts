@@ -467,3 +467,28 @@ test("progress is visible while the export runs", async () => {
   const done = await running;
   expect(done).toMatchObject({ status: "completed", rowsWritten: 250, progress: 1 });
 }, 30_000);
+
+test("a user has at most 5 exports or reports waiting or being written; a sixth request is refused", async () => {
+  // Without workers, requests stay queued.
+  const idle = await startTestApp({ env: { EXPORT_DIR: exportDir } });
+  try {
+    const user = await idle.runtime.services.users.create({
+      email: `busy-${randomUUID()}@example.test`,
+      role: "auditor",
+      password: PASSWORD,
+    });
+    const login = await client(idle.url).post("/auth/login", { email: user.email, password: PASSWORD });
+    const api = client(idle.url, { authorization: `Bearer ${login.body.access_token}` });
+    const ask = () =>
+      api.graphql(`mutation ($input: AuditExportInput!) { createAuditExport(input: $input) { id status } }`, {
+        input: { filter: JANUARY, format: "CSV" },
+      });
+    const answers = await Promise.all(Array.from({ length: 7 }, ask));
+    const accepted = answers.filter((answer) => answer.body.data?.createAuditExport?.status === "QUEUED");
+    const refused = answers.filter((answer) => answer.body.errors?.[0]?.extensions?.code === "RATE_LIMITED");
+    expect([accepted.length, refused.length]).toEqual([5, 2]);
+    expect(refused[0].body.errors[0].message).toMatch(/5 exports or reports in progress/);
+  } finally {
+    await idle.stop();
+  }
+}, 30_000);
