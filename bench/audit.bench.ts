@@ -38,24 +38,17 @@ import { initModels } from "../src/db/models";
 import { LocalEventBus } from "../src/events/event-bus";
 import { createServices, type Services } from "../src/services";
 import { createQueueBackend } from "../workers/queues";
+import { integerSetting } from "./bench-settings";
 import { loadAuditEvents, PROVIDERS, userId, USERS } from "./audit-load";
-
-function numberSetting(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must be an integer in [${min}, ${max}], got ${raw}`);
-  return value;
-}
 
 const settings = {
   adminUrl: process.env.BENCH_DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres",
-  rows: numberSetting("BENCH_AUDIT_ROWS", 10_000_000, 1000, 1_000_000_000),
-  months: numberSetting("BENCH_AUDIT_MONTHS", 12, 1, 120),
-  samples: numberSetting("BENCH_SAMPLES", 25, 3, 10_000),
-  records: numberSetting("BENCH_RECORDS", 2000, 100, 1_000_000),
-  writers: numberSetting("BENCH_WRITERS", 8, 1, 64),
-  loadJobs: numberSetting("BENCH_LOAD_JOBS", 2, 1, 16),
+  rows: integerSetting("BENCH_AUDIT_ROWS", 10_000_000, 1000, 1_000_000_000),
+  months: integerSetting("BENCH_AUDIT_MONTHS", 12, 1, 120),
+  samples: integerSetting("BENCH_SAMPLES", 25, 3, 10_000),
+  records: integerSetting("BENCH_RECORDS", 2000, 100, 1_000_000),
+  writers: integerSetting("BENCH_WRITERS", 8, 1, 64),
+  loadJobs: integerSetting("BENCH_LOAD_JOBS", 2, 1, 16),
   keep: process.env.BENCH_KEEP === "true" || Boolean(process.env.BENCH_REUSE),
   reuse: process.env.BENCH_REUSE,
 };

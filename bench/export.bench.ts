@@ -33,22 +33,15 @@ import { initModels } from "../src/db/models";
 import { LocalEventBus } from "../src/events/event-bus";
 import { createServices } from "../src/services";
 import { createQueueBackend } from "../workers/queues";
+import { integerSetting } from "./bench-settings";
 import { loadAuditEvents } from "./audit-load";
-
-function numberSetting(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must be an integer in [${min}, ${max}], got ${raw}`);
-  return value;
-}
 
 const settings = {
   adminUrl: process.env.BENCH_DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres",
-  rows: numberSetting("BENCH_EXPORT_ROWS", 10_000_000, 1000, 1_000_000_000),
-  months: numberSetting("BENCH_AUDIT_MONTHS", 12, 1, 120),
-  loadJobs: numberSetting("BENCH_LOAD_JOBS", 2, 1, 16),
-  rounds: numberSetting("BENCH_ROUNDS", 2, 1, 20),
+  rows: integerSetting("BENCH_EXPORT_ROWS", 10_000_000, 1000, 1_000_000_000),
+  months: integerSetting("BENCH_AUDIT_MONTHS", 12, 1, 120),
+  loadJobs: integerSetting("BENCH_LOAD_JOBS", 2, 1, 16),
+  rounds: integerSetting("BENCH_ROUNDS", 2, 1, 20),
   keep: process.env.BENCH_KEEP === "true" || Boolean(process.env.BENCH_REUSE),
   reuse: process.env.BENCH_REUSE,
 };

@@ -9,7 +9,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { CLI, spawnUntilJson } from "../helpers/cli";
+import { CLI, spawnUntilJson, stopChild } from "../helpers/cli";
 import { checkSteps, runSteps, stepsOf } from "../helpers/readme-examples";
 import { createTestDatabase, type TestDatabase } from "../helpers/test-database";
 
@@ -50,12 +50,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (service && service.exitCode === null && service.signalCode === null) {
-    service.removeAllListeners("exit");
-    const exited = new Promise((resolve) => service!.once("exit", resolve));
-    service.kill("SIGTERM");
-    await exited;
-  }
+  await stopChild(service);
   await database?.drop();
   fs.rmSync(dataDir, { recursive: true, force: true });
 });

@@ -1,7 +1,7 @@
 import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { CLI, spawnUntilJson } from "../helpers/cli";
+import { CLI, spawnUntilJson, stopChild } from "../helpers/cli";
 import { checkSteps, compareOutput, readFences, runSteps, stepsOf, type Comparison, type Step } from "../helpers/readme-examples";
 import { createTestDatabase, type TestDatabase } from "../helpers/test-database";
 
@@ -68,12 +68,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (service && service.exitCode === null && service.signalCode === null) {
-    service.removeAllListeners("exit");
-    const exited = new Promise((resolve) => service!.once("exit", resolve));
-    service.kill("SIGTERM");
-    await exited;
-  }
+  await stopChild(service);
   await database?.drop();
 });
 
