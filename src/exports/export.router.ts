@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import { pipeline } from "node:stream/promises";
 import express, { type NextFunction, type Request, type Response } from "express";
-import { fromDomainError } from "../../rest-adapter/rest-errors";
+import { restErrorOf } from "../common/error-edges";
 import { DomainError } from "../common/errors";
 import { authenticate, withAuditContext } from "../http/authenticate";
 import type { Services } from "../services";
@@ -33,7 +33,7 @@ export function createExportRouter(services: Services, rateLimit: express.Reques
         await pipeline(fs.createReadStream(download.path), res);
       } catch (error) {
         if (!(error instanceof DomainError)) return next(error);
-        const { status, body } = fromDomainError(error);
+        const { status, body } = restErrorOf(error);
         res.status(status).json(body);
       }
     },

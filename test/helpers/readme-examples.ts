@@ -375,7 +375,12 @@ export async function runSteps(
     parts.push(step.command.split(options.address).join(options.base));
   });
   parts.push("printf '\\n@@STEP end\\n'; printf '\\n@@STEP end\\n' >&2", "exit 0");
-  const { stdout, stderr } = await bash(parts.join("\n"), options.cwd, options.env, options.timeoutMs ?? 120_000);
+  const { stdout, stderr, code } = await runBash(parts.join("\n"), {
+    cwd: options.cwd,
+    env: options.env,
+    timeoutMs: options.timeoutMs ?? 120_000,
+  });
+  if (code !== 0) throw new Error(`bash exited with ${code}\n${stdout}\n${stderr}`);
   const perStep = (output: string) => output.split(/\n@@STEP (?:\d+|end)\n/).slice(1, steps.length + 1);
   const stdoutParts = perStep(stdout);
   if (stdoutParts.length !== steps.length) throw new Error(`expected ${steps.length} steps, got ${stdoutParts.length}:\n${stdout}`);
@@ -409,20 +414,22 @@ export function checkSteps(steps: Step[], run: StepRun, illustrativeOf: (step: S
 
 const clip = (text: string) => (text.length > 1500 ? `${text.slice(0, 1500)}… (${text.length} characters)` : text);
 
-/** Runs the script in one bash; resolves with its stdout and stderr. */
-function bash(script: string, cwd: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<{ stdout: string; stderr: string }> {
-  const child = spawn("bash", ["-c", script], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+/** Runs a script in one bash; resolves with its output and exit code (killed after `timeoutMs`). */
+export function runBash(
+  script: string,
+  options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
+): Promise<{ stdout: string; stderr: string; code: number | null }> {
+  const child = spawn("bash", ["-c", script], { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs);
     child.on("error", reject);
     child.on("close", (code) => {
       clearTimeout(timer);
-      if (code === 0) resolve({ stdout, stderr });
-      else reject(new Error(`bash exited with ${code}\n${stdout}\n${stderr}`));
+      resolve({ stdout, stderr, code });
     });
   });
 }
