@@ -1,5 +1,14 @@
 import type { Sequelize } from "sequelize";
-import { BANK_SYNC_JOB_OPTIONS, bankSyncJobId, JOBS, QueueName, replyJobOptions, type QueueBackend } from "../workers/queues";
+import {
+  BANK_SYNC_JOB_OPTIONS,
+  bankSyncJobId,
+  EXPORT_JOB_OPTIONS,
+  exportJobId,
+  JOBS,
+  QueueName,
+  replyJobOptions,
+  type QueueBackend,
+} from "../workers/queues";
 import { AccountRepository } from "./accounts/account.repository";
 import { AccountService } from "./accounts/account.service";
 import { AssistantService } from "./assistant/assistant.service";
@@ -31,6 +40,10 @@ import { MerchantRepository } from "./merchants/merchant.repository";
 import { MerchantService } from "./merchants/merchant.service";
 import { OutboundGuard } from "./outbound/outbound.guard";
 import { SecretBox } from "./security/secret-box";
+import { ExportRepository } from "./exports/export.repository";
+import { AuditExportService, type ExportQueue } from "./exports/export.service";
+import { DownloadSigner } from "./exports/signed-url";
+import { ReportRepository } from "./reports/report.repository";
 import { ConnectedAccountService } from "./sso/connected-accounts.service";
 import { OidcClient } from "./sso/oidc-client";
 import { SsoLoginService } from "./sso/sso-login.service";
@@ -62,6 +75,8 @@ function createRepositories(sequelize: Sequelize) {
     apiKeys: new ApiKeyRepository(sequelize),
     sso: new SsoRepository(sequelize),
     ssoLoginRequests: new SsoLoginRequestRepository(sequelize),
+    exports: new ExportRepository(sequelize),
+    reports: new ReportRepository(sequelize),
   };
 }
 
@@ -97,6 +112,16 @@ function syncQueueOf(deps: ServiceDeps): SyncQueue {
           { connectionId, trigger },
           { ...BANK_SYNC_JOB_OPTIONS, jobId: bankSyncJobId(connectionId) },
         );
+    },
+  };
+}
+
+function exportQueueOf(deps: ServiceDeps): ExportQueue {
+  return {
+    async enqueue(exportId) {
+      await deps.queues
+        .queue(QueueName.Exports)
+        .add(JOBS[QueueName.Exports].writeExport, { exportId }, { ...EXPORT_JOB_OPTIONS, jobId: exportJobId(exportId) });
     },
   };
 }
@@ -165,6 +190,17 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
       maxFailures: config.loginMaxFailures,
       lockoutSeconds: config.loginLockoutSeconds,
     }),
+    auditExports: new AuditExportService(
+      sequelize,
+      repositories.exports,
+      repositories.audit,
+      repositories.reports,
+      audit,
+      exportQueueOf(deps),
+      new DownloadSigner(secrets.deriveKey("audit-export-download"), config.exports.urlTtlSeconds),
+      config.exports,
+      logger,
+    ),
     ssoProviders,
     connectedAccounts,
     ssoLogins: new SsoLoginService(

@@ -10,6 +10,7 @@ export enum QueueName {
   Maintenance = "maintenance",
   Assistant = "assistant",
   BankSync = "bank-sync",
+  Exports = "exports",
 }
 
 export const JOBS = {
@@ -21,6 +22,7 @@ export const JOBS = {
   },
   [QueueName.Assistant]: { reply: "reply", expireStaleReplies: "expire-stale-replies" },
   [QueueName.BankSync]: { syncConnection: "sync-connection", refreshConnections: "refresh-connections" },
+  [QueueName.Exports]: { writeExport: "write-export", expireExports: "expire-exports" },
 } as const satisfies Record<QueueName, Record<string, string>>;
 
 /** Retry transient failures a few times with growing waits; keep a bounded history for inspection. */
@@ -41,6 +43,17 @@ export const BANK_SYNC_JOB_OPTIONS: JobsOptions = { attempts: 1, removeOnComplet
 
 export function bankSyncJobId(connectionId: string): string {
   return `sync-${connectionId}`;
+}
+
+/**
+ * One job per export or report request (the id is the request's, so a second enqueue is a no-op). One
+ * attempt: the service records a failure itself; a worker that dies mid-file loses its lock and the
+ * job is run again from the start, as a stalled job.
+ */
+export const EXPORT_JOB_OPTIONS: JobsOptions = { attempts: 1, removeOnComplete: { count: 1000 }, removeOnFail: { count: 1000 } };
+
+export function exportJobId(exportId: string): string {
+  return `export-${exportId}`;
 }
 
 /** Recurring jobs. The scheduler id makes registration idempotent across processes and restarts. */
@@ -67,6 +80,8 @@ export const SCHEDULES = [
     job: JOBS[QueueName.Maintenance].chainAuditEvents,
     everyMs: 60 * 1000,
   },
+  // Only removes files whose expiry has passed; how long they live is EXPORT_RETENTION_HOURS.
+  { id: "expire-exports", queue: QueueName.Exports, job: JOBS[QueueName.Exports].expireExports, everyMs: 15 * 60 * 1000 },
   {
     id: "sweep-expired-sessions",
     queue: QueueName.Maintenance,

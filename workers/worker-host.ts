@@ -4,6 +4,7 @@ import type { Logger } from "../src/common/logger";
 import type { Services } from "../src/services";
 import { assistantHandlers } from "./assistant.processor";
 import { bankSyncHandlers } from "./bank-sync.processor";
+import { exportHandlers } from "./exports.processor";
 import { maintenanceHandlers } from "./maintenance.processor";
 import { CONCURRENCY, JOBS, QueueName, SCHEDULES, type QueueBackend } from "./queues";
 
@@ -14,6 +15,7 @@ const HANDLERS: Record<QueueName, JobHandlers> = {
   [QueueName.Maintenance]: maintenanceHandlers,
   [QueueName.Assistant]: assistantHandlers,
   [QueueName.BankSync]: bankSyncHandlers,
+  [QueueName.Exports]: exportHandlers,
 };
 
 /**

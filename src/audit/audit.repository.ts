@@ -1,5 +1,5 @@
 import type { Sequelize, Transaction } from "sequelize";
-import { bindParam, likePattern, readRowsWithin, selectRows } from "../common/sql";
+import { bindParam, likePattern, readRows, readRowsWithin, selectRows } from "../common/sql";
 import type { AuditEventType, Severity } from "./audit.catalogue";
 import type { Changes } from "./audit-changes";
 
@@ -47,6 +47,10 @@ export type AuditQuery = {
 
 export type Keyset = { timestamp: Date; id: string };
 
+/** An export's keyset: the timestamp as ISO text with microseconds, so no row is skipped or repeated. */
+export type ExportKey = { at: string; id: string };
+export type ExportRow = { at: string; id: string; json: string; columns: (string | null)[] };
+
 /** A chain link with what verification needs to know about its event. */
 export type VerifyRow = {
   id: string;
@@ -65,6 +69,39 @@ const EVENT_COLUMNS = `e.id, e.occurred_at AS "timestamp", e.event_type AS "even
   e.user_email AS "userEmail", e.provider, e.action, e.resource_type AS "resourceType", e.resource_id AS "resourceId",
   e.resource_label AS "resourceLabel", host(e.ip_address) AS "ipAddress", e.user_agent AS "userAgent",
   e.session_id AS "sessionId", e.request_id AS "requestId", e.changes, e.error`;
+
+/** An event as the export writes it: the fields and order of toEvent in the service, timestamps in ISO 8601 UTC. */
+const EXPORT_TIMESTAMP = `to_char(e.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const EXPORT_JSON = `json_build_object('id', e.id, 'seq', c.seq::text, 'timestamp', ${EXPORT_TIMESTAMP}, 'eventType', e.event_type,
+  'severity', e.severity,
+  'user', CASE WHEN e.user_id IS NOT NULL OR e.user_email IS NOT NULL THEN json_build_object('id', e.user_id, 'email', coalesce(e.user_email, '')) END,
+  'provider', e.provider, 'action', e.action,
+  'resource', CASE WHEN e.resource_type IS NOT NULL THEN json_build_object('type', e.resource_type, 'id', coalesce(e.resource_id, ''), 'label', e.resource_label) END,
+  'ipAddress', host(e.ip_address), 'userAgent', e.user_agent, 'sessionId', e.session_id, 'requestId', e.request_id, 'changes', e.changes,
+  'error', e.error, 'prevHash', encode(c.prev_hash, 'hex'), 'hash', encode(c.hash, 'hex'))::text`;
+/** The CSV columns (CSV_COLUMNS of export-formats.ts), each as text. */
+const EXPORT_COLUMNS = [
+  "e.id::text",
+  "c.seq::text",
+  EXPORT_TIMESTAMP,
+  "e.event_type",
+  "e.severity",
+  "e.user_id::text",
+  "e.user_email",
+  "e.provider",
+  "e.action",
+  "e.resource_type",
+  "e.resource_id",
+  "e.resource_label",
+  "host(e.ip_address)",
+  "e.user_agent",
+  "e.session_id",
+  "e.request_id",
+  "e.changes::text",
+  "e.error",
+  "encode(c.prev_hash, 'hex')",
+  "encode(c.hash, 'hex')",
+];
 
 const LINK_COLUMNS = `c.seq, c.prev_hash AS "prevHash", c.hash`;
 
@@ -205,6 +242,32 @@ export class AuditRepository {
     return rows ? Number(rows[0].count) : null;
   }
 
+  /**
+   * One batch of an export, oldest first, after `after`: the same conditions as `list` (so an export
+   * holds exactly the events a search shows), each event rendered by PostgreSQL as the text the export
+   * writes: `json` (the canonical event, as GraphQL's AuditEvent) or `columns` (CSV_COLUMNS' text).
+   * `key` is the keyset of the row, microseconds included, for the next batch.
+   */
+  async exportBatch(query: AuditQuery, after: ExportKey | null, limit: number, shape: "json" | "columns"): Promise<ExportRow[]> {
+    const { where, bind } = whereClause(query);
+    where.push(...textConditions(query, bind));
+    if (after) where.push(`(occurred_at, id) > ($${bind.push(after.at)}::timestamptz, $${bind.push(after.id)}::uuid)`);
+    bind.push(limit);
+    const rows = await readRows<ExportRow & Record<string, string | null>>(
+      this.sequelize,
+      `SELECT to_char(e.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS at, e.id,
+              ${shape === "json" ? `${EXPORT_JSON} AS json` : EXPORT_COLUMNS.map((column, index) => `${column} AS c${index}`).join(", ")}
+         FROM (SELECT occurred_at, id FROM audit_events ${whereSql(where)} ORDER BY occurred_at, id LIMIT $${bind.length}) AS page
+         JOIN LATERAL (SELECT * FROM audit_events e WHERE e.occurred_at = page.occurred_at AND e.id = page.id LIMIT 1) AS e ON true
+         LEFT JOIN LATERAL (SELECT * FROM audit_chain c WHERE c.occurred_at = e.occurred_at AND c.event_id = e.id LIMIT 1) AS c ON true
+        ORDER BY e.occurred_at, e.id`,
+      bind,
+    );
+    // Separate text columns: pg parses a text[] per row far more slowly than plain fields.
+    if (shape === "columns") for (const row of rows) row.columns = EXPORT_COLUMNS.map((_, index) => row[`c${index}`]);
+    return rows;
+  }
+
   /** One batch of links in `seq` order, each with whether its event exists and still matches the link's hash. */
   verifyBatch(
     afterSeq: bigint,
@@ -297,6 +360,18 @@ export class AuditRepository {
     );
     return rows.map((row) => row.name);
   }
+}
+
+/** Every condition of a filter, free text included, as SQL over audit_events with its bind values (reports build on it). */
+export function auditConditions(query: AuditQuery, bind: unknown[] = []): { where: string[]; bind: unknown[] } {
+  const clause = whereClause(query);
+  const offset = bind.length;
+  // Renumber the clause's parameters after the caller's own.
+  const renumber = (sql: string) => sql.replace(/\$(\d+)/g, (_m, n) => `$${Number(n) + offset}`);
+  const where = clause.where.map(renumber);
+  bind.push(...clause.bind);
+  where.push(...textConditions(query, bind));
+  return { where, bind };
 }
 
 /** The conditions of every filter but the free-text ones (see textConditions), plus the keyset. */

@@ -109,6 +109,15 @@ const settings = z.object({
   LOGIN_LOCKOUT_SECONDS: z.coerce.number().int().min(1).default(900),
   AUDIT_PARTITIONS_AHEAD: z.coerce.number().int().min(1).max(36).default(3),
   AUDIT_COUNT_BUDGET_MS: z.coerce.number().int().min(1).max(60000).default(40),
+  EXPORT_DIR: z.string().min(1).optional(),
+  EXPORT_RETENTION_HOURS: z.coerce
+    .number()
+    .min(0.01)
+    .max(24 * 365)
+    .default(24),
+  EXPORT_URL_TTL_SECONDS: z.coerce.number().int().min(10).max(86400).default(300),
+  EXPORT_BATCH_ROWS: z.coerce.number().int().min(100).max(100000).default(2000),
+  REPORT_MAX_ROWS: z.coerce.number().int().min(10).max(100000).default(5000),
   SSO_DISCOVERY_TTL_SECONDS: z.coerce.number().int().min(0).default(3600),
   SSO_JWKS_COOLDOWN_MS: z.coerce.number().int().min(0).default(30000),
   SSO_CLOCK_TOLERANCE_SECONDS: z.coerce.number().int().min(0).max(300).default(60),
@@ -179,6 +188,7 @@ export type Config = Readonly<{
   /** OpenID Connect client: discovery cache, JWKS refetch limit, clock skew and timeout (issuers obey allowInsecureUpstreams). */
   /** How long an audit page may spend counting its total (up to 10 000) before reporting a lower bound. */
   auditCountBudgetMs: number;
+  exports: ExportConfig;
   sso: Readonly<{ discoveryTtlMs: number; jwksCooldownMs: number; clockToleranceSeconds: number; timeoutSeconds: number }>;
   /** The outbound guard's policy (src/outbound): which addresses user-supplied URLs may reach, timeouts, response cap. */
   outbound: OutboundPolicy;
@@ -198,6 +208,19 @@ export type AssistantConfig = Readonly<{
   maxAttempts: number;
   retryDelayMs: number;
   replyTimeoutSeconds: number;
+}>;
+
+export type ExportConfig = Readonly<{
+  /** Where export and report files are written (every API and worker process must see the same folder). */
+  dir: string;
+  /** How long a finished file stays downloadable before the cleanup job removes it. */
+  retentionMs: number;
+  /** Lifetime of a signed download URL. */
+  urlTtlSeconds: number;
+  /** Events read per database round trip while exporting. */
+  batchRows: number;
+  /** Detail rows a report lists per table (its totals always count everything). */
+  reportMaxRows: number;
 }>;
 
 export const BUILTIN_MODEL = "builtin";
@@ -270,6 +293,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     loginLockoutSeconds: s.LOGIN_LOCKOUT_SECONDS,
     auditPartitionsAhead: s.AUDIT_PARTITIONS_AHEAD,
     auditCountBudgetMs: s.AUDIT_COUNT_BUDGET_MS,
+    exports: Object.freeze({
+      dir: path.resolve(s.EXPORT_DIR ?? path.join(s.DATA_DIR, "exports")),
+      retentionMs: Math.round(s.EXPORT_RETENTION_HOURS * 3_600_000),
+      urlTtlSeconds: s.EXPORT_URL_TTL_SECONDS,
+      batchRows: s.EXPORT_BATCH_ROWS,
+      reportMaxRows: s.REPORT_MAX_ROWS,
+    }),
     sso: Object.freeze({
       discoveryTtlMs: s.SSO_DISCOVERY_TTL_SECONDS * 1000,
       jwksCooldownMs: s.SSO_JWKS_COOLDOWN_MS,

@@ -4,6 +4,7 @@ import { buildSchema } from "type-graphql";
 import { AccountResolver } from "../accounts/account.resolver";
 import { BankAccountResolver, BankConnectionResolver } from "../banking/banking.resolver";
 import { AuditResolver } from "../audit/audit.resolver";
+import { AuditExportResolver } from "../exports/export.resolver";
 import { CategoryResolver } from "../categories/category.resolver";
 import { ChatResolver } from "../chats/chat.resolver";
 import { IdentityResolver } from "../identity/identity.resolver";
@@ -26,6 +27,7 @@ export const resolvers = [
   BankConnectionResolver,
   BankAccountResolver,
   AuditResolver,
+  AuditExportResolver,
   SsoResolver,
   UserAdminResolver,
 ] as const;

@@ -24,6 +24,7 @@ import { formatGraphQLError } from "../graphql/errors";
 import type { Services } from "../services";
 import { createAuthRouter } from "../auth/auth.router";
 import { createSsoRouter } from "../sso/sso.router";
+import { createExportRouter } from "../exports/export.router";
 import { auditContextFor, runInAuditContext, type AuditContext } from "../audit/audit-context";
 import { authenticate, bearerToken, enterRequestOrigin, resolveActor } from "./authenticate";
 import { LiveSockets } from "./live-sockets";
@@ -87,6 +88,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
   app.use(API_PREFIX, authenticate(services, { required: true }), ...limit, express.json({ limit: BODY_LIMIT }), restRouter);
   app.use(createAuthRouter(services, limit));
   app.use(createSsoRouter(services, limit));
+  app.use(createExportRouter(services, limit));
 
   /**
    * The WebSocket transport's origins: one per connection (its authentication) and one per operation,

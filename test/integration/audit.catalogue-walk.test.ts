@@ -4,7 +4,7 @@
  * on loopback, and checks after each step which event types that step produced. Nothing here writes
  * to the audit log; the one direct SQL write ages a session, standing in for the passing of time.
  */
-import { AUDIT_EVENT_TYPES, type AuditEventType } from "../../src/audit/audit.catalogue";
+import { SPEC_EVENT_TYPES, type AuditEventType } from "../../src/audit/audit.catalogue";
 import { startIdp, type TestIdp } from "../fakes/oidc-idp";
 import { Browser } from "../helpers/browser";
 import { client } from "../helpers/http";
@@ -161,7 +161,8 @@ test("a walk through the service produces every event type of the catalogue", as
     gql(`mutation ($id: ID!) { deleteSsoProvider(id: $id) { id } }`, { id: globexId }),
   );
 
-  const missing = AUDIT_EVENT_TYPES.filter((type) => !produced.has(type));
+  // The service's own types (exports and reports) are produced by their own tests.
+  const missing = SPEC_EVENT_TYPES.filter((type) => !produced.has(type));
   expect(missing).toEqual([]);
-  expect(AUDIT_EVENT_TYPES).toHaveLength(24);
+  expect(SPEC_EVENT_TYPES).toHaveLength(24);
 });

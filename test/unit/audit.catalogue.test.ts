@@ -1,5 +1,7 @@
 import {
   AUDIT_EVENT_TYPES,
+  SERVICE_EVENT_CATALOGUE,
+  SPEC_EVENT_TYPES,
   defaultSeverity,
   effectiveSeverity,
   expandEventTypePattern,
@@ -10,12 +12,13 @@ import { ipFilterToCidr, parseFilter } from "../../src/audit/audit-filter";
 
 describe("the audit event catalogue", () => {
   test("holds the 24 event types of the spec with their default severities", () => {
-    expect(AUDIT_EVENT_TYPES).toHaveLength(24);
+    expect(SPEC_EVENT_TYPES).toHaveLength(24);
+    expect(AUDIT_EVENT_TYPES).toEqual([...SPEC_EVENT_TYPES, ...Object.keys(SERVICE_EVENT_CATALOGUE)]);
     expect(defaultSeverity("auth.login.failed")).toBe("warning");
     expect(defaultSeverity("auth.token.revoked")).toBe("warning");
     expect(defaultSeverity("provider.deleted")).toBe("warning");
     expect(defaultSeverity("user.roles.synced")).toBe("info");
-    expect(AUDIT_EVENT_TYPES.filter((type) => defaultSeverity(type) === "warning").sort()).toEqual(
+    expect(SPEC_EVENT_TYPES.filter((type) => defaultSeverity(type) === "warning").sort()).toEqual(
       [
         "account.disconnected",
         "account.unlinked",
