@@ -28,6 +28,10 @@ import { MerchantRepository } from "./merchants/merchant.repository";
 import { MerchantService } from "./merchants/merchant.service";
 import { OutboundGuard } from "./outbound/outbound.guard";
 import { SecretBox } from "./security/secret-box";
+import { ChainConsumerPump } from "./streaming/chain-consumer.pump";
+import { DestinationHandler } from "./streaming/destination.handler";
+import { StreamDestinationService } from "./streaming/stream-destination.service";
+import { ConsumerRepository, DestinationRepository } from "./streaming/stream.repository";
 import { ConnectedAccountService } from "./sso/connected-accounts.service";
 import { OidcClient } from "./sso/oidc-client";
 import { SsoLoginService } from "./sso/sso-login.service";
@@ -53,6 +57,8 @@ function createRepositories(sequelize: Sequelize) {
     audit: new AuditRepository(sequelize),
     auth: new AuthRepository(sequelize),
     users: new UserRepository(sequelize),
+    streamConsumers: new ConsumerRepository(sequelize),
+    streamDestinations: new DestinationRepository(sequelize),
   };
 }
 
@@ -118,6 +124,7 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
   const connectedAccounts = new ConnectedAccountService(sequelize, audit);
   /** The one way to reach a user- or upstream-supplied URL or host (src/outbound/outbound.guard.ts). */
   const outbound = new OutboundGuard(config.outbound);
+  const destinationHandler = new DestinationHandler(repositories.streamDestinations, audit, secrets, outbound, logger);
   return {
     repositories,
     events,
@@ -158,5 +165,17 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     ssoProviders,
     connectedAccounts,
     ssoLogins: new SsoLoginService(sequelize, audit, secrets, oidc, ssoProviders, connectedAccounts, sessions, users),
+    streamDestinations: new StreamDestinationService(
+      sequelize,
+      repositories.streamDestinations,
+      repositories.streamConsumers,
+      destinationHandler,
+      audit,
+      secrets,
+      outbound,
+      config.streaming.deliveryLogDays,
+    ),
+    /** Delivers the audit stream to its consumers; started by the worker role only (workers/worker-host.ts). */
+    streamPump: new ChainConsumerPump(sequelize, repositories.streamConsumers, [destinationHandler], config.streaming, events, logger),
   };
 }

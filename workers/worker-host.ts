@@ -59,10 +59,13 @@ export class WorkerHost {
     for (const schedule of SCHEDULES) {
       await this.backend.queue(schedule.queue).upsertJobScheduler(schedule.id, { every: schedule.everyMs }, { name: schedule.job });
     }
+    // Audit stream delivery is not a queue: consumers' positions live in PostgreSQL, so it goes on while Redis is down.
+    this.deps.services.streamPump.start();
   }
 
   /** Stops taking jobs and waits for the running ones to finish. */
   async stop(): Promise<void> {
+    await this.deps.services.streamPump.stop();
     await Promise.all(this.workers.map((worker) => worker.close()));
   }
 }

@@ -31,6 +31,16 @@ export const AUDIT_EVENT_CATALOGUE = {
   "account.disconnected": { severity: "warning", meaning: "SSO account disconnected" },
   "account.linked": { severity: "info", meaning: "several SSO accounts linked" },
   "account.unlinked": { severity: "warning", meaning: "SSO accounts unlinked" },
+  "stream.destination.created": { severity: "info", meaning: "audit stream destination (webhook or SIEM) added" },
+  "stream.destination.updated": { severity: "info", meaning: "audit stream destination configuration changed" },
+  "stream.destination.deleted": { severity: "warning", meaning: "audit stream destination removed" },
+  "stream.destination.paused": { severity: "warning", meaning: "delivery to a destination paused" },
+  "stream.destination.resumed": { severity: "info", meaning: "delivery to a destination resumed" },
+  "stream.destination.secret_rotated": { severity: "info", meaning: "webhook signing secret rotated" },
+  "stream.destination.replayed": { severity: "info", meaning: "destination position moved back for replay" },
+  "stream.destination.tested": { severity: "info", meaning: "test event sent to a destination" },
+  "stream.destination.failing": { severity: "error", meaning: "delivery retries exhausted; events wait for replay" },
+  "stream.destination.disabled": { severity: "error", meaning: "destination disabled by its receiver (410 Gone)" },
 } as const satisfies Record<string, { severity: Severity; meaning: string }>;
 
 export type AuditEventType = keyof typeof AUDIT_EVENT_CATALOGUE;

@@ -6,6 +6,7 @@ import * as banking from "./0004-banking";
 import * as bankAccountLinks from "./0005-bank-account-links";
 import * as sso from "./0006-sso";
 import * as auditChainSequencer from "./0007-audit-chain-sequencer";
+import * as auditStreaming from "./0008-audit-streaming";
 
 export type Migration = { name: string; up: (context: MigrationContext) => Promise<void> };
 
@@ -18,4 +19,5 @@ export const migrations: Migration[] = [
   { name: "0005-bank-account-links", up: bankAccountLinks.up },
   { name: "0006-sso", up: sso.up },
   { name: "0007-audit-chain-sequencer", up: auditChainSequencer.up },
+  { name: "0008-audit-streaming", up: auditStreaming.up },
 ];
