@@ -123,7 +123,7 @@ export class StreamDestinationService {
     if (!kind || !DESTINATION_KINDS.includes(kind)) throw new BadRequestError(`kind must be one of ${DESTINATION_KINDS.join(", ")}`);
     const checked = await this.validate(kind, input, null);
     const secret = kind === "webhook" ? newWebhookSecret() : null;
-    const credentials = secret ? { secret } : checked.credentials!;
+    const credentials = secret ? { secret } : (checked.credentials ?? {});
     const id = newId();
     await this.sequelize.transaction(async (transaction) => {
       const row = await this.destinations.insert(

@@ -266,11 +266,15 @@ function leefHeader(value: string): string {
 
 export const LEEF_DELIMITER = "^";
 
-/** LEEF attribute values: backslash, the delimiter and line breaks escaped (a value may contain `=`). */
+/**
+ * LEEF attribute values: backslash, the delimiter, the pipe and line breaks escaped (a value may
+ * contain `=`). The pipe too: readers that find the header by counting pipes would otherwise cut a value.
+ */
 export function leefValue(value: string): string {
   return value
     .replace(/\\/g, "\\\\")
     .replace(/\^/g, "\\^")
+    .replace(/\|/g, "\\|")
     .replace(/\r\n|\n/g, "\\n")
     .replace(/\r/g, "\\r");
 }

@@ -332,7 +332,7 @@ export class SyslogReceiver {
   private line(text: string): void {
     try {
       const syslog = parseSyslog(text) as Record<string, any>;
-      require(syslog.version === 1 && typeof syslog.ts === "string", "not an RFC 5424 line");
+      require(syslog.version === 1 && !Number.isNaN(new Date(syslog.ts).getTime()), "not an RFC 5424 line");
       if (this.format === "cef") {
         require(syslog.type === "CEF" && syslog.cef, "not CEF");
         const c = syslog.cef;
@@ -418,7 +418,7 @@ function unescapeValue(raw: string, special: string, format: string): string {
     const ch = raw[i];
     if (ch === "\\") {
       const next = raw[++i];
-      if (next === "\\" || next === special) value += next;
+      if (next === "\\" || next === special || (format === "LEEF" && next === "|")) value += next;
       else if (next === "n") value += "\n";
       else if (next === "r") value += "\r";
       else throw new Refusal(`${format}: invalid escape \\${next}`);
