@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Sequelize, Transaction } from "sequelize";
+import { runInAuditContext } from "../audit/audit-context";
 import { AUDIT_EVENT_TOPIC } from "../audit/audit.service";
 import type { Logger } from "../common/logger";
 import type { EventBus } from "../events/event-bus";
@@ -154,7 +155,13 @@ export class ChainConsumerPump {
     }
   }
 
-  private async runTurn(handler: ChainConsumerHandler, consumer: ConsumerRow): Promise<void> {
+  /** Events a turn records (a destination disabled or failing) correlate by the turn, as a job's do by the job. */
+  private runTurn(handler: ChainConsumerHandler, consumer: ConsumerRow): Promise<void> {
+    const context = { ipAddress: null, userAgent: null, requestId: `stream:${consumer.id}:${randomUUID()}`, sessionId: null };
+    return runInAuditContext(context, () => this.turn(handler, consumer));
+  }
+
+  private async turn(handler: ChainConsumerHandler, consumer: ConsumerRow): Promise<void> {
     // Half the lease for the work, the rest as margin for the settling transaction.
     const deadline = Date.now() + this.options.leaseMs / 2;
     let outcome: TurnOutcome;

@@ -9,8 +9,8 @@ import { diffChanges, REDACTED, redactChanges } from "../../src/audit/audit-chan
 import { ipFilterToCidr, parseFilter } from "../../src/audit/audit.service";
 
 describe("the audit event catalogue", () => {
-  test("holds the 24 event types of the spec with their default severities", () => {
-    expect(AUDIT_EVENT_TYPES).toHaveLength(24);
+  test("holds the 24 event types of the spec and the 10 of audit streaming, with their default severities", () => {
+    expect(AUDIT_EVENT_TYPES).toHaveLength(34);
     expect(defaultSeverity("auth.login.failed")).toBe("warning");
     expect(defaultSeverity("auth.token.revoked")).toBe("warning");
     expect(defaultSeverity("provider.deleted")).toBe("warning");
@@ -23,6 +23,8 @@ describe("the audit event catalogue", () => {
         "auth.token.revoked",
         "provider.deleted",
         "provider.disabled",
+        "stream.destination.deleted",
+        "stream.destination.paused",
         "user.deleted",
         "user.suspended",
       ].sort(),
