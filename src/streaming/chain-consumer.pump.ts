@@ -48,6 +48,8 @@ function jitter(ms: number): number {
   return Math.round(ms * (0.8 + Math.random() * 0.4));
 }
 
+const WAKE_INTERVAL_MS = 50;
+
 /** A Retry-After longer than this is read as "a day": a receiver cannot park a consumer for weeks. */
 const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
 
@@ -86,6 +88,8 @@ export class ChainConsumerPump {
   private cycling: Promise<void> | null = null;
   private again = false;
   private wakeups: AsyncIterator<unknown> | null = null;
+  private wakePending = false;
+  private lastCycle = 0;
 
   constructor(
     private readonly sequelize: Sequelize,
@@ -117,10 +121,17 @@ export class ChainConsumerPump {
     }
   }
 
+  /**
+   * Asks for a cycle soon. Wakes arrive per linked event; they are coalesced into at most one cycle
+   * per WAKE_INTERVAL_MS, so a busy stream costs a claim query per interval, not per event.
+   */
   wake(): void {
     if (!this.running) return;
     if (this.cycling) this.again = true;
-    else this.schedule(0);
+    else if (!this.wakePending) {
+      this.wakePending = true;
+      this.schedule(Math.max(0, this.lastCycle + WAKE_INTERVAL_MS - Date.now()));
+    }
   }
 
   private schedule(ms: number): void {
@@ -128,13 +139,16 @@ export class ChainConsumerPump {
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = null;
+      this.wakePending = false;
+      this.lastCycle = Date.now();
       this.cycling = this.cycle()
         .catch((error) => this.logger.warn({ err: error }, "audit stream delivery cycle failed"))
         .finally(() => {
           this.cycling = null;
           const more = this.again;
           this.again = false;
-          this.schedule(more ? 0 : this.options.pollMs);
+          if (more) this.wake();
+          else this.schedule(this.options.pollMs);
         });
     }, ms);
   }

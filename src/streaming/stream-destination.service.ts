@@ -156,6 +156,7 @@ export class StreamDestinationService {
     if (input.kind && input.kind !== current.kind) throw new BadRequestError("kind cannot change; create a new destination");
     const checked = await this.validate(current.kind, input, current);
     await this.sequelize.transaction(async (transaction) => {
+      await this.consumers.lock(consumerIdOf(id), transaction);
       const locked = (await this.destinations.get(id, transaction, true))!;
       const credentialsBefore = this.credentialsOf(locked);
       const credentials = checked.credentials ?? credentialsBefore;
@@ -182,6 +183,7 @@ export class StreamDestinationService {
   async delete(actor: Actor, id: string): Promise<DestinationView> {
     const view = await this.get(id);
     await this.sequelize.transaction(async (transaction) => {
+      await this.consumers.lock(consumerIdOf(id), transaction);
       const locked = await this.destinations.get(id, transaction, true);
       if (!locked) throw new NotFoundError("Stream destination");
       await this.consumers.delete(consumerIdOf(id), transaction);
@@ -201,8 +203,8 @@ export class StreamDestinationService {
   async setPaused(actor: Actor, id: string, paused: boolean): Promise<DestinationView> {
     await this.find(id);
     await this.sequelize.transaction(async (transaction) => {
-      const row = (await this.destinations.get(id, transaction, true))!;
       const consumer = await this.consumers.lock(consumerIdOf(id), transaction);
+      const row = (await this.destinations.get(id, transaction, true))!;
       if (!consumer || (consumer.paused === paused && !(!paused && consumer.failing))) return;
       await this.consumers.setPaused(consumer.id, paused, transaction);
       await this.record(
@@ -242,8 +244,8 @@ export class StreamDestinationService {
     const head = await this.audit.chainHeadSeq();
     if (BigInt(position) > BigInt(head)) position = head;
     await this.sequelize.transaction(async (transaction) => {
-      const row = (await this.destinations.get(id, transaction, true))!;
       const consumer = await this.consumers.lock(consumerIdOf(id), transaction);
+      const row = (await this.destinations.get(id, transaction, true))!;
       if (!consumer) throw new NotFoundError("Stream destination");
       await this.consumers.moveTo(consumer.id, position, transaction);
       await this.record(transaction, actor, row, "stream.destination.replayed", "replay", {

@@ -214,10 +214,15 @@ export class DestinationRepository {
     );
   }
 
+  /**
+   * `lock`: FOR NO KEY UPDATE, which does not block the delivery log's foreign key (a settling turn
+   * inserts log rows while an administrator changes the destination). Lock order everywhere: the
+   * consumer row first, then the destination.
+   */
   async get(id: string, transaction?: Transaction, lock = false): Promise<DestinationRow | null> {
     const [row] = await selectRows<DestinationRow>(
       this.sequelize,
-      `SELECT ${DESTINATION_COLUMNS} FROM audit_stream_destinations WHERE id = $1${lock ? " FOR UPDATE" : ""}`,
+      `SELECT ${DESTINATION_COLUMNS} FROM audit_stream_destinations WHERE id = $1${lock ? " FOR NO KEY UPDATE" : ""}`,
       [id],
       transaction,
     );
