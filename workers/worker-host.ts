@@ -54,6 +54,8 @@ export class WorkerHost {
         CONCURRENCY[queue] ?? 2,
       );
       worker.on("failed", (job, error) => this.deps.logger.warn({ queue, job: job?.name, jobId: job?.id, err: error }, "job failed"));
+      // A queue backend that is down (Redis restarting) is reported through the log; BullMQ reconnects by itself.
+      worker.on("error", (error) => this.deps.logger.warn({ queue, err: error }, "queue worker error"));
       this.workers.push(worker);
     }
     for (const schedule of SCHEDULES) {

@@ -39,6 +39,25 @@ async function webhookTo(app: TestApp, admin: TestUser, eventTypes: string[]) {
   return { receiver, id: created.id };
 }
 
+/** A worker process (the built CLI, as deployed) on the app's database, with the streaming settings. */
+function startWorker(app: TestApp, redisUrl = app.runtime.config.redisUrl): ChildProcess {
+  const { config } = app.runtime;
+  const child = spawn(process.execPath, [CLI, "worker"], {
+    env: {
+      ...process.env,
+      ...STREAM_ENV,
+      DATABASE_URL: app.runtime.databaseUrl,
+      REDIS_URL: redisUrl,
+      REDIS_PREFIX: config.redisPrefix,
+      LOG_LEVEL: "silent",
+      DATABASE_POOL_MAX: "3",
+    },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  children.push(child);
+  return child;
+}
+
 async function freePort(): Promise<number> {
   const server = net.createServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -57,29 +76,11 @@ describe("a worker killed with SIGKILL mid-batch", () => {
   });
   afterAll(() => app?.stop());
 
-  function startWorker(): ChildProcess {
-    const { config } = app.runtime;
-    const child = spawn(process.execPath, [CLI, "worker"], {
-      env: {
-        ...process.env,
-        ...STREAM_ENV,
-        DATABASE_URL: app.runtime.databaseUrl,
-        REDIS_URL: config.redisUrl,
-        REDIS_PREFIX: config.redisPrefix,
-        LOG_LEVEL: "warn",
-        DATABASE_POOL_MAX: "3",
-      },
-      stdio: ["ignore", "ignore", "inherit"],
-    });
-    children.push(child);
-    return child;
-  }
-
   test("another worker takes the batch over after the lease: every event arrives, in order, some twice", async () => {
     const { receiver, id } = await webhookTo(app, admin, ["auth.login.failed"]);
     receiver.delayMs = 15; // a turn of 100 events takes about 1.5 s: long enough to kill it in the middle
     const ids = await recordAuditEvents(app.runtime, 300, "auth.login.failed");
-    const first = startWorker();
+    const first = startWorker(app);
     await eventually(() => receiver.received.length >= 30, "the first worker to be mid-batch", 30_000, 10);
     first.kill("SIGKILL");
     await new Promise<void>((resolve) => first.once("exit", () => resolve()));
@@ -89,7 +90,7 @@ describe("a worker killed with SIGKILL mid-batch", () => {
     const delivered = receiver.received.filter((message) => BigInt(message.data.seq!) <= position).length;
     expect(delivered).toBeLessThan(atKill);
 
-    startWorker();
+    startWorker(app);
     await eventually(() => receiver.firstArrivals().length === 300, "all 300 events after the takeover", 60_000, 50);
     expect(receiver.firstArrivals()).toEqual(ids);
     expect(receiver.received.length).toBeGreaterThan(300); // at-least-once: the interrupted batch came again, same webhook-ids
@@ -139,8 +140,10 @@ describe("Redis stopped and started again", () => {
     redisPort = await freePort();
     redisDir = fs.mkdtempSync(path.join(os.tmpdir(), "fg-redis-"));
     await startRedis();
-    app = await startTestApp({ roles: { workers: true }, env: { ...STREAM_ENV, REDIS_URL: `redis://127.0.0.1:${redisPort}` } });
+    // The API here and a worker process both use this Redis (queues, event bus, rate limits).
+    app = await startTestApp({ roles: { api: true, workers: false }, env: { ...STREAM_ENV, REDIS_URL: `redis://127.0.0.1:${redisPort}` } });
     admin = await createUser(app.runtime.services, { role: "admin" });
+    startWorker(app);
   });
   afterAll(async () => {
     await app?.stop();

@@ -105,7 +105,7 @@ test("a receiver down for 5,000 events, then back: every event arrives, in order
   expect(bystander.receiver.received).toEqual([]);
   const health = (await destination(hook.id)).health;
   expect(health.lag).toBe("0");
-}, 120_000);
+}, 240_000);
 
 test("Retry-After is honoured; 410 disables the endpoint and is audited; undelivered events stay for replay", async () => {
   const hook = await receiverFor(["auth.logout"]);
