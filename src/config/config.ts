@@ -80,12 +80,14 @@ const settings = z.object({
   DATABASE_URL: postgresUrl.optional(),
   DATABASE_POOL_MAX: z.coerce.number().int().min(2).max(200).default(10),
   DATA_DIR: z.string().min(1).default(path.join(projectRoot, ".data")),
+  EMBEDDED_POSTGRES_PORT: z.coerce.number().int().min(0).max(65535).default(54320),
   REDIS_URL: redisUrl.optional(),
   REDIS_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9_-]+$/, "letters, digits, _ and - only")
     .default("fg"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  LOG_FORMAT: z.enum(["auto", "json", "pretty"]).default("auto"),
   RATE_LIMIT_REQUESTS: z.coerce.number().int().min(0).default(1000),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(3600),
   TRUST_PROXY: trustProxy.default(["loopback"]),
@@ -143,6 +145,8 @@ const settings = z.object({
     .min(1024)
     .max(256 * 1024 * 1024)
     .default(1024 * 1024),
+  // Set by npm for the scripts it runs (`npm start`, `npx …`): not a setting, see Config.launchedByNpm.
+  npm_lifecycle_event: z.string().optional(),
 });
 
 export type Config = Readonly<{
@@ -152,9 +156,18 @@ export type Config = Readonly<{
   databaseUrl?: string;
   databasePoolMax: number;
   dataDir: string;
+  /** Port of the embedded PostgreSQL (0: any free port); the next free one when it is taken. */
+  embeddedPostgresPort: number;
   redisUrl?: string;
   redisPrefix: string;
   logLevel: z.infer<typeof settings>["LOG_LEVEL"];
+  /** auto: pretty lines on a terminal, JSON lines otherwise. */
+  logFormat: z.infer<typeof settings>["LOG_FORMAT"];
+  /**
+   * Run by npm (`npm start`, `npx finance-gateway`): npm's shell dies on SIGTERM without passing it on,
+   * so the service also stops when its parent process goes away.
+   */
+  launchedByNpm: boolean;
   /** Requests per API key or token per window; 0 turns rate limiting off. */
   rateLimitRequests: number;
   rateLimitWindowSeconds: number;
@@ -253,9 +266,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: s.DATABASE_URL,
     databasePoolMax: s.DATABASE_POOL_MAX,
     dataDir: path.resolve(s.DATA_DIR),
+    embeddedPostgresPort: s.EMBEDDED_POSTGRES_PORT,
     redisUrl: s.REDIS_URL,
     redisPrefix: s.REDIS_PREFIX,
     logLevel: s.LOG_LEVEL,
+    logFormat: s.LOG_FORMAT,
+    launchedByNpm: s.npm_lifecycle_event !== undefined,
     rateLimitRequests: s.RATE_LIMIT_REQUESTS,
     rateLimitWindowSeconds: s.RATE_LIMIT_WINDOW_SECONDS,
     trustProxy: s.TRUST_PROXY,

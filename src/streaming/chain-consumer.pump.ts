@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { Sequelize, Transaction } from "sequelize";
 import { runInAuditContext } from "../audit/audit-context";
-import { AUDIT_EVENT_TOPIC } from "../audit/audit.service";
 import type { Logger } from "../common/logger";
+import { Topic } from "../events/catalogue";
 import type { EventBus } from "../events/event-bus";
 import type { ConsumerRepository, ConsumerRow, ConsumerSettlement } from "./stream.repository";
 
@@ -104,7 +104,7 @@ export class ChainConsumerPump {
     if (this.running) return;
     this.running = true;
     // Newly linked events wake the pump at once; the poll is the safety net when the bus is down.
-    this.wakeups = this.events.subscribe(AUDIT_EVENT_TOPIC)[Symbol.asyncIterator]();
+    this.wakeups = this.events.subscribe(Topic.AuditEventRecorded)[Symbol.asyncIterator]();
     void this.listen(this.wakeups);
     this.schedule(0);
   }

@@ -4,7 +4,7 @@ import type { AuditEvent } from "../audit/audit.service";
 import type { Severity } from "../audit/audit.catalogue";
 
 /**
- * One canonical audit event, one formatter per destination (docs/audit-events.md, "Streaming"). Pure
+ * One canonical audit event, one formatter per destination (README, "Streaming audit events"). Pure
  * functions: the senders (stream.senders.ts) batch what these produce within each platform's limits.
  */
 export const VENDOR = "finance-gateway";
