@@ -44,6 +44,10 @@ import { ExportRepository } from "./exports/export.repository";
 import { AuditExportService, type ExportQueue } from "./exports/export.service";
 import { DownloadSigner } from "./exports/signed-url";
 import { ReportRepository } from "./reports/report.repository";
+import { ChainConsumerPump } from "./streaming/chain-consumer.pump";
+import { DestinationHandler } from "./streaming/destination.handler";
+import { StreamDestinationService } from "./streaming/stream-destination.service";
+import { ConsumerRepository, DestinationRepository } from "./streaming/stream.repository";
 import { ConnectedAccountService } from "./sso/connected-accounts.service";
 import { OidcClient } from "./sso/oidc-client";
 import { SsoLoginService } from "./sso/sso-login.service";
@@ -77,6 +81,8 @@ function createRepositories(sequelize: Sequelize) {
     ssoLoginRequests: new SsoLoginRequestRepository(sequelize),
     exports: new ExportRepository(sequelize),
     reports: new ReportRepository(sequelize),
+    streamConsumers: new ConsumerRepository(sequelize),
+    streamDestinations: new DestinationRepository(sequelize),
   };
 }
 
@@ -152,6 +158,7 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
   const connectedAccounts = new ConnectedAccountService(sequelize, repositories.sso, audit);
   /** The one way to reach a user- or upstream-supplied URL or host (src/outbound/outbound.guard.ts). */
   const outbound = new OutboundGuard(config.outbound);
+  const destinationHandler = new DestinationHandler(repositories.streamDestinations, audit, secrets, outbound, logger);
   return {
     repositories,
     events,
@@ -216,5 +223,17 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
       sessions,
       users,
     ),
+    streamDestinations: new StreamDestinationService(
+      sequelize,
+      repositories.streamDestinations,
+      repositories.streamConsumers,
+      destinationHandler,
+      audit,
+      secrets,
+      outbound,
+      config.streaming.deliveryLogDays,
+    ),
+    /** Delivers the audit stream to its consumers; started by the worker role only (workers/worker-host.ts). */
+    streamPump: new ChainConsumerPump(sequelize, repositories.streamConsumers, [destinationHandler], config.streaming, events, logger),
   };
 }

@@ -19,6 +19,7 @@ export const JOBS = {
     ensureAuditPartitions: "ensure-audit-partitions",
     chainAuditEvents: "chain-audit-events",
     sweepExpiredSessions: "sweep-expired-sessions",
+    pruneStreamDeliveries: "prune-stream-deliveries",
   },
   [QueueName.Assistant]: { reply: "reply", expireStaleReplies: "expire-stale-replies" },
   [QueueName.BankSync]: { syncConnection: "sync-connection", refreshConnections: "refresh-connections" },
@@ -82,6 +83,13 @@ export const SCHEDULES = [
   },
   // Only removes files whose expiry has passed; how long they live is EXPORT_RETENTION_HOURS.
   { id: "expire-exports", queue: QueueName.Exports, job: JOBS[QueueName.Exports].expireExports, everyMs: 15 * 60 * 1000 },
+  // The audit stream's delivery log keeps STREAM_DELIVERY_LOG_DAYS of attempts.
+  {
+    id: "prune-stream-deliveries-daily",
+    queue: QueueName.Maintenance,
+    job: JOBS[QueueName.Maintenance].pruneStreamDeliveries,
+    everyMs: 24 * 60 * 60 * 1000,
+  },
   {
     id: "sweep-expired-sessions",
     queue: QueueName.Maintenance,

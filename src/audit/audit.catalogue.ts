@@ -34,7 +34,10 @@ export const SPEC_EVENT_CATALOGUE = {
   "account.unlinked": { severity: "warning", meaning: "SSO accounts unlinked" },
 } as const satisfies Record<string, { severity: Severity; meaning: string }>;
 
-/** Event types of the service's own beyond the spec: evidence leaving the log (exports and reports) is itself logged. */
+/**
+ * Event types of the service's own beyond the spec: evidence leaving the log (exports, reports, streaming
+ * destinations) is itself logged.
+ */
 export const SERVICE_EVENT_CATALOGUE = {
   "audit.export.requested": { severity: "info", meaning: "audit log export requested" },
   "audit.export.completed": { severity: "info", meaning: "audit log export written (rows and checksum in changes)" },
@@ -46,6 +49,16 @@ export const SERVICE_EVENT_CATALOGUE = {
   "audit.report.failed": { severity: "error", meaning: "compliance report failed" },
   "audit.report.downloaded": { severity: "info", meaning: "compliance report downloaded" },
   "audit.report.expired": { severity: "info", meaning: "compliance report file removed after its expiry" },
+  "stream.destination.created": { severity: "info", meaning: "audit stream destination (webhook or SIEM) added" },
+  "stream.destination.updated": { severity: "info", meaning: "audit stream destination configuration changed" },
+  "stream.destination.deleted": { severity: "warning", meaning: "audit stream destination removed" },
+  "stream.destination.paused": { severity: "warning", meaning: "delivery to a destination paused" },
+  "stream.destination.resumed": { severity: "info", meaning: "delivery to a destination resumed" },
+  "stream.destination.secret_rotated": { severity: "info", meaning: "webhook signing secret rotated" },
+  "stream.destination.replayed": { severity: "info", meaning: "destination position moved back for replay" },
+  "stream.destination.tested": { severity: "info", meaning: "test event sent to a destination" },
+  "stream.destination.failing": { severity: "error", meaning: "delivery retries exhausted; events wait for replay" },
+  "stream.destination.disabled": { severity: "error", meaning: "destination disabled by its receiver (410 Gone)" },
 } as const satisfies Record<string, { severity: Severity; meaning: string }>;
 
 export const AUDIT_EVENT_CATALOGUE = { ...SPEC_EVENT_CATALOGUE, ...SERVICE_EVENT_CATALOGUE };

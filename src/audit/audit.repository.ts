@@ -328,6 +328,34 @@ export class AuditRepository {
     return row ?? null;
   }
 
+  /**
+   * Linked events after chain position `after`, in chain order: the links up to `through` are read
+   * (at most `scanLinks` of them), those whose type is in `eventTypes` (all when empty) are returned, at
+   * most `limit`. The chain is dense and a sequencer commits its links with the head, so every link up
+   * to `through` exists when this runs. An event whose month retention already dropped is skipped.
+   */
+  chainAfter(after: string, through: string, limit: number, eventTypes: string[]): Promise<AuditEventRow[]> {
+    return selectRows<AuditEventRow>(
+      this.sequelize,
+      `SELECT ${EVENT_COLUMNS}, ${LINK_COLUMNS}
+         FROM (SELECT * FROM audit_chain WHERE seq > $1 AND seq <= $2 ORDER BY seq) AS c
+         JOIN LATERAL (SELECT * FROM audit_events e WHERE e.occurred_at = c.occurred_at AND e.id = c.event_id LIMIT 1) AS e ON true
+        WHERE cardinality($4::text[]) = 0 OR e.event_type = ANY($4::text[])
+        ORDER BY c.seq LIMIT $3`,
+      [after, through, limit, eventTypes],
+    );
+  }
+
+  /** The chain position just before the first event recorded at or after `moment` (the head when there is none). */
+  async chainPositionAt(moment: Date): Promise<string> {
+    const [row] = await selectRows<{ seq: string }>(
+      this.sequelize,
+      `SELECT coalesce((SELECT min(seq) - 1 FROM audit_chain WHERE occurred_at >= $1), (SELECT seq FROM audit_chain_head))::text AS seq`,
+      [moment],
+    );
+    return row.seq;
+  }
+
   async chainHead(): Promise<{ seq: string; hash: Buffer | null }> {
     const [row] = await selectRows<{ seq: string; hash: Buffer | null }>(this.sequelize, "SELECT seq, hash FROM audit_chain_head", []);
     return row;

@@ -222,6 +222,34 @@ export class AuditService {
     return verifyChain(this.repository, { from: bounds.from, before: bounds.before });
   }
 
+  /** The sequence number of the newest linked event: consumers' lag is `head − position`. */
+  async chainHeadSeq(): Promise<string> {
+    return (await this.repository.chainHead()).seq;
+  }
+
+  /**
+   * The committed stream as consumers read it: events linked after `after`, in chain order, filtered
+   * by type (the expanded catalogue types; empty for all). `through` is how far the read looked: the
+   * consumer's position may move there when every returned event is handled.
+   */
+  async readChain(
+    after: string,
+    options: { scanLinks: number; limit: number; eventTypes: AuditEventType[] },
+  ): Promise<{ events: AuditEvent[]; through: string; head: string }> {
+    const head = await this.chainHeadSeq();
+    const through = minSeq(head, (BigInt(after) + BigInt(options.scanLinks)).toString());
+    if (BigInt(through) <= BigInt(after)) return { events: [], through: after, head };
+    const rows = await this.repository.chainAfter(after, through, options.limit, options.eventTypes);
+    // A full page may stop before `through`: the position can then only move to its last event.
+    const reached = rows.length === options.limit ? rows[rows.length - 1].seq! : through;
+    return { events: rows.map(toEvent), through: reached, head };
+  }
+
+  /** The chain position just before the first event recorded after `moment` (for replay from a time). */
+  chainPositionAt(moment: Date): Promise<string> {
+    return this.repository.chainPositionAt(moment);
+  }
+
   /** Creates the monthly partitions from `from`'s month to `monthsAhead` months after it (the setting by default). */
   ensurePartitions(monthsAhead = this.settings.partitionsAhead, from?: Date) {
     return this.repository.ensurePartitions(monthsAhead, from);
@@ -230,6 +258,10 @@ export class AuditService {
   partitionNames(): Promise<string[]> {
     return this.repository.partitionNames();
   }
+}
+
+function minSeq(a: string, b: string): string {
+  return BigInt(a) < BigInt(b) ? a : b;
 }
 
 function toEvent(row: AuditEventRow): AuditEvent {

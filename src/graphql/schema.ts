@@ -11,6 +11,7 @@ import { IdentityResolver } from "../identity/identity.resolver";
 import { UserAdminResolver } from "../identity/user-admin.resolver";
 import { MerchantResolver } from "../merchants/merchant.resolver";
 import { SsoResolver } from "../sso/sso.resolver";
+import { StreamResolver } from "../streaming/stream.resolver";
 import { TagResolver } from "../tags/tag.resolver";
 import { TransactionResolver } from "../transactions/transaction.resolver";
 import type { EventBus } from "../events/event-bus";
@@ -30,6 +31,7 @@ export const resolvers = [
   AuditExportResolver,
   SsoResolver,
   UserAdminResolver,
+  StreamResolver,
 ] as const;
 
 /**

@@ -26,6 +26,8 @@ describe("the audit event catalogue", () => {
         "auth.token.revoked",
         "provider.deleted",
         "provider.disabled",
+        "stream.destination.deleted",
+        "stream.destination.paused",
         "user.deleted",
         "user.suspended",
       ].sort(),
