@@ -80,6 +80,9 @@ export type AuditFilterInput = {
   to?: string | null;
   /** An address, a CIDR, or an address with a trailing wildcard: `10.1.*`. */
   ipAddress?: string | null;
+  /** Events of one request or one session (the console's "related events"). */
+  requestId?: string | null;
+  sessionId?: string | null;
 };
 
 export type AuditPage = {
@@ -104,6 +107,17 @@ export type ChainBreak = {
 export type ChainReport = { ok: boolean; checked: number; firstBroken: ChainBreak | null };
 
 export type SavedSearch = { id: string; name: string; filter: AuditFilterInput; createdAt: Date; updatedAt: Date };
+
+export type AuditHistogramBucket = { start: Date; info: number; warning: number; error: number; critical: number; total: number };
+export type AuditHistogram = { from: Date; to: Date; bucketSeconds: number; sampled: boolean; buckets: AuditHistogramBucket[] };
+
+export const HISTOGRAM_MAX_BUCKETS = 120;
+/** Round bucket widths, in seconds: a minute up to a week. */
+const BUCKET_WIDTHS = [60, 300, 900, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86_400, 7 * 86_400];
+/** Share of the table's pages a sampled histogram reads. */
+const HISTOGRAM_SAMPLE_PERCENT = 2;
+/** Chain links one gap-fill call walks at most. */
+const GAP_SCAN_LINKS = 1000;
 
 const VERIFY_BATCH = 5000;
 /** Links per sequencer transaction: short enough not to hold the chain lock long, long enough to keep up. */
@@ -132,7 +146,7 @@ export class AuditService {
     private readonly repository: AuditRepository,
     private readonly events: EventBus,
     /** `countBudgetMs`: how long a page may spend counting its total before it reports a lower bound instead. */
-    private readonly settings: { partitionsAhead: number; countBudgetMs: number },
+    private readonly settings: { partitionsAhead: number; countBudgetMs: number; histogramBudgetMs: number },
     private readonly logger?: Logger,
   ) {}
 
@@ -245,6 +259,60 @@ export class AuditService {
     } satisfies AuditPage;
   }
 
+  /**
+   * Events per time bucket and severity for the filter: over its date range, or from the oldest event
+   * when it has no start, through its end or now. At most `maxBuckets` buckets of a round width.
+   * Counted exactly within the histogram budget; past it, estimated from a sample of the table's pages
+   * (`sampled`), so a chart over years of events still answers in a bounded time.
+   */
+  async histogram(filter: AuditFilterInput | null | undefined, maxBuckets = HISTOGRAM_MAX_BUCKETS): Promise<AuditHistogram> {
+    const query = parseFilter(filter);
+    const buckets = Math.min(Math.max(Math.trunc(maxBuckets) || HISTOGRAM_MAX_BUCKETS, 1), HISTOGRAM_MAX_BUCKETS);
+    const before = query.before ?? new Date();
+    const oldest = (await this.repository.oldestTimestamp())?.getTime() ?? before.getTime();
+    // An open range starts at the oldest event, and spans at least an hour so a young log still reads as a timeline.
+    const from = query.from ?? new Date(Math.min(oldest, before.getTime() - 3_600_000));
+    const span = Math.max(before.getTime() - from.getTime(), 1000);
+    const bucketSeconds = BUCKET_WIDTHS.find((width) => span / (width * 1000) <= buckets) ?? BUCKET_WIDTHS[BUCKET_WIDTHS.length - 1];
+    const range = { from, before };
+    const exact = await this.repository.histogram(query, range, bucketSeconds, this.settings.histogramBudgetMs);
+    const rows = exact ?? (await this.repository.histogramSampled(query, range, bucketSeconds, HISTOGRAM_SAMPLE_PERCENT));
+    const width = bucketSeconds * 1000;
+    const first = Math.floor(from.getTime() / width) * width;
+    const byStart = new Map<number, AuditHistogramBucket>();
+    for (let start = first; start < before.getTime(); start += width) {
+      byStart.set(start, { start: new Date(start), info: 0, warning: 0, error: 0, critical: 0, total: 0 });
+    }
+    for (const row of rows) {
+      const bucket = byStart.get(new Date(row.bucket).getTime());
+      if (!bucket) continue;
+      bucket[row.severity] += row.count;
+      bucket.total += row.count;
+    }
+    return { from, to: before, bucketSeconds, sampled: exact === null, buckets: [...byStart.values()] };
+  }
+
+  /**
+   * What a live view missed: the linked events after chain position `afterSeq` that match the filter,
+   * in chain order, walking at most `scan` links per call. `throughSeq` is where the next call resumes.
+   */
+  async eventsAfterSeq(afterSeq: string, filter: AuditFilterInput | null | undefined, scan = GAP_SCAN_LINKS) {
+    if (!/^\d{1,18}$/.test(afterSeq)) throw new BadRequestError("afterSeq must be a chain sequence number");
+    const match = this.matcher(filter);
+    const limit = Math.min(Math.max(Math.trunc(scan) || GAP_SCAN_LINKS, 1), GAP_SCAN_LINKS);
+    const rows = await this.repository.afterSeq(BigInt(afterSeq), limit);
+    const events = rows.map(toEvent);
+    return {
+      events: events.filter(match),
+      throughSeq: events.length ? events[events.length - 1].seq! : afterSeq,
+      hasMore: rows.length === limit,
+    };
+  }
+
+  async chainHeadSeq(): Promise<string> {
+    return String((await this.repository.chainHead()).seq);
+  }
+
   /** Whether a live event passes a subscriber's filter (the same rules as the query, evaluated here). */
   matcher(filter: AuditFilterInput | null | undefined): (event: AuditEvent) => boolean {
     const query = parseFilter(filter);
@@ -257,6 +325,8 @@ export class AuditService {
       if (query.severities.length && !query.severities.includes(event.severity)) return false;
       if (query.from && timestamp < query.from) return false;
       if (query.before && timestamp >= query.before) return false;
+      if (query.requestId && event.requestId !== query.requestId) return false;
+      if (query.sessionId && event.sessionId !== query.sessionId) return false;
       if (block && !(event.ipAddress && block.check(event.ipAddress, isIP(event.ipAddress) === 6 ? "ipv6" : "ipv4"))) return false;
       if (query.words.length || query.emails.length) {
         const text = searchTextOf(event);
@@ -540,6 +610,8 @@ export function parseFilter(filter: AuditFilterInput | null | undefined): AuditQ
     from,
     before,
     ipCidr: f.ipAddress ? ipFilterToCidr(f.ipAddress) : null,
+    requestId: f.requestId?.trim().slice(0, MAX_TEXT) || null,
+    sessionId: f.sessionId?.trim().slice(0, MAX_TEXT) || null,
   };
 }
 

@@ -90,6 +90,7 @@ const settings = z.object({
   LOGIN_LOCKOUT_SECONDS: z.coerce.number().int().min(1).default(900),
   AUDIT_PARTITIONS_AHEAD: z.coerce.number().int().min(1).max(36).default(3),
   AUDIT_COUNT_BUDGET_MS: z.coerce.number().int().min(1).max(60000).default(40),
+  AUDIT_HISTOGRAM_BUDGET_MS: z.coerce.number().int().min(1).max(60000).default(500),
   SSO_DISCOVERY_TTL_SECONDS: z.coerce.number().int().min(0).default(3600),
   SSO_JWKS_COOLDOWN_MS: z.coerce.number().int().min(0).default(30000),
   SSO_CLOCK_TOLERANCE_SECONDS: z.coerce.number().int().min(0).max(300).default(60),
@@ -139,6 +140,7 @@ export type Config = Readonly<{
   /** OpenID Connect client: discovery cache, JWKS refetch limit, clock skew and timeout (issuers obey allowInsecureUpstreams). */
   /** How long an audit page may spend counting its total (up to 10 000) before reporting a lower bound. */
   auditCountBudgetMs: number;
+  auditHistogramBudgetMs: number;
   sso: Readonly<{ discoveryTtlMs: number; jwksCooldownMs: number; clockToleranceSeconds: number; timeoutSeconds: number }>;
 }>;
 
@@ -225,6 +227,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     loginLockoutSeconds: s.LOGIN_LOCKOUT_SECONDS,
     auditPartitionsAhead: s.AUDIT_PARTITIONS_AHEAD,
     auditCountBudgetMs: s.AUDIT_COUNT_BUDGET_MS,
+    auditHistogramBudgetMs: s.AUDIT_HISTOGRAM_BUDGET_MS,
     sso: Object.freeze({
       discoveryTtlMs: s.SSO_DISCOVERY_TTL_SECONDS * 1000,
       jwksCooldownMs: s.SSO_JWKS_COOLDOWN_MS,
