@@ -50,6 +50,11 @@ export async function generateConsoleTypes() {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  // --stdout: print instead of writing (the drift test compares it with the committed file).
+  if (process.argv.includes("--stdout")) {
+    process.stdout.write(await generateConsoleTypes());
+    process.exit(0);
+  }
   fs.mkdirSync(path.dirname(OUTPUT), { recursive: true });
   fs.writeFileSync(OUTPUT, await generateConsoleTypes());
   console.log(JSON.stringify({ written: [OUTPUT] }));

@@ -71,8 +71,11 @@ export function createAdminConsoleRouter(): express.Router {
     }),
     (req, res) => sendError(req, res, 404, { error: "not_found", message: `No asset ${req.originalUrl}` }),
   );
-  router.get(CONSOLE_PATH, (_req, res) => res.redirect(301, `${CONSOLE_PATH}/`));
-  router.get(`${CONSOLE_PATH}/{*route}`, (req, res) => sendPage(req, res, consolePage(), CONSOLE_CSP));
+  // Express matches /admin and /admin/ alike (non-strict routing): only the bare path is redirected.
+  router.get([CONSOLE_PATH, `${CONSOLE_PATH}/{*route}`], (req, res) => {
+    if (req.originalUrl.split("?")[0] === CONSOLE_PATH) return res.redirect(301, `${CONSOLE_PATH}/`);
+    sendPage(req, res, consolePage(), CONSOLE_CSP);
+  });
   return router;
 }
 
