@@ -44,7 +44,7 @@ export function SavedSearches({ current, onOpen }: Props) {
       <h2 id="saved-title">Saved searches</h2>
       <form onSubmit={(event) => void save(event)} className="inline-form">
         <label>
-          <span>Name</span>
+          <span>Name of this search</span>
           <input value={name} onChange={(event) => setName(event.target.value)} required maxLength={100} />
         </label>
         <button type="submit">Save current filters</button>
