@@ -48,7 +48,8 @@ const fetcher: Fetcher = (params, options) => {
 
 const DEFAULT_QUERY = `# Signed in to the admin console? Your session works here. Otherwise put
 #   {"X-Api-Key": "fgk_…"}  or  {"Authorization": "Bearer fga_…"}
-# in the Headers tab below.
+# in the Headers tab below. Subscriptions run over the WebSocket, e.g.
+#   subscription { auditEventRecorded { timestamp eventType severity ipAddress } }
 query RecentFailedLogins {
   me {
     email
@@ -65,20 +66,13 @@ query RecentFailedLogins {
     }
   }
 }
-
-# Run this one to watch events as they are recorded:
-subscription LiveAuditEvents {
-  auditEventRecorded {
-    timestamp
-    eventType
-    severity
-    ipAddress
-  }
-}
 `;
+
+/** A document given in the address (/graphql#query=…) opens in the editor: links can carry a ready query. */
+const linkedQuery = new URLSearchParams(window.location.hash.slice(1)).get("query") ?? undefined;
 
 createRoot(document.getElementById("explorer")!).render(
   <StrictMode>
-    <GraphiQL fetcher={fetcher} defaultQuery={DEFAULT_QUERY} />
+    <GraphiQL fetcher={fetcher} defaultQuery={DEFAULT_QUERY} query={linkedQuery} />
   </StrictMode>,
 );

@@ -88,9 +88,12 @@ export function EventsTable({ events, hasMore, loading, selectedId, onOpen, onLo
         className="events-scroller"
         ref={scroller}
         data-testid="events-scroller"
+        role="rowgroup"
+        tabIndex={0}
+        aria-label="Event rows"
         onScroll={(event) => onScrolledAway(event.currentTarget.scrollTop > ROW_HEIGHT)}
       >
-        <div style={{ height: virtualizer.getTotalSize(), position: "relative" }} role="rowgroup">
+        <div style={{ height: virtualizer.getTotalSize(), position: "relative" }} role="presentation">
           {items.map((item) => {
             const event = events[item.index];
             return (
