@@ -204,6 +204,7 @@ async function serve(config: Config, roles: Roles, print: Printer): Promise<void
         graphql: `${url}/graphql`,
         websocket: `${url.replace(/^http/, "ws")}/graphql`,
         openapi: `${url}/api/v1/openapi.yaml`,
+        console: `${url}/admin/`,
       }
     : {};
   print(
@@ -212,7 +213,7 @@ async function serve(config: Config, roles: Roles, print: Printer): Promise<void
       "",
       "finance-gateway is running",
       ...(url
-        ? [`  REST       ${urls.rest}`, `  GraphQL    ${urls.graphql}`, `  WebSocket  ${urls.websocket}`, `  OpenAPI    ${urls.openapi}`]
+        ? [`  REST       ${urls.rest}`, `  GraphQL    ${urls.graphql}`, `  WebSocket  ${urls.websocket}`, `  OpenAPI    ${urls.openapi}`, `  Console    ${urls.console}`]
         : ["  workers only"]),
       `  Database   ${config.databaseUrl ? "DATABASE_URL" : `embedded PostgreSQL in ${config.dataDir}`}`,
       `  Queues     ${runtime.queues.kind === "redis" ? "Redis" : "PostgreSQL (set REDIS_URL for Redis)"}`,

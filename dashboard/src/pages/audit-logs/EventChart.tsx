@@ -10,7 +10,7 @@ const HEIGHT = 120;
 function widthLabel(seconds: number): string {
   if (seconds % 86_400 === 0) return seconds === 86_400 ? "day" : `${seconds / 86_400} days`;
   if (seconds % 3600 === 0) return seconds === 3600 ? "hour" : `${seconds / 3600} hours`;
-  return `${seconds / 60} minutes`;
+  return seconds === 60 ? "minute" : `${seconds / 60} minutes`;
 }
 
 /** Events per time bucket, stacked by severity, for the current filter. */
