@@ -1,3 +1,4 @@
+/* global process, console */
 // Typed operations for the console: GraphQL Code Generator over the committed schema and the
 // operations (*.graphql) that live next to the views using them. `npm run contracts` writes
 // src/gql/graphql.ts; test/unit/console-types.test.ts fails when that file is stale.

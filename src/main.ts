@@ -213,7 +213,13 @@ async function serve(config: Config, roles: Roles, print: Printer): Promise<void
       "",
       "finance-gateway is running",
       ...(url
-        ? [`  REST       ${urls.rest}`, `  GraphQL    ${urls.graphql}`, `  WebSocket  ${urls.websocket}`, `  OpenAPI    ${urls.openapi}`, `  Console    ${urls.console}`]
+        ? [
+            `  REST       ${urls.rest}`,
+            `  GraphQL    ${urls.graphql}`,
+            `  WebSocket  ${urls.websocket}`,
+            `  OpenAPI    ${urls.openapi}`,
+            `  Console    ${urls.console}`,
+          ]
         : ["  workers only"]),
       `  Database   ${config.databaseUrl ? "DATABASE_URL" : `embedded PostgreSQL in ${config.dataDir}`}`,
       `  Queues     ${runtime.queues.kind === "redis" ? "Redis" : "PostgreSQL (set REDIS_URL for Redis)"}`,

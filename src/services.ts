@@ -100,7 +100,11 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
   const audit = new AuditService(
     repositories.audit,
     events,
-    { partitionsAhead: config.auditPartitionsAhead, countBudgetMs: config.auditCountBudgetMs, histogramBudgetMs: config.auditHistogramBudgetMs },
+    {
+      partitionsAhead: config.auditPartitionsAhead,
+      countBudgetMs: config.auditCountBudgetMs,
+      histogramBudgetMs: config.auditHistogramBudgetMs,
+    },
     logger,
   );
   const sessions = new SessionService(

@@ -1,3 +1,5 @@
+/// <reference lib="dom" />
+// Functions passed to page.evaluate and addInitScript run in the browser.
 import fs from "node:fs";
 import path from "node:path";
 import type { Page } from "playwright-core";
@@ -19,7 +21,11 @@ async function seriousViolations(page: Page): Promise<string[]> {
   // Evaluated through the debugging protocol, which the page's CSP (rightly) does not let a script tag do.
   await page.evaluate(AXE);
   const results = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(): Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> }> } }).axe;
+    const axe = (
+      window as unknown as {
+        axe: { run(): Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> }> };
+      }
+    ).axe;
     return (await axe.run()).violations;
   });
   return results
@@ -28,7 +34,7 @@ async function seriousViolations(page: Page): Promise<string[]> {
 }
 
 test("the bundled explorer at /graphql runs a query and a subscription with the session, and asks nothing of the internet", async () => {
-  const { context, page, foreign, problems } = await rig.open();
+  const { context, page, foreign } = await rig.open();
   try {
     await page.goto("/admin/audit-logs");
     await signIn(page, rig.admin.email);

@@ -1,3 +1,5 @@
+/// <reference lib="dom" />
+// Functions passed to page.evaluate and addInitScript run in the browser.
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import type { Page } from "playwright-core";
@@ -30,7 +32,13 @@ test("live: an event recorded by another process appears at the top within 2 s",
     const { config } = rig.app.runtime;
     // `admin create` in its own process records user.created; its sequencer links the event and publishes it on the bus.
     await promisify(execFile)(process.execPath, [CLI, "admin", "create", "--email", email, "--password", "live test password 1"], {
-      env: { ...process.env, DATABASE_URL: config.databaseUrl!, REDIS_URL: redisUrl(), REDIS_PREFIX: config.redisPrefix, LOG_LEVEL: "silent" },
+      env: {
+        ...process.env,
+        DATABASE_URL: config.databaseUrl!,
+        REDIS_URL: redisUrl(),
+        REDIS_PREFIX: config.redisPrefix,
+        LOG_LEVEL: "silent",
+      },
     });
     const recorded = Date.now();
     await eventually(async () => expect((await rowTexts(page))[0]).toContain(email), 5_000);

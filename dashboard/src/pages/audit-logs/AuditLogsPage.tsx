@@ -24,7 +24,6 @@ export function AuditLogsPage() {
   const filters = useMemo(() => filtersFromParams(params), [params]);
   const filterKey = `${JSON.stringify(filters)}|${zone}`;
   // Presets ("last 24 hours") resolve once per change of filters, not on every render.
-  // eslint-disable-next-line react-hooks/exhaustive-deps
   const apiFilter = useMemo(() => toApiFilter(filters, zone), [filterKey]);
   const live = params.get("live") === "1";
   const eventId = params.get("event");
@@ -68,7 +67,11 @@ export function AuditLogsPage() {
           <strong data-testid="total">{total}</strong> events
         </p>
         <label className="check">
-          <input type="checkbox" checked={live} onChange={(event) => update((draft) => (event.target.checked ? draft.set("live", "1") : draft.delete("live")), true)} />
+          <input
+            type="checkbox"
+            checked={live}
+            onChange={(event) => update((draft) => (event.target.checked ? draft.set("live", "1") : draft.delete("live")), true)}
+          />
           Live
         </label>
         <span className={`live-state live-${log.liveState}`} role="status" data-testid="live-state">

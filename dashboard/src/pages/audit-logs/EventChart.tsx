@@ -36,7 +36,14 @@ export function EventChart({ filter, filterKey }: { filter: AuditEventFilter; fi
                 const height = (count / peak) * (HEIGHT - 4);
                 y -= height;
                 return count ? (
-                  <rect key={severity} className={`bar-${severity}`} x={index * barWidth + 0.5} y={y} width={Math.max(barWidth - 1, 0.5)} height={height} />
+                  <rect
+                    key={severity}
+                    className={`bar-${severity}`}
+                    x={index * barWidth + 0.5}
+                    y={y}
+                    width={Math.max(barWidth - 1, 0.5)}
+                    height={height}
+                  />
                 ) : null;
               })}
             </g>

@@ -14,7 +14,19 @@ type Props = {
   onOpen(event: AuditEvent): void;
 };
 
-function Related({ label, field, value, event, onOpen }: { label: string; field: "requestId" | "sessionId"; value: string; event: AuditEvent; onOpen(event: AuditEvent): void }) {
+function Related({
+  label,
+  field,
+  value,
+  event,
+  onOpen,
+}: {
+  label: string;
+  field: "requestId" | "sessionId";
+  value: string;
+  event: AuditEvent;
+  onOpen(event: AuditEvent): void;
+}) {
   const at = new Date(event.timestamp).getTime();
   const filter = {
     [field]: value,
@@ -53,18 +65,36 @@ export function EventDetail({ event, onClose, onFilter, onOpen }: Props) {
   const changes = Object.entries(event.changes ?? {}) as Array<[string, { old?: unknown; new?: unknown } | unknown]>;
   const fields: Array<[string, React.ReactNode]> = [
     ["Time", <Time value={event.timestamp} key="t" />],
-    ["Type", <span className="mono" key="e">{event.eventType}</span>],
-    ["Severity", <span className={`severity severity-${event.severity}`} key="s">{event.severity}</span>],
+    [
+      "Type",
+      <span className="mono" key="e">
+        {event.eventType}
+      </span>,
+    ],
+    [
+      "Severity",
+      <span className={`severity severity-${event.severity}`} key="s">
+        {event.severity}
+      </span>,
+    ],
     ["User", event.user ? `${event.user.email}${event.user.id ? ` (${event.user.id})` : ""}` : "—"],
     ["Provider", event.provider ?? "—"],
     ["Action", event.action ?? "—"],
-    ["Resource", event.resource ? `${event.resource.type} ${event.resource.id}${event.resource.label ? ` (${event.resource.label})` : ""}` : "—"],
+    [
+      "Resource",
+      event.resource ? `${event.resource.type} ${event.resource.id}${event.resource.label ? ` (${event.resource.label})` : ""}` : "—",
+    ],
     ["IP address", event.ipAddress ?? "—"],
     ["User agent", event.userAgent ?? "—"],
     ["Session", event.sessionId ?? "—"],
     ["Request", event.requestId ?? "—"],
     ["Error", event.error ?? "—"],
-    ["Event id", <span className="mono" key="i">{event.id}</span>],
+    [
+      "Event id",
+      <span className="mono" key="i">
+        {event.id}
+      </span>,
+    ],
   ];
   return (
     <aside className="detail" aria-labelledby="detail-title">

@@ -11,7 +11,15 @@ const splitList = (text: string) =>
     .map((part) => part.trim())
     .filter(Boolean);
 
-function UserPicker({ selected, labels, onChange }: { selected: string[]; labels: Map<string, string>; onChange(ids: string[], labels: Map<string, string>): void }) {
+function UserPicker({
+  selected,
+  labels,
+  onChange,
+}: {
+  selected: string[];
+  labels: Map<string, string>;
+  onChange(ids: string[], labels: Map<string, string>): void;
+}) {
   const [text, setText] = useState("");
   const [{ data, error }] = useQuery({ query: UserSuggestionsDocument, variables: { search: text }, pause: text.trim().length < 2 });
   const suggestions = (data?.users.items ?? []).filter((user) => !selected.includes(user.id));
@@ -56,7 +64,16 @@ function UserPicker({ selected, labels, onChange }: { selected: string[]; labels
         {selected.map((id) => (
           <li key={id}>
             {labels.get(id) ?? id}
-            <button type="button" aria-label={`Remove ${labels.get(id) ?? id}`} onClick={() => onChange(selected.filter((other) => other !== id), labels)}>
+            <button
+              type="button"
+              aria-label={`Remove ${labels.get(id) ?? id}`}
+              onClick={() =>
+                onChange(
+                  selected.filter((other) => other !== id),
+                  labels,
+                )
+              }
+            >
               ✕
             </button>
           </li>
@@ -89,7 +106,12 @@ export function FilterBar({ filters, userLabels, onApply }: Props) {
     <form className="filters" onSubmit={submit} aria-label="Filters">
       <label className="grow">
         <span>Search</span>
-        <input type="search" value={draft.search} onChange={(event) => set("search", event.target.value)} placeholder="words in any field" />
+        <input
+          type="search"
+          value={draft.search}
+          onChange={(event) => set("search", event.target.value)}
+          placeholder="words in any field"
+        />
       </label>
       <UserPicker
         selected={draft.userIds}
@@ -121,11 +143,18 @@ export function FilterBar({ filters, userLabels, onApply }: Props) {
           multiple
           size={4}
           value={draft.eventTypes}
-          onChange={(event) => set("eventTypes", Array.from(event.target.selectedOptions, (option) => option.value))}
+          onChange={(event) =>
+            set(
+              "eventTypes",
+              Array.from(event.target.selectedOptions, (option) => option.value),
+            )
+          }
         >
           {groups.map(([category, members]) => (
             <optgroup key={category} label={category}>
-              <option value={`${category}.*`}>{category}.* (every {category} event)</option>
+              <option value={`${category}.*`}>
+                {category}.* (every {category} event)
+              </option>
               {members.map((type) => (
                 <option key={type} value={type}>
                   {type}
@@ -157,7 +186,11 @@ export function FilterBar({ filters, userLabels, onApply }: Props) {
           onChange={(event) => {
             const choice = event.target.value;
             setRangeChoice(choice);
-            setDraft((current) => ({ ...current, range: choice === "any" || choice === "custom" ? "" : choice, ...(choice !== "custom" ? { from: "", to: "" } : {}) }));
+            setDraft((current) => ({
+              ...current,
+              range: choice === "any" || choice === "custom" ? "" : choice,
+              ...(choice !== "custom" ? { from: "", to: "" } : {}),
+            }));
           }}
         >
           <option value="any">Any time</option>
@@ -183,7 +216,12 @@ export function FilterBar({ filters, userLabels, onApply }: Props) {
       )}
       <label>
         <span>IP address</span>
-        <input value={draft.ipAddress} onChange={(event) => set("ipAddress", event.target.value)} placeholder="10.1.* or 10.1.2.3" className="mono" />
+        <input
+          value={draft.ipAddress}
+          onChange={(event) => set("ipAddress", event.target.value)}
+          placeholder="10.1.* or 10.1.2.3"
+          className="mono"
+        />
       </label>
       <div className="filter-actions">
         <button type="submit" className="primary">
@@ -192,7 +230,20 @@ export function FilterBar({ filters, userLabels, onApply }: Props) {
         <button
           type="button"
           onClick={() => {
-            const empty = { ...draft, search: "", userIds: [], providers: [], eventTypes: [], severities: [], range: "", from: "", to: "", ipAddress: "", requestId: "", sessionId: "" };
+            const empty = {
+              ...draft,
+              search: "",
+              userIds: [],
+              providers: [],
+              eventTypes: [],
+              severities: [],
+              range: "",
+              from: "",
+              to: "",
+              ipAddress: "",
+              requestId: "",
+              sessionId: "",
+            };
             setDraft(empty);
             setRangeChoice("any");
             onApply(empty, labels);

@@ -61,7 +61,12 @@ export function SavedSearches({ current, onOpen }: Props) {
               <form onSubmit={(event) => void submitRename(event)} className="inline-form">
                 <label>
                   <span className="sr-only">New name for {search.name}</span>
-                  <input value={renaming.name} onChange={(event) => setRenaming({ id: search.id, name: event.target.value })} required autoFocus />
+                  <input
+                    value={renaming.name}
+                    onChange={(event) => setRenaming({ id: search.id, name: event.target.value })}
+                    required
+                    autoFocus
+                  />
                 </label>
                 <button type="submit">Rename</button>
                 <button type="button" onClick={() => setRenaming(null)}>
@@ -74,7 +79,11 @@ export function SavedSearches({ current, onOpen }: Props) {
                   {search.name}
                 </button>
                 <span className="row-actions">
-                  <button type="button" aria-label={`Rename ${search.name}`} onClick={() => setRenaming({ id: search.id, name: search.name })}>
+                  <button
+                    type="button"
+                    aria-label={`Rename ${search.name}`}
+                    onClick={() => setRenaming({ id: search.id, name: search.name })}
+                  >
                     Rename
                   </button>
                   <button

@@ -20,7 +20,8 @@ export const POLL_INTERVAL_MS = 30_000;
 /** How long the socket may take to connect before the view starts polling meanwhile. */
 const CONNECT_GRACE_MS = 5_000;
 
-const newestFirst = (a: AuditEvent, b: AuditEvent) => (a.timestamp === b.timestamp ? (a.id < b.id ? 1 : -1) : a.timestamp < b.timestamp ? 1 : -1);
+const newestFirst = (a: AuditEvent, b: AuditEvent) =>
+  a.timestamp === b.timestamp ? (a.id < b.id ? 1 : -1) : a.timestamp < b.timestamp ? 1 : -1;
 const maxSeq = (a: string, b: string | null) => (b !== null && BigInt(b) > BigInt(a) ? b : a);
 
 /**
@@ -33,7 +34,9 @@ export function useAuditLog(filter: AuditEventFilter, filterKey: string, live: b
   const { socket, onSocketState } = useLiveConnection();
   const [events, setEvents] = useState<AuditEvent[]>([]);
   const [pending, setPending] = useState<AuditEvent[]>([]);
-  const [pageInfo, setPageInfo] = useState<{ hasNextPage: boolean; endCursor: string | null; total: number; totalCapped: boolean } | null>(null);
+  const [pageInfo, setPageInfo] = useState<{ hasNextPage: boolean; endCursor: string | null; total: number; totalCapped: boolean } | null>(
+    null,
+  );
   const [loading, setLoading] = useState(true);
   /** The first page of the current filter is in: live updates start from its chain position. */
   const [ready, setReady] = useState(false);
@@ -65,7 +68,9 @@ export function useAuditLog(filter: AuditEventFilter, filterKey: string, live: b
   const fillGap = useCallback(
     async (gen: number) => {
       for (let round = 0; round < 50 && gen === generation.current; round++) {
-        const result = await client.query(AuditEventsAfterSeqDocument, { afterSeq: lastSeq.current, filter: filterRef.current }).toPromise();
+        const result = await client
+          .query(AuditEventsAfterSeqDocument, { afterSeq: lastSeq.current, filter: filterRef.current })
+          .toPromise();
         const page = result.data?.auditEventsAfterSeq;
         if (!page) return;
         accept(page.events, gen);
@@ -108,14 +113,15 @@ export function useAuditLog(filter: AuditEventFilter, filterKey: string, live: b
       setReady(true);
     })();
     // filterKey stands for filter's content.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [client, filterKey]);
 
   const loadMore = useCallback(async () => {
     if (!pageInfo?.hasNextPage || loading) return;
     const gen = generation.current;
     setLoading(true);
-    const result = await client.query(AuditEventsDocument, { filter: filterRef.current, first: PAGE_SIZE, after: pageInfo.endCursor }).toPromise();
+    const result = await client
+      .query(AuditEventsDocument, { filter: filterRef.current, first: PAGE_SIZE, after: pageInfo.endCursor })
+      .toPromise();
     if (gen !== generation.current) return;
     setLoading(false);
     if (!result.data) return setError(result.error?.message ?? "More events could not be loaded");

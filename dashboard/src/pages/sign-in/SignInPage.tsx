@@ -78,7 +78,10 @@ export function SignInPage() {
           <ul>
             {providers.map((provider) => (
               <li key={provider.slug}>
-                <a className="button" href={`/auth/sso/${encodeURIComponent(provider.slug)}/start?return_to=${encodeURIComponent(`/admin${next}`)}`}>
+                <a
+                  className="button"
+                  href={`/auth/sso/${encodeURIComponent(provider.slug)}/start?return_to=${encodeURIComponent(`/admin${next}`)}`}
+                >
                   {provider.name}
                 </a>
               </li>

@@ -54,7 +54,11 @@ function ProviderForm({ provider, onDone }: { provider: SsoProviderFieldsFragmen
     onDone();
   };
   return (
-    <form className="panel-form" onSubmit={(event) => void submit(event)} aria-label={provider ? `Edit ${provider.name}` : "New SSO provider"}>
+    <form
+      className="panel-form"
+      onSubmit={(event) => void submit(event)}
+      aria-label={provider ? `Edit ${provider.name}` : "New SSO provider"}
+    >
       <h2>{provider ? `Edit ${provider.name}` : "New SSO provider"}</h2>
       <label>
         <span>Name</span>
@@ -195,11 +199,19 @@ export function SsoProvidersPage() {
                     Edit
                   </button>
                   {provider.enabled ? (
-                    <button type="button" onClick={() => void run(disable({ id: provider.id }), `${provider.name} disabled.`)} aria-label={`Disable ${provider.name}`}>
+                    <button
+                      type="button"
+                      onClick={() => void run(disable({ id: provider.id }), `${provider.name} disabled.`)}
+                      aria-label={`Disable ${provider.name}`}
+                    >
                       Disable
                     </button>
                   ) : (
-                    <button type="button" onClick={() => void run(enable({ id: provider.id }), `${provider.name} enabled.`)} aria-label={`Enable ${provider.name}`}>
+                    <button
+                      type="button"
+                      onClick={() => void run(enable({ id: provider.id }), `${provider.name} enabled.`)}
+                      aria-label={`Enable ${provider.name}`}
+                    >
                       Enable
                     </button>
                   )}

@@ -69,7 +69,12 @@ export function UsersPage() {
                 {canWrite && user.status !== "deleted" && user.id !== viewer.id ? (
                   <label>
                     <span className="sr-only">Role of {user.email}</span>
-                    <select value={user.role} onChange={(event) => void run(setRole({ id: user.id, role: event.target.value }), `${user.email} is now ${event.target.value}.`)}>
+                    <select
+                      value={user.role}
+                      onChange={(event) =>
+                        void run(setRole({ id: user.id, role: event.target.value }), `${user.email} is now ${event.target.value}.`)
+                      }
+                    >
                       {ROLES.map((role) => (
                         <option key={role}>{role}</option>
                       ))}
@@ -98,7 +103,11 @@ export function UsersPage() {
                     </button>
                   )}
                   {user.status === "suspended" && (
-                    <button type="button" aria-label={`Reactivate ${user.email}`} onClick={() => void run(reactivate({ id: user.id }), `${user.email} reactivated.`)}>
+                    <button
+                      type="button"
+                      aria-label={`Reactivate ${user.email}`}
+                      onClick={() => void run(reactivate({ id: user.id }), `${user.email} reactivated.`)}
+                    >
                       Reactivate
                     </button>
                   )}
