@@ -148,7 +148,11 @@ async function buildIndexes(sequelize: Sequelize, indexes: Array<{ indexname: st
 const EVENT_ID = `(md5('event' || g))::uuid`;
 const OCCURRED_AT = `$1::timestamptz + (g::float8 / $3) * make_interval(months => $2)`;
 
-async function load(sequelize: Sequelize): Promise<void> {
+/**
+ * Loads `options.rows` events (and their chain links) spread over the last `options.months` months,
+ * then builds the indexes and vacuums. The dashboard benchmark loads its events this way too.
+ */
+export async function load(sequelize: Sequelize, options: { rows: number; months: number; loadJobs: number } = settings): Promise<void> {
   const wheel = typeWheel();
   const severities = wheel.map((type) => AUDIT_EVENT_CATALOGUE[type].severity);
   const indexes = (await sequelize.query(
@@ -159,7 +163,7 @@ async function load(sequelize: Sequelize): Promise<void> {
   for (const index of indexes) await sequelize.query(`DROP INDEX ${index.indexname}`);
   await sequelize.query("ALTER TABLE audit_chain DROP CONSTRAINT audit_chain_pkey, DROP CONSTRAINT audit_chain_occurred_at_event_id_key");
   const startAt = new Date();
-  startAt.setUTCMonth(startAt.getUTCMonth() - settings.months);
+  startAt.setUTCMonth(startAt.getUTCMonth() - options.months);
   await sequelize.query(`CREATE TABLE bench_wheel (pick int PRIMARY KEY, type text NOT NULL, severity text NOT NULL)`);
   await sequelize.query(
     `INSERT INTO bench_wheel SELECT ordinality, type, severity FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS w(type, severity)`,
@@ -169,8 +173,8 @@ async function load(sequelize: Sequelize): Promise<void> {
   const started = Date.now();
   const chunks: Array<() => Promise<void>> = [];
   let loaded = 0;
-  for (let first = 1; first <= settings.rows; first += chunk) {
-    const last = Math.min(settings.rows, first + chunk - 1);
+  for (let first = 1; first <= options.rows; first += chunk) {
+    const last = Math.min(options.rows, first + chunk - 1);
     chunks.push(async () => {
       await sequelize.query(
         `INSERT INTO audit_events (id, occurred_at, event_type, severity, user_id, user_email, provider, action,
@@ -190,20 +194,20 @@ async function load(sequelize: Sequelize): Promise<void> {
            FROM generate_series($4::bigint, $5::bigint) AS g
           CROSS JOIN LATERAL (SELECT 1 + floor(random() * ${USERS})::int AS u, 1 + floor(random() * 1000)::int AS pick, g AS anchor) AS r
           JOIN bench_wheel AS w ON w.pick = r.pick`,
-        { bind: [startAt, settings.months, settings.rows, first, last] },
+        { bind: [startAt, options.months, options.rows, first, last] },
       );
       // The chain's links, in occurred_at order (their hashes are stand-ins: this measures reads, not verify).
       await sequelize.query(
         `INSERT INTO audit_chain (seq, event_id, occurred_at, prev_hash, hash)
          SELECT g, ${EVENT_ID}, ${OCCURRED_AT}, sha256(int8send(g - 1)), sha256(int8send(g)) FROM generate_series($4::bigint, $5::bigint) AS g`,
-        { bind: [startAt, settings.months, settings.rows, first, last] },
+        { bind: [startAt, options.months, options.rows, first, last] },
       );
       loaded += last - first + 1;
       process.stdout.write(`  loaded ${loaded.toLocaleString("en")} rows (${Math.round((Date.now() - started) / 1000)} s)\n`);
     });
   }
-  await inParallel(settings.loadJobs, chunks);
-  await sequelize.query(`UPDATE audit_chain_head SET seq = $1, hash = sha256(int8send($1::bigint))`, { bind: [settings.rows] });
+  await inParallel(options.loadJobs, chunks);
+  await sequelize.query(`UPDATE audit_chain_head SET seq = $1, hash = sha256(int8send($1::bigint))`, { bind: [options.rows] });
   const indexStarted = Date.now();
   await sequelize.query("ALTER TABLE audit_chain ADD PRIMARY KEY (seq), ADD UNIQUE (occurred_at, event_id)");
   await buildIndexes(sequelize, indexes);
@@ -214,7 +218,7 @@ async function load(sequelize: Sequelize): Promise<void> {
   console.log(`  vacuumed and analysed in ${Math.round((Date.now() - vacuumStarted) / 1000)} s`);
 }
 
-function percentile(sorted: number[], p: number): number {
+export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
@@ -435,7 +439,8 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+if (require.main === module)
+  main().catch((error) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
