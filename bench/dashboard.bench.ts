@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 /**
  * Admin console benchmark: `npm run bench:dashboard`.
  *
