@@ -3,7 +3,7 @@ import prettier from "eslint-config-prettier";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/", "node_modules/", ".data/", "coverage/"] },
+  { ignores: ["dist/", "node_modules/", ".data/", "coverage/", "dashboard/src/gql/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   prettier,
