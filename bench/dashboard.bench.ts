@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * Admin console benchmark: `npm run bench:dashboard`.
  *
@@ -41,6 +40,9 @@ const ROW = ".events-scroller [role=row]";
 const FIRST_PAGE = `query ($first: Int) { auditEvents(first: $first) { nodes { id seq timestamp eventType severity user { id email }
   provider action resource { type id label } ipAddress userAgent sessionId requestId changes error prevHash hash }
   pageInfo { hasNextPage endCursor total totalCapped } } }`;
+
+// Functions passed to page.evaluate run in the browser, where this exists.
+declare const document: { querySelector(selector: string): unknown };
 
 const ms = (value: number) => `${value.toFixed(0)} ms`;
 const stats = (values: number[]) => {

@@ -1,10 +1,11 @@
 import type { GraphQLSchema } from "graphql";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
-import { BadRequestError, DomainError } from "../src/common/errors";
+import { restErrorOf, type RestErrorResponse } from "../src/common/error-edges";
+import { BadRequestError, DomainError, MethodNotAllowedError, RouteNotFoundError } from "../src/common/errors";
 import type { RequestContext } from "../src/graphql/context";
 import { canWrite, insufficientScope } from "../src/identity/actor";
 import { prepareOperations, type PreparedOperation } from "./operations";
-import { domainErrorOf, fromDomainError, INTERNAL_ERROR, restError } from "./rest-errors";
+import { domainErrorOf } from "./rest-errors";
 import { type RestRoute, routes as allRoutes } from "./routes";
 import { buildVariables } from "./variables";
 
@@ -40,16 +41,16 @@ export function createRestRouter(schema: GraphQLSchema, contextOf: RestContextFa
   return async (req: Request, res: Response, next: NextFunction) => {
     const matching = compiled.filter((route) => route.pattern.test(req.path));
     if (matching.length === 0)
-      return sendError(res, restError(404, "not_found", `No route matches ${req.method} ${req.originalUrl.split("?")[0]}`));
+      return sendError(res, restErrorOf(new RouteNotFoundError(`No route matches ${req.method} ${req.originalUrl.split("?")[0]}`)));
     const route = matching.find((candidate) => candidate.method === req.method);
     if (!route) {
       res.setHeader("Allow", matching.map((candidate) => candidate.method).join(", "));
-      return sendError(res, restError(405, "method_not_allowed", `${req.method} is not allowed here`));
+      return sendError(res, restErrorOf(new MethodNotAllowedError(`${req.method} is not allowed here`)));
     }
     try {
       await run(route, schema, req, res, contextOf(req));
     } catch (error) {
-      if (error instanceof DomainError) return sendError(res, fromDomainError(error));
+      if (error instanceof DomainError) return sendError(res, restErrorOf(error));
       next(error);
     }
   };
@@ -82,12 +83,12 @@ async function run(route: CompiledRoute, schema: GraphQLSchema, req: Request, re
   const result = await route.prepared.run(context, variableValues);
   if (result.errors?.length) {
     const domainError = domainErrorOf(result.errors);
-    if (domainError) return sendError(res, fromDomainError(domainError));
+    if (domainError) return sendError(res, restErrorOf(domainError));
     context.logger.error(
       { errors: result.errors.map((e) => ({ message: e.message, path: e.path, cause: e.originalError })) },
       "REST operation failed",
     );
-    return sendError(res, { status: 500, body: INTERNAL_ERROR });
+    return sendError(res, restErrorOf(null));
   }
   const status =
     route.alternateStatus && valueAt(result.data, route.alternateStatus.when) === route.alternateStatus.equals
@@ -107,6 +108,6 @@ function decodeSegment(segment: string): string {
   }
 }
 
-function sendError(res: Response, { status, body }: { status: number; body: object }): void {
+function sendError(res: Response, { status, body }: RestErrorResponse): void {
   res.status(status).json(body);
 }

@@ -1,6 +1,6 @@
 import type { Sequelize } from "sequelize";
 import { alignToKeys, selectRows } from "../common/sql";
-import type { CategoryClassification } from "./category.model";
+import { CategoryModel, type CategoryClassification } from "./category.model";
 
 export type CategoryRow = {
   id: string;
@@ -13,10 +13,24 @@ export type CategoryRow = {
   updatedAt: Date;
 };
 
+export type CategoryFields = Pick<CategoryModel, "name" | "classification" | "color" | "icon" | "parentId">;
+
 const COLUMNS = `id, parent_id AS "parentId", name, classification, color, icon, created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 export class CategoryRepository {
   constructor(private readonly sequelize: Sequelize) {}
+
+  async create(familyId: string, id: string, fields: CategoryFields): Promise<void> {
+    await CategoryModel.create({ ...fields, id, familyId });
+  }
+
+  async update(familyId: string, id: string, changes: Partial<CategoryFields>): Promise<void> {
+    await CategoryModel.update(changes, { where: { id, familyId } });
+  }
+
+  async delete(familyId: string, id: string): Promise<void> {
+    await CategoryModel.destroy({ where: { id, familyId } });
+  }
 
   async byIds(familyId: string, ids: readonly string[]): Promise<(CategoryRow | null)[]> {
     const rows = await selectRows<CategoryRow>(

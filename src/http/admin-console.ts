@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import express, { type Request, type Response } from "express";
 import { projectRoot } from "../config/project-root";
+import { RouteNotFoundError, UpstreamUnavailableError } from "../common/errors";
 import { sendError } from "./respond";
 
 /** Where `npm run build` puts the console and the explorer (vite.config.mts in dashboard/). */
@@ -40,7 +41,7 @@ function page(file: string) {
 
 function sendPage(req: Request, res: Response, html: string | undefined, csp: string): void {
   if (html === undefined) {
-    sendError(req, res, 503, { error: "service_unavailable", message: "The admin console is not built: run npm run build" });
+    sendError(req, res, new UpstreamUnavailableError("The admin console is not built: run npm run build"));
     return;
   }
   res.setHeader("Content-Security-Policy", csp);
@@ -69,7 +70,7 @@ export function createAdminConsoleRouter(): express.Router {
       maxAge: "365d",
       setHeaders: (res) => res.setHeader("Cross-Origin-Resource-Policy", "same-origin"),
     }),
-    (req, res) => sendError(req, res, 404, { error: "not_found", message: `No asset ${req.originalUrl}` }),
+    (req, res) => sendError(req, res, new RouteNotFoundError(`No asset ${req.originalUrl}`)),
   );
   // Express matches /admin and /admin/ alike (non-strict routing): only the bare path is redirected.
   router.get([CONSOLE_PATH, `${CONSOLE_PATH}/{*route}`], (req, res) => {

@@ -86,8 +86,3 @@ export function negate(amount: string): string {
 export function absolute(amount: string): string {
   return new Decimal(amount).abs().toFixed();
 }
-
-export function isNegative(amount: string): boolean {
-  const value = new Decimal(amount);
-  return value.isNegative() && !value.isZero();
-}

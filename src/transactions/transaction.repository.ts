@@ -1,9 +1,11 @@
-import type { Sequelize, Transaction } from "sequelize";
+import type { CreationAttributes, Sequelize, Transaction } from "sequelize";
 import type { AccountRow } from "../accounts/account.repository";
 import type { CategoryRow } from "../categories/category.repository";
-import { likePattern, readRows, selectRows } from "../common/sql";
+import { readRows, selectRows } from "../common/sql";
 import type { MerchantRow } from "../merchants/merchant.repository";
 import type { TagRow } from "../tags/tag.repository";
+import { TransactionModel, TransactionTagModel, TransferModel } from "./transaction.model";
+import { transactionConditions, type TransactionFilter } from "./transaction.filter";
 
 export type TransactionRow = {
   id: string;
@@ -59,19 +61,6 @@ type RelationRow = {
   updatedAt: Date;
 };
 
-export type TransactionFilter = {
-  accountId?: string;
-  categoryId?: string;
-  merchantId?: string;
-  tagIds?: string[];
-  startDate?: string;
-  endDate?: string;
-  minAmount?: string;
-  maxAmount?: string;
-  type?: "income" | "expense";
-  search?: string;
-};
-
 const COLUMNS = `
   t.id, t.account_id AS "accountId", t.date, t.amount, t.currency, t.name, t.notes,
   t.category_id AS "categoryId", t.merchant_id AS "merchantId", t.pending,
@@ -88,8 +77,49 @@ const SELECT_FROM = `SELECT ${COLUMNS} FROM transactions t ${TRANSFER_JOINS}`;
 
 const NEWEST_FIRST = "ORDER BY t.date DESC, t.created_at DESC, t.id DESC";
 
+/** The columns a write sets (ids and family included). */
+export type TransactionValues = CreationAttributes<TransactionModel>;
+export type TransactionChanges = Partial<
+  Pick<TransactionModel, "accountId" | "date" | "name" | "notes" | "amount" | "currency" | "pending" | "categoryId" | "merchantId">
+>;
+
 export class TransactionRepository {
   constructor(private readonly sequelize: Sequelize) {}
+
+  async insert(row: TransactionValues, transaction: Transaction): Promise<void> {
+    await TransactionModel.create(row, { transaction });
+  }
+
+  async insertMany(rows: TransactionValues[], transaction: Transaction): Promise<void> {
+    await TransactionModel.bulkCreate(rows, { transaction });
+  }
+
+  async update(familyId: string, id: string, changes: TransactionChanges, transaction: Transaction): Promise<void> {
+    await TransactionModel.update(changes, { where: { id, familyId }, transaction });
+  }
+
+  async delete(familyId: string, id: string): Promise<void> {
+    await TransactionModel.destroy({ where: { id, familyId } });
+  }
+
+  /** Links an outflow and an inflow leg as one transfer. */
+  async insertTransfer(
+    transfer: { id: string; familyId: string; outflowTransactionId: string; inflowTransactionId: string },
+    transaction: Transaction,
+  ): Promise<void> {
+    await TransferModel.create(transfer, { transaction });
+  }
+
+  /** Makes `tagIds` the transaction's whole tag set. */
+  async replaceTags(transactionId: string, tagIds: readonly string[], transaction: Transaction): Promise<void> {
+    await TransactionTagModel.destroy({ where: { transactionId }, transaction });
+    const unique = [...new Set(tagIds)];
+    if (unique.length)
+      await TransactionTagModel.bulkCreate(
+        unique.map((tagId) => ({ transactionId, tagId })),
+        { transaction },
+      );
+  }
 
   async byId(familyId: string, id: string, transaction?: Transaction): Promise<TransactionRow | null> {
     const [row] = await readRows<TransactionRow>(
@@ -118,7 +148,7 @@ export class TransactionRepository {
     offset: number,
   ): Promise<{ rows: TransactionRow[]; total: number }> {
     const bind: unknown[] = [familyId];
-    const where = ["t.family_id = $1", ...filterConditions(filter, bind)].join(" AND ");
+    const where = ["t.family_id = $1", ...transactionConditions(filter, bind)].join(" AND ");
     // The page is cut first and only its rows are joined to transfers: the window count needs every
     // matching row, the joins only the page's (joining first cost a transfer lookup per matching row).
     const rows = await readRows<TransactionRow & { total: string }>(
@@ -284,34 +314,4 @@ function relationBranch(columns: RelationColumns, from: string): string {
     ([name, type]) => `${columns[name as keyof RelationRow] ?? `NULL::${type}`} AS "${name}"`,
   );
   return `SELECT ${list.join(", ")} ${from}`;
-}
-
-function filterConditions(filter: TransactionFilter, bind: unknown[]): string[] {
-  const conditions: string[] = [];
-  const param = (value: unknown) => {
-    bind.push(value);
-    return `$${bind.length}`;
-  };
-  if (filter.accountId) conditions.push(`t.account_id = ${param(filter.accountId)}`);
-  if (filter.categoryId) conditions.push(`t.category_id = ${param(filter.categoryId)}`);
-  if (filter.merchantId) conditions.push(`t.merchant_id = ${param(filter.merchantId)}`);
-  if (filter.tagIds?.length) {
-    conditions.push(
-      `EXISTS (SELECT 1 FROM transaction_tags tt WHERE tt.transaction_id = t.id AND tt.tag_id = ANY(${param(filter.tagIds)}::uuid[]))`,
-    );
-  }
-  if (filter.startDate) conditions.push(`t.date >= ${param(filter.startDate)}::date`);
-  if (filter.endDate) conditions.push(`t.date <= ${param(filter.endDate)}::date`);
-  // Amount bounds compare magnitudes: "over $100" means what a person means, for income and expense alike.
-  if (filter.minAmount) conditions.push(`abs(t.amount) >= ${param(filter.minAmount)}::numeric`);
-  if (filter.maxAmount) conditions.push(`abs(t.amount) <= ${param(filter.maxAmount)}::numeric`);
-  if (filter.type === "income") conditions.push("t.amount < 0");
-  if (filter.type === "expense") conditions.push("t.amount >= 0");
-  if (filter.search) {
-    const pattern = param(likePattern(filter.search));
-    conditions.push(
-      `(t.name ILIKE ${pattern} OR t.notes ILIKE ${pattern} OR EXISTS (SELECT 1 FROM merchants m WHERE m.id = t.merchant_id AND m.name ILIKE ${pattern}))`,
-    );
-  }
-  return conditions;
 }

@@ -130,7 +130,7 @@ test("saved searches: save the current filters, reopen, rename, delete", async (
     await page.getByRole("button", { name: "Office network failures", exact: true }).waitFor();
     await page.getByRole("button", { name: "Delete Office network failures" }).click();
     await page.getByRole("button", { name: "Office network failures", exact: true }).waitFor({ state: "detached" });
-    expect(await rig.app.runtime.services.audit.listSavedSearches(rig.admin.id)).toEqual([]);
+    expect(await rig.app.runtime.services.auditSavedSearches.list(rig.admin.id)).toEqual([]);
   } finally {
     await context.close();
   }

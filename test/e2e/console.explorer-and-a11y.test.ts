@@ -1,11 +1,11 @@
-/// <reference lib="dom" />
-// Functions passed to page.evaluate and addInitScript run in the browser.
 import fs from "node:fs";
 import path from "node:path";
 import type { Page } from "playwright-core";
 import { eventually } from "../helpers/chromium";
 import { failLogin, signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
 
+// Functions passed to page.evaluate and addInitScript run in the browser, where these exist.
+declare const window: any;
 const SCREENSHOTS = path.join(__dirname, "..", "..", "docs", "console");
 const AXE = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
 let rig: ConsoleRig;

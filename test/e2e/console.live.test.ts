@@ -1,5 +1,3 @@
-/// <reference lib="dom" />
-// Functions passed to page.evaluate and addInitScript run in the browser.
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import type { Page } from "playwright-core";
@@ -8,6 +6,10 @@ import { eventually } from "../helpers/chromium";
 import { failLogin, signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
 import { redisUrl } from "../helpers/database-urls";
 
+// Functions passed to page.evaluate and addInitScript run in the browser, where these exist.
+declare const window: any;
+declare const AudioContext: any;
+type NotificationOptions = Record<string, unknown>;
 let rig: ConsoleRig;
 
 beforeAll(async () => {
@@ -82,7 +84,7 @@ test("a critical event raises a desktop notification, a security event plays a s
     }
     Object.defineProperty(window, "Notification", { value: Recorded });
     const createOscillator = AudioContext.prototype.createOscillator;
-    AudioContext.prototype.createOscillator = function (this: AudioContext) {
+    AudioContext.prototype.createOscillator = function (this: unknown) {
       seen.sounds += 1;
       return createOscillator.call(this);
     };
