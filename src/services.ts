@@ -141,7 +141,11 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
   const audit = new AuditService(
     repositories.audit,
     events,
-    { partitionsAhead: config.auditPartitionsAhead, countBudgetMs: config.auditCountBudgetMs },
+    {
+      partitionsAhead: config.auditPartitionsAhead,
+      countBudgetMs: config.auditCountBudgetMs,
+      histogramBudgetMs: config.auditHistogramBudgetMs,
+    },
     logger,
   );
   const sessions = new SessionService(

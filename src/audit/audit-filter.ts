@@ -28,7 +28,13 @@ export type AuditFilterInput = {
   to?: string | null;
   /** An address, a CIDR, or an address with a trailing wildcard: `10.1.*`. */
   ipAddress?: string | null;
+  /** Events of one request or one session (the console's "related events"). */
+  requestId?: string | null;
+  sessionId?: string | null;
 };
+
+/** Longest request or session id a filter takes (ids are far shorter; the rest cannot match). */
+const MAX_ID_TEXT = 512;
 
 /** A search word of this shape matches whole e-mail addresses (audit_email_terms in SQL uses the same pattern). */
 const EMAIL_WORD = /^[a-z0-9._%+-]+@[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}$/;
@@ -66,6 +72,8 @@ export function parseFilter(filter: AuditFilterInput | null | undefined): AuditQ
     from,
     before,
     ipCidr: f.ipAddress ? ipFilterToCidr(f.ipAddress) : null,
+    requestId: f.requestId?.trim().slice(0, MAX_ID_TEXT) || null,
+    sessionId: f.sessionId?.trim().slice(0, MAX_ID_TEXT) || null,
   };
 }
 
@@ -80,6 +88,8 @@ export function matchesFilter(query: AuditQuery): (event: AuditEvent) => boolean
     if (query.severities.length && !query.severities.includes(event.severity)) return false;
     if (query.from && timestamp < query.from) return false;
     if (query.before && timestamp >= query.before) return false;
+    if (query.requestId && event.requestId !== query.requestId) return false;
+    if (query.sessionId && event.sessionId !== query.sessionId) return false;
     if (block && !(event.ipAddress && block.check(event.ipAddress, isIP(event.ipAddress) === 6 ? "ipv6" : "ipv4"))) return false;
     if (query.words.length || query.emails.length) {
       const text = searchTextOf(event);

@@ -43,6 +43,8 @@ export type AuditQuery = {
   /** Exclusive upper bound (the service turns an inclusive end into this). */
   before: Date | null;
   ipCidr: string | null;
+  requestId: string | null;
+  sessionId: string | null;
 };
 
 export type Keyset = { timestamp: Date; id: string };
@@ -268,6 +270,42 @@ export class AuditRepository {
     return rows;
   }
 
+  /**
+   * Events per time bucket and severity: every match counted, unless that takes longer than
+   * `budgetMs` (null then). Buckets start at multiples of `bucketSeconds` from the Unix epoch.
+   */
+  histogram(query: AuditQuery, range: { from: Date; before: Date }, bucketSeconds: number, budgetMs: number) {
+    const { sql, bind } = histogramSql(query, range, bucketSeconds, null);
+    return readRowsWithin<HistogramRow>(this.sequelize, sql, bind, budgetMs);
+  }
+
+  /**
+   * The same counts estimated from a random `percent` of the table's pages (TABLESAMPLE SYSTEM), scaled
+   * up: reads a bounded share of a huge range instead of every row.
+   */
+  histogramSampled(query: AuditQuery, range: { from: Date; before: Date }, bucketSeconds: number, percent: number) {
+    const { sql, bind } = histogramSql(query, range, bucketSeconds, percent);
+    return readRows<HistogramRow>(this.sequelize, sql, bind);
+  }
+
+  /** The oldest event's time (an index lookup per partition). */
+  async oldestTimestamp(): Promise<Date | null> {
+    const [row] = await readRows<{ oldest: Date | null }>(this.sequelize, "SELECT min(occurred_at) AS oldest FROM audit_events", []);
+    return row?.oldest ?? null;
+  }
+
+  /** Up to `limit` linked events after chain position `afterSeq`, in chain order. */
+  afterSeq(afterSeq: bigint, limit: number): Promise<AuditEventRow[]> {
+    return readRows<AuditEventRow>(
+      this.sequelize,
+      `SELECT ${EVENT_COLUMNS}, ${LINK_COLUMNS}
+         FROM (SELECT * FROM audit_chain WHERE seq > $1 ORDER BY seq LIMIT $2) AS c
+         JOIN LATERAL (SELECT * FROM audit_events e WHERE e.occurred_at = c.occurred_at AND e.id = c.event_id LIMIT 1) AS e ON true
+        ORDER BY c.seq`,
+      [afterSeq.toString(), limit],
+    );
+  }
+
   /** One batch of links in `seq` order, each with whether its event exists and still matches the link's hash. */
   verifyBatch(
     afterSeq: bigint,
@@ -413,8 +451,27 @@ function whereClause(query: AuditQuery, after: Keyset | null = null): { where: s
   if (query.from) where.push(`occurred_at >= ${bindParam(bind, query.from)}`);
   if (query.before) where.push(`occurred_at < ${bindParam(bind, query.before)}`);
   if (query.ipCidr) where.push(`ip_address <<= ${bindParam(bind, query.ipCidr)}::inet`);
+  if (query.requestId) where.push(`request_id = ${bindParam(bind, query.requestId)}`);
+  if (query.sessionId) where.push(`session_id = ${bindParam(bind, query.sessionId)}`);
   if (after) where.push(`(occurred_at, id) < (${bindParam(bind, after.timestamp)}::timestamptz, ${bindParam(bind, after.id)}::uuid)`);
   return { where, bind };
+}
+
+export type HistogramRow = { bucket: Date; severity: Severity; count: number };
+
+/** Counts per bucket and severity over the filter's rows within the range (and the filter's own dates). */
+function histogramSql(query: AuditQuery, range: { from: Date; before: Date }, bucketSeconds: number, samplePercent: number | null) {
+  const from = new Date(Math.max(range.from.getTime(), query.from?.getTime() ?? -Infinity));
+  const before = new Date(Math.min(range.before.getTime(), query.before?.getTime() ?? Infinity));
+  const { where, bind } = whereClause({ ...query, from, before });
+  where.push(...textConditions(query, bind));
+  const width = bindParam(bind, Math.trunc(bucketSeconds));
+  const sample = samplePercent === null ? "" : ` TABLESAMPLE SYSTEM (${bindParam(bind, samplePercent)})`;
+  const count = samplePercent === null ? "count(*)" : `round(count(*) * 100 / ${bindParam(bind, samplePercent)}::float8)`;
+  const sql = `SELECT date_bin(make_interval(secs => ${width}::int), occurred_at, 'epoch'::timestamptz) AS bucket, severity,
+                      ${count}::int AS count
+                 FROM audit_events${sample} ${whereSql(where)} GROUP BY 1, 2`;
+  return { sql, bind };
 }
 
 /** The free-text conditions: words anywhere in an event's text, whole e-mail addresses. */

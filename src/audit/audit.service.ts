@@ -1,4 +1,5 @@
 import type { Transaction } from "sequelize";
+import { BadRequestError } from "../common/errors";
 import { newId } from "../common/ids";
 import type { Logger } from "../common/logger";
 import { MAX_EVENT_PAYLOAD_BYTES, Topic, type AuditEventRecorded } from "../events/catalogue";
@@ -63,6 +64,18 @@ export type AuditPage = {
   nextCursor: string | null;
 };
 
+export type AuditHistogramBucket = { start: Date; info: number; warning: number; error: number; critical: number; total: number };
+export type AuditHistogram = { from: Date; to: Date; bucketSeconds: number; sampled: boolean; buckets: AuditHistogramBucket[] };
+
+export const HISTOGRAM_MAX_BUCKETS = 120;
+/** AUDIT_HISTOGRAM_BUDGET_MS's default, for services built without the setting. */
+const DEFAULT_HISTOGRAM_BUDGET_MS = 500;
+/** Round bucket widths, in seconds: a minute up to a week. */
+const BUCKET_WIDTHS = [60, 300, 900, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86_400, 7 * 86_400];
+/** Share of the table's pages a sampled histogram reads. */
+const HISTOGRAM_SAMPLE_PERCENT = 2;
+/** Chain links one gap-fill call walks at most. */
+const GAP_SCAN_LINKS = 1000;
 /** Links per sequencer transaction: short enough not to hold the chain lock long, long enough to keep up. */
 const CHAIN_BATCH = 1000;
 /**
@@ -84,7 +97,7 @@ export class AuditService {
     private readonly repository: AuditRepository,
     private readonly events: EventBus,
     /** `countBudgetMs`: how long a page may spend counting its total before it reports a lower bound instead. */
-    private readonly settings: { partitionsAhead: number; countBudgetMs: number },
+    private readonly settings: { partitionsAhead: number; countBudgetMs: number; histogramBudgetMs?: number },
     private readonly logger?: Logger,
   ) {}
 
@@ -197,6 +210,62 @@ export class AuditService {
     } satisfies AuditPage;
   }
 
+  /**
+   * Events per time bucket and severity for the filter: over its date range, or from the oldest event
+   * when it has no start, through its end or now. At most `maxBuckets` buckets of a round width.
+   * Counted exactly within the histogram budget; past it, estimated from a sample of the table's pages
+   * (`sampled`), so a chart over years of events still answers in a bounded time.
+   */
+  async histogram(filter: AuditFilterInput | null | undefined, maxBuckets = HISTOGRAM_MAX_BUCKETS): Promise<AuditHistogram> {
+    const query = parseFilter(filter);
+    const buckets = Math.min(Math.max(Math.trunc(maxBuckets) || HISTOGRAM_MAX_BUCKETS, 1), HISTOGRAM_MAX_BUCKETS);
+    const before = query.before ?? new Date();
+    const oldest = (await this.repository.oldestTimestamp())?.getTime() ?? before.getTime();
+    // An open range starts at the oldest event, and spans at least an hour so a young log still reads as a timeline.
+    const from = query.from ?? new Date(Math.min(oldest, before.getTime() - 3_600_000));
+    const span = Math.max(before.getTime() - from.getTime(), 1000);
+    const bucketSeconds = BUCKET_WIDTHS.find((width) => span / (width * 1000) <= buckets) ?? BUCKET_WIDTHS[BUCKET_WIDTHS.length - 1];
+    const range = { from, before };
+    const exact = await this.repository.histogram(
+      query,
+      range,
+      bucketSeconds,
+      this.settings.histogramBudgetMs ?? DEFAULT_HISTOGRAM_BUDGET_MS,
+    );
+    const rows = exact ?? (await this.repository.histogramSampled(query, range, bucketSeconds, HISTOGRAM_SAMPLE_PERCENT));
+    const width = bucketSeconds * 1000;
+    const first = Math.floor(from.getTime() / width) * width;
+    const byStart = new Map<number, AuditHistogramBucket>();
+    for (let start = first; start < before.getTime(); start += width) {
+      byStart.set(start, { start: new Date(start), info: 0, warning: 0, error: 0, critical: 0, total: 0 });
+    }
+    for (const row of rows) {
+      const bucket = byStart.get(new Date(row.bucket).getTime());
+      if (!bucket) continue;
+      bucket[row.severity] += row.count;
+      bucket.total += row.count;
+    }
+    return { from, to: before, bucketSeconds, sampled: exact === null, buckets: [...byStart.values()] };
+  }
+
+  /**
+   * What a live view missed: the linked events after chain position `afterSeq` that match the filter,
+   * in chain order, walking at most `scan` links per call. `throughSeq` is where the next call resumes.
+   */
+  async eventsAfterSeq(afterSeq: string, filter: AuditFilterInput | null | undefined, scan = GAP_SCAN_LINKS) {
+    if (!/^\d{1,18}$/.test(afterSeq)) throw new BadRequestError("afterSeq must be a chain sequence number");
+    const match = this.matcher(filter);
+    const limit = Math.min(Math.max(Math.trunc(scan) || GAP_SCAN_LINKS, 1), GAP_SCAN_LINKS);
+    const rows = await this.repository.afterSeq(BigInt(afterSeq), limit);
+    const events = rows.map(toEvent);
+    return {
+      events: events.filter(match),
+      throughSeq: events.length ? events[events.length - 1].seq! : afterSeq,
+      hasMore: rows.length === limit,
+    };
+  }
+
+  /** Whether a live event passes a subscriber's filter (the same rules as the query, evaluated here). */
   /** The event a live-stream notice stands for: carried whole, or read by its key; null if it is gone. */
   async received(notice: AuditEventRecorded): Promise<AuditEvent | null> {
     if (notice.event) return { ...notice.event, timestamp: new Date(notice.event.timestamp) };

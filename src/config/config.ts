@@ -133,6 +133,7 @@ const settings = z.object({
   EXPORT_URL_TTL_SECONDS: z.coerce.number().int().min(10).max(86400).default(300),
   EXPORT_BATCH_ROWS: z.coerce.number().int().min(100).max(100000).default(2000),
   REPORT_MAX_ROWS: z.coerce.number().int().min(10).max(100000).default(5000),
+  AUDIT_HISTOGRAM_BUDGET_MS: z.coerce.number().int().min(1).max(60000).default(500),
   SSO_DISCOVERY_TTL_SECONDS: z.coerce.number().int().min(0).default(3600),
   SSO_JWKS_COOLDOWN_MS: z.coerce.number().int().min(0).default(30000),
   SSO_CLOCK_TOLERANCE_SECONDS: z.coerce.number().int().min(0).max(300).default(60),
@@ -211,6 +212,7 @@ export type Config = Readonly<{
   /** How long an audit page may spend counting its total (up to 10 000) before reporting a lower bound. */
   auditCountBudgetMs: number;
   exports: ExportConfig;
+  auditHistogramBudgetMs: number;
   sso: Readonly<{ discoveryTtlMs: number; jwksCooldownMs: number; clockToleranceSeconds: number; timeoutSeconds: number }>;
   /** Audit streaming (src/streaming): how often workers look for work, a turn's lease, turns at once, retry waits, log retention. */
   streaming: Readonly<{ pollMs: number; leaseMs: number; concurrency: number; retryScheduleMs: number[]; deliveryLogDays: number }>;
@@ -324,6 +326,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       batchRows: s.EXPORT_BATCH_ROWS,
       reportMaxRows: s.REPORT_MAX_ROWS,
     }),
+    auditHistogramBudgetMs: s.AUDIT_HISTOGRAM_BUDGET_MS,
     sso: Object.freeze({
       discoveryTtlMs: s.SSO_DISCOVERY_TTL_SECONDS * 1000,
       jwksCooldownMs: s.SSO_JWKS_COOLDOWN_MS,

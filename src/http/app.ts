@@ -5,7 +5,6 @@ import path from "node:path";
 import { ApolloServer } from "@apollo/server";
 import { ApolloServerPluginDrainHttpServer } from "@apollo/server/plugin/drainHttpServer";
 import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
-import { ApolloServerPluginLandingPageLocalDefault } from "@apollo/server/plugin/landingPage/default";
 import { expressMiddleware } from "@as-integrations/express5";
 import express, { type Request, type Response } from "express";
 import { execute, type GraphQLSchema } from "graphql";
@@ -26,7 +25,8 @@ import { createAuthRouter } from "../auth/auth.router";
 import { createSsoRouter } from "../sso/sso.router";
 import { createExportRouter } from "../exports/export.router";
 import { auditContextFor, runInAuditContext, type AuditContext } from "../audit/audit-context";
-import { authenticate, bearerToken, enterRequestOrigin, resolveActor } from "./authenticate";
+import { createAdminConsoleRouter, explorerPage } from "./admin-console";
+import { authenticate, bearerToken, enterRequestOrigin, readCookie, resolveActor, SESSION_COOKIE } from "./authenticate";
 import { LiveSockets } from "./live-sockets";
 import { rateLimit } from "./rate-limit";
 import { assignRequestId } from "./request-id";
@@ -46,6 +46,23 @@ export type AppDeps = {
 export type App = { app: express.Express; httpServer: http.Server; close(): Promise<void> };
 
 const BODY_LIMIT = "1mb";
+
+/**
+ * The console's session cookie on a WebSocket upgrade, when the upgrade comes from this site: a
+ * browser sends the cookie with any page's upgrade request, so another site's page must not ride on it.
+ */
+function socketSessionCookie(request: http.IncomingMessage): string | undefined {
+  const session = readCookie({ get: (name: string) => request.headers[name.toLowerCase()] } as unknown as Request, SESSION_COOKIE);
+  if (session === undefined) return undefined;
+  const origin = request.headers.origin;
+  if (origin === undefined) return session;
+  const host = request.headers.host;
+  try {
+    return new URL(origin).host === host ? session : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * Builds the express app, the HTTP server, Apollo and the graphql-ws server without listening, so
@@ -89,6 +106,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
   app.use(createAuthRouter(services, limit));
   app.use(createSsoRouter(services, limit));
   app.use(createExportRouter(services, limit));
+  app.use(createAdminConsoleRouter());
 
   /**
    * The WebSocket transport's origins: one per connection (its authentication) and one per operation,
@@ -121,11 +139,12 @@ export async function createApp(deps: AppDeps): Promise<App> {
         const apiKey = params["X-Api-Key"] ?? params["x-api-key"];
         const authorization = params["Authorization"] ?? params["authorization"];
         const bearer = authorization === undefined ? undefined : bearerToken({ get: () => String(authorization) } as unknown as Request);
-        if (apiKey === undefined && bearer === undefined) return true;
+        const session = apiKey === undefined && bearer === undefined ? socketSessionCookie(ctx.extra.request) : undefined;
+        if (apiKey === undefined && bearer === undefined && session === undefined) return true;
         try {
           // Like an HTTP request's: presenting an expired session records its expiry with the socket's origin.
           const origin = socketOrigin(ctx.extra.request);
-          const credentials = { bearer, apiKey: apiKey === undefined ? undefined : String(apiKey) };
+          const credentials = { bearer, apiKey: apiKey === undefined ? undefined : String(apiKey), session };
           ctx.extra.actor = await runInAuditContext(origin, () => resolveActor(services, credentials));
           liveSockets.add(ctx.extra.socket, ctx.extra.actor);
           return true;
@@ -164,12 +183,12 @@ export async function createApp(deps: AppDeps): Promise<App> {
           },
         }),
       },
-      config.graphqlLandingPage
-        ? ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false })
-        : ApolloServerPluginLandingPageDisabled(),
+      // A browser opening /graphql gets the bundled explorer (explorerPage), never a page loaded from a CDN.
+      ApolloServerPluginLandingPageDisabled(),
     ],
   });
   await apollo.start();
+  if (config.graphqlLandingPage) app.get("/graphql", explorerPage());
   app.use(
     "/graphql",
     authenticate(services, { required: false, cookie: true }),
