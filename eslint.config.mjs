@@ -45,7 +45,7 @@ const REPOSITORIES_ONLY = [
 ];
 
 export default tseslint.config(
-  { ignores: ["dist/", "node_modules/", ".data/", "coverage/"] },
+  { ignores: ["dist/", "node_modules/", ".data/", "coverage/", "dashboard/src/gql/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   prettier,

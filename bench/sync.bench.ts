@@ -91,7 +91,7 @@ async function main(): Promise<void> {
           }),
         ),
       );
-      const merchants = await services.repositories.banking.merchantIds(floorUser.familyId, [
+      const merchants = await services.repositories.banking.imports.merchantIds(floorUser.familyId, [
         ...new Set(bridge.accounts.flatMap((account) => account.transactions.map((row) => row.payee!))),
       ]);
       const flat: Array<{ accountId: string; row: FakeSimplefinTransaction }> = bridge.accounts.flatMap((account, index) =>

@@ -268,6 +268,7 @@ async function serve(config: Config, roles: Roles, print: Printer): Promise<void
         graphql: `${url}/graphql`,
         websocket: `${url.replace(/^http/, "ws")}/graphql`,
         openapi: `${url}/api/v1/openapi.yaml`,
+        console: `${url}/admin/`,
       }
     : {};
   const database = runtime.embedded ? withoutPassword(runtime.databaseUrl) : "DATABASE_URL";
@@ -283,7 +284,13 @@ async function serve(config: Config, roles: Roles, print: Printer): Promise<void
       "",
       "finance-gateway is running",
       ...(url
-        ? [`  REST       ${urls.rest}`, `  GraphQL    ${urls.graphql}`, `  WebSocket  ${urls.websocket}`, `  OpenAPI    ${urls.openapi}`]
+        ? [
+            `  REST       ${urls.rest}`,
+            `  GraphQL    ${urls.graphql}`,
+            `  WebSocket  ${urls.websocket}`,
+            `  OpenAPI    ${urls.openapi}`,
+            `  Console    ${urls.console}`,
+          ]
         : ["  workers only"]),
       runtime.embedded
         ? `  Database   ${database}  (embedded, data in ${config.dataDir}; full URL: npx finance-gateway db url)`

@@ -1,12 +1,21 @@
 import type { Sequelize } from "sequelize";
-import { BANK_SYNC_JOB_OPTIONS, bankSyncJobId, JOBS, QueueName, replyJobOptions, type QueueBackend } from "../workers/queues";
+import {
+  BANK_SYNC_JOB_OPTIONS,
+  bankSyncJobId,
+  EXPORT_JOB_OPTIONS,
+  exportJobId,
+  JOBS,
+  QueueName,
+  replyJobOptions,
+  type QueueBackend,
+} from "../workers/queues";
 import { AccountRepository } from "./accounts/account.repository";
 import { AccountService } from "./accounts/account.service";
 import { AssistantService } from "./assistant/assistant.service";
 import { FinanceRepository } from "./assistant/finance.repository";
 import { createProvider } from "./assistant/providers";
 import { BankSyncService } from "./banking/bank-sync.service";
-import { BankingRepository } from "./banking/banking.repository";
+import { createBankingRepositories } from "./banking/banking.repository";
 import { BankingService, type SyncQueue } from "./banking/banking.service";
 import { CategoryRepository } from "./categories/category.repository";
 import { CategoryService } from "./categories/category.service";
@@ -31,6 +40,14 @@ import { MerchantRepository } from "./merchants/merchant.repository";
 import { MerchantService } from "./merchants/merchant.service";
 import { OutboundGuard, type Resolver } from "./outbound/outbound.guard";
 import { SecretBox } from "./security/secret-box";
+import { ExportRepository } from "./exports/export.repository";
+import { AuditExportService, type ExportQueue } from "./exports/export.service";
+import { DownloadSigner } from "./exports/signed-url";
+import { ReportRepository } from "./reports/report.repository";
+import { ChainConsumerPump } from "./streaming/chain-consumer.pump";
+import { DestinationHandler } from "./streaming/destination.handler";
+import { StreamDestinationService } from "./streaming/stream-destination.service";
+import { ConsumerRepository, DestinationRepository } from "./streaming/stream.repository";
 import { ConnectedAccountService } from "./sso/connected-accounts.service";
 import { OidcClient } from "./sso/oidc-client";
 import { SsoLoginService } from "./sso/sso-login.service";
@@ -54,7 +71,7 @@ function createRepositories(sequelize: Sequelize) {
     transactions: new TransactionRepository(sequelize),
     chats: new ChatRepository(sequelize),
     finance: new FinanceRepository(sequelize),
-    banking: new BankingRepository(sequelize),
+    banking: createBankingRepositories(sequelize),
     audit: new AuditRepository(sequelize),
     auditSavedSearches: new AuditSavedSearchRepository(),
     auth: new AuthRepository(sequelize),
@@ -62,6 +79,10 @@ function createRepositories(sequelize: Sequelize) {
     apiKeys: new ApiKeyRepository(sequelize),
     sso: new SsoRepository(sequelize),
     ssoLoginRequests: new SsoLoginRequestRepository(sequelize),
+    exports: new ExportRepository(sequelize),
+    reports: new ReportRepository(sequelize),
+    streamConsumers: new ConsumerRepository(sequelize),
+    streamDestinations: new DestinationRepository(sequelize),
   };
 }
 
@@ -108,6 +129,16 @@ function syncQueueOf(deps: ServiceDeps): SyncQueue {
   };
 }
 
+function exportQueueOf(deps: ServiceDeps): ExportQueue {
+  return {
+    async enqueue(exportId) {
+      await deps.queues
+        .queue(QueueName.Exports)
+        .add(JOBS[QueueName.Exports].writeExport, { exportId }, { ...EXPORT_JOB_OPTIONS, jobId: exportJobId(exportId) });
+    },
+  };
+}
+
 /** The transport-neutral core: GraphQL resolvers, the REST adapter (through GraphQL), workers and the CLI call these. */
 export function createServices(sequelize: Sequelize, events: EventBus, deps: ServiceDeps) {
   const repositories = createRepositories(sequelize);
@@ -117,7 +148,11 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
   const audit = new AuditService(
     repositories.audit,
     events,
-    { partitionsAhead: config.auditPartitionsAhead, countBudgetMs: config.auditCountBudgetMs },
+    {
+      partitionsAhead: config.auditPartitionsAhead,
+      countBudgetMs: config.auditCountBudgetMs,
+      histogramBudgetMs: config.auditHistogramBudgetMs,
+    },
     logger,
   );
   const sessions = new SessionService(
@@ -134,6 +169,7 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
   const publicUrl = deps.publicUrl ?? (() => config.publicUrl ?? `http://localhost:${config.port}`);
   const ssoProviders = new SsoProviderService(sequelize, repositories.sso, audit, secrets, oidc, publicUrl);
   const connectedAccounts = new ConnectedAccountService(sequelize, repositories.sso, audit);
+  const destinationHandler = new DestinationHandler(repositories.streamDestinations, audit, secrets, outbound, logger);
   return {
     repositories,
     events,
@@ -172,6 +208,17 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
       maxFailures: config.loginMaxFailures,
       lockoutSeconds: config.loginLockoutSeconds,
     }),
+    auditExports: new AuditExportService(
+      sequelize,
+      repositories.exports,
+      repositories.audit,
+      repositories.reports,
+      audit,
+      exportQueueOf(deps),
+      new DownloadSigner(secrets.deriveKey("audit-export-download"), config.exports.urlTtlSeconds),
+      config.exports,
+      logger,
+    ),
     ssoProviders,
     connectedAccounts,
     ssoLogins: new SsoLoginService(
@@ -187,5 +234,17 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
       sessions,
       users,
     ),
+    streamDestinations: new StreamDestinationService(
+      sequelize,
+      repositories.streamDestinations,
+      repositories.streamConsumers,
+      destinationHandler,
+      audit,
+      secrets,
+      outbound,
+      config.streaming.deliveryLogDays,
+    ),
+    /** Delivers the audit stream to its consumers; started by the worker role only (workers/worker-host.ts). */
+    streamPump: new ChainConsumerPump(sequelize, repositories.streamConsumers, [destinationHandler], config.streaming, events, logger),
   };
 }

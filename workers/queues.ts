@@ -10,6 +10,7 @@ export enum QueueName {
   Maintenance = "maintenance",
   Assistant = "assistant",
   BankSync = "bank-sync",
+  Exports = "exports",
 }
 
 export const JOBS = {
@@ -18,9 +19,11 @@ export const JOBS = {
     ensureAuditPartitions: "ensure-audit-partitions",
     chainAuditEvents: "chain-audit-events",
     sweepExpiredSessions: "sweep-expired-sessions",
+    pruneStreamDeliveries: "prune-stream-deliveries",
   },
   [QueueName.Assistant]: { reply: "reply", expireStaleReplies: "expire-stale-replies" },
   [QueueName.BankSync]: { syncConnection: "sync-connection", refreshConnections: "refresh-connections" },
+  [QueueName.Exports]: { writeExport: "write-export", expireExports: "expire-exports" },
 } as const satisfies Record<QueueName, Record<string, string>>;
 
 /** Retry transient failures a few times with growing waits; keep a bounded history for inspection. */
@@ -41,6 +44,17 @@ export const BANK_SYNC_JOB_OPTIONS: JobsOptions = { attempts: 1, removeOnComplet
 
 export function bankSyncJobId(connectionId: string): string {
   return `sync-${connectionId}`;
+}
+
+/**
+ * One job per export or report request (the id is the request's, so a second enqueue is a no-op). One
+ * attempt: the service records a failure itself; a worker that dies mid-file loses its lock and the
+ * job is run again from the start, as a stalled job.
+ */
+export const EXPORT_JOB_OPTIONS: JobsOptions = { attempts: 1, removeOnComplete: { count: 1000 }, removeOnFail: { count: 1000 } };
+
+export function exportJobId(exportId: string): string {
+  return `export-${exportId}`;
 }
 
 /** Recurring jobs. The scheduler id makes registration idempotent across processes and restarts. */
@@ -66,6 +80,15 @@ export const SCHEDULES = [
     queue: QueueName.Maintenance,
     job: JOBS[QueueName.Maintenance].chainAuditEvents,
     everyMs: 60 * 1000,
+  },
+  // Only removes files whose expiry has passed; how long they live is EXPORT_RETENTION_HOURS.
+  { id: "expire-exports", queue: QueueName.Exports, job: JOBS[QueueName.Exports].expireExports, everyMs: 15 * 60 * 1000 },
+  // The audit stream's delivery log keeps STREAM_DELIVERY_LOG_DAYS of attempts.
+  {
+    id: "prune-stream-deliveries-daily",
+    queue: QueueName.Maintenance,
+    job: JOBS[QueueName.Maintenance].pruneStreamDeliveries,
+    everyMs: 24 * 60 * 60 * 1000,
   },
   {
     id: "sweep-expired-sessions",

@@ -4,6 +4,7 @@ import type { Logger } from "../src/common/logger";
 import type { Services } from "../src/services";
 import { assistantHandlers } from "./assistant.processor";
 import { bankSyncHandlers } from "./bank-sync.processor";
+import { exportHandlers } from "./exports.processor";
 import { maintenanceHandlers } from "./maintenance.processor";
 import { CONCURRENCY, JOBS, QueueName, SCHEDULES, type QueueBackend } from "./queues";
 
@@ -14,6 +15,7 @@ const HANDLERS: Record<QueueName, JobHandlers> = {
   [QueueName.Maintenance]: maintenanceHandlers,
   [QueueName.Assistant]: assistantHandlers,
   [QueueName.BankSync]: bankSyncHandlers,
+  [QueueName.Exports]: exportHandlers,
 };
 
 /**
@@ -54,15 +56,20 @@ export class WorkerHost {
         CONCURRENCY[queue] ?? 2,
       );
       worker.on("failed", (job, error) => this.deps.logger.warn({ queue, job: job?.name, jobId: job?.id, err: error }, "job failed"));
+      // A queue backend that is down (Redis restarting) is reported through the log; BullMQ reconnects by itself.
+      worker.on("error", (error) => this.deps.logger.warn({ queue, err: error }, "queue worker error"));
       this.workers.push(worker);
     }
     for (const schedule of SCHEDULES) {
       await this.backend.queue(schedule.queue).upsertJobScheduler(schedule.id, { every: schedule.everyMs }, { name: schedule.job });
     }
+    // Audit stream delivery is not a queue: consumers' positions live in PostgreSQL, so it goes on while Redis is down.
+    this.deps.services.streamPump.start();
   }
 
   /** Stops taking jobs and waits for the running ones to finish. */
   async stop(): Promise<void> {
+    await this.deps.services.streamPump.stop();
     await Promise.all(this.workers.map((worker) => worker.close()));
   }
 }

@@ -2,9 +2,11 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { isIP } from "node:net";
 
 /**
- * Where an audited action comes from: set once per HTTP request, job or CLI command, read by
- * `AuditService.record()`, so no emitter assembles (or forgets, or forges) these fields itself.
- * `sessionId` is filled in once the request's credentials are known.
+ * Where an audited action comes from: made once per transport entry (an HTTP request, a WebSocket
+ * operation, a job, a CLI command) and made current for everything below it, at one place per
+ * transport (docs/architecture.md lists them); read by `AuditService.record()`, so no emitter
+ * assembles (or forgets, or forges) these fields itself. `sessionId` is filled in once the request's
+ * credentials are known.
  */
 export type AuditContext = {
   ipAddress: string | null;
@@ -23,6 +25,12 @@ export function runInAuditContext<T>(context: AuditContext, work: () => T): T {
 
 export function currentAuditContext(): AuditContext {
   return storage.getStore() ?? EMPTY;
+}
+
+/** Authentication names the session of the current origin once the credential is known. */
+export function setCurrentSessionId(sessionId: string | null): void {
+  const current = storage.getStore();
+  if (current) current.sessionId = sessionId;
 }
 
 const MAX_USER_AGENT = 512;

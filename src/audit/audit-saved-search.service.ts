@@ -2,7 +2,7 @@ import { NotFoundError, ValidationErrors } from "../common/errors";
 import { isUuid, newId } from "../common/ids";
 import { requiredText, saveUnique } from "../common/validation";
 import type { AuditSavedSearchRepository, SavedSearchRow } from "./audit-saved-search.repository";
-import { parseFilter, type AuditFilterInput } from "./audit.service";
+import { parseFilter, type AuditFilterInput } from "./audit-filter";
 
 export type SavedSearch = { id: string; name: string; filter: AuditFilterInput; createdAt: Date; updatedAt: Date };
 

@@ -6,7 +6,8 @@
 export const SEVERITIES = ["info", "warning", "error", "critical"] as const;
 export type Severity = (typeof SEVERITIES)[number];
 
-export const AUDIT_EVENT_CATALOGUE = {
+/** The 24 event types of the interface spec (§6). */
+export const SPEC_EVENT_CATALOGUE = {
   "auth.login.success": { severity: "info", meaning: "successful login" },
   "auth.login.failed": { severity: "warning", meaning: "failed login attempt" },
   "auth.logout": { severity: "info", meaning: "user logout, including relying-party-initiated" },
@@ -33,9 +34,39 @@ export const AUDIT_EVENT_CATALOGUE = {
   "account.unlinked": { severity: "warning", meaning: "SSO accounts unlinked" },
 } as const satisfies Record<string, { severity: Severity; meaning: string }>;
 
+/**
+ * Event types of the service's own beyond the spec: evidence leaving the log (exports, reports, streaming
+ * destinations) is itself logged.
+ */
+export const SERVICE_EVENT_CATALOGUE = {
+  "audit.export.requested": { severity: "info", meaning: "audit log export requested" },
+  "audit.export.completed": { severity: "info", meaning: "audit log export written (rows and checksum in changes)" },
+  "audit.export.failed": { severity: "error", meaning: "audit log export failed" },
+  "audit.export.downloaded": { severity: "info", meaning: "audit log export downloaded" },
+  "audit.export.expired": { severity: "info", meaning: "audit log export file removed after its expiry" },
+  "audit.report.requested": { severity: "info", meaning: "compliance report requested" },
+  "audit.report.completed": { severity: "info", meaning: "compliance report written (checksum in changes)" },
+  "audit.report.failed": { severity: "error", meaning: "compliance report failed" },
+  "audit.report.downloaded": { severity: "info", meaning: "compliance report downloaded" },
+  "audit.report.expired": { severity: "info", meaning: "compliance report file removed after its expiry" },
+  "stream.destination.created": { severity: "info", meaning: "audit stream destination (webhook or SIEM) added" },
+  "stream.destination.updated": { severity: "info", meaning: "audit stream destination configuration changed" },
+  "stream.destination.deleted": { severity: "warning", meaning: "audit stream destination removed" },
+  "stream.destination.paused": { severity: "warning", meaning: "delivery to a destination paused" },
+  "stream.destination.resumed": { severity: "info", meaning: "delivery to a destination resumed" },
+  "stream.destination.secret_rotated": { severity: "info", meaning: "webhook signing secret rotated" },
+  "stream.destination.replayed": { severity: "info", meaning: "destination position moved back for replay" },
+  "stream.destination.tested": { severity: "info", meaning: "test event sent to a destination" },
+  "stream.destination.failing": { severity: "error", meaning: "delivery retries exhausted; events wait for replay" },
+  "stream.destination.disabled": { severity: "error", meaning: "destination disabled by its receiver (410 Gone)" },
+} as const satisfies Record<string, { severity: Severity; meaning: string }>;
+
+export const AUDIT_EVENT_CATALOGUE = { ...SPEC_EVENT_CATALOGUE, ...SERVICE_EVENT_CATALOGUE };
+
 export type AuditEventType = keyof typeof AUDIT_EVENT_CATALOGUE;
 
 export const AUDIT_EVENT_TYPES = Object.keys(AUDIT_EVENT_CATALOGUE) as AuditEventType[];
+export const SPEC_EVENT_TYPES = Object.keys(SPEC_EVENT_CATALOGUE) as (keyof typeof SPEC_EVENT_CATALOGUE)[];
 
 export function isAuditEventType(value: string): value is AuditEventType {
   return Object.prototype.hasOwnProperty.call(AUDIT_EVENT_CATALOGUE, value);

@@ -1,5 +1,5 @@
 import type { Sequelize, Transaction } from "sequelize";
-import { bindParam, likePattern, readRowsWithin, selectRows } from "../common/sql";
+import { bindParam, likePattern, readRows, readRowsWithin, selectRows } from "../common/sql";
 import type { AuditEventType, Severity } from "./audit.catalogue";
 import type { Changes } from "./audit-changes";
 
@@ -43,9 +43,15 @@ export type AuditQuery = {
   /** Exclusive upper bound (the service turns an inclusive end into this). */
   before: Date | null;
   ipCidr: string | null;
+  requestId: string | null;
+  sessionId: string | null;
 };
 
 export type Keyset = { timestamp: Date; id: string };
+
+/** An export's keyset: the timestamp as ISO text with microseconds, so no row is skipped or repeated. */
+export type ExportKey = { at: string; id: string };
+export type ExportRow = { at: string; id: string; json: string; columns: (string | null)[] };
 
 /** A chain link with what verification needs to know about its event. */
 export type VerifyRow = {
@@ -65,6 +71,39 @@ const EVENT_COLUMNS = `e.id, e.occurred_at AS "timestamp", e.event_type AS "even
   e.user_email AS "userEmail", e.provider, e.action, e.resource_type AS "resourceType", e.resource_id AS "resourceId",
   e.resource_label AS "resourceLabel", host(e.ip_address) AS "ipAddress", e.user_agent AS "userAgent",
   e.session_id AS "sessionId", e.request_id AS "requestId", e.changes, e.error`;
+
+/** An event as the export writes it: the fields and order of toEvent in the service, timestamps in ISO 8601 UTC. */
+const EXPORT_TIMESTAMP = `to_char(e.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const EXPORT_JSON = `json_build_object('id', e.id, 'seq', c.seq::text, 'timestamp', ${EXPORT_TIMESTAMP}, 'eventType', e.event_type,
+  'severity', e.severity,
+  'user', CASE WHEN e.user_id IS NOT NULL OR e.user_email IS NOT NULL THEN json_build_object('id', e.user_id, 'email', coalesce(e.user_email, '')) END,
+  'provider', e.provider, 'action', e.action,
+  'resource', CASE WHEN e.resource_type IS NOT NULL THEN json_build_object('type', e.resource_type, 'id', coalesce(e.resource_id, ''), 'label', e.resource_label) END,
+  'ipAddress', host(e.ip_address), 'userAgent', e.user_agent, 'sessionId', e.session_id, 'requestId', e.request_id, 'changes', e.changes,
+  'error', e.error, 'prevHash', encode(c.prev_hash, 'hex'), 'hash', encode(c.hash, 'hex'))::text`;
+/** The CSV columns (CSV_COLUMNS of export-formats.ts), each as text. */
+const EXPORT_COLUMNS = [
+  "e.id::text",
+  "c.seq::text",
+  EXPORT_TIMESTAMP,
+  "e.event_type",
+  "e.severity",
+  "e.user_id::text",
+  "e.user_email",
+  "e.provider",
+  "e.action",
+  "e.resource_type",
+  "e.resource_id",
+  "e.resource_label",
+  "host(e.ip_address)",
+  "e.user_agent",
+  "e.session_id",
+  "e.request_id",
+  "e.changes::text",
+  "e.error",
+  "encode(c.prev_hash, 'hex')",
+  "encode(c.hash, 'hex')",
+];
 
 const LINK_COLUMNS = `c.seq, c.prev_hash AS "prevHash", c.hash`;
 
@@ -205,6 +244,68 @@ export class AuditRepository {
     return rows ? Number(rows[0].count) : null;
   }
 
+  /**
+   * One batch of an export, oldest first, after `after`: the same conditions as `list` (so an export
+   * holds exactly the events a search shows), each event rendered by PostgreSQL as the text the export
+   * writes: `json` (the canonical event, as GraphQL's AuditEvent) or `columns` (CSV_COLUMNS' text).
+   * `key` is the keyset of the row, microseconds included, for the next batch.
+   */
+  async exportBatch(query: AuditQuery, after: ExportKey | null, limit: number, shape: "json" | "columns"): Promise<ExportRow[]> {
+    const { where, bind } = whereClause(query);
+    where.push(...textConditions(query, bind));
+    if (after) where.push(`(occurred_at, id) > ($${bind.push(after.at)}::timestamptz, $${bind.push(after.id)}::uuid)`);
+    bind.push(limit);
+    const rows = await readRows<ExportRow & Record<string, string | null>>(
+      this.sequelize,
+      `SELECT to_char(e.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS at, e.id,
+              ${shape === "json" ? `${EXPORT_JSON} AS json` : EXPORT_COLUMNS.map((column, index) => `${column} AS c${index}`).join(", ")}
+         FROM (SELECT occurred_at, id FROM audit_events ${whereSql(where)} ORDER BY occurred_at, id LIMIT $${bind.length}) AS page
+         JOIN LATERAL (SELECT * FROM audit_events e WHERE e.occurred_at = page.occurred_at AND e.id = page.id LIMIT 1) AS e ON true
+         LEFT JOIN LATERAL (SELECT * FROM audit_chain c WHERE c.occurred_at = e.occurred_at AND c.event_id = e.id LIMIT 1) AS c ON true
+        ORDER BY e.occurred_at, e.id`,
+      bind,
+    );
+    // Separate text columns: pg parses a text[] per row far more slowly than plain fields.
+    if (shape === "columns") for (const row of rows) row.columns = EXPORT_COLUMNS.map((_, index) => row[`c${index}`]);
+    return rows;
+  }
+
+  /**
+   * Events per time bucket and severity: every match counted, unless that takes longer than
+   * `budgetMs` (null then). Buckets start at multiples of `bucketSeconds` from the Unix epoch.
+   */
+  histogram(query: AuditQuery, range: { from: Date; before: Date }, bucketSeconds: number, budgetMs: number) {
+    const { sql, bind } = histogramSql(query, range, bucketSeconds, null);
+    return readRowsWithin<HistogramRow>(this.sequelize, sql, bind, budgetMs);
+  }
+
+  /**
+   * The same counts estimated from a random `percent` of the table's pages (TABLESAMPLE SYSTEM), scaled
+   * up: reads a bounded share of a huge range instead of every row.
+   */
+  histogramSampled(query: AuditQuery, range: { from: Date; before: Date }, bucketSeconds: number, percent: number) {
+    const { sql, bind } = histogramSql(query, range, bucketSeconds, percent);
+    return readRows<HistogramRow>(this.sequelize, sql, bind);
+  }
+
+  /** The oldest event's time (an index lookup per partition). */
+  async oldestTimestamp(): Promise<Date | null> {
+    const [row] = await readRows<{ oldest: Date | null }>(this.sequelize, "SELECT min(occurred_at) AS oldest FROM audit_events", []);
+    return row?.oldest ?? null;
+  }
+
+  /** Up to `limit` linked events after chain position `afterSeq`, in chain order. */
+  afterSeq(afterSeq: bigint, limit: number): Promise<AuditEventRow[]> {
+    return readRows<AuditEventRow>(
+      this.sequelize,
+      `SELECT ${EVENT_COLUMNS}, ${LINK_COLUMNS}
+         FROM (SELECT * FROM audit_chain WHERE seq > $1 ORDER BY seq LIMIT $2) AS c
+         JOIN LATERAL (SELECT * FROM audit_events e WHERE e.occurred_at = c.occurred_at AND e.id = c.event_id LIMIT 1) AS e ON true
+        ORDER BY c.seq`,
+      [afterSeq.toString(), limit],
+    );
+  }
+
   /** One batch of links in `seq` order, each with whether its event exists and still matches the link's hash. */
   verifyBatch(
     afterSeq: bigint,
@@ -265,6 +366,34 @@ export class AuditRepository {
     return row ?? null;
   }
 
+  /**
+   * Linked events after chain position `after`, in chain order: the links up to `through` are read
+   * (at most `scanLinks` of them), those whose type is in `eventTypes` (all when empty) are returned, at
+   * most `limit`. The chain is dense and a sequencer commits its links with the head, so every link up
+   * to `through` exists when this runs. An event whose month retention already dropped is skipped.
+   */
+  chainAfter(after: string, through: string, limit: number, eventTypes: string[]): Promise<AuditEventRow[]> {
+    return selectRows<AuditEventRow>(
+      this.sequelize,
+      `SELECT ${EVENT_COLUMNS}, ${LINK_COLUMNS}
+         FROM (SELECT * FROM audit_chain WHERE seq > $1 AND seq <= $2 ORDER BY seq) AS c
+         JOIN LATERAL (SELECT * FROM audit_events e WHERE e.occurred_at = c.occurred_at AND e.id = c.event_id LIMIT 1) AS e ON true
+        WHERE cardinality($4::text[]) = 0 OR e.event_type = ANY($4::text[])
+        ORDER BY c.seq LIMIT $3`,
+      [after, through, limit, eventTypes],
+    );
+  }
+
+  /** The chain position just before the first event recorded at or after `moment` (the head when there is none). */
+  async chainPositionAt(moment: Date): Promise<string> {
+    const [row] = await selectRows<{ seq: string }>(
+      this.sequelize,
+      `SELECT coalesce((SELECT min(seq) - 1 FROM audit_chain WHERE occurred_at >= $1), (SELECT seq FROM audit_chain_head))::text AS seq`,
+      [moment],
+    );
+    return row.seq;
+  }
+
   async chainHead(): Promise<{ seq: string; hash: Buffer | null }> {
     const [row] = await selectRows<{ seq: string; hash: Buffer | null }>(this.sequelize, "SELECT seq, hash FROM audit_chain_head", []);
     return row;
@@ -299,6 +428,18 @@ export class AuditRepository {
   }
 }
 
+/** Every condition of a filter, free text included, as SQL over audit_events with its bind values (reports build on it). */
+export function auditConditions(query: AuditQuery, bind: unknown[] = []): { where: string[]; bind: unknown[] } {
+  const clause = whereClause(query);
+  const offset = bind.length;
+  // Renumber the clause's parameters after the caller's own.
+  const renumber = (sql: string) => sql.replace(/\$(\d+)/g, (_m, n) => `$${Number(n) + offset}`);
+  const where = clause.where.map(renumber);
+  bind.push(...clause.bind);
+  where.push(...textConditions(query, bind));
+  return { where, bind };
+}
+
 /** The conditions of every filter but the free-text ones (see textConditions), plus the keyset. */
 function whereClause(query: AuditQuery, after: Keyset | null = null): { where: string[]; bind: unknown[] } {
   const where: string[] = [];
@@ -310,8 +451,27 @@ function whereClause(query: AuditQuery, after: Keyset | null = null): { where: s
   if (query.from) where.push(`occurred_at >= ${bindParam(bind, query.from)}`);
   if (query.before) where.push(`occurred_at < ${bindParam(bind, query.before)}`);
   if (query.ipCidr) where.push(`ip_address <<= ${bindParam(bind, query.ipCidr)}::inet`);
+  if (query.requestId) where.push(`request_id = ${bindParam(bind, query.requestId)}`);
+  if (query.sessionId) where.push(`session_id = ${bindParam(bind, query.sessionId)}`);
   if (after) where.push(`(occurred_at, id) < (${bindParam(bind, after.timestamp)}::timestamptz, ${bindParam(bind, after.id)}::uuid)`);
   return { where, bind };
+}
+
+export type HistogramRow = { bucket: Date; severity: Severity; count: number };
+
+/** Counts per bucket and severity over the filter's rows within the range (and the filter's own dates). */
+function histogramSql(query: AuditQuery, range: { from: Date; before: Date }, bucketSeconds: number, samplePercent: number | null) {
+  const from = new Date(Math.max(range.from.getTime(), query.from?.getTime() ?? -Infinity));
+  const before = new Date(Math.min(range.before.getTime(), query.before?.getTime() ?? Infinity));
+  const { where, bind } = whereClause({ ...query, from, before });
+  where.push(...textConditions(query, bind));
+  const width = bindParam(bind, Math.trunc(bucketSeconds));
+  const sample = samplePercent === null ? "" : ` TABLESAMPLE SYSTEM (${bindParam(bind, samplePercent)})`;
+  const count = samplePercent === null ? "count(*)" : `round(count(*) * 100 / ${bindParam(bind, samplePercent)}::float8)`;
+  const sql = `SELECT date_bin(make_interval(secs => ${width}::int), occurred_at, 'epoch'::timestamptz) AS bucket, severity,
+                      ${count}::int AS count
+                 FROM audit_events${sample} ${whereSql(where)} GROUP BY 1, 2`;
+  return { sql, bind };
 }
 
 /** The free-text conditions: words anywhere in an event's text, whole e-mail addresses. */

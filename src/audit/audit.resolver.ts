@@ -1,9 +1,20 @@
 import { Arg, Args, ArgsType, Authorized, Ctx, Field, ID, Int, Mutation, Query, Resolver, Root, Subscription } from "type-graphql";
 import { Access } from "../graphql/auth-checker";
+import { AUDIT_EVENT_CATALOGUE, AUDIT_EVENT_TYPES } from "./audit.catalogue";
 import type { RequestContext } from "../graphql/context";
 import { Topic, type AuditEventRecorded } from "../events/catalogue";
-import { encodeCursor, parseFilter, type AuditEvent, type AuditService } from "./audit.service";
-import { AuditChainReportType, AuditEventConnectionType, AuditEventFilterInput, AuditEventType, AuditSavedSearchType } from "./audit.type";
+import { encodeCursor, parseFilter } from "./audit-filter";
+import type { AuditEvent, AuditService } from "./audit.service";
+import {
+  AuditChainReportType,
+  AuditEventConnectionType,
+  AuditEventFilterInput,
+  AuditEventsAfterSeqType,
+  AuditEventTypeInfoType,
+  AuditEventType,
+  AuditHistogramType,
+  AuditSavedSearchType,
+} from "./audit.type";
 
 @ArgsType()
 class AuditSubscriptionArgs {
@@ -34,6 +45,50 @@ export class AuditResolver {
         totalCapped: page.totalCapped,
       },
     };
+  }
+
+  @Authorized(Access.Audit)
+  @Query(() => AuditHistogramType, {
+    description:
+      "Events per time bucket and severity for the filter (the console's chart): over its date range, or from the oldest event to now.",
+  })
+  auditEventHistogram(
+    @Ctx() { services }: RequestContext,
+    @Arg("filter", () => AuditEventFilterInput, { nullable: true }) filter?: AuditEventFilterInput | null,
+    @Arg("buckets", () => Int, { nullable: true, description: "At most this many buckets (default and maximum 120)." })
+    buckets?: number | null,
+  ) {
+    return services.audit.histogram(filter, buckets ?? undefined);
+  }
+
+  @Authorized(Access.Audit)
+  @Query(() => AuditEventsAfterSeqType, {
+    description:
+      "Events linked into the chain after position afterSeq that match the filter, oldest first: what a live view missed while disconnected.",
+  })
+  auditEventsAfterSeq(
+    @Ctx() { services }: RequestContext,
+    @Arg("afterSeq", () => String) afterSeq: string,
+    @Arg("filter", () => AuditEventFilterInput, { nullable: true }) filter?: AuditEventFilterInput | null,
+  ) {
+    return services.audit.eventsAfterSeq(afterSeq, filter);
+  }
+
+  @Authorized(Access.Audit)
+  @Query(() => [AuditEventTypeInfoType], { description: "The audit event catalogue: every type that can be recorded." })
+  auditEventTypes() {
+    return AUDIT_EVENT_TYPES.map((type) => ({
+      type,
+      category: type.split(".")[0],
+      defaultSeverity: AUDIT_EVENT_CATALOGUE[type].severity,
+      meaning: AUDIT_EVENT_CATALOGUE[type].meaning,
+    }));
+  }
+
+  @Authorized(Access.Audit)
+  @Query(() => String, { description: "The chain position of the last linked event (0 when none): where a live view starts." })
+  async auditChainHeadSeq(@Ctx() { services }: RequestContext): Promise<string> {
+    return services.audit.chainHeadSeq();
   }
 
   @Authorized(Access.Audit)

@@ -1,24 +1,16 @@
-import { BlockList, isIP } from "node:net";
 import type { Transaction } from "sequelize";
 import { BadRequestError } from "../common/errors";
-import { isUuid, newId } from "../common/ids";
+import { newId } from "../common/ids";
 import type { Logger } from "../common/logger";
 import { MAX_EVENT_PAYLOAD_BYTES, Topic, type AuditEventRecorded } from "../events/catalogue";
 import type { EventBus } from "../events/event-bus";
-import {
-  effectiveSeverity,
-  expandEventTypePattern,
-  isAuditEventType,
-  isSeverity,
-  type AuditEventType,
-  type Severity,
-} from "./audit.catalogue";
+import { effectiveSeverity, isAuditEventType, isSeverity, type AuditEventType, type Severity } from "./audit.catalogue";
+import { verifyChain, type ChainReport } from "./audit-chain-verify";
+import { clampLimit, decodeCursor, encodeCursor, matchesFilter, parseFilter, type AuditFilterInput } from "./audit-filter";
 import { currentAuditContext } from "./audit-context";
 import { redact, redactChanges, type Changes } from "./audit-changes";
-import type { AuditEventRow, AuditQuery, AuditRepository, Keyset, VerifyRow } from "./audit.repository";
+import type { AuditEventRow, AuditRepository } from "./audit.repository";
 
-export const DEFAULT_PAGE_SIZE = 50;
-export const MAX_PAGE_SIZE = 100;
 /** Totals are counted up to this many matches; past it the total says "at least". */
 export const TOTAL_CAP = 10_000;
 
@@ -62,22 +54,6 @@ export type AuditEvent = {
   hash: string | null;
 };
 
-/** Filter values as a client sends them (GraphQL input, REST query, saved search). */
-export type AuditFilterInput = {
-  search?: string | null;
-  userIds?: string[] | null;
-  providers?: string[] | null;
-  /** Exact types or prefixes ending in `.*`. */
-  eventTypes?: string[] | null;
-  severities?: string[] | null;
-  /** ISO 8601 date or date-time; a date means from its start. */
-  from?: string | null;
-  /** ISO 8601 date or date-time, inclusive; a date means through its end. */
-  to?: string | null;
-  /** An address, a CIDR, or an address with a trailing wildcard: `10.1.*`. */
-  ipAddress?: string | null;
-};
-
 export type AuditPage = {
   events: AuditEvent[];
   limit: number;
@@ -88,18 +64,18 @@ export type AuditPage = {
   nextCursor: string | null;
 };
 
-export type ChainBreak = {
-  kind: "altered" | "deleted" | "inserted" | "relinked";
-  /** Null for an inserted event that no link names. */
-  seq: string | null;
-  eventId: string | null;
-  timestamp: Date | null;
-  message: string;
-};
+export type AuditHistogramBucket = { start: Date; info: number; warning: number; error: number; critical: number; total: number };
+export type AuditHistogram = { from: Date; to: Date; bucketSeconds: number; sampled: boolean; buckets: AuditHistogramBucket[] };
 
-export type ChainReport = { ok: boolean; checked: number; firstBroken: ChainBreak | null };
-
-const VERIFY_BATCH = 5000;
+export const HISTOGRAM_MAX_BUCKETS = 120;
+/** AUDIT_HISTOGRAM_BUDGET_MS's default, for services built without the setting. */
+const DEFAULT_HISTOGRAM_BUDGET_MS = 500;
+/** Round bucket widths, in seconds: a minute up to a week. */
+const BUCKET_WIDTHS = [60, 300, 900, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86_400, 7 * 86_400];
+/** Share of the table's pages a sampled histogram reads. */
+const HISTOGRAM_SAMPLE_PERCENT = 2;
+/** Chain links one gap-fill call walks at most. */
+const GAP_SCAN_LINKS = 1000;
 /** Links per sequencer transaction: short enough not to hold the chain lock long, long enough to keep up. */
 const CHAIN_BATCH = 1000;
 /**
@@ -108,11 +84,6 @@ const CHAIN_BATCH = 1000;
  * transaction, hence one disk flush, instead of adding a flush to every writer's.
  */
 const CHAIN_INTERVAL_MS = 100;
-/** A search word of this shape matches whole e-mail addresses (audit_email_terms in SQL uses the same pattern). */
-const EMAIL_WORD = /^[a-z0-9._%+-]+@[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}$/;
-const EMAIL_IN_TEXT = /[a-z0-9._%+-]+@[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}/g;
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
-const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/;
 const MAX_TEXT = 512;
 
 export class AuditService {
@@ -126,7 +97,7 @@ export class AuditService {
     private readonly repository: AuditRepository,
     private readonly events: EventBus,
     /** `countBudgetMs`: how long a page may spend counting its total before it reports a lower bound instead. */
-    private readonly settings: { partitionsAhead: number; countBudgetMs: number },
+    private readonly settings: { partitionsAhead: number; countBudgetMs: number; histogramBudgetMs?: number },
     private readonly logger?: Logger,
   ) {}
 
@@ -239,6 +210,61 @@ export class AuditService {
     } satisfies AuditPage;
   }
 
+  /**
+   * Events per time bucket and severity for the filter: over its date range, or from the oldest event
+   * when it has no start, through its end or now. At most `maxBuckets` buckets of a round width.
+   * Counted exactly within the histogram budget; past it, estimated from a sample of the table's pages
+   * (`sampled`), so a chart over years of events still answers in a bounded time.
+   */
+  async histogram(filter: AuditFilterInput | null | undefined, maxBuckets = HISTOGRAM_MAX_BUCKETS): Promise<AuditHistogram> {
+    const query = parseFilter(filter);
+    const buckets = Math.min(Math.max(Math.trunc(maxBuckets) || HISTOGRAM_MAX_BUCKETS, 1), HISTOGRAM_MAX_BUCKETS);
+    const before = query.before ?? new Date();
+    const oldest = (await this.repository.oldestTimestamp())?.getTime() ?? before.getTime();
+    // An open range starts at the oldest event, and spans at least an hour so a young log still reads as a timeline.
+    const from = query.from ?? new Date(Math.min(oldest, before.getTime() - 3_600_000));
+    const span = Math.max(before.getTime() - from.getTime(), 1000);
+    const bucketSeconds = BUCKET_WIDTHS.find((width) => span / (width * 1000) <= buckets) ?? BUCKET_WIDTHS[BUCKET_WIDTHS.length - 1];
+    const range = { from, before };
+    const exact = await this.repository.histogram(
+      query,
+      range,
+      bucketSeconds,
+      this.settings.histogramBudgetMs ?? DEFAULT_HISTOGRAM_BUDGET_MS,
+    );
+    const rows = exact ?? (await this.repository.histogramSampled(query, range, bucketSeconds, HISTOGRAM_SAMPLE_PERCENT));
+    const width = bucketSeconds * 1000;
+    const first = Math.floor(from.getTime() / width) * width;
+    const byStart = new Map<number, AuditHistogramBucket>();
+    for (let start = first; start < before.getTime(); start += width) {
+      byStart.set(start, { start: new Date(start), info: 0, warning: 0, error: 0, critical: 0, total: 0 });
+    }
+    for (const row of rows) {
+      const bucket = byStart.get(new Date(row.bucket).getTime());
+      if (!bucket) continue;
+      bucket[row.severity] += row.count;
+      bucket.total += row.count;
+    }
+    return { from, to: before, bucketSeconds, sampled: exact === null, buckets: [...byStart.values()] };
+  }
+
+  /**
+   * What a live view missed: the linked events after chain position `afterSeq` that match the filter,
+   * in chain order, walking at most `scan` links per call. `throughSeq` is where the next call resumes.
+   */
+  async eventsAfterSeq(afterSeq: string, filter: AuditFilterInput | null | undefined, scan = GAP_SCAN_LINKS) {
+    if (!/^\d{1,18}$/.test(afterSeq)) throw new BadRequestError("afterSeq must be a chain sequence number");
+    const match = this.matcher(filter);
+    const limit = Math.min(Math.max(Math.trunc(scan) || GAP_SCAN_LINKS, 1), GAP_SCAN_LINKS);
+    const rows = await this.repository.afterSeq(BigInt(afterSeq), limit);
+    const events = rows.map(toEvent);
+    return {
+      events: events.filter(match),
+      throughSeq: events.length ? events[events.length - 1].seq! : afterSeq,
+      hasMore: rows.length === limit,
+    };
+  }
+
   /** Whether a live event passes a subscriber's filter (the same rules as the query, evaluated here). */
   /** The event a live-stream notice stands for: carried whole, or read by its key; null if it is gone. */
   async received(notice: AuditEventRecorded): Promise<AuditEvent | null> {
@@ -247,26 +273,9 @@ export class AuditService {
     return row ? toEvent(row) : null;
   }
 
+  /** Whether a live event passes a subscriber's filter (the same rules as the query, evaluated here). */
   matcher(filter: AuditFilterInput | null | undefined): (event: AuditEvent) => boolean {
-    const query = parseFilter(filter);
-    const block = query.ipCidr ? blockListOf(query.ipCidr) : null;
-    return (event) => {
-      const timestamp = new Date(event.timestamp);
-      if (query.userIds.length && !query.userIds.includes(event.user?.id ?? "")) return false;
-      if (query.providers.length && !query.providers.includes(event.provider ?? "")) return false;
-      if (query.eventTypes.length && !query.eventTypes.includes(event.eventType)) return false;
-      if (query.severities.length && !query.severities.includes(event.severity)) return false;
-      if (query.from && timestamp < query.from) return false;
-      if (query.before && timestamp >= query.before) return false;
-      if (block && !(event.ipAddress && block.check(event.ipAddress, isIP(event.ipAddress) === 6 ? "ipv6" : "ipv4"))) return false;
-      if (query.words.length || query.emails.length) {
-        const text = searchTextOf(event);
-        if (!query.words.every((word) => text.includes(word))) return false;
-        const emails: string[] = text.match(EMAIL_IN_TEXT) ?? [];
-        if (!query.emails.every((email) => emails.includes(email))) return false;
-      }
-      return true;
-    };
+    return matchesFilter(parseFilter(filter));
   }
 
   /**
@@ -279,46 +288,35 @@ export class AuditService {
   async verify(range: { from?: string | null; to?: string | null } = {}): Promise<ChainReport> {
     const bounds = parseFilter({ from: range.from, to: range.to });
     await this.chainCommitted();
-    // The walk stops at the head as it is now; events linked meanwhile are the next run's business.
-    const head = await this.repository.chainHead();
-    const headSeq = BigInt(head.seq);
-    let previous: VerifyRow | null = null;
-    let checked = 0;
-    let cursor = 0n;
-    for (;;) {
-      const rows = await this.repository.verifyBatch(cursor, headSeq, VERIFY_BATCH, { from: bounds.from, before: bounds.before });
-      for (const row of rows) {
-        const seq = BigInt(row.seq);
-        if (previous === null && seq > 1n) previous = await this.repository.bySeq(seq - 1n);
-        const broken = checkLink(previous, row, seq);
-        if (broken) return { ok: false, checked, firstBroken: broken };
-        previous = row;
-        checked += 1;
-      }
-      if (rows.length < VERIFY_BATCH) break;
-      cursor = BigInt(rows[rows.length - 1].seq);
-    }
-    const broken = (kind: ChainBreak["kind"], seq: bigint | null, message: string, at?: { id: string; timestamp: Date }): ChainReport => ({
-      ok: false,
-      checked,
-      firstBroken: { kind, seq: seq?.toString() ?? null, eventId: at?.id ?? null, timestamp: at?.timestamp ?? null, message },
-    });
-    if (!bounds.before) {
-      const lastSeq = previous ? BigInt(previous.seq) : 0n;
-      if (lastSeq < headSeq)
-        return broken("deleted", lastSeq + 1n, `events ${lastSeq + 1n} to ${headSeq} are missing from the end of the chain`);
-      if (previous && head.hash && !previous.hash.equals(head.hash)) {
-        return broken("relinked", lastSeq, `the last event (sequence ${lastSeq}) is not the one the chain head recorded`);
-      }
-      const beyond = await this.repository.firstBeyondHead();
-      if (beyond) return broken("inserted", BigInt(beyond.seq), `event ${beyond.id} lies past the end of the chain`, beyond);
-    }
-    const stray = await this.repository.firstStray({ from: bounds.from, before: bounds.before });
-    if (stray) {
-      const at = stray.timestamp.toISOString();
-      return broken("inserted", null, `event ${stray.id} (${at}) is in the log but in no link of the chain`, stray);
-    }
-    return { ok: true, checked, firstBroken: null };
+    return verifyChain(this.repository, { from: bounds.from, before: bounds.before });
+  }
+
+  /** The sequence number of the newest linked event: consumers' lag is `head − position`. */
+  async chainHeadSeq(): Promise<string> {
+    return (await this.repository.chainHead()).seq;
+  }
+
+  /**
+   * The committed stream as consumers read it: events linked after `after`, in chain order, filtered
+   * by type (the expanded catalogue types; empty for all). `through` is how far the read looked: the
+   * consumer's position may move there when every returned event is handled.
+   */
+  async readChain(
+    after: string,
+    options: { scanLinks: number; limit: number; eventTypes: AuditEventType[] },
+  ): Promise<{ events: AuditEvent[]; through: string; head: string }> {
+    const head = await this.chainHeadSeq();
+    const through = minSeq(head, (BigInt(after) + BigInt(options.scanLinks)).toString());
+    if (BigInt(through) <= BigInt(after)) return { events: [], through: after, head };
+    const rows = await this.repository.chainAfter(after, through, options.limit, options.eventTypes);
+    // A full page may stop before `through`: the position can then only move to its last event.
+    const reached = rows.length === options.limit ? rows[rows.length - 1].seq! : through;
+    return { events: rows.map(toEvent), through: reached, head };
+  }
+
+  /** The chain position just before the first event recorded after `moment` (for replay from a time). */
+  chainPositionAt(moment: Date): Promise<string> {
+    return this.repository.chainPositionAt(moment);
   }
 
   /** Creates the monthly partitions from `from`'s month to `monthsAhead` months after it (the setting by default). */
@@ -331,29 +329,8 @@ export class AuditService {
   }
 }
 
-function checkLink(previous: VerifyRow | null, row: VerifyRow, seq: bigint): ChainBreak | null {
-  const at = (kind: ChainBreak["kind"], message: string): ChainBreak => ({
-    kind,
-    seq: row.seq,
-    eventId: row.id,
-    timestamp: row.timestamp,
-    message,
-  });
-  const expected = previous ? BigInt(previous.seq) + 1n : 1n;
-  if (previous && seq === BigInt(previous.seq)) return at("inserted", `event ${row.id} repeats sequence number ${row.seq}`);
-  if (seq > expected) {
-    return {
-      ...at("deleted", `events ${expected} to ${seq - 1n} are missing before event ${row.id}`),
-      seq: expected.toString(),
-    };
-  }
-  if (!row.eventExists)
-    return at("deleted", `events ${row.seq} to ${row.seq} are missing: link ${row.seq} names event ${row.id}, which is gone`);
-  if (!row.hashMatches) return at("altered", `event ${row.id} (sequence ${row.seq}) no longer matches its hash`);
-  const expectedPrev = previous?.hash ?? null;
-  const linked = expectedPrev === null ? row.prevHash === null : row.prevHash !== null && row.prevHash.equals(expectedPrev);
-  if (!linked) return at("relinked", `event ${row.id} (sequence ${row.seq}) does not follow the event before it`);
-  return null;
+function minSeq(a: string, b: string): string {
+  return BigInt(a) < BigInt(b) ? a : b;
 }
 
 function toEvent(row: AuditEventRow): AuditEvent {
@@ -390,148 +367,6 @@ export function recordedNotice(event: AuditEvent): AuditEventRecorded {
   return { id: event.id, timestamp, event: fits ? whole : null };
 }
 
-function searchTextOf(event: AuditEvent): string {
-  return [
-    event.eventType,
-    event.user?.email,
-    event.provider,
-    event.action,
-    event.resource?.type,
-    event.resource?.id,
-    event.resource?.label,
-    event.ipAddress,
-    event.userAgent,
-    event.error,
-    event.changes ? JSON.stringify(event.changes) : null,
-  ]
-    .map((part) => part ?? "")
-    .join(" ")
-    .toLowerCase();
-}
-
 function clip(value: string | null | undefined): string | null {
   return value === null || value === undefined ? null : value.slice(0, MAX_TEXT);
-}
-
-function clampLimit(first: number | null | undefined): number {
-  if (!Number.isInteger(first) || (first as number) < 1) return DEFAULT_PAGE_SIZE;
-  return Math.min(first as number, MAX_PAGE_SIZE);
-}
-
-export function encodeCursor(event: AuditEvent): string {
-  return Buffer.from(`${event.timestamp.toISOString()}|${event.id}`).toString("base64url");
-}
-
-function decodeCursor(cursor: string): Keyset {
-  const [iso, id] = Buffer.from(cursor, "base64url").toString("utf8").split("|");
-  const timestamp = new Date(iso ?? "");
-  if (!isUuid(id) || Number.isNaN(timestamp.getTime())) throw new BadRequestError("cursor is invalid");
-  return { timestamp, id };
-}
-
-function parseMoment(value: string, label: string, end: boolean): Date {
-  const text = value.trim();
-  if (ISO_DATE.test(text)) {
-    const day = new Date(`${text}T00:00:00Z`);
-    if (Number.isNaN(day.getTime()) || day.toISOString().slice(0, 10) !== text) throw new BadRequestError(`${label} is not a valid date`);
-    return end ? new Date(day.getTime() + 86_400_000) : day;
-  }
-  // A date-time without an offset is UTC, never the server's local time.
-  const moment = ISO_DATE_TIME.test(text) ? new Date(/(Z|[+-]\d{2}:?\d{2})$/.test(text) ? text : `${text}Z`) : new Date(NaN);
-  if (Number.isNaN(moment.getTime())) throw new BadRequestError(`${label} must be an ISO 8601 date or date-time`);
-  // Inclusive end: events are stored with millisecond precision, so "through t" is "before t + 1 ms".
-  return end ? new Date(moment.getTime() + 1) : moment;
-}
-
-/** Turns `10.1.*`, `10.1.0.0/16`, `2001:db8:*` or a plain address into a CIDR for `<<=`. */
-export function ipFilterToCidr(value: string): string {
-  const text = value.trim();
-  const bad = () => new BadRequestError("ipAddress must be an address, a CIDR, or an address with a trailing wildcard like 10.1.*");
-  if (text.includes("/")) {
-    const [address, bits] = text.split("/");
-    const family = isIP(address);
-    const prefix = Number(bits);
-    if (!family || !/^\d+$/.test(bits) || prefix > (family === 4 ? 32 : 128)) throw bad();
-    return `${address}/${prefix}`;
-  }
-  if (text.endsWith("*")) {
-    const stem = text.replace(/[.:]?\*$/, "");
-    if (stem.includes(":") || text.includes(":")) {
-      const groups = stem === "" ? [] : stem.split(":");
-      if (groups.length > 7 || !groups.every((group) => /^[0-9a-f]{1,4}$/i.test(group))) throw bad();
-      return `${[...groups, ...Array(8 - groups.length).fill("0")].join(":")}/${groups.length * 16}`;
-    }
-    const octets = stem === "" ? [] : stem.split(".");
-    if (octets.length > 3 || !octets.every((octet) => /^\d{1,3}$/.test(octet) && Number(octet) <= 255)) throw bad();
-    return `${[...octets, ...Array(4 - octets.length).fill("0")].join(".")}/${octets.length * 8}`;
-  }
-  const family = isIP(text);
-  if (!family) throw bad();
-  return `${text}/${family === 4 ? 32 : 128}`;
-}
-
-function blockListOf(cidr: string): BlockList {
-  const [address, bits] = cidr.split("/");
-  const list = new BlockList();
-  list.addSubnet(address, Number(bits), isIP(address) === 6 ? "ipv6" : "ipv4");
-  return list;
-}
-
-/** Bounds of a free-text search, after the words that add nothing are dropped: each word is one more scan of the text. */
-export const SEARCH_LIMITS = { maxWords: 10, maxWordLength: 200 } as const;
-
-/**
- * The distinct words of a search, lower-cased. Every word must occur in an event, so a word contained
- * in another one (`pay` beside `payroll`) finds nothing more and is dropped; what is left is bounded
- * by SEARCH_LIMITS, with a 400 saying so.
- */
-function searchWords(search: string | null | undefined): string[] {
-  const distinct = [
-    ...new Set(
-      (search ?? "")
-        .toLowerCase()
-        .split(/\s+/)
-        .filter((word) => word.length > 0),
-    ),
-  ];
-  const tooMany = () => new BadRequestError(`search has ${distinct.length} different words; at most ${SEARCH_LIMITS.maxWords} are allowed`);
-  // Comparing words pairwise is quadratic: far too many is refused before.
-  if (distinct.length > SEARCH_LIMITS.maxWords * 5) throw tooMany();
-  const words = distinct.filter(
-    (word) => EMAIL_WORD.test(word) || !distinct.some((other) => other !== word && other.includes(word) && !EMAIL_WORD.test(other)),
-  );
-  const tooLong = words.find((word) => word.length > SEARCH_LIMITS.maxWordLength);
-  if (tooLong) throw new BadRequestError(`search word "${tooLong.slice(0, 20)}…" is longer than ${SEARCH_LIMITS.maxWordLength} characters`);
-  if (words.length > SEARCH_LIMITS.maxWords) throw tooMany();
-  return words;
-}
-
-/** Checks and normalises a filter; anything unusable is a 400 naming the value. */
-export function parseFilter(filter: AuditFilterInput | null | undefined): AuditQuery {
-  const f = filter ?? {};
-  const eventTypes = new Set<AuditEventType>();
-  for (const pattern of f.eventTypes ?? []) {
-    const expanded = expandEventTypePattern(pattern);
-    if (!expanded) throw new BadRequestError(`eventType ${JSON.stringify(pattern)} is not a known event type`);
-    expanded.forEach((type) => eventTypes.add(type));
-  }
-  const severities = (f.severities ?? []).map((severity) => severity.trim().toLowerCase());
-  for (const severity of severities)
-    if (!isSeverity(severity)) throw new BadRequestError(`severity ${JSON.stringify(severity)} is not known`);
-  const userIds = (f.userIds ?? []).map((id) => id.trim());
-  for (const id of userIds) if (!isUuid(id)) throw new BadRequestError(`userId ${JSON.stringify(id)} is not a valid id`);
-  const from = f.from ? parseMoment(f.from, "from", false) : null;
-  const before = f.to ? parseMoment(f.to, "to", true) : null;
-  const words = searchWords(f.search);
-  return {
-    words: words.filter((word) => !EMAIL_WORD.test(word)),
-    emails: words.filter((word) => EMAIL_WORD.test(word)),
-    userIds,
-    providers: (f.providers ?? []).map((provider) => provider.trim()).filter(Boolean),
-    eventTypes: [...eventTypes],
-    severities: severities as Severity[],
-    from,
-    before,
-    ipCidr: f.ipAddress ? ipFilterToCidr(f.ipAddress) : null,
-  };
 }

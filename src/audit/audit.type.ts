@@ -81,6 +81,10 @@ export class AuditEventFilterInput {
   to?: string | null;
   @Field(() => String, { nullable: true, description: "An address, a CIDR, or a trailing wildcard like 10.1.*" })
   ipAddress?: string | null;
+  @Field(() => String, { nullable: true, description: "Events of this request id (give a date range: no index serves it alone)." })
+  requestId?: string | null;
+  @Field(() => String, { nullable: true, description: "Events of this session id (give a date range: no index serves it alone)." })
+  sessionId?: string | null;
 }
 
 @ObjectType("AuditEventFilterValue", { description: "A saved filter, to pass back as AuditEventFilter." })
@@ -93,6 +97,16 @@ export class AuditEventFilterValueType {
   @Field(() => String, { nullable: true }) from?: string | null;
   @Field(() => String, { nullable: true }) to?: string | null;
   @Field(() => String, { nullable: true }) ipAddress?: string | null;
+  @Field(() => String, { nullable: true }) requestId?: string | null;
+  @Field(() => String, { nullable: true }) sessionId?: string | null;
+}
+
+@ObjectType("AuditEventTypeInfo", { description: "One type of the audit event catalogue." })
+export class AuditEventTypeInfoType {
+  @Field({ description: "e.g. auth.login.failed" }) type!: string;
+  @Field({ description: "The first part of the type: auth, provider, user, account." }) category!: string;
+  @Field({ description: "Severity unless the emitter raises it." }) defaultSeverity!: string;
+  @Field() meaning!: string;
 }
 
 @ObjectType("AuditSavedSearch")
@@ -119,4 +133,33 @@ export class AuditChainReportType {
   @Field() ok!: boolean;
   @Field(() => Int, { description: "Events checked before the first break (or in all)." }) checked!: number;
   @Field(() => AuditChainBreakType, { nullable: true }) firstBroken!: AuditChainBreakType | null;
+}
+
+@ObjectType("AuditHistogramBucket", { description: "Events of one time bucket, by severity." })
+export class AuditHistogramBucketType {
+  @Field({ description: "Start of the bucket (inclusive)." }) start!: Date;
+  @Field(() => Int) info!: number;
+  @Field(() => Int) warning!: number;
+  @Field(() => Int) error!: number;
+  @Field(() => Int) critical!: number;
+  @Field(() => Int) total!: number;
+}
+
+@ObjectType("AuditHistogram", { description: "Events per time bucket and severity for a filter." })
+export class AuditHistogramType {
+  @Field({ description: "Start of the range: the filter's start, or the oldest event." }) from!: Date;
+  @Field({ description: "End of the range (exclusive): the filter's end, or now." }) to!: Date;
+  @Field(() => Int, { description: "Width of each bucket; buckets start at multiples of it from the Unix epoch." })
+  bucketSeconds!: number;
+  @Field({ description: "True when the counts are estimated from a sample of the table (a very large range)." })
+  sampled!: boolean;
+  @Field(() => [AuditHistogramBucketType]) buckets!: AuditHistogramBucketType[];
+}
+
+@ObjectType("AuditEventsAfterSeq", { description: "Linked events after a chain position, in chain order (gap fill)." })
+export class AuditEventsAfterSeqType {
+  @Field(() => [AuditEventType], { description: "The events of the walked links that match the filter." })
+  events!: AuditEventType[];
+  @Field({ description: "The last chain position walked: pass it as afterSeq to continue." }) throughSeq!: string;
+  @Field({ description: "True when more links follow throughSeq." }) hasMore!: boolean;
 }

@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from "express";
 import { BadRequestError, DomainError, ErrorCode } from "../common/errors";
 import { sendError } from "../http/respond";
-import { authenticate, SESSION_COOKIE, withAuditContext } from "../http/authenticate";
+import { authenticate, SESSION_COOKIE } from "../http/authenticate";
 import type { Services } from "../services";
 import type { OpenedSession, TokenPair } from "./session.service";
 
@@ -30,7 +30,6 @@ export function createAuthRouter(services: Services, rateLimit: express.RequestH
     "/auth/login",
     ...rateLimit,
     ...body,
-    withAuditContext,
     route(async (req, res) => {
       const email = field(req, "email");
       const password = field(req, "password");
@@ -45,7 +44,6 @@ export function createAuthRouter(services: Services, rateLimit: express.RequestH
     ...rateLimit,
     ...body,
     authenticate(services, { required: true, cookie: true }),
-    withAuditContext,
     route(async (req, res) => {
       const actor = res.locals.actor!;
       // Asked before the session ends: the IdP's logout URL needs the session's ID token.
@@ -61,7 +59,6 @@ export function createAuthRouter(services: Services, rateLimit: express.RequestH
     "/oauth/token",
     ...rateLimit,
     ...body,
-    withAuditContext,
     route(async (req, res) => {
       const grantType = field(req, "grant_type");
       if (grantType !== "refresh_token") throw new UnsupportedGrantTypeError("Only grant_type=refresh_token is supported");
@@ -73,7 +70,6 @@ export function createAuthRouter(services: Services, rateLimit: express.RequestH
     "/oauth/revoke",
     ...rateLimit,
     ...body,
-    withAuditContext,
     route(async (req, res) => {
       await services.sessions.revoke(field(req, "token"));
       res.status(200).end();

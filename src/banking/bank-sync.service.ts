@@ -1,5 +1,3 @@
-import { createHash } from "node:crypto";
-import Decimal from "decimal.js";
 import { classificationOf } from "../accounts/account.model";
 import { newId } from "../common/ids";
 import type { Logger } from "../common/logger";
@@ -9,20 +7,16 @@ import type { EventBus } from "../events/event-bus";
 import { negate } from "../money/money";
 import type { SecretBox } from "../security/secret-box";
 import type { ConnectionStatus } from "./banking.model";
-import type { BankingRepository, ConnectionRow, ExistingTransaction, SyncRunRow, TransactionWrite } from "./banking.repository";
+import { daysAgo, PENDING_MATCH_DAYS, PENDING_MAX_AGE_DAYS, reconcile, shiftDate } from "./bank-sync.reconcile";
+import type { BankingRepositories } from "./banking.repository";
+import type { ConnectionRow, SyncRunRow } from "./bank-connection.repository";
+import type { TransactionWrite } from "./bank-import.repository";
 import { LunchflowClient, LunchflowSync } from "./lunchflow.client";
 import type { OutboundGuard } from "../outbound/outbound.guard";
 import { withoutMalformedRows } from "./imported-rows";
-import type { ImportBatch, ImportedAccount, ImportedTransaction, ProviderSync, SyncState } from "./provider";
+import type { ImportBatch, ImportedAccount, ProviderSync, SyncState } from "./provider";
 import { SimplefinClient, SimplefinSync } from "./simplefin.client";
 import { redactor, UpstreamError, type UpstreamHttpOptions } from "./upstream-http";
-
-/** A pending row and its posted form are the same purchase when account, amount and currency agree within this. */
-const PENDING_MATCH_DAYS = 7;
-/** A pending row missing from an answer that covers its date is dropped once it is this old... */
-const PENDING_MISSING_EXPIRY_DAYS = 5;
-/** ...and any pending row is dropped after this long, answer or not: some never post. */
-const PENDING_MAX_AGE_DAYS = 30;
 
 type AccountLink = { providerAccountId: string; accountId: string | null; currency: string; classification: "asset" | "liability" };
 
@@ -38,7 +32,7 @@ export type SyncOptions = { trigger?: "manual" | "scheduled"; fullHistory?: bool
  */
 export class BankSyncService {
   constructor(
-    private readonly repository: BankingRepository,
+    private readonly repositories: BankingRepositories,
     private readonly secrets: SecretBox,
     private readonly config: Config,
     private readonly events: EventBus,
@@ -48,7 +42,7 @@ export class BankSyncService {
 
   /** Runs the connection's sync, continuing its open run when there is one. Never throws for provider failures. */
   async run(connectionId: string, options: SyncOptions = {}): Promise<SyncRunRow | null> {
-    const connection = await this.repository.connection(connectionId);
+    const connection = await this.repositories.connections.connection(connectionId);
     if (!connection) return null;
     const logger = (options.logger ?? this.logger).child({ bankConnection: connectionId });
     const runId = await this.startRun(connection, options.trigger ?? "manual");
@@ -59,7 +53,7 @@ export class BankSyncService {
       const provider = this.providerFor(connection, runId, logger);
       const links = await this.accountLinks(connection.id);
       const holdingsUnsupported = new Set(
-        (await this.repository.providerAccounts(connection.id))
+        (await this.repositories.accounts.providerAccounts(connection.id))
           .filter((row) => row.holdingsSupported === false)
           .map((row) => row.externalId),
       );
@@ -73,8 +67,8 @@ export class BankSyncService {
         addErrors: (messages) => totals.errors.push(...messages),
         saveState: async (next) => {
           state = next;
-          await this.repository.updateConnection(connection.id, { syncState: next });
-          await this.repository.updateRun(runId, {
+          await this.repositories.connections.updateConnection(connection.id, { syncState: next });
+          await this.repositories.connections.updateRun(runId, {
             heartbeatAt: new Date(),
             createdCount: totals.created,
             updatedCount: totals.updated,
@@ -83,7 +77,7 @@ export class BankSyncService {
         },
         importBatch: (batch) => this.importBatch(connection, links, batch, totals),
       });
-      const expired = await this.repository.expireStalePending(
+      const expired = await this.repositories.imports.expireStalePending(
         [...links.values()].flatMap((link) => (link.accountId ? [link.accountId] : [])),
         connection.provider,
         daysAgo(PENDING_MAX_AGE_DAYS),
@@ -95,18 +89,18 @@ export class BankSyncService {
       totals.errors.push(message);
       await this.finish(connection, runId, totals, "failed", status, message);
     }
-    return this.repository.run(runId);
+    return this.repositories.connections.run(runId);
   }
 
   private async startRun(connection: ConnectionRow, trigger: "manual" | "scheduled"): Promise<string> {
-    const open = await this.repository.openRun(connection.id);
+    const open = await this.repositories.connections.openRun(connection.id);
     const now = new Date();
     if (open) {
-      await this.repository.updateRun(open.id, { status: "syncing", startedAt: open.startedAt ?? now, heartbeatAt: now });
+      await this.repositories.connections.updateRun(open.id, { status: "syncing", startedAt: open.startedAt ?? now, heartbeatAt: now });
       return open.id;
     }
     const id = newId();
-    await this.repository.createRun({
+    await this.repositories.connections.createRun({
       id,
       familyId: connection.familyId,
       connectionId: connection.id,
@@ -127,7 +121,7 @@ export class BankSyncService {
     message: string | null,
   ): Promise<void> {
     const now = new Date();
-    await this.repository.updateRun(runId, {
+    await this.repositories.connections.updateRun(runId, {
       status: runStatus,
       finishedAt: now,
       heartbeatAt: now,
@@ -136,7 +130,7 @@ export class BankSyncService {
       skippedCount: totals.skipped,
       errors: totals.errors,
     });
-    await this.repository.updateConnection(connection.id, { status: connectionStatus, lastError: message, lastSyncAt: now });
+    await this.repositories.connections.updateConnection(connection.id, { status: connectionStatus, lastError: message, lastSyncAt: now });
     this.publish(connection, runId, runStatus, connectionStatus, message);
   }
 
@@ -187,7 +181,7 @@ export class BankSyncService {
       redact: redactor(simplefin ? SimplefinClient.secretsOf(secret) : [secret]),
       debugLogger: connection.debugLogging ? logger : undefined,
       beforeAttempt: async () => {
-        const allowed = await this.repository.countRequest(
+        const allowed = await this.repositories.connections.countRequest(
           connection.id,
           runId,
           simplefin ? this.config.simplefinDailyRequestBudget : null,
@@ -201,10 +195,10 @@ export class BankSyncService {
   }
 
   private async accountLinks(connectionId: string): Promise<Map<string, AccountLink>> {
-    const rows = await this.repository.providerAccounts(connectionId);
+    const rows = await this.repositories.accounts.providerAccounts(connectionId);
     const links = new Map<string, AccountLink>();
     if (rows.length === 0) return links;
-    const accounts = await this.repository.linkedAccounts(rows.flatMap((row) => (row.accountId ? [row.accountId] : [])));
+    const accounts = await this.repositories.accounts.linkedAccounts(rows.flatMap((row) => (row.accountId ? [row.accountId] : [])));
     const byId = new Map(accounts.map((account) => [account.id, account]));
     for (const row of rows) {
       const account = row.accountId ? byId.get(row.accountId) : undefined;
@@ -238,7 +232,7 @@ export class BankSyncService {
       return id ? [id] : [];
     });
     if (accountIds.length === 0) return;
-    const existing = await this.repository.existingTransactions(
+    const existing = await this.repositories.imports.existingTransactions(
       accountIds,
       connection.provider,
       shiftDate(batch.range.start, -PENDING_MATCH_DAYS),
@@ -247,7 +241,7 @@ export class BankSyncService {
     const existingByAccount = groupBy(existing, (row) => row.accountId);
     const merchantNames = new Set<string>();
     for (const rows of batch.transactions.values()) for (const row of rows) if (row.merchant) merchantNames.add(row.merchant);
-    const merchantIds = await this.repository.merchantIds(connection.familyId, [...merchantNames]);
+    const merchantIds = await this.repositories.imports.merchantIds(connection.familyId, [...merchantNames]);
 
     for (const [accountExternalId, incoming] of batch.transactions) {
       const link = links.get(accountExternalId);
@@ -273,9 +267,9 @@ export class BankSyncService {
     }
     // No wrapping transaction is needed: each statement is idempotent, and re-keyed rows are found under
     // their new key if the sync is cut short and run again.
-    await this.repository.rekeyTransactions(rekeys);
-    const written = await this.repository.upsertTransactions(connection.familyId, connection.provider, writes);
-    await this.repository.deleteTransactions(removals);
+    await this.repositories.imports.rekeyTransactions(rekeys);
+    const written = await this.repositories.imports.upsertTransactions(connection.familyId, connection.provider, writes);
+    await this.repositories.imports.deleteTransactions(removals);
     totals.created += written.created;
     totals.updated += written.updated + rekeys.length + removals.length;
     totals.skipped += writes.length - written.created - written.updated;
@@ -291,7 +285,7 @@ export class BankSyncService {
       const accountId = connection.autoCreateAccounts ? newId() : null;
       const classification = classificationOf(account.accountType);
       if (accountId)
-        await this.repository.createAccount({
+        await this.repositories.accounts.createAccount({
           id: accountId,
           familyId: connection.familyId,
           name: account.institution ? `${account.name} (${account.institution})` : account.name,
@@ -300,7 +294,7 @@ export class BankSyncService {
           currency: account.currency,
           balance: "0",
         });
-      await this.repository.insertProviderAccount({
+      await this.repositories.accounts.insertProviderAccount({
         id: newId(),
         familyId: connection.familyId,
         connectionId: connection.id,
@@ -312,15 +306,17 @@ export class BankSyncService {
         currencyUrl: account.currencyUrl,
       });
       // A concurrent first sync may have won the insert: the stored link is the truth.
-      const stored = (await this.repository.providerAccounts(connection.id)).find((row) => row.externalId === account.externalId)!;
-      if (accountId && stored.accountId !== accountId) await this.repository.deleteAccount(accountId);
+      const stored = (await this.repositories.accounts.providerAccounts(connection.id)).find(
+        (row) => row.externalId === account.externalId,
+      )!;
+      if (accountId && stored.accountId !== accountId) await this.repositories.accounts.deleteAccount(accountId);
       link = { providerAccountId: stored.id, accountId: stored.accountId, currency: account.currency, classification };
       links.set(account.externalId, link);
     }
     // Older windows of a walk carry nothing new about the account: no write for them.
     const news = firstSight || account.balance || account.holdings || account.holdingsUnsupported;
     if (!news) return;
-    await this.repository.updateProviderAccount(link.providerAccountId, {
+    await this.repositories.accounts.updateProviderAccount(link.providerAccountId, {
       name: account.name,
       institution: account.institution,
       balance: account.balance,
@@ -331,10 +327,10 @@ export class BankSyncService {
     if (account.balance) {
       // Providers report what a liability owes as a negative balance; accounts store it as a positive amount owed.
       const owed = link.classification === "liability" ? negate(account.balance.amount) : account.balance.amount;
-      await this.repository.recordBalance(link.accountId, account.balance, link.currency, owed);
+      await this.repositories.accounts.recordBalance(link.accountId, account.balance, link.currency, owed);
     }
     if (account.holdings) {
-      await this.repository.replaceHoldings(
+      await this.repositories.accounts.replaceHoldings(
         connection.familyId,
         link.accountId,
         account.holdings.date,
@@ -342,118 +338,6 @@ export class BankSyncService {
       );
     }
   }
-}
-
-type ReconcilePlan = {
-  writes: Array<{ row: ImportedTransaction; key: string; fingerprint: string; existingId?: string }>;
-  unchanged: number;
-  expired: string[];
-};
-
-/**
- * Decides, for one account's answer, what each incoming row is: an unchanged row (skipped without a
- * write), a new or changed row under a known key (upserted), or a known row under a new key (re-keyed in
- * place so its id and the user's edits survive): a pending row that posted under a new id, or an old
- * row whose id the bank re-issued. Pending rows that the answer no longer carries expire.
- */
-export function reconcile(
-  incoming: ImportedTransaction[],
-  existing: ExistingTransaction[],
-  batch: ImportBatch,
-  accountCurrency: string,
-): ReconcilePlan {
-  const plan: ReconcilePlan = { writes: [], unchanged: 0, expired: [] };
-  const byKey = new Map<string, ExistingTransaction>();
-  for (const row of existing) if (row.externalId) byKey.set(row.externalId, row);
-  const keyed = keyRows(incoming.map((row) => ({ ...row, currency: row.currency || accountCurrency })));
-  const incomingKeys = new Set(keyed.map(({ key }) => key));
-  // Rows of ours the answer did not mention: the only candidates for a re-key or expiry.
-  const unclaimed = existing.filter((row) => row.externalId && !incomingKeys.has(row.externalId));
-  const claimed = new Set<string>();
-  const inRange = (date: string) => date >= batch.range.start && date < batch.range.end;
-
-  for (const { row, key, fingerprint } of keyed) {
-    const known = byKey.get(key);
-    if (known) {
-      if (known.providerFingerprint === fingerprint) plan.unchanged += 1;
-      else plan.writes.push({ row, key, fingerprint });
-      continue;
-    }
-    const match = row.pending ? null : (postedMatch(row, unclaimed, claimed) ?? reissuedMatch(row, unclaimed, claimed, inRange));
-    if (match) {
-      claimed.add(match.id);
-      plan.writes.push({ row, key, fingerprint, existingId: match.id });
-    } else plan.writes.push({ row, key, fingerprint });
-  }
-  if (batch.pendingRequested) {
-    const cutoff = daysAgo(PENDING_MISSING_EXPIRY_DAYS);
-    for (const row of unclaimed)
-      if (row.pending && !claimed.has(row.id) && inRange(row.date) && row.date < cutoff) plan.expired.push(row.id);
-  }
-  return plan;
-}
-
-/** A posted row's pending original: same amount and currency, posted within a week of it, the closest one. */
-function postedMatch(row: ImportedTransaction, candidates: ExistingTransaction[], claimed: Set<string>): ExistingTransaction | null {
-  let best: ExistingTransaction | null = null;
-  let bestDistance = Infinity;
-  for (const candidate of candidates) {
-    if (!candidate.pending || claimed.has(candidate.id) || candidate.currency !== row.currency) continue;
-    if (!new Decimal(candidate.amount).equals(row.amount)) continue;
-    const distance = Math.abs(daysBetween(candidate.date, row.date));
-    if (distance <= PENDING_MATCH_DAYS && distance < bestDistance) {
-      best = candidate;
-      bestDistance = distance;
-    }
-  }
-  return best;
-}
-
-/** An old row under a re-issued id: same date, amount, currency and description, its old id gone from the answer. */
-function reissuedMatch(
-  row: ImportedTransaction,
-  candidates: ExistingTransaction[],
-  claimed: Set<string>,
-  inRange: (date: string) => boolean,
-): ExistingTransaction | null {
-  return (
-    candidates.find(
-      (candidate) =>
-        !candidate.pending &&
-        !claimed.has(candidate.id) &&
-        inRange(candidate.date) &&
-        candidate.date === row.date &&
-        candidate.currency === row.currency &&
-        candidate.providerName === row.name &&
-        new Decimal(candidate.amount).equals(row.amount),
-    ) ?? null
-  );
-}
-
-/**
- * The provider key of each row: its id, or for rows without one (Lunch Flow pending rows) a key derived
- * from the content, numbered when identical rows repeat (two coffees of the same price on one day).
- */
-function keyRows(rows: ImportedTransaction[]): Array<{ row: ImportedTransaction; key: string; fingerprint: string }> {
-  const seen = new Map<string, number>();
-  const result = new Map<string, { row: ImportedTransaction; key: string; fingerprint: string }>();
-  for (const row of rows) {
-    let key = row.externalId;
-    if (!key) {
-      const content = `content:${hash([row.date, row.amount, row.currency, row.name, row.merchant ?? ""].join("|"))}`;
-      const occurrence = (seen.get(content) ?? 0) + 1;
-      seen.set(content, occurrence);
-      key = occurrence === 1 ? content : `${content}#${occurrence}`;
-    }
-    // The same id twice in one answer is one row (the last word wins); an upsert cannot touch a row twice.
-    result.set(key, { row, key, fingerprint: fingerprintOf(row) });
-  }
-  return [...result.values()];
-}
-
-/** Amounts arrive canonical (Decimal#toFixed from the provider clients), so the text is stable. */
-export function fingerprintOf(row: ImportedTransaction): string {
-  return hash([row.date, row.amount, row.currency, row.name, row.merchant ?? "", row.pending ? "p" : ""].join("|"));
 }
 
 function securityKeyOf(holding: {
@@ -471,10 +355,6 @@ function securityKeyOf(holding: {
   return `name:${(holding.name ?? "unknown").toLowerCase()}:${holding.currency}`;
 }
 
-function hash(text: string): string {
-  return createHash("sha256").update(text).digest("base64url").slice(0, 22);
-}
-
 function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
   const groups = new Map<string, T[]>();
   for (const item of items) {
@@ -484,16 +364,4 @@ function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
     else groups.set(key, [item]);
   }
   return groups;
-}
-
-function shiftDate(date: string, days: number): string {
-  return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
-}
-
-function daysBetween(a: string, b: string): number {
-  return (Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / 86_400_000;
-}
-
-function daysAgo(days: number): string {
-  return new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10);
 }

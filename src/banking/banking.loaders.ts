@@ -2,7 +2,8 @@ import DataLoader from "dataloader";
 import type { AccountRow } from "../accounts/account.repository";
 import { groupToKeys } from "../common/sql";
 import type { Repositories } from "../services";
-import type { BalanceRow, HoldingRow, ProviderAccountRow, SyncRunRow } from "./banking.repository";
+import type { BalanceRow, HoldingRow, ProviderAccountRow } from "./bank-account.repository";
+import type { SyncRunRow } from "./bank-connection.repository";
 import { balanceDaysLimit, runsLimit } from "./banking.service";
 
 /**
@@ -17,7 +18,7 @@ export class BankingLoaders {
   private readonly accountsOfConnection = new DataLoader<string, ProviderAccountRow[]>(async (connectionIds) =>
     groupToKeys(
       connectionIds,
-      await this.repositories.banking.providerAccountsOfConnections(this.familyId, connectionIds),
+      await this.repositories.banking.accounts.providerAccountsOfConnections(this.familyId, connectionIds),
       (row) => row.connectionId,
     ),
   );
@@ -25,17 +26,21 @@ export class BankingLoaders {
     this.repositories.accounts.byIds(this.familyId, accountIds),
   );
   private readonly holdingsOfAccount = new DataLoader<string, HoldingRow[]>(async (accountIds) =>
-    groupToKeys(accountIds, await this.repositories.banking.latestHoldings(this.familyId, accountIds), (row) => row.accountId),
+    groupToKeys(accountIds, await this.repositories.banking.accounts.latestHoldings(this.familyId, accountIds), (row) => row.accountId),
   );
   private readonly runsOfConnection = perLimit<SyncRunRow>(async (connectionIds, limit) =>
     groupToKeys(
       connectionIds,
-      await this.repositories.banking.runsOfConnections(this.familyId, connectionIds, limit),
+      await this.repositories.banking.connections.runsOfConnections(this.familyId, connectionIds, limit),
       (row) => row.connectionId,
     ),
   );
   private readonly balancesOfAccount = perLimit<BalanceRow>(async (accountIds, limit) =>
-    groupToKeys(accountIds, await this.repositories.banking.balancesOfAccounts(this.familyId, accountIds, limit), (row) => row.accountId),
+    groupToKeys(
+      accountIds,
+      await this.repositories.banking.accounts.balancesOfAccounts(this.familyId, accountIds, limit),
+      (row) => row.accountId,
+    ),
   );
 
   constructor(

@@ -2,7 +2,8 @@ import { Arg, Authorized, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver
 import { Access } from "../graphql/auth-checker";
 import type { RequestContext } from "../graphql/context";
 import { Topic, type BankSyncEvent } from "../events/catalogue";
-import type { HoldingRow, SyncRunRow } from "./banking.repository";
+import type { HoldingRow } from "./bank-account.repository";
+import type { SyncRunRow } from "./bank-connection.repository";
 import { runStatusOf } from "./banking.service";
 import {
   AccountBalanceType,

@@ -6,7 +6,9 @@ import type { Config } from "../config/config";
 import type { Actor } from "../identity/actor";
 import type { SecretBox } from "../security/secret-box";
 import type { BankProvider } from "./banking.model";
-import type { BankingRepository, ConnectionChanges, ConnectionRow, ProviderAccountRow, SyncRunRow } from "./banking.repository";
+import type { BankingRepositories } from "./banking.repository";
+import type { ProviderAccountRow } from "./bank-account.repository";
+import type { ConnectionChanges, ConnectionRow, SyncRunRow } from "./bank-connection.repository";
 import { LunchflowClient } from "./lunchflow.client";
 import type { SyncState } from "./provider";
 import { claimSetupToken, SimplefinClient, UpstreamClaimError } from "./simplefin.client";
@@ -48,7 +50,7 @@ export function balanceDaysLimit(limit: number): number {
  */
 export class BankingService {
   constructor(
-    private readonly repository: BankingRepository,
+    private readonly repositories: BankingRepositories,
     private readonly accounts: AccountRepository,
     private readonly secrets: SecretBox,
     private readonly config: Config,
@@ -57,11 +59,11 @@ export class BankingService {
   ) {}
 
   list(actor: Actor): Promise<ConnectionRow[]> {
-    return this.repository.connections(actor.familyId);
+    return this.repositories.connections.connections(actor.familyId);
   }
 
   async get(actor: Actor, id: string): Promise<ConnectionRow> {
-    const row = isUuid(id) ? await this.repository.connection(id, actor.familyId) : null;
+    const row = isUuid(id) ? await this.repositories.connections.connection(id, actor.familyId) : null;
     if (!row) throw new NotFoundError("Bank connection");
     return row;
   }
@@ -85,7 +87,7 @@ export class BankingService {
     if (input.debugLogging !== undefined && input.debugLogging !== null) changes.debugLogging = input.debugLogging;
     if (input.autoCreateAccounts !== undefined && input.autoCreateAccounts !== null) changes.autoCreateAccounts = input.autoCreateAccounts;
     problems.throwIfAny();
-    await this.repository.updateConnection(id, changes, actor.familyId);
+    await this.repositories.connections.updateConnection(id, changes, actor.familyId);
     return this.get(actor, id);
   }
 
@@ -108,7 +110,7 @@ export class BankingService {
       baseUrl = await this.checkLunchflow(input.apiKey, input.baseUrl ?? connection.baseUrl);
       credentials = input.apiKey.trim();
     }
-    await this.repository.updateConnection(
+    await this.repositories.connections.updateConnection(
       id,
       { credentials: this.secrets.seal(credentials), baseUrl, syncState, status: "good", lastError: null },
       actor.familyId,
@@ -120,7 +122,7 @@ export class BankingService {
   /** Removes the connection and its sync history; the family's accounts and imported transactions stay. */
   async delete(actor: Actor, id: string): Promise<ConnectionRow> {
     const connection = await this.get(actor, id);
-    await this.repository.deleteConnection(actor.familyId, id);
+    await this.repositories.connections.deleteConnection(actor.familyId, id);
     return connection;
   }
 
@@ -137,32 +139,37 @@ export class BankingService {
    * rows already there under the same provider ids are updated in place, not duplicated.
    */
   async linkAccount(actor: Actor, providerAccountId: string, accountId: string): Promise<ProviderAccountRow> {
-    const providerAccount = isUuid(providerAccountId) ? await this.repository.providerAccount(providerAccountId, actor.familyId) : null;
+    const providerAccount = isUuid(providerAccountId)
+      ? await this.repositories.accounts.providerAccount(providerAccountId, actor.familyId)
+      : null;
     if (!providerAccount) throw new NotFoundError("Bank account");
     const account = isUuid(accountId) ? (await this.accounts.byIds(actor.familyId, [accountId]))[0] : null;
     if (!account) throw new NotFoundError("Account");
     if (providerAccount.accountId === account.id) return providerAccount;
-    const connection = (await this.repository.connection(providerAccount.connectionId, actor.familyId))!;
+    const connection = (await this.repositories.connections.connection(providerAccount.connectionId, actor.familyId))!;
     const problems = new ValidationErrors();
     if (account.currency !== providerAccount.currency)
       problems.add(`Account currency ${account.currency} does not match the bank account's currency ${providerAccount.currency}`);
-    const feeder = await this.repository.providerAccountOf(account.id);
+    const feeder = await this.repositories.accounts.providerAccountOf(account.id);
     if (feeder) problems.add("Account is already linked to another bank account");
-    if (providerAccount.accountId && (await this.repository.hasImportedTransactions(providerAccount.accountId, connection.provider)))
+    if (
+      providerAccount.accountId &&
+      (await this.repositories.accounts.hasImportedTransactions(providerAccount.accountId, connection.provider))
+    )
       problems.add("Bank account has already imported transactions into another account: linking it now would leave them behind");
     problems.throwIfAny();
-    const open = await this.repository.openRun(connection.id);
+    const open = await this.repositories.connections.openRun(connection.id);
     if (open && runStatusOf(open) !== "stale")
       throw new ConflictError("A sync of this connection is under way: link the account once it finished");
-    if (!(await this.repository.linkProviderAccount(providerAccount.id, actor.familyId, account.id)))
+    if (!(await this.repositories.accounts.linkProviderAccount(providerAccount.id, actor.familyId, account.id)))
       throw new ValidationError(["Account is already linked to another bank account"]);
-    await this.repository.updateConnection(
+    await this.repositories.connections.updateConnection(
       connection.id,
       { syncState: { ...connection.syncState, historyComplete: false, walk: null } },
       actor.familyId,
     );
     if (connection.status !== "requires_update") await this.requestSync(connection, "manual");
-    return (await this.repository.providerAccount(providerAccount.id, actor.familyId))!;
+    return (await this.repositories.accounts.providerAccount(providerAccount.id, actor.familyId))!;
   }
 
   async sync(actor: Actor, id: string): Promise<SyncRunRow> {
@@ -179,9 +186,9 @@ export class BankingService {
    */
   async refreshDue(): Promise<number> {
     let enqueued = 0;
-    for (const connection of await this.repository.dueConnections(this.config.bankSyncIntervalHours * 3600)) {
+    for (const connection of await this.repositories.connections.dueConnections(this.config.bankSyncIntervalHours * 3600)) {
       if (connection.provider === "simplefin" && connection.requestsToday >= this.config.simplefinDailyRequestBudget) continue;
-      const open = await this.repository.openRun(connection.id);
+      const open = await this.repositories.connections.openRun(connection.id);
       if (open && runStatusOf(open) !== "stale") continue;
       await this.requestSync(connection, "scheduled");
       enqueued += 1;
@@ -190,16 +197,16 @@ export class BankingService {
   }
 
   runs(connectionId: string, limit: number): Promise<SyncRunRow[]> {
-    return this.repository.runs(connectionId, runsLimit(limit));
+    return this.repositories.connections.runs(connectionId, runsLimit(limit));
   }
 
   /** Returns the open run (a sync already waiting or under way), or records a new one and enqueues it. */
   private async requestSync(connection: ConnectionRow, trigger: "manual" | "scheduled"): Promise<SyncRunRow> {
     if (!this.queue) throw new Error("no queue to enqueue bank syncs on");
-    const open = await this.repository.openRun(connection.id);
+    const open = await this.repositories.connections.openRun(connection.id);
     let runId = open?.id;
     if (open && runStatusOf(open) === "stale") {
-      await this.repository.updateRun(open.id, {
+      await this.repositories.connections.updateRun(open.id, {
         status: "failed",
         finishedAt: new Date(),
         errors: [...open.errors, "The sync stopped responding"],
@@ -208,7 +215,7 @@ export class BankingService {
     }
     if (!runId) {
       runId = newId();
-      await this.repository.createRun({
+      await this.repositories.connections.createRun({
         id: runId,
         familyId: connection.familyId,
         connectionId: connection.id,
@@ -217,7 +224,7 @@ export class BankingService {
       });
     }
     await this.queue.enqueue(connection.id, trigger);
-    return (await this.repository.run(runId))!;
+    return (await this.repositories.connections.run(runId))!;
   }
 
   private async createConnection(
@@ -230,7 +237,7 @@ export class BankingService {
     autoCreateAccounts: boolean,
   ): Promise<ConnectionRow> {
     const id = newId();
-    await this.repository.createConnection({
+    await this.repositories.connections.createConnection({
       id,
       familyId: actor.familyId,
       provider,

@@ -58,6 +58,21 @@ const outboundAllowlist = z.string().transform((value, ctx): string[] => {
   return entries;
 });
 
+/** Durations like `5s`, `2m`, `1h`, `500ms`, comma-separated: the waits before each retry of a failing delivery. */
+const durationList = z.string().transform((value, ctx): number[] => {
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+  const parts = value.split(",").map((part) => part.trim());
+  const durations = parts.map((part) => {
+    const match = /^(\d+)(ms|s|m|h|d)$/.exec(part);
+    return match ? Number(match[1]) * units[match[2]] : NaN;
+  });
+  if (parts.length === 0 || parts.length > 50 || durations.some((ms) => !Number.isFinite(ms) || ms > 7 * 86_400_000)) {
+    ctx.addIssue({ code: "custom", message: "must be comma-separated durations such as 5s,1m,1h (each at most 7d, at most 50)" });
+    return z.NEVER;
+  }
+  return durations;
+});
+
 const settings = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default("0.0.0.0"),
@@ -111,10 +126,27 @@ const settings = z.object({
   LOGIN_LOCKOUT_SECONDS: z.coerce.number().int().min(1).default(900),
   AUDIT_PARTITIONS_AHEAD: z.coerce.number().int().min(1).max(36).default(3),
   AUDIT_COUNT_BUDGET_MS: z.coerce.number().int().min(1).max(60000).default(40),
+  EXPORT_DIR: z.string().min(1).optional(),
+  EXPORT_RETENTION_HOURS: z.coerce
+    .number()
+    .min(0.01)
+    .max(24 * 365)
+    .default(24),
+  EXPORT_URL_TTL_SECONDS: z.coerce.number().int().min(10).max(86400).default(300),
+  EXPORT_BATCH_ROWS: z.coerce.number().int().min(100).max(100000).default(2000),
+  REPORT_MAX_ROWS: z.coerce.number().int().min(10).max(100000).default(5000),
+  AUDIT_HISTOGRAM_BUDGET_MS: z.coerce.number().int().min(1).max(60000).default(500),
   SSO_DISCOVERY_TTL_SECONDS: z.coerce.number().int().min(0).default(3600),
   SSO_JWKS_COOLDOWN_MS: z.coerce.number().int().min(0).default(30000),
   SSO_CLOCK_TOLERANCE_SECONDS: z.coerce.number().int().min(0).max(300).default(60),
   SSO_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(120).default(10),
+  STREAM_POLL_MS: z.coerce.number().int().min(50).max(60000).default(1000),
+  STREAM_LEASE_MS: z.coerce.number().int().min(1000).default(120000),
+  STREAM_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(8),
+  STREAM_RETRY_SCHEDULE: durationList.default([
+    5e3, 30e3, 120e3, 600e3, 1800e3, 3600e3, 7200e3, 14400e3, 28800e3, 43200e3, 57600e3, 86400e3,
+  ]),
+  STREAM_DELIVERY_LOG_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   OUTBOUND_ALLOW_PRIVATE: booleanFlag.default(false),
   OUTBOUND_ALLOWLIST: outboundAllowlist.default([]),
   OUTBOUND_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(50).max(120000).default(5000),
@@ -185,7 +217,11 @@ export type Config = Readonly<{
   /** OpenID Connect client: discovery cache, JWKS refetch limit, clock skew and timeout (issuers obey allowInsecureUpstreams). */
   /** How long an audit page may spend counting its total (up to 10 000) before reporting a lower bound. */
   auditCountBudgetMs: number;
+  exports: ExportConfig;
+  auditHistogramBudgetMs: number;
   sso: Readonly<{ discoveryTtlMs: number; jwksCooldownMs: number; clockToleranceSeconds: number; timeoutSeconds: number }>;
+  /** Audit streaming (src/streaming): how often workers look for work, a turn's lease, turns at once, retry waits, log retention. */
+  streaming: Readonly<{ pollMs: number; leaseMs: number; concurrency: number; retryScheduleMs: number[]; deliveryLogDays: number }>;
   /** The outbound guard's policy (src/outbound): which addresses user-supplied URLs may reach, timeouts, response cap. */
   outbound: OutboundPolicy;
 }>;
@@ -204,6 +240,19 @@ export type AssistantConfig = Readonly<{
   maxAttempts: number;
   retryDelayMs: number;
   replyTimeoutSeconds: number;
+}>;
+
+export type ExportConfig = Readonly<{
+  /** Where export and report files are written (every API and worker process must see the same folder). */
+  dir: string;
+  /** How long a finished file stays downloadable before the cleanup job removes it. */
+  retentionMs: number;
+  /** Lifetime of a signed download URL. */
+  urlTtlSeconds: number;
+  /** Events read per database round trip while exporting. */
+  batchRows: number;
+  /** Detail rows a report lists per table (its totals always count everything). */
+  reportMaxRows: number;
 }>;
 
 export const BUILTIN_MODEL = "builtin";
@@ -278,11 +327,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     loginLockoutSeconds: s.LOGIN_LOCKOUT_SECONDS,
     auditPartitionsAhead: s.AUDIT_PARTITIONS_AHEAD,
     auditCountBudgetMs: s.AUDIT_COUNT_BUDGET_MS,
+    exports: Object.freeze({
+      dir: path.resolve(s.EXPORT_DIR ?? path.join(s.DATA_DIR, "exports")),
+      retentionMs: Math.round(s.EXPORT_RETENTION_HOURS * 3_600_000),
+      urlTtlSeconds: s.EXPORT_URL_TTL_SECONDS,
+      batchRows: s.EXPORT_BATCH_ROWS,
+      reportMaxRows: s.REPORT_MAX_ROWS,
+    }),
+    auditHistogramBudgetMs: s.AUDIT_HISTOGRAM_BUDGET_MS,
     sso: Object.freeze({
       discoveryTtlMs: s.SSO_DISCOVERY_TTL_SECONDS * 1000,
       jwksCooldownMs: s.SSO_JWKS_COOLDOWN_MS,
       clockToleranceSeconds: s.SSO_CLOCK_TOLERANCE_SECONDS,
       timeoutSeconds: s.SSO_TIMEOUT_SECONDS,
+    }),
+    streaming: Object.freeze({
+      pollMs: s.STREAM_POLL_MS,
+      leaseMs: s.STREAM_LEASE_MS,
+      concurrency: s.STREAM_CONCURRENCY,
+      retryScheduleMs: s.STREAM_RETRY_SCHEDULE,
+      deliveryLogDays: s.STREAM_DELIVERY_LOG_DAYS,
     }),
     outbound: Object.freeze({
       allowPrivate: s.OUTBOUND_ALLOW_PRIVATE,

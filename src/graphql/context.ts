@@ -1,4 +1,3 @@
-import type { AuditContext } from "../audit/audit-context";
 import { BankingLoaders } from "../banking/banking.loaders";
 import type { Logger } from "../common/logger";
 import type { Actor } from "../identity/actor";
@@ -15,8 +14,6 @@ export class RequestContext {
     readonly actor: Actor | null,
     readonly requestId: string,
     readonly logger: Logger,
-    /** Where the request comes from; audit events recorded while serving it carry this. */
-    readonly audit: AuditContext = { ipAddress: null, userAgent: null, requestId, sessionId: null },
   ) {}
 
   /** Per-request read-ahead of relations, scoped to the actor's family so a read can never cross families. */

@@ -1,6 +1,7 @@
 import type { ApolloServerPlugin } from "@apollo/server";
 import { GraphQLError, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from "graphql";
 import { RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import { currentAuditContext } from "../audit/audit-context";
 import type { Logger } from "../common/logger";
 import type { Actor } from "../identity/actor";
 import { rateLimitKey } from "../http/rate-limit";
@@ -83,7 +84,8 @@ export class CostControl {
             operation,
             variables: request.variables,
             actor: contextValue.actor,
-            clientIp: contextValue.audit.ipAddress,
+            // The HTTP request's origin, entered once by enterRequestOrigin.
+            clientIp: currentAuditContext().ipAddress,
           });
           if (refused) throw refused;
         },

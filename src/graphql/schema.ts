@@ -4,12 +4,14 @@ import { buildSchema } from "type-graphql";
 import { AccountResolver } from "../accounts/account.resolver";
 import { BankAccountResolver, BankConnectionResolver } from "../banking/banking.resolver";
 import { AuditResolver } from "../audit/audit.resolver";
+import { AuditExportResolver } from "../exports/export.resolver";
 import { CategoryResolver } from "../categories/category.resolver";
 import { ChatResolver } from "../chats/chat.resolver";
 import { IdentityResolver } from "../identity/identity.resolver";
 import { UserAdminResolver } from "../identity/user-admin.resolver";
 import { MerchantResolver } from "../merchants/merchant.resolver";
 import { SsoResolver } from "../sso/sso.resolver";
+import { StreamResolver } from "../streaming/stream.resolver";
 import { TagResolver } from "../tags/tag.resolver";
 import { TransactionResolver } from "../transactions/transaction.resolver";
 import type { EventBus } from "../events/event-bus";
@@ -26,8 +28,10 @@ export const resolvers = [
   BankConnectionResolver,
   BankAccountResolver,
   AuditResolver,
+  AuditExportResolver,
   SsoResolver,
   UserAdminResolver,
+  StreamResolver,
 ] as const;
 
 /**

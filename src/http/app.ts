@@ -4,7 +4,6 @@ import path from "node:path";
 import { ApolloServer } from "@apollo/server";
 import { ApolloServerPluginDrainHttpServer } from "@apollo/server/plugin/drainHttpServer";
 import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
-import { ApolloServerPluginLandingPageLocalDefault } from "@apollo/server/plugin/landingPage/default";
 import { expressMiddleware } from "@as-integrations/express5";
 import express, { type NextFunction, type Request, type Response } from "express";
 import type { GraphQLSchema } from "graphql";
@@ -22,12 +21,14 @@ import { MAX_TOKENS } from "../graphql/operation-limits";
 import type { Services } from "../services";
 import { createAuthRouter } from "../auth/auth.router";
 import { createSsoRouter } from "../sso/sso.router";
-import { authenticate, withAuditContext } from "./authenticate";
+import { createExportRouter } from "../exports/export.router";
+import { createAdminConsoleRouter, explorerPage } from "./admin-console";
+import { authenticate, enterRequestOrigin } from "./authenticate";
 import { answerClientErrors } from "./client-errors";
 import { attachGraphQLSocket } from "./graphql-socket";
 import { rateLimit } from "./rate-limit";
 import { refuseCredentialsInQuery } from "./query-credentials";
-import { securityHeaders, withoutPolicyForLandingPage } from "./security-headers";
+import { securityHeaders } from "./security-headers";
 import { assignRequestId } from "./request-id";
 import { requestLog } from "./request-log";
 import { finalErrorHandler, noRouteHandler } from "./respond";
@@ -70,7 +71,9 @@ export async function createApp(deps: AppDeps): Promise<App> {
     res.locals.requestId = assignRequestId(req, res);
     next();
   });
+  // Before anything logs the URL: a credential in the query string is refused, never written down.
   app.use(refuseCredentialsInQuery);
+  app.use(enterRequestOrigin);
   // Mounted only when its lines are wanted: below info it would time every request for nothing.
   if (logger.isLevelEnabled("info")) app.use(requestLog(logger));
 
@@ -82,7 +85,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     res.status(down.length ? 503 : 200).json(down.length ? { status: "unavailable", down } : { status: "ready" });
   });
 
-  const contextOf = (res: Response) => new RequestContext(services, res.locals.actor, res.locals.requestId, logger, res.locals.audit);
+  const contextOf = (res: Response) => new RequestContext(services, res.locals.actor, res.locals.requestId, logger);
   const limit = deps.rateLimiter ? [rateLimit(deps.rateLimiter, logger)] : [];
 
   const openapi = fs.readFileSync(path.join(projectRoot, "schema", "openapi.yaml"), "utf8");
@@ -90,16 +93,11 @@ export async function createApp(deps: AppDeps): Promise<App> {
     res.type("application/yaml").send(openapi);
   });
   const restRouter = createRestRouter(schema, (req) => contextOf(req.res!));
-  app.use(
-    API_PREFIX,
-    authenticate(services, { required: true }),
-    ...limit,
-    express.json({ limit: BODY_LIMIT }),
-    withAuditContext,
-    restRouter,
-  );
+  app.use(API_PREFIX, authenticate(services, { required: true }), ...limit, express.json({ limit: BODY_LIMIT }), restRouter);
   app.use(createAuthRouter(services, limit));
   app.use(createSsoRouter(services, limit));
+  app.use(createExportRouter(services, limit));
+  app.use(createAdminConsoleRouter());
 
   const costControl = new CostControl({ schema, maxCost: config.graphqlMaxCost, rateLimiter: deps.rateLimiter, logger });
   const socket = attachGraphQLSocket({
@@ -131,15 +129,14 @@ export async function createApp(deps: AppDeps): Promise<App> {
           },
         }),
       },
-      config.graphqlLandingPage
-        ? ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false })
-        : ApolloServerPluginLandingPageDisabled(),
+      // A browser opening /graphql gets the bundled explorer (explorerPage), never a page loaded from a CDN.
+      ApolloServerPluginLandingPageDisabled(),
     ],
   });
   await apollo.start();
+  if (config.graphqlLandingPage) app.get("/graphql", explorerPage());
   app.use(
     "/graphql",
-    withoutPolicyForLandingPage,
     // Apollo serves GET only; Node already sends no body in answer to HEAD, whatever the handler writes.
     (req: Request, _res: Response, next: NextFunction) => {
       if (req.method === "HEAD") req.method = "GET";
@@ -148,7 +145,6 @@ export async function createApp(deps: AppDeps): Promise<App> {
     authenticate(services, { required: false, cookie: true }),
     ...limit,
     express.json({ limit: BODY_LIMIT }),
-    withAuditContext,
     expressMiddleware(apollo, { context: async ({ res }) => contextOf(res) }),
   );
 

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from "express";
-import { auditContextFor, runInAuditContext, type AuditContext } from "../audit/audit-context";
+import { auditContextFor, runInAuditContext, setCurrentSessionId } from "../audit/audit-context";
 import { DomainError, ForbiddenError, UnauthenticatedError } from "../common/errors";
 import { sessionIdOf, type Actor } from "../identity/actor";
 import type { Services } from "../services";
@@ -9,25 +9,19 @@ declare module "express-serve-static-core" {
   interface Locals {
     actor: Actor | null;
     requestId: string;
-    /** Where the request comes from, for audit events; its session id is set once the actor is known. */
-    audit: AuditContext;
   }
 }
 
 export const SESSION_COOKIE = "fg_session";
 
-/** The request's audit context: client address as express resolves it behind the trusted proxies. */
-export function captureAuditContext(req: Request, res: Response): AuditContext {
-  return auditContextFor({ clientIp: req.ip, userAgent: req.get("user-agent"), requestId: res.locals.requestId });
-}
-
 /**
- * Makes the request's audit context current for everything downstream. Mounted after body parsing:
- * a body parser resumes the chain from a stream callback, outside any context entered before it.
+ * The one place an HTTP request's origin (client address as express resolves it behind the trusted
+ * proxies, user agent, request id) is made current, for everything the request does: mounted first,
+ * so no route depends on where it sits among body parsers and authentication
+ * (test/integration/audit.request-origin.test.ts).
  */
-export function withAuditContext(req: Request, res: Response, next: NextFunction): void {
-  res.locals.audit ??= captureAuditContext(req, res);
-  runInAuditContext(res.locals.audit, next);
+export function enterRequestOrigin(req: Request, res: Response, next: NextFunction): void {
+  runInAuditContext(auditContextFor({ clientIp: req.ip, userAgent: req.get("user-agent"), requestId: res.locals.requestId }), next);
 }
 
 export function bearerToken(req: Request): string | undefined {
@@ -87,7 +81,6 @@ export async function resolveActor(
 export function authenticate(services: Services, { required, cookie = false }: { required: boolean; cookie?: boolean }) {
   return async (req: Request, res: Response, next: NextFunction) => {
     res.locals.actor = null;
-    res.locals.audit ??= captureAuditContext(req, res);
     const credentials = {
       bearer: bearerToken(req),
       apiKey: req.get("x-api-key"),
@@ -98,9 +91,9 @@ export function authenticate(services: Services, { required, cookie = false }: {
       return next();
     }
     try {
-      // In the request's audit context: presenting an expired session records its expiry, from this request.
-      res.locals.actor = await runInAuditContext(res.locals.audit, () => resolveActor(services, credentials));
-      res.locals.audit.sessionId = sessionIdOf(res.locals.actor);
+      // In the request's origin: presenting an expired session records its expiry, from this request.
+      res.locals.actor = await resolveActor(services, credentials);
+      setCurrentSessionId(sessionIdOf(res.locals.actor));
       if (res.locals.actor.credential.kind === "session" && isCrossSiteWrite(req)) {
         return sendError(req, res, new ForbiddenError("Cross-site request refused: the session cookie only works from this site"));
       }

@@ -4,7 +4,7 @@ import { execute, getOperationAST, GraphQLError, parse, validate, type GraphQLSc
 import { useServer } from "graphql-ws/use/ws";
 import type { Request } from "express";
 import { WebSocketServer, type WebSocket } from "ws";
-import { auditContextFor, runInAuditContext } from "../audit/audit-context";
+import { auditContextFor, runInAuditContext, type AuditContext } from "../audit/audit-context";
 import type { Logger } from "../common/logger";
 import { RequestContext } from "../graphql/context";
 import type { CostControl } from "../graphql/cost-control";
@@ -12,7 +12,7 @@ import { formatGraphQLError } from "../graphql/errors";
 import { MAX_TOKENS } from "../graphql/operation-limits";
 import type { Actor } from "../identity/actor";
 import type { Services } from "../services";
-import { bearerToken, resolveActor } from "./authenticate";
+import { bearerToken, readCookie, resolveActor, SESSION_COOKIE } from "./authenticate";
 import { LiveSockets } from "./live-sockets";
 
 /** Socket limits: a message as large as an HTTP body, a prompt handshake, and bounded fan-out per client. */
@@ -41,12 +41,33 @@ export type GraphQLSocketDeps = {
   clientIp: (request: http.IncomingMessage) => string | undefined;
 };
 
+/**
+ * The console's session cookie on a WebSocket upgrade, when the upgrade comes from this site: a
+ * browser sends the cookie with any page's upgrade request, so another site's page must not ride on it.
+ */
+function socketSessionCookie(request: http.IncomingMessage): string | undefined {
+  const session = readCookie({ get: (name: string) => request.headers[name.toLowerCase()] } as unknown as Request, SESSION_COOKIE);
+  if (session === undefined) return undefined;
+  const origin = request.headers.origin;
+  if (origin === undefined) return session;
+  const host = request.headers.host;
+  try {
+    return new URL(origin).host === host ? session : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** graphql-ws on /graphql: authentication at connection, the same cost rules as HTTP, and the socket limits above. */
 export function attachGraphQLSocket(deps: GraphQLSocketDeps): { dispose(): Promise<void> } {
   const { schema, services, logger, costControl } = deps;
-  /** Where a socket's operations come from, for audit events: one request id per operation or connection. */
-  const socketAuditContext = (request: http.IncomingMessage) =>
+  /**
+   * The WebSocket transport's origins: one per connection (its authentication) and one per operation,
+   * each with its own request id, made current here and nowhere else (the HTTP one is enterRequestOrigin).
+   */
+  const socketOrigin = (request: http.IncomingMessage) =>
     auditContextFor({ clientIp: deps.clientIp(request), userAgent: request.headers["user-agent"], requestId: randomUUID() });
+  const operationOrigins = new WeakMap<RequestContext, AuditContext>();
   // Upgrades are handed over here rather than by attaching ws to the HTTP server, which would re-emit
   // the server's own errors (a port in use) on the ws server, where graphql-ws prints them as a stack trace.
   const wsServer = new WebSocketServer({ noServer: true, maxPayload: SOCKET_LIMITS.maxPayloadBytes });
@@ -74,8 +95,9 @@ export function attachGraphQLSocket(deps: GraphQLSocketDeps): { dispose(): Promi
         const apiKey = params["X-Api-Key"] ?? params["x-api-key"];
         const authorization = params["Authorization"] ?? params["authorization"];
         const bearer = authorization === undefined ? undefined : bearerToken({ get: () => String(authorization) } as unknown as Request);
-        const origin = socketAuditContext(ctx.extra.request);
-        if (apiKey === undefined && bearer === undefined) {
+        const session = apiKey === undefined && bearer === undefined ? socketSessionCookie(ctx.extra.request) : undefined;
+        const origin = socketOrigin(ctx.extra.request);
+        if (apiKey === undefined && bearer === undefined && session === undefined) {
           const key = origin.ipAddress ?? "unknown";
           const open = anonymous.get(key) ?? 0;
           if (open >= SOCKET_LIMITS.anonymousConnectionsPerAddress)
@@ -86,7 +108,7 @@ export function attachGraphQLSocket(deps: GraphQLSocketDeps): { dispose(): Promi
         }
         try {
           // Like an HTTP request's: presenting an expired session records its expiry with the socket's origin.
-          const credentials = { bearer, apiKey: apiKey === undefined ? undefined : String(apiKey) };
+          const credentials = { bearer, apiKey: apiKey === undefined ? undefined : String(apiKey), session };
           const actor = await runInAuditContext(origin, () => resolveActor(services, credentials));
           if (liveSockets.count(actor) >= SOCKET_LIMITS.connectionsPerCredential)
             return refuseConnection(ctx.extra.socket, "Too many connections for this credential");
@@ -124,25 +146,27 @@ export function attachGraphQLSocket(deps: GraphQLSocketDeps): { dispose(): Promi
         const operation = getOperationAST(document, payload.operationName);
         if (!operation) return [clientError("Unable to identify the operation to run", "BAD_REQUEST")];
         const actor = ctx.extra.actor ?? null;
-        const audit = socketAuditContext(ctx.extra.request);
+        const origin = socketOrigin(ctx.extra.request);
         const refused = await costControl.refusal({
           document,
           operation,
           variables: payload.variables ?? undefined,
           actor,
-          clientIp: audit.ipAddress,
+          clientIp: origin.ipAddress,
         });
         if (refused) return [refused];
+        const contextValue = new RequestContext(services, actor, origin.requestId!, logger);
+        operationOrigins.set(contextValue, origin);
         return {
           schema,
           document,
           operationName: payload.operationName,
           variableValues: payload.variables,
-          contextValue: new RequestContext(services, actor, audit.requestId!, logger, audit),
+          contextValue,
         };
       },
-      // Queries and mutations over the socket record audit events with the socket's context, as HTTP requests do.
-      execute: (args) => runInAuditContext((args.contextValue as RequestContext).audit, () => execute(args)),
+      // Queries and mutations over the socket record audit events with the operation's origin, as HTTP requests do.
+      execute: (args) => runInAuditContext(operationOrigins.get(args.contextValue as RequestContext)!, () => execute(args)),
       onNext: (_ctx, _id, _payload, _args, result) =>
         result.errors ? { ...result, errors: result.errors.map((error) => formatError(error.toJSON(), error)) } : undefined,
       onError: (_ctx, _id, _payload, errors) => errors.map((error) => withoutHttp(error.toJSON())),

@@ -1,4 +1,3 @@
-import type { NextFunction, Request, Response } from "express";
 import helmet from "helmet";
 
 type Directives = Record<string, Iterable<string>>;
@@ -29,13 +28,4 @@ export function securityHeaders() {
 /** A route's own Content-Security-Policy, replacing the default one (e.g. `app.use("/admin", contentSecurityPolicy({...}))`). */
 export function contentSecurityPolicy(directives: Directives) {
   return helmet.contentSecurityPolicy({ useDefaults: false, directives });
-}
-
-/**
- * Apollo's landing page (GET /graphql from a browser) runs Apollo's embedded sandbox, inline scripts
- * and styles included: it is served without a policy rather than with one that would blank it.
- */
-export function withoutPolicyForLandingPage(req: Request, res: Response, next: NextFunction): void {
-  if (req.method === "GET" && req.accepts(["application/json", "text/html"]) === "text/html") res.removeHeader("Content-Security-Policy");
-  next();
 }

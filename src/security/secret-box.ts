@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { Config } from "../config/config";
@@ -54,6 +54,11 @@ export class SecretBox {
     const key = Buffer.from(fs.readFileSync(file, "utf8").trim(), "base64");
     if (key.length !== 32) throw new Error(`${file} does not hold a base64 32-byte key; fix it or set ENCRYPTION_KEY`);
     return new SecretBox(key);
+  }
+
+  /** A key for another purpose (signing download URLs, say), derived with HKDF so the master key itself never signs anything. */
+  deriveKey(purpose: string): Buffer {
+    return Buffer.from(hkdfSync("sha256", this.key, Buffer.alloc(0), `finance-gateway:${purpose}`, 32));
   }
 
   seal(plaintext: string): string {

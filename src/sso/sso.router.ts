@@ -1,5 +1,5 @@
 import express, { type NextFunction, type Request, type Response } from "express";
-import { authenticate, readCookie, withAuditContext } from "../http/authenticate";
+import { authenticate, readCookie } from "../http/authenticate";
 import { restErrorOf } from "../common/error-edges";
 import { DomainError } from "../common/errors";
 import { setSessionCookie, tokenResponse } from "../auth/auth.router";
@@ -54,7 +54,6 @@ export function createSsoRouter(services: Services, rateLimit: express.RequestHa
   router.get(
     "/auth/sso/:slug/start",
     ...rateLimit,
-    withAuditContext,
     route(async (req, res) => {
       const slug = String(req.params.slug);
       const test = stringParam(req, "test");
@@ -70,7 +69,6 @@ export function createSsoRouter(services: Services, rateLimit: express.RequestHa
     ...rateLimit,
     authenticate(services, { required: true, cookie: true }),
     express.urlencoded({ extended: false, limit: "4kb" }),
-    withAuditContext,
     route(async (req, res) => {
       const slug = String(req.params.slug);
       const returnTo = typeof req.body?.return_to === "string" ? req.body.return_to : stringParam(req, "return_to");
@@ -81,7 +79,6 @@ export function createSsoRouter(services: Services, rateLimit: express.RequestHa
   router.get(
     "/auth/sso/:slug/callback",
     ...rateLimit,
-    withAuditContext,
     route(async (req, res) => {
       const slug = String(req.params.slug);
       const browserSecret = readCookie(req, BROWSER_COOKIE);

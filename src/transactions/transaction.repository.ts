@@ -1,7 +1,7 @@
 import type { CreationAttributes, Sequelize, Transaction } from "sequelize";
 import type { AccountRow } from "../accounts/account.repository";
 import type { CategoryRow } from "../categories/category.repository";
-import { readRows, selectRows } from "../common/sql";
+import { bindParam, readRows, selectRows } from "../common/sql";
 import type { MerchantRow } from "../merchants/merchant.repository";
 import type { TagRow } from "../tags/tag.repository";
 import { TransactionModel, TransactionTagModel, TransferModel } from "./transaction.model";
@@ -183,10 +183,7 @@ export class TransactionRepository {
    */
   async relations(familyId: string, ids: RelationIds): Promise<Relations> {
     const bind: unknown[] = [familyId];
-    const param = (values: readonly string[]) => {
-      bind.push(values);
-      return `$${bind.length}::uuid[]`;
-    };
+    const param = (values: readonly string[]) => `${bindParam(bind, values)}::uuid[]`;
     const branches: string[] = [];
     if (ids.accountIds.length > 0) {
       branches.push(

@@ -1,4 +1,4 @@
-import type { SyncRunRow } from "../../src/banking/banking.repository";
+import type { SyncRunRow } from "../../src/banking/bank-connection.repository";
 import type { Services } from "../../src/services";
 
 /** Test settings for bank sync: the loopback fakes allowed, quick retries and timeouts. */

@@ -35,3 +35,12 @@ export function spawnUntilJson<Json = Record<string, string>>(
     child.on("exit", (code) => reject(new Error(`${args.join(" ")} exited with ${code}:\n${output}`)));
   });
 }
+
+/** Stops a service the test started (SIGTERM) and waits for it to exit; nothing when it already has. */
+export async function stopChild(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  child.removeAllListeners("exit");
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+}

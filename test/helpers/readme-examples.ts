@@ -1,7 +1,8 @@
 import { spawn } from "node:child_process";
+
 /**
  * Reads the README's shell examples and the outputs it prints for them, and compares those outputs with
- * what the commands really print. Used by test/e2e/readme-tour.test.ts.
+ * what the commands really print. Used by test/e2e/readme.tour.test.ts and the other README walk-through tests.
  *
  * A step is one or more command lines and the output the README shows for them: the `# …` comment lines
  * right after the commands, or a ```json / ``` block right after the ```sh block (for its last step).
@@ -356,6 +357,62 @@ function compareShape(expected: unknown, actual: unknown, path: string[], proble
     fail(`expected a ${typeof expected} like ${show(expected)}, got ${show(actual)}`);
   }
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Running steps: all of them in ONE bash process (so variables flow from block to block), exactly as
+// printed but for the service's address, with a marker before each step on stdout and stderr and a line
+// for each failing command (`set -o pipefail` and an ERR trap, so a failure inside `$(…)` or a pipe counts).
+
+export type StepRun = { outputs: string[]; stderr: string[]; failures: string[][] };
+
+export async function runSteps(
+  steps: Step[],
+  options: { address: string; base: string; cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number },
+): Promise<StepRun> {
+  const parts = ["set -o pipefail", `trap 'printf "\\n@@FAILED %s\\n" "$?"' ERR`];
+  steps.forEach((step, index) => {
+    parts.push(`printf '\\n@@STEP ${index}\\n'; printf '\\n@@STEP ${index}\\n' >&2`);
+    parts.push(step.command.split(options.address).join(options.base));
+  });
+  parts.push("printf '\\n@@STEP end\\n'; printf '\\n@@STEP end\\n' >&2", "exit 0");
+  const { stdout, stderr, code } = await runBash(parts.join("\n"), {
+    cwd: options.cwd,
+    env: options.env,
+    timeoutMs: options.timeoutMs ?? 120_000,
+  });
+  if (code !== 0) throw new Error(`bash exited with ${code}\n${stdout}\n${stderr}`);
+  const perStep = (output: string) => output.split(/\n@@STEP (?:\d+|end)\n/).slice(1, steps.length + 1);
+  const stdoutParts = perStep(stdout);
+  if (stdoutParts.length !== steps.length) throw new Error(`expected ${steps.length} steps, got ${stdoutParts.length}:\n${stdout}`);
+  return {
+    outputs: stdoutParts.map((part) => part.replace(/\n@@FAILED \d+\n/g, "\n").trim()),
+    stderr: perStep(stderr).map((part) => part.trim()),
+    failures: stdoutParts.map((part) => [...part.matchAll(/\n@@FAILED (\d+)\n/g)].map((match) => match[1])),
+  };
+}
+
+/** What went wrong, one entry per failing step naming its README line; empty when every step printed what the README shows. */
+export function checkSteps(steps: Step[], run: StepRun, illustrativeOf: (step: Step) => string[] = () => []): string[] {
+  const comparison: Comparison = { illustrative: [], shortIds: new Map() };
+  const problems: string[] = [];
+  steps.forEach((step, index) => {
+    comparison.illustrative = illustrativeOf(step);
+    const found = run.failures[index].map((status) => `a command exited with status ${status}`);
+    if (step.expected !== null) found.push(...compareOutput(step.expected, run.outputs[index], comparison));
+    if (found.length === 0) return;
+    problems.push(
+      [
+        `README.md:${step.line} (${step.section}): ${step.command.split("\n")[0]}`,
+        ...found.map((problem) => `  - ${problem}`),
+        `  printed: ${clip(run.outputs[index]) || "(nothing)"}`,
+        `  stderr: ${clip(run.stderr[index] ?? "") || "(nothing)"}`,
+      ].join("\n"),
+    );
+  });
+  return problems;
+}
+
+const clip = (text: string) => (text.length > 1500 ? `${text.slice(0, 1500)}… (${text.length} characters)` : text);
 
 /** Runs a script in one bash; resolves with its output and exit code (killed after `timeoutMs`). */
 export function runBash(

@@ -116,7 +116,7 @@ async function seedFamily(label: string, connections: number, accounts: number):
       expect(await services.bankSync.run(id)).toMatchObject({ status: "completed" });
     }
     const historyDays = lunchflow.accounts.map((_, a) => 15 * a);
-    const providerAccounts = await services.repositories.banking.providerAccounts(id);
+    const providerAccounts = await services.repositories.banking.accounts.providerAccounts(id);
     for (const [a, fake] of lunchflow.accounts.entries()) {
       const { accountId } = providerAccounts.find((row) => row.externalId === String(fake.id))!;
       await sequelize.query(
@@ -126,7 +126,7 @@ async function seedFamily(label: string, connections: number, accounts: number):
         { bind: [accountId, historyDays[a]] },
       );
       if (fake.holdings) {
-        await services.repositories.banking.replaceHoldings(user.familyId, accountId!, "2001-01-02", [
+        await services.repositories.banking.accounts.replaceHoldings(user.familyId, accountId!, "2001-01-02", [
           { ...oldHolding, securityKey: `ticker:OLD${c}${a}` },
         ]);
       }
@@ -264,8 +264,8 @@ test("another family's connection and account ids read as nothing, even inside a
   const loaders = smallContext.bankingLoaders;
   const own = small.connections[0].id;
   const foreign = large.connections[0].id;
-  const [ownAccount] = await services.repositories.banking.providerAccounts(own);
-  const [foreignAccount] = await services.repositories.banking.providerAccounts(foreign);
+  const [ownAccount] = await services.repositories.banking.accounts.providerAccounts(own);
+  const [foreignAccount] = await services.repositories.banking.accounts.providerAccounts(foreign);
 
   // Asked for in the same tick, so each pair lands in one batch.
   const [

@@ -6,6 +6,8 @@ import * as banking from "./0004-banking";
 import * as bankAccountLinks from "./0005-bank-account-links";
 import * as sso from "./0006-sso";
 import * as auditChainSequencer from "./0007-audit-chain-sequencer";
+import * as auditExports from "./0008-audit-exports";
+import * as auditStreaming from "./0009-audit-streaming";
 
 export type Migration = { name: string; up: (context: MigrationContext) => Promise<void> };
 
@@ -18,4 +20,6 @@ export const migrations: Migration[] = [
   { name: "0005-bank-account-links", up: bankAccountLinks.up },
   { name: "0006-sso", up: sso.up },
   { name: "0007-audit-chain-sequencer", up: auditChainSequencer.up },
+  { name: "0008-audit-exports", up: auditExports.up },
+  { name: "0009-audit-streaming", up: auditStreaming.up },
 ];

@@ -1,8 +1,8 @@
 import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { CLI, spawnUntilJson } from "../helpers/cli";
-import { compareOutput, readFences, runBash, stepsOf, type Comparison, type Step } from "../helpers/readme-examples";
+import { CLI, spawnUntilJson, stopChild } from "../helpers/cli";
+import { checkSteps, compareOutput, readFences, runSteps, stepsOf, type Comparison, type Step } from "../helpers/readme-examples";
 import { createTestDatabase, type TestDatabase } from "../helpers/test-database";
 
 /**
@@ -16,12 +16,12 @@ import { createTestDatabase, type TestDatabase } from "../helpers/test-database"
  * A failure names the README line of the step.
  *
  * Left out, and why:
- * - "SSO walk-through": test/e2e/sso-walkthrough.test.ts runs it, with its local IdP and browser steps,
- *   which bash cannot do. "Bank connections": test/e2e/readme-banks.test.ts runs it against the
+ * - "SSO walk-through": test/e2e/sso.walkthrough.test.ts runs it, with its local IdP and browser steps,
+ *   which bash cannot do. "Bank connections": test/e2e/readme.banks.test.ts runs it against the
  *   `npm run dev:banks` sandboxes.
  * - "CLI" examples: not curl; `start`, `api` and `worker` run until stopped, one names an unreachable
  *   database host, `emit-contracts` rewrites the committed contracts, and `audit verify` shows a tampered
- *   log's answer. test/e2e/zero-config.test.ts covers `start` and `demo`.
+ *   log's answer. test/e2e/runtime.zero-config.test.ts covers `start` and `demo`.
  * - "Quick start", "Testing", "Benchmarks" (`npm ci`, `npm start`, `npm test`, `npm run bench:*`): they
  *   install, build or run whole suites.
  * - "Configuration" (`PORT=99999 … start`) and "Model providers" (`OPENAI_BASE_URL=… npm start`): they
@@ -32,7 +32,12 @@ import { createTestDatabase, type TestDatabase } from "../helpers/test-database"
 const ROOT = path.join(__dirname, "..", "..");
 const README = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
 const SECTIONS = ["API tour", "REST conventions"];
-const CHECKED_ELSEWHERE = new Set(["SSO walk-through (local IdP)", "Bank connections"]);
+const CHECKED_ELSEWHERE = new Set([
+  "SSO walk-through (local IdP)",
+  "Bank connections",
+  // test/e2e/audit-exports-walkthrough.test.ts
+  "Walk-through: last month as CSV, a report as PDF",
+]);
 const README_ADDRESS = "http://localhost:3000";
 jest.setTimeout(150_000);
 
@@ -58,32 +63,6 @@ async function start(): Promise<{ child: ChildProcess; base: string }> {
   return { child, base: json.rest.replace(/\/api\/v1$/, "") };
 }
 
-/** Runs the script in one bash in the project folder; resolves with its stdout and stderr. */
-async function bash(script: string): Promise<{ stdout: string; stderr: string }> {
-  const { stdout, stderr, code } = await runBash(script, { cwd: ROOT, env, timeoutMs: 120_000 });
-  if (code !== 0) throw new Error(`bash exited with ${code}\n${stdout}\n${stderr}`);
-  return { stdout, stderr };
-}
-
-/** The steps as one script: a marker before each step on stdout and stderr, and a line for each failing command. */
-function scriptOf(base: string): string {
-  const parts = ["set -o pipefail", `trap 'printf "\\n@@FAILED %s\\n" "$?"' ERR`];
-  steps.forEach((step, index) => {
-    parts.push(`printf '\\n@@STEP ${index}\\n'; printf '\\n@@STEP ${index}\\n' >&2`);
-    parts.push(step.command.split(README_ADDRESS).join(base));
-  });
-  parts.push("printf '\\n@@STEP end\\n'; printf '\\n@@STEP end\\n' >&2", "exit 0");
-  return parts.join("\n");
-}
-
-const clip = (text: string) => (text.length > 1500 ? `${text.slice(0, 1500)}… (${text.length} characters)` : text);
-
-/** Splits marked output into each step's part. */
-function perStep(output: string): string[] {
-  const parts = output.split(/\n@@STEP (?:\d+|end)\n/);
-  return parts.slice(1, steps.length + 1);
-}
-
 beforeAll(async () => {
   database = await createTestDatabase();
   env = { ...process.env, DATABASE_URL: database.url, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", DATABASE_POOL_MAX: "4" };
@@ -92,12 +71,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (service && service.exitCode === null && service.signalCode === null) {
-    service.removeAllListeners("exit");
-    const exited = new Promise((resolve) => service!.once("exit", resolve));
-    service.kill("SIGTERM");
-    await exited;
-  }
+  await stopChild(service);
   await database?.drop();
 });
 
@@ -105,30 +79,11 @@ test("every shell example of the API tour and the REST conventions works as prin
   const started = await start();
   service = started.child;
 
-  const { stdout, stderr } = await bash(scriptOf(started.base));
-  const stdoutParts = perStep(stdout);
-  const stderrParts = perStep(stderr);
-  expect(stdoutParts).toHaveLength(steps.length);
-
-  const comparison: Comparison = { illustrative: [], shortIds: new Map() };
-  const problems: string[] = [];
-  steps.forEach((step, index) => {
-    const failed = [...stdoutParts[index].matchAll(/\n@@FAILED (\d+)\n/g)].map((match) => match[1]);
-    const output = stdoutParts[index].replace(/\n@@FAILED \d+\n/g, "\n").trim();
-    outputs.set(step, output);
-    comparison.illustrative = ILLUSTRATIVE.filter((entry) => step.command.includes(entry.command)).flatMap((entry) => entry.paths);
-    const found = failed.map((status) => `a command exited with status ${status}`);
-    if (step.expected !== null) found.push(...compareOutput(step.expected, output, comparison));
-    if (found.length === 0) return;
-    problems.push(
-      [
-        `README.md:${step.line} (${step.section}): ${step.command.split("\n")[0]}`,
-        ...found.map((problem) => `  - ${problem}`),
-        `  printed: ${clip(output) || "(nothing)"}`,
-        `  stderr: ${clip(stderrParts[index]?.trim() ?? "") || "(nothing)"}`,
-      ].join("\n"),
-    );
-  });
+  const run = await runSteps(steps, { address: README_ADDRESS, base: started.base, cwd: ROOT, env });
+  const problems = checkSteps(steps, run, (step) =>
+    ILLUSTRATIVE.filter((entry) => step.command.includes(entry.command)).flatMap((entry) => entry.paths),
+  );
+  steps.forEach((step, index) => outputs.set(step, run.outputs[index]));
   if (problems.length > 0) throw new Error(`README examples that do not work as printed:\n\n${problems.join("\n\n")}`);
 });
 

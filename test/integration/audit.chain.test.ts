@@ -165,6 +165,7 @@ test("sequencers of different processes take turns: the chain stays one line", a
   const otherAudit = new AuditService(new AuditRepository(other), services.events, {
     partitionsAhead: config.auditPartitionsAhead,
     countBudgetMs: config.auditCountBudgetMs,
+    histogramBudgetMs: config.auditHistogramBudgetMs,
   });
   try {
     const writes = Array.from({ length: 40 }, (_, i) => {

@@ -10,7 +10,7 @@ import { createTestDatabase, type TestDatabase } from "../helpers/test-database"
  * in one bash, in the project folder, against the service and the sandboxes `npm run dev:banks` starts
  * (the built script, on free ports). The substitutions are the addresses only: the service's
  * `http://localhost:3000` and the sandboxes' `http://127.0.0.1:8091` / `:8092`. Each step's output is
- * compared with what the README prints after it, as test/e2e/readme-tour.test.ts does for the API tour.
+ * compared with what the README prints after it, as test/e2e/readme.tour.test.ts does for the API tour.
  */
 jest.setTimeout(180_000);
 

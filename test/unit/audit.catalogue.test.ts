@@ -1,21 +1,24 @@
 import {
   AUDIT_EVENT_TYPES,
+  SERVICE_EVENT_CATALOGUE,
+  SPEC_EVENT_TYPES,
   defaultSeverity,
   effectiveSeverity,
   expandEventTypePattern,
   isAuditEventType,
 } from "../../src/audit/audit.catalogue";
 import { diffChanges, REDACTED, redactChanges } from "../../src/audit/audit-changes";
-import { ipFilterToCidr, parseFilter } from "../../src/audit/audit.service";
+import { ipFilterToCidr, parseFilter } from "../../src/audit/audit-filter";
 
 describe("the audit event catalogue", () => {
   test("holds the 24 event types of the spec with their default severities", () => {
-    expect(AUDIT_EVENT_TYPES).toHaveLength(24);
+    expect(SPEC_EVENT_TYPES).toHaveLength(24);
+    expect(AUDIT_EVENT_TYPES).toEqual([...SPEC_EVENT_TYPES, ...Object.keys(SERVICE_EVENT_CATALOGUE)]);
     expect(defaultSeverity("auth.login.failed")).toBe("warning");
     expect(defaultSeverity("auth.token.revoked")).toBe("warning");
     expect(defaultSeverity("provider.deleted")).toBe("warning");
     expect(defaultSeverity("user.roles.synced")).toBe("info");
-    expect(AUDIT_EVENT_TYPES.filter((type) => defaultSeverity(type) === "warning").sort()).toEqual(
+    expect(SPEC_EVENT_TYPES.filter((type) => defaultSeverity(type) === "warning").sort()).toEqual(
       [
         "account.disconnected",
         "account.unlinked",
@@ -23,6 +26,8 @@ describe("the audit event catalogue", () => {
         "auth.token.revoked",
         "provider.deleted",
         "provider.disabled",
+        "stream.destination.deleted",
+        "stream.destination.paused",
         "user.deleted",
         "user.suspended",
       ].sort(),

@@ -1,0 +1,11 @@
+import type { ComponentType } from "react";
+
+export type ConsolePage = {
+  /** Path under /admin/, without a leading slash: "audit-logs". */
+  path: string;
+  /** Navigation label and document title. */
+  title: string;
+  /** Roles that see the page; the API refuses the others anyway. */
+  roles: Array<"admin" | "auditor">;
+  component: ComponentType;
+};

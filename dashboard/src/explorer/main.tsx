@@ -1,0 +1,78 @@
+import { StrictMode } from "react";
+import { createRoot } from "react-dom/client";
+import { GraphiQL } from "graphiql";
+import { createGraphiQLFetcher, type Fetcher } from "@graphiql/toolkit";
+import { getOperationAST, parse } from "graphql";
+import { createClient, type Client } from "graphql-ws";
+import "graphiql/style.css";
+import "./explorer.css";
+
+/**
+ * GraphiQL, bundled, for /graphql in a browser. Credentials: the console's session cookie (sent by
+ * the browser with every request and with the WebSocket upgrade), or an `X-Api-Key` /
+ * `Authorization` header typed in the Headers tab, which subscriptions send as connection params.
+ */
+const httpFetcher = createGraphiQLFetcher({ url: "/graphql" });
+const sockets = new Map<string, Client>();
+
+function socketFor(headers: Record<string, unknown>): Client {
+  const key = JSON.stringify(headers);
+  let socket = sockets.get(key);
+  if (!socket) {
+    const url = new URL("/graphql", window.location.href);
+    url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+    socket = createClient({ url: url.href, connectionParams: headers, lazy: true });
+    sockets.set(key, socket);
+  }
+  return socket;
+}
+
+function isSubscription(query: string, operationName?: string | null): boolean {
+  try {
+    return getOperationAST(parse(query), operationName ?? undefined)?.operation === "subscription";
+  } catch {
+    return false;
+  }
+}
+
+const fetcher: Fetcher = (params, options) => {
+  if (!isSubscription(params.query, params.operationName)) return httpFetcher(params, options);
+  const socket = socketFor((options?.headers as Record<string, unknown>) ?? {});
+  // GraphiQL only reads the results' JSON shape; graphql-ws yields them as they arrive on the wire.
+  return socket.iterate({
+    query: params.query,
+    variables: params.variables ?? undefined,
+    operationName: params.operationName ?? undefined,
+  }) as unknown as ReturnType<Fetcher>;
+};
+
+const DEFAULT_QUERY = `# Signed in to the admin console? Your session works here. Otherwise put
+#   {"X-Api-Key": "fgk_…"}  or  {"Authorization": "Bearer fga_…"}
+# in the Headers tab below. Subscriptions run over the WebSocket, e.g.
+#   subscription { auditEventRecorded { timestamp eventType severity ipAddress } }
+query RecentFailedLogins {
+  me {
+    email
+    role
+  }
+  auditEvents(filter: { eventTypes: ["auth.login.failed"] }, first: 5) {
+    nodes {
+      timestamp
+      ipAddress
+      user {
+        email
+      }
+      error
+    }
+  }
+}
+`;
+
+/** A document given in the address (/graphql#query=…) opens in the editor: links can carry a ready query. */
+const linkedQuery = new URLSearchParams(window.location.hash.slice(1)).get("query") ?? undefined;
+
+createRoot(document.getElementById("explorer")!).render(
+  <StrictMode>
+    <GraphiQL fetcher={fetcher} defaultQuery={DEFAULT_QUERY} query={linkedQuery} />
+  </StrictMode>,
+);

@@ -1,0 +1,148 @@
+import { useCallback, useMemo, useState } from "react";
+import { useSearchParams } from "react-router";
+import { useZone } from "../../app/zone";
+import type { SavedSearchFieldsFragment } from "../../gql/graphql";
+import { alertFor, alertSettings, enableNotifications } from "./alerts";
+import { EventChart } from "./EventChart";
+import { EventDetail } from "./EventDetail";
+import { EventsTable } from "./EventsTable";
+import { FilterBar } from "./FilterBar";
+import { filtersFromParams, filtersFromSaved, filtersToParams, toApiFilter, type Filters } from "./filters";
+import { SavedSearches } from "./SavedSearches";
+import { useAuditLog, type AuditEvent, type LiveState } from "./use-audit-log";
+
+const LIVE_LABELS: Record<LiveState, string> = {
+  off: "Live updates off",
+  connecting: "Connecting…",
+  live: "Live: new events appear as they are recorded",
+  polling: "Live connection unavailable: refreshing every 30 s",
+};
+
+export function AuditLogsPage() {
+  const [params, setParams] = useSearchParams();
+  const { zone } = useZone();
+  const filters = useMemo(() => filtersFromParams(params), [params]);
+  const filterKey = `${JSON.stringify(filters)}|${zone}`;
+  // Presets ("last 24 hours") resolve once per change of filters, not on every render.
+  const apiFilter = useMemo(() => toApiFilter(filters, zone), [filterKey]);
+  const live = params.get("live") === "1";
+  const eventId = params.get("event");
+  const [userLabels, setUserLabels] = useState(new Map<string, string>());
+  const [opened, setOpened] = useState<AuditEvent | null>(null);
+  const [notify, setNotify] = useState(alertSettings.notify);
+  const [sound, setSound] = useState(alertSettings.sound);
+  const [scrollTop, setScrollTop] = useState(0);
+  const log = useAuditLog(apiFilter, filterKey, live, alertFor);
+  const selected = eventId ? (log.events.find((event) => event.id === eventId) ?? (opened?.id === eventId ? opened : null)) : null;
+
+  const update = (change: (next: URLSearchParams) => void, replace = false) => {
+    const next = new URLSearchParams(params);
+    change(next);
+    setParams(next, { replace });
+  };
+  const apply = (next: Filters, labels?: Map<string, string>) => {
+    if (labels) setUserLabels(labels);
+    update((draft) => {
+      draft.delete("event");
+      const merged = filtersToParams(next, draft);
+      [...draft.keys()].forEach((key) => draft.delete(key));
+      merged.forEach((value, key) => draft.append(key, value));
+    });
+  };
+  const open = (event: AuditEvent) => {
+    setOpened(event);
+    update((draft) => draft.set("event", event.id), true);
+  };
+  const openSaved = (search: SavedSearchFieldsFragment) => apply(filtersFromSaved(search.filter));
+  const onScrolledAway = useCallback((away: boolean) => log.setHoldNew(away), [log]);
+
+  const total = log.pageInfo ? `${log.pageInfo.totalCapped ? "≥ " : ""}${(log.pageInfo.total + log.liveAdded).toLocaleString("en")}` : "…";
+
+  return (
+    <div className="audit-page">
+      <h1 className="sr-only">Audit log</h1>
+      <FilterBar key={filterKey} filters={filters} userLabels={userLabels} onApply={apply} />
+      <div className="toolbar">
+        <p className="total" aria-live="polite">
+          <strong data-testid="total">{total}</strong> events
+        </p>
+        <label className="check">
+          <input
+            type="checkbox"
+            checked={live}
+            onChange={(event) => update((draft) => (event.target.checked ? draft.set("live", "1") : draft.delete("live")), true)}
+          />
+          Live
+        </label>
+        <span className={`live-state live-${log.liveState}`} role="status" data-testid="live-state">
+          {LIVE_LABELS[log.liveState]}
+        </span>
+        {log.pending.length > 0 && (
+          <button
+            type="button"
+            className="new-marker"
+            onClick={() => {
+              log.setHoldNew(false);
+              setScrollTop((n) => n + 1);
+            }}
+          >
+            {log.pending.length} new ↑
+          </button>
+        )}
+        <label className="check">
+          <input
+            type="checkbox"
+            checked={notify}
+            onChange={async (event) => {
+              const on = event.target.checked && (await enableNotifications());
+              alertSettings.setNotify(on);
+              setNotify(on);
+            }}
+          />
+          Notify critical events
+        </label>
+        <label className="check">
+          <input
+            type="checkbox"
+            checked={sound}
+            onChange={(event) => {
+              alertSettings.setSound(event.target.checked);
+              setSound(event.target.checked);
+            }}
+          />
+          Sound for security events
+        </label>
+        <details className="saved-menu">
+          <summary>Saved searches</summary>
+          <SavedSearches current={apiFilter} onOpen={openSaved} />
+        </details>
+      </div>
+      <EventChart filter={apiFilter} filterKey={filterKey} />
+      {log.error && (
+        <p className="error" role="alert">
+          {log.error}
+        </p>
+      )}
+      <div className={`events-area${selected ? " with-detail" : ""}`}>
+        <EventsTable
+          events={log.events}
+          hasMore={Boolean(log.pageInfo?.hasNextPage)}
+          loading={log.loading}
+          selectedId={selected?.id ?? null}
+          onOpen={open}
+          onLoadMore={() => void log.loadMore()}
+          onScrolledAway={onScrolledAway}
+          scrollToTopSignal={scrollTop}
+        />
+        {selected && (
+          <EventDetail
+            event={selected}
+            onOpen={open}
+            onClose={() => update((draft) => draft.delete("event"), true)}
+            onFilter={(change) => apply({ ...filters, ...change })}
+          />
+        )}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,138 @@
+import { useEffect, useRef, useState, type KeyboardEvent } from "react";
+import { useVirtualizer } from "@tanstack/react-virtual";
+import { Time } from "../../app/zone";
+import type { AuditEvent } from "./use-audit-log";
+
+const ROW_HEIGHT = 36;
+export const COLUMNS = ["Time", "Type", "Severity", "User", "Provider", "IP address", "Action", "Resource"];
+
+type Props = {
+  events: AuditEvent[];
+  hasMore: boolean;
+  loading: boolean;
+  selectedId: string | null;
+  onOpen(event: AuditEvent): void;
+  onLoadMore(): void;
+  /** Whether the reader has scrolled away from the newest events. */
+  onScrolledAway(away: boolean): void;
+  scrollToTopSignal: number;
+};
+
+/**
+ * The events as a grid: only the rows in view (plus a few) are in the DOM, whatever the number
+ * loaded; nearing the end loads the next page. Arrow keys, Page Up/Down, Home and End move between
+ * rows, Enter opens one.
+ */
+export function EventsTable({ events, hasMore, loading, selectedId, onOpen, onLoadMore, onScrolledAway, scrollToTopSignal }: Props) {
+  const scroller = useRef<HTMLDivElement>(null);
+  const [active, setActive] = useState(0);
+  const virtualizer = useVirtualizer({
+    count: events.length,
+    getScrollElement: () => scroller.current,
+    estimateSize: () => ROW_HEIGHT,
+    overscan: 10,
+    getItemKey: (index) => events[index].id,
+  });
+  const items = virtualizer.getVirtualItems();
+  const last = items[items.length - 1];
+
+  useEffect(() => {
+    if (last && last.index >= events.length - 20 && hasMore && !loading) onLoadMore();
+  }, [last, events.length, hasMore, loading, onLoadMore]);
+
+  useEffect(() => {
+    if (scrollToTopSignal) scroller.current?.scrollTo({ top: 0 });
+  }, [scrollToTopSignal]);
+
+  const move = (index: number) => {
+    const next = Math.max(0, Math.min(events.length - 1, index));
+    setActive(next);
+    virtualizer.scrollToIndex(next, { align: "auto" });
+  };
+  const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
+    const page = Math.max(1, Math.floor((scroller.current?.clientHeight ?? 400) / ROW_HEIGHT) - 1);
+    const keys: Record<string, () => void> = {
+      ArrowDown: () => move(active + 1),
+      ArrowUp: () => move(active - 1),
+      PageDown: () => move(active + page),
+      PageUp: () => move(active - page),
+      Home: () => move(0),
+      End: () => move(events.length - 1),
+      Enter: () => events[active] && onOpen(events[active]),
+    };
+    const action = keys[event.key];
+    if (action) {
+      event.preventDefault();
+      action();
+    }
+  };
+
+  return (
+    <div
+      className="events-table"
+      role="grid"
+      aria-label="Audit events, newest first"
+      aria-rowcount={events.length + 1}
+      aria-activedescendant={events[active] ? `event-row-${events[active].id}` : undefined}
+      tabIndex={0}
+      onKeyDown={onKeyDown}
+    >
+      <div className="events-row events-head" role="row" aria-rowindex={1}>
+        {COLUMNS.map((column) => (
+          <span key={column} role="columnheader">
+            {column}
+          </span>
+        ))}
+      </div>
+      <div
+        className="events-scroller"
+        ref={scroller}
+        data-testid="events-scroller"
+        role="rowgroup"
+        tabIndex={0}
+        aria-label="Event rows"
+        onScroll={(event) => onScrolledAway(event.currentTarget.scrollTop > ROW_HEIGHT)}
+      >
+        <div style={{ height: virtualizer.getTotalSize(), position: "relative" }} role="presentation">
+          {items.map((item) => {
+            const event = events[item.index];
+            return (
+              <div
+                key={item.key}
+                id={`event-row-${event.id}`}
+                role="row"
+                aria-rowindex={item.index + 2}
+                aria-selected={event.id === selectedId}
+                className={`events-row sev-${event.severity}${item.index === active ? " active" : ""}`}
+                style={{ transform: `translateY(${item.start}px)`, height: ROW_HEIGHT }}
+                onClick={() => {
+                  setActive(item.index);
+                  onOpen(event);
+                }}
+              >
+                <span role="gridcell">
+                  <Time value={event.timestamp} />
+                </span>
+                <span role="gridcell" className="mono">
+                  {event.eventType}
+                </span>
+                <span role="gridcell">
+                  <span className={`severity severity-${event.severity}`}>{event.severity}</span>
+                </span>
+                <span role="gridcell">{event.user?.email ?? "—"}</span>
+                <span role="gridcell">{event.provider ?? "—"}</span>
+                <span role="gridcell" className="mono">
+                  {event.ipAddress ?? "—"}
+                </span>
+                <span role="gridcell">{event.action ?? "—"}</span>
+                <span role="gridcell">{event.resource ? `${event.resource.type} ${event.resource.label ?? event.resource.id}` : "—"}</span>
+              </div>
+            );
+          })}
+        </div>
+        {!loading && events.length === 0 && <p className="empty">No events match these filters.</p>}
+        {loading && <p className="loading-more">Loading…</p>}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,257 @@
+import { useMemo, useState, type FormEvent } from "react";
+import { useQuery } from "urql";
+import { AuditEventTypesDocument, ProviderChoicesDocument, UserSuggestionsDocument } from "../../gql/graphql";
+import { RANGE_PRESETS, SEVERITIES, type Filters } from "./filters";
+
+type Props = { filters: Filters; userLabels: Map<string, string>; onApply(filters: Filters, labels: Map<string, string>): void };
+
+const splitList = (text: string) =>
+  text
+    .split(",")
+    .map((part) => part.trim())
+    .filter(Boolean);
+
+function UserPicker({
+  selected,
+  labels,
+  onChange,
+}: {
+  selected: string[];
+  labels: Map<string, string>;
+  onChange(ids: string[], labels: Map<string, string>): void;
+}) {
+  const [text, setText] = useState("");
+  const [{ data, error }] = useQuery({ query: UserSuggestionsDocument, variables: { search: text }, pause: text.trim().length < 2 });
+  const suggestions = (data?.users.items ?? []).filter((user) => !selected.includes(user.id));
+  return (
+    <div className="user-picker">
+      <label>
+        <span>Users</span>
+        <input
+          value={text}
+          onChange={(event) => setText(event.target.value)}
+          placeholder="e-mail or name"
+          aria-describedby="user-picker-hint"
+          role="combobox"
+          aria-expanded={suggestions.length > 0 && text.trim().length >= 2}
+          aria-controls="user-suggestions"
+          aria-autocomplete="list"
+        />
+      </label>
+      <span id="user-picker-hint" className="sr-only">
+        Type two letters to see matching users.
+      </span>
+      {error && text.trim().length >= 2 && <span className="muted">Only administrators can look users up.</span>}
+      {suggestions.length > 0 && text.trim().length >= 2 && (
+        <ul id="user-suggestions" role="listbox" aria-label="Matching users" className="suggestions">
+          {suggestions.map((user) => (
+            <li key={user.id} role="option" aria-selected={false}>
+              <button
+                type="button"
+                onClick={() => {
+                  onChange([...selected, user.id], new Map(labels).set(user.id, user.email));
+                  setText("");
+                }}
+              >
+                {user.email}
+                {user.name ? ` (${user.name})` : ""}
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      <ul className="chips" aria-label="Chosen users">
+        {selected.map((id) => (
+          <li key={id}>
+            {labels.get(id) ?? id}
+            <button
+              type="button"
+              aria-label={`Remove ${labels.get(id) ?? id}`}
+              onClick={() =>
+                onChange(
+                  selected.filter((other) => other !== id),
+                  labels,
+                )
+              }
+            >
+              ✕
+            </button>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+/** The filters of spec 4.1; applying them changes the URL, so back and forward step through searches. */
+export function FilterBar({ filters, userLabels, onApply }: Props) {
+  const [draft, setDraft] = useState(filters);
+  const [labels, setLabels] = useState(userLabels);
+  const [{ data: types }] = useQuery({ query: AuditEventTypesDocument });
+  const [{ data: providers }] = useQuery({ query: ProviderChoicesDocument });
+  const groups = useMemo(() => {
+    const byCategory = new Map<string, string[]>();
+    for (const type of types?.auditEventTypes ?? []) byCategory.set(type.category, [...(byCategory.get(type.category) ?? []), type.type]);
+    return [...byCategory.entries()];
+  }, [types]);
+  const set = <K extends keyof Filters>(key: K, value: Filters[K]) => setDraft((current) => ({ ...current, [key]: value }));
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    onApply(draft, labels);
+  };
+  const custom = draft.range === "" && (draft.from !== "" || draft.to !== "");
+  const [rangeChoice, setRangeChoice] = useState(draft.range || (custom ? "custom" : "any"));
+
+  return (
+    <form className="filters" onSubmit={submit} aria-label="Filters">
+      <label className="grow">
+        <span>Search</span>
+        <input
+          type="search"
+          value={draft.search}
+          onChange={(event) => set("search", event.target.value)}
+          placeholder="words in any field"
+        />
+      </label>
+      <UserPicker
+        selected={draft.userIds}
+        labels={labels}
+        onChange={(ids, next) => {
+          set("userIds", ids);
+          setLabels(next);
+        }}
+      />
+      <label>
+        <span>Providers</span>
+        <input
+          value={draft.providers.join(", ")}
+          onChange={(event) => set("providers", splitList(event.target.value))}
+          list="provider-choices"
+          placeholder="slug, slug"
+        />
+        <datalist id="provider-choices">
+          {(providers?.ssoProviders ?? []).map((provider) => (
+            <option key={provider.slug} value={provider.slug}>
+              {provider.name}
+            </option>
+          ))}
+        </datalist>
+      </label>
+      <label>
+        <span>Event types</span>
+        <select
+          multiple
+          size={4}
+          value={draft.eventTypes}
+          onChange={(event) =>
+            set(
+              "eventTypes",
+              Array.from(event.target.selectedOptions, (option) => option.value),
+            )
+          }
+        >
+          {groups.map(([category, members]) => (
+            <optgroup key={category} label={category}>
+              <option value={`${category}.*`}>
+                {category}.* (every {category} event)
+              </option>
+              {members.map((type) => (
+                <option key={type} value={type}>
+                  {type}
+                </option>
+              ))}
+            </optgroup>
+          ))}
+        </select>
+      </label>
+      <fieldset className="severities">
+        <legend>Severities</legend>
+        {SEVERITIES.map((severity) => (
+          <label key={severity} className="check">
+            <input
+              type="checkbox"
+              checked={draft.severities.includes(severity)}
+              onChange={(event) =>
+                set("severities", event.target.checked ? [...draft.severities, severity] : draft.severities.filter((s) => s !== severity))
+              }
+            />
+            {severity}
+          </label>
+        ))}
+      </fieldset>
+      <label>
+        <span>Date range</span>
+        <select
+          value={rangeChoice}
+          onChange={(event) => {
+            const choice = event.target.value;
+            setRangeChoice(choice);
+            setDraft((current) => ({
+              ...current,
+              range: choice === "any" || choice === "custom" ? "" : choice,
+              ...(choice !== "custom" ? { from: "", to: "" } : {}),
+            }));
+          }}
+        >
+          <option value="any">Any time</option>
+          {RANGE_PRESETS.map((preset) => (
+            <option key={preset.value} value={preset.value}>
+              {preset.label}
+            </option>
+          ))}
+          <option value="custom">Custom days…</option>
+        </select>
+      </label>
+      {rangeChoice === "custom" && (
+        <>
+          <label>
+            <span>From (day)</span>
+            <input type="date" value={draft.from.slice(0, 10)} onChange={(event) => set("from", event.target.value)} />
+          </label>
+          <label>
+            <span>To (day, inclusive)</span>
+            <input type="date" value={draft.to.slice(0, 10)} onChange={(event) => set("to", event.target.value)} />
+          </label>
+        </>
+      )}
+      <label>
+        <span>IP address</span>
+        <input
+          value={draft.ipAddress}
+          onChange={(event) => set("ipAddress", event.target.value)}
+          placeholder="10.1.* or 10.1.2.3"
+          className="mono"
+        />
+      </label>
+      <div className="filter-actions">
+        <button type="submit" className="primary">
+          Apply filters
+        </button>
+        <button
+          type="button"
+          onClick={() => {
+            const empty = {
+              ...draft,
+              search: "",
+              userIds: [],
+              providers: [],
+              eventTypes: [],
+              severities: [],
+              range: "",
+              from: "",
+              to: "",
+              ipAddress: "",
+              requestId: "",
+              sessionId: "",
+            };
+            setDraft(empty);
+            setRangeChoice("any");
+            onApply(empty, labels);
+          }}
+        >
+          Clear
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,9 @@
+import type { ConsolePage } from "../../app/page";
+import { SsoProvidersPage } from "./SsoProvidersPage";
+
+export const ssoProvidersPage: ConsolePage = {
+  path: "sso-providers",
+  title: "SSO providers",
+  roles: ["admin"],
+  component: SsoProvidersPage,
+};

@@ -1,0 +1,101 @@
+import fs from "node:fs";
+import path from "node:path";
+import type { Page } from "playwright-core";
+import { eventually } from "../helpers/chromium";
+import { failLogin, signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
+
+// Functions passed to page.evaluate and addInitScript run in the browser, where these exist.
+declare const window: any;
+const SCREENSHOTS = path.join(__dirname, "..", "..", "docs", "console");
+const AXE = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+let rig: ConsoleRig;
+
+beforeAll(async () => {
+  rig = await startConsoleRig({ RATE_LIMIT_REQUESTS: "0" });
+  await failLogin(rig.app.url, "someone@example.test", "10.1.2.3");
+}, 60_000);
+afterAll(() => rig?.stop());
+
+/** axe-core's serious and critical violations on the page as it is now. */
+async function seriousViolations(page: Page): Promise<string[]> {
+  // Evaluated through the debugging protocol, which the page's CSP (rightly) does not let a script tag do.
+  await page.evaluate(AXE);
+  const results = await page.evaluate(async () => {
+    const axe = (
+      window as unknown as {
+        axe: { run(): Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> }> };
+      }
+    ).axe;
+    return (await axe.run()).violations;
+  });
+  return results
+    .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
+    .map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`);
+}
+
+test("the bundled explorer at /graphql runs a query and a subscription with the session, and asks nothing of the internet", async () => {
+  const { context, page, foreign } = await rig.open();
+  try {
+    await page.goto("/admin/audit-logs");
+    await signIn(page, rig.admin.email);
+    await page.waitForURL(/\/admin\/audit-logs/);
+    // GraphiQL runs a document once it has the schema (its introspection query).
+    const introspected = () => page.waitForResponse((answer) => Boolean(answer.request().postData()?.includes("IntrospectionQuery")));
+    let schemaLoaded = introspected();
+    const response = await page.goto("/graphql");
+    await schemaLoaded;
+    expect(response!.headers()["content-security-policy"]).toContain("script-src 'self'");
+    await page.locator(".graphiql-container").waitFor();
+    await page.getByRole("button", { name: /Execute query/ }).click();
+    await eventually(async () => expect(await page.locator(".result-window").textContent()).toContain("10.1.2.3")).catch(async (error) => {
+      await page.screenshot({ path: "/tmp/explorer.png" });
+      throw error;
+    });
+    await page.screenshot({ path: path.join(SCREENSHOTS, "explorer.png") });
+
+    const subscription = "subscription Live { auditEventRecorded { timestamp eventType ipAddress } }";
+    schemaLoaded = introspected();
+    await page.goto(`/graphql#query=${encodeURIComponent(subscription)}`);
+    await page.reload();
+    await schemaLoaded;
+    await page.getByRole("button", { name: /Execute query/ }).click();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await failLogin(rig.app.url, "later@example.test", "10.9.8.7");
+    await eventually(async () => expect(await page.locator(".result-window").textContent()).toContain("10.9.8.7"));
+    expect(foreign).toEqual([]);
+  } finally {
+    await context.close();
+  }
+});
+
+test("every view passes axe-core without serious violations, in light and dark, down to 768 px", async () => {
+  const views = ["/admin/audit-logs", "/admin/audit-logs?type=auth.login.failed&event=", "/admin/sso-providers", "/admin/users"];
+  for (const [scheme, width] of [
+    ["light", 1280],
+    ["dark", 768],
+  ] as const) {
+    const { context, page } = await rig.open({ colorScheme: scheme, viewport: { width, height: 900 } });
+    try {
+      await page.goto("/admin/sign-in");
+      expect(await seriousViolations(page)).toEqual([]);
+      await signIn(page, rig.admin.email);
+      await page.waitForURL(/\/admin\/audit-logs/);
+      for (const view of views) {
+        await page.goto(view);
+        await page.locator(".topbar").waitFor();
+        if (view.includes("event=")) {
+          await eventually(async () => expect(await page.locator(".events-scroller [role=row]").count()).toBeGreaterThan(0));
+          await page.locator(".events-scroller [role=row]").first().click();
+          await page.getByRole("complementary").waitFor();
+        }
+        await page.waitForLoadState("networkidle");
+        expect({ view, scheme, width, violations: await seriousViolations(page) }).toEqual({ view, scheme, width, violations: [] });
+        const name = view.split("/")[2].split("?")[0];
+        if (scheme === "light" && name !== "audit-logs") await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`) });
+        if (scheme === "dark" && view === views[1]) await page.screenshot({ path: path.join(SCREENSHOTS, "audit-log-dark-768.png") });
+      }
+    } finally {
+      await context.close();
+    }
+  }
+});

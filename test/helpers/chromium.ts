@@ -1,0 +1,85 @@
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+
+/** Debian's chromium (`.ci/run` installs it); playwright-core drives it, no browser download. */
+export const CHROMIUM = "/usr/bin/chromium";
+
+export type HeadlessChromium = { browser: Browser; close(): Promise<void> };
+
+/**
+ * Headless Chromium with a fresh profile (playwright makes a new one per launch and removes it). Background networking is off: the machine has no internet,
+ * and the tests check that the console itself asks nothing of anyone but the service.
+ */
+export async function launchChromium(): Promise<HeadlessChromium> {
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--disable-dev-shm-usage",
+    ],
+  });
+  return {
+    browser,
+    async close() {
+      await browser.close();
+    },
+  };
+}
+
+/**
+ * A new context (its own cookies and storage) for `baseUrl`. Every request that leaves the service's
+ * origin is refused and recorded in `foreign`, and every console error (CSP violations among them)
+ * is kept in `problems`, so a test can assert the page stayed self-contained and clean.
+ */
+export async function openContext(
+  browser: Browser,
+  baseUrl: string,
+  options: { viewport?: { width: number; height: number }; colorScheme?: "light" | "dark"; timezoneId?: string } = {},
+): Promise<{ context: BrowserContext; page: Page; foreign: string[]; problems: string[] }> {
+  const context = await browser.newContext({
+    baseURL: baseUrl,
+    viewport: options.viewport ?? { width: 1280, height: 800 },
+    colorScheme: options.colorScheme ?? "light",
+    timezoneId: options.timezoneId ?? "UTC",
+  });
+  context.setDefaultTimeout(15_000);
+  const origin = new URL(baseUrl).origin;
+  const foreign: string[] = [];
+  const problems: string[] = [];
+  await context.route(
+    (url) => url.origin !== origin && url.protocol !== "data:" && url.protocol !== "blob:",
+    (route) => {
+      foreign.push(route.request().url());
+      return route.abort();
+    },
+  );
+  const page = await context.newPage();
+  page.on("console", (message) => {
+    if (message.type() === "error") problems.push(message.text());
+  });
+  page.on("pageerror", (error) => problems.push(error.message));
+  return { context, page, foreign, problems };
+}
+
+/**
+ * Retries an assertion (jest's expect inside `check`) until it passes or `timeoutMs` runs out, then
+ * throws its last failure: pages update asynchronously, and a loaded machine is slow.
+ */
+export async function eventually(check: () => unknown | Promise<unknown>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}

@@ -1,0 +1,56 @@
+import type { Page } from "playwright-core";
+import { launchChromium, openContext, type HeadlessChromium } from "./chromium";
+import { startTestApp, type TestApp } from "./test-app";
+
+export const PASSWORD = "console test password 1";
+
+export type ConsoleRig = {
+  app: TestApp;
+  chromium: HeadlessChromium;
+  admin: { id: string; email: string };
+  /** A user with a password and a role, as `admin create` (or an administrator) would make one. */
+  createUser(role: "admin" | "auditor" | "member", email?: string): Promise<{ id: string; email: string }>;
+  open(options?: Parameters<typeof openContext>[2]): ReturnType<typeof openContext>;
+  stop(): Promise<void>;
+};
+
+let sequence = 0;
+
+/** The service (its own database) and a headless Chromium, with one administrator who signs in with a password. */
+export async function startConsoleRig(env: Record<string, string> = {}): Promise<ConsoleRig> {
+  const app = await startTestApp({ env });
+  const chromium = await launchChromium();
+  const createUser = async (role: "admin" | "auditor" | "member", email = `${role}${++sequence}-${Date.now()}@example.test`) => {
+    const user = await app.runtime.services.users.create({ email, role, password: PASSWORD });
+    return { id: user.id, email };
+  };
+  const admin = await createUser("admin", `root${Date.now()}@example.test`);
+  return {
+    app,
+    chromium,
+    admin,
+    createUser,
+    open: (options) => openContext(chromium.browser, app.url, options),
+    async stop() {
+      await chromium.close();
+      await app.stop();
+    },
+  };
+}
+
+/** Signs in on the console's sign-in page, as a person would. */
+export async function signIn(page: Page, email: string, password = PASSWORD): Promise<void> {
+  await page.getByLabel("E-mail").fill(email);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
+}
+
+/** A failed login from `ip` (the service trusts X-Forwarded-For from loopback), recorded as auth.login.failed. */
+export async function failLogin(baseUrl: string, email: string, ip: string): Promise<void> {
+  const response = await fetch(`${baseUrl}/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-forwarded-for": ip },
+    body: JSON.stringify({ email, password: "not the password at all" }),
+  });
+  if (response.status !== 401) throw new Error(`expected a refused login, got ${response.status}`);
+}

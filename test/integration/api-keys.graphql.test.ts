@@ -1,0 +1,74 @@
+/**
+ * API keys over GraphQL: created once in plaintext, stored hashed, revoked at once, scoped to their owner.
+ */
+import { createHash } from "node:crypto";
+import { QueryTypes } from "sequelize";
+import { type TestUser } from "../helpers/fixtures";
+import { useGraphqlApp, type Json, type Gql, validationFailed, notFound } from "../helpers/graphql";
+import { apiKeyClient } from "../helpers/http";
+
+const { app, graphqlAs, newFamily } = useGraphqlApp();
+
+describe("API keys", () => {
+  const CREATE_KEY = `mutation($scope: String!, $name: String) { createApiKey(scope: $scope, name: $name) { plaintext apiKey { id name scope displayPrefix revokedAt } } }`;
+  const REVOKE_KEY = `mutation($id: ID!) { revokeApiKey(id: $id) { id revokedAt } }`;
+  let user: TestUser;
+  let gql: Gql;
+  beforeAll(async () => {
+    ({ user, gql } = await newFamily());
+  });
+
+  test("createApiKey returns the plaintext once; only its hash is kept, and the key works over REST", async () => {
+    const { createApiKey } = await gql.ok(CREATE_KEY, { scope: "read_write", name: "CI" });
+    const { plaintext, apiKey } = createApiKey;
+    expect(apiKey).toMatchObject({ name: "CI", scope: "read_write", displayPrefix: plaintext.slice(0, 10), revokedAt: null });
+
+    const fields = (await graphqlAs().ok(`{ __type(name: "ApiKey") { fields { name } } }`)).__type.fields.map((f: Json) => f.name);
+    expect(fields).not.toContain("plaintext");
+    const [stored] = await app().runtime.sequelize.query<{ key_hash: Buffer }>("SELECT key_hash FROM api_keys WHERE id = $1", {
+      bind: [apiKey.id],
+      type: QueryTypes.SELECT,
+    });
+    expect(stored.key_hash.equals(createHash("sha256").update(plaintext).digest())).toBe(true);
+
+    const rest = await apiKeyClient(`${app().url}/api/v1`, plaintext).post("/merchants", { merchant: { name: "Made by the new key" } });
+    expect(rest.status).toBe(201);
+    expect((await gql.ok("{ apiKeys { id } }")).apiKeys.map((k: Json) => k.id)).toContain(apiKey.id);
+  });
+
+  test("a scope other than read or read_write is refused", async () => {
+    expect(await gql.fail(CREATE_KEY, { scope: "admin" })).toMatchObject(validationFailed("Scope must be one of read, read_write"));
+  });
+
+  test("revokeApiKey stops the key at once, over REST and GraphQL", async () => {
+    const { plaintext, apiKey } = (await gql.ok(CREATE_KEY, { scope: "read" })).createApiKey;
+    const rest = apiKeyClient(`${app().url}/api/v1`, plaintext);
+    expect((await rest.get("/merchants")).status).toBe(200);
+
+    const { revokeApiKey } = await gql.ok(REVOKE_KEY, { id: apiKey.id });
+    expect(revokeApiKey).toEqual({ id: apiKey.id, revokedAt: expect.any(String) });
+
+    const restAfter = await rest.get("/merchants");
+    expect(restAfter.status).toBe(401);
+    expect(restAfter.body.error).toBe("unauthorized");
+    const gqlAfter = await graphqlAs(plaintext).raw("{ me { id } }");
+    expect(gqlAfter.status).toBe(401);
+    expect(gqlAfter.body.errors[0].extensions.code).toBe("UNAUTHENTICATED");
+  });
+
+  test("another user's key id is NOT_FOUND and that key keeps working", async () => {
+    const other = await newFamily();
+    const theirs = (await other.gql.ok(CREATE_KEY, { scope: "read" })).createApiKey;
+
+    expect(await gql.fail(REVOKE_KEY, { id: theirs.apiKey.id })).toMatchObject(notFound("API key"));
+    expect(await gql.fail(REVOKE_KEY, { id: "not-a-uuid" })).toMatchObject(notFound("API key"));
+    expect((await graphqlAs(theirs.plaintext).ok("{ me { id } }")).me.id).toBe(other.user.userId);
+  });
+
+  test("a read key cannot mint or revoke keys", async () => {
+    const reader = graphqlAs(user.readKey);
+    expect((await reader.fail(CREATE_KEY, { scope: "read_write" })).extensions.code).toBe("FORBIDDEN");
+    expect((await reader.fail(REVOKE_KEY, { id: user.actor.credential.id })).extensions.code).toBe("FORBIDDEN");
+    expect((await gql.ok("{ me { id } }")).me.id).toBe(user.userId);
+  });
+});

@@ -1,0 +1,11 @@
+import type { JobHandlers } from "./worker-host";
+
+/** Audit exports and reports: one job writes one requested file; the schedule removes expired ones. */
+export const exportHandlers: JobHandlers = {
+  "write-export": async (job, { services }) => {
+    const { exportId } = job.data as { exportId: string };
+    const record = await services.auditExports.run(exportId);
+    return record && { status: record.status, rows: record.rowsWritten };
+  },
+  "expire-exports": async (_job, { services }) => ({ expired: await services.auditExports.expire() }),
+};
