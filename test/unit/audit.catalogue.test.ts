@@ -26,13 +26,21 @@ describe("the audit event catalogue", () => {
         "auth.token.revoked",
         "provider.deleted",
         "provider.disabled",
-        "stream.destination.deleted",
-        "stream.destination.paused",
         "user.deleted",
         "user.suspended",
       ].sort(),
     );
     expect(isAuditEventType("auth.login.hacked")).toBe(false);
+  });
+
+  test("the service's own types: a removed or paused stream destination is a warning, a failing one an error", () => {
+    expect(
+      Object.keys(SERVICE_EVENT_CATALOGUE)
+        .filter((type) => defaultSeverity(type as never) === "warning")
+        .sort(),
+    ).toEqual(["stream.destination.deleted", "stream.destination.paused"]);
+    expect(defaultSeverity("stream.destination.failing")).toBe("error");
+    expect(defaultSeverity("audit.export.failed")).toBe("error");
   });
 
   test("an emitter may raise a severity but not lower it", () => {
