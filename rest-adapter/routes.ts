@@ -25,6 +25,8 @@ export type RestRoute = {
   status: number;
   /** Default page size of a paged route, for its documentation (the service applies it); 25 when unset. */
   perPageDefault?: number;
+  /** Query keys upstream's clients send here that the route accepts without using them (any other unknown key is a 400). */
+  ignoredQueryKeys?: string[];
   /** How query keys are spelled: snake_case as upstream's routes (default), or camelCase where the route documents that (audit-logs). */
   queryKeys?: "camelCase";
   /** A second success status chosen by the result, e.g. 200 for an idempotent replay of a create. */
@@ -196,7 +198,8 @@ export const routes: RestRoute[] = [
     method: "POST",
     path: "/chats/{chat_id}/messages/retry",
     operation: "retryChatReply",
-    summary: "Generate the reply to the chat's last message again, when it failed (422 otherwise)",
+    summary:
+      "Generate the reply to the chat's last message again: after a failure, or replacing a complete reply (422 while one is being written)",
     tag: "Chats",
     resultPath: ["retryChatReply"],
     status: 202,

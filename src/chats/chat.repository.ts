@@ -146,6 +146,11 @@ export class ChatRepository {
     );
   }
 
+  /** Deletes the assistant's reply to a user message (its tool calls go with it), before the reply is generated again. */
+  async deleteReplyTo(messageId: string, transaction: Transaction): Promise<void> {
+    await this.sequelize.query(`DELETE FROM chat_messages WHERE reply_to_message_id = $1`, { bind: [messageId], transaction });
+  }
+
   /** Locks a user message whose reply is still pending under `attempt`; false when it is not. */
   async lockPending(messageId: string, attempt: number, transaction: Transaction): Promise<boolean> {
     const rows = await selectRows<{ id: string }>(

@@ -14,7 +14,7 @@ import { pinoHttp } from "pino-http";
 import proxyAddr from "proxy-addr";
 import type { RateLimiterAbstract } from "rate-limiter-flexible";
 import { WebSocketServer } from "ws";
-import { createRestRouter } from "../../rest-adapter/rest-router";
+import { createRestRouter, unknownRouteGuard } from "../../rest-adapter/rest-router";
 import { API_PREFIX } from "../../rest-adapter/routes";
 import { DomainError } from "../common/errors";
 import type { Logger } from "../common/logger";
@@ -90,6 +90,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
   const restRouter = createRestRouter(schema, (req) => contextOf(req.res!));
   app.use(
     API_PREFIX,
+    unknownRouteGuard(),
     authenticate(services, { required: true }),
     ...limit,
     express.json({ limit: BODY_LIMIT }),

@@ -59,10 +59,14 @@ type RelationRow = {
   updatedAt: Date;
 };
 
+/** Each key narrows the list: a singular id and a list of ids given together must both hold, as upstream. */
 export type TransactionFilter = {
   accountId?: string;
+  accountIds?: string[];
   categoryId?: string;
+  categoryIds?: string[];
   merchantId?: string;
+  merchantIds?: string[];
   tagIds?: string[];
   startDate?: string;
   endDate?: string;
@@ -295,6 +299,9 @@ function filterConditions(filter: TransactionFilter, bind: unknown[]): string[] 
   if (filter.accountId) conditions.push(`t.account_id = ${param(filter.accountId)}`);
   if (filter.categoryId) conditions.push(`t.category_id = ${param(filter.categoryId)}`);
   if (filter.merchantId) conditions.push(`t.merchant_id = ${param(filter.merchantId)}`);
+  if (filter.accountIds?.length) conditions.push(`t.account_id = ANY(${param(filter.accountIds)}::uuid[])`);
+  if (filter.categoryIds?.length) conditions.push(`t.category_id = ANY(${param(filter.categoryIds)}::uuid[])`);
+  if (filter.merchantIds?.length) conditions.push(`t.merchant_id = ANY(${param(filter.merchantIds)}::uuid[])`);
   if (filter.tagIds?.length) {
     conditions.push(
       `EXISTS (SELECT 1 FROM transaction_tags tt WHERE tt.transaction_id = t.id AND tt.tag_id = ANY(${param(filter.tagIds)}::uuid[]))`,
@@ -302,9 +309,10 @@ function filterConditions(filter: TransactionFilter, bind: unknown[]): string[] 
   }
   if (filter.startDate) conditions.push(`t.date >= ${param(filter.startDate)}::date`);
   if (filter.endDate) conditions.push(`t.date <= ${param(filter.endDate)}::date`);
-  // Amount bounds compare magnitudes: "over $100" means what a person means, for income and expense alike.
-  if (filter.minAmount) conditions.push(`abs(t.amount) >= ${param(filter.minAmount)}::numeric`);
-  if (filter.maxAmount) conditions.push(`abs(t.amount) <= ${param(filter.maxAmount)}::numeric`);
+  // Amount bounds compare the stored, signed amount as upstream does (its clients rely on it):
+  // min_amount=0 keeps expenses, max_amount=0 keeps income.
+  if (filter.minAmount) conditions.push(`t.amount >= ${param(filter.minAmount)}::numeric`);
+  if (filter.maxAmount) conditions.push(`t.amount <= ${param(filter.maxAmount)}::numeric`);
   if (filter.type === "income") conditions.push("t.amount < 0");
   if (filter.type === "expense") conditions.push("t.amount >= 0");
   if (filter.search) {

@@ -45,6 +45,8 @@ export type TransactionListFilter = Omit<TransactionFilter, "type"> & { type?: s
 
 const NATURES: Record<string, "income" | "expense"> = { income: "income", inflow: "income", expense: "expense", outflow: "expense" };
 const NAME_MAX = 500;
+/** Bounds the work of one list request; no client lists more accounts or categories than this at once. */
+const MAX_FILTER_IDS = 200;
 const NOTES_MAX = 10_000;
 const EXTERNAL_ID_MAX = 255;
 
@@ -88,7 +90,15 @@ export class TransactionService {
     ] as const) {
       if (value && !isUuid(value)) problems.add(`${label} is not a valid id`);
     }
-    if (filter.tagIds?.some((id) => !isUuid(id))) problems.add("tag_ids contains an invalid id");
+    for (const [label, values] of [
+      ["account_ids", filter.accountIds],
+      ["category_ids", filter.categoryIds],
+      ["merchant_ids", filter.merchantIds],
+      ["tag_ids", filter.tagIds],
+    ] as const) {
+      if (values?.some((id) => !isUuid(id))) problems.add(`${label} contains an invalid id`);
+      if (values && values.length > MAX_FILTER_IDS) problems.add(`${label} lists more than ${MAX_FILTER_IDS} ids`);
+    }
     if (filter.type && filter.type !== "income" && filter.type !== "expense") problems.add("type must be income or expense");
     problems.throwIfAny();
     const request = clampPage(page, perPage, 25);

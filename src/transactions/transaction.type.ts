@@ -153,13 +153,21 @@ export class TransactionInput {
 @InputType("TransactionFilter")
 export class TransactionFilterInput {
   @Field(() => ID, { nullable: true }) accountId?: string;
+  @Field(() => [ID], { nullable: true, description: "Transactions in any of these accounts (and in accountId, when both are given)." })
+  accountIds?: string[];
   @Field(() => ID, { nullable: true }) categoryId?: string;
+  @Field(() => [ID], { nullable: true, description: "Transactions in any of these categories (and in categoryId, when both are given)." })
+  categoryIds?: string[];
   @Field(() => ID, { nullable: true }) merchantId?: string;
+  @Field(() => [ID], { nullable: true, description: "Transactions of any of these merchants (and of merchantId, when both are given)." })
+  merchantIds?: string[];
   @Field(() => [ID], { nullable: true, description: "Transactions carrying any of these tags." }) tagIds?: string[];
   @Field(() => CalendarDateScalar, { nullable: true, description: "Inclusive." }) startDate?: string;
   @Field(() => CalendarDateScalar, { nullable: true, description: "Inclusive." }) endDate?: string;
-  @Field(() => DecimalScalar, { nullable: true, description: "Minimum absolute amount." }) minAmount?: string;
-  @Field(() => DecimalScalar, { nullable: true, description: "Maximum absolute amount." }) maxAmount?: string;
+  @Field(() => DecimalScalar, { nullable: true, description: "Minimum stored amount, signed: expenses are positive, income negative." })
+  minAmount?: string;
+  @Field(() => DecimalScalar, { nullable: true, description: "Maximum stored amount, signed: expenses are positive, income negative." })
+  maxAmount?: string;
   @Field(() => String, { nullable: true, description: "income or expense." }) type?: string;
   @Field(() => String, { nullable: true, description: "Matches name, notes and merchant name." }) search?: string;
 }
