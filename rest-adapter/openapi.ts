@@ -149,6 +149,15 @@ function operationFor(
       });
     }
   }
+  for (const key of route.ignoredQueryKeys ?? []) {
+    parameters.push({
+      name: key,
+      in: "query",
+      required: false,
+      schema: { type: "string" },
+      description: "Accepted for upstream's clients; ignored.",
+    });
+  }
   const operationType = schema.getRootType(definition.definition.operation)!;
   let body: JsonSchema = { type: "object", properties: { message: { type: "string" } }, required: ["message"] };
   if (route.resultPath) {
@@ -175,7 +184,7 @@ function operationFor(
       description: route.alternateStatus.description,
       content: { "application/json": { schema: body } },
     };
-  responses[400] = errorResponse("Malformed JSON, wrong content type or a missing required parameter");
+  responses[400] = errorResponse("Malformed JSON, wrong content type, a missing required parameter or an unknown query key");
   responses[401] = errorResponse("Missing or invalid credentials");
   if (route.method !== "GET") responses[403] = errorResponse("The key lacks the read_write scope");
   if (pathParams.length) responses[404] = errorResponse("Unknown id, or an id of another family");
@@ -207,7 +216,11 @@ export function buildOpenApi(schema: GraphQLSchema, routes: RestRoute[] = allRou
         .map((fragment) => [fragment.name.value, fragment]),
     );
     paths[route.path] ??= {};
-    paths[route.path][route.method.toLowerCase()] = operationFor(schema, route, fragments, operation);
+    const described = operationFor(schema, route, fragments, operation);
+    paths[route.path][route.method.toLowerCase()] = described;
+    // Upstream's Rails resources route PUT like PATCH, and its clients use either.
+    if (route.method === "PATCH")
+      paths[route.path].put = { ...described, operationId: `${route.operation}ViaPut`, summary: `${route.summary} (PUT is PATCH)` };
   }
   const document = {
     openapi: "3.1.0",

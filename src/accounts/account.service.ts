@@ -1,5 +1,6 @@
 import { NotFoundError, ValidationErrors } from "../common/errors";
 import { isUuid, newId } from "../common/ids";
+import { clampPage, offsetOf, pageInfo, type PageInfo } from "../common/pagination";
 import { requiredText } from "../common/validation";
 import type { Actor } from "../identity/actor";
 import { FamilyModel } from "../identity/family.model";
@@ -14,6 +15,12 @@ export class AccountService {
 
   list(actor: Actor): Promise<AccountRow[]> {
     return this.accounts.list(actor.familyId);
+  }
+
+  async page(actor: Actor, page?: number | null, perPage?: number | null): Promise<{ items: AccountRow[]; pagination: PageInfo }> {
+    const request = clampPage(page, perPage, 25);
+    const { rows, total } = await this.accounts.page(actor.familyId, request.perPage, offsetOf(request));
+    return { items: rows, pagination: pageInfo(request, total) };
   }
 
   async get(actor: Actor, id: string): Promise<AccountRow> {

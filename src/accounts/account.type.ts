@@ -1,4 +1,5 @@
 import { Field, ID, InputType, ObjectType } from "type-graphql";
+import { PaginationType } from "../common/page.type";
 import { DecimalScalar } from "../graphql/scalars";
 
 @ObjectType("Account", { simpleResolvers: true })
@@ -12,6 +13,12 @@ export class AccountType {
   @Field(() => DecimalScalar) balance!: string;
   @Field() createdAt!: Date;
   @Field() updatedAt!: Date;
+}
+
+@ObjectType("AccountPage")
+export class AccountPageType {
+  @Field(() => [AccountType]) items!: AccountType[];
+  @Field(() => PaginationType) pagination!: PaginationType;
 }
 
 @InputType("AccountInput", { description: "On update, fields left out are unchanged." })
