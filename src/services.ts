@@ -21,6 +21,7 @@ import { AuthRepository } from "./auth/auth.repository";
 import { LoginService } from "./auth/login.service";
 import { SessionService } from "./auth/session.service";
 import { ApiKeyService } from "./identity/api-key.service";
+import { UsageService } from "./usage/usage.service";
 import { UserAdminService } from "./identity/user-admin.service";
 import { UserRepository } from "./identity/user.repository";
 import { UserService } from "./identity/user.service";
@@ -115,12 +116,14 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
   const publicUrl = deps.publicUrl ?? (() => config.publicUrl ?? `http://localhost:${config.port}`);
   const ssoProviders = new SsoProviderService(sequelize, audit, secrets, oidc, publicUrl);
   const connectedAccounts = new ConnectedAccountService(sequelize, audit);
+  const apiKeys = new ApiKeyService(sequelize, events);
   return {
     repositories,
     events,
     users,
     userAdmin: new UserAdminService(sequelize, repositories.users, users, sessions, audit, events),
-    apiKeys: new ApiKeyService(sequelize, events),
+    apiKeys,
+    usage: new UsageService(apiKeys),
     accounts: new AccountService(repositories.accounts),
     categories: new CategoryService(repositories.categories),
     merchants: new MerchantService(repositories.merchants),

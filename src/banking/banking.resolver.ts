@@ -8,8 +8,12 @@ import {
   AccountBalanceType,
   BankAccountType,
   BankConnectionSettingsInput,
+  BankConnectionAccountCountsType,
+  BankConnectionSyncSummaryType,
   BankConnectionType,
+  BankSyncAllType,
   BankSyncEventType,
+  BankSyncRunPageType,
   BankSyncRunType,
   HoldingType,
 } from "./banking.type";
@@ -17,7 +21,17 @@ import {
 const AUTO_CREATE = "Create an account for each provider account on first sight (default); false: link them with linkBankAccount.";
 
 function toRun(row: SyncRunRow): BankSyncRunType {
-  return { ...row, status: runStatusOf(row) };
+  const status = runStatusOf(row);
+  return {
+    ...row,
+    status,
+    inProgress: status === "pending" || status === "syncing",
+    terminal: status === "completed" || status === "failed" || status === "stale",
+    completedAt: status === "completed" ? row.finishedAt : null,
+    failedAt: status === "failed" ? row.finishedAt : null,
+    error: row.errors[0] ?? null,
+    subject: { type: "BankConnection", id: row.connectionId, name: row.connectionName },
+  };
 }
 
 function toHolding(row: HoldingRow): HoldingType {
@@ -30,6 +44,66 @@ export class BankConnectionResolver {
   @Query(() => [BankConnectionType], { description: "The family's bank connections, oldest first." })
   bankConnections(@Ctx() { services, actor }: RequestContext) {
     return services.banking.list(actor!);
+  }
+
+  @Authorized(Access.Read)
+  @Query(() => BankSyncRunPageType, { description: "The syncs of every connection of the family, newest first." })
+  async bankSyncRuns(
+    @Ctx() { services, actor }: RequestContext,
+    @Arg("page", () => Int, { nullable: true }) page?: number,
+    @Arg("perPage", () => Int, { nullable: true, description: "Default 25, at most 100." }) perPage?: number,
+  ) {
+    const { items, pagination } = await services.banking.runsPage(actor!, page, perPage);
+    return { items: items.map(toRun), pagination };
+  }
+
+  @Authorized(Access.Read)
+  @Query(() => BankSyncRunType)
+  async bankSyncRun(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
+    return toRun(await services.banking.run(actor!, id));
+  }
+
+  @Authorized(Access.Read)
+  @Query(() => BankSyncRunType, { nullable: true, description: "The family's newest sync, of any connection; null before the first." })
+  async latestBankSyncRun(@Ctx() { services, actor }: RequestContext) {
+    const row = await services.banking.latestRun(actor!);
+    return row && toRun(row);
+  }
+
+  @Authorized(Access.Write)
+  @Mutation(() => BankSyncAllType, {
+    description: "Starts a sync of every connection that can sync (not those waiting for new credentials), or returns the ones under way.",
+  })
+  async syncAllBankConnections(@Ctx() { services, actor }: RequestContext): Promise<BankSyncAllType> {
+    const runs = await services.banking.syncAll(actor!);
+    return {
+      message: runs.length ? "Sync has been queued" : "No bank connection to sync",
+      syncs: runs.map(toRun),
+    };
+  }
+
+  @FieldResolver(() => Boolean)
+  requiresUpdate(@Root() connection: BankConnectionType): boolean {
+    return connection.status === "requires_update";
+  }
+
+  @FieldResolver(() => BankConnectionAccountCountsType)
+  async accountCounts(
+    @Ctx() { bankingLoaders }: RequestContext,
+    @Root() connection: BankConnectionType,
+  ): Promise<BankConnectionAccountCountsType> {
+    const accounts = await bankingLoaders.providerAccounts(connection.id);
+    const linkedCount = accounts.filter((account) => account.accountId !== null).length;
+    return { totalCount: accounts.length, linkedCount, unlinkedCount: accounts.length - linkedCount };
+  }
+
+  @FieldResolver(() => BankConnectionSyncSummaryType)
+  async syncSummary(
+    @Ctx() { bankingLoaders }: RequestContext,
+    @Root() connection: BankConnectionType,
+  ): Promise<BankConnectionSyncSummaryType> {
+    const [latest] = (await bankingLoaders.runs(connection.id, 1)).map(toRun);
+    return { syncing: latest?.inProgress ?? false, lastSyncedAt: connection.lastSyncAt, latest: latest ?? null };
   }
 
   @Authorized(Access.Read)

@@ -1,6 +1,7 @@
 import type { AccountRepository } from "../accounts/account.repository";
 import { ConflictError, NotFoundError, UpstreamUnavailableError, ValidationError, ValidationErrors } from "../common/errors";
 import { isUuid, newId } from "../common/ids";
+import { clampPage, offsetOf, pageInfo, type PageInfo } from "../common/pagination";
 import { requiredText } from "../common/validation";
 import type { Config } from "../config/config";
 import type { Actor } from "../identity/actor";
@@ -183,6 +184,32 @@ export class BankingService {
       enqueued += 1;
     }
     return enqueued;
+  }
+
+  /** Syncs every connection of the family that can sync (not waiting for new credentials), as upstream's family sync does. */
+  async syncAll(actor: Actor): Promise<SyncRunRow[]> {
+    const runs: SyncRunRow[] = [];
+    for (const connection of await this.list(actor)) {
+      if (connection.status !== "requires_update") runs.push(await this.requestSync(connection, "manual"));
+    }
+    return runs;
+  }
+
+  async runsPage(actor: Actor, page?: number | null, perPage?: number | null): Promise<{ items: SyncRunRow[]; pagination: PageInfo }> {
+    const request = clampPage(page, perPage, 25);
+    const { rows, total } = await this.repository.runsPage(actor.familyId, request.perPage, offsetOf(request));
+    return { items: rows, pagination: pageInfo(request, total) };
+  }
+
+  async run(actor: Actor, id: string): Promise<SyncRunRow> {
+    const row = isUuid(id) ? await this.repository.familyRun(actor.familyId, id) : null;
+    if (!row) throw new NotFoundError("Sync");
+    return row;
+  }
+
+  async latestRun(actor: Actor): Promise<SyncRunRow | null> {
+    const { rows } = await this.repository.runsPage(actor.familyId, 1, 0);
+    return rows[0] ?? null;
   }
 
   runs(connectionId: string, limit: number): Promise<SyncRunRow[]> {

@@ -1,6 +1,14 @@
 import { Field, ID, InputType, Int, ObjectType } from "type-graphql";
 import { AccountType } from "../accounts/account.type";
+import { PaginationType } from "../common/page.type";
 import { CalendarDateScalar, DecimalScalar } from "../graphql/scalars";
+
+@ObjectType("BankSyncSubject", { description: "What a sync syncs: always a bank connection here." })
+export class BankSyncSubjectType {
+  @Field({ description: "BankConnection." }) type!: string;
+  @Field(() => ID) id!: string;
+  @Field() name!: string;
+}
 
 @ObjectType("BankSyncRun", {
   description: "One sync of a connection: pending → syncing → completed or failed; stale when its worker went silent.",
@@ -17,6 +25,41 @@ export class BankSyncRunType {
   @Field(() => Date, { nullable: true }) startedAt!: Date | null;
   @Field(() => Date, { nullable: true }) finishedAt!: Date | null;
   @Field() createdAt!: Date;
+  @Field(() => ID, { description: "The bank connection synced." }) connectionId!: string;
+  @Field({ description: "That connection's name." }) connectionName!: string;
+  @Field({ description: "pending or syncing." }) inProgress!: boolean;
+  @Field({ description: "completed, failed or stale: it will not change any more." }) terminal!: boolean;
+  @Field(() => Date, { nullable: true, description: "When it completed; null unless completed." }) completedAt!: Date | null;
+  @Field(() => Date, { nullable: true, description: "When it failed; null unless failed." }) failedAt!: Date | null;
+  @Field(() => String, { nullable: true, description: "The first error, when there is one." }) error!: string | null;
+  @Field(() => BankSyncSubjectType) subject!: BankSyncSubjectType;
+}
+
+@ObjectType("BankConnectionAccountCounts")
+export class BankConnectionAccountCountsType {
+  @Field(() => Int, { description: "Provider accounts seen at the connection." }) totalCount!: number;
+  @Field(() => Int, { description: "Those feeding one of the family's accounts." }) linkedCount!: number;
+  @Field(() => Int) unlinkedCount!: number;
+}
+
+@ObjectType("BankConnectionSyncSummary")
+export class BankConnectionSyncSummaryType {
+  @Field({ description: "A sync is pending or under way." }) syncing!: boolean;
+  @Field(() => Date, { nullable: true, description: "When the newest completed sync finished." }) lastSyncedAt!: Date | null;
+  @Field(() => BankSyncRunType, { nullable: true, description: "The newest sync, whatever its status." }) latest!: BankSyncRunType | null;
+}
+
+@ObjectType("BankSyncRunPage")
+export class BankSyncRunPageType {
+  @Field(() => [BankSyncRunType]) items!: BankSyncRunType[];
+  @Field(() => PaginationType) pagination!: PaginationType;
+}
+
+@ObjectType("BankSyncAll")
+export class BankSyncAllType {
+  @Field() message!: string;
+  @Field(() => [BankSyncRunType], { description: "One run per connection synced (the open one when a sync was already under way)." })
+  syncs!: BankSyncRunType[];
 }
 
 @ObjectType("Security")
@@ -85,6 +128,8 @@ export class BankConnectionType {
   @Field(() => Date, { nullable: true }) lastSyncAt!: Date | null;
   @Field(() => Int, { description: "Requests made to the provider today (UTC)." }) requestsToday!: number;
   @Field() createdAt!: Date;
+  @Field() updatedAt!: Date;
+  @Field({ description: "New credentials are needed before it can sync again." }) requiresUpdate!: boolean;
   @Field(() => [BankAccountType]) accounts?: BankAccountType[];
   @Field(() => [BankSyncRunType]) syncRuns?: BankSyncRunType[];
 }

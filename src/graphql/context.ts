@@ -3,6 +3,7 @@ import { BankingLoaders } from "../banking/banking.loaders";
 import type { Logger } from "../common/logger";
 import type { Actor } from "../identity/actor";
 import type { Services } from "../services";
+import type { RateLimitState } from "../usage/usage.service";
 import { Loaders } from "./loaders";
 
 /** Everything request-scoped. Built once per HTTP request, WebSocket operation or REST call. */
@@ -17,6 +18,8 @@ export class RequestContext {
     readonly logger: Logger,
     /** Where the request comes from; audit events recorded while serving it carry this. */
     readonly audit: AuditContext = { ipAddress: null, userAgent: null, requestId, sessionId: null },
+    /** The request's rate-limit state, for the usage query; null when limiting is off or not HTTP. */
+    readonly rateLimit: RateLimitState | null = null,
   ) {}
 
   /** Per-request read-ahead of relations, scoped to the actor's family so a read can never cross families. */

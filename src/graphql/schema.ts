@@ -12,6 +12,7 @@ import { MerchantResolver } from "../merchants/merchant.resolver";
 import { SsoResolver } from "../sso/sso.resolver";
 import { TagResolver } from "../tags/tag.resolver";
 import { TransactionResolver } from "../transactions/transaction.resolver";
+import { UsageResolver } from "../usage/usage.resolver";
 import type { EventBus } from "../events/event-bus";
 import { authChecker } from "./auth-checker";
 
@@ -28,6 +29,7 @@ export const resolvers = [
   AuditResolver,
   SsoResolver,
   UserAdminResolver,
+  UsageResolver,
 ] as const;
 
 /**

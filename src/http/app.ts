@@ -80,7 +80,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
     res.status(down.length ? 503 : 200).json(down.length ? { status: "unavailable", down } : { status: "ready" });
   });
 
-  const contextOf = (res: Response) => new RequestContext(services, res.locals.actor, res.locals.requestId, logger, res.locals.audit);
+  const contextOf = (res: Response) =>
+    new RequestContext(services, res.locals.actor, res.locals.requestId, logger, res.locals.audit, res.locals.rateLimit ?? null);
   const limit = deps.rateLimiter ? [rateLimit(deps.rateLimiter, logger)] : [];
 
   const openapi = fs.readFileSync(path.join(projectRoot, "schema", "openapi.yaml"), "utf8");
