@@ -4,7 +4,7 @@ import { Access } from "../graphql/auth-checker";
 import type { RequestContext } from "../graphql/context";
 import { formatMoney, isNegative, toMinorUnits } from "../money/money";
 import type { AccountRow } from "./account.repository";
-import { AccountInput, AccountPageType, AccountType } from "./account.type";
+import { AccountInput, AccountPageType, AccountType, BalanceSheetType } from "./account.type";
 
 const signedMinorUnits = (row: AccountRow) => (isNegative(row.balance) ? -1 : 1) * toMinorUnits(row.balance, row.currency);
 
@@ -24,6 +24,21 @@ export class AccountResolver {
     @Arg("perPage", () => Int, { nullable: true, description: "Default 25, at most 100." }) perPage?: number,
   ) {
     return services.accounts.page(actor!, page, perPage);
+  }
+
+  @Authorized(Access.Read)
+  @Query(() => BalanceSheetType)
+  async balanceSheet(@Ctx() { services, actor }: RequestContext): Promise<BalanceSheetType> {
+    const [own, ...others] = (await services.accounts.balanceSheet(actor!)).map((totals) => {
+      const money = (amount: string) => ({ amount, currency: totals.currency, formatted: formatMoney(amount, totals.currency) });
+      return {
+        currency: totals.currency,
+        netWorth: money(totals.netWorth),
+        assets: money(totals.assets),
+        liabilities: money(totals.liabilities),
+      };
+    });
+    return { ...own, otherCurrencies: others };
   }
 
   @FieldResolver(() => String, { description: 'The balance formatted in its currency ("$1,234.50").' })

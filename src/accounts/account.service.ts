@@ -4,9 +4,12 @@ import { clampPage, offsetOf, pageInfo, type PageInfo } from "../common/paginati
 import { requiredText } from "../common/validation";
 import type { Actor } from "../identity/actor";
 import { FamilyModel } from "../identity/family.model";
-import { isKnownCurrency } from "../money/money";
+import Decimal from "decimal.js";
+import { isKnownCurrency, toAmountString } from "../money/money";
 import { ACCOUNT_TYPES, AccountModel, classificationOf, type AccountType } from "./account.model";
 import type { AccountRepository, AccountRow } from "./account.repository";
+
+export type BalanceSheet = { currency: string; assets: string; liabilities: string; netWorth: string };
 
 export type AccountInput = { name?: string | null; accountType?: string | null; currency?: string | null; balance?: string | null };
 
@@ -21,6 +24,19 @@ export class AccountService {
     const request = clampPage(page, perPage, 25);
     const { rows, total } = await this.accounts.page(actor.familyId, request.perPage, offsetOf(request));
     return { items: rows, pagination: pageInfo(request, total) };
+  }
+
+  /**
+   * Net worth, assets and liabilities per currency, the family's currency first. Balances are never
+   * converted: there are no exchange rates here, so each currency gets its own totals.
+   */
+  async balanceSheet(actor: Actor): Promise<BalanceSheet[]> {
+    return (await this.accounts.totalsByCurrency(actor.familyId)).map(({ currency, assets, liabilities }) => ({
+      currency,
+      assets: toAmountString(assets),
+      liabilities: toAmountString(liabilities),
+      netWorth: toAmountString(new Decimal(assets).minus(liabilities)),
+    }));
   }
 
   async get(actor: Actor, id: string): Promise<AccountRow> {

@@ -28,3 +28,26 @@ export class AccountInput {
   @Field(() => String, { nullable: true, description: "Defaults to the family's currency." }) currency?: string | null;
   @Field(() => DecimalScalar, { nullable: true }) balance?: string | null;
 }
+
+@ObjectType("MoneyAmount", { description: "An amount with its currency and its formatted text, as upstream's Money serializes." })
+export class MoneyAmountType {
+  @Field(() => DecimalScalar) amount!: string;
+  @Field() currency!: string;
+  @Field({ description: '"$1,234.50"' }) formatted!: string;
+}
+
+@ObjectType("BalanceSheetTotals", { description: "Totals of the accounts held in one currency." })
+export class BalanceSheetTotalsType {
+  @Field() currency!: string;
+  @Field(() => MoneyAmountType, { description: "Assets minus liabilities." }) netWorth!: MoneyAmountType;
+  @Field(() => MoneyAmountType) assets!: MoneyAmountType;
+  @Field(() => MoneyAmountType, { description: "What is owed, as a positive amount." }) liabilities!: MoneyAmountType;
+}
+
+@ObjectType("BalanceSheet", {
+  description:
+    "The family's totals in its currency; accounts in other currencies are totalled apart, never converted (no exchange rates here).",
+})
+export class BalanceSheetType extends BalanceSheetTotalsType {
+  @Field(() => [BalanceSheetTotalsType]) otherCurrencies!: BalanceSheetTotalsType[];
+}

@@ -57,6 +57,8 @@ export type ProviderAccountRow = {
 };
 
 export type HoldingRow = {
+  id: string;
+  securityId: string;
   accountId: string;
   date: string;
   quantity: string;
@@ -110,6 +112,19 @@ const RUN_COLUMNS = `id, connection_id AS "connectionId", status, trigger, creat
   updated_count AS "updatedCount", skipped_count AS "skippedCount", request_count AS "requestCount", errors,
   started_at AS "startedAt", heartbeat_at AS "heartbeatAt", finished_at AS "finishedAt", created_at AS "createdAt",
   (SELECT c.name FROM bank_connections c WHERE c.id = connection_id) AS "connectionName"`;
+
+const HOLDING_COLUMNS = `h.id, h.security_id AS "securityId", h.account_id AS "accountId", h.date::text AS date, h.quantity, h.price,
+  h.value, h.cost_basis AS "costBasis", h.currency, s.ticker, s.name, s.isin, s.figi, s.cusip`;
+
+export type HoldingFilter = {
+  id?: string;
+  accountId?: string;
+  accountIds?: string[];
+  securityId?: string;
+  date?: string;
+  startDate?: string;
+  endDate?: string;
+};
 
 const PROVIDER_ACCOUNT_COLUMNS = `id, connection_id AS "connectionId", account_id AS "accountId", external_id AS "externalId",
   name, institution, currency, currency_url AS "currencyUrl", balance, available_balance AS "availableBalance",
@@ -431,11 +446,42 @@ export class BankingRepository {
   }
 
   /** The latest snapshot of the holdings of each of these accounts of the family, largest value first. */
+  /** Every stored holding snapshot of the family matching the filter, newest date first, with the total. */
+  async holdingsPage(
+    familyId: string,
+    filter: HoldingFilter,
+    limit: number,
+    offset: number,
+  ): Promise<{ rows: HoldingRow[]; total: number }> {
+    const bind: unknown[] = [familyId];
+    const param = (value: unknown) => {
+      bind.push(value);
+      return `$${bind.length}`;
+    };
+    const conditions = ["h.family_id = $1"];
+    if (filter.id) conditions.push(`h.id = ${param(filter.id)}`);
+    if (filter.accountId) conditions.push(`h.account_id = ${param(filter.accountId)}`);
+    if (filter.accountIds?.length) conditions.push(`h.account_id = ANY(${param(filter.accountIds)}::uuid[])`);
+    if (filter.securityId) conditions.push(`h.security_id = ${param(filter.securityId)}`);
+    if (filter.date) conditions.push(`h.date = ${param(filter.date)}::date`);
+    if (filter.startDate) conditions.push(`h.date >= ${param(filter.startDate)}::date`);
+    if (filter.endDate) conditions.push(`h.date <= ${param(filter.endDate)}::date`);
+    const where = conditions.join(" AND ");
+    const rows = await selectRows<HoldingRow & { total: string }>(
+      this.sequelize,
+      `SELECT ${HOLDING_COLUMNS}, count(*) OVER () AS total FROM holdings h JOIN securities s ON s.id = h.security_id
+        WHERE ${where} ORDER BY h.date DESC, h.account_id, h.value DESC, h.id LIMIT ${limit} OFFSET ${offset}`,
+      bind,
+    );
+    if (rows.length > 0 || offset === 0) return { rows, total: rows.length > 0 ? Number(rows[0].total) : 0 };
+    const [count] = await selectRows<{ total: string }>(this.sequelize, `SELECT count(*) AS total FROM holdings h WHERE ${where}`, bind);
+    return { rows, total: Number(count.total) };
+  }
+
   latestHoldings(familyId: string, accountIds: readonly string[]): Promise<HoldingRow[]> {
     return selectRows<HoldingRow>(
       this.sequelize,
-      `SELECT h.account_id AS "accountId", h.date::text AS date, h.quantity, h.price, h.value, h.cost_basis AS "costBasis", h.currency,
-              s.ticker, s.name, s.isin, s.figi, s.cusip
+      `SELECT ${HOLDING_COLUMNS}
          FROM holdings h JOIN securities s ON s.id = h.security_id
         WHERE h.family_id = $1 AND h.account_id = ANY($2::uuid[])
           AND h.date = (SELECT max(date) FROM holdings latest WHERE latest.account_id = h.account_id)

@@ -15,8 +15,13 @@ import {
   BankSyncEventType,
   BankSyncRunPageType,
   BankSyncRunType,
+  HoldingFilterInput,
+  HoldingPageType,
   HoldingType,
 } from "./banking.type";
+import Decimal from "decimal.js";
+import { AccountType } from "../accounts/account.type";
+import { formatMoney } from "../money/money";
 
 const AUTO_CREATE = "Create an account for each provider account on first sight (default); false: link them with linkBankAccount.";
 
@@ -35,7 +40,55 @@ function toRun(row: SyncRunRow): BankSyncRunType {
 }
 
 function toHolding(row: HoldingRow): HoldingType {
-  return { ...row, security: { ticker: row.ticker, name: row.name, isin: row.isin, figi: row.figi, cusip: row.cusip } };
+  return { ...row, security: { id: row.securityId, ticker: row.ticker, name: row.name, isin: row.isin, figi: row.figi, cusip: row.cusip } };
+}
+
+/** Holdings as bank providers reported them, with what upstream's API derives from them. */
+@Resolver(() => HoldingType)
+export class HoldingResolver {
+  @Authorized(Access.Read)
+  @Query(() => HoldingPageType, { description: "Every holding snapshot the bank providers reported, newest date first." })
+  async holdings(
+    @Ctx() { services, actor }: RequestContext,
+    @Arg("filter", () => HoldingFilterInput, { nullable: true }) filter?: HoldingFilterInput,
+    @Arg("page", () => Int, { nullable: true }) page?: number,
+    @Arg("perPage", () => Int, { nullable: true, description: "Default 25, at most 100." }) perPage?: number,
+  ) {
+    const { items, pagination } = await services.banking.holdings(actor!, filter ?? {}, page, perPage);
+    return { items: items.map(toHolding), pagination };
+  }
+
+  @Authorized(Access.Read)
+  @Query(() => HoldingType)
+  async holding(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
+    return toHolding(await services.banking.holding(actor!, id));
+  }
+
+  @FieldResolver(() => AccountType, { nullable: true, description: "The account holding it." })
+  account(@Ctx() { bankingLoaders }: RequestContext, @Root() holding: HoldingType) {
+    return bankingLoaders.account(holding.accountId);
+  }
+
+  @FieldResolver(() => String, { nullable: true, description: "The price formatted in the holding's currency." })
+  formattedPrice(@Root() holding: HoldingType): string | null {
+    return holding.price === null ? null : formatMoney(holding.price, holding.currency);
+  }
+
+  @FieldResolver(() => String, { description: "The value formatted in the holding's currency." })
+  formattedValue(@Root() holding: HoldingType): string {
+    return formatMoney(holding.value, holding.currency);
+  }
+
+  @FieldResolver(() => String, { nullable: true, description: "Cost basis per unit, formatted; null without a cost basis." })
+  formattedAverageCost(@Root() holding: HoldingType): string | null {
+    if (holding.costBasis === null || new Decimal(holding.quantity).isZero()) return null;
+    return formatMoney(new Decimal(holding.costBasis).dividedBy(holding.quantity).toFixed(), holding.currency);
+  }
+
+  @FieldResolver(() => String, { nullable: true, description: "provider when the provider reported a cost basis, else null." })
+  costBasisSource(@Root() holding: HoldingType): string | null {
+    return holding.costBasis === null ? null : "provider";
+  }
 }
 
 @Resolver(() => BankConnectionType)

@@ -7,7 +7,7 @@ import type { Config } from "../config/config";
 import type { Actor } from "../identity/actor";
 import type { SecretBox } from "../security/secret-box";
 import { BankConnectionModel, BankSyncRunModel, type BankProvider } from "./banking.model";
-import type { BankingRepository, ConnectionRow, ProviderAccountRow, SyncRunRow } from "./banking.repository";
+import type { BankingRepository, ConnectionRow, HoldingFilter, HoldingRow, ProviderAccountRow, SyncRunRow } from "./banking.repository";
 import { LunchflowClient } from "./lunchflow.client";
 import type { SyncState } from "./provider";
 import { claimSetupToken, SimplefinClient, UpstreamClaimError } from "./simplefin.client";
@@ -210,6 +210,33 @@ export class BankingService {
   async latestRun(actor: Actor): Promise<SyncRunRow | null> {
     const { rows } = await this.repository.runsPage(actor.familyId, 1, 0);
     return rows[0] ?? null;
+  }
+
+  /** The holdings the bank providers reported, every snapshot kept, newest first. */
+  async holdings(
+    actor: Actor,
+    filter: HoldingFilter,
+    page?: number | null,
+    perPage?: number | null,
+  ): Promise<{ items: HoldingRow[]; pagination: PageInfo }> {
+    const problems = new ValidationErrors();
+    for (const [label, value] of [
+      ["account_id", filter.accountId],
+      ["security_id", filter.securityId],
+    ] as const) {
+      if (value && !isUuid(value)) problems.add(`${label} is not a valid id`);
+    }
+    if (filter.accountIds?.some((id) => !isUuid(id))) problems.add("account_ids contains an invalid id");
+    problems.throwIfAny();
+    const request = clampPage(page, perPage, 25);
+    const { rows, total } = await this.repository.holdingsPage(actor.familyId, filter, request.perPage, offsetOf(request));
+    return { items: rows, pagination: pageInfo(request, total) };
+  }
+
+  async holding(actor: Actor, id: string): Promise<HoldingRow> {
+    const { rows } = isUuid(id) ? await this.repository.holdingsPage(actor.familyId, { id }, 1, 0) : { rows: [] };
+    if (rows.length === 0) throw new NotFoundError("Holding");
+    return rows[0];
   }
 
   runs(connectionId: string, limit: number): Promise<SyncRunRow[]> {

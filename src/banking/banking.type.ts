@@ -64,6 +64,7 @@ export class BankSyncAllType {
 
 @ObjectType("Security")
 export class SecurityType {
+  @Field(() => ID) id!: string;
   @Field(() => String, { nullable: true }) ticker!: string | null;
   @Field(() => String, { nullable: true }) name!: string | null;
   @Field(() => String, { nullable: true }) isin!: string | null;
@@ -73,6 +74,8 @@ export class SecurityType {
 
 @ObjectType("Holding")
 export class HoldingType {
+  @Field(() => ID) id!: string;
+  @Field(() => ID) accountId!: string;
   @Field(() => SecurityType) security!: SecurityType;
   @Field(() => DecimalScalar) quantity!: string;
   @Field(() => DecimalScalar, { nullable: true }) price!: string | null;
@@ -80,6 +83,23 @@ export class HoldingType {
   @Field(() => DecimalScalar, { nullable: true }) costBasis!: string | null;
   @Field() currency!: string;
   @Field(() => CalendarDateScalar) date!: string;
+}
+
+@ObjectType("HoldingPage")
+export class HoldingPageType {
+  @Field(() => [HoldingType]) items!: HoldingType[];
+  @Field(() => PaginationType) pagination!: PaginationType;
+}
+
+@InputType("HoldingFilter")
+export class HoldingFilterInput {
+  @Field(() => ID, { nullable: true }) accountId?: string;
+  @Field(() => [ID], { nullable: true, description: "Holdings of any of these accounts (and of accountId, when both are given)." })
+  accountIds?: string[];
+  @Field(() => ID, { nullable: true }) securityId?: string;
+  @Field(() => CalendarDateScalar, { nullable: true, description: "Snapshots of this day only." }) date?: string;
+  @Field(() => CalendarDateScalar, { nullable: true, description: "Inclusive." }) startDate?: string;
+  @Field(() => CalendarDateScalar, { nullable: true, description: "Inclusive." }) endDate?: string;
 }
 
 @ObjectType("AccountBalance", { description: "An account's balance at the end of a day, in its native currency." })

@@ -2,7 +2,7 @@ import "reflect-metadata";
 import type { GraphQLSchema } from "graphql";
 import { buildSchema } from "type-graphql";
 import { AccountResolver } from "../accounts/account.resolver";
-import { BankAccountResolver, BankConnectionResolver } from "../banking/banking.resolver";
+import { BankAccountResolver, BankConnectionResolver, HoldingResolver } from "../banking/banking.resolver";
 import { AuditResolver } from "../audit/audit.resolver";
 import { CategoryResolver } from "../categories/category.resolver";
 import { ChatResolver } from "../chats/chat.resolver";
@@ -12,6 +12,7 @@ import { MerchantResolver } from "../merchants/merchant.resolver";
 import { SsoResolver } from "../sso/sso.resolver";
 import { TagResolver } from "../tags/tag.resolver";
 import { TransactionResolver } from "../transactions/transaction.resolver";
+import { TransferResolver } from "../transactions/transfer.resolver";
 import { UsageResolver } from "../usage/usage.resolver";
 import type { EventBus } from "../events/event-bus";
 import { authChecker } from "./auth-checker";
@@ -23,9 +24,11 @@ export const resolvers = [
   TagResolver,
   MerchantResolver,
   TransactionResolver,
+  TransferResolver,
   ChatResolver,
   BankConnectionResolver,
   BankAccountResolver,
+  HoldingResolver,
   AuditResolver,
   SsoResolver,
   UserAdminResolver,

@@ -10,7 +10,7 @@ import type { MerchantRepository } from "../merchants/merchant.repository";
 import { absolute, isKnownCurrency, negate } from "../money/money";
 import type { TagRepository } from "../tags/tag.repository";
 import { TransactionModel, TransactionTagModel, TransferModel } from "./transaction.model";
-import type { TransactionFilter, TransactionRepository, TransactionRow } from "./transaction.repository";
+import type { TransactionFilter, TransactionRepository, TransactionRow, TransferLink } from "./transaction.repository";
 
 /** What a client may send; Decimal and Date values arrive already parsed by their GraphQL scalars. */
 export type TransactionInput = {
@@ -40,6 +40,11 @@ export type TransferInput = {
   name?: string | null;
   notes?: string | null;
 };
+
+export type TransferListFilter = { accountId?: string | null; startDate?: string | null; endDate?: string | null; status?: string | null };
+export type TransferView = { id: string; createdAt: Date; outflow: TransactionRow; inflow: TransactionRow };
+/** Upstream's transfer statuses; a transfer made here is confirmed from the start. */
+const TRANSFER_STATUSES = ["pending", "confirmed", "rejected"];
 
 export type TransactionListFilter = Omit<TransactionFilter, "type"> & { type?: string | null };
 
@@ -203,6 +208,53 @@ export class TransactionService {
     const current = await this.get(actor, id);
     await TransactionModel.destroy({ where: { id, familyId: actor.familyId } });
     return current;
+  }
+
+  /** The family's transfers, newest first; `status` is upstream's, and every transfer here is confirmed. */
+  async transfers(
+    actor: Actor,
+    filter: TransferListFilter,
+    page?: number | null,
+    perPage?: number | null,
+  ): Promise<{ items: TransferView[]; pagination: PageInfo }> {
+    const problems = new ValidationErrors();
+    if (filter.accountId && !isUuid(filter.accountId)) problems.add("account_id is not a valid id");
+    if (filter.status && !TRANSFER_STATUSES.includes(filter.status)) problems.add(`status must be one of ${TRANSFER_STATUSES.join(", ")}`);
+    problems.throwIfAny();
+    const request = clampPage(page, perPage, 25);
+    if (filter.status && filter.status !== "confirmed") return { items: [], pagination: pageInfo(request, 0) };
+    const { accountId, startDate, endDate } = filter;
+    const { rows, total } = await this.transactions.transfersPage(
+      actor.familyId,
+      { accountId: accountId ?? undefined, startDate: startDate ?? undefined, endDate: endDate ?? undefined },
+      request.perPage,
+      offsetOf(request),
+    );
+    return { items: await this.withLegs(actor, rows), pagination: pageInfo(request, total) };
+  }
+
+  async transfer(actor: Actor, id: string): Promise<TransferView> {
+    const { rows } = isUuid(id) ? await this.transactions.transfersPage(actor.familyId, { id }, 1, 0) : { rows: [] };
+    if (rows.length === 0) throw new NotFoundError("Transfer");
+    const [view] = await this.withLegs(actor, rows);
+    return view;
+  }
+
+  private async withLegs(actor: Actor, links: TransferLink[]): Promise<TransferView[]> {
+    const legs = new Map(
+      (
+        await this.transactions.byIds(
+          actor.familyId,
+          links.flatMap((link) => [link.outflowId, link.inflowId]),
+        )
+      ).map((row) => [row.id, row]),
+    );
+    return links.map((link) => ({
+      id: link.id,
+      createdAt: link.createdAt,
+      outflow: legs.get(link.outflowId)!,
+      inflow: legs.get(link.inflowId)!,
+    }));
   }
 
   /** Moves money between two of the family's accounts as an outflow and an inflow leg. */

@@ -124,11 +124,26 @@ export class CreateTransactionPayload {
   created!: boolean;
 }
 
-@ObjectType("TransferPayload")
+@ObjectType("TransferPayload", { description: "A transfer between two of the family's accounts: its outflow and inflow legs." })
 export class TransferPayload {
   @Field(() => ID) id!: string;
   @Field(() => TransactionType) outflow!: TransactionType;
   @Field(() => TransactionType) inflow!: TransactionType;
+}
+
+@ObjectType("TransferPage")
+export class TransferPageType {
+  @Field(() => [TransferPayload]) items!: TransferPayload[];
+  @Field(() => PaginationType) pagination!: PaginationType;
+}
+
+@InputType("TransferFilter")
+export class TransferFilterInput {
+  @Field(() => ID, { nullable: true, description: "Either leg's account." }) accountId?: string;
+  @Field(() => CalendarDateScalar, { nullable: true, description: "Inclusive." }) startDate?: string;
+  @Field(() => CalendarDateScalar, { nullable: true, description: "Inclusive." }) endDate?: string;
+  @Field(() => String, { nullable: true, description: "pending, confirmed or rejected; every transfer here is confirmed." })
+  status?: string;
 }
 
 @InputType("TransactionInput", { description: "On update, fields left out are unchanged and null clears optional fields." })

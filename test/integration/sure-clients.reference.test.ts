@@ -212,3 +212,81 @@ describe("PUT /api/v1/transactions/{id} (sure-cli propose rules --apply)", () =>
     expect((await reader.put(`/transactions/${created.body.id}`, { transaction: { name: "x" } })).status).toBe(403);
   });
 });
+
+describe("GET /api/v1/transfers and /balance_sheet", () => {
+  test("transfers list and show both legs; account_id matches either leg; status is upstream's", async () => {
+    const family = await createUser(app.runtime.services, { currency: "USD" });
+    const familyApi = apiKeyClient(`${app.url}/api/v1`, family.key);
+    const services = app.runtime.services;
+    const checking = await createAccount(services, family, { name: "Checking", balance: "1000" });
+    const savings = await createAccount(services, family, { name: "Savings", balance: "5000" });
+    const other = await createAccount(services, family, { name: "Other" });
+    const made = await services.transactions.createTransfer(family.actor, {
+      fromAccountId: checking.id,
+      toAccountId: savings.id,
+      date: "2024-06-01",
+      amount: "250",
+      notes: "monthly",
+    });
+    const list = await familyApi.get("/transfers?page=1&per_page=10");
+    expect(list.status).toBe(200);
+    expect(list.body.pagination).toEqual({ page: 1, per_page: 10, total_count: 1, total_pages: 1 });
+    const [transfer] = list.body.transfers;
+    expect(transfer).toEqual({
+      id: made.id,
+      status: "confirmed",
+      date: "2024-06-01",
+      amount: "$250.00",
+      amount_cents: 25000,
+      currency: "USD",
+      notes: "monthly",
+      inflow_transaction: expect.objectContaining({
+        id: made.inflow.id,
+        account: { id: savings.id, name: "Savings", account_type: "depository" },
+      }),
+      outflow_transaction: expect.objectContaining({
+        id: made.outflow.id,
+        amount: "$250.00",
+        account: expect.objectContaining({ id: checking.id }),
+      }),
+      created_at: expect.stringMatching(ISO_INSTANT),
+    });
+    expect((await familyApi.get(`/transfers/${made.id}`)).body).toEqual(transfer);
+    expect((await familyApi.get(`/transfers?account_id=${savings.id}`)).body.transfers).toHaveLength(1);
+    expect((await familyApi.get(`/transfers?account_id=${other.id}`)).body.transfers).toEqual([]);
+    expect((await familyApi.get("/transfers?start_date=2024-06-02")).body.transfers).toEqual([]);
+    expect((await familyApi.get("/transfers?status=pending")).body.transfers).toEqual([]);
+    expect((await familyApi.get("/transfers?status=confirmed")).body.transfers).toHaveLength(1);
+    expect((await familyApi.get("/transfers?status=odd")).status).toBe(422);
+    expect((await api.get(`/transfers/${made.id}`)).status).toBe(404);
+
+    const sheet = await familyApi.get("/balance_sheet");
+    expect(sheet.status).toBe(200);
+    expect(sheet.body).toEqual({
+      currency: "USD",
+      net_worth: { amount: "6000", currency: "USD", formatted: "$6,000.00" },
+      assets: { amount: "6000", currency: "USD", formatted: "$6,000.00" },
+      liabilities: { amount: "0", currency: "USD", formatted: "$0.00" },
+      other_currencies: [],
+    });
+  });
+
+  test("the balance sheet nets liabilities and totals other currencies apart", async () => {
+    const family = await createUser(app.runtime.services, { currency: "USD" });
+    const services = app.runtime.services;
+    await createAccount(services, family, { name: "Checking", balance: "1000" });
+    await createAccount(services, family, { name: "Card", accountType: "credit_card", balance: "300.5" });
+    await createAccount(services, family, { name: "Konto", currency: "EUR", balance: "200" });
+    const sheet = (await apiKeyClient(`${app.url}/api/v1`, family.key).get("/balance_sheet")).body;
+    expect(sheet.net_worth).toEqual({ amount: "699.5", currency: "USD", formatted: "$699.50" });
+    expect(sheet.liabilities.amount).toBe("300.5");
+    expect(sheet.other_currencies).toEqual([
+      {
+        currency: "EUR",
+        net_worth: { amount: "200", currency: "EUR", formatted: "€200.00" },
+        assets: { amount: "200", currency: "EUR", formatted: "€200.00" },
+        liabilities: { amount: "0", currency: "EUR", formatted: "€0.00" },
+      },
+    ]);
+  });
+});

@@ -32,6 +32,38 @@ beforeAll(async () => {
       transactions: [],
       holdings: null,
     },
+    {
+      id: 702,
+      name: "Depot",
+      institution_name: "Broker AG",
+      provider: "finapi",
+      currency: "EUR",
+      status: "ACTIVE",
+      balance: { amount: 12000, currency: "EUR" },
+      transactions: [],
+      holdings: {
+        holdings: [
+          {
+            security: { name: "iShares Core MSCI World", currency: "EUR", tickerSymbol: "EUNL", isin: "IE00B4L5Y983" },
+            quantity: 100,
+            price: 90,
+            value: 9000,
+            costBasis: 7000,
+            currency: "EUR",
+          },
+          {
+            security: { name: "Apple Inc.", currency: "USD", tickerSymbol: "AAPL", isin: "US0378331005" },
+            quantity: "15.5",
+            price: "193.54",
+            value: "3000.00",
+            costBasis: null,
+            currency: "EUR",
+          },
+        ],
+        totalValue: 12000,
+        currency: "EUR",
+      },
+    },
   ];
   lunchflow.keys.set("lf_clients_key", "active");
   app = await startTestApp({ env: { ...BANK_TEST_ENV, RATE_LIMIT_REQUESTS: "50" }, roles: { api: true, workers: true } });
@@ -166,9 +198,46 @@ describe("GET /api/v1/provider_connections", () => {
       provider: "lunchflow",
       status: "good",
       requires_update: false,
-      accounts: { total_count: 1, linked_count: 1, unlinked_count: 0 },
+      accounts: { total_count: 2, linked_count: 2, unlinked_count: 0 },
       sync: { syncing: false, last_synced_at: expect.stringMatching(ISO_INSTANT), latest: { syncable: { id: connectionId } } },
     });
     expect(response.text).not.toContain("lf_clients_key");
+  });
+});
+
+describe("GET /api/v1/holdings (MCP get_holdings/get_holding)", () => {
+  test("lists the reported holdings with upstream's keys, filtered as the MCP server sends it", async () => {
+    const response = await api.get("/holdings?per_page=50");
+    expect(response.status).toBe(200);
+    expect(response.body.pagination).toMatchObject({ page: 1, per_page: 50, total_count: 2 });
+    const [world, apple] = response.body.holdings;
+    expect(world).toEqual({
+      id: expect.any(String),
+      date: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/),
+      qty: "100",
+      price: "€90.00",
+      amount: "€9,000.00",
+      currency: "EUR",
+      cost_basis_source: "provider",
+      avg_cost: "€70.00",
+      account: { id: expect.any(String), name: expect.stringContaining("Depot"), account_type: expect.any(String) },
+      security: { id: expect.any(String), ticker: "EUNL", name: "iShares Core MSCI World", isin: "IE00B4L5Y983" },
+    });
+    expect(apple).toMatchObject({ qty: "15.5", cost_basis_source: null, avg_cost: null, security: { ticker: "AAPL" } });
+
+    const accountId = world.account.id;
+    const q = `per_page=100&account_id=${accountId}&account_ids=${accountId}&security_id=${world.security.id}&date=${world.date}&start_date=${world.date}&end_date=${world.date}`;
+    const filtered = await api.get(`/holdings?${q}`);
+    expect(filtered.body.holdings.map((h: { id: string }) => h.id)).toEqual([world.id]);
+    expect((await api.get(`/holdings?end_date=2000-01-01`)).body.holdings).toEqual([]);
+    expect((await api.get(`/holdings/${world.id}`)).body).toEqual(world);
+    expect((await api.get(`/holdings?account_ids=nope`)).status).toBe(422);
+  });
+
+  test("another family's holding is 404 and its list is empty", async () => {
+    const [holding] = (await api.get("/holdings")).body.holdings;
+    const stranger = apiKeyClient(`${app.url}/api/v1`, (await createUser(app.runtime.services)).key);
+    expect((await stranger.get(`/holdings/${holding.id}`)).status).toBe(404);
+    expect((await stranger.get("/holdings")).body.holdings).toEqual([]);
   });
 });
