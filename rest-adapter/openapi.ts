@@ -201,6 +201,75 @@ function operationFor(
   };
 }
 
+const TOKEN_RESPONSE = {
+  type: "object",
+  required: ["access_token", "refresh_token", "token_type", "expires_in", "created_at"],
+  properties: {
+    access_token: { type: "string" },
+    refresh_token: { type: "string", description: "Works once; a new one comes with each refresh." },
+    token_type: { type: "string", enum: ["Bearer"] },
+    expires_in: { type: "integer" },
+    created_at: { type: "integer", description: "Unix seconds." },
+  },
+};
+const DEVICE = { type: "object", description: "Upstream's device description; accepted and not stored." };
+const jsonBody = (schema: JsonSchema) => ({ required: true, content: { "application/json": { schema } } });
+const jsonResponse = (description: string, schema: JsonSchema) => ({ description, content: { "application/json": { schema } } });
+
+/**
+ * Upstream's sign-in routes, served by the auth router (they run no GraphQL operation: signing in
+ * happens before there is an actor). Audited like POST /auth/login.
+ */
+const SIGN_IN_PATHS = {
+  "/auth/login": {
+    post: {
+      operationId: "apiLogin",
+      summary: "Sign in with e-mail and password; answers a token pair and the user (auth.login.success / auth.login.failed)",
+      tags: ["Auth"],
+      security: [],
+      requestBody: jsonBody({
+        type: "object",
+        required: ["email", "password"],
+        properties: { email: { type: "string" }, password: { type: "string" }, otp_code: { type: "string" }, device: DEVICE },
+      }),
+      responses: {
+        200: jsonResponse("Signed in", {
+          ...TOKEN_RESPONSE,
+          required: [...TOKEN_RESPONSE.required, "user"],
+          properties: {
+            ...TOKEN_RESPONSE.properties,
+            user: {
+              type: "object",
+              properties: { id: { type: "string", format: "uuid" }, email: { type: "string" }, ai_enabled: { type: "boolean" } },
+            },
+          },
+        }),
+        400: errorResponse("A missing email or password"),
+        401: errorResponse("Wrong e-mail or password, or a locked or deactivated account"),
+        429: errorResponse("Rate limit exceeded; see Retry-After"),
+      },
+    },
+  },
+  "/auth/refresh": {
+    post: {
+      operationId: "apiRefresh",
+      summary: "Exchange a refresh token for a new token pair (auth.token.refreshed)",
+      tags: ["Auth"],
+      security: [],
+      requestBody: jsonBody({
+        type: "object",
+        required: ["refresh_token"],
+        properties: { refresh_token: { type: "string" }, device: DEVICE },
+      }),
+      responses: {
+        200: jsonResponse("A new token pair", TOKEN_RESPONSE),
+        400: errorResponse("A missing, unknown, expired or already used refresh token (invalid_grant)"),
+        429: errorResponse("Rate limit exceeded; see Retry-After"),
+      },
+    },
+  },
+};
+
 /** The OpenAPI 3.1 document of /api/v1, generated from the route table and the operations. */
 export function buildOpenApi(schema: GraphQLSchema, routes: RestRoute[] = allRoutes): string {
   const prepared = prepareOperations(
@@ -222,6 +291,7 @@ export function buildOpenApi(schema: GraphQLSchema, routes: RestRoute[] = allRou
     if (route.method === "PATCH")
       paths[route.path].put = { ...described, operationId: `${route.operation}ViaPut`, summary: `${route.summary} (PUT is PATCH)` };
   }
+  Object.assign(paths, SIGN_IN_PATHS);
   const document = {
     openapi: "3.1.0",
     info: {

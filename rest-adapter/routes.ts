@@ -284,6 +284,16 @@ export const routes: RestRoute[] = [
     status: 200,
   },
   {
+    method: "PATCH",
+    path: "/auth/enable_ai",
+    operation: "enableAi",
+    summary:
+      "Turn the AI assistant on for yourself ({user} as upstream); sign-in is POST /auth/login and /auth/refresh, served beside these routes",
+    tag: "Auth",
+    resultPath: [],
+    status: 200,
+  },
+  {
     method: "GET",
     path: "/merchants",
     operation: "listMerchants",

@@ -88,6 +88,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
   app.get(`${API_PREFIX}/openapi.yaml`, (_req, res) => {
     res.type("application/yaml").send(openapi);
   });
+  // Before /api/v1's own routes: upstream's /api/v1/auth/login and /refresh are served here, unauthenticated.
+  app.use(createAuthRouter(services, limit));
   const restRouter = createRestRouter(schema, (req) => contextOf(req.res!));
   app.use(
     API_PREFIX,
@@ -98,7 +100,6 @@ export async function createApp(deps: AppDeps): Promise<App> {
     withAuditContext,
     restRouter,
   );
-  app.use(createAuthRouter(services, limit));
   app.use(createSsoRouter(services, limit));
 
   /** Where a socket's operations come from, for audit events: one request id per operation or connection. */
