@@ -15,8 +15,9 @@ export type AccountRow = {
   institutionName?: string | null;
 };
 
-const COLUMNS = `id, name, account_type AS "accountType", classification, currency, balance, created_at AS "createdAt", updated_at AS "updatedAt",
-  (SELECT min(p.institution) FROM bank_provider_accounts p WHERE p.account_id = accounts.id) AS "institutionName"`;
+const COLUMNS = `id, name, account_type AS "accountType", classification, currency, balance, created_at AS "createdAt", updated_at AS "updatedAt"`;
+/** With the institution of the provider account feeding it: the account routes show it, relation reads do not need it. */
+const DETAIL_COLUMNS = `${COLUMNS}, (SELECT min(p.institution) FROM bank_provider_accounts p WHERE p.account_id = accounts.id) AS "institutionName"`;
 
 export class AccountRepository {
   constructor(private readonly sequelize: Sequelize) {}
@@ -30,11 +31,19 @@ export class AccountRepository {
     return alignToKeys(ids, rows);
   }
 
+  async detail(familyId: string, id: string): Promise<AccountRow | null> {
+    const [row] = await selectRows<AccountRow>(this.sequelize, `SELECT ${DETAIL_COLUMNS} FROM accounts WHERE family_id = $1 AND id = $2`, [
+      familyId,
+      id,
+    ]);
+    return row ?? null;
+  }
+
   /** A page ordered by name, with the total in the same statement. */
   async page(familyId: string, limit: number, offset: number): Promise<{ rows: AccountRow[]; total: number }> {
     const rows = await selectRows<AccountRow & { total: string }>(
       this.sequelize,
-      `SELECT ${COLUMNS}, count(*) OVER () AS total FROM accounts WHERE family_id = $1 ORDER BY lower(name), id LIMIT $2 OFFSET $3`,
+      `SELECT ${DETAIL_COLUMNS}, count(*) OVER () AS total FROM accounts WHERE family_id = $1 ORDER BY lower(name), id LIMIT $2 OFFSET $3`,
       [familyId, limit, offset],
     );
     if (rows.length > 0 || offset === 0) return { rows, total: rows.length > 0 ? Number(rows[0].total) : 0 };

@@ -68,8 +68,10 @@ export class AccountResolver {
   }
 
   @FieldResolver(() => String, { nullable: true, description: "The institution of the bank-provider account feeding it, if any." })
-  institutionName(@Root() row: AccountRow): string | null {
-    return row.institutionName ?? null;
+  async institutionName(@Ctx() { services, actor }: RequestContext, @Root() row: AccountRow): Promise<string | null> {
+    // The account routes read it with the account; an account reached as a relation looks it up.
+    if (row.institutionName !== undefined) return row.institutionName;
+    return (await services.accounts.get(actor!, row.id)).institutionName ?? null;
   }
 
   @Authorized(Access.Read)

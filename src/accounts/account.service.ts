@@ -40,7 +40,7 @@ export class AccountService {
   }
 
   async get(actor: Actor, id: string): Promise<AccountRow> {
-    const [row] = isUuid(id) ? await this.accounts.byIds(actor.familyId, [id]) : [null];
+    const row = isUuid(id) ? await this.accounts.detail(actor.familyId, id) : null;
     if (!row) throw new NotFoundError("Account");
     return row;
   }

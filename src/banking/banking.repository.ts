@@ -36,7 +36,8 @@ export type SyncRunRow = {
   heartbeatAt: Date | null;
   finishedAt: Date | null;
   createdAt: Date;
-  connectionName: string;
+  /** Set where the run is read apart from its connection. */
+  connectionName?: string;
 };
 
 export type ProviderAccountRow = {
@@ -110,8 +111,12 @@ const CONNECTION_COLUMNS = `id, family_id AS "familyId", provider, name, credent
 
 const RUN_COLUMNS = `id, connection_id AS "connectionId", status, trigger, created_count AS "createdCount",
   updated_count AS "updatedCount", skipped_count AS "skippedCount", request_count AS "requestCount", errors,
-  started_at AS "startedAt", heartbeat_at AS "heartbeatAt", finished_at AS "finishedAt", created_at AS "createdAt",
-  (SELECT c.name FROM bank_connections c WHERE c.id = connection_id) AS "connectionName"`;
+  started_at AS "startedAt", heartbeat_at AS "heartbeatAt", finished_at AS "finishedAt", created_at AS "createdAt"`;
+
+/** Runs read with their connection's name (the family-wide run routes, where no connection is at hand). */
+const withConnectionName = (runs: string) =>
+  `SELECT runs.*, c.name AS "connectionName" FROM (${runs}) runs JOIN bank_connections c ON c.id = runs."connectionId"
+    ORDER BY runs."createdAt" DESC, runs.id DESC`;
 
 const HOLDING_COLUMNS = `h.id, h.security_id AS "securityId", h.account_id AS "accountId", h.date::text AS date, h.quantity, h.price,
   h.value, h.cost_basis AS "costBasis", h.currency, s.ticker, s.name, s.isin, s.figi, s.cusip`;
@@ -193,8 +198,10 @@ export class BankingRepository {
   async runsPage(familyId: string, limit: number, offset: number): Promise<{ rows: SyncRunRow[]; total: number }> {
     const rows = await selectRows<SyncRunRow & { total: string }>(
       this.sequelize,
-      `SELECT ${RUN_COLUMNS}, count(*) OVER () AS total FROM bank_sync_runs WHERE family_id = $1
-        ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
+      withConnectionName(
+        `SELECT ${RUN_COLUMNS}, count(*) OVER () AS total FROM bank_sync_runs WHERE family_id = $1
+          ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
+      ),
       [familyId, limit, offset],
     );
     if (rows.length > 0 || offset === 0) return { rows, total: rows.length > 0 ? Number(rows[0].total) : 0 };
@@ -209,7 +216,7 @@ export class BankingRepository {
   async familyRun(familyId: string, id: string): Promise<SyncRunRow | null> {
     const [row] = await selectRows<SyncRunRow>(
       this.sequelize,
-      `SELECT ${RUN_COLUMNS} FROM bank_sync_runs WHERE family_id = $1 AND id = $2`,
+      withConnectionName(`SELECT ${RUN_COLUMNS} FROM bank_sync_runs WHERE family_id = $1 AND id = $2`),
       [familyId, id],
     );
     return row ?? null;

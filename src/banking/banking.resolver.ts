@@ -25,7 +25,8 @@ import { formatMoney } from "../money/money";
 
 const AUTO_CREATE = "Create an account for each provider account on first sight (default); false: link them with linkBankAccount.";
 
-function toRun(row: SyncRunRow): BankSyncRunType {
+/** `connectionName`: the run's connection's, when the row was read without it. */
+function toRun(row: SyncRunRow, connectionName?: string): BankSyncRunType {
   const status = runStatusOf(row);
   return {
     ...row,
@@ -35,7 +36,8 @@ function toRun(row: SyncRunRow): BankSyncRunType {
     completedAt: status === "completed" ? row.finishedAt : null,
     failedAt: status === "failed" ? row.finishedAt : null,
     error: row.errors[0] ?? null,
-    subject: { type: "BankConnection", id: row.connectionId, name: row.connectionName },
+    connectionName: row.connectionName ?? connectionName ?? "",
+    subject: { type: "BankConnection", id: row.connectionId, name: row.connectionName ?? connectionName ?? "" },
   };
 }
 
@@ -107,7 +109,7 @@ export class BankConnectionResolver {
     @Arg("perPage", () => Int, { nullable: true, description: "Default 25, at most 100." }) perPage?: number,
   ) {
     const { items, pagination } = await services.banking.runsPage(actor!, page, perPage);
-    return { items: items.map(toRun), pagination };
+    return { items: items.map((row) => toRun(row)), pagination };
   }
 
   @Authorized(Access.Read)
@@ -131,7 +133,7 @@ export class BankConnectionResolver {
     const runs = await services.banking.syncAll(actor!);
     return {
       message: runs.length ? "Sync has been queued" : "No bank connection to sync",
-      syncs: runs.map(toRun),
+      syncs: runs.map((row) => toRun(row)),
     };
   }
 
@@ -155,7 +157,7 @@ export class BankConnectionResolver {
     @Ctx() { bankingLoaders }: RequestContext,
     @Root() connection: BankConnectionType,
   ): Promise<BankConnectionSyncSummaryType> {
-    const [latest] = (await bankingLoaders.runs(connection.id, 1)).map(toRun);
+    const [latest] = (await bankingLoaders.runs(connection.id, 1)).map((run) => toRun(run, connection.name));
     return { syncing: latest?.inProgress ?? false, lastSyncedAt: connection.lastSyncAt, latest: latest ?? null };
   }
 
@@ -259,7 +261,7 @@ export class BankConnectionResolver {
     @Root() connection: BankConnectionType,
     @Arg("limit", () => Int, { nullable: true, defaultValue: 10 }) limit: number,
   ) {
-    return (await bankingLoaders.runs(connection.id, limit)).map(toRun);
+    return (await bankingLoaders.runs(connection.id, limit)).map((run) => toRun(run, connection.name));
   }
 }
 

@@ -260,7 +260,7 @@ export class BankingService {
       await BankSyncRunModel.create({ id: runId, familyId: connection.familyId, connectionId: connection.id, status: "pending", trigger });
     }
     await this.queue.enqueue(connection.id, trigger);
-    return (await this.repository.run(runId))!;
+    return { ...(await this.repository.run(runId))!, connectionName: connection.name };
   }
 
   private async createConnection(
