@@ -10,6 +10,10 @@ const swcTs = {
   sourceMaps: "inline",
 };
 
+// Services the tests start on embedded PostgreSQL take any free port, so parallel files never race for
+// the fixed default (test/e2e/self-host.stop-and-database.test.ts sets it explicitly).
+process.env.EMBEDDED_POSTGRES_PORT ??= "0";
+
 // One template database per run, shared by the parent (global setup) and its workers through the env.
 process.env.FG_TEST_RUN ??= String(process.pid);
 

@@ -20,7 +20,8 @@ import { randomBytes } from "node:crypto";
 import IORedis from "ioredis";
 import pg from "pg";
 import { ToolRunner } from "../src/assistant/tools";
-import { CHAT_EVENTS, type ChatEventPayload } from "../src/chats/chat.events";
+import { Topic } from "../src/events/catalogue";
+import { FamilyVocabulary } from "../src/assistant/vocabulary";
 import { seedDemo } from "../src/cli/demo";
 import { loadConfig } from "../src/config/config";
 import { startRuntime } from "../src/runtime";
@@ -95,7 +96,7 @@ async function main(): Promise<void> {
     // Completion is observed as a subscriber would: the `complete` status event on the event bus.
     const done = new Map<string, number>();
     const listeners = chatIds.map(async (chatId) => {
-      for await (const event of runtime.services.events.subscribe(CHAT_EVENTS, chatId) as AsyncIterable<ChatEventPayload>) {
+      for await (const event of runtime.services.events.subscribe(Topic.ChatEvent, chatId)) {
         if (event.kind === "status" && event.status !== "pending") {
           if (event.status !== "complete") throw new Error(`reply failed: ${event.statusMessage}`);
           done.set(chatId, performance.now());
@@ -128,7 +129,8 @@ async function main(): Promise<void> {
       { type: "SELECT" as never },
     );
     const { repositories } = runtime.services;
-    const scope = { familyId: demo.family_id, currency: "USD", today: new Date().toISOString().slice(0, 10) };
+    const vocabulary = new FamilyVocabulary(await repositories.finance.vocabulary(demo.family_id));
+    const scope = { familyId: demo.family_id, currency: "USD", today: new Date().toISOString().slice(0, 10), vocabulary };
     const floorStart = performance.now();
     const floorLatencies = await Promise.all(
       chatIds.map(async () => {

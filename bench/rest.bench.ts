@@ -40,7 +40,8 @@ import pg from "pg";
 import { prepareOperations } from "../rest-adapter/operations";
 import { seedDemo } from "../src/cli/demo";
 import { loadConfig } from "../src/config/config";
-import { absolute, formatMoney, isNegative, toMinorUnits } from "../src/money/money";
+import { absolute, formatMoney, toMinorUnits } from "../src/money/money";
+import { signKind } from "../src/transactions/transaction.rules";
 import { startRuntime, type Runtime } from "../src/runtime";
 import type { LoadJob, LoadReply, LoadResult } from "./load-generator";
 
@@ -215,7 +216,7 @@ type TransactionSqlRow = {
 
 /** Keys in the order of fragments.graphql, so the serialized bytes match too. */
 function transactionJson(row: TransactionSqlRow) {
-  const income = isNegative(row.amount);
+  const income = signKind(row.amount) === "income";
   const cents = toMinorUnits(row.amount, row.currency);
   return {
     id: row.id,

@@ -1,10 +1,11 @@
 import type { GraphQLSchema } from "graphql";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
-import { BadRequestError, DomainError } from "../src/common/errors";
+import { restErrorOf, type RestErrorResponse } from "../src/common/error-edges";
+import { BadRequestError, DomainError, MethodNotAllowedError, RouteNotFoundError } from "../src/common/errors";
 import type { RequestContext } from "../src/graphql/context";
 import { canWrite, insufficientScope } from "../src/identity/actor";
 import { prepareOperations, type PreparedOperation } from "./operations";
-import { domainErrorOf, fromDomainError, INTERNAL_ERROR, restError } from "./rest-errors";
+import { domainErrorOf } from "./rest-errors";
 import { type RestRoute, routes as allRoutes } from "./routes";
 import { buildVariables } from "./variables";
 
@@ -27,16 +28,22 @@ function routeMethodOf(method: string): string {
   return method === "PUT" ? "PATCH" : method;
 }
 
-type Resolution = { kind: "route"; index: number } | { kind: "error"; status: number; body: object; allow?: string };
+type Resolution = { kind: "route"; index: number } | { kind: "error"; error: DomainError; allow?: string };
 
 function resolve(routes: Array<RestRoute & RoutePattern>, method: string, path: string, originalUrl: string): Resolution {
   const matching = routes.map((route, index) => ({ route, index })).filter(({ route }) => route.pattern.test(path));
   if (matching.length === 0)
-    return { kind: "error", ...restError(404, "not_found", `No route matches ${method} ${originalUrl.split("?")[0]}`) };
+    return { kind: "error", error: new RouteNotFoundError(`No route matches ${method} ${originalUrl.split("?")[0]}`) };
   const found = matching.find(({ route }) => route.method === routeMethodOf(method));
   if (found) return { kind: "route", index: found.index };
   const methods = matching.flatMap(({ route }) => (route.method === "PATCH" ? ["PATCH", "PUT"] : [route.method]));
-  return { kind: "error", ...restError(405, "method_not_allowed", `${method} is not allowed here`), allow: methods.join(", ") };
+  return { kind: "error", error: new MethodNotAllowedError(`${method} is not allowed here`), allow: methods.join(", ") };
+}
+
+/** Answers a request no route serves: 404, or 405 with the Allow header. */
+function refuse(res: Response, resolution: Extract<Resolution, { kind: "error" }>): void {
+  if (resolution.allow) res.setHeader("Allow", resolution.allow);
+  sendError(res, restErrorOf(resolution.error));
 }
 
 /**
@@ -48,8 +55,7 @@ export function unknownRouteGuard(routes: RestRoute[] = allRoutes): RequestHandl
   return (req, res, next) => {
     const resolution = resolve(patterns, req.method, req.path, req.originalUrl);
     if (resolution.kind === "route") return next();
-    if (resolution.allow) res.setHeader("Allow", resolution.allow);
-    sendError(res, resolution);
+    refuse(res, resolution);
   };
 }
 
@@ -75,15 +81,12 @@ export function createRestRouter(schema: GraphQLSchema, contextOf: RestContextFa
 
   return async (req: Request, res: Response, next: NextFunction) => {
     const resolution = resolve(compiled, req.method, req.path, req.originalUrl);
-    if (resolution.kind === "error") {
-      if (resolution.allow) res.setHeader("Allow", resolution.allow);
-      return sendError(res, resolution);
-    }
+    if (resolution.kind === "error") return refuse(res, resolution);
     const route = compiled[resolution.index];
     try {
       await run(route, schema, req, res, contextOf(req));
     } catch (error) {
-      if (error instanceof DomainError) return sendError(res, fromDomainError(error));
+      if (error instanceof DomainError) return sendError(res, restErrorOf(error));
       next(error);
     }
   };
@@ -117,12 +120,12 @@ async function run(route: CompiledRoute, schema: GraphQLSchema, req: Request, re
   const result = await route.prepared.run(context, variableValues);
   if (result.errors?.length) {
     const domainError = domainErrorOf(result.errors);
-    if (domainError) return sendError(res, fromDomainError(domainError));
+    if (domainError) return sendError(res, restErrorOf(domainError));
     context.logger.error(
       { errors: result.errors.map((e) => ({ message: e.message, path: e.path, cause: e.originalError })) },
       "REST operation failed",
     );
-    return sendError(res, { status: 500, body: INTERNAL_ERROR });
+    return sendError(res, restErrorOf(null));
   }
   const status =
     route.alternateStatus && valueAt(result.data, route.alternateStatus.when) === route.alternateStatus.equals
@@ -142,6 +145,6 @@ function decodeSegment(segment: string): string {
   }
 }
 
-function sendError(res: Response, { status, body }: { status: number; body: object }): void {
+function sendError(res: Response, { status, body }: RestErrorResponse): void {
   res.status(status).json(body);
 }

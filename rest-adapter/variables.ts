@@ -144,7 +144,7 @@ function listOf(value: unknown): string[] | undefined {
 const INT_MAX = 2 ** 31 - 1;
 const INT_MIN = -(2 ** 31);
 
-/** Query strings are text: numbers are parsed, and non-numbers fall back to the default (rest-compat.md). */
+/** Query strings are text: numbers are parsed, and non-numbers fall back to the default (docs/rest-compat.md). */
 function fromQueryValue(type: GraphQLInputType, value: unknown): unknown {
   if (value === undefined || value === "") return undefined;
   if (isListType(isNonNullType(type) ? type.ofType : type)) return listOf(value);

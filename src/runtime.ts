@@ -5,8 +5,9 @@ import { createQueueBackend, type QueueBackend } from "../workers/queues";
 import { WorkerHost } from "../workers/worker-host";
 import { createLogger, type Logger } from "./common/logger";
 import type { Config } from "./config/config";
-import { createSequelize } from "./db/database";
-import { startEmbeddedPostgres } from "./db/embedded-postgres";
+import { createSequelize, pingDatabase } from "./db/database";
+import { startEmbeddedPostgres, type EmbeddedPostgres } from "./db/embedded-postgres";
+import { checkRedisReachable, explainDatabaseError, explainListenError } from "./common/connection-errors";
 import { migrateToLatest } from "./db/migrator";
 import { initModels } from "./db/models";
 import { createEventBus } from "./events/event-bus";
@@ -31,6 +32,8 @@ export type Runtime = {
   services: Services;
   queues: QueueBackend;
   databaseUrl: string;
+  /** The embedded PostgreSQL, when DATABASE_URL is unset. */
+  embedded?: EmbeddedPostgres;
   schema?: GraphQLSchema;
   app?: App;
   /** http://host:port once listening. */
@@ -38,7 +41,7 @@ export type Runtime = {
   stop(): Promise<void>;
 };
 
-type Stoppable = () => Promise<unknown>;
+export type Stoppable = () => Promise<unknown>;
 
 /** Connects to the configured database (or starts the embedded one) and applies migrations. */
 export async function openDatabase(
@@ -46,29 +49,42 @@ export async function openDatabase(
   logger: Logger,
   stops: Stoppable[],
   onStatement?: (sql: string) => void,
-): Promise<{ sequelize: Sequelize; url: string }> {
-  let url = config.databaseUrl;
-  if (!url) {
-    const embedded = await startEmbeddedPostgres(config.dataDir, logger);
-    stops.push(() => embedded.stop());
-    url = embedded.url;
-  }
+): Promise<{ sequelize: Sequelize; url: string; embedded?: EmbeddedPostgres }> {
+  const { url, embedded } = await databaseUrl(config, logger, stops);
   const sequelize = createSequelize({ url, poolMax: config.databasePoolMax, onStatement });
   stops.push(() => sequelize.close());
   initModels(sequelize);
-  await migrateToLatest(sequelize);
-  return { sequelize, url };
+  try {
+    await migrateToLatest(sequelize);
+  } catch (error) {
+    const explained = explainDatabaseError(error, url, embedded ? "embedded" : "DATABASE_URL");
+    throw explained ? new Error(explained) : error;
+  }
+  return { sequelize, url, embedded };
+}
+
+/** DATABASE_URL, or the URL of the embedded PostgreSQL, started unless another process runs it. */
+export async function databaseUrl(
+  config: Config,
+  logger: Logger,
+  stops: Stoppable[],
+): Promise<{ url: string; embedded?: EmbeddedPostgres }> {
+  if (config.databaseUrl) return { url: config.databaseUrl };
+  const embedded = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, logger);
+  stops.push(() => embedded.stop());
+  return { url: embedded.url, embedded };
 }
 
 export async function startRuntime(config: Config, roles: Roles, options: RuntimeOptions = {}): Promise<Runtime> {
-  const logger = options.logger ?? createLogger(config.logLevel);
+  const logger = options.logger ?? createLogger(config.logLevel, 1, config.logFormat);
   const stops: Stoppable[] = [];
   const stop = async () => {
     for (const step of stops.reverse()) await step().catch((error) => logger.error({ err: error }, "error while stopping"));
     stops.length = 0;
   };
   try {
-    const { sequelize, url: databaseUrl } = await openDatabase(config, logger, stops, options.onStatement);
+    if (config.redisUrl) await checkRedisReachable(config.redisUrl);
+    const { sequelize, url: databaseUrl, embedded } = await openDatabase(config, logger, stops, options.onStatement);
     const events = createEventBus({ redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, databaseUrl }, logger);
     stops.push(() => events.close());
     await events.ready();
@@ -78,9 +94,10 @@ export async function startRuntime(config: Config, roles: Roles, options: Runtim
     let runtime: Runtime | undefined = undefined;
     const publicUrl = () => runtime?.url ?? config.publicUrl ?? `http://localhost:${config.port}`;
     const services = createServices(sequelize, events, { config, queues, logger, publicUrl });
+    stops.push(async () => services.outbound.close());
     // Before the event bus and the database close: events committed just now get linked and published.
     stops.push(() => services.audit.settle());
-    runtime = { config, logger, sequelize, services, queues, databaseUrl, stop };
+    runtime = { config, logger, sequelize, services, queues, databaseUrl, embedded, stop };
 
     if (roles.workers) {
       const host = new WorkerHost(queues, { services, logger });
@@ -103,7 +120,7 @@ export async function startRuntime(config: Config, roles: Roles, options: Runtim
       });
       const { httpServer } = runtime.app;
       await new Promise<void>((resolve, reject) => {
-        httpServer.once("error", reject);
+        httpServer.once("error", (error) => reject(explainListenError(error, config.host, config.port)));
         httpServer.listen(config.port, config.host, () => resolve());
       });
       stops.push(() => runtime.app!.close());
@@ -122,6 +139,6 @@ async function readiness(sequelize: Sequelize, queues: QueueBackend): Promise<st
     Promise.race([check.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 2000).unref())]).catch(
       () => false,
     );
-  const [database, queue] = await Promise.all([withTimeout(sequelize.query("SELECT 1")), withTimeout(queues.ping())]);
+  const [database, queue] = await Promise.all([withTimeout(pingDatabase(sequelize)), withTimeout(queues.ping())]);
   return [...(database ? [] : ["database"]), ...(queue ? [] : ["queue"])];
 }

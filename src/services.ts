@@ -15,11 +15,14 @@ import { ChatService, type ReplyQueue } from "./chats/chat.service";
 import { createLogger, type Logger } from "./common/logger";
 import type { Config } from "./config/config";
 import type { EventBus } from "./events/event-bus";
+import { AuditSavedSearchRepository } from "./audit/audit-saved-search.repository";
+import { AuditSavedSearchService } from "./audit/audit-saved-search.service";
 import { AuditRepository } from "./audit/audit.repository";
 import { AuditService } from "./audit/audit.service";
 import { AuthRepository } from "./auth/auth.repository";
 import { LoginService } from "./auth/login.service";
 import { SessionService } from "./auth/session.service";
+import { ApiKeyRepository } from "./identity/api-key.repository";
 import { ApiKeyService } from "./identity/api-key.service";
 import { UsageService } from "./usage/usage.service";
 import { UserAdminService } from "./identity/user-admin.service";
@@ -27,11 +30,14 @@ import { UserRepository } from "./identity/user.repository";
 import { UserService } from "./identity/user.service";
 import { MerchantRepository } from "./merchants/merchant.repository";
 import { MerchantService } from "./merchants/merchant.service";
+import { OutboundGuard } from "./outbound/outbound.guard";
 import { SecretBox } from "./security/secret-box";
 import { ConnectedAccountService } from "./sso/connected-accounts.service";
 import { OidcClient } from "./sso/oidc-client";
 import { SsoLoginService } from "./sso/sso-login.service";
 import { SsoProviderService } from "./sso/sso-provider.service";
+import { SsoLoginRequestRepository } from "./sso/sso-login-request.repository";
+import { SsoRepository } from "./sso/sso.repository";
 import { TagRepository } from "./tags/tag.repository";
 import { TagService } from "./tags/tag.service";
 import { TransactionRepository } from "./transactions/transaction.repository";
@@ -51,8 +57,12 @@ function createRepositories(sequelize: Sequelize) {
     finance: new FinanceRepository(sequelize),
     banking: new BankingRepository(sequelize),
     audit: new AuditRepository(sequelize),
+    auditSavedSearches: new AuditSavedSearchRepository(),
     auth: new AuthRepository(sequelize),
     users: new UserRepository(sequelize),
+    apiKeys: new ApiKeyRepository(sequelize),
+    sso: new SsoRepository(sequelize),
+    ssoLoginRequests: new SsoLoginRequestRepository(sequelize),
   };
 }
 
@@ -114,12 +124,15 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
   const users = new UserService(sequelize, audit, events, repositories.users);
   const oidc = new OidcClient({ ...config.sso, allowInsecure: config.allowInsecureUpstreams });
   const publicUrl = deps.publicUrl ?? (() => config.publicUrl ?? `http://localhost:${config.port}`);
-  const ssoProviders = new SsoProviderService(sequelize, audit, secrets, oidc, publicUrl);
-  const connectedAccounts = new ConnectedAccountService(sequelize, audit);
-  const apiKeys = new ApiKeyService(sequelize, events);
+  const ssoProviders = new SsoProviderService(sequelize, repositories.sso, audit, secrets, oidc, publicUrl);
+  const connectedAccounts = new ConnectedAccountService(sequelize, repositories.sso, audit);
+  /** The one way to reach a user- or upstream-supplied URL or host (src/outbound/outbound.guard.ts). */
+  const outbound = new OutboundGuard(config.outbound);
+  const apiKeys = new ApiKeyService(repositories.apiKeys, events);
   return {
     repositories,
     events,
+    outbound,
     users,
     userAdmin: new UserAdminService(sequelize, repositories.users, users, sessions, audit, events),
     apiKeys,
@@ -149,6 +162,7 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     banking: new BankingService(repositories.banking, repositories.accounts, secrets, config, syncQueueOf(deps)),
     bankSync: new BankSyncService(repositories.banking, secrets, config, events, logger),
     audit,
+    auditSavedSearches: new AuditSavedSearchService(repositories.auditSavedSearches),
     sessions,
     logins: new LoginService(sequelize, repositories.auth, audit, sessions, {
       maxFailures: config.loginMaxFailures,
@@ -156,6 +170,18 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     }),
     ssoProviders,
     connectedAccounts,
-    ssoLogins: new SsoLoginService(sequelize, audit, secrets, oidc, ssoProviders, connectedAccounts, sessions, users),
+    ssoLogins: new SsoLoginService(
+      sequelize,
+      repositories.sso,
+      repositories.ssoLoginRequests,
+      repositories.users,
+      audit,
+      secrets,
+      oidc,
+      ssoProviders,
+      connectedAccounts,
+      sessions,
+      users,
+    ),
   };
 }

@@ -1,6 +1,6 @@
 import type { Sequelize } from "sequelize";
 import { alignToKeys, selectRows } from "../common/sql";
-import type { AccountClassification, AccountType } from "./account.model";
+import { AccountModel, type AccountClassification, type AccountType } from "./account.model";
 
 export type AccountRow = {
   id: string;
@@ -15,12 +15,32 @@ export type AccountRow = {
   institutionName?: string | null;
 };
 
+export type AccountFields = Pick<AccountModel, "name" | "accountType" | "classification" | "currency" | "balance">;
+
 const COLUMNS = `id, name, account_type AS "accountType", classification, currency, balance, created_at AS "createdAt", updated_at AS "updatedAt"`;
 /** With the institution of the provider account feeding it: the account routes show it, relation reads do not need it. */
 const DETAIL_COLUMNS = `${COLUMNS}, (SELECT min(p.institution) FROM bank_provider_accounts p WHERE p.account_id = accounts.id) AS "institutionName"`;
 
 export class AccountRepository {
   constructor(private readonly sequelize: Sequelize) {}
+
+  async create(familyId: string, id: string, fields: AccountFields): Promise<void> {
+    await AccountModel.create({ ...fields, id, familyId });
+  }
+
+  async update(familyId: string, id: string, changes: Partial<AccountFields>): Promise<void> {
+    await AccountModel.update(changes, { where: { id, familyId } });
+  }
+
+  async delete(familyId: string, id: string): Promise<void> {
+    await AccountModel.destroy({ where: { id, familyId } });
+  }
+
+  /** The family's currency, the default of its new accounts. */
+  async familyCurrency(familyId: string): Promise<string> {
+    const [row] = await selectRows<{ currency: string }>(this.sequelize, "SELECT currency FROM families WHERE id = $1", [familyId]);
+    return row.currency;
+  }
 
   async byIds(familyId: string, ids: readonly string[]): Promise<(AccountRow | null)[]> {
     const rows = await selectRows<AccountRow>(

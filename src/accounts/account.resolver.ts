@@ -2,11 +2,9 @@ import { SafeIntResolver } from "graphql-scalars";
 import { Arg, Authorized, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from "type-graphql";
 import { Access } from "../graphql/auth-checker";
 import type { RequestContext } from "../graphql/context";
-import { formatMoney, isNegative, toMinorUnits } from "../money/money";
+import { formatMoney, toSignedMinorUnits } from "../money/money";
 import type { AccountRow } from "./account.repository";
 import { AccountInput, AccountPageType, AccountType, BalanceSheetType } from "./account.type";
-
-const signedMinorUnits = (row: AccountRow) => (isNegative(row.balance) ? -1 : 1) * toMinorUnits(row.balance, row.currency);
 
 @Resolver(() => AccountType)
 export class AccountResolver {
@@ -48,7 +46,7 @@ export class AccountResolver {
 
   @FieldResolver(() => SafeIntResolver, { description: "The balance in minor units, signed as stored." })
   balanceCents(@Root() row: AccountRow): number {
-    return signedMinorUnits(row);
+    return toSignedMinorUnits(row.balance, row.currency);
   }
 
   // Upstream splits an investment account's cash from its holdings; here an account holds one balance, all of it cash.
@@ -59,7 +57,7 @@ export class AccountResolver {
 
   @FieldResolver(() => SafeIntResolver, { description: "cashBalance in minor units." })
   cashBalanceCents(@Root() row: AccountRow): number {
-    return signedMinorUnits(row);
+    return toSignedMinorUnits(row.balance, row.currency);
   }
 
   @FieldResolver(() => String, { description: "active: accounts here are never disabled or pending deletion." })

@@ -3,11 +3,10 @@ import { isUuid, newId } from "../common/ids";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../common/pagination";
 import { requiredText } from "../common/validation";
 import type { Actor } from "../identity/actor";
-import { FamilyModel } from "../identity/family.model";
 import Decimal from "decimal.js";
 import { isKnownCurrency, toAmountString } from "../money/money";
-import { ACCOUNT_TYPES, AccountModel, classificationOf, type AccountType } from "./account.model";
-import type { AccountRepository, AccountRow } from "./account.repository";
+import { ACCOUNT_TYPES, classificationOf, type AccountType } from "./account.model";
+import type { AccountFields, AccountRepository, AccountRow } from "./account.repository";
 
 export type BalanceSheet = { currency: string; assets: string; liabilities: string; netWorth: string };
 
@@ -49,12 +48,10 @@ export class AccountService {
     const problems = new ValidationErrors();
     const name = requiredText(problems, "Name", input.name, 120);
     const accountType = checkAccountType(problems, input.accountType ?? null);
-    const currency = input.currency ? checkCurrency(problems, input.currency) : (await FamilyModel.findByPk(actor.familyId))!.currency;
+    const currency = input.currency ? checkCurrency(problems, input.currency) : await this.accounts.familyCurrency(actor.familyId);
     problems.throwIfAny();
     const id = newId();
-    await AccountModel.create({
-      id,
-      familyId: actor.familyId,
+    await this.accounts.create(actor.familyId, id, {
       name,
       accountType: accountType!,
       classification: classificationOf(accountType!),
@@ -67,7 +64,7 @@ export class AccountService {
   async update(actor: Actor, id: string, input: AccountInput): Promise<AccountRow> {
     await this.get(actor, id);
     const problems = new ValidationErrors();
-    const changes: Partial<AccountModel> = {};
+    const changes: Partial<AccountFields> = {};
     if (input.name !== undefined) changes.name = requiredText(problems, "Name", input.name, 120);
     if (input.accountType !== undefined) {
       const accountType = checkAccountType(problems, input.accountType);
@@ -79,14 +76,14 @@ export class AccountService {
       else changes.balance = input.balance;
     }
     problems.throwIfAny();
-    await AccountModel.update(changes, { where: { id, familyId: actor.familyId } });
+    await this.accounts.update(actor.familyId, id, changes);
     return this.get(actor, id);
   }
 
   /** Deletes the account and, with it, its transactions. */
   async delete(actor: Actor, id: string): Promise<AccountRow> {
     const account = await this.get(actor, id);
-    await AccountModel.destroy({ where: { id, familyId: actor.familyId } });
+    await this.accounts.delete(actor.familyId, id);
     return account;
   }
 }

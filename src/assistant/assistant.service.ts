@@ -1,7 +1,6 @@
 import { UniqueConstraintError, type Sequelize } from "sequelize";
 import type { AccountRepository } from "../accounts/account.repository";
-import { CHAT_EVENTS, type ChatEventPayload } from "../chats/chat.events";
-import { ChatMessageModel, ChatModel, ToolCallModel } from "../chats/chat.model";
+import { Topic, type ChatEventPayload } from "../events/catalogue";
 import type { ChatRepository, ReplyTarget } from "../chats/chat.repository";
 import { COMPLETE_MESSAGE } from "../chats/chat.service";
 import { newId } from "../common/ids";
@@ -10,6 +9,7 @@ import type { EventBus } from "../events/event-bus";
 import type { FinanceRepository } from "./finance.repository";
 import { AssistantFailure, FAILURE_SENTENCES, STALE_SENTENCE, type AssistantProvider } from "./provider";
 import { ToolRunner } from "./tools";
+import { FamilyVocabulary } from "./vocabulary";
 
 export type ReplyOutcome = "replied" | "failed" | "skipped";
 
@@ -43,11 +43,9 @@ export class AssistantService {
     if (!target || target.aiResponseStatus !== "pending" || target.replyAttempt !== attempt) return "skipped";
     if (!target.aiEnabled) return this.fail(target, FAILURE_SENTENCES.misconfigured);
 
-    const [vocabulary, history] = await Promise.all([
-      this.finance.vocabulary(target.familyId),
-      this.chats.history(target.chatId, target.id),
-    ]);
-    const scope = { familyId: target.familyId, currency: target.currency.trim(), today: new Date().toISOString().slice(0, 10) };
+    const [names, history] = await Promise.all([this.finance.vocabulary(target.familyId), this.chats.history(target.chatId, target.id)]);
+    const vocabulary = new FamilyVocabulary(names);
+    const scope = { familyId: target.familyId, currency: target.currency.trim(), today: new Date().toISOString().slice(0, 10), vocabulary };
     const tools = new ToolRunner(scope, { finance: this.finance, accounts: this.accounts });
     const partial = this.partialPublisher(target);
     let content: string;
@@ -55,7 +53,7 @@ export class AssistantService {
       ({ content } = await this.provider.respond({
         model: target.model ?? this.config.defaultModel,
         history,
-        context: { ...scope, ...vocabulary },
+        context: { currency: scope.currency, today: scope.today, vocabulary },
         tools,
         onDelta: partial.add,
       }));
@@ -86,12 +84,12 @@ export class AssistantService {
     try {
       const written = await this.sequelize.transaction(async (transaction) => {
         if (!(await this.chats.lockPending(target.id, target.replyAttempt, transaction))) return false;
-        await ChatMessageModel.create(
+        await this.chats.insertMessage(
           { id: replyId, chatId: target.chatId, role: "assistant", content, model: target.model, replyToMessageId: target.id },
-          { transaction },
+          transaction,
         );
         if (tools.calls.length)
-          await ToolCallModel.bulkCreate(
+          await this.chats.insertToolCalls(
             tools.calls.map((call, position) => ({
               id: newId(),
               messageId: replyId,
@@ -100,13 +98,10 @@ export class AssistantService {
               functionArguments: call.arguments,
               functionResult: call.result,
             })),
-            { transaction },
+            transaction,
           );
-        await ChatMessageModel.update(
-          { aiResponseStatus: "complete", aiResponseMessage: COMPLETE_MESSAGE },
-          { where: { id: target.id }, transaction },
-        );
-        await ChatModel.update({ error: null, updatedAt: new Date() }, { where: { id: target.chatId }, transaction });
+        await this.chats.completeReply(target.id, COMPLETE_MESSAGE, transaction);
+        await this.chats.setChatError(target.chatId, null, transaction, true);
         return true;
       });
       if (!written) return "skipped";
@@ -128,12 +123,9 @@ export class AssistantService {
 
   private async fail(target: ReplyTarget, sentence: string): Promise<ReplyOutcome> {
     const failed = await this.sequelize.transaction(async (transaction) => {
-      const [count] = await ChatMessageModel.update(
-        { aiResponseStatus: "failed", aiResponseMessage: sentence },
-        { where: { id: target.id, aiResponseStatus: "pending", replyAttempt: target.replyAttempt }, transaction },
-      );
-      if (count > 0) await ChatModel.update({ error: sentence }, { where: { id: target.chatId }, transaction });
-      return count > 0;
+      const stillPending = await this.chats.failPendingReply(target.id, target.replyAttempt, sentence, transaction);
+      if (stillPending) await this.chats.setChatError(target.chatId, sentence, transaction);
+      return stillPending;
     });
     if (!failed) return "skipped";
     this.publish({
@@ -174,6 +166,6 @@ export class AssistantService {
   }
 
   private publish(payload: ChatEventPayload): void {
-    this.events.publish(CHAT_EVENTS, payload.chatId, payload);
+    this.events.publish(Topic.ChatEvent, payload.chatId, payload);
   }
 }

@@ -1,189 +1,253 @@
 import Decimal from "decimal.js";
 import { formatMoney } from "../money/money";
+import {
+  currentMonth,
+  describe,
+  findPeriods,
+  monthsIn,
+  MONTH_NAMES,
+  previous,
+  weeksIn,
+  wholeMonthsSince,
+  type Period,
+} from "./builtin.periods";
+import { read, type QuestionKind, type Reading } from "./builtin.reading";
 import type { AssistantProvider, AssistantRequest, FamilyContext } from "./provider";
 import type { ToolRunner } from "./tools";
+import type { Subject } from "./vocabulary";
 
 /**
- * The assistant that needs no model server: it recognises the common questions in plain English,
- * answers them by calling the same tools a model would (so the stored tool calls are real), and says
- * so plainly when it does not understand. Deterministic: the same question on the same data gives the
- * same answer.
+ * The assistant that needs no model server: it reads the common questions in plain English, answers
+ * them by calling the same tools a model would (so the stored tool calls are real), and says plainly
+ * what it did not understand rather than answering a broader question. Deterministic: the same
+ * conversation on the same data gives the same answer.
  */
 export class BuiltinProvider implements AssistantProvider {
   async respond(request: AssistantRequest): Promise<{ content: string }> {
-    const question = request.history[request.history.length - 1]?.content ?? "";
+    const questions = request.history.filter((message) => message.role === "user").map((message) => message.content);
     // Nothing to stream: the answer is complete the moment it exists.
-    return { content: await answer(question, request.context, request.tools) };
+    return { content: await answer(questions, request.context, request.tools) };
   }
 }
 
-type Period = { start: string; end: string; label: string };
-
-type TotalsEntry = { currency: string; income: string; expense: string; net: string; count: number };
+type TotalsEntry = {
+  currency: string;
+  income: string;
+  expense: string;
+  count: number;
+  first_date: string | null;
+  last_date: string | null;
+};
 type TransactionEntry = { date: string; name: string; amount: string; type: string; currency: string; category: string | null };
+type GroupEntry = { key: string; income: string; expense: string; count: number };
 
-const MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
-const MONTH_NAMES = MONTHS.map((month) => month.charAt(0).toUpperCase() + month.slice(1));
+/** A question as answered: its reading with the follow-up context filled in. */
+type Asked = Reading & { period: Period | null; currency: string; setAside: string[] };
 
 const EXAMPLES = [
   "How much did I spend on groceries last month?",
-  "How much did I spend at Amazon this year?",
-  "What was my income in March?",
-  "What were my largest expenses this month?",
-  "Show my recent transactions",
-  "What are my account balances?",
-  "What is my net worth?",
+  "How much did I spend at Starbucks and Chipotle this year?",
+  "What's my average monthly spending on dining out?",
+  "Which merchant did I spend the most at this year?",
+  "Did I spend more this month than last month?",
+  "What were my 5 largest expenses in March?",
   "Income vs expenses last month",
+  "What subscriptions do I have?",
+  "When did I last pay Netflix?",
+  "What is my net worth?",
 ];
 
-export const NOT_UNDERSTOOD = [
-  "Sorry, I don't understand that question. I am the built-in assistant and I can answer questions like:",
-  "",
-  ...EXAMPLES.map((example) => `- ${example}`),
-].join("\n");
+const SUGGESTIONS = ["I can answer questions like:", "", ...EXAMPLES.map((example) => `- ${example}`)].join("\n");
 
-async function answer(question: string, context: FamilyContext, tools: ToolRunner): Promise<string> {
-  const text = normalize(question);
-  const has = (pattern: RegExp) => pattern.test(text);
-  const period = parsePeriod(text, context.today);
+export const NOT_UNDERSTOOD = `Sorry, I don't understand that question. I am the built-in assistant and ${SUGGESTIONS.charAt(0).toLowerCase()}${SUGGESTIONS.slice(1)}`;
 
-  if (has(/\bnet worth\b|\bassets\b|\bliabilit(y|ies)\b|\bbalance sheet\b|\bwhat (am i|i am) worth\b/)) return netWorth(context, tools);
-  if (
-    has(
-      /\bincome (vs|versus|and|against|compared to) (expenses?|spending)\b|\bsavings rate\b|\bcash ?flow\b|\bnet income\b|\bincome statement\b|\b(spending|expenses?) by category\b|\bbreakdown\b|\bhow much did i save\b/,
-    )
-  )
-    return incomeStatement(context, tools, period ?? currentMonth(context.today));
-  if (has(/\b(largest|biggest|top|most expensive|highest)\b/) && has(/\b(expenses?|purchases?|transactions?|spending|payments?|costs?)\b/))
-    return largestExpenses(tools, period ?? currentMonth(context.today), countIn(text) ?? 5);
-  if (has(/\b(recent|latest|newest)\b.*\btransactions?\b|\blast \d+ transactions?\b|\b(show|list)( me)? my transactions\b/))
-    return recentTransactions(tools, period, countIn(text) ?? 10);
-  if (has(/\bbalances?\b|\bmy accounts\b|\bhow much (money )?do i have\b|\bwhat accounts\b/)) return balances(tools);
-  const categories = matches(text, context.categories, categoryVariants);
-  const merchants = matches(text, context.merchants, (name) => [normalize(name).trim()]);
-  if (has(/\b(spend|spent|spending|expenses?|cost|costs|paid|pay)\b/) && !has(/\bpaid me\b/))
-    return totals(context, tools, "expense", period ?? currentMonth(context.today), categories, merchants);
-  if (has(/\b(income|earn|earned|earnings|made|received|paid me|salary)\b/))
-    return totals(context, tools, "income", period ?? currentMonth(context.today), categories, merchants);
-  return NOT_UNDERSTOOD;
+/** Reads the conversation's questions in order, so a follow-up borrows what the previous one asked. */
+function understand(questions: string[], context: FamilyContext): Asked | null {
+  let last = null as Asked | null;
+  let current = null as Asked | null;
+  for (const question of questions.slice(-6)) {
+    const { reading, setAside } = readMessage(question, context);
+    current = { ...reading, period: reading.periods[0] ?? null, currency: context.currency, setAside };
+    const prior: Asked | null = last;
+    const borrows =
+      prior !== null &&
+      (reading.followUp || (reading.kind === null && (reading.subjects.length > 0 || reading.periods.length > 0 || reading.before)));
+    if (prior && borrows) {
+      current = {
+        ...prior,
+        subjects: reading.subjects.length ? reading.subjects : prior.subjects,
+        unknown: reading.unknown,
+        search: reading.search ?? prior.search,
+        periods: reading.periods.length ? reading.periods : prior.periods,
+        period:
+          reading.periods[0] ??
+          (reading.before && prior.period ? previous(prior.period, reading.before.unit ?? prior.period.unit) : prior.period),
+        kind: reading.kind ?? prior.kind,
+        setAside,
+      };
+    }
+    if (current.kind) last = current;
+  }
+  return current;
+}
+
+/**
+ * One message may hold several sentences ("How much did I spend on groceries? I want to budget
+ * better."). The first one that asks something the assistant recognises is answered; the others are
+ * named in the reply as left out, never silently dropped.
+ */
+function readMessage(message: string, context: FamilyContext): { reading: Reading; setAside: string[] } {
+  const sentences = message
+    .split(/(?<=[.!?])\s+/)
+    .map((sentence) => sentence.trim())
+    .filter(Boolean);
+  const readings = sentences.map((sentence) => read(sentence, context.vocabulary, context.today));
+  const chosen = readings.findIndex(
+    (reading) => reading.kind || reading.subjects.length || reading.periods.length || reading.search || reading.before,
+  );
+  if (sentences.length < 2 || chosen < 0) return { reading: read(message, context.vocabulary, context.today), setAside: [] };
+  return { reading: readings[chosen], setAside: sentences.filter((_sentence, index) => index !== chosen) };
+}
+
+async function answer(questions: string[], context: FamilyContext, tools: ToolRunner): Promise<string> {
+  const asked = understand(questions, context);
+  if (!asked) return NOT_UNDERSTOOD;
+  const reply = await answerAsked(asked, context, tools);
+  if (reply === NOT_UNDERSTOOD) return reply;
+  const notes: string[] = [];
+  const unused = asked.unknown.length ? [] : unusedParts(asked);
+  if (unused.length) notes.push(`This answer does not narrow to ${unused.join(" or ")}: it covers ${COVERS[asked.kind!]}.`);
+  if (asked.setAside.length)
+    notes.push(`I answer one question per message, so I left out ${asked.setAside.map((sentence) => `"${sentence}"`).join(" and ")}.`);
+  return notes.length ? `${reply}\n\n${notes.join(" ")}` : reply;
+}
+
+/** What the answers that cannot be narrowed cover instead. */
+const COVERS: Partial<Record<QuestionKind, string>> = {
+  net_worth: "all your accounts, today and at each month end",
+  income_statement: "all your income and spending in the period",
+  recurring: "all your recurring payments of the last 6 months",
+  balances: "account balances as of today",
+};
+
+/** Parts of the question an answer of its kind cannot use: said plainly rather than dropped silently. */
+function unusedParts(asked: Asked): string[] {
+  if (!asked.kind || !(asked.kind in COVERS)) return [];
+  const subjects = asked.subjects.filter((subject) => !(asked.kind === "balances" && subject.kind === "account"));
+  const parts = subjects.map(named);
+  if (asked.search) parts.push(`"${asked.search}"`);
+  if (asked.amount)
+    parts.push(
+      `amounts ${AMOUNT_WORDS[asked.amount.operator].replace(/^in amounts /, "")} ${formatMoney(asked.amount.value, asked.currency)}`,
+    );
+  if (asked.period && asked.kind !== "income_statement") parts.push(describe(asked.period));
+  return parts;
+}
+
+async function answerAsked(asked: Asked, context: FamilyContext, tools: ToolRunner): Promise<string> {
+  // Nothing recognised at all: not a question about the family's money that this assistant knows.
+  if (!asked.kind && !asked.subjects.length && !asked.period && !asked.search) return NOT_UNDERSTOOD;
+  if (asked.unknown.length) return notFound(asked, context);
+  switch (asked.kind) {
+    case "net_worth":
+      return netWorth(context, tools, asked.history);
+    case "income_statement":
+      return incomeStatement(context, tools, asked.period ?? currentMonth(context.today));
+    case "balances":
+      return balances(tools, asked.subjects);
+    case "recurring":
+      return recurring(context, tools);
+    case "extremes":
+      return extremes(asked, tools, asked.period ?? currentMonth(context.today));
+    case "recent":
+      return recent(asked, tools);
+    case "trend":
+      return trend(asked, context, tools);
+    case "top":
+      return top(asked, context, tools, asked.period ?? currentMonth(context.today));
+    case "average":
+      return average(asked, context, tools);
+    case "compare":
+      return compare(asked, context, tools);
+    case "last_paid":
+      return lastPaid(asked, tools);
+    case "how_often":
+      return howOften(asked, context, tools);
+    case "count":
+      return total(asked, context, tools, asked.period ?? currentMonth(context.today), true);
+    case "search":
+      return search(asked, context, tools);
+    case "total":
+      return total(asked, context, tools, asked.period ?? currentMonth(context.today), false);
+    default:
+      if (asked.subjects.length || asked.period) return total(asked, context, tools, asked.period ?? currentMonth(context.today), false);
+      return NOT_UNDERSTOOD;
+  }
+}
+
+const TIME_WORDS =
+  /\b(?:days?|weeks?|weekends?|months?|quarters?|years?|first|second|third|half|mornings?|nights?|summer|winter|spring|fall|autumn|season|christmas|holidays?)\b/;
+
+/** The honesty rule: words that matched nothing get named, with the closest names, and no figure. */
+function notFound(asked: Asked, context: FamilyContext): string {
+  const lines = asked.unknown.map((phrase) => {
+    if (/^\$?[\d.,]+$/.test(phrase)) return `I couldn't tell what "${phrase}" refers to here.`;
+    if (TIME_WORDS.test(phrase))
+      return `I couldn't read "${phrase}" as a period I know (today, last week, last month, March 2025, since January, between March and May, …).`;
+    const closest = context.vocabulary.closest(phrase, 3);
+    return `I couldn't find "${phrase}" among your categories, merchants, tags or accounts${closest.length ? ` (the closest are ${closest.join(", ")})` : ""}.`;
+  });
+  if (asked.subjects.length) lines.push(`I did recognise ${subjectList(asked.subjects)}.`);
+  lines.push(
+    "",
+    "So I can't give you a figure for that question. Try naming one of your own categories, merchants, tags or accounts; " + SUGGESTIONS,
+  );
+  return lines.join("\n");
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Answers
+// Tool arguments and wording
 
-async function totals(
-  context: FamilyContext,
-  tools: ToolRunner,
-  type: "income" | "expense",
-  period: Period,
-  categories: string[],
-  merchants: string[],
-): Promise<string> {
-  const args: Record<string, unknown> = { type, start_date: period.start, end_date: period.end, order: "largest", per_page: 3 };
-  if (categories.length) args.categories = categories;
-  if (merchants.length) args.merchants = merchants;
-  const result = await tools.call("get_transactions", args);
-  const entry = familyTotals(result, context.currency);
-  const subject = [categories.length ? `on ${categories.join(" and ")}` : "", merchants.length ? `at ${merchants.join(" and ")}` : ""]
-    .filter(Boolean)
-    .join(" ");
-  const where = subject ? ` ${subject}` : "";
-  if (!entry || entry.count === 0)
-    return type === "expense" ? `I found no spending${where} ${period.label}.` : `I found no income${where} ${period.label}.`;
-  const amount = formatMoney(type === "expense" ? entry.expense : entry.income, context.currency);
-  const count = `${entry.count} transaction${entry.count === 1 ? "" : "s"}`;
-  const lines =
-    type === "expense"
-      ? [`You spent **${amount}**${where} ${period.label}, across ${count}.`]
-      : [`Your income${where} ${period.label} was **${amount}**, across ${count}.`];
-  const largest = (result.transactions as TransactionEntry[]).filter((row) => row.currency === context.currency);
-  if (largest.length > 1) {
-    lines.push("", type === "expense" ? "The largest were:" : "The largest were:");
-    for (const row of largest) lines.push(`- ${row.date} · ${row.name}: ${formatMoney(row.amount, row.currency)}`);
-  }
-  lines.push(...otherCurrencies(result, context.currency, type));
-  return lines.join("\n");
-}
-
-async function largestExpenses(tools: ToolRunner, period: Period, count: number): Promise<string> {
-  const result = await tools.call("get_transactions", {
-    type: "expense",
-    start_date: period.start,
-    end_date: period.end,
-    order: "largest",
-    per_page: Math.min(count, 20),
-  });
-  const rows = result.transactions as TransactionEntry[];
-  if (rows.length === 0) return `I found no expenses ${period.label}.`;
-  return [
-    `Your largest expenses ${period.label}:`,
-    "",
-    ...rows.map(
-      (row, index) =>
-        `${index + 1}. **${formatMoney(row.amount, row.currency)}** · ${row.name}${row.category ? ` (${row.category})` : ""}, ${row.date}`,
-    ),
-  ].join("\n");
-}
-
-async function recentTransactions(tools: ToolRunner, period: Period | null, count: number): Promise<string> {
-  const args: Record<string, unknown> = { order: "newest", per_page: Math.min(count, 20) };
+function filterArgs(asked: Asked, period: Period | null, type: "income" | "expense" | null): Record<string, unknown> {
+  const args: Record<string, unknown> = {};
+  if (type) args.type = type;
   if (period) Object.assign(args, { start_date: period.start, end_date: period.end });
-  const result = await tools.call("get_transactions", args);
-  const rows = result.transactions as TransactionEntry[];
-  if (rows.length === 0) return period ? `I found no transactions ${period.label}.` : "You have no transactions yet.";
-  return [
-    `Your ${rows.length} most recent transactions${period ? ` ${period.label}` : ""}:`,
-    "",
-    "| Date | Name | Amount |",
-    "| --- | --- | ---: |",
-    ...rows.map((row) => `| ${row.date} | ${row.name} | ${row.type === "income" ? "+" : "−"}${formatMoney(row.amount, row.currency)} |`),
-  ].join("\n");
+  const byKind = (kind: Subject["kind"]) => asked.subjects.filter((subject) => subject.kind === kind).map((subject) => subject.name);
+  const names = { accounts: byKind("account"), categories: byKind("category"), merchants: byKind("merchant"), tags: byKind("tag") };
+  for (const [key, value] of Object.entries(names)) if (value.length) args[key] = value;
+  if (asked.search) args.search = asked.search;
+  if (asked.amount) args.amount = asked.amount;
+  return args;
 }
 
-async function balances(tools: ToolRunner): Promise<string> {
-  const result = await tools.call("get_accounts", {});
-  const accounts = result.accounts as Array<{ name: string; balance: string; currency: string; classification: string }>;
-  if (accounts.length === 0) return "You have no accounts yet.";
-  const lines = ["Your account balances:", ""];
-  for (const account of accounts)
-    lines.push(
-      `- ${account.name}: **${formatMoney(account.balance, account.currency)}**${account.classification === "liability" ? " owed" : ""}`,
-    );
-  return lines.join("\n");
+const named = (subject: Subject) =>
+  `${subject.name}${subject.matched && normalizeName(subject.name) !== subject.matched ? ` (matched '${subject.matched}')` : ""}`;
+const normalizeName = (name: string) => name.toLowerCase();
+
+function subjectList(subjects: Subject[]): string {
+  return subjects.map(named).join(", ");
 }
 
-async function netWorth(context: FamilyContext, tools: ToolRunner): Promise<string> {
-  const result = await tools.call("get_balance_sheet", { months: 12 });
-  const history = result.history as Array<{ month: string; net_worth: string }>;
-  const money = (value: unknown) => formatMoney(String(value), context.currency);
-  const lines = [
-    `Your net worth is **${money(result.net_worth)}**: assets of ${money(result.assets)} minus liabilities of ${money(result.liabilities)}.`,
-  ];
-  if (history.length > 1) {
-    const first = history[0];
-    const change = new Decimal(String(result.net_worth)).minus(first.net_worth);
-    const direction = change.isNegative() ? "down" : "up";
-    lines.push(`That is ${direction} ${money(change.abs().toFixed())} since the end of ${monthLabel(first.month)}.`);
-  }
-  return lines.join(" ");
+/** " on Groceries at Starbucks and Chipotle tagged Essential from Everyday Checking mentioning 'trip'" */
+function subjectPhrase(asked: Asked): string {
+  const of = (kind: Subject["kind"]) => asked.subjects.filter((subject) => subject.kind === kind).map(named);
+  const join = (items: string[]) => (items.length > 1 ? `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}` : items[0]);
+  const parts: string[] = [];
+  if (of("category").length) parts.push(`on ${join(of("category"))}`);
+  if (of("merchant").length) parts.push(`at ${join(of("merchant"))}`);
+  if (of("tag").length) parts.push(`tagged ${join(of("tag"))}`);
+  if (of("account").length) parts.push(`from ${join(of("account"))}`);
+  if (asked.search) parts.push(`mentioning "${asked.search}"`);
+  if (asked.amount) parts.push(`${AMOUNT_WORDS[asked.amount.operator]} ${formatMoney(asked.amount.value, asked.currency)}`);
+  return parts.length ? ` ${parts.join(" ")}` : "";
 }
 
-async function incomeStatement(context: FamilyContext, tools: ToolRunner, period: Period): Promise<string> {
-  const result = await tools.call("get_income_statement", { start_date: period.start, end_date: period.end });
-  const money = (value: unknown) => formatMoney(String(value), context.currency);
-  const income = result.income as { total: string };
-  const expense = result.expense as { total: string; by_category: Array<{ category: string; amount: string }> };
-  const lines = [
-    `${capitalize(period.label)} you earned **${money(income.total)}** and spent **${money(expense.total)}**, ` +
-      `so your net income is **${money(result.net_income)}**` +
-      (result.savings_rate === null ? "." : ` (a savings rate of ${String(result.savings_rate)}%).`),
-  ];
-  if (expense.by_category.length) {
-    lines.push("", "Spending by category:");
-    for (const row of expense.by_category) lines.push(`- ${row.category}: ${money(row.amount)}`);
-  }
-  return lines.join("\n");
-}
+const AMOUNT_WORDS = {
+  greater_than: "in amounts over",
+  less_than: "in amounts under",
+  at_least: "in amounts of at least",
+  at_most: "in amounts of at most",
+};
 
 function familyTotals(result: Record<string, unknown>, currency: string): TotalsEntry | undefined {
   return (result.totals as TotalsEntry[] | undefined)?.find((entry) => entry.currency === currency);
@@ -196,104 +260,338 @@ function otherCurrencies(result: Record<string, unknown>, currency: string, type
   );
 }
 
+const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`;
+const capitalize = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
+/** A tool's refusal (an unknown name the model would have sent) read back honestly. */
+function refused(result: Record<string, unknown>): string | null {
+  return typeof result.error === "string" ? `I couldn't answer that: ${result.error}.` : null;
+}
+
 // ---------------------------------------------------------------------------------------------------
-// Reading the question
+// Answers
 
-function normalize(text: string): string {
-  return ` ${text
-    .toLowerCase()
-    .replace(/[\u2018\u2019']/g, "")
-    .replace(/&/g, " and ")
-    .replace(/[^a-z0-9\s-]/g, " ")
-    .replace(/\s+/g, " ")
-    .trim()} `;
+async function total(asked: Asked, context: FamilyContext, tools: ToolRunner, period: Period, counting: boolean): Promise<string> {
+  const type = asked.direction;
+  const result = await tools.call("get_transactions", { ...filterArgs(asked, period, type), order: "largest", per_page: 3 });
+  const problem = refused(result);
+  if (problem) return problem;
+  const entry = familyTotals(result, context.currency);
+  const where = subjectPhrase(asked);
+  const when = describe(period);
+  if (!entry || entry.count === 0)
+    return type === "expense" ? `I found no spending${where} ${when}.` : `I found no income${where} ${when}.`;
+  const amount = formatMoney(type === "expense" ? entry.expense : entry.income, context.currency);
+  const count = plural(entry.count, "transaction");
+  if (counting) return `You had **${count}**${type === "income" ? " of income" : " of spending"}${where} ${when}, totalling ${amount}.`;
+  const lines =
+    type === "expense"
+      ? [`You spent **${amount}**${where} ${when}, across ${count}.`]
+      : [`Your income${where} ${when} was **${amount}**, across ${count}.`];
+  const largest = (result.transactions as TransactionEntry[]).filter((row) => row.currency === context.currency);
+  if (largest.length > 1) {
+    lines.push("", "The largest were:");
+    for (const row of largest) lines.push(`- ${row.date} · ${row.name}: ${formatMoney(row.amount, row.currency)}`);
+  }
+  lines.push(...otherCurrencies(result, context.currency, type));
+  return lines.join("\n");
 }
 
-function categoryVariants(name: string): string[] {
-  const base = normalize(name).trim();
-  const variants = new Set([base, base.replace(/ies$/, "y"), base.replace(/s$/, ""), `${base}s`]);
-  const words = base.split(" ").filter((word) => word.length >= 4 && word !== "and");
-  if (words.length > 1) for (const word of words) variants.add(word);
-  return [...variants].filter(Boolean);
+async function average(asked: Asked, context: FamilyContext, tools: ToolRunner): Promise<string> {
+  let period = asked.period;
+  if (!period) {
+    // No period named: every whole month of the family's history.
+    const first = await tools.call("get_transactions", { order: "oldest", per_page: 1 });
+    const oldest = (first.transactions as TransactionEntry[])[0];
+    if (!oldest) return "You have no transactions yet.";
+    period = wholeMonthsSince(oldest.date, context.today);
+    if (period.start > period.end) period = { ...period, end: context.today };
+  }
+  const type = asked.direction;
+  const result = await tools.call("get_transactions", { ...filterArgs(asked, period, type), per_page: 1 });
+  const problem = refused(result);
+  if (problem) return problem;
+  const entry = familyTotals(result, context.currency);
+  const sum = new Decimal(entry ? (type === "expense" ? entry.expense : entry.income) : 0);
+  const units = asked.per === "week" ? weeksIn(period) : monthsIn(period);
+  const unit = asked.per;
+  const mean = sum.dividedBy(units).toDecimalPlaces(2);
+  const verb = type === "expense" ? "spent" : "earned";
+  return (
+    `On average you ${verb} **${formatMoney(mean.toFixed(2), context.currency)}** per ${unit}${subjectPhrase(asked)} ` +
+    `${describe(period)}: ${formatMoney(sum.toFixed(2), context.currency)} over ${plural(units, unit)}.`
+  );
 }
 
-/** Names of the family whose variants appear as whole words in the question, longest first. */
-function matches(text: string, names: string[], variantsOf: (name: string) => string[]): string[] {
-  return names.filter((name) => variantsOf(name).some((variant) => text.includes(` ${variant} `)));
+async function compare(asked: Asked, context: FamilyContext, tools: ToolRunner): Promise<string> {
+  if (asked.compareSubjects) return compareSubjects(asked, context, tools);
+  const [first, other] = comparedPeriods(asked, context.today);
+  const type = asked.direction;
+  const figures: Decimal[] = [];
+  for (const period of [first, other]) {
+    const result = await tools.call("get_transactions", { ...filterArgs(asked, period, type), per_page: 1 });
+    const problem = refused(result);
+    if (problem) return problem;
+    const entry = familyTotals(result, context.currency);
+    figures.push(new Decimal(entry ? (type === "expense" ? entry.expense : entry.income) : 0));
+  }
+  const money = (value: Decimal) => formatMoney(value.toFixed(2), context.currency);
+  const verb = type === "expense" ? "spent" : "earned";
+  const difference = figures[0].minus(figures[1]);
+  const direction = difference.isZero()
+    ? "the same as"
+    : difference.isPositive()
+      ? `${money(difference.abs())} more than`
+      : `${money(difference.abs())} less than`;
+  const percent = figures[1].isZero()
+    ? ""
+    : ` (${difference.dividedBy(figures[1]).times(100).toDecimalPlaces(1).abs().toFixed(1)}% ${difference.isNegative() ? "less" : "more"})`;
+  return (
+    `You ${verb} **${money(figures[0])}**${subjectPhrase(asked)} ${describe(first)} and **${money(figures[1])}** ${describe(other)}: ` +
+    `${direction === "the same as" ? "the same" : `${direction.replace(/ than$/, "")}${percent}`}.`
+  );
 }
 
-function countIn(text: string): number | null {
-  const match =
-    /\b(?:top|last|largest|biggest|recent|latest) (\d{1,2})\b/.exec(text) ??
-    /\b(\d{1,2}) (?:largest|biggest|most|recent|latest)\b/.exec(text);
-  const value = match ? Number(match[1]) : NaN;
-  return value >= 1 ? value : null;
+/**
+ * The two periods of a comparison: the two named; or the one named and the one before it; or, when the
+ * one named follows "than" ("more than last month"), the current period of its kind and that one.
+ */
+function comparedPeriods(asked: Asked, today: string): [Period, Period] {
+  if (asked.periods.length >= 2) return [asked.periods[0], asked.periods[1]];
+  const named = asked.period ?? currentMonth(today);
+  if (!asked.baseline || !["week", "month", "quarter", "year"].includes(named.unit)) return [named, previous(named)];
+  const [current] = findPeriods(`this ${named.unit}`, today);
+  return [current.period, named];
 }
 
-const isoDate = (date: Date) => date.toISOString().slice(0, 10);
-const utc = (year: number, month: number, day: number) => new Date(Date.UTC(year, month, day));
-
-function monthPeriod(year: number, month: number, label: string): Period {
-  return { start: isoDate(utc(year, month, 1)), end: isoDate(utc(year, month + 1, 0)), label };
+/** "Uber vs Lyft this year": each subject's figure in the same period, largest first. */
+async function compareSubjects(asked: Asked, context: FamilyContext, tools: ToolRunner): Promise<string> {
+  const period = asked.period ?? currentMonth(context.today);
+  const type = asked.direction;
+  const rows: Array<{ subject: Subject; amount: Decimal; count: number }> = [];
+  for (const subject of asked.subjects) {
+    const result = await tools.call("get_transactions", { ...filterArgs({ ...asked, subjects: [subject] }, period, type), per_page: 1 });
+    const problem = refused(result);
+    if (problem) return problem;
+    const entry = familyTotals(result, context.currency);
+    rows.push({ subject, amount: new Decimal(entry ? (type === "expense" ? entry.expense : entry.income) : 0), count: entry?.count ?? 0 });
+  }
+  rows.sort((a, b) => b.amount.comparedTo(a.amount));
+  const money = (value: Decimal) => formatMoney(value.toFixed(2), context.currency);
+  const [first, second] = rows;
+  const verb = type === "expense" ? "spent" : "earned";
+  return [
+    `${capitalize(describe(period))} you ${verb} more ${preposition(first.subject)} **${named(first.subject)}** than ${preposition(second.subject)} ${named(second.subject)}:`,
+    "",
+    ...rows.map((row) => `- ${named(row.subject)}: **${money(row.amount)}** (${plural(row.count, "transaction")})`),
+  ].join("\n");
 }
 
-function currentMonth(today: string): Period {
-  const date = new Date(`${today}T00:00:00Z`);
-  return { start: isoDate(utc(date.getUTCFullYear(), date.getUTCMonth(), 1)), end: today, label: "this month" };
+const preposition = (subject: Subject) => (subject.kind === "merchant" ? "at" : subject.kind === "account" ? "from" : "on");
+
+/** Spending (or income) per month or week, in order: the last 12 whole months when no period is named. */
+async function trend(asked: Asked, context: FamilyContext, tools: ToolRunner): Promise<string> {
+  const unit = asked.groupBy === "week" ? "week" : "month";
+  const period = asked.period ?? findPeriods(unit === "week" ? "last 12 weeks" : "last 12 months", context.today)[0].period;
+  const type = asked.direction;
+  const result = await tools.call("summarize_transactions", { ...filterArgs(asked, period, type), group_by: unit, limit: 100 });
+  const problem = refused(result);
+  if (problem) return problem;
+  const groups = [...(result.groups as GroupEntry[])].sort((a, b) => a.key.localeCompare(b.key));
+  const figure = (group: GroupEntry) => new Decimal(type === "expense" ? group.expense : group.income);
+  const sum = groups.reduce((total, group) => total.plus(figure(group)), new Decimal(0));
+  const money = (value: Decimal) => formatMoney(value.toFixed(2), context.currency);
+  const what = type === "expense" ? "spending" : "income";
+  if (groups.length === 0) return `I found no ${what}${subjectPhrase(asked)} ${describe(period)}.`;
+  return [
+    `Your ${what}${subjectPhrase(asked)} by ${unit} ${describe(period)}, **${money(sum)}** in all:`,
+    "",
+    ...groups.map((group) => `- ${unit === "month" ? monthLabel(group.key) : `week of ${group.key}`}: ${money(figure(group))}`),
+  ].join("\n");
+}
+
+async function top(asked: Asked, context: FamilyContext, tools: ToolRunner, period: Period): Promise<string> {
+  const groupBy = asked.groupBy ?? "merchant";
+  const count = Math.min(asked.count ?? 5, 20);
+  const type = asked.direction;
+  const result = await tools.call("summarize_transactions", { ...filterArgs(asked, period, type), group_by: groupBy, limit: count });
+  const problem = refused(result);
+  if (problem) return problem;
+  const groups = (result.groups as GroupEntry[]).filter((group) => new Decimal(type === "expense" ? group.expense : group.income).gt(0));
+  const noun = { merchant: "merchant", category: "category", tag: "tag", account: "account", month: "month", week: "week" }[groupBy];
+  if (groups.length === 0)
+    return `I found no ${type === "expense" ? "spending" : "income"}${subjectPhrase(asked)} by ${noun} ${describe(period)}.`;
+  const amount = (group: GroupEntry) => formatMoney(type === "expense" ? group.expense : group.income, context.currency);
+  const lead = groups[0];
+  const verb = type === "expense" ? "spent the most" : "earned the most";
+  const lines = [
+    `The ${noun} you ${verb}${groupBy === "merchant" ? " at" : " on"}${subjectPhrase(asked)} ${describe(period)} is **${lead.key}**: ${amount(lead)} across ${plural(lead.count, "transaction")}.`,
+  ];
+  if (groups.length > 1) {
+    lines.push("", `Top ${groups.length}:`);
+    groups.forEach((group, index) => lines.push(`${index + 1}. ${group.key}: ${amount(group)} (${plural(group.count, "transaction")})`));
+  }
+  return lines.join("\n");
+}
+
+async function extremes(asked: Asked, tools: ToolRunner, period: Period): Promise<string> {
+  const count = Math.min(asked.count ?? 5, 20);
+  const type = asked.direction;
+  const result = await tools.call("get_transactions", { ...filterArgs(asked, period, type), order: asked.order, per_page: count });
+  const problem = refused(result);
+  if (problem) return problem;
+  const rows = result.transactions as TransactionEntry[];
+  const what = type === "expense" ? "expenses" : "income transactions";
+  if (rows.length === 0) return `I found no ${what}${subjectPhrase(asked)} ${describe(period)}.`;
+  return [
+    `Your ${asked.order} ${what}${subjectPhrase(asked)} ${describe(period)}:`,
+    "",
+    ...rows.map(
+      (row, index) =>
+        `${index + 1}. **${formatMoney(row.amount, row.currency)}** · ${row.name}${row.category ? ` (${row.category})` : ""}, ${row.date}`,
+    ),
+  ].join("\n");
+}
+
+async function recent(asked: Asked, tools: ToolRunner): Promise<string> {
+  const args: Record<string, unknown> = {
+    ...filterArgs(asked, asked.period, null),
+    order: "newest",
+    per_page: Math.min(asked.count ?? 10, 20),
+  };
+  const result = await tools.call("get_transactions", args);
+  const problem = refused(result);
+  if (problem) return problem;
+  const rows = result.transactions as TransactionEntry[];
+  const when = asked.period ? ` ${describe(asked.period)}` : "";
+  if (rows.length === 0)
+    return asked.period || asked.subjects.length
+      ? `I found no transactions${subjectPhrase(asked)}${when}.`
+      : "You have no transactions yet.";
+  return [
+    `Your ${rows.length} most recent transactions${subjectPhrase(asked)}${when}:`,
+    "",
+    "| Date | Name | Amount |",
+    "| --- | --- | ---: |",
+    ...rows.map((row) => `| ${row.date} | ${row.name} | ${row.type === "income" ? "+" : "−"}${formatMoney(row.amount, row.currency)} |`),
+  ].join("\n");
+}
+
+async function search(asked: Asked, context: FamilyContext, tools: ToolRunner): Promise<string> {
+  const result = await tools.call("get_transactions", { ...filterArgs(asked, asked.period, null), order: "newest", per_page: 10 });
+  const problem = refused(result);
+  if (problem) return problem;
+  const rows = result.transactions as TransactionEntry[];
+  const entry = familyTotals(result, context.currency);
+  const when = asked.period ? ` ${describe(asked.period)}` : "";
+  if (!entry || rows.length === 0) return `I found no transactions${subjectPhrase(asked)}${when}.`;
+  const money = (value: string) => formatMoney(value, context.currency);
+  return [
+    `I found **${plural(Number(result.total_count), "transaction")}**${subjectPhrase(asked)}${when}: ${money(entry.expense)} spent and ${money(entry.income)} received.`,
+    "",
+    ...rows.map((row) => `- ${row.date} · ${row.name}: ${row.type === "income" ? "+" : "−"}${formatMoney(row.amount, row.currency)}`),
+  ].join("\n");
+}
+
+async function lastPaid(asked: Asked, tools: ToolRunner): Promise<string> {
+  if (!asked.subjects.length && !asked.search) return `Which merchant, category or payment do you mean? ${SUGGESTIONS}`;
+  const result = await tools.call("get_transactions", {
+    ...filterArgs(asked, asked.period, asked.direction),
+    order: "newest",
+    per_page: 1,
+  });
+  const problem = refused(result);
+  if (problem) return problem;
+  const [row] = result.transactions as TransactionEntry[];
+  if (!row) return `I found no payments${subjectPhrase(asked)}${asked.period ? ` ${describe(asked.period)}` : ""}.`;
+  return `Your last payment${subjectPhrase(asked)} was on **${row.date}**: ${formatMoney(row.amount, row.currency)} (${row.name}).`;
+}
+
+async function howOften(asked: Asked, context: FamilyContext, tools: ToolRunner): Promise<string> {
+  if (!asked.subjects.length && !asked.search) return `How often what? Name a merchant, category or tag. ${SUGGESTIONS}`;
+  const result = await tools.call("get_transactions", { ...filterArgs(asked, asked.period, asked.direction), per_page: 1 });
+  const problem = refused(result);
+  if (problem) return problem;
+  const entry = familyTotals(result, context.currency);
+  if (!entry || entry.count === 0 || !entry.first_date || !entry.last_date)
+    return `I found no payments${subjectPhrase(asked)}${asked.period ? ` ${describe(asked.period)}` : ""}.`;
+  const span: Period = asked.period ?? { start: entry.first_date, end: entry.last_date, name: "between your first and last", unit: "span" };
+  const months = monthsIn(span);
+  const perMonth = new Decimal(entry.count).dividedBy(months).toDecimalPlaces(1).toFixed(1);
+  return (
+    `You paid${subjectPhrase(asked)} **${plural(entry.count, "time")}** ${describe(span)}, about ${perMonth} times a month ` +
+    `(${formatMoney(entry.expense, context.currency)} in all); the last time on ${entry.last_date}.`
+  );
+}
+
+async function balances(tools: ToolRunner, subjects: Subject[]): Promise<string> {
+  const result = await tools.call("get_accounts", {});
+  const wanted = new Set(subjects.filter((subject) => subject.kind === "account").map((subject) => subject.name));
+  const accounts = (result.accounts as Array<{ name: string; balance: string; currency: string; classification: string }>).filter(
+    (account) => wanted.size === 0 || wanted.has(account.name),
+  );
+  if (accounts.length === 0) return "You have no accounts yet.";
+  const lines = [wanted.size ? "Balance:" : "Your account balances:", ""];
+  for (const account of accounts)
+    lines.push(
+      `- ${account.name}: **${formatMoney(account.balance, account.currency)}**${account.classification === "liability" ? " owed" : ""}`,
+    );
+  return lines.join("\n");
+}
+
+async function netWorth(context: FamilyContext, tools: ToolRunner, history: boolean): Promise<string> {
+  const result = await tools.call("get_balance_sheet", { months: 12 });
+  const months = result.history as Array<{ month: string; net_worth: string }>;
+  const money = (value: unknown) => formatMoney(String(value), context.currency);
+  const lines = [
+    `Your net worth is **${money(result.net_worth)}**: assets of ${money(result.assets)} minus liabilities of ${money(result.liabilities)}.`,
+  ];
+  if (months.length > 1) {
+    const first = months[0];
+    const change = new Decimal(String(result.net_worth)).minus(first.net_worth);
+    lines.push(
+      `That is ${change.isNegative() ? "down" : "up"} ${money(change.abs().toFixed())} since the end of ${monthLabel(first.month)}.`,
+    );
+  }
+  if (history) {
+    lines.push("", "Net worth at each month end:", "");
+    for (const row of months) lines.push(`- ${monthLabel(row.month)}: ${money(row.net_worth)}`);
+    return lines.join("\n");
+  }
+  return lines.join(" ");
+}
+
+async function incomeStatement(context: FamilyContext, tools: ToolRunner, period: Period): Promise<string> {
+  const result = await tools.call("get_income_statement", { start_date: period.start, end_date: period.end });
+  const money = (value: unknown) => formatMoney(String(value), context.currency);
+  const income = result.income as { total: string };
+  const expense = result.expense as { total: string; by_category: Array<{ category: string; amount: string }> };
+  const lines = [
+    `${capitalize(describe(period))} you earned **${money(income.total)}** and spent **${money(expense.total)}**, ` +
+      `so your net income is **${money(result.net_income)}**` +
+      (result.savings_rate === null ? "." : ` (a savings rate of ${String(result.savings_rate)}%).`),
+  ];
+  if (expense.by_category.length) {
+    lines.push("", "Spending by category:");
+    for (const row of expense.by_category) lines.push(`- ${row.category}: ${money(row.amount)}`);
+  }
+  return lines.join("\n");
+}
+
+async function recurring(context: FamilyContext, tools: ToolRunner): Promise<string> {
+  const result = await tools.call("get_recurring_payments", { months: 6 });
+  const rows = result.recurring as Array<{ name: string; last_amount: string; last_date: string; months_seen: number }>;
+  if (rows.length === 0) return "I found no recurring payments in the last 6 months.";
+  const money = (value: string) => formatMoney(value, context.currency);
+  return [
+    `You have **${plural(rows.length, "recurring payment")}** (charged about once a month for about the same amount, in the last 6 months), ` +
+      `about **${money(String(result.monthly_total))}** a month:`,
+    "",
+    ...rows.map((row) => `- ${row.name}: ${money(row.last_amount)}, last on ${row.last_date} (seen in ${row.months_seen} months)`),
+  ].join("\n");
 }
 
 function monthLabel(month: string): string {
   const [year, index] = month.split("-").map(Number);
   return `${MONTH_NAMES[index - 1]} ${year}`;
-}
-
-function capitalize(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
-}
-
-/** The period a question names, relative to today (UTC), or null when it names none. */
-export function parsePeriod(text: string, today: string): Period | null {
-  const now = new Date(`${today}T00:00:00Z`);
-  const year = now.getUTCFullYear();
-  const month = now.getUTCMonth();
-  const day = now.getUTCDate();
-  const range = (start: Date, end: Date, label: string): Period => ({ start: isoDate(start), end: isoDate(end), label });
-  if (/\btoday\b/.test(text)) return range(now, now, "today");
-  if (/\byesterday\b/.test(text)) return range(utc(year, month, day - 1), utc(year, month, day - 1), "yesterday");
-  const days = /\b(?:last|past|previous) (\d{1,3}) days\b/.exec(text);
-  if (days) return range(utc(year, month, day - Number(days[1]) + 1), now, `in the last ${days[1]} days`);
-  const months = /\b(?:last|past|previous) (\d{1,2}) months\b/.exec(text);
-  if (months) {
-    const start = utc(year, month - Number(months[1]), 1);
-    return range(start, utc(year, month, 0), `in the last ${months[1]} months (${isoDate(start)} to ${isoDate(utc(year, month, 0))})`);
-  }
-  const weekday = (now.getUTCDay() + 6) % 7;
-  if (/\bthis week\b/.test(text)) return range(utc(year, month, day - weekday), now, "this week");
-  if (/\b(last|previous) week\b/.test(text))
-    return range(utc(year, month, day - weekday - 7), utc(year, month, day - weekday - 1), "last week");
-  if (/\b(this month|month to date)\b/.test(text)) return currentMonth(today);
-  if (/\b(last|previous) month\b/.test(text)) {
-    const start = utc(year, month - 1, 1);
-    return monthPeriod(
-      start.getUTCFullYear(),
-      start.getUTCMonth(),
-      `last month (${MONTH_NAMES[start.getUTCMonth()]} ${start.getUTCFullYear()})`,
-    );
-  }
-  if (/\b(this year|year to date|ytd)\b/.test(text)) return range(utc(year, 0, 1), now, `this year`);
-  if (/\b(last|previous) year\b/.test(text)) return range(utc(year - 1, 0, 1), utc(year - 1, 11, 31), `last year (${year - 1})`);
-  // "in March", "during May 2024", "March 2024"; a bare "may" is more often a verb than a month.
-  const monthNames = MONTHS.join("|");
-  const named =
-    new RegExp(`\\b(?:in|during|for|of) (${monthNames})(?: (\\d{4}))?\\b`).exec(text) ??
-    new RegExp(`\\b(${monthNames}) (\\d{4})\\b`).exec(text);
-  if (named) {
-    const index = MONTHS.indexOf(named[1]);
-    // A month without a year is the latest one that has begun.
-    const inYear = named[2] ? Number(named[2]) : index <= month ? year : year - 1;
-    return monthPeriod(inYear, index, `in ${MONTH_NAMES[index]} ${inYear}`);
-  }
-  const inYear = /\b(?:in|during) (\d{4})\b/.exec(text);
-  if (inYear) return range(utc(Number(inYear[1]), 0, 1), utc(Number(inYear[1]), 11, 31), `in ${inYear[1]}`);
-  return null;
 }

@@ -1,76 +1,96 @@
 import type { Sequelize } from "sequelize";
-import { likePattern, selectRows } from "../common/sql";
+import { selectRows } from "../common/sql";
+import { transactionConditions, type TransactionFilter } from "../transactions/transaction.filter";
+import { moneySql } from "../transactions/transaction.rules";
 
 /**
  * The read-only queries behind the assistant's tools. Every statement is bound to one family; money is
- * summed by PostgreSQL in numeric and leaves as decimal strings. Transfers between the family's own
- * accounts are neither income nor expense, so they are left out of every query here.
+ * summed by PostgreSQL in numeric and leaves as decimal strings. Filters and the income/expense/transfer
+ * rules come from src/transactions (transaction.filter.ts, transaction.rules.ts), as for the REST list.
  */
-export type AmountOperator = "equal" | "greater_than" | "less_than" | "at_least" | "at_most";
-
-export type FinanceFilter = {
-  search?: string;
-  startDate?: string;
-  endDate?: string;
-  amount?: { value: string; operator: AmountOperator };
-  type?: "income" | "expense";
-  accounts?: string[];
-  categories?: string[];
-  merchants?: string[];
-  tags?: string[];
-};
-
-export type FinanceOrder = "newest" | "oldest" | "largest";
+export type FinanceOrder = "newest" | "oldest" | "largest" | "smallest";
 
 export type FinanceTransactionRow = {
   date: string;
   name: string;
   amount: string;
   currency: string;
+  kind: "income" | "expense" | "transfer";
   account: string;
   category: string | null;
   merchant: string | null;
   tags: string[] | null;
 };
 
-export type TotalsRow = { currency: string; income: string; expense: string; count: number };
+export type TotalsRow = {
+  currency: string;
+  income: string;
+  expense: string;
+  count: number;
+  firstDate: string | null;
+  lastDate: string | null;
+};
+
+export type GroupBy = "category" | "merchant" | "tag" | "account" | "month" | "week";
+
+export type GroupRow = { key: string; income: string; expense: string; count: number };
 
 export type CategoryAmountRow = { category: string; kind: "income" | "expense"; amount: string; count: number };
 
 export type BalanceHistoryRow = { month: string; assets: string; liabilities: string };
 
-const OPERATORS: Record<AmountOperator, string> = {
-  equal: "=",
-  greater_than: ">",
-  less_than: "<",
-  at_least: ">=",
-  at_most: "<=",
+export type RecurringRow = {
+  name: string;
+  months: number;
+  lastDate: string;
+  lastAmount: string;
+  averageAmount: string;
+  category: string | null;
 };
 
-const NOT_A_TRANSFER = `NOT EXISTS (SELECT 1 FROM transfers x WHERE x.outflow_transaction_id = t.id OR x.inflow_transaction_id = t.id)`;
+export type VocabularyEntry = { kind: "category" | "merchant" | "account" | "tag"; id: string; name: string };
 
 const ORDERS: Record<FinanceOrder, string> = {
   newest: "t.date DESC, t.created_at DESC, t.id DESC",
   oldest: "t.date, t.created_at, t.id",
   largest: "abs(t.amount) DESC, t.date DESC, t.id DESC",
+  smallest: "abs(t.amount), t.date DESC, t.id DESC",
+};
+
+/** Income and expense sums of rows whose WHERE already leaves transfers out (moneySql.notTransfer). */
+const INCOME_SUM = `coalesce(sum(-t.amount) FILTER (WHERE ${moneySql.incomeSign()}), 0)`;
+const EXPENSE_SUM = `coalesce(sum(t.amount) FILTER (WHERE ${moneySql.expenseSign()}), 0)`;
+
+/** The key and label of each grouping; a group a row does not belong to is left out. */
+const GROUPS: Record<GroupBy, { from: string; key: string }> = {
+  category: { from: "JOIN categories g ON g.id = t.category_id", key: "g.name" },
+  merchant: { from: "JOIN merchants g ON g.id = t.merchant_id", key: "g.name" },
+  account: { from: "JOIN accounts g ON g.id = t.account_id", key: "g.name" },
+  tag: { from: "JOIN transaction_tags gt ON gt.transaction_id = t.id JOIN tags g ON g.id = gt.tag_id", key: "g.name" },
+  month: { from: "", key: "to_char(t.date, 'YYYY-MM')" },
+  week: { from: "", key: "to_char(date_trunc('week', t.date), 'YYYY-MM-DD')" },
 };
 
 export class FinanceRepository {
   constructor(private readonly sequelize: Sequelize) {}
 
+  /**
+   * One page of matching transactions and the totals of all of them per currency. Transfer legs between
+   * the family's own accounts are neither listed nor counted: they are neither income nor expense.
+   */
   async transactions(
     familyId: string,
-    filter: FinanceFilter,
+    filter: TransactionFilter,
     order: FinanceOrder,
     limit: number,
     offset: number,
   ): Promise<{ rows: FinanceTransactionRow[]; total: number; totals: TotalsRow[] }> {
     const bind: unknown[] = [familyId];
-    const where = ["t.family_id = $1", NOT_A_TRANSFER, ...conditions(filter, bind)].join(" AND ");
+    const where = ["t.family_id = $1", moneySql.notTransfer(), ...transactionConditions(filter, bind)].join(" AND ");
     const [rows, totals] = await Promise.all([
       selectRows<FinanceTransactionRow>(
         this.sequelize,
-        `SELECT t.date, t.name, t.amount, t.currency, a.name AS account, c.name AS category, m.name AS merchant,
+        `SELECT t.date, t.name, t.amount, t.currency, ${moneySql.kind()} AS kind, a.name AS account, c.name AS category, m.name AS merchant,
                 (SELECT array_agg(g.name ORDER BY g.name) FROM transaction_tags tt JOIN tags g ON g.id = tt.tag_id
                   WHERE tt.transaction_id = t.id) AS tags
            FROM transactions t
@@ -83,8 +103,8 @@ export class FinanceRepository {
       ),
       selectRows<TotalsRow>(
         this.sequelize,
-        `SELECT t.currency, coalesce(sum(-t.amount) FILTER (WHERE t.amount < 0), 0) AS income,
-                coalesce(sum(t.amount) FILTER (WHERE t.amount > 0), 0) AS expense, count(*)::int AS count
+        `SELECT t.currency, ${INCOME_SUM} AS income, ${EXPENSE_SUM} AS expense, count(*)::int AS count,
+                to_char(min(t.date), 'YYYY-MM-DD') AS "firstDate", to_char(max(t.date), 'YYYY-MM-DD') AS "lastDate"
            FROM transactions t WHERE ${where} GROUP BY t.currency ORDER BY count(*) DESC`,
         bind,
       ),
@@ -92,17 +112,67 @@ export class FinanceRepository {
     return { rows, total: totals.reduce((sum, row) => sum + row.count, 0), totals };
   }
 
+  /** Income and expense of the matching transactions in one currency, per group, largest expense first. */
+  groups(familyId: string, currency: string, filter: TransactionFilter, groupBy: GroupBy): Promise<GroupRow[]> {
+    const bind: unknown[] = [familyId, currency];
+    const where = ["t.family_id = $1", "t.currency = $2", moneySql.notTransfer(), ...transactionConditions(filter, bind)].join(" AND ");
+    const group = GROUPS[groupBy];
+    return selectRows<GroupRow>(
+      this.sequelize,
+      `SELECT ${group.key} AS key, ${INCOME_SUM} AS income, ${EXPENSE_SUM} AS expense, count(*)::int AS count
+         FROM transactions t ${group.from}
+        WHERE ${where}
+        GROUP BY 1 ORDER BY ${EXPENSE_SUM} DESC, ${INCOME_SUM} DESC, 1`,
+      bind,
+    );
+  }
+
   /** Income and expense per category over a period, in one currency. */
   byCategory(familyId: string, currency: string, startDate: string, endDate: string): Promise<CategoryAmountRow[]> {
     return selectRows<CategoryAmountRow>(
       this.sequelize,
-      `SELECT coalesce(c.name, 'Uncategorized') AS category, CASE WHEN t.amount < 0 THEN 'income' ELSE 'expense' END AS kind,
+      `SELECT coalesce(c.name, 'Uncategorized') AS category, ${moneySql.kind()} AS kind,
               abs(sum(t.amount)) AS amount, count(*)::int AS count
          FROM transactions t LEFT JOIN categories c ON c.id = t.category_id
-        WHERE t.family_id = $1 AND t.currency = $2 AND t.date BETWEEN $3::date AND $4::date AND t.amount <> 0 AND ${NOT_A_TRANSFER}
+        WHERE t.family_id = $1 AND t.currency = $2 AND t.date BETWEEN $3::date AND $4::date AND ${moneySql.notTransfer()}
         GROUP BY 1, 2 ORDER BY 2, abs(sum(t.amount)) DESC, 1`,
       [familyId, currency, startDate, endDate],
     );
+  }
+
+  /**
+   * Payments that come back about once a month for about the same amount: the same merchant (or name,
+   * when there is no merchant) charged in at least 3 of the months before `today` (`months` of them),
+   * at most once in any month, every amount within 10% of the largest. Money out only, one currency.
+   */
+  recurring(familyId: string, currency: string, today: string, months: number): Promise<RecurringRow[]> {
+    return selectRows<RecurringRow>(
+      this.sequelize,
+      `WITH charges AS (
+         SELECT coalesce(m.name, t.name) AS name, t.date, t.amount, c.name AS category
+           FROM transactions t LEFT JOIN merchants m ON m.id = t.merchant_id LEFT JOIN categories c ON c.id = t.category_id
+          WHERE t.family_id = $1 AND t.currency = $2 AND ${moneySql.isExpense()} AND t.amount > 0
+            AND t.date > ($3::date - make_interval(months => $4::int)) AND t.date <= $3::date
+       )
+       SELECT name, count(DISTINCT date_trunc('month', date))::int AS months, to_char(max(date), 'YYYY-MM-DD') AS "lastDate",
+              (array_agg(amount ORDER BY date DESC))[1] AS "lastAmount", round(avg(amount), 2) AS "averageAmount",
+              (array_agg(category ORDER BY date DESC))[1] AS category
+         FROM charges GROUP BY name
+       HAVING count(DISTINCT date_trunc('month', date)) >= 3 AND count(*) = count(DISTINCT date_trunc('month', date))
+              AND min(amount) >= 0.9 * max(amount)
+        ORDER BY avg(amount) DESC, name`,
+      [familyId, currency, today, months],
+    );
+  }
+
+  /** The date of the family's first transaction, or null when it has none. */
+  async firstDate(familyId: string): Promise<string | null> {
+    const [row] = await selectRows<{ first: string | null }>(
+      this.sequelize,
+      `SELECT to_char(min(date), 'YYYY-MM-DD') AS first FROM transactions WHERE family_id = $1`,
+      [familyId],
+    );
+    return row?.first ?? null;
   }
 
   /**
@@ -131,56 +201,16 @@ export class FinanceRepository {
     );
   }
 
-  /** Names the family actually uses, so questions and tool arguments can be matched against them. */
-  async vocabulary(familyId: string): Promise<{ categories: string[]; merchants: string[]; accounts: string[]; tags: string[] }> {
-    const rows = await selectRows<{ kind: string; name: string }>(
+  /** Names the family actually uses, with their ids, so questions and tool arguments can be matched against them. */
+  vocabulary(familyId: string): Promise<VocabularyEntry[]> {
+    return selectRows<VocabularyEntry>(
       this.sequelize,
-      `SELECT 'categories' AS kind, name FROM categories WHERE family_id = $1
-       UNION ALL SELECT 'merchants', name FROM merchants WHERE family_id = $1
-       UNION ALL SELECT 'accounts', name FROM accounts WHERE family_id = $1
-       UNION ALL SELECT 'tags', name FROM tags WHERE family_id = $1`,
+      `SELECT 'category' AS kind, id, name FROM categories WHERE family_id = $1
+       UNION ALL SELECT 'merchant', id, name FROM merchants WHERE family_id = $1
+       UNION ALL SELECT 'account', id, name FROM accounts WHERE family_id = $1
+       UNION ALL SELECT 'tag', id, name FROM tags WHERE family_id = $1
+       ORDER BY 1, 3`,
       [familyId],
     );
-    const vocabulary = { categories: [] as string[], merchants: [] as string[], accounts: [] as string[], tags: [] as string[] };
-    for (const row of rows) vocabulary[row.kind as keyof typeof vocabulary].push(row.name);
-    return vocabulary;
   }
-}
-
-function conditions(filter: FinanceFilter, bind: unknown[]): string[] {
-  const where: string[] = [];
-  const param = (value: unknown) => {
-    bind.push(value);
-    return `$${bind.length}`;
-  };
-  const lowered = (names: string[]) => param(names.map((name) => name.trim().toLowerCase()));
-  if (filter.startDate) where.push(`t.date >= ${param(filter.startDate)}::date`);
-  if (filter.endDate) where.push(`t.date <= ${param(filter.endDate)}::date`);
-  if (filter.type === "income") where.push("t.amount < 0");
-  if (filter.type === "expense") where.push("t.amount > 0");
-  if (filter.amount) where.push(`abs(t.amount) ${OPERATORS[filter.amount.operator]} ${param(filter.amount.value)}::numeric`);
-  if (filter.accounts?.length)
-    where.push(
-      `EXISTS (SELECT 1 FROM accounts a2 WHERE a2.id = t.account_id AND lower(a2.name) = ANY(${lowered(filter.accounts)}::text[]))`,
-    );
-  if (filter.categories?.length)
-    where.push(
-      `EXISTS (SELECT 1 FROM categories c2 WHERE c2.id = t.category_id AND lower(c2.name) = ANY(${lowered(filter.categories)}::text[]))`,
-    );
-  if (filter.merchants?.length)
-    where.push(
-      `EXISTS (SELECT 1 FROM merchants m2 WHERE m2.id = t.merchant_id AND lower(m2.name) = ANY(${lowered(filter.merchants)}::text[]))`,
-    );
-  if (filter.tags?.length)
-    where.push(
-      `EXISTS (SELECT 1 FROM transaction_tags tt JOIN tags g ON g.id = tt.tag_id
-                WHERE tt.transaction_id = t.id AND lower(g.name) = ANY(${lowered(filter.tags)}::text[]))`,
-    );
-  if (filter.search) {
-    const pattern = param(likePattern(filter.search));
-    where.push(
-      `(t.name ILIKE ${pattern} OR t.notes ILIKE ${pattern} OR EXISTS (SELECT 1 FROM merchants m3 WHERE m3.id = t.merchant_id AND m3.name ILIKE ${pattern}))`,
-    );
-  }
-  return where;
 }

@@ -93,16 +93,34 @@ export class OpenAIProvider implements AssistantProvider {
   }
 }
 
-function systemPrompt(context: FamilyContext): string {
-  const list = (items: string[]) => (items.length ? items.join(", ") : "none");
+const PROMPT_NAMES_MAX = 200;
+
+/** The model's standing instructions: today's date, the family's currency and names, the money rules and the honesty rule. */
+export function systemPrompt(context: FamilyContext): string {
+  // A family with thousands of merchants would fill the model's context: the tools match names anyway.
+  const list = (items: string[]) =>
+    items.length === 0
+      ? "none"
+      : items.length > PROMPT_NAMES_MAX
+        ? `${items.slice(0, PROMPT_NAMES_MAX).join(", ")} and ${items.length - PROMPT_NAMES_MAX} more`
+        : items.join(", ");
+  const { vocabulary } = context;
   return [
     "You are a personal-finance assistant. Answer questions about the user's own money using the functions provided;",
     "never guess figures. Be brief, use markdown, and give amounts in the family currency with two decimals.",
     `Today is ${context.today}. The family currency is ${context.currency}.`,
     "Stored amounts are money out when positive and money in (income) when negative; the functions report both as positive numbers with a type.",
-    `Accounts: ${list(context.accounts)}.`,
-    `Categories: ${list(context.categories)}.`,
-    `Tags: ${list(context.tags)}.`,
+    "Transfers between the family's own accounts are neither income nor expense; the functions leave them out of both.",
+    "Honesty rule: answer only what the function results support. If part of the question names something that is not among",
+    "the names below (or a function answers that a name is unknown), say plainly what you could not find and offer the closest",
+    "names; never answer a broader or different question with figures. State the dates of the period you used.",
+    "For top-N questions, averages per month or week and trends use summarize_transactions; for subscriptions and other",
+    "repeating bills use get_recurring_payments; for net worth and its history get_balance_sheet; for income vs expenses and",
+    "the savings rate get_income_statement.",
+    `Accounts: ${list(vocabulary.names("account"))}.`,
+    `Categories: ${list(vocabulary.names("category"))}.`,
+    `Merchants: ${list(vocabulary.names("merchant"))}.`,
+    `Tags: ${list(vocabulary.names("tag"))}.`,
   ].join("\n");
 }
 

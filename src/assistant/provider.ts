@@ -1,14 +1,12 @@
 import type { ToolRunner } from "./tools";
+import type { FamilyVocabulary } from "./vocabulary";
 
 /** What a provider knows about the family besides the conversation: names to match and the money's currency. */
 export type FamilyContext = {
   currency: string;
   /** YYYY-MM-DD in UTC: "last month" and friends are computed from it. */
   today: string;
-  categories: string[];
-  merchants: string[];
-  accounts: string[];
-  tags: string[];
+  vocabulary: FamilyVocabulary;
 };
 
 export type AssistantRequest = {

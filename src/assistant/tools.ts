@@ -2,21 +2,24 @@ import Decimal from "decimal.js";
 import { z } from "zod";
 import type { AccountRepository } from "../accounts/account.repository";
 import { parseAmount, toAmountString } from "../money/money";
-import type { FinanceRepository } from "./finance.repository";
+import type { TransactionFilter } from "../transactions/transaction.filter";
+import { magnitude } from "../transactions/transaction.rules";
+import type { FinanceRepository, GroupBy } from "./finance.repository";
+import type { FamilyVocabulary, SubjectKind } from "./vocabulary";
 
 /**
  * The functions a model may call. Each one's parameters are a zod schema: it validates what the model
  * sends and is also the JSON schema the model is shown. Every tool reads one family's data only: the
  * family comes from the chat's owner, never from the arguments.
  */
-export type ToolScope = { familyId: string; currency: string; today: string };
+export type ToolScope = { familyId: string; currency: string; today: string; vocabulary: FamilyVocabulary };
 
 export type ToolCallRecord = { name: string; arguments: Record<string, unknown>; result: Record<string, unknown> };
 
 const isoDate = z.iso.date().describe("YYYY-MM-DD");
 const names = (what: string) => z.array(z.string().min(1)).max(50).optional().describe(`${what} names, matched case-insensitively`);
 
-const getTransactionsParameters = z.object({
+const filterParameters = {
   search: z.string().max(200).optional().describe("Text to find in the transaction name, notes or merchant"),
   start_date: isoDate.optional().describe("First day included, YYYY-MM-DD"),
   end_date: isoDate.optional().describe("Last day included, YYYY-MM-DD"),
@@ -26,14 +29,33 @@ const getTransactionsParameters = z.object({
       operator: z.enum(["equal", "greater_than", "less_than", "at_least", "at_most"]),
     })
     .optional(),
-  type: z.enum(["income", "expense"]).optional().describe("Only money in (income) or money out (expense)"),
+  type: z
+    .enum(["income", "expense"])
+    .optional()
+    .describe("Only money in (income) or money out (expense); transfers between own accounts are neither"),
   accounts: names("Account"),
   categories: names("Category"),
   merchants: names("Merchant"),
   tags: names("Tag"),
-  order: z.enum(["newest", "oldest", "largest"]).optional().describe("Sort order; default newest"),
+};
+
+const getTransactionsParameters = z.object({
+  ...filterParameters,
+  order: z.enum(["newest", "oldest", "largest", "smallest"]).optional().describe("Sort order; default newest"),
   page: z.number().int().min(1).optional(),
   per_page: z.number().int().min(1).max(50).optional().describe("Default 20"),
+});
+
+const summarizeTransactionsParameters = z.object({
+  ...filterParameters,
+  group_by: z
+    .enum(["category", "merchant", "tag", "account", "month", "week"])
+    .describe("Totals per category, merchant, tag, account, calendar month (YYYY-MM) or week (its Monday)"),
+  limit: z.number().int().min(1).max(100).optional().describe("Groups returned, largest expense first; default 20"),
+});
+
+const getRecurringParameters = z.object({
+  months: z.number().int().min(3).max(24).optional().describe("Months of history to look through, ending today; default 6"),
 });
 
 const getAccountsParameters = z.object({});
@@ -63,33 +85,24 @@ const getTransactions: ToolDefinition<typeof getTransactionsParameters> = {
     "newest first unless ordered otherwise, and the totals of income and expense over every matching transaction.",
   parameters: getTransactionsParameters,
   async run(args, scope, data) {
-    const amount = args.amount ? parseAmount(args.amount.value) : null;
-    if (amount && !amount.ok) return { error: `amount.value ${amount.reason}` };
+    const filter = toFilter(args, scope);
+    if ("error" in filter) return filter;
     const perPage = args.per_page ?? 20;
     const page = args.page ?? 1;
     const { rows, total, totals } = await data.finance.transactions(
       scope.familyId,
-      {
-        search: args.search,
-        startDate: args.start_date,
-        endDate: args.end_date,
-        amount: amount?.ok ? { value: toAmountString(amount.value), operator: args.amount!.operator } : undefined,
-        type: args.type,
-        accounts: args.accounts,
-        categories: args.categories,
-        merchants: args.merchants,
-        tags: args.tags,
-      },
+      filter.filter,
       args.order ?? "newest",
       perPage,
       (page - 1) * perPage,
     );
     return {
+      ...matchedNames(filter.matched),
       transactions: rows.map((row) => ({
         date: row.date,
         name: row.name,
-        amount: money(new Decimal(row.amount).abs()),
-        type: new Decimal(row.amount).isNegative() ? "income" : "expense",
+        amount: money(magnitude(row.amount)),
+        type: row.kind,
         currency: row.currency.trim(),
         account: row.account,
         category: row.category,
@@ -106,7 +119,59 @@ const getTransactions: ToolDefinition<typeof getTransactionsParameters> = {
         expense: money(row.expense),
         net: money(new Decimal(row.income).minus(row.expense)),
         count: row.count,
+        first_date: row.firstDate,
+        last_date: row.lastDate,
       })),
+    };
+  },
+};
+
+const summarizeTransactions: ToolDefinition<typeof summarizeTransactionsParameters> = {
+  description:
+    "Totals of income and expense per category, merchant, tag, account, month or week for the matching transactions in the " +
+    "family currency, largest expense first (transfers between own accounts excluded). Use it for top-N questions, " +
+    "averages per month or week and trends.",
+  parameters: summarizeTransactionsParameters,
+  async run(args, scope, data) {
+    const filter = toFilter(args, scope);
+    if ("error" in filter) return filter;
+    const groups = await data.finance.groups(scope.familyId, scope.currency, filter.filter, args.group_by as GroupBy);
+    return {
+      ...matchedNames(filter.matched),
+      currency: scope.currency,
+      group_by: args.group_by,
+      group_count: groups.length,
+      groups: groups.slice(0, args.limit ?? 20).map((group) => ({
+        key: group.key,
+        income: money(group.income),
+        expense: money(group.expense),
+        count: group.count,
+      })),
+    };
+  },
+};
+
+const getRecurringPayments: ToolDefinition<typeof getRecurringParameters> = {
+  description:
+    "Recurring payments and subscriptions: money out to the same merchant (or under the same name) about once a month " +
+    "for about the same amount, in at least 3 of the recent months. Family currency only.",
+  parameters: getRecurringParameters,
+  async run(args, scope, data) {
+    const months = args.months ?? 6;
+    const rows = await data.finance.recurring(scope.familyId, scope.currency, scope.today, months);
+    const monthly = rows.reduce((sum, row) => sum.plus(row.lastAmount), new Decimal(0));
+    return {
+      currency: scope.currency,
+      months_searched: months,
+      recurring: rows.map((row) => ({
+        name: row.name,
+        category: row.category,
+        months_seen: row.months,
+        last_date: row.lastDate,
+        last_amount: money(row.lastAmount),
+        average_amount: money(row.averageAmount),
+      })),
+      monthly_total: money(monthly),
     };
   },
 };
@@ -187,6 +252,8 @@ const getIncomeStatement: ToolDefinition<typeof getIncomeStatementParameters> = 
 
 export const TOOLS = {
   get_transactions: getTransactions,
+  summarize_transactions: summarizeTransactions,
+  get_recurring_payments: getRecurringPayments,
   get_accounts: getAccounts,
   get_balance_sheet: getBalanceSheet,
   get_income_statement: getIncomeStatement,
@@ -230,6 +297,62 @@ export class ToolRunner {
     }
     return tool.run(parsed.data, this.scope, this.data);
   }
+}
+
+type FilterArguments = z.infer<typeof getTransactionsParameters> | z.infer<typeof summarizeTransactionsParameters>;
+
+type NameMatch = { asked: string; kind: SubjectKind; names: string[] };
+
+const NAME_KINDS = [
+  ["accounts", "account"],
+  ["categories", "category"],
+  ["merchants", "merchant"],
+  ["tags", "tag"],
+] as const;
+
+/**
+ * A tool's filter arguments as the one transaction filter. Names are resolved against the family's own
+ * (case-, plural- and typo-insensitive, with synonyms); a name that matches nothing is an error naming
+ * the closest ones, so the caller can never get figures for something it did not ask about.
+ */
+function toFilter(args: FilterArguments, scope: ToolScope): { filter: TransactionFilter; matched: NameMatch[] } | { error: string } {
+  const amount = args.amount ? parseAmount(args.amount.value) : null;
+  if (amount && !amount.ok) return { error: `amount.value ${amount.reason}` };
+  const filter: TransactionFilter = { search: args.search, startDate: args.start_date, endDate: args.end_date, type: args.type };
+  if (amount?.ok) {
+    const value = toAmountString(amount.value.abs());
+    const operator = args.amount!.operator;
+    if (operator === "equal" || operator === "at_least") filter.minMagnitude = value;
+    if (operator === "equal" || operator === "at_most") filter.maxMagnitude = value;
+    if (operator === "greater_than") filter.magnitudeAbove = value;
+    if (operator === "less_than") filter.magnitudeBelow = value;
+  }
+  const matched: NameMatch[] = [];
+  const problems: string[] = [];
+  const ids: Record<SubjectKind, string[]> = { account: [], category: [], merchant: [], tag: [] };
+  for (const [argument, kind] of NAME_KINDS) {
+    for (const asked of args[argument] ?? []) {
+      const found = scope.vocabulary.resolve(asked, kind);
+      if (found.length === 0) {
+        const closest = scope.vocabulary.closest(asked, 3, kind);
+        problems.push(`no ${kind} named "${asked}"${closest.length ? ` (closest: ${closest.join(", ")})` : ""}`);
+        continue;
+      }
+      ids[kind].push(...found.map((entry) => entry.id));
+      if (found.some((entry) => entry.name !== asked)) matched.push({ asked, kind, names: found.map((entry) => entry.name) });
+    }
+  }
+  if (problems.length) return { error: `Unknown names: ${problems.join("; ")}` };
+  if (ids.account.length) filter.accountIds = ids.account;
+  if (ids.category.length) filter.categoryIds = ids.category;
+  if (ids.merchant.length) filter.merchantIds = ids.merchant;
+  if (ids.tag.length) filter.tagIds = ids.tag;
+  return { filter, matched };
+}
+
+/** Says which family names the arguments' names were read as, when they were not given exactly. */
+function matchedNames(matched: NameMatch[]): Record<string, unknown> {
+  return matched.length ? { names_matched: matched } : {};
 }
 
 function parseArguments(text: string): Record<string, unknown> | null {

@@ -1,5 +1,5 @@
 /**
- * Every audit event type the service records (interface spec §6) with its default severity. An event
+ * Every audit event type the service records (docs/audit-events.md) with its default severity. An event
  * type outside this catalogue cannot be recorded: `record()` takes an `AuditEventType`, and the
  * service checks the value again at run time for callers that build types from strings.
  */

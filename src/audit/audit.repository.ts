@@ -1,5 +1,5 @@
 import type { Sequelize, Transaction } from "sequelize";
-import { likePattern, readRowsWithin, selectRows } from "../common/sql";
+import { bindParam, likePattern, readRowsWithin, selectRows } from "../common/sql";
 import type { AuditEventType, Severity } from "./audit.catalogue";
 import type { Changes } from "./audit-changes";
 
@@ -145,11 +145,22 @@ export class AuditRepository {
     );
   }
 
+  /** One event with its chain link (null until linked), by its partition key and id. */
+  async byKey(id: string, occurredAt: Date): Promise<AuditEventRow | null> {
+    const [row] = await selectRows<AuditEventRow>(
+      this.sequelize,
+      `SELECT ${EVENT_COLUMNS}, ${LINK_COLUMNS} FROM audit_events e
+         LEFT JOIN LATERAL (SELECT * FROM audit_chain c WHERE c.occurred_at = e.occurred_at AND c.event_id = e.id LIMIT 1) AS c ON true
+        WHERE e.occurred_at = $2 AND e.id = $1`,
+      [id, occurredAt],
+    );
+    return row ?? null;
+  }
+
   /** Newest first, keyset after `after`, skipping `offset`; fetches one extra row to tell whether more exist. */
   async list(query: AuditQuery, options: { limit: number; offset: number; after: Keyset | null }): Promise<AuditEventRow[]> {
     const { where, bind } = whereClause(query, options.after);
-    bind.push(options.limit + 1, options.offset);
-    const [limit, offset] = [`$${bind.length - 1}`, `$${bind.length}`];
+    const [limit, offset] = [bindParam(bind, options.limit + 1), bindParam(bind, options.offset)];
     const text = textConditions(query, bind);
     if (text.length) {
       // Words and addresses are checked against each row's text, which lives in the table, not in the
@@ -157,7 +168,7 @@ export class AuditRepository {
       // filters finds a page after a few hundred rows; a plan from the text index would first collect
       // every match in the range, reading far more of the table. Too few matches in that walk: the full
       // query decides (the text index is then the cheap way in).
-      const probe = `$${bind.push(TEXT_PROBE_ROWS)}`;
+      const probe = bindParam(bind, TEXT_PROBE_ROWS);
       const probed = await selectRows<AuditEventRow>(
         this.sequelize,
         pageOf(`SELECT occurred_at, id FROM (SELECT occurred_at, id, search_text FROM audit_events ${whereSql(where)}
@@ -184,10 +195,10 @@ export class AuditRepository {
   async countUpTo(query: AuditQuery, cap: number, budgetMs: number): Promise<number | null> {
     const { where, bind } = whereClause(query);
     where.push(...textConditions(query, bind));
-    bind.push(cap);
+    const limit = bindParam(bind, cap);
     const rows = await readRowsWithin<{ count: string }>(
       this.sequelize,
-      `SELECT count(*) AS count FROM (SELECT 1 FROM audit_events ${whereSql(where)} LIMIT $${bind.length}) AS capped`,
+      `SELECT count(*) AS count FROM (SELECT 1 FROM audit_events ${whereSql(where)} LIMIT ${limit}) AS capped`,
       bind,
       budgetMs,
     );
@@ -203,8 +214,8 @@ export class AuditRepository {
   ): Promise<VerifyRow[]> {
     const bind: unknown[] = [afterSeq.toString(), limit, throughSeq.toString()];
     const where = ["c.seq > $1", "c.seq <= $3"];
-    if (range.from) where.push(`c.occurred_at >= $${bind.push(range.from)}`);
-    if (range.before) where.push(`c.occurred_at < $${bind.push(range.before)}`);
+    if (range.from) where.push(`c.occurred_at >= ${bindParam(bind, range.from)}`);
+    if (range.before) where.push(`c.occurred_at < ${bindParam(bind, range.before)}`);
     return selectRows<VerifyRow>(
       this.sequelize,
       `SELECT ${VERIFY_COLUMNS} FROM (SELECT * FROM audit_chain c WHERE ${where.join(" AND ")} ORDER BY c.seq LIMIT $2) AS c
@@ -244,8 +255,8 @@ export class AuditRepository {
       "NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.occurred_at = e.occurred_at AND c.event_id = e.id)",
       "NOT EXISTS (SELECT 1 FROM audit_unchained u WHERE u.event_id = e.id)",
     ];
-    if (range.from) where.push(`e.occurred_at >= $${bind.push(range.from)}`);
-    if (range.before) where.push(`e.occurred_at < $${bind.push(range.before)}`);
+    if (range.from) where.push(`e.occurred_at >= ${bindParam(bind, range.from)}`);
+    if (range.before) where.push(`e.occurred_at < ${bindParam(bind, range.before)}`);
     const [row] = await selectRows<StrayEvent>(
       this.sequelize,
       `SELECT e.id, e.occurred_at AS "timestamp" FROM audit_events e WHERE ${where.join(" AND ")} ORDER BY e.occurred_at, e.id LIMIT 1`,
@@ -292,22 +303,22 @@ export class AuditRepository {
 function whereClause(query: AuditQuery, after: Keyset | null = null): { where: string[]; bind: unknown[] } {
   const where: string[] = [];
   const bind: unknown[] = [];
-  if (query.userIds.length) where.push(`user_id = ANY($${bind.push(query.userIds)}::uuid[])`);
-  if (query.providers.length) where.push(`provider = ANY($${bind.push(query.providers)}::text[])`);
-  if (query.eventTypes.length) where.push(`event_type = ANY($${bind.push(query.eventTypes)}::text[])`);
-  if (query.severities.length) where.push(`severity = ANY($${bind.push(query.severities)}::text[])`);
-  if (query.from) where.push(`occurred_at >= $${bind.push(query.from)}`);
-  if (query.before) where.push(`occurred_at < $${bind.push(query.before)}`);
-  if (query.ipCidr) where.push(`ip_address <<= $${bind.push(query.ipCidr)}::inet`);
-  if (after) where.push(`(occurred_at, id) < ($${bind.push(after.timestamp)}::timestamptz, $${bind.push(after.id)}::uuid)`);
+  if (query.userIds.length) where.push(`user_id = ANY(${bindParam(bind, query.userIds)}::uuid[])`);
+  if (query.providers.length) where.push(`provider = ANY(${bindParam(bind, query.providers)}::text[])`);
+  if (query.eventTypes.length) where.push(`event_type = ANY(${bindParam(bind, query.eventTypes)}::text[])`);
+  if (query.severities.length) where.push(`severity = ANY(${bindParam(bind, query.severities)}::text[])`);
+  if (query.from) where.push(`occurred_at >= ${bindParam(bind, query.from)}`);
+  if (query.before) where.push(`occurred_at < ${bindParam(bind, query.before)}`);
+  if (query.ipCidr) where.push(`ip_address <<= ${bindParam(bind, query.ipCidr)}::inet`);
+  if (after) where.push(`(occurred_at, id) < (${bindParam(bind, after.timestamp)}::timestamptz, ${bindParam(bind, after.id)}::uuid)`);
   return { where, bind };
 }
 
 /** The free-text conditions: words anywhere in an event's text, whole e-mail addresses. */
 function textConditions(query: AuditQuery, bind: unknown[]): string[] {
   return [
-    ...query.words.map((word) => `search_text LIKE $${bind.push(likePattern(word))}`),
-    ...query.emails.map((email) => `audit_email_terms(search_text) @> ARRAY[$${bind.push(email)}::text]`),
+    ...query.words.map((word) => `search_text LIKE ${bindParam(bind, likePattern(word))}`),
+    ...query.emails.map((email) => `audit_email_terms(search_text) @> ARRAY[${bindParam(bind, email)}::text]`),
   ];
 }
 

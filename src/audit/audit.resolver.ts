@@ -1,7 +1,8 @@
 import { Arg, Args, ArgsType, Authorized, Ctx, Field, ID, Int, Mutation, Query, Resolver, Root, Subscription } from "type-graphql";
 import { Access } from "../graphql/auth-checker";
 import type { RequestContext } from "../graphql/context";
-import { AUDIT_EVENT_TOPIC, encodeCursor, parseFilter, reviveEvent, type AuditEvent } from "./audit.service";
+import { Topic, type AuditEventRecorded } from "../events/catalogue";
+import { encodeCursor, parseFilter, type AuditEvent, type AuditService } from "./audit.service";
 import { AuditChainReportType, AuditEventConnectionType, AuditEventFilterInput, AuditEventType, AuditSavedSearchType } from "./audit.type";
 
 @ArgsType()
@@ -50,13 +51,13 @@ export class AuditResolver {
   @Authorized(Access.Audit)
   @Query(() => [AuditSavedSearchType], { description: "Your saved audit searches, by name." })
   auditSavedSearches(@Ctx() { services, actor }: RequestContext) {
-    return services.audit.listSavedSearches(actor!.userId);
+    return services.auditSavedSearches.list(actor!.userId);
   }
 
   @Authorized(Access.Audit)
   @Query(() => AuditSavedSearchType, { description: "Reopens one of your saved searches." })
   auditSavedSearch(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.audit.getSavedSearch(actor!.userId, id);
+    return services.auditSavedSearches.get(actor!.userId, id);
   }
 
   @Authorized(Access.Audit)
@@ -66,19 +67,19 @@ export class AuditResolver {
     @Arg("name") name: string,
     @Arg("filter", () => AuditEventFilterInput) filter: AuditEventFilterInput,
   ) {
-    return services.audit.createSavedSearch(actor!.userId, name, { ...filter });
+    return services.auditSavedSearches.create(actor!.userId, name, { ...filter });
   }
 
   @Authorized(Access.Audit)
   @Mutation(() => AuditSavedSearchType)
   renameAuditSavedSearch(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string, @Arg("name") name: string) {
-    return services.audit.renameSavedSearch(actor!.userId, id, name);
+    return services.auditSavedSearches.rename(actor!.userId, id, name);
   }
 
   @Authorized(Access.Audit)
   @Mutation(() => AuditSavedSearchType)
   deleteAuditSavedSearch(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.audit.deleteSavedSearch(actor!.userId, id);
+    return services.auditSavedSearches.delete(actor!.userId, id);
   }
 
   @Authorized(Access.Audit)
@@ -89,7 +90,7 @@ export class AuditResolver {
       // Checked here so a bad filter fails the subscription instead of every event.
       parseFilter(filter);
       const { services } = context as RequestContext;
-      return matching(services.events.subscribe(AUDIT_EVENT_TOPIC), services.audit.matcher(filter));
+      return matching(services.events.subscribe(Topic.AuditEventRecorded), services.audit, services.audit.matcher(filter));
     },
   })
   auditEventRecorded(@Root() event: AuditEvent, @Args() _args: AuditSubscriptionArgs): AuditEvent {
@@ -97,9 +98,13 @@ export class AuditResolver {
   }
 }
 
-async function* matching(source: AsyncIterable<unknown>, match: (event: AuditEvent) => boolean): AsyncGenerator<AuditEvent> {
-  for await (const payload of source) {
-    const event = reviveEvent(payload as AuditEvent);
-    if (match(event)) yield event;
+async function* matching(
+  source: AsyncIterable<AuditEventRecorded>,
+  audit: AuditService,
+  match: (event: AuditEvent) => boolean,
+): AsyncGenerator<AuditEvent> {
+  for await (const notice of source) {
+    const event = await audit.received(notice);
+    if (event && match(event)) yield event;
   }
 }

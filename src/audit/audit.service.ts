@@ -1,9 +1,9 @@
 import { BlockList, isIP } from "node:net";
 import type { Transaction } from "sequelize";
-import { BadRequestError, NotFoundError, ValidationErrors } from "../common/errors";
+import { BadRequestError } from "../common/errors";
 import { isUuid, newId } from "../common/ids";
-import { requiredText, saveUnique } from "../common/validation";
 import type { Logger } from "../common/logger";
+import { MAX_EVENT_PAYLOAD_BYTES, Topic, type AuditEventRecorded } from "../events/catalogue";
 import type { EventBus } from "../events/event-bus";
 import {
   effectiveSeverity,
@@ -16,10 +16,6 @@ import {
 import { currentAuditContext } from "./audit-context";
 import { redact, redactChanges, type Changes } from "./audit-changes";
 import type { AuditEventRow, AuditQuery, AuditRepository, Keyset, VerifyRow } from "./audit.repository";
-import { AuditSavedSearchModel } from "./audit-saved-search.model";
-
-/** The event bus topic of committed audit events (the live stream). */
-export const AUDIT_EVENT_TOPIC = "audit.event.recorded";
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 100;
@@ -102,8 +98,6 @@ export type ChainBreak = {
 };
 
 export type ChainReport = { ok: boolean; checked: number; firstBroken: ChainBreak | null };
-
-export type SavedSearch = { id: string; name: string; filter: AuditFilterInput; createdAt: Date; updatedAt: Date };
 
 const VERIFY_BATCH = 5000;
 /** Links per sequencer transaction: short enough not to hold the chain lock long, long enough to keep up. */
@@ -214,7 +208,7 @@ export class AuditService {
     let linked = 0;
     for (;;) {
       const rows = await this.repository.chainPending(CHAIN_BATCH);
-      for (const row of rows) this.events.publish(AUDIT_EVENT_TOPIC, toEvent(row));
+      for (const row of rows) this.events.publish(Topic.AuditEventRecorded, recordedNotice(toEvent(row)));
       linked += rows.length;
       if (rows.length < CHAIN_BATCH) return linked;
     }
@@ -246,6 +240,13 @@ export class AuditService {
   }
 
   /** Whether a live event passes a subscriber's filter (the same rules as the query, evaluated here). */
+  /** The event a live-stream notice stands for: carried whole, or read by its key; null if it is gone. */
+  async received(notice: AuditEventRecorded): Promise<AuditEvent | null> {
+    if (notice.event) return { ...notice.event, timestamp: new Date(notice.event.timestamp) };
+    const row = await this.repository.byKey(notice.id, new Date(notice.timestamp));
+    return row ? toEvent(row) : null;
+  }
+
   matcher(filter: AuditFilterInput | null | undefined): (event: AuditEvent) => boolean {
     const query = parseFilter(filter);
     const block = query.ipCidr ? blockListOf(query.ipCidr) : null;
@@ -328,47 +329,6 @@ export class AuditService {
   partitionNames(): Promise<string[]> {
     return this.repository.partitionNames();
   }
-
-  async listSavedSearches(ownerUserId: string): Promise<SavedSearch[]> {
-    const records = await AuditSavedSearchModel.findAll({ where: { ownerUserId }, order: [["name", "ASC"]] });
-    return records.map(toSavedSearch);
-  }
-
-  async getSavedSearch(ownerUserId: string, id: string): Promise<SavedSearch> {
-    return toSavedSearch(await this.findSavedSearch(ownerUserId, id));
-  }
-
-  async createSavedSearch(ownerUserId: string, name: string, filter: AuditFilterInput): Promise<SavedSearch> {
-    const problems = new ValidationErrors();
-    const trimmed = requiredText(problems, "Name", name, 100);
-    problems.throwIfAny();
-    parseFilter(filter);
-    const record = await saveUnique("Name has already been taken", () =>
-      AuditSavedSearchModel.create({ id: newId(), ownerUserId, name: trimmed, filter: compactFilter(filter) }),
-    );
-    return toSavedSearch(record);
-  }
-
-  async renameSavedSearch(ownerUserId: string, id: string, name: string): Promise<SavedSearch> {
-    const record = await this.findSavedSearch(ownerUserId, id);
-    const problems = new ValidationErrors();
-    const trimmed = requiredText(problems, "Name", name, 100);
-    problems.throwIfAny();
-    await saveUnique("Name has already been taken", () => record.update({ name: trimmed }));
-    return toSavedSearch(record);
-  }
-
-  async deleteSavedSearch(ownerUserId: string, id: string): Promise<SavedSearch> {
-    const record = await this.findSavedSearch(ownerUserId, id);
-    await record.destroy();
-    return toSavedSearch(record);
-  }
-
-  private async findSavedSearch(ownerUserId: string, id: string): Promise<AuditSavedSearchModel> {
-    const record = isUuid(id) ? await AuditSavedSearchModel.findOne({ where: { id, ownerUserId } }) : null;
-    if (!record) throw new NotFoundError("Saved search");
-    return record;
-  }
 }
 
 function checkLink(previous: VerifyRow | null, row: VerifyRow, seq: bigint): ChainBreak | null {
@@ -418,9 +378,16 @@ function toEvent(row: AuditEventRow): AuditEvent {
   };
 }
 
-/** A published event arrives as JSON: its timestamp is a string again. */
-export function reviveEvent(payload: AuditEvent): AuditEvent {
-  return { ...payload, timestamp: new Date(payload.timestamp) };
+/**
+ * What the live stream publishes for an event: the event itself when it fits the bus's payload limit,
+ * otherwise its key alone (a large `changes` would make PostgreSQL refuse the NOTIFY, and the stream
+ * would silently skip the event).
+ */
+export function recordedNotice(event: AuditEvent): AuditEventRecorded {
+  const timestamp = event.timestamp.toISOString();
+  const whole = { ...event, timestamp };
+  const fits = Buffer.byteLength(JSON.stringify(whole)) <= MAX_EVENT_PAYLOAD_BYTES;
+  return { id: event.id, timestamp, event: fits ? whole : null };
 }
 
 function searchTextOf(event: AuditEvent): string {
@@ -540,21 +507,5 @@ export function parseFilter(filter: AuditFilterInput | null | undefined): AuditQ
     from,
     before,
     ipCidr: f.ipAddress ? ipFilterToCidr(f.ipAddress) : null,
-  };
-}
-
-function compactFilter(filter: AuditFilterInput): AuditFilterInput {
-  return Object.fromEntries(
-    Object.entries(filter).filter(([, value]) => value !== null && value !== undefined && !(Array.isArray(value) && value.length === 0)),
-  );
-}
-
-function toSavedSearch(record: AuditSavedSearchModel): SavedSearch {
-  return {
-    id: record.id,
-    name: record.name,
-    filter: record.filter as AuditFilterInput,
-    createdAt: record.createdAt,
-    updatedAt: record.updatedAt,
   };
 }

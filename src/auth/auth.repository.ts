@@ -1,6 +1,7 @@
-import type { Sequelize, Transaction } from "sequelize";
+import type { CreationAttributes, Sequelize, Transaction } from "sequelize";
 import { selectRows } from "../common/sql";
 import type { UserRole, UserStatus } from "../identity/user.model";
+import { AuthSessionModel, AuthTokenModel } from "./auth-session.model";
 
 export type TokenOwnerRow = {
   tokenId: string;
@@ -33,6 +34,14 @@ const OWNER_COLUMNS = `s.id AS "sessionId", s.expires_at AS "sessionExpiresAt", 
 
 export class AuthRepository {
   constructor(private readonly sequelize: Sequelize) {}
+
+  async insertSession(session: CreationAttributes<AuthSessionModel>, transaction: Transaction): Promise<void> {
+    await AuthSessionModel.create(session, { transaction });
+  }
+
+  async insertTokens(tokens: CreationAttributes<AuthTokenModel>[], transaction: Transaction): Promise<void> {
+    await AuthTokenModel.bulkCreate(tokens, { transaction });
+  }
 
   /** A token with its session and user, whatever its state (the service decides what a state means). */
   async tokenByHash(hash: Buffer, transaction?: Transaction, lock = false): Promise<TokenOwnerRow | null> {

@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from "express";
-import { fromDomainError } from "../../rest-adapter/rest-errors";
 import { API_PREFIX } from "../../rest-adapter/routes";
-import { BadRequestError, DomainError } from "../common/errors";
+import { BadRequestError, DomainError, ErrorCode } from "../common/errors";
+import { sendError } from "../http/respond";
 import { authenticate, SESSION_COOKIE, withAuditContext } from "../http/authenticate";
 import type { Services } from "../services";
 import type { OpenedSession, TokenPair } from "./session.service";
@@ -23,8 +23,7 @@ export function createAuthRouter(services: Services, rateLimit: express.RequestH
       await handler(req, res);
     } catch (error) {
       if (!(error instanceof DomainError)) return next(error);
-      const { status, body: errorBody } = fromDomainError(error);
-      res.status(status).json(errorBody);
+      sendError(req, res, error);
     }
   };
 
@@ -97,10 +96,7 @@ export function createAuthRouter(services: Services, rateLimit: express.RequestH
     withAuditContext,
     route(async (req, res) => {
       const grantType = field(req, "grant_type");
-      if (grantType !== "refresh_token") {
-        res.status(400).json({ error: "unsupported_grant_type", message: "Only grant_type=refresh_token is supported" });
-        return;
-      }
+      if (grantType !== "refresh_token") throw new UnsupportedGrantTypeError("Only grant_type=refresh_token is supported");
       res.json(tokenResponse(await services.sessions.refresh(field(req, "refresh_token"))));
     }),
   );
@@ -136,4 +132,10 @@ export function setSessionCookie(req: Request, res: Response, session: OpenedSes
     path: "/",
     expires: session.sessionExpiresAt,
   });
+}
+
+/** RFC 6749 §5.2 unsupported_grant_type. */
+class UnsupportedGrantTypeError extends DomainError {
+  readonly code = ErrorCode.BadRequest;
+  readonly restError = "unsupported_grant_type";
 }

@@ -7,7 +7,6 @@ import { currentAuditContext } from "../audit/audit-context";
 import type { EventBus } from "../events/event-bus";
 import type { Actor } from "../identity/actor";
 import { announceAccessEnded } from "./access-ended";
-import { AuthSessionModel, AuthTokenModel } from "./auth-session.model";
 import type { AuthRepository, TokenOwnerRow } from "./auth.repository";
 
 const ACCESS_PREFIX = "fga_";
@@ -63,9 +62,10 @@ export class SessionService {
     const context = currentAuditContext();
     const sessionSecret = secret(SESSION_PREFIX);
     const sessionExpiresAt = new Date(Date.now() + this.settings.sessionTtlSeconds * 1000);
-    const session = await AuthSessionModel.create(
+    const session = { id: newId() };
+    await this.repository.insertSession(
       {
-        id: newId(),
+        id: session.id,
         userId: user.id,
         method: options.method,
         provider: options.provider ?? null,
@@ -74,7 +74,7 @@ export class SessionService {
         userAgent: context.userAgent,
         expiresAt: sessionExpiresAt,
       },
-      { transaction },
+      transaction,
     );
     const pair = await this.issuePair(session.id, sessionExpiresAt, transaction);
     await this.audit.record(transaction, {
@@ -264,12 +264,12 @@ export class SessionService {
     const accessToken = secret(ACCESS_PREFIX);
     const refreshToken = secret(REFRESH_PREFIX);
     const accessExpiresAt = new Date(Math.min(Date.now() + this.settings.accessTokenTtlSeconds * 1000, sessionExpiresAt.getTime()));
-    await AuthTokenModel.bulkCreate(
+    await this.repository.insertTokens(
       [
         { id: newId(), sessionId, kind: "access", tokenHash: digest(accessToken), expiresAt: accessExpiresAt },
         { id: newId(), sessionId, kind: "refresh", tokenHash: digest(refreshToken), expiresAt: sessionExpiresAt },
       ],
-      { transaction },
+      transaction,
     );
     return {
       accessToken,

@@ -1,29 +1,19 @@
 import { createHash } from "node:crypto";
 import Decimal from "decimal.js";
-import { AccountModel, classificationOf } from "../accounts/account.model";
+import { classificationOf } from "../accounts/account.model";
 import { newId } from "../common/ids";
 import type { Logger } from "../common/logger";
 import type { Config } from "../config/config";
+import { Topic, type BankSyncEvent } from "../events/catalogue";
 import type { EventBus } from "../events/event-bus";
 import { negate } from "../money/money";
 import type { SecretBox } from "../security/secret-box";
-import { BankConnectionModel, BankSyncRunModel, type ConnectionStatus } from "./banking.model";
+import type { ConnectionStatus } from "./banking.model";
 import type { BankingRepository, ConnectionRow, ExistingTransaction, SyncRunRow, TransactionWrite } from "./banking.repository";
 import { LunchflowClient, LunchflowSync } from "./lunchflow.client";
 import type { ImportBatch, ImportedAccount, ImportedTransaction, ProviderSync, SyncState } from "./provider";
 import { SimplefinClient, SimplefinSync } from "./simplefin.client";
 import { redactor, UpstreamError, type UpstreamHttpOptions } from "./upstream-http";
-
-export const BANK_SYNC_TOPIC = "BANK_SYNC_EVENTS";
-
-/** What subscribers of bankSyncEvents receive (through JSON: dates are strings). */
-export type BankSyncEvent = {
-  connectionId: string;
-  runId: string;
-  runStatus: string;
-  connectionStatus: ConnectionStatus;
-  message: string | null;
-};
 
 /** A pending row and its posted form are the same purchase when account, amount and currency agree within this. */
 const PENDING_MATCH_DAYS = 7;
@@ -80,11 +70,13 @@ export class BankSyncService {
         addErrors: (messages) => totals.errors.push(...messages),
         saveState: async (next) => {
           state = next;
-          await BankConnectionModel.update({ syncState: next }, { where: { id: connection.id } });
-          await BankSyncRunModel.update(
-            { heartbeatAt: new Date(), createdCount: totals.created, updatedCount: totals.updated, skippedCount: totals.skipped },
-            { where: { id: runId } },
-          );
+          await this.repository.updateConnection(connection.id, { syncState: next });
+          await this.repository.updateRun(runId, {
+            heartbeatAt: new Date(),
+            createdCount: totals.created,
+            updatedCount: totals.updated,
+            skippedCount: totals.skipped,
+          });
         },
         importBatch: (batch) => this.importBatch(connection, links, batch, totals),
       });
@@ -107,11 +99,11 @@ export class BankSyncService {
     const open = await this.repository.openRun(connection.id);
     const now = new Date();
     if (open) {
-      await BankSyncRunModel.update({ status: "syncing", startedAt: open.startedAt ?? now, heartbeatAt: now }, { where: { id: open.id } });
+      await this.repository.updateRun(open.id, { status: "syncing", startedAt: open.startedAt ?? now, heartbeatAt: now });
       return open.id;
     }
     const id = newId();
-    await BankSyncRunModel.create({
+    await this.repository.createRun({
       id,
       familyId: connection.familyId,
       connectionId: connection.id,
@@ -132,19 +124,16 @@ export class BankSyncService {
     message: string | null,
   ): Promise<void> {
     const now = new Date();
-    await BankSyncRunModel.update(
-      {
-        status: runStatus,
-        finishedAt: now,
-        heartbeatAt: now,
-        createdCount: totals.created,
-        updatedCount: totals.updated,
-        skippedCount: totals.skipped,
-        errors: totals.errors,
-      },
-      { where: { id: runId } },
-    );
-    await BankConnectionModel.update({ status: connectionStatus, lastError: message, lastSyncAt: now }, { where: { id: connection.id } });
+    await this.repository.updateRun(runId, {
+      status: runStatus,
+      finishedAt: now,
+      heartbeatAt: now,
+      createdCount: totals.created,
+      updatedCount: totals.updated,
+      skippedCount: totals.skipped,
+      errors: totals.errors,
+    });
+    await this.repository.updateConnection(connection.id, { status: connectionStatus, lastError: message, lastSyncAt: now });
     this.publish(connection, runId, runStatus, connectionStatus, message);
   }
 
@@ -156,7 +145,7 @@ export class BankSyncService {
     message: string | null,
   ): void {
     const event: BankSyncEvent = { connectionId: connection.id, runId, runStatus, connectionStatus, message };
-    this.events.publish(BANK_SYNC_TOPIC, connection.familyId, event);
+    this.events.publish(Topic.BankSyncEvent, connection.familyId, event);
   }
 
   private failureOf(error: unknown, logger: Logger): { status: ConnectionStatus; message: string } {
@@ -210,10 +199,7 @@ export class BankSyncService {
     const rows = await this.repository.providerAccounts(connectionId);
     const links = new Map<string, AccountLink>();
     if (rows.length === 0) return links;
-    const accounts = await AccountModel.findAll({
-      where: { id: rows.flatMap((row) => (row.accountId ? [row.accountId] : [])) },
-      raw: true,
-    });
+    const accounts = await this.repository.linkedAccounts(rows.flatMap((row) => (row.accountId ? [row.accountId] : [])));
     const byId = new Map(accounts.map((account) => [account.id, account]));
     for (const row of rows) {
       const account = row.accountId ? byId.get(row.accountId) : undefined;
@@ -297,7 +283,7 @@ export class BankSyncService {
       const accountId = connection.autoCreateAccounts ? newId() : null;
       const classification = classificationOf(account.accountType);
       if (accountId)
-        await AccountModel.create({
+        await this.repository.createAccount({
           id: accountId,
           familyId: connection.familyId,
           name: account.institution ? `${account.name} (${account.institution})` : account.name,
@@ -319,7 +305,7 @@ export class BankSyncService {
       });
       // A concurrent first sync may have won the insert: the stored link is the truth.
       const stored = (await this.repository.providerAccounts(connection.id)).find((row) => row.externalId === account.externalId)!;
-      if (accountId && stored.accountId !== accountId) await AccountModel.destroy({ where: { id: accountId } });
+      if (accountId && stored.accountId !== accountId) await this.repository.deleteAccount(accountId);
       link = { providerAccountId: stored.id, accountId: stored.accountId, currency: account.currency, classification };
       links.set(account.externalId, link);
     }

@@ -1,7 +1,11 @@
-import { QueryTypes, type Sequelize } from "sequelize";
+import { QueryTypes, type Attributes, type CreationAttributes, type Sequelize, type WhereOptions } from "sequelize";
+import { AccountModel } from "../accounts/account.model";
 import { selectRows } from "../common/sql";
-import type { BankProvider, ConnectionStatus, SyncRunStatus } from "./banking.model";
+import { BankConnectionModel, BankSyncRunModel, type BankProvider, type ConnectionStatus, type SyncRunStatus } from "./banking.model";
 import type { ImportedHolding, SyncState } from "./provider";
+
+/** What a client may change on a connection. */
+export type ConnectionChanges = Partial<Pick<BankConnectionModel, "name" | "includePending" | "debugLogging" | "autoCreateAccounts">>;
 
 export type ConnectionRow = {
   id: string;
@@ -141,6 +145,44 @@ export class BankingRepository {
 
   private async execute(sql: string, bind: unknown[]): Promise<void> {
     await this.sequelize.query(sql, { bind, type: QueryTypes.RAW });
+  }
+
+  // ---- connection and run writes ---------------------------------------------------------------------
+
+  async createConnection(values: CreationAttributes<BankConnectionModel>): Promise<void> {
+    await BankConnectionModel.create(values);
+  }
+
+  /** Updates connection `id`, only within `familyId` when given (a client's request; the sync worker passes none). */
+  async updateConnection(id: string, changes: Partial<Attributes<BankConnectionModel>>, familyId?: string): Promise<void> {
+    const where: WhereOptions<BankConnectionModel> = familyId ? { id, familyId } : { id };
+    await BankConnectionModel.update(changes, { where });
+  }
+
+  async deleteConnection(familyId: string, id: string): Promise<void> {
+    await BankConnectionModel.destroy({ where: { id, familyId } });
+  }
+
+  async createRun(values: CreationAttributes<BankSyncRunModel>): Promise<void> {
+    await BankSyncRunModel.create(values);
+  }
+
+  async updateRun(id: string, changes: Partial<Attributes<BankSyncRunModel>>): Promise<void> {
+    await BankSyncRunModel.update(changes, { where: { id } });
+  }
+
+  // ---- the family accounts a connection feeds --------------------------------------------------------
+
+  linkedAccounts(ids: string[]): Promise<Pick<AccountModel, "id" | "currency" | "classification">[]> {
+    return AccountModel.findAll({ where: { id: ids }, raw: true });
+  }
+
+  async createAccount(values: CreationAttributes<AccountModel>): Promise<void> {
+    await AccountModel.create(values);
+  }
+
+  async deleteAccount(id: string): Promise<void> {
+    await AccountModel.destroy({ where: { id } });
   }
 
   // ---- connections and runs -------------------------------------------------------------------------

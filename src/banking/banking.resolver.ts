@@ -1,7 +1,7 @@
 import { Arg, Authorized, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from "type-graphql";
 import { Access } from "../graphql/auth-checker";
 import type { RequestContext } from "../graphql/context";
-import { BANK_SYNC_TOPIC, type BankSyncEvent } from "./bank-sync.service";
+import { Topic, type BankSyncEvent } from "../events/catalogue";
 import type { HoldingRow, SyncRunRow } from "./banking.repository";
 import { runStatusOf } from "./banking.service";
 import {
@@ -242,7 +242,7 @@ export class BankConnectionResolver {
 
   @Authorized(Access.Read)
   @Subscription(() => BankSyncEventType, {
-    topics: BANK_SYNC_TOPIC,
+    topics: Topic.BankSyncEvent,
     topicId: ({ context }: { context: RequestContext }) => context.actor?.familyId,
     description: "Status changes of the family's bank syncs.",
   })

@@ -6,8 +6,16 @@ import { requiredText } from "../common/validation";
 import type { Config } from "../config/config";
 import type { Actor } from "../identity/actor";
 import type { SecretBox } from "../security/secret-box";
-import { BankConnectionModel, BankSyncRunModel, type BankProvider } from "./banking.model";
-import type { BankingRepository, ConnectionRow, HoldingFilter, HoldingRow, ProviderAccountRow, SyncRunRow } from "./banking.repository";
+import type { BankProvider } from "./banking.model";
+import type {
+  BankingRepository,
+  ConnectionChanges,
+  ConnectionRow,
+  HoldingFilter,
+  HoldingRow,
+  ProviderAccountRow,
+  SyncRunRow,
+} from "./banking.repository";
 import { LunchflowClient } from "./lunchflow.client";
 import type { SyncState } from "./provider";
 import { claimSetupToken, SimplefinClient, UpstreamClaimError } from "./simplefin.client";
@@ -78,13 +86,13 @@ export class BankingService {
   async updateSettings(actor: Actor, id: string, input: ConnectionSettingsInput): Promise<ConnectionRow> {
     await this.get(actor, id);
     const problems = new ValidationErrors();
-    const changes: Partial<BankConnectionModel> = {};
+    const changes: ConnectionChanges = {};
     if (input.name !== undefined && input.name !== null) changes.name = requiredText(problems, "Name", input.name, 120);
     if (input.includePending !== undefined && input.includePending !== null) changes.includePending = input.includePending;
     if (input.debugLogging !== undefined && input.debugLogging !== null) changes.debugLogging = input.debugLogging;
     if (input.autoCreateAccounts !== undefined && input.autoCreateAccounts !== null) changes.autoCreateAccounts = input.autoCreateAccounts;
     problems.throwIfAny();
-    await BankConnectionModel.update(changes, { where: { id, familyId: actor.familyId } });
+    await this.repository.updateConnection(id, changes, actor.familyId);
     return this.get(actor, id);
   }
 
@@ -107,9 +115,10 @@ export class BankingService {
       baseUrl = await this.checkLunchflow(input.apiKey, input.baseUrl ?? connection.baseUrl);
       credentials = input.apiKey.trim();
     }
-    await BankConnectionModel.update(
+    await this.repository.updateConnection(
+      id,
       { credentials: this.secrets.seal(credentials), baseUrl, syncState, status: "good", lastError: null },
-      { where: { id, familyId: actor.familyId } },
+      actor.familyId,
     );
     await this.requestSync(connection, "manual");
     return this.get(actor, id);
@@ -118,7 +127,7 @@ export class BankingService {
   /** Removes the connection and its sync history; the family's accounts and imported transactions stay. */
   async delete(actor: Actor, id: string): Promise<ConnectionRow> {
     const connection = await this.get(actor, id);
-    await BankConnectionModel.destroy({ where: { id, familyId: actor.familyId } });
+    await this.repository.deleteConnection(actor.familyId, id);
     return connection;
   }
 
@@ -154,9 +163,10 @@ export class BankingService {
       throw new ConflictError("A sync of this connection is under way: link the account once it finished");
     if (!(await this.repository.linkProviderAccount(providerAccount.id, actor.familyId, account.id)))
       throw new ValidationError(["Account is already linked to another bank account"]);
-    await BankConnectionModel.update(
+    await this.repository.updateConnection(
+      connection.id,
       { syncState: { ...connection.syncState, historyComplete: false, walk: null } },
-      { where: { id: connection.id, familyId: actor.familyId } },
+      actor.familyId,
     );
     if (connection.status !== "requires_update") await this.requestSync(connection, "manual");
     return (await this.repository.providerAccount(providerAccount.id, actor.familyId))!;
@@ -249,15 +259,22 @@ export class BankingService {
     const open = await this.repository.openRun(connection.id);
     let runId = open?.id;
     if (open && runStatusOf(open) === "stale") {
-      await BankSyncRunModel.update(
-        { status: "failed", finishedAt: new Date(), errors: [...open.errors, "The sync stopped responding"] },
-        { where: { id: open.id } },
-      );
+      await this.repository.updateRun(open.id, {
+        status: "failed",
+        finishedAt: new Date(),
+        errors: [...open.errors, "The sync stopped responding"],
+      });
       runId = undefined;
     }
     if (!runId) {
       runId = newId();
-      await BankSyncRunModel.create({ id: runId, familyId: connection.familyId, connectionId: connection.id, status: "pending", trigger });
+      await this.repository.createRun({
+        id: runId,
+        familyId: connection.familyId,
+        connectionId: connection.id,
+        status: "pending",
+        trigger,
+      });
     }
     await this.queue.enqueue(connection.id, trigger);
     return { ...(await this.repository.run(runId))!, connectionName: connection.name };
@@ -273,7 +290,7 @@ export class BankingService {
     autoCreateAccounts: boolean,
   ): Promise<ConnectionRow> {
     const id = newId();
-    await BankConnectionModel.create({
+    await this.repository.createConnection({
       id,
       familyId: actor.familyId,
       provider,

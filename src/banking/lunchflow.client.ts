@@ -14,7 +14,7 @@ import {
 import { sum } from "./simplefin.client";
 import { sanitizeUpstreamText, upstreamRequest, UpstreamError, type UpstreamHttpOptions } from "./upstream-http";
 
-/** Lunch Flow personal API (reference/bank-providers.md): an x-api-key header, JSON everywhere. */
+/** Lunch Flow personal API (docs/bank-providers.md): an x-api-key header, JSON everywhere. */
 type LunchflowAccount = {
   id: number | string;
   name: string;

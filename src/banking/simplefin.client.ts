@@ -17,7 +17,7 @@ import {
 import { sanitizeUpstreamText, upstreamRequest, upstreamUrlProblem, UpstreamError, type UpstreamHttpOptions } from "./upstream-http";
 
 /**
- * SimpleFIN Bridge (reference/bank-providers.md). A setup token is base64 of a claim URL that works
+ * SimpleFIN Bridge (docs/bank-providers.md). A setup token is base64 of a claim URL that works
  * once; claiming it yields the access URL with Basic credentials, which is all later requests need.
  */
 

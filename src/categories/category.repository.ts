@@ -1,6 +1,6 @@
 import type { Sequelize } from "sequelize";
-import { alignToKeys, selectRows } from "../common/sql";
-import type { CategoryClassification } from "./category.model";
+import { alignToKeys, bindParam, selectRows } from "../common/sql";
+import { CategoryModel, type CategoryClassification } from "./category.model";
 
 export type CategoryRow = {
   id: string;
@@ -18,12 +18,26 @@ export type CategoryRow = {
 
 export type CategoryListFilter = { rootsOnly?: boolean; parentId?: string };
 
+export type CategoryFields = Pick<CategoryModel, "name" | "classification" | "color" | "icon" | "parentId">;
+
 const COLUMNS = `id, parent_id AS "parentId", name, classification, color, icon, created_at AS "createdAt", updated_at AS "updatedAt",
   (SELECT p.name FROM categories p WHERE p.id = categories.parent_id) AS "parentName",
   (SELECT count(*)::int FROM categories s WHERE s.parent_id = categories.id) AS "subcategoriesCount"`;
 
 export class CategoryRepository {
   constructor(private readonly sequelize: Sequelize) {}
+
+  async create(familyId: string, id: string, fields: CategoryFields): Promise<void> {
+    await CategoryModel.create({ ...fields, id, familyId });
+  }
+
+  async update(familyId: string, id: string, changes: Partial<CategoryFields>): Promise<void> {
+    await CategoryModel.update(changes, { where: { id, familyId } });
+  }
+
+  async delete(familyId: string, id: string): Promise<void> {
+    await CategoryModel.destroy({ where: { id, familyId } });
+  }
 
   async byIds(familyId: string, ids: readonly string[]): Promise<(CategoryRow | null)[]> {
     const rows = await selectRows<CategoryRow>(
@@ -39,10 +53,7 @@ export class CategoryRepository {
     const bind: unknown[] = [familyId];
     const conditions = ["family_id = $1"];
     if (filter.rootsOnly) conditions.push("parent_id IS NULL");
-    if (filter.parentId) {
-      bind.push(filter.parentId);
-      conditions.push(`parent_id = $${bind.length}`);
-    }
+    if (filter.parentId) conditions.push(`parent_id = ${bindParam(bind, filter.parentId)}::uuid`);
     const where = conditions.join(" AND ");
     const rows = await selectRows<CategoryRow & { total: string }>(
       this.sequelize,

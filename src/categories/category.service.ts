@@ -3,8 +3,8 @@ import { isUuid, newId } from "../common/ids";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../common/pagination";
 import { checkColor, requiredText, saveUnique } from "../common/validation";
 import type { Actor } from "../identity/actor";
-import { CATEGORY_CLASSIFICATIONS, CategoryModel, type CategoryClassification } from "./category.model";
-import type { CategoryListFilter, CategoryRepository, CategoryRow } from "./category.repository";
+import { CATEGORY_CLASSIFICATIONS, type CategoryClassification } from "./category.model";
+import type { CategoryFields, CategoryListFilter, CategoryRepository, CategoryRow } from "./category.repository";
 
 export type CategoryInput = {
   name?: string | null;
@@ -13,8 +13,6 @@ export type CategoryInput = {
   icon?: string | null;
   parentId?: string | null;
 };
-
-type CategoryFields = Pick<CategoryModel, "name" | "classification" | "color" | "icon" | "parentId">;
 
 const NAME_TAKEN = "Name has already been taken";
 const ICON_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
@@ -55,7 +53,7 @@ export class CategoryService {
     );
     problems.throwIfAny();
     const id = newId();
-    await saveUnique(NAME_TAKEN, () => CategoryModel.create({ ...(fields as Required<CategoryFields>), id, familyId: actor.familyId }));
+    await saveUnique(NAME_TAKEN, () => this.categories.create(actor.familyId, id, fields as Required<CategoryFields>));
     return this.get(actor, id);
   }
 
@@ -64,14 +62,14 @@ export class CategoryService {
     const problems = new ValidationErrors();
     const changes = await this.check(actor, problems, stripUndefined(input), id);
     problems.throwIfAny();
-    await saveUnique(NAME_TAKEN, () => CategoryModel.update(changes, { where: { id, familyId: actor.familyId } }));
+    await saveUnique(NAME_TAKEN, () => this.categories.update(actor.familyId, id, changes));
     return this.get(actor, id);
   }
 
   /** Deletes the category; its transactions become uncategorised and its subcategories top-level. */
   async delete(actor: Actor, id: string): Promise<CategoryRow> {
     const category = await this.get(actor, id);
-    await CategoryModel.destroy({ where: { id, familyId: actor.familyId } });
+    await this.categories.delete(actor.familyId, id);
     return category;
   }
 

@@ -1,6 +1,6 @@
-import type { Sequelize, Transaction } from "sequelize";
+import type { CreationAttributes, Sequelize, Transaction } from "sequelize";
 import { selectRows } from "../common/sql";
-import type { MessageRole, ReplyStatus } from "./chat.model";
+import { ChatMessageModel, ChatModel, ToolCallModel, type MessageRole, type ReplyStatus } from "./chat.model";
 
 export type ChatRow = {
   id: string;
@@ -46,6 +46,69 @@ const MESSAGE_COLUMNS = `m.id, m.chat_id AS "chatId", m.role, m.content, m.model
 
 export class ChatRepository {
   constructor(private readonly sequelize: Sequelize) {}
+
+  async createChat(userId: string, id: string, title: string): Promise<void> {
+    await ChatModel.create({ id, userId, title });
+  }
+
+  async renameChat(userId: string, id: string, title: string): Promise<void> {
+    await ChatModel.update({ title }, { where: { id, userId } });
+  }
+
+  async deleteChat(userId: string, id: string): Promise<void> {
+    await ChatModel.destroy({ where: { id, userId } });
+  }
+
+  /** Sets (or clears) the chat's error; `touch` also marks the chat as active now. */
+  async setChatError(chatId: string, error: string | null, transaction: Transaction, touch = false): Promise<void> {
+    await ChatModel.update(touch ? { error, updatedAt: new Date() } : { error }, { where: { id: chatId }, transaction });
+  }
+
+  async insertMessage(message: CreationAttributes<ChatMessageModel>, transaction: Transaction): Promise<void> {
+    await ChatMessageModel.create(message, { transaction });
+  }
+
+  async insertToolCalls(calls: CreationAttributes<ToolCallModel>[], transaction: Transaction): Promise<void> {
+    await ToolCallModel.bulkCreate(calls, { transaction });
+  }
+
+  /**
+   * Puts a finished (failed or complete) reply back to pending as its next attempt, if it is still as
+   * the caller read it (`status` under `attempt`); null when another retry or outcome got there first.
+   */
+  async requeueFinishedReply(
+    messageId: string,
+    seen: { status: "failed" | "complete"; attempt: number },
+    statusMessage: string,
+    transaction: Transaction,
+  ): Promise<number | null> {
+    const [count, rows] = await ChatMessageModel.update(
+      {
+        aiResponseStatus: "pending",
+        aiResponseMessage: statusMessage,
+        replyAttempt: this.sequelize.literal("reply_attempt + 1") as unknown as number,
+        replyRequestedAt: new Date(),
+      },
+      { where: { id: messageId, aiResponseStatus: seen.status, replyAttempt: seen.attempt }, returning: true, transaction },
+    );
+    return count === 0 ? null : rows[0].replyAttempt;
+  }
+
+  async completeReply(messageId: string, statusMessage: string, transaction: Transaction): Promise<void> {
+    await ChatMessageModel.update(
+      { aiResponseStatus: "complete", aiResponseMessage: statusMessage },
+      { where: { id: messageId }, transaction },
+    );
+  }
+
+  /** Fails the reply if it is still pending as `attempt`; false when another attempt or outcome got there first. */
+  async failPendingReply(messageId: string, attempt: number, statusMessage: string, transaction: Transaction): Promise<boolean> {
+    const [count] = await ChatMessageModel.update(
+      { aiResponseStatus: "failed", aiResponseMessage: statusMessage },
+      { where: { id: messageId, aiResponseStatus: "pending", replyAttempt: attempt }, transaction },
+    );
+    return count > 0;
+  }
 
   /** The user's chats, newest first, with the total in the same statement. */
   async page(userId: string, limit: number, offset: number): Promise<{ rows: ChatRow[]; total: number }> {

@@ -1,7 +1,7 @@
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver, Root, Subscription } from "type-graphql";
 import { Access } from "../graphql/auth-checker";
 import type { RequestContext } from "../graphql/context";
-import { CHAT_EVENTS, type ChatEventPayload } from "./chat.events";
+import { Topic, type ChatEventPayload } from "../events/catalogue";
 import type { ChatDetail } from "./chat.service";
 import {
   ChatEventKind,
@@ -90,7 +90,7 @@ export class ChatResolver {
     subscribe: async ({ args, context }) => {
       const { services, actor } = context as RequestContext;
       await services.chats.own(actor!, args.chatId as string);
-      return services.events.subscribe(CHAT_EVENTS, args.chatId);
+      return services.events.subscribe(Topic.ChatEvent, args.chatId as string);
     },
   })
   async chatEvents(

@@ -6,8 +6,7 @@ import { optionalText, requiredText } from "../common/validation";
 import type { AssistantConfig } from "../config/config";
 import type { EventBus } from "../events/event-bus";
 import type { Actor } from "../identity/actor";
-import { CHAT_EVENTS, type ChatEventPayload } from "./chat.events";
-import { ChatMessageModel, ChatModel } from "./chat.model";
+import { Topic, type ChatEventPayload } from "../events/catalogue";
 import type { ChatRepository, ChatRow, MessageRow, ToolCallRow } from "./chat.repository";
 
 export type ChatInput = { title?: string | null; message?: string | null; model?: string | null };
@@ -71,7 +70,7 @@ export class ChatService {
     } else title = requiredText(problems, "Title", input.title, TITLE_MAX);
     problems.throwIfAny();
     const chatId = newId();
-    await ChatModel.create({ id: chatId, userId: actor.userId, title });
+    await this.chats.createChat(actor.userId, chatId, title);
     if (content) await this.addUserMessage(chatId, content, model);
     return this.get(actor, chatId);
   }
@@ -81,13 +80,13 @@ export class ChatService {
     const problems = new ValidationErrors();
     const title = requiredText(problems, "Title", input.title, TITLE_MAX);
     problems.throwIfAny();
-    await ChatModel.update({ title }, { where: { id: chat.id, userId: actor.userId } });
+    await this.chats.renameChat(actor.userId, chat.id, title);
     return this.get(actor, chat.id);
   }
 
   async delete(actor: Actor, id: string): Promise<ChatRow> {
     const chat = await this.own(actor, id);
-    await ChatModel.destroy({ where: { id: chat.id, userId: actor.userId } });
+    await this.chats.deleteChat(actor.userId, chat.id);
     return chat;
   }
 
@@ -112,20 +111,12 @@ export class ChatService {
     const status = last?.aiResponseStatus;
     if (!last || (status !== "failed" && status !== "complete")) throw new ValidationError([NOTHING_TO_RETRY]);
     const attempt = await this.sequelize.transaction(async (transaction) => {
-      const [count, rows] = await ChatMessageModel.update(
-        {
-          aiResponseStatus: "pending",
-          aiResponseMessage: PENDING_MESSAGE,
-          replyAttempt: this.sequelize.literal("reply_attempt + 1") as unknown as number,
-          replyRequestedAt: new Date(),
-        },
-        { where: { id: last.id, aiResponseStatus: status, replyAttempt: last.replyAttempt }, returning: true, transaction },
-      );
-      if (count === 0) return null;
+      const next = await this.chats.requeueFinishedReply(last.id, { status, attempt: last.replyAttempt }, PENDING_MESSAGE, transaction);
+      if (next === null) return null;
       // The old answer goes in the transaction that reopens the question: one reply per message, always.
       if (status === "complete") await this.chats.deleteReplyTo(last.id, transaction);
-      await ChatModel.update({ error: null }, { where: { id: chat.id }, transaction });
-      return rows[0].replyAttempt;
+      await this.chats.setChatError(chat.id, null, transaction);
+      return next;
     });
     // A concurrent retry of the same message got there first: it is pending again either way.
     if (attempt === null) throw new ValidationError([NOTHING_TO_RETRY]);
@@ -153,7 +144,7 @@ export class ChatService {
   private async addUserMessage(chatId: string, content: string, model: string): Promise<string> {
     const id = newId();
     await this.sequelize.transaction(async (transaction) => {
-      await ChatMessageModel.create(
+      await this.chats.insertMessage(
         {
           id,
           chatId,
@@ -165,10 +156,10 @@ export class ChatService {
           replyAttempt: 1,
           replyRequestedAt: new Date(),
         },
-        { transaction },
+        transaction,
       );
       // A new message starts over: the previous failure no longer describes the chat.
-      await ChatModel.update({ error: null, updatedAt: new Date() }, { where: { id: chatId }, transaction });
+      await this.chats.setChatError(chatId, null, transaction, true);
     });
     this.publish({ kind: "message", chatId, messageId: id });
     this.publishStatus(chatId, id, "pending", PENDING_MESSAGE, null);
@@ -182,11 +173,8 @@ export class ChatService {
       await this.replies.enqueue(messageId, attempt);
     } catch {
       await this.sequelize.transaction(async (transaction) => {
-        await ChatMessageModel.update(
-          { aiResponseStatus: "failed", aiResponseMessage: UNQUEUED_MESSAGE },
-          { where: { id: messageId, aiResponseStatus: "pending", replyAttempt: attempt }, transaction },
-        );
-        await ChatModel.update({ error: UNQUEUED_MESSAGE }, { where: { id: chatId }, transaction });
+        await this.chats.failPendingReply(messageId, attempt, UNQUEUED_MESSAGE, transaction);
+        await this.chats.setChatError(chatId, UNQUEUED_MESSAGE, transaction);
       });
       this.publishStatus(chatId, messageId, "failed", UNQUEUED_MESSAGE, UNQUEUED_MESSAGE);
     }
@@ -203,7 +191,7 @@ export class ChatService {
   }
 
   private publish(payload: ChatEventPayload): void {
-    this.events.publish(CHAT_EVENTS, payload.chatId, payload);
+    this.events.publish(Topic.ChatEvent, payload.chatId, payload);
   }
 
   private checkContent(problems: ValidationErrors, content: string | null | undefined): string {

@@ -1,11 +1,9 @@
-import type { CreationAttributes, Sequelize } from "sequelize";
-import { AccountModel, classificationOf, type AccountType } from "../accounts/account.model";
-import { CategoryModel, type CategoryClassification } from "../categories/category.model";
+import type { Sequelize } from "sequelize";
+import { classificationOf, type AccountType } from "../accounts/account.model";
+import type { CategoryClassification } from "../categories/category.model";
 import { newId } from "../common/ids";
 import type { Services } from "../services";
-import { MerchantModel } from "../merchants/merchant.model";
-import { TagModel } from "../tags/tag.model";
-import { TransactionModel, TransactionTagModel, TransferModel } from "../transactions/transaction.model";
+import { DemoRepository, type DemoRows } from "./demo.repository";
 
 export const DEMO_EMAIL = "demo@finance-gateway.local";
 
@@ -28,11 +26,16 @@ function random(seed: number) {
   };
 }
 
-const ACCOUNTS: Array<{ key: string; name: string; type: AccountType; balance: string }> = [
-  { key: "checking", name: "Everyday Checking", type: "depository", balance: "4250.32" },
-  { key: "savings", name: "High-Yield Savings", type: "depository", balance: "15300.00" },
-  { key: "card", name: "Rewards Credit Card", type: "credit_card", balance: "1245.67" },
-  { key: "brokerage", name: "Brokerage", type: "investment", balance: "48210.55" },
+/**
+ * Balances 18 months ago; today's follow from the transactions, so every month-end balance the service
+ * derives is one a real household could have had (the card is paid in full each month, so what is owed
+ * on it stays a positive amount of about a month's spending).
+ */
+const ACCOUNTS: Array<{ key: string; name: string; type: AccountType; opening: number }> = [
+  { key: "checking", name: "Everyday Checking", type: "depository", opening: 6250.32 },
+  { key: "savings", name: "High-Yield Savings", type: "depository", opening: 12300.0 },
+  { key: "card", name: "Rewards Credit Card", type: "credit_card", opening: 0 },
+  { key: "brokerage", name: "Brokerage", type: "investment", opening: 42210.55 },
 ];
 
 const CATEGORIES: Array<{ key: string; name: string; classification: CategoryClassification; color: string; icon: string }> = [
@@ -127,11 +130,26 @@ function allMerchantNames(): string[] {
  * Creates the demo family: four accounts, categories, 30+ merchants, tags and about 2,000
  * transactions over the last 18 months, with monthly card payments and savings transfers.
  * Run again, it leaves the data alone and issues fresh keys for the demo user.
+ *
+ * The demo user is an instance administrator (so the admin API can be tried), which on a shared
+ * instance would let its keys list everyone: it refuses to join an instance with other families
+ * unless forced.
  */
-export async function seedDemo(sequelize: Sequelize, services: Services, today = new Date()): Promise<DemoResult> {
+export async function seedDemo(
+  sequelize: Sequelize,
+  services: Services,
+  options: { force?: boolean; today?: Date } = {},
+): Promise<DemoResult> {
+  const today = options.today ?? new Date();
   let user = await services.users.findByEmail(DEMO_EMAIL);
   let count = 0;
   if (!user) {
+    const families = await new DemoRepository(sequelize).countFamilies();
+    if (families > 0 && !options.force) {
+      throw new Error(
+        `this instance already has ${families} ${families === 1 ? "family" : "families"}; the demo user is an instance administrator whose keys can list every user and SSO provider. Run the demo on an instance of its own, or add --force`,
+      );
+    }
     user = await services.users.create({
       email: DEMO_EMAIL,
       name: "Demo User",
@@ -153,9 +171,13 @@ async function seedFamily(sequelize: Sequelize, familyId: string, today: Date): 
   const categories = Object.fromEntries(CATEGORIES.map((c) => [c.key, { ...c, id: newId() }]));
   const merchants = Object.fromEntries(allMerchantNames().map((name) => [name, newId()]));
   const tags = Object.fromEntries(TAGS.map((t) => [t.name, newId()]));
-  const transactions: CreationAttributes<TransactionModel>[] = [];
+  const transactions: DemoRows["transactions"] = [];
   const transactionTags: Array<{ transactionId: string; tagId: string }> = [];
   const transfers: Array<{ id: string; familyId: string; outflowTransactionId: string; inflowTransactionId: string }> = [];
+  /** Card charges per calendar month ("year-monthIndex"), paid by the next month's payment. */
+  const cardCharges = new Map<string, number>();
+  /** Sum of each account's stored amounts (positive = money out of an asset, more owed on a liability). */
+  const movement: Record<string, number> = {};
 
   const add = (
     account: string,
@@ -166,6 +188,11 @@ async function seedFamily(sequelize: Sequelize, familyId: string, today: Date): 
   ) => {
     if (date > today) return null;
     const id = newId();
+    if (account === "card" && amount > 0) {
+      const month = `${date.getUTCFullYear()}-${date.getUTCMonth()}`;
+      cardCharges.set(month, (cardCharges.get(month) ?? 0) + amount);
+    }
+    movement[account] = (movement[account] ?? 0) + amount;
     transactions.push({
       id,
       familyId,
@@ -225,39 +252,38 @@ async function seedFamily(sequelize: Sequelize, familyId: string, today: Date): 
         category: "salary",
         tag: "Reimbursable",
       });
-    transfer("checking", "card", day(25), Number(rng.between(900, 1900).toFixed(2)), "Credit card payment");
+    // The statement: everything charged to the card last month, paid in full on the 25th.
+    const lastMonth = new Date(Date.UTC(year, month - 1, 1));
+    const statement = cardCharges.get(`${lastMonth.getUTCFullYear()}-${lastMonth.getUTCMonth()}`) ?? 0;
+    if (statement > 0) transfer("checking", "card", day(25), Number(statement.toFixed(2)), "Credit card payment");
     if (monthsAgo % 3 === 0) transfer("checking", "savings", day(16), 500, "Savings contribution");
     if (monthsAgo % 6 === 0) transfer("checking", "brokerage", day(20), 1000, "Brokerage deposit");
   }
 
-  await sequelize.transaction(async (transaction) => {
-    await AccountModel.bulkCreate(
-      ACCOUNTS.map((a) => ({
-        id: accounts[a.key].id,
-        familyId,
-        name: a.name,
-        accountType: a.type,
-        classification: classificationOf(a.type),
-        currency: "USD",
-        balance: a.balance,
-      })),
-      { transaction },
-    );
-    await CategoryModel.bulkCreate(
-      Object.values(categories).map(({ id, name, classification, color, icon }) => ({ id, familyId, name, classification, color, icon })),
-      { transaction },
-    );
-    await MerchantModel.bulkCreate(
-      Object.entries(merchants).map(([name, id]) => ({ id, familyId, name })),
-      { transaction },
-    );
-    await TagModel.bulkCreate(
-      TAGS.map((t) => ({ id: tags[t.name], familyId, name: t.name, color: t.color })),
-      { transaction },
-    );
-    await TransactionModel.bulkCreate(transactions, { transaction });
-    await TransactionTagModel.bulkCreate(transactionTags, { transaction });
-    await TransferModel.bulkCreate(transfers, { transaction });
+  await new DemoRepository(sequelize).insert({
+    accounts: ACCOUNTS.map((a) => ({
+      id: accounts[a.key].id,
+      familyId,
+      name: a.name,
+      accountType: a.type,
+      classification: classificationOf(a.type),
+      currency: "USD",
+      // Money out lowers an asset and raises what is owed on a liability.
+      balance: (classificationOf(a.type) === "asset" ? a.opening - (movement[a.key] ?? 0) : a.opening + (movement[a.key] ?? 0)).toFixed(2),
+    })),
+    categories: Object.values(categories).map(({ id, name, classification, color, icon }) => ({
+      id,
+      familyId,
+      name,
+      classification,
+      color,
+      icon,
+    })),
+    merchants: Object.entries(merchants).map(([name, id]) => ({ id, familyId, name })),
+    tags: TAGS.map((t) => ({ id: tags[t.name], familyId, name: t.name, color: t.color })),
+    transactions,
+    transactionTags,
+    transfers,
   });
   return transactions.length;
 }

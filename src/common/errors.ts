@@ -1,7 +1,7 @@
 /**
- * Typed domain errors. Services throw these; GraphQL renders `code` as `extensions.code` and the
- * rest-adapter maps it to an HTTP status and the REST error body. Anything else is an internal error
- * whose details never leave the server.
+ * Typed domain errors. Services throw these; the transports map them at their edge, each with one
+ * function of `error-edges.ts` (REST status and body, GraphQL `extensions`). Anything else is an
+ * internal error whose details never leave the server.
  */
 export enum ErrorCode {
   BadRequest = "BAD_REQUEST",
@@ -12,11 +12,14 @@ export enum ErrorCode {
   Conflict = "CONFLICT",
   RateLimited = "RATE_LIMITED",
   UpstreamUnavailable = "UPSTREAM_UNAVAILABLE",
+  /** Transport-level refusals: a REST path that exists for other methods, a request body over the limit. */
+  MethodNotAllowed = "METHOD_NOT_ALLOWED",
+  PayloadTooLarge = "PAYLOAD_TOO_LARGE",
 }
 
 export abstract class DomainError extends Error {
   abstract readonly code: ErrorCode;
-  /** snake_case code for the REST error body (rest-compat.md). */
+  /** snake_case code for the REST error body (docs/rest-compat.md). */
   abstract readonly restError: string;
   readonly errors?: string[];
   readonly details?: Record<string, unknown>;
@@ -58,6 +61,22 @@ export class NotFoundError extends DomainError {
   constructor(what: string) {
     super(`${what} not found`);
   }
+}
+
+/** No route answers this path: the message names what was asked for, as sent. */
+export class RouteNotFoundError extends DomainError {
+  readonly code = ErrorCode.NotFound;
+  readonly restError = "not_found";
+}
+
+export class MethodNotAllowedError extends DomainError {
+  readonly code = ErrorCode.MethodNotAllowed;
+  readonly restError = "method_not_allowed";
+}
+
+export class PayloadTooLargeError extends DomainError {
+  readonly code = ErrorCode.PayloadTooLarge;
+  readonly restError = "payload_too_large";
 }
 
 export class ValidationError extends DomainError {

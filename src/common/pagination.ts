@@ -1,4 +1,4 @@
-/** Page-number paging as rest-compat.md describes it: clamps instead of failing. */
+/** Page-number paging as docs/rest-compat.md describes it: clamps instead of failing. */
 export type PageRequest = { page: number; perPage: number };
 
 export type PageInfo = { page: number; perPage: number; totalCount: number; totalPages: number };

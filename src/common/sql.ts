@@ -1,6 +1,15 @@
 import type { ClientBase } from "pg";
 import { DatabaseError, type Options, QueryTypes, type Sequelize, type Transaction } from "sequelize";
 
+/**
+ * Adds `value` to a statement's bind parameters and returns its placeholder ($1, $2 …): the one way
+ * SQL built from optional filters gets its parameters. Values never enter the SQL text.
+ */
+export function bindParam(bind: unknown[], value: unknown): string {
+  bind.push(value);
+  return `$${bind.length}`;
+}
+
 /** Runs a parameterised SELECT ($1, $2 … bind parameters) and returns plain rows. */
 export function selectRows<Row extends object>(
   sequelize: Sequelize,

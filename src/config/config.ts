@@ -1,6 +1,8 @@
 import path from "node:path";
 import proxyAddr from "proxy-addr";
 import { z } from "zod";
+import type { OutboundPolicy } from "../outbound/outbound.guard";
+import { parseAllowlist } from "../outbound/outbound.addresses";
 import { projectRoot } from "./project-root";
 
 /**
@@ -41,6 +43,21 @@ const encryptionKey = z.string().refine((value) => {
   return bytes.length === 32 && bytes.toString("base64").replace(/=+$/, "") === value.trim().replace(/=+$/, "");
 }, "must be the base64 encoding of exactly 32 bytes (openssl rand -base64 32)");
 
+/** Comma-separated hosts (`api.example.com`, `*.corp.example`) and addresses or CIDR ranges the outbound guard lets through. */
+const outboundAllowlist = z.string().transform((value, ctx): string[] => {
+  const entries = value
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  try {
+    parseAllowlist(entries);
+  } catch (error) {
+    ctx.addIssue({ code: "custom", message: (error as Error).message });
+    return z.NEVER;
+  }
+  return entries;
+});
+
 const settings = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default("0.0.0.0"),
@@ -48,12 +65,14 @@ const settings = z.object({
   DATABASE_URL: postgresUrl.optional(),
   DATABASE_POOL_MAX: z.coerce.number().int().min(2).max(200).default(10),
   DATA_DIR: z.string().min(1).default(path.join(projectRoot, ".data")),
+  EMBEDDED_POSTGRES_PORT: z.coerce.number().int().min(0).max(65535).default(54320),
   REDIS_URL: redisUrl.optional(),
   REDIS_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9_-]+$/, "letters, digits, _ and - only")
     .default("fg"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  LOG_FORMAT: z.enum(["auto", "json", "pretty"]).default("auto"),
   RATE_LIMIT_REQUESTS: z.coerce.number().int().min(0).default(1000),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(3600),
   TRUST_PROXY: trustProxy.default(["loopback"]),
@@ -94,6 +113,18 @@ const settings = z.object({
   SSO_JWKS_COOLDOWN_MS: z.coerce.number().int().min(0).default(30000),
   SSO_CLOCK_TOLERANCE_SECONDS: z.coerce.number().int().min(0).max(300).default(60),
   SSO_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(120).default(10),
+  OUTBOUND_ALLOW_PRIVATE: booleanFlag.default(false),
+  OUTBOUND_ALLOWLIST: outboundAllowlist.default([]),
+  OUTBOUND_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(50).max(120000).default(5000),
+  OUTBOUND_TIMEOUT_MS: z.coerce.number().int().min(100).max(600000).default(30000),
+  OUTBOUND_MAX_RESPONSE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(256 * 1024 * 1024)
+    .default(1024 * 1024),
+  // Set by npm for the scripts it runs (`npm start`, `npx …`): not a setting, see Config.launchedByNpm.
+  npm_lifecycle_event: z.string().optional(),
 });
 
 export type Config = Readonly<{
@@ -103,9 +134,18 @@ export type Config = Readonly<{
   databaseUrl?: string;
   databasePoolMax: number;
   dataDir: string;
+  /** Port of the embedded PostgreSQL (0: any free port); the next free one when it is taken. */
+  embeddedPostgresPort: number;
   redisUrl?: string;
   redisPrefix: string;
   logLevel: z.infer<typeof settings>["LOG_LEVEL"];
+  /** auto: pretty lines on a terminal, JSON lines otherwise. */
+  logFormat: z.infer<typeof settings>["LOG_FORMAT"];
+  /**
+   * Run by npm (`npm start`, `npx finance-gateway`): npm's shell dies on SIGTERM without passing it on,
+   * so the service also stops when its parent process goes away.
+   */
+  launchedByNpm: boolean;
   /** Requests per API key or token per window; 0 turns rate limiting off. */
   rateLimitRequests: number;
   rateLimitWindowSeconds: number;
@@ -140,6 +180,8 @@ export type Config = Readonly<{
   /** How long an audit page may spend counting its total (up to 10 000) before reporting a lower bound. */
   auditCountBudgetMs: number;
   sso: Readonly<{ discoveryTtlMs: number; jwksCooldownMs: number; clockToleranceSeconds: number; timeoutSeconds: number }>;
+  /** The outbound guard's policy (src/outbound): which addresses user-supplied URLs may reach, timeouts, response cap. */
+  outbound: OutboundPolicy;
 }>;
 
 export type AssistantConfig = Readonly<{
@@ -200,9 +242,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: s.DATABASE_URL,
     databasePoolMax: s.DATABASE_POOL_MAX,
     dataDir: path.resolve(s.DATA_DIR),
+    embeddedPostgresPort: s.EMBEDDED_POSTGRES_PORT,
     redisUrl: s.REDIS_URL,
     redisPrefix: s.REDIS_PREFIX,
     logLevel: s.LOG_LEVEL,
+    logFormat: s.LOG_FORMAT,
+    launchedByNpm: s.npm_lifecycle_event !== undefined,
     rateLimitRequests: s.RATE_LIMIT_REQUESTS,
     rateLimitWindowSeconds: s.RATE_LIMIT_WINDOW_SECONDS,
     trustProxy: s.TRUST_PROXY,
@@ -230,6 +275,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       jwksCooldownMs: s.SSO_JWKS_COOLDOWN_MS,
       clockToleranceSeconds: s.SSO_CLOCK_TOLERANCE_SECONDS,
       timeoutSeconds: s.SSO_TIMEOUT_SECONDS,
+    }),
+    outbound: Object.freeze({
+      allowPrivate: s.OUTBOUND_ALLOW_PRIVATE,
+      allowlist: s.OUTBOUND_ALLOWLIST,
+      connectTimeoutMs: s.OUTBOUND_CONNECT_TIMEOUT_MS,
+      timeoutMs: s.OUTBOUND_TIMEOUT_MS,
+      maxResponseBytes: s.OUTBOUND_MAX_RESPONSE_BYTES,
     }),
   });
 }

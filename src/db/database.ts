@@ -26,3 +26,8 @@ export function createSequelize(options: DatabaseOptions): Sequelize {
 /** Postgres error codes the services translate into domain errors. */
 export const PG_UNIQUE_VIOLATION = "23505";
 export const PG_FOREIGN_KEY_VIOLATION = "23503";
+
+/** Whether the database answers (readiness probes). */
+export async function pingDatabase(sequelize: Sequelize): Promise<void> {
+  await sequelize.query("SELECT 1");
+}

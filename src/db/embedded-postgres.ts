@@ -4,20 +4,83 @@ import path from "node:path";
 import { randomBytes } from "node:crypto";
 import type { Logger } from "../common/logger";
 
-export type EmbeddedPostgres = { url: string; stop(): Promise<void> };
+export type EmbeddedPostgres = {
+  url: string;
+  port: number;
+  /** False when another process (a running `npm start`) already serves this data directory. */
+  startedHere: boolean;
+  stop(): Promise<void>;
+};
 
 const DATABASE = "finance";
+/** How many ports after the configured one are tried when it is taken. */
+const PORT_ATTEMPTS = 10;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Resolves with the port if nothing listens on it on loopback, null when it is taken. */
+function tryPort(port: number): Promise<number | null> {
+  return new Promise((resolve) => {
     const server = net.createServer();
     server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
+    server.once("error", () => resolve(null));
+    server.listen(port, "127.0.0.1", () => {
+      const { port: bound } = server.address() as net.AddressInfo;
+      server.close(() => resolve(bound));
     });
   });
+}
+
+/**
+ * The configured port, or the next free one after it (logged, so the printed URL is the one to use);
+ * 0 asks for any free port.
+ */
+async function choosePort(preferred: number, logger: Logger): Promise<number> {
+  if (preferred === 0) return (await tryPort(0))!;
+  for (let port = preferred; port < preferred + PORT_ATTEMPTS && port <= 65535; port++) {
+    if ((await tryPort(port)) !== null) {
+      if (port !== preferred) logger.warn(`port ${preferred} is taken; the embedded PostgreSQL uses ${port} (set EMBEDDED_POSTGRES_PORT)`);
+      return port;
+    }
+  }
+  throw new Error(
+    `ports ${preferred}-${preferred + PORT_ATTEMPTS - 1} are all taken: set EMBEDDED_POSTGRES_PORT to a free port (0 picks any)`,
+  );
+}
+
+function answers(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ port, host: "127.0.0.1" });
+    socket.setTimeout(2000);
+    socket.once("connect", () => (socket.destroy(), resolve(true)));
+    socket.once("error", () => resolve(false));
+    socket.once("timeout", () => (socket.destroy(), resolve(false)));
+  });
+}
+
+/** The uid PostgreSQL runs as: ours, or as root the `postgres` user embedded-postgres creates. */
+function postgresUid(): number | null {
+  const uid = process.getuid?.();
+  if (uid === undefined) return null;
+  if (uid !== 0) return uid;
+  const entry = fs
+    .readFileSync("/etc/passwd", "utf8")
+    .split("\n")
+    .find((line) => line.startsWith("postgres:"));
+  return entry ? Number(entry.split(":")[2]) : null;
+}
+
+/** A data directory PostgreSQL would refuse: one line naming DATA_DIR instead of initdb's or pg_ctl's output. */
+function checkOwnership(dataDir: string, databaseDir: string): void {
+  const expected = postgresUid();
+  for (const dir of [dataDir, databaseDir]) {
+    if (!fs.existsSync(dir) || expected === null) continue;
+    const owner = fs.statSync(dir).uid;
+    const mustMatch = dir === databaseDir || process.getuid?.() !== 0;
+    if (mustMatch && owner !== expected) {
+      throw new Error(
+        `${dir} is owned by another user (uid ${owner}, expected ${expected}): run as that user, change the owner, or set DATA_DIR to a folder you own`,
+      );
+    }
+  }
 }
 
 /** A password generated on first start and kept beside the data, readable by its owner only. */
@@ -38,11 +101,14 @@ function runningServerPort(databaseDir: string): number | null {
   const [pid, , , port] = fs.readFileSync(pidFile, "utf8").split("\n");
   try {
     process.kill(Number.parseInt(pid, 10), 0);
-    return Number.parseInt(port, 10);
-  } catch {
-    fs.rmSync(pidFile);
-    return null;
+  } catch (error) {
+    // EPERM: the process exists but belongs to another user, so the directory is in use.
+    if ((error as NodeJS.ErrnoException).code !== "EPERM") {
+      fs.rmSync(pidFile);
+      return null;
+    }
   }
+  return Number.parseInt(port, 10);
 }
 
 const HOOKED_EVENTS = ["SIGHUP", "SIGINT", "SIGTERM", "SIGBREAK", "beforeExit", "exit", "message"] as const;
@@ -68,20 +134,26 @@ async function loadWithoutExitHooks() {
  * The zero-configuration database: the real PostgreSQL binaries shipped in the embedded-postgres
  * package, with data under DATA_DIR/postgres so restarts keep it. Listens on loopback only.
  */
-export async function startEmbeddedPostgres(dataDir: string, logger: Logger): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(dataDir: string, preferredPort: number, logger: Logger): Promise<EmbeddedPostgres> {
   const EmbeddedPostgresServer = await loadWithoutExitHooks();
+  const databaseDir = path.join(dataDir, "postgres");
+  checkOwnership(dataDir, databaseDir);
   fs.mkdirSync(dataDir, { recursive: true });
   // As root, PostgreSQL runs as the `postgres` user, which must be able to enter the folder.
   fs.chmodSync(dataDir, 0o755);
-  const databaseDir = path.join(dataDir, "postgres");
   const password = localPassword(dataDir);
   const urlFor = (port: number) => `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${DATABASE}`;
   const runningPort = runningServerPort(databaseDir);
   if (runningPort) {
+    if (!(await answers(runningPort))) {
+      throw new Error(
+        `the embedded database in ${databaseDir} is locked by another process (see its postmaster.pid) that does not answer on port ${runningPort}: stop that process, or set DATA_DIR to another folder`,
+      );
+    }
     logger.debug({ port: runningPort }, "using the embedded PostgreSQL another process started");
-    return { url: urlFor(runningPort), stop: async () => undefined };
+    return { url: urlFor(runningPort), port: runningPort, startedHere: false, stop: async () => undefined };
   }
-  const port = await freePort();
+  const port = await choosePort(preferredPort, logger);
   const server = new EmbeddedPostgresServer({
     databaseDir,
     port,
@@ -102,5 +174,5 @@ export async function startEmbeddedPostgres(dataDir: string, logger: Logger): Pr
   } catch (error) {
     if (!/already exists/.test(String(error))) throw error;
   }
-  return { url: urlFor(port), stop: () => server.stop() };
+  return { url: urlFor(port), port, startedHere: true, stop: () => server.stop() };
 }

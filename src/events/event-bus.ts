@@ -2,19 +2,22 @@ import IORedis from "ioredis";
 import { Client } from "pg";
 import type { PubSub } from "type-graphql";
 import type { Logger } from "../common/logger";
+import type { EventPayload, PublishArgs, ScopeArgs, TopicName } from "./catalogue";
 
 /**
  * Events that must reach every process: a subscriber connected to one API process sees what any other
  * API or worker process publishes. Redis pub/sub when Redis is configured, PostgreSQL LISTEN/NOTIFY
  * otherwise. Delivery is at-most-once and live only; durable facts live in tables, and an event says
- * "look, this changed".
- *
- * It is also type-graphql's PubSub: `@Subscription({ topics: "X" })` receives what `publish("X", …)`
- * sends, and `topics: "X", topicId` receives what `publish("X", id, …)` sends.
+ * "look, this changed". Topics and payloads are those of `catalogue.ts`.
  */
-export interface EventBus extends PubSub {
-  publish(topic: string, ...args: unknown[]): void;
-  subscribe(topic: string, dynamicId?: unknown): AsyncIterable<unknown>;
+export interface EventBus {
+  publish<T extends TopicName>(topic: T, ...args: PublishArgs<T>): void;
+  subscribe<T extends TopicName>(topic: T, ...scope: ScopeArgs<T>): AsyncIterable<EventPayload<T>>;
+  /**
+   * The same bus as type-graphql's untyped PubSub, for `@Subscription({ topics, topicId })`:
+   * `topics: Topic.X, topicId` receives what `publish(Topic.X, id, …)` sends.
+   */
+  readonly pubSub: PubSub;
   /** Resolves once the bus is subscribed to its transport, so nothing published after it is missed. */
   ready(): Promise<void>;
   close(): Promise<void>;
@@ -46,7 +49,21 @@ abstract class FanOutBus implements EventBus {
   abstract ready(): Promise<void>;
   abstract close(): Promise<void>;
 
-  publish(routingKey: string, ...args: unknown[]): void {
+  readonly pubSub: PubSub = {
+    publish: (routingKey: string, ...args: unknown[]) => this.sendInBackground(routingKey, args),
+    subscribe: (routingKey: string, dynamicId?: unknown) => this.listen(topicOf(routingKey, dynamicId)),
+  };
+
+  publish<T extends TopicName>(topic: T, ...args: PublishArgs<T>): void {
+    this.sendInBackground(topic, args);
+  }
+
+  subscribe<T extends TopicName>(topic: T, ...scope: ScopeArgs<T>): AsyncIterable<EventPayload<T>> {
+    // The transport carries JSON; the catalogue is what says which payload a topic carries.
+    return this.listen(topicOf(topic, scope[0])) as AsyncIterable<EventPayload<T>>;
+  }
+
+  private sendInBackground(routingKey: string, args: unknown[]): void {
     const sending = this.send(envelopeOf(routingKey, args))
       .catch((error) => this.logger.warn({ err: error, routingKey }, "event not published"))
       .finally(() => this.inFlight.delete(sending));
@@ -68,8 +85,7 @@ abstract class FanOutBus implements EventBus {
     for (const listener of this.listeners.get(envelope.topic) ?? []) listener(envelope.payload);
   }
 
-  subscribe(routingKey: string, dynamicId?: unknown): AsyncIterable<unknown> {
-    const topic = topicOf(routingKey, dynamicId);
+  private listen(topic: string): AsyncIterable<unknown> {
     const listeners = this.listeners;
     return {
       [Symbol.asyncIterator](): AsyncIterator<unknown> {

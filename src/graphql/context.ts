@@ -4,11 +4,11 @@ import type { Logger } from "../common/logger";
 import type { Actor } from "../identity/actor";
 import type { Services } from "../services";
 import type { RateLimitState } from "../usage/usage.service";
-import { Loaders } from "./loaders";
+import { TransactionRelationsReadAhead } from "../transactions/transaction-relations.read-ahead";
 
 /** Everything request-scoped. Built once per HTTP request, WebSocket operation or REST call. */
 export class RequestContext {
-  private loadersForActor?: Loaders;
+  private transactionRelationsForActor?: TransactionRelationsReadAhead;
   private bankingLoadersForActor?: BankingLoaders;
 
   constructor(
@@ -23,15 +23,15 @@ export class RequestContext {
   ) {}
 
   /** Per-request read-ahead of relations, scoped to the actor's family so a read can never cross families. */
-  get loaders(): Loaders {
-    if (!this.actor) throw new Error("loaders need an authenticated actor");
-    this.loadersForActor ??= new Loaders(this.services.repositories, this.actor.familyId);
-    return this.loadersForActor;
+  get transactionRelations(): TransactionRelationsReadAhead {
+    if (!this.actor) throw new Error("request-scoped reads need an authenticated actor");
+    this.transactionRelationsForActor ??= new TransactionRelationsReadAhead(this.services.repositories, this.actor.familyId);
+    return this.transactionRelationsForActor;
   }
 
   /** Per-request DataLoaders of the banking field resolvers, scoped to the actor's family like the read-ahead. */
   get bankingLoaders(): BankingLoaders {
-    if (!this.actor) throw new Error("loaders need an authenticated actor");
+    if (!this.actor) throw new Error("request-scoped reads need an authenticated actor");
     this.bankingLoadersForActor ??= new BankingLoaders(this.services.repositories, this.actor.familyId);
     return this.bankingLoadersForActor;
   }

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { lexicographicSortSchema, printSchema, type GraphQLSchema } from "graphql";
 import { buildOpenApi } from "../../rest-adapter/openapi";
+import { AUDIT_EVENTS_DOC, renderAuditEventsDoc } from "../audit/audit-docs";
 import { projectRoot } from "../config/project-root";
 
 export const SCHEMA_FILE = path.join(projectRoot, "schema", "schema.graphql");
@@ -20,5 +21,6 @@ export function writeContracts(schema: GraphQLSchema): string[] {
   fs.mkdirSync(path.dirname(SCHEMA_FILE), { recursive: true });
   fs.writeFileSync(SCHEMA_FILE, graphql);
   fs.writeFileSync(OPENAPI_FILE, openapi);
-  return [SCHEMA_FILE, OPENAPI_FILE];
+  fs.writeFileSync(AUDIT_EVENTS_DOC, renderAuditEventsDoc(fs.readFileSync(AUDIT_EVENTS_DOC, "utf8")));
+  return [SCHEMA_FILE, OPENAPI_FILE, AUDIT_EVENTS_DOC];
 }

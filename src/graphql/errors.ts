@@ -1,4 +1,5 @@
 import { GraphQLError, type GraphQLFormattedError } from "graphql";
+import { graphqlExtensionsOf, INTERNAL_GRAPHQL_CODE } from "../common/error-edges";
 import { asDomainError } from "../common/errors";
 import type { Logger } from "../common/logger";
 
@@ -16,12 +17,12 @@ export function formatGraphQLError(logger: Logger) {
         message: domainError.message,
         locations: formatted.locations,
         path: formatted.path,
-        extensions: { code: domainError.code, restError: domainError.restError, errors: domainError.errors, details: domainError.details },
+        extensions: graphqlExtensionsOf(domainError),
       };
     }
     if (error instanceof GraphQLError && !original) return formatted;
     if (original instanceof GraphQLError) return formatted;
     logger.error({ err: original }, "unexpected error while executing GraphQL");
-    return { message: "Internal server error", path: formatted.path, extensions: { code: "INTERNAL_SERVER_ERROR" } };
+    return { message: "Internal server error", path: formatted.path, extensions: { code: INTERNAL_GRAPHQL_CODE } };
   };
 }

@@ -40,5 +40,5 @@ export const resolvers = [
  * decorators. Subscriptions listen on the event bus, so they see events from every process.
  */
 export function createSchema(events: EventBus): Promise<GraphQLSchema> {
-  return buildSchema({ resolvers, authChecker, validate: false, pubSub: events });
+  return buildSchema({ resolvers, authChecker, validate: false, pubSub: events.pubSub });
 }

@@ -7,16 +7,14 @@ import { ApolloServerPluginDrainHttpServer } from "@apollo/server/plugin/drainHt
 import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
 import { ApolloServerPluginLandingPageLocalDefault } from "@apollo/server/plugin/landingPage/default";
 import { expressMiddleware } from "@as-integrations/express5";
-import express, { type NextFunction, type Request, type Response } from "express";
+import express, { type Request, type Response } from "express";
 import { execute, type GraphQLSchema } from "graphql";
 import { useServer } from "graphql-ws/use/ws";
-import { pinoHttp } from "pino-http";
 import proxyAddr from "proxy-addr";
 import type { RateLimiterAbstract } from "rate-limiter-flexible";
 import { WebSocketServer } from "ws";
 import { createRestRouter, unknownRouteGuard } from "../../rest-adapter/rest-router";
 import { API_PREFIX } from "../../rest-adapter/routes";
-import { DomainError } from "../common/errors";
 import type { Logger } from "../common/logger";
 import type { Config } from "../config/config";
 import type { Actor } from "../identity/actor";
@@ -31,7 +29,8 @@ import { authenticate, bearerToken, resolveActor, withAuditContext } from "./aut
 import { LiveSockets } from "./live-sockets";
 import { rateLimit } from "./rate-limit";
 import { assignRequestId } from "./request-id";
-import { sendError } from "./respond";
+import { requestLog } from "./request-log";
+import { finalErrorHandler, noRouteHandler } from "./respond";
 
 export type AppDeps = {
   config: Config;
@@ -65,12 +64,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
     res.setHeader("Referrer-Policy", "no-referrer");
     next();
   });
-  // pino-http logs each finished request at info. Below that level it would log nothing, yet still build
-  // two child loggers per request and serialize the request into them, so it is only mounted when its
-  // lines are wanted.
-  if (logger.isLevelEnabled("info")) {
-    app.use(pinoHttp({ logger, genReqId: (_req, res) => (res as Response).locals.requestId, quietReqLogger: true }));
-  }
+  // Mounted only when its lines are wanted: below info it would time every request for nothing.
+  if (logger.isLevelEnabled("info")) app.use(requestLog(logger));
 
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
@@ -109,7 +104,13 @@ export async function createApp(deps: AppDeps): Promise<App> {
       userAgent: request.headers["user-agent"],
       requestId: randomUUID(),
     });
-  const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql" });
+  // Upgrades are handed over here rather than by attaching ws to the HTTP server, which would re-emit
+  // the server's own errors (a port in use) on the ws server, where graphql-ws prints them as a stack trace.
+  const wsServer = new WebSocketServer({ noServer: true });
+  httpServer.on("upgrade", (request, socket, head) => {
+    if (new URL(request.url ?? "/", "http://localhost").pathname !== "/graphql") return void socket.destroy();
+    wsServer.handleUpgrade(request, socket, head, (ws) => wsServer.emit("connection", ws, request));
+  });
   const liveSockets = new LiveSockets(logger);
   liveSockets.listen(services.events);
   const formatError = formatGraphQLError(logger);
@@ -179,18 +180,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
     expressMiddleware(apollo, { context: async ({ res }) => contextOf(res) }),
   );
 
-  app.use((req, res) => sendError(req, res, 404, { error: "not_found", message: `No route matches ${req.method} ${req.path}` }));
-  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const status = (error as { status?: number; type?: string }).status;
-    if (status === 413) return sendError(req, res, 413, { error: "payload_too_large", message: `Request body exceeds ${BODY_LIMIT}` });
-    if ((error as { type?: string }).type === "entity.parse.failed")
-      return sendError(req, res, 400, { error: "bad_request", message: "Request body is not valid JSON" });
-    if (status === 400 || status === 415)
-      return sendError(req, res, 400, { error: "bad_request", message: "Request body could not be read" });
-    if (error instanceof DomainError) return sendError(req, res, 400, { error: error.restError, message: error.message });
-    logger.error({ err: error, requestId: res.locals.requestId }, "unhandled error");
-    if (!res.headersSent) sendError(req, res, 500, { error: "internal_server_error", message: "An unexpected error occurred" });
-  });
+  app.use(noRouteHandler);
+  app.use(finalErrorHandler(logger, BODY_LIMIT));
 
   return {
     app,

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from "express";
 import { auditContextFor, runInAuditContext, type AuditContext } from "../audit/audit-context";
-import { DomainError, UnauthenticatedError } from "../common/errors";
+import { DomainError, ForbiddenError, UnauthenticatedError } from "../common/errors";
 import { sessionIdOf, type Actor } from "../identity/actor";
 import type { Services } from "../services";
 import { sendError } from "./respond";
@@ -15,8 +15,6 @@ declare module "express-serve-static-core" {
 }
 
 export const SESSION_COOKIE = "fg_session";
-
-const UNAUTHORIZED = { error: "unauthorized", message: "Access token or API key is invalid, expired, or missing" };
 
 /** The request's audit context: client address as express resolves it behind the trusted proxies. */
 export function captureAuditContext(req: Request, res: Response): AuditContext {
@@ -96,7 +94,7 @@ export function authenticate(services: Services, { required, cookie = false }: {
       session: cookie ? readCookie(req, SESSION_COOKIE) : undefined,
     };
     if (!credentials.bearer && !credentials.apiKey && !credentials.session) {
-      if (required) return sendError(req, res, 401, UNAUTHORIZED);
+      if (required) return sendError(req, res, new UnauthenticatedError());
       return next();
     }
     try {
@@ -104,14 +102,11 @@ export function authenticate(services: Services, { required, cookie = false }: {
       res.locals.actor = await runInAuditContext(res.locals.audit, () => resolveActor(services, credentials));
       res.locals.audit.sessionId = sessionIdOf(res.locals.actor);
       if (res.locals.actor.credential.kind === "session" && isCrossSiteWrite(req)) {
-        return sendError(req, res, 403, {
-          error: "forbidden",
-          message: "Cross-site request refused: the session cookie only works from this site",
-        });
+        return sendError(req, res, new ForbiddenError("Cross-site request refused: the session cookie only works from this site"));
       }
       next();
     } catch (error) {
-      if (error instanceof DomainError) return sendError(req, res, 401, { error: error.restError, message: error.message });
+      if (error instanceof DomainError) return sendError(req, res, error);
       next(error);
     }
   };

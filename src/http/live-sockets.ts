@@ -1,6 +1,6 @@
 import { CloseCode } from "graphql-ws";
 import type { WebSocket } from "ws";
-import { ACCESS_ENDED_TOPIC, type AccessEnded } from "../auth/access-ended";
+import { Topic, type AccessEnded } from "../events/catalogue";
 import type { Logger } from "../common/logger";
 import type { EventBus } from "../events/event-bus";
 import type { Actor } from "../identity/actor";
@@ -29,13 +29,13 @@ export class LiveSockets {
 
   /** Starts closing sockets as access-ended messages arrive; stop with `stop()`. */
   listen(events: EventBus): void {
-    const iterator = events.subscribe(ACCESS_ENDED_TOPIC)[Symbol.asyncIterator]();
+    const iterator = events.subscribe(Topic.AccessEnded)[Symbol.asyncIterator]();
     this.listening = iterator;
     void (async () => {
       for (;;) {
         const next = await iterator.next();
         if (next.done) return;
-        this.close(next.value as AccessEnded);
+        this.close(next.value);
       }
     })();
   }

@@ -2,6 +2,7 @@ import type { NextFunction, Request, Response } from "express";
 import type IORedis from "ioredis";
 import { RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import type { Sequelize } from "sequelize";
+import { RateLimitedError } from "../common/errors";
 import type { Logger } from "../common/logger";
 import type { Config } from "../config/config";
 import type { RateLimitState } from "../usage/usage.service";
@@ -29,7 +30,7 @@ declare module "express-serve-static-core" {
   }
 }
 
-/** Consumes one point for the request's identity and sets the X-RateLimit-* headers of rest-compat.md. */
+/** Consumes one point for the request's identity and sets the X-RateLimit-* headers of docs/rest-compat.md. */
 export function rateLimit(limiter: RateLimiterAbstract, logger: Logger) {
   return async (req: Request, res: Response, next: NextFunction) => {
     const actor = res.locals.actor;
@@ -54,11 +55,13 @@ export function rateLimit(limiter: RateLimiterAbstract, logger: Logger) {
       setHeaders(res, limiter.points, rejection);
       const resetInSeconds = Math.ceil(rejection.msBeforeNext / 1000);
       res.setHeader("Retry-After", String(resetInSeconds));
-      sendError(req, res, 429, {
-        error: "rate_limit_exceeded",
-        message: `Rate limit exceeded. Try again in ${resetInSeconds} seconds.`,
-        details: { limit: limiter.points, current: rejection.consumedPoints, reset_in_seconds: resetInSeconds },
-      });
+      sendError(
+        req,
+        res,
+        new RateLimitedError(`Rate limit exceeded. Try again in ${resetInSeconds} seconds.`, {
+          details: { limit: limiter.points, current: rejection.consumedPoints, reset_in_seconds: resetInSeconds },
+        }),
+      );
     }
   };
 }

@@ -1,28 +1,17 @@
 import { createHash, randomBytes } from "node:crypto";
-import type { Sequelize } from "sequelize";
 import { NotFoundError, UnauthenticatedError, ValidationErrors } from "../common/errors";
 import { isUuid, newId } from "../common/ids";
-import { ACCESS_ENDED_TOPIC, type AccessEnded } from "../auth/access-ended";
-import { readRows } from "../common/sql";
+import { Topic } from "../events/catalogue";
 import type { EventBus } from "../events/event-bus";
 import type { Actor } from "./actor";
-import { API_KEY_SCOPES, ApiKeyModel, type ApiKeyScope } from "./api-key.model";
-import type { UserRole, UserStatus } from "./user.model";
+import { API_KEY_SCOPES, type ApiKeyScope } from "./api-key.model";
+import type { ApiKeyRepository, ApiKeyRow } from "./api-key.repository";
 
 const KEY_PREFIX = "fgk_";
 /** last_used_at is refreshed at most this often, so authentication stays a single read per request. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-export type ApiKeySummary = {
-  id: string;
-  name: string;
-  displayPrefix: string;
-  scope: ApiKeyScope;
-  lastUsedAt: Date | null;
-  expiresAt: Date | null;
-  revokedAt: Date | null;
-  createdAt: Date;
-};
+export type ApiKeySummary = ApiKeyRow;
 
 export type CreatedApiKey = { apiKey: ApiKeySummary; plaintext: string };
 
@@ -30,21 +19,9 @@ export function hashApiKey(plaintext: string): Buffer {
   return createHash("sha256").update(plaintext).digest();
 }
 
-type KeyOwnerRow = {
-  keyId: string;
-  scope: ApiKeyScope;
-  lastUsedAt: Date | null;
-  userId: string;
-  familyId: string;
-  email: string;
-  role: UserRole;
-  status: UserStatus;
-  aiEnabled: boolean;
-};
-
 export class ApiKeyService {
   constructor(
-    private readonly sequelize: Sequelize,
+    private readonly repository: ApiKeyRepository,
     private readonly events: EventBus,
   ) {}
 
@@ -58,7 +35,7 @@ export class ApiKeyService {
 
     // 32 random bytes: a key is a bearer secret, so it must be unguessable; only its hash is kept.
     const plaintext = KEY_PREFIX + randomBytes(32).toString("base64url");
-    const record = await ApiKeyModel.create({
+    const apiKey = await this.repository.insert({
       id: newId(),
       userId,
       name,
@@ -67,12 +44,11 @@ export class ApiKeyService {
       scope: options.scope as ApiKeyScope,
       expiresAt: options.expiresAt ?? null,
     });
-    return { apiKey: summarize(record), plaintext };
+    return { apiKey, plaintext };
   }
 
   async listForUser(userId: string): Promise<ApiKeySummary[]> {
-    const records = await ApiKeyModel.findAll({ where: { userId }, order: [["createdAt", "DESC"]] });
-    return records.map(summarize);
+    return this.repository.listForUser(userId);
   }
 
   /** Revokes one of the actor's own keys; another user's key id answers as unknown. */
@@ -82,38 +58,26 @@ export class ApiKeyService {
 
   async revoke(id: string, ownerUserId?: string): Promise<ApiKeySummary> {
     if (!isUuid(id)) throw new NotFoundError("API key");
-    const record = await ApiKeyModel.findOne({ where: ownerUserId ? { id, userId: ownerUserId } : { id } });
-    if (!record) throw new NotFoundError("API key");
-    if (!record.revokedAt) {
-      await record.update({ revokedAt: new Date() });
-      this.events.publish(ACCESS_ENDED_TOPIC, { kind: "api_key", apiKeyId: record.id, reason: "revoked" } satisfies AccessEnded);
-    }
-    return summarize(record);
+    const key = await this.repository.byId(id, ownerUserId);
+    if (!key) throw new NotFoundError("API key");
+    if (key.revokedAt) return key;
+    const revokedAt = await this.repository.markRevoked(key.id);
+    this.events.publish(Topic.AccessEnded, { kind: "api_key", apiKeyId: key.id, reason: "revoked" });
+    return { ...key, revokedAt };
   }
 
   /**
    * Deletes keys revoked or expired more than `retentionDays` ago: a dead credential's hash has no use
    * left, and keeping less is safer.
    */
-  async pruneRetired(retentionDays = 90): Promise<number> {
-    const [, result] = await this.sequelize.query(
-      `DELETE FROM api_keys WHERE revoked_at < now() - make_interval(days => $1) OR expires_at < now() - make_interval(days => $1)`,
-      { bind: [retentionDays] },
-    );
-    return (result as { rowCount?: number }).rowCount ?? 0;
+  pruneRetired(retentionDays = 90): Promise<number> {
+    return this.repository.pruneRetired(retentionDays);
   }
 
   /** Resolves a presented key to its actor, or throws 401. One indexed read on the hash. */
   async authenticate(plaintext: string): Promise<Actor> {
     if (!plaintext.startsWith(KEY_PREFIX)) throw new UnauthenticatedError();
-    const [row] = await readRows<KeyOwnerRow>(
-      this.sequelize,
-      `SELECT k.id AS "keyId", k.scope, k.last_used_at AS "lastUsedAt",
-              u.id AS "userId", u.family_id AS "familyId", u.email, u.role, u.status, u.ai_enabled AS "aiEnabled"
-         FROM api_keys k JOIN users u ON u.id = k.user_id
-        WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())`,
-      [hashApiKey(plaintext)],
-    );
+    const row = await this.repository.liveOwner(hashApiKey(plaintext));
     if (!row) throw new UnauthenticatedError();
     if (row.status !== "active") throw new UnauthenticatedError("Your account has been deactivated");
     if (!row.lastUsedAt || Date.now() - new Date(row.lastUsedAt).getTime() > LAST_USED_RESOLUTION_MS) {
@@ -132,19 +96,6 @@ export class ApiKeyService {
 
   private touch(keyId: string): void {
     // Off the request's critical path: a lost update of a usage timestamp harms nothing.
-    this.sequelize.query("UPDATE api_keys SET last_used_at = now() WHERE id = $1", { bind: [keyId] }).catch(() => undefined);
+    this.repository.touch(keyId).catch(() => undefined);
   }
-}
-
-function summarize(record: ApiKeyModel): ApiKeySummary {
-  return {
-    id: record.id,
-    name: record.name,
-    displayPrefix: record.displayPrefix,
-    scope: record.scope,
-    lastUsedAt: record.lastUsedAt ?? null,
-    expiresAt: record.expiresAt ?? null,
-    revokedAt: record.revokedAt ?? null,
-    createdAt: record.createdAt,
-  };
 }

@@ -1,6 +1,7 @@
-import type { Sequelize, Transaction } from "sequelize";
-import { likePattern, selectRows } from "../common/sql";
-import type { UserRole, UserStatus } from "./user.model";
+import type { CreationAttributes, Sequelize, Transaction } from "sequelize";
+import { bindParam, likePattern, selectRows } from "../common/sql";
+import { FamilyModel } from "./family.model";
+import { UserModel, type UserRole, type UserStatus } from "./user.model";
 
 export type UserRow = {
   id: string;
@@ -74,27 +75,43 @@ export class UserRepository {
     const conditions: string[] = [];
     const bind: unknown[] = [];
     if (query.search) {
-      bind.push(likePattern(query.search), query.search.toLowerCase());
-      conditions.push(`(email ILIKE $1 OR name ILIKE $1 OR id::text = $2)`);
+      const pattern = bindParam(bind, likePattern(query.search));
+      conditions.push(`(email ILIKE ${pattern} OR name ILIKE ${pattern} OR id::text = ${bindParam(bind, query.search.toLowerCase())})`);
     }
-    if (query.roles.length) {
-      bind.push(query.roles);
-      conditions.push(`role = ANY($${bind.length}::text[])`);
-    }
-    if (query.statuses.length) {
-      bind.push(query.statuses);
-      conditions.push(`status = ANY($${bind.length}::text[])`);
-    }
+    if (query.roles.length) conditions.push(`role = ANY(${bindParam(bind, query.roles)}::text[])`);
+    if (query.statuses.length) conditions.push(`status = ANY(${bindParam(bind, query.statuses)}::text[])`);
     const where = conditions.length ? `WHERE ${conditions.join(" AND ")}` : "";
+    const paged = [...bind];
     const [rows, [count]] = await Promise.all([
       selectRows<UserRow>(
         this.sequelize,
-        `SELECT ${USER_COLUMNS} FROM users ${where} ORDER BY lower(email), id LIMIT $${bind.length + 1} OFFSET $${bind.length + 2}`,
-        [...bind, limit, offset],
+        `SELECT ${USER_COLUMNS} FROM users ${where} ORDER BY lower(email), id LIMIT ${bindParam(paged, limit)} OFFSET ${bindParam(paged, offset)}`,
+        paged,
       ),
       selectRows<{ total: string }>(this.sequelize, `SELECT count(*) AS total FROM users ${where}`, bind),
     ]);
     return { rows, total: Number(count.total) };
+  }
+
+  async insertFamily(family: CreationAttributes<FamilyModel>, transaction: Transaction): Promise<void> {
+    await FamilyModel.create(family, { transaction });
+  }
+
+  async insertUser(user: CreationAttributes<UserModel>, transaction: Transaction): Promise<UserRow> {
+    const created = await UserModel.create(user, { transaction });
+    const { id, familyId, email, name, role, status, aiEnabled, createdAt, updatedAt } = created.get({ plain: true });
+    return { id, familyId, email, name: name ?? null, role, status, aiEnabled, createdAt, updatedAt };
+  }
+
+  /** E-mail addresses match whatever their case; `lock` holds the row until the transaction ends. */
+  async byEmail(email: string, transaction?: Transaction, lock = false): Promise<UserRow | null> {
+    const [row] = await selectRows<UserRow>(
+      this.sequelize,
+      `SELECT ${USER_COLUMNS} FROM users WHERE lower(email) = $1 ${lock ? "FOR UPDATE" : ""}`,
+      [email.trim().toLowerCase()],
+      transaction,
+    );
+    return row ?? null;
   }
 
   async byId(id: string, transaction?: Transaction, lock = false): Promise<UserRow | null> {
@@ -152,12 +169,14 @@ export class UserRepository {
     values: Partial<Pick<UserRow, "email" | "name" | "role" | "status">>,
     transaction: Transaction,
   ): Promise<UserRow> {
-    const columns = Object.entries(values).filter(([, value]) => value !== undefined);
-    const sets = columns.map(([column], index) => `${column} = $${index + 2}`);
+    const bind: unknown[] = [id];
+    const sets = Object.entries(values)
+      .filter(([, value]) => value !== undefined)
+      .map(([column, value]) => `${column} = ${bindParam(bind, value)}`);
     const [row] = await selectRows<UserRow>(
       this.sequelize,
       `UPDATE users SET ${[...sets, "updated_at = now()"].join(", ")} WHERE id = $1 RETURNING ${USER_COLUMNS}`,
-      [id, ...columns.map(([, value]) => value)],
+      bind,
       transaction,
     );
     return row;

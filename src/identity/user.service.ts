@@ -6,8 +6,7 @@ import { ConflictError, NotFoundError, ValidationError, ValidationErrors } from 
 import { isUuid, newId } from "../common/ids";
 import type { EventBus } from "../events/event-bus";
 import { isKnownCurrency } from "../money/money";
-import { FamilyModel } from "./family.model";
-import { isUserRole, ROLE_PRIVILEGE, USER_ROLES, UserModel, type UserRole, type UserStatus } from "./user.model";
+import { isUserRole, ROLE_PRIVILEGE, USER_ROLES, type UserRole, type UserStatus } from "./user.model";
 import type { UserRepository, UserRow } from "./user.repository";
 
 export type UserSummary = {
@@ -119,12 +118,12 @@ export class UserService {
     let familyId = user.familyId;
     if (!familyId) {
       familyId = newId();
-      await FamilyModel.create(
+      await this.repository.insertFamily(
         { id: familyId, name: user.familyName ?? `${user.email}'s family`, currency: user.currency ?? "USD" },
-        { transaction },
+        transaction,
       );
     }
-    const created = await UserModel.create(
+    const created = await this.repository.insertUser(
       {
         id: user.id ?? newId(),
         familyId,
@@ -134,7 +133,7 @@ export class UserService {
         aiEnabled: user.aiEnabled ?? false,
         passwordHash: user.passwordHash ?? null,
       },
-      { transaction },
+      transaction,
     );
     await this.audit.record(transaction, {
       type: "user.created",
@@ -144,20 +143,18 @@ export class UserService {
       resource: { type: "user", id: created.id, label: user.email },
       changes: { role: { old: null, new: user.role }, password: { old: null, new: user.passwordHash ? "set" : null } },
     });
-    return summarize(created);
+    return summarizeRow(created);
   }
 
   async findByEmail(email: string): Promise<UserSummary | null> {
-    const user = await UserModel.findOne({
-      where: this.sequelize.where(this.sequelize.fn("lower", this.sequelize.col("email")), email.trim().toLowerCase()),
-    });
-    return user ? summarize(user) : null;
+    const user = await this.repository.byEmail(email);
+    return user ? summarizeRow(user) : null;
   }
 
   async getById(id: string): Promise<UserSummary> {
-    const user = isUuid(id) ? await UserModel.findByPk(id) : null;
+    const user = isUuid(id) ? await this.repository.byId(id) : null;
     if (!user) throw new NotFoundError("User");
-    return summarize(user);
+    return summarizeRow(user);
   }
 
   /**
@@ -213,9 +210,4 @@ export function summarizeRow(row: UserRow): UserSummary {
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
   };
-}
-
-/** A model instance's summary: the same fields as a repository row (a null name stays null). */
-function summarize(user: UserModel): UserSummary {
-  return summarizeRow({ ...user.get({ plain: true }), name: user.name ?? null });
 }

@@ -1,5 +1,6 @@
 import type { Sequelize } from "sequelize";
 import { alignToKeys, selectRows } from "../common/sql";
+import { MerchantModel } from "./merchant.model";
 
 export type MerchantRow = {
   id: string;
@@ -10,10 +11,24 @@ export type MerchantRow = {
   updatedAt: Date;
 };
 
+export type MerchantFields = Pick<MerchantModel, "name" | "color" | "logoUrl">;
+
 const COLUMNS = `id, name, color, logo_url AS "logoUrl", created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 export class MerchantRepository {
   constructor(private readonly sequelize: Sequelize) {}
+
+  async create(familyId: string, id: string, fields: MerchantFields): Promise<void> {
+    await MerchantModel.create({ ...fields, id, familyId });
+  }
+
+  async update(familyId: string, id: string, changes: Partial<MerchantFields>): Promise<void> {
+    await MerchantModel.update(changes, { where: { id, familyId } });
+  }
+
+  async delete(familyId: string, id: string): Promise<void> {
+    await MerchantModel.destroy({ where: { id, familyId } });
+  }
 
   async byIds(familyId: string, ids: readonly string[]): Promise<(MerchantRow | null)[]> {
     const rows = await selectRows<MerchantRow>(

@@ -3,8 +3,7 @@ import { isUuid, newId } from "../common/ids";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../common/pagination";
 import { checkColor, checkHttpUrl, requiredText, saveUnique } from "../common/validation";
 import type { Actor } from "../identity/actor";
-import { MerchantModel } from "./merchant.model";
-import type { MerchantRepository, MerchantRow } from "./merchant.repository";
+import type { MerchantFields, MerchantRepository, MerchantRow } from "./merchant.repository";
 
 export type MerchantInput = { name?: string | null; color?: string | null; logoUrl?: string | null };
 
@@ -35,7 +34,7 @@ export class MerchantService {
     problems.throwIfAny();
     const id = newId();
     await saveUnique(NAME_TAKEN, () =>
-      MerchantModel.create({ id, familyId: actor.familyId, name, color: input.color ?? null, logoUrl: input.logoUrl ?? null }),
+      this.merchants.create(actor.familyId, id, { name, color: input.color ?? null, logoUrl: input.logoUrl ?? null }),
     );
     return this.get(actor, id);
   }
@@ -43,7 +42,7 @@ export class MerchantService {
   async update(actor: Actor, id: string, input: MerchantInput): Promise<MerchantRow> {
     await this.get(actor, id);
     const problems = new ValidationErrors();
-    const changes: Partial<MerchantModel> = {};
+    const changes: Partial<MerchantFields> = {};
     if (input.name !== undefined) {
       changes.name = requiredText(problems, "Name", input.name, NAME_MAX);
       if (changes.name && (await this.merchants.nameTaken(actor.familyId, changes.name, id))) problems.add(NAME_TAKEN);
@@ -57,13 +56,13 @@ export class MerchantService {
       changes.logoUrl = input.logoUrl;
     }
     problems.throwIfAny();
-    await saveUnique(NAME_TAKEN, () => MerchantModel.update(changes, { where: { id, familyId: actor.familyId } }));
+    await saveUnique(NAME_TAKEN, () => this.merchants.update(actor.familyId, id, changes));
     return this.get(actor, id);
   }
 
   async delete(actor: Actor, id: string): Promise<MerchantRow> {
     const merchant = await this.get(actor, id);
-    await MerchantModel.destroy({ where: { id, familyId: actor.familyId } });
+    await this.merchants.delete(actor.familyId, id);
     return merchant;
   }
 }

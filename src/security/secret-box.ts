@@ -13,6 +13,22 @@ const VERSION = "v1";
 const IV_BYTES = 12;
 const KEY_FILE = "encryption-key";
 
+/** Where the generated key lives when ENCRYPTION_KEY is unset. */
+export function encryptionKeyFile(dataDir: string): string {
+  return path.join(dataDir, KEY_FILE);
+}
+
+/**
+ * The key in use, without generating one (backups read it): ENCRYPTION_KEY, or DATA_DIR/encryption-key;
+ * null when neither exists yet.
+ */
+export function currentEncryptionKey(config: Pick<Config, "encryptionKey" | "dataDir">): { key: Buffer; source: string } | null {
+  if (config.encryptionKey) return { key: Buffer.from(config.encryptionKey, "base64"), source: "ENCRYPTION_KEY" };
+  const file = encryptionKeyFile(config.dataDir);
+  if (!fs.existsSync(file)) return null;
+  return { key: Buffer.from(fs.readFileSync(file, "utf8").trim(), "base64"), source: file };
+}
+
 export class SecretBox {
   private readonly key: Buffer;
 

@@ -1,21 +1,12 @@
-import { QueryTypes, type Sequelize, type Transaction } from "sequelize";
+import type { Sequelize, Transaction } from "sequelize";
 import type { AuditService, AuditUser } from "../audit/audit.service";
 import { ConflictError, NotFoundError } from "../common/errors";
 import { isUuid, newId } from "../common/ids";
 import type { Actor } from "../identity/actor";
 import type { MappedClaims } from "./provider-settings";
-import { SsoIdentityModel, type SsoProviderModel } from "./sso.model";
+import type { ConnectedAccountRow, SsoIdentityRow, SsoProviderRow, SsoRepository } from "./sso.repository";
 
-export type ConnectedAccountView = {
-  id: string;
-  providerId: string;
-  providerSlug: string;
-  providerName: string;
-  subject: string;
-  email: string | null;
-  createdAt: Date;
-  lastLoginAt: Date | null;
-};
+export type ConnectedAccountView = ConnectedAccountRow;
 
 /**
  * Connected accounts: the SSO identities a user signs in with. Connecting records
@@ -26,37 +17,32 @@ export type ConnectedAccountView = {
 export class ConnectedAccountService {
   constructor(
     private readonly sequelize: Sequelize,
+    private readonly repository: SsoRepository,
     private readonly audit: AuditService,
   ) {}
 
   async list(userId: string): Promise<ConnectedAccountView[]> {
-    return this.sequelize.query<ConnectedAccountView>(
-      `SELECT i.id, i.provider_id AS "providerId", p.slug AS "providerSlug", p.name AS "providerName", i.subject, i.email,
-              i.created_at AS "createdAt", i.last_login_at AS "lastLoginAt"
-         FROM sso_identities i JOIN sso_providers p ON p.id = i.provider_id
-        WHERE i.user_id = $1 ORDER BY i.created_at, i.id`,
-      { bind: [userId], type: QueryTypes.SELECT },
-    );
+    return this.repository.connectedAccounts(userId);
   }
 
-  async find(providerId: string, subject: string, transaction: Transaction): Promise<SsoIdentityModel | null> {
-    return SsoIdentityModel.findOne({ where: { providerId, subject }, transaction, lock: transaction.LOCK.UPDATE });
+  async find(providerId: string, subject: string, transaction: Transaction): Promise<SsoIdentityRow | null> {
+    return this.repository.lockIdentity(providerId, subject, transaction);
   }
 
   /** Ties a provider identity to a user, inside the caller's transaction (a login or a link). */
   async connect(
     transaction: Transaction,
     user: { id: string; email: string },
-    provider: SsoProviderModel,
+    provider: SsoProviderRow,
     claims: MappedClaims,
     actor: AuditUser,
-  ): Promise<SsoIdentityModel> {
+  ): Promise<SsoIdentityRow> {
     await this.lockUser(user.id, transaction);
-    const identity = await SsoIdentityModel.create(
+    const identity = await this.repository.insertIdentity(
       { id: newId(), userId: user.id, providerId: provider.id, subject: claims.subject, email: claims.email, lastLoginAt: null },
-      { transaction },
+      transaction,
     );
-    const count = await SsoIdentityModel.count({ where: { userId: user.id }, transaction });
+    const count = await this.repository.countIdentitiesOfUser(user.id, transaction);
     const resource = { type: "connected_account", id: identity.id, label: `${provider.slug}:${claims.email ?? claims.subject}` };
     const target = { old: null, new: { provider: provider.slug, subject: claims.subject, user: user.id } };
     await this.audit.record(transaction, {
@@ -90,7 +76,7 @@ export class ConnectedAccountService {
       if (accounts.length === 1 && !hasPassword) {
         throw new ConflictError("This is your last way to sign in: connect another account or set a password first");
       }
-      await SsoIdentityModel.destroy({ where: { id: account.id }, transaction });
+      await this.repository.deleteIdentity(account.id, transaction);
       const user = { id: actor.userId, email: actor.email };
       const resource = { type: "connected_account", id: account.id, label: `${account.providerSlug}:${account.email ?? account.subject}` };
       await this.audit.record(transaction, {
@@ -117,11 +103,8 @@ export class ConnectedAccountService {
 
   /** Serialises changes to one user's sign-in methods; answers whether the user has a password. */
   private async lockUser(userId: string, transaction: Transaction): Promise<boolean> {
-    const rows = await this.sequelize.query<{ hasPassword: boolean }>(
-      `SELECT password_hash IS NOT NULL AS "hasPassword" FROM users WHERE id = $1 FOR UPDATE`,
-      { bind: [userId], type: QueryTypes.SELECT, transaction },
-    );
-    if (!rows[0]) throw new NotFoundError("User");
-    return rows[0].hasPassword;
+    const user = await this.repository.lockUserSignIn(userId, transaction);
+    if (!user) throw new NotFoundError("User");
+    return user.hasPassword;
   }
 }

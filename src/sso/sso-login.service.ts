@@ -1,19 +1,26 @@
 import { timingSafeEqual } from "node:crypto";
-import { QueryTypes, type Sequelize, type Transaction } from "sequelize";
+import type { Sequelize, Transaction } from "sequelize";
 import type { AuditService, AuditUser } from "../audit/audit.service";
 import type { OpenedSession, SessionService } from "../auth/session.service";
 import { ConflictError, NotFoundError, ValidationError } from "../common/errors";
 import { newId } from "../common/ids";
 import type { Actor } from "../identity/actor";
-import { UserModel, type UserRole } from "../identity/user.model";
+import type { UserRole } from "../identity/user.model";
+import type { UserRepository } from "../identity/user.repository";
 import type { UserService } from "../identity/user.service";
 import type { SecretBox } from "../security/secret-box";
 import type { ConnectedAccountService } from "./connected-accounts.service";
-import { LoginRequestStore, digest, randomSecret, type LoginPurpose, type LoginRequestRow } from "./login-requests";
+import {
+  digest,
+  randomSecret,
+  type SsoLoginRequestRepository,
+  type LoginPurpose,
+  type LoginRequestRow,
+} from "./sso-login-request.repository";
 import { OidcCallbackError, type CallbackFailureReason, type OidcClient } from "./oidc-client";
 import { emailDomainAllowed, mapClaims, roleFromGroups, type MappedClaims } from "./provider-settings";
 import type { SsoProviderService } from "./sso-provider.service";
-import type { SsoProviderModel } from "./sso.model";
+import type { SsoProviderRow, SsoRepository } from "./sso.repository";
 
 /** Every way an SSO sign-in can fail, as recorded in `auth.login.failed` (or `provider.test`). */
 export type SsoFailureReason =
@@ -89,10 +96,11 @@ const MAX_RETURN_TO = 2000;
  * runs an administrator's test without signing anyone in. Every failure is recorded with its reason.
  */
 export class SsoLoginService {
-  private readonly requests: LoginRequestStore;
-
   constructor(
     private readonly sequelize: Sequelize,
+    private readonly repository: SsoRepository,
+    private readonly requests: SsoLoginRequestRepository,
+    private readonly userRows: UserRepository,
     private readonly audit: AuditService,
     private readonly secrets: SecretBox,
     private readonly oidc: OidcClient,
@@ -100,9 +108,7 @@ export class SsoLoginService {
     private readonly accounts: ConnectedAccountService,
     private readonly sessions: SessionService,
     private readonly users: UserService,
-  ) {
-    this.requests = new LoginRequestStore(sequelize);
-  }
+  ) {}
 
   /** Starts a sign-in (`user` null) or the linking of another identity to `user`. */
   async start(slug: string, options: { purpose: "login" | "link"; user?: Actor | null; returnTo?: string | null }): Promise<StartedLogin> {
@@ -128,7 +134,7 @@ export class SsoLoginService {
   }
 
   /** Prepares an administrator's test sign-in and returns its URL; the browser that opens it is bound to it. */
-  async prepareTest(provider: SsoProviderModel, actor: Actor): Promise<string> {
+  async prepareTest(provider: SsoProviderRow, actor: Actor): Promise<string> {
     const state = randomSecret();
     await this.requests.create(state, {
       providerId: provider.id,
@@ -206,11 +212,7 @@ export class SsoLoginService {
 
   /** The IdP's end-session URL for an SSO session (RP-initiated logout), or null. */
   async endSessionUrl(sessionId: string): Promise<{ url: string; providerId: string } | null> {
-    const rows = await this.sequelize.query<{ providerId: string | null; idTokenEncrypted: string }>(
-      `SELECT provider_id AS "providerId", id_token_encrypted AS "idTokenEncrypted" FROM sso_sessions WHERE session_id = $1`,
-      { bind: [sessionId], type: QueryTypes.SELECT },
-    );
-    const row = rows[0];
+    const row = await this.repository.sessionOf(sessionId);
     const provider = row?.providerId ? await this.providers.byId(row.providerId) : null;
     if (!row || !provider) return null;
     try {
@@ -232,21 +234,17 @@ export class SsoLoginService {
 
   private async completeLogin(
     transaction: Transaction,
-    provider: SsoProviderModel,
+    provider: SsoProviderRow,
     request: LoginRequestRow,
     claims: MappedClaims,
     idToken: string,
   ): Promise<CallbackOutcome | { failure: SsoLoginError; user: AuditUser | null }> {
     const email = claims.email!;
     const identity = await this.accounts.find(provider.id, claims.subject, transaction);
-    let user = identity ? await UserModel.findByPk(identity.userId, { transaction, lock: transaction.LOCK.UPDATE }) : null;
+    let user = identity ? await this.userRows.byId(identity.userId, transaction, true) : null;
     const mappedRole = roleFromGroups(claims.groups, provider.roleMappings, provider.defaultRole);
     if (!user) {
-      user = await UserModel.findOne({
-        where: this.sequelize.where(this.sequelize.fn("lower", this.sequelize.col("email")), email),
-        transaction,
-        lock: transaction.LOCK.UPDATE,
-      });
+      user = await this.userRows.byEmail(email, transaction, true);
       if (!user && !provider.jitProvisioning) {
         return { failure: new SsoLoginError("jit_disabled_no_account", `no account for ${email}`), user: { id: null, email } };
       }
@@ -261,7 +259,7 @@ export class SsoLoginService {
           actor: { id, email },
           provider: provider.id,
         });
-        user = (await UserModel.findByPk(id, { transaction }))!;
+        user = (await this.userRows.byId(id, transaction))!;
       }
       if (user.status === "active") await this.accounts.connect(transaction, user, provider, claims, { id: user.id, email: user.email });
     }
@@ -270,14 +268,8 @@ export class SsoLoginService {
     if (user.status !== "active") return { failure: new SsoLoginError("user_deleted", `user ${user.id} is deleted`), user: actor };
     const role = provider.roleMappings.length > 0 ? await this.syncRole(transaction, user, mappedRole, actor, provider) : user.role;
     const session = await this.sessions.open(transaction, actor, { method: "sso", provider: provider.id });
-    await this.sequelize.query(`INSERT INTO sso_sessions (session_id, provider_id, id_token_encrypted) VALUES ($1, $2, $3)`, {
-      bind: [session.sessionId, provider.id, this.secrets.seal(idToken)],
-      transaction,
-    });
-    await this.sequelize.query(`UPDATE sso_identities SET last_login_at = now(), email = $3 WHERE provider_id = $1 AND subject = $2`, {
-      bind: [provider.id, claims.subject, email],
-      transaction,
-    });
+    await this.repository.insertSession(session.sessionId, provider.id, this.secrets.seal(idToken), transaction);
+    await this.repository.recordIdentityLogin(provider.id, claims.subject, email, transaction);
     await this.audit.record(transaction, {
       type: "auth.login.success",
       user: actor,
@@ -299,7 +291,7 @@ export class SsoLoginService {
     user: { id: string; role: UserRole },
     role: UserRole,
     actor: AuditUser,
-    provider: SsoProviderModel,
+    provider: SsoProviderRow,
   ): Promise<UserRole> {
     try {
       await this.users.changeRole(transaction, user, role, { eventType: "user.roles.synced", actor, provider: provider.id });
@@ -312,12 +304,12 @@ export class SsoLoginService {
 
   private async completeLink(
     transaction: Transaction,
-    provider: SsoProviderModel,
+    provider: SsoProviderRow,
     request: LoginRequestRow,
     requester: AuditUser | null,
     claims: MappedClaims,
   ): Promise<CallbackOutcome | { failure: SsoLoginError; user: AuditUser | null }> {
-    const user = request.userId ? await UserModel.findByPk(request.userId, { transaction }) : null;
+    const user = request.userId ? await this.userRows.byId(request.userId, transaction) : null;
     if (!user || !requester) return { failure: new SsoLoginError("user_deleted", "the user who started linking is gone"), user: null };
     if (user.status === "suspended")
       return { failure: new SsoLoginError("user_suspended", `user ${user.id} is suspended`), user: requester };
@@ -333,7 +325,7 @@ export class SsoLoginService {
     return { kind: "link", providerSlug: provider.slug, email: claims.email, returnTo: request.returnTo };
   }
 
-  private async completeTest(provider: SsoProviderModel, requester: AuditUser | null, claims: MappedClaims): Promise<CallbackOutcome> {
+  private async completeTest(provider: SsoProviderRow, requester: AuditUser | null, claims: MappedClaims): Promise<CallbackOutcome> {
     const role = roleFromGroups(claims.groups, provider.roleMappings, provider.defaultRole);
     await this.sequelize.transaction((transaction) =>
       this.audit.record(transaction, {
@@ -358,7 +350,7 @@ export class SsoLoginService {
 
   /** Records a failure (its own transaction: nothing else of the attempt is kept) and returns the error to throw. */
   private async fail(
-    provider: SsoProviderModel,
+    provider: SsoProviderRow,
     purpose: LoginPurpose,
     user: AuditUser | null,
     error: SsoLoginError,
@@ -376,18 +368,18 @@ export class SsoLoginService {
     return error;
   }
 
-  private async provider(slug: string): Promise<SsoProviderModel> {
+  private async provider(slug: string): Promise<SsoProviderRow> {
     const provider = await this.providers.bySlug(slug);
     if (!provider) throw new NotFoundError("SSO provider");
     return provider;
   }
 
   private async actorOf(userId: string): Promise<AuditUser | null> {
-    const user = await UserModel.findByPk(userId);
+    const user = await this.userRows.byId(userId);
     return user ? { id: user.id, email: user.email } : null;
   }
 
-  private authorizationUrl(provider: SsoProviderModel, state: string, checks: { nonce: string; codeVerifier: string }): Promise<URL> {
+  private authorizationUrl(provider: SsoProviderRow, state: string, checks: { nonce: string; codeVerifier: string }): Promise<URL> {
     return this.oidc.authorizationUrl(this.providers.credentialsOf(provider), {
       redirectUri: this.providers.redirectUri(provider.slug),
       scopes: provider.scopes,

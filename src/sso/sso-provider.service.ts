@@ -6,12 +6,12 @@ import { ConflictError, NotFoundError, ValidationErrors } from "../common/errors
 import { isUuid, newId } from "../common/ids";
 import { requiredText, saveUnique } from "../common/validation";
 import type { Actor } from "../identity/actor";
-import { FamilyModel } from "../identity/family.model";
 import { isUserRole, type UserRole } from "../identity/user.model";
 import type { SecretBox } from "../security/secret-box";
 import type { DiscoveredEndpoints, OidcClient, OidcClientCredentials } from "./oidc-client";
 import { checkSlug, normalizeClaimMapping, normalizeDomains, normalizeRoleMappings, normalizeScopes } from "./provider-settings";
-import { SsoProviderModel, type ClaimMapping } from "./sso.model";
+import type { ClaimMapping } from "./sso.model";
+import type { SsoProviderRow, SsoRepository } from "./sso.repository";
 
 export type SsoProviderInput = {
   name?: string | null;
@@ -32,7 +32,7 @@ export type SsoProviderInput = {
 };
 
 /** A provider as administrators see it: everything but the client secret, plus the URLs to register at the IdP. */
-export type SsoProviderView = Omit<SsoProviderModel["dataValues"], "clientSecretEncrypted"> & {
+export type SsoProviderView = Omit<SsoProviderRow, "clientSecretEncrypted"> & {
   redirectUri: string;
   postLogoutRedirectUri: string;
   loginUrl: string;
@@ -47,7 +47,7 @@ export type SsoProviderTestResult = {
 };
 
 /** Starts the test sign-in of `testSsoProvider`; the login service owns authorization requests. */
-export type TestLoginStarter = (provider: SsoProviderModel, actor: Actor) => Promise<string>;
+export type TestLoginStarter = (provider: SsoProviderRow, actor: Actor) => Promise<string>;
 
 /** The configuration fields an update can change, compared for `provider.updated`'s `changes`. */
 const AUDITED_FIELDS = [
@@ -74,6 +74,7 @@ const AUDITED_FIELDS = [
 export class SsoProviderService {
   constructor(
     private readonly sequelize: Sequelize,
+    private readonly repository: SsoRepository,
     private readonly audit: AuditService,
     private readonly secrets: SecretBox,
     private readonly oidc: OidcClient,
@@ -81,7 +82,7 @@ export class SsoProviderService {
   ) {}
 
   async list(): Promise<SsoProviderView[]> {
-    const providers = await SsoProviderModel.findAll({ order: [["createdAt", "ASC"]] });
+    const providers = await this.repository.listProviders();
     return providers.map((provider) => this.view(provider));
   }
 
@@ -89,16 +90,16 @@ export class SsoProviderService {
     return this.view(await this.find(id));
   }
 
-  async bySlug(slug: string): Promise<SsoProviderModel | null> {
-    return SsoProviderModel.findOne({ where: { slug } });
+  async bySlug(slug: string): Promise<SsoProviderRow | null> {
+    return this.repository.providerBySlug(slug);
   }
 
-  async byId(id: string, transaction?: Transaction): Promise<SsoProviderModel | null> {
-    return isUuid(id) ? SsoProviderModel.findByPk(id, { transaction }) : null;
+  async byId(id: string, transaction?: Transaction): Promise<SsoProviderRow | null> {
+    return isUuid(id) ? this.repository.providerById(id, transaction) : null;
   }
 
   /** What the OIDC client needs to talk to the provider, with the secret decrypted. */
-  credentialsOf(provider: SsoProviderModel): OidcClientCredentials {
+  credentialsOf(provider: SsoProviderRow): OidcClientCredentials {
     return {
       id: provider.id,
       issuer: provider.issuer,
@@ -124,7 +125,7 @@ export class SsoProviderService {
     const settings = await this.validate(input, null);
     return this.sequelize.transaction(async (transaction) => {
       const provider = await saveUnique("Slug has already been taken", () =>
-        SsoProviderModel.create({ id: newId(), ...settings }, { transaction }),
+        this.repository.insertProvider({ id: newId(), ...settings }, transaction),
       );
       await this.record(
         transaction,
@@ -142,13 +143,14 @@ export class SsoProviderService {
     const current = await this.find(id);
     const settings = await this.validate(input, current);
     return this.sequelize.transaction(async (transaction) => {
-      const provider = await this.lock(id, transaction);
-      const currentSecret = this.secrets.open(provider.clientSecretEncrypted);
-      const before = auditedState(provider, currentSecret);
-      provider.set(settings);
-      const changes = diffChanges(before, auditedState(provider, input.clientSecret || currentSecret));
-      if (Object.keys(changes).length === 0) return this.view(provider);
-      await saveUnique("Slug has already been taken", () => provider.save({ transaction }));
+      const current = await this.lock(id, transaction);
+      const currentSecret = this.secrets.open(current.clientSecretEncrypted);
+      const changes = diffChanges(
+        auditedState(current, currentSecret),
+        auditedState({ ...current, ...settings }, input.clientSecret || currentSecret),
+      );
+      if (Object.keys(changes).length === 0) return this.view(current);
+      const provider = await saveUnique("Slug has already been taken", () => this.repository.updateProvider(id, settings, transaction));
       await this.record(transaction, actor, provider, "provider.updated", "update", changes);
       this.oidc.forget(provider.id);
       return this.view(provider);
@@ -158,10 +160,9 @@ export class SsoProviderService {
   async setEnabled(actor: Actor, id: string, enabled: boolean): Promise<SsoProviderView> {
     await this.find(id);
     return this.sequelize.transaction(async (transaction) => {
-      const provider = await this.lock(id, transaction);
-      if (provider.enabled === enabled) return this.view(provider);
-      provider.enabled = enabled;
-      await provider.save({ transaction });
+      const current = await this.lock(id, transaction);
+      if (current.enabled === enabled) return this.view(current);
+      const provider = await this.repository.updateProvider(id, { enabled }, transaction);
       await this.record(transaction, actor, provider, enabled ? "provider.enabled" : "provider.disabled", enabled ? "enable" : "disable", {
         enabled: { old: !enabled, new: enabled },
       });
@@ -175,13 +176,10 @@ export class SsoProviderService {
     return this.sequelize.transaction(async (transaction) => {
       const provider = await this.lock(id, transaction);
       const view = this.view(provider);
-      const [rows] = await this.sequelize.query(`SELECT count(*)::int AS count FROM sso_identities WHERE provider_id = $1`, {
-        bind: [id],
-        transaction,
-      });
-      await provider.destroy({ transaction });
+      const connectedAccounts = await this.repository.identitiesOfProvider(id, transaction);
+      await this.repository.deleteProvider(id, transaction);
       await this.record(transaction, actor, provider, "provider.deleted", "delete", {
-        connectedAccounts: { old: (rows as Array<{ count: number }>)[0].count, new: 0 },
+        connectedAccounts: { old: connectedAccounts, new: 0 },
       });
       this.oidc.forget(provider.id);
       return view;
@@ -207,14 +205,14 @@ export class SsoProviderService {
     return result;
   }
 
-  private async find(id: string): Promise<SsoProviderModel> {
+  private async find(id: string): Promise<SsoProviderRow> {
     const provider = await this.byId(id);
     if (!provider) throw new NotFoundError("SSO provider");
     return provider;
   }
 
-  private async lock(id: string, transaction: Transaction): Promise<SsoProviderModel> {
-    const provider = await SsoProviderModel.findByPk(id, { transaction, lock: transaction.LOCK.UPDATE });
+  private async lock(id: string, transaction: Transaction): Promise<SsoProviderRow> {
+    const provider = await this.repository.lockProvider(id, transaction);
     if (!provider) throw new NotFoundError("SSO provider");
     return provider;
   }
@@ -222,7 +220,7 @@ export class SsoProviderService {
   private async record(
     transaction: Transaction,
     actor: Actor,
-    provider: SsoProviderModel,
+    provider: SsoProviderRow,
     type: "provider.created" | "provider.updated" | "provider.enabled" | "provider.disabled" | "provider.deleted" | "provider.test",
     action: string,
     changes: Changes | null,
@@ -240,7 +238,7 @@ export class SsoProviderService {
   }
 
   /** The stored settings an input asks for: every field on create, the given ones merged over `current` on update. */
-  private async validate(input: SsoProviderInput, current: SsoProviderModel | null) {
+  private async validate(input: SsoProviderInput, current: SsoProviderRow | null) {
     const problems = new ValidationErrors();
     const pick = <K extends keyof SsoProviderInput>(key: K) => input[key] ?? undefined;
     const name = requiredText(problems, "Name", pick("name") ?? current?.name, 100);
@@ -268,14 +266,14 @@ export class SsoProviderService {
     const allowedDomains = normalizeDomains(problems, pick("allowedDomains") ?? current?.allowedDomains);
     const provisioningFamilyId =
       input.provisioningFamilyId === undefined ? (current?.provisioningFamilyId ?? null) : input.provisioningFamilyId;
-    if (provisioningFamilyId !== null && !(isUuid(provisioningFamilyId) && (await FamilyModel.findByPk(provisioningFamilyId)))) {
+    if (provisioningFamilyId !== null && !(isUuid(provisioningFamilyId) && (await this.repository.familyExists(provisioningFamilyId)))) {
       problems.add("Provisioning family does not exist");
     }
     if (current && input.enabled !== undefined && input.enabled !== null && input.enabled !== current.enabled) {
       problems.add("Enabled is changed with enableSsoProvider or disableSsoProvider");
     }
     problems.throwIfAny();
-    if (current && slug !== current.slug && (await SsoProviderModel.count({ where: { slug } })) > 0) {
+    if (current && slug !== current.slug && (await this.repository.slugTaken(slug))) {
       throw new ConflictError("Slug has already been taken");
     }
     return {
@@ -295,8 +293,8 @@ export class SsoProviderService {
     };
   }
 
-  private view(provider: SsoProviderModel): SsoProviderView {
-    const { clientSecretEncrypted: _secret, ...rest } = provider.get({ plain: true });
+  private view(provider: SsoProviderRow): SsoProviderView {
+    const { clientSecretEncrypted: _secret, ...rest } = provider;
     return {
       ...rest,
       redirectUri: this.redirectUri(provider.slug),
@@ -310,9 +308,9 @@ export class SsoProviderService {
  * The audited view of a provider's configuration. The client secret appears only as a fingerprint
  * (redacted before storage), so `changes` can say it changed without ever holding it.
  */
-function auditedState(provider: SsoProviderModel, secret: string | null | undefined): Record<string, unknown> {
+function auditedState(provider: SsoProviderRow, secret: string | null | undefined): Record<string, unknown> {
   const state: Record<string, unknown> = Object.fromEntries(
-    AUDITED_FIELDS.filter((field) => field !== "clientSecret").map((field) => [field, provider.get(field as never)]),
+    AUDITED_FIELDS.filter((field) => field !== "clientSecret").map((field) => [field, provider[field as keyof SsoProviderRow]]),
   );
   if (secret) state.clientSecret = createHash("sha256").update(secret).digest("hex");
   return state;

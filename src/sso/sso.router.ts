@@ -1,10 +1,10 @@
 import express, { type NextFunction, type Request, type Response } from "express";
-import { fromDomainError } from "../../rest-adapter/rest-errors";
 import { authenticate, readCookie, withAuditContext } from "../http/authenticate";
+import { restErrorOf } from "../common/error-edges";
 import { DomainError } from "../common/errors";
 import { setSessionCookie, tokenResponse } from "../auth/auth.router";
 import type { Services } from "../services";
-import { LOGIN_REQUEST_TTL_SECONDS } from "./login-requests";
+import { LOGIN_REQUEST_TTL_SECONDS } from "./sso-login-request.repository";
 import { SsoLoginError, type CallbackOutcome, type StartedLogin } from "./sso-login.service";
 
 /** Binds an authorization request to the browser that started it; scoped to one provider's paths. */
@@ -32,7 +32,7 @@ export function createSsoRouter(services: Services, rateLimit: express.RequestHa
         });
       }
       if (!(error instanceof DomainError)) return next(error);
-      const { status, body } = fromDomainError(error);
+      const { status, body } = restErrorOf(error);
       answer(req, res, status, "Sign-in failed", body.message, body);
     }
   };

@@ -1,12 +1,27 @@
 import type { Sequelize } from "sequelize";
 import { alignToKeys, selectRows } from "../common/sql";
+import { TagModel } from "./tag.model";
 
 export type TagRow = { id: string; name: string; color: string; createdAt: Date; updatedAt: Date };
+
+export type TagFields = Pick<TagModel, "name" | "color">;
 
 const COLUMNS = `id, name, color, created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 export class TagRepository {
   constructor(private readonly sequelize: Sequelize) {}
+
+  async create(familyId: string, id: string, fields: TagFields): Promise<void> {
+    await TagModel.create({ ...fields, id, familyId });
+  }
+
+  async update(familyId: string, id: string, changes: Partial<TagFields>): Promise<void> {
+    await TagModel.update(changes, { where: { id, familyId } });
+  }
+
+  async delete(familyId: string, id: string): Promise<void> {
+    await TagModel.destroy({ where: { id, familyId } });
+  }
 
   async byIds(familyId: string, ids: readonly string[]): Promise<(TagRow | null)[]> {
     const rows = await selectRows<TagRow>(this.sequelize, `SELECT ${COLUMNS} FROM tags WHERE family_id = $1 AND id = ANY($2::uuid[])`, [

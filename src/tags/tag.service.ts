@@ -2,8 +2,7 @@ import { NotFoundError, ValidationErrors } from "../common/errors";
 import { isUuid, newId } from "../common/ids";
 import { checkColor, requiredText, saveUnique } from "../common/validation";
 import type { Actor } from "../identity/actor";
-import { TagModel } from "./tag.model";
-import type { TagRepository, TagRow } from "./tag.repository";
+import type { TagFields, TagRepository, TagRow } from "./tag.repository";
 
 export type TagInput = { name?: string | null; color?: string | null };
 
@@ -29,14 +28,14 @@ export class TagService {
     checkColor(problems, "Color", color);
     problems.throwIfAny();
     const id = newId();
-    await saveUnique(NAME_TAKEN, () => TagModel.create({ id, familyId: actor.familyId, name, color }));
+    await saveUnique(NAME_TAKEN, () => this.tags.create(actor.familyId, id, { name, color }));
     return this.get(actor, id);
   }
 
   async update(actor: Actor, id: string, input: TagInput): Promise<TagRow> {
     await this.get(actor, id);
     const problems = new ValidationErrors();
-    const changes: Partial<TagModel> = {};
+    const changes: Partial<TagFields> = {};
     if (input.name !== undefined) changes.name = requiredText(problems, "Name", input.name, 60);
     if (input.color !== undefined) {
       if (!input.color) problems.add("Color can't be blank");
@@ -44,13 +43,13 @@ export class TagService {
       changes.color = input.color ?? undefined;
     }
     problems.throwIfAny();
-    await saveUnique(NAME_TAKEN, () => TagModel.update(changes, { where: { id, familyId: actor.familyId } }));
+    await saveUnique(NAME_TAKEN, () => this.tags.update(actor.familyId, id, changes));
     return this.get(actor, id);
   }
 
   async delete(actor: Actor, id: string): Promise<TagRow> {
     const tag = await this.get(actor, id);
-    await TagModel.destroy({ where: { id, familyId: actor.familyId } });
+    await this.tags.delete(actor.familyId, id);
     return tag;
   }
 }

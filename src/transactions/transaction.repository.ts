@@ -1,9 +1,11 @@
-import type { Sequelize, Transaction } from "sequelize";
+import type { CreationAttributes, Sequelize, Transaction } from "sequelize";
 import type { AccountRow } from "../accounts/account.repository";
 import type { CategoryRow } from "../categories/category.repository";
-import { likePattern, readRows, selectRows } from "../common/sql";
+import { bindParam, readRows, selectRows } from "../common/sql";
 import type { MerchantRow } from "../merchants/merchant.repository";
 import type { TagRow } from "../tags/tag.repository";
+import { TransactionModel, TransactionTagModel, TransferModel } from "./transaction.model";
+import { transactionConditions, type TransactionFilter } from "./transaction.filter";
 
 export type TransactionRow = {
   id: string;
@@ -59,23 +61,6 @@ type RelationRow = {
   updatedAt: Date;
 };
 
-/** Each key narrows the list: a singular id and a list of ids given together must both hold, as upstream. */
-export type TransactionFilter = {
-  accountId?: string;
-  accountIds?: string[];
-  categoryId?: string;
-  categoryIds?: string[];
-  merchantId?: string;
-  merchantIds?: string[];
-  tagIds?: string[];
-  startDate?: string;
-  endDate?: string;
-  minAmount?: string;
-  maxAmount?: string;
-  type?: "income" | "expense";
-  search?: string;
-};
-
 export type TransferFilter = { id?: string; accountId?: string; startDate?: string; endDate?: string };
 
 /** A transfer and the ids of its two legs. */
@@ -97,8 +82,49 @@ const SELECT_FROM = `SELECT ${COLUMNS} FROM transactions t ${TRANSFER_JOINS}`;
 
 const NEWEST_FIRST = "ORDER BY t.date DESC, t.created_at DESC, t.id DESC";
 
+/** The columns a write sets (ids and family included). */
+export type TransactionValues = CreationAttributes<TransactionModel>;
+export type TransactionChanges = Partial<
+  Pick<TransactionModel, "accountId" | "date" | "name" | "notes" | "amount" | "currency" | "pending" | "categoryId" | "merchantId">
+>;
+
 export class TransactionRepository {
   constructor(private readonly sequelize: Sequelize) {}
+
+  async insert(row: TransactionValues, transaction: Transaction): Promise<void> {
+    await TransactionModel.create(row, { transaction });
+  }
+
+  async insertMany(rows: TransactionValues[], transaction: Transaction): Promise<void> {
+    await TransactionModel.bulkCreate(rows, { transaction });
+  }
+
+  async update(familyId: string, id: string, changes: TransactionChanges, transaction: Transaction): Promise<void> {
+    await TransactionModel.update(changes, { where: { id, familyId }, transaction });
+  }
+
+  async delete(familyId: string, id: string): Promise<void> {
+    await TransactionModel.destroy({ where: { id, familyId } });
+  }
+
+  /** Links an outflow and an inflow leg as one transfer. */
+  async insertTransfer(
+    transfer: { id: string; familyId: string; outflowTransactionId: string; inflowTransactionId: string },
+    transaction: Transaction,
+  ): Promise<void> {
+    await TransferModel.create(transfer, { transaction });
+  }
+
+  /** Makes `tagIds` the transaction's whole tag set. */
+  async replaceTags(transactionId: string, tagIds: readonly string[], transaction: Transaction): Promise<void> {
+    await TransactionTagModel.destroy({ where: { transactionId }, transaction });
+    const unique = [...new Set(tagIds)];
+    if (unique.length)
+      await TransactionTagModel.bulkCreate(
+        unique.map((tagId) => ({ transactionId, tagId })),
+        { transaction },
+      );
+  }
 
   async byId(familyId: string, id: string, transaction?: Transaction): Promise<TransactionRow | null> {
     const [row] = await readRows<TransactionRow>(
@@ -135,15 +161,14 @@ export class TransactionRepository {
     offset: number,
   ): Promise<{ rows: TransferLink[]; total: number }> {
     const bind: unknown[] = [familyId];
-    const param = (value: unknown) => {
-      bind.push(value);
-      return `$${bind.length}`;
-    };
     const conditions = ["x.family_id = $1"];
-    if (filter.id) conditions.push(`x.id = ${param(filter.id)}`);
-    if (filter.accountId) conditions.push(`(o.account_id = ${param(filter.accountId)} OR i.account_id = $${bind.length})`);
-    if (filter.startDate) conditions.push(`o.date >= ${param(filter.startDate)}::date`);
-    if (filter.endDate) conditions.push(`o.date <= ${param(filter.endDate)}::date`);
+    if (filter.id) conditions.push(`x.id = ${bindParam(bind, filter.id)}::uuid`);
+    if (filter.accountId) {
+      const account = bindParam(bind, filter.accountId);
+      conditions.push(`(o.account_id = ${account}::uuid OR i.account_id = ${account}::uuid)`);
+    }
+    if (filter.startDate) conditions.push(`o.date >= ${bindParam(bind, filter.startDate)}::date`);
+    if (filter.endDate) conditions.push(`o.date <= ${bindParam(bind, filter.endDate)}::date`);
     const rows = await readRows<TransferLink & { total: string }>(
       this.sequelize,
       `SELECT x.id, x.outflow_transaction_id AS "outflowId", x.inflow_transaction_id AS "inflowId", x.created_at AS "createdAt",
@@ -171,7 +196,7 @@ export class TransactionRepository {
     offset: number,
   ): Promise<{ rows: TransactionRow[]; total: number }> {
     const bind: unknown[] = [familyId];
-    const where = ["t.family_id = $1", ...filterConditions(filter, bind)].join(" AND ");
+    const where = ["t.family_id = $1", ...transactionConditions(filter, bind)].join(" AND ");
     // The page is cut first and only its rows are joined to transfers: the window count needs every
     // matching row, the joins only the page's (joining first cost a transfer lookup per matching row).
     const rows = await readRows<TransactionRow & { total: string }>(
@@ -337,38 +362,4 @@ function relationBranch(columns: RelationColumns, from: string): string {
     ([name, type]) => `${columns[name as keyof RelationRow] ?? `NULL::${type}`} AS "${name}"`,
   );
   return `SELECT ${list.join(", ")} ${from}`;
-}
-
-function filterConditions(filter: TransactionFilter, bind: unknown[]): string[] {
-  const conditions: string[] = [];
-  const param = (value: unknown) => {
-    bind.push(value);
-    return `$${bind.length}`;
-  };
-  if (filter.accountId) conditions.push(`t.account_id = ${param(filter.accountId)}`);
-  if (filter.categoryId) conditions.push(`t.category_id = ${param(filter.categoryId)}`);
-  if (filter.merchantId) conditions.push(`t.merchant_id = ${param(filter.merchantId)}`);
-  if (filter.accountIds?.length) conditions.push(`t.account_id = ANY(${param(filter.accountIds)}::uuid[])`);
-  if (filter.categoryIds?.length) conditions.push(`t.category_id = ANY(${param(filter.categoryIds)}::uuid[])`);
-  if (filter.merchantIds?.length) conditions.push(`t.merchant_id = ANY(${param(filter.merchantIds)}::uuid[])`);
-  if (filter.tagIds?.length) {
-    conditions.push(
-      `EXISTS (SELECT 1 FROM transaction_tags tt WHERE tt.transaction_id = t.id AND tt.tag_id = ANY(${param(filter.tagIds)}::uuid[]))`,
-    );
-  }
-  if (filter.startDate) conditions.push(`t.date >= ${param(filter.startDate)}::date`);
-  if (filter.endDate) conditions.push(`t.date <= ${param(filter.endDate)}::date`);
-  // Amount bounds compare the stored, signed amount as upstream does (its clients rely on it):
-  // min_amount=0 keeps expenses, max_amount=0 keeps income.
-  if (filter.minAmount) conditions.push(`t.amount >= ${param(filter.minAmount)}::numeric`);
-  if (filter.maxAmount) conditions.push(`t.amount <= ${param(filter.maxAmount)}::numeric`);
-  if (filter.type === "income") conditions.push("t.amount < 0");
-  if (filter.type === "expense") conditions.push("t.amount >= 0");
-  if (filter.search) {
-    const pattern = param(likePattern(filter.search));
-    conditions.push(
-      `(t.name ILIKE ${pattern} OR t.notes ILIKE ${pattern} OR EXISTS (SELECT 1 FROM merchants m WHERE m.id = t.merchant_id AND m.name ILIKE ${pattern}))`,
-    );
-  }
-  return conditions;
 }

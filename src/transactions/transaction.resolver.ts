@@ -2,7 +2,7 @@ import type { GraphQLResolveInfo } from "graphql";
 import { Arg, Authorized, Ctx, ID, Info, Int, Mutation, Query, Resolver } from "type-graphql";
 import { Access } from "../graphql/auth-checker";
 import type { RequestContext } from "../graphql/context";
-import type { RelationKinds } from "../graphql/loaders";
+import type { RelationKinds } from "./transaction-relations.read-ahead";
 import { selectedFieldNames } from "../graphql/selection";
 import {
   CreateTransactionPayload,
@@ -102,7 +102,7 @@ export async function withSelectedRelations(
     merchants: selected.has("merchant"),
     tags: selected.has("tags"),
   };
-  const { loaders } = context;
-  await loaders.readRelationsOf(rows, kinds);
-  return rows.map((row) => new TransactionType(row, loaders));
+  const readAhead = context.transactionRelations;
+  await readAhead.readRelationsOf(rows, kinds);
+  return rows.map((row) => new TransactionType(row, readAhead));
 }

@@ -1,4 +1,4 @@
-import type { Sequelize, Transaction } from "sequelize";
+import type { Sequelize } from "sequelize";
 import type { AccountRepository, AccountRow } from "../accounts/account.repository";
 import type { CategoryRepository } from "../categories/category.repository";
 import { NotFoundError, ValidationErrors } from "../common/errors";
@@ -8,9 +8,10 @@ import { optionalText, requiredText, saveUnique } from "../common/validation";
 import type { Actor } from "../identity/actor";
 import type { MerchantRepository } from "../merchants/merchant.repository";
 import { absolute, isKnownCurrency, negate } from "../money/money";
+import { applyNature } from "./transaction.rules";
 import type { TagRepository } from "../tags/tag.repository";
-import { TransactionModel, TransactionTagModel, TransferModel } from "./transaction.model";
-import type { TransactionFilter, TransactionRepository, TransactionRow, TransferLink } from "./transaction.repository";
+import type { TransactionFilter } from "./transaction.filter";
+import type { TransactionChanges, TransactionRepository, TransactionRow, TransferLink } from "./transaction.repository";
 
 /** What a client may send; Decimal and Date values arrive already parsed by their GraphQL scalars. */
 export type TransactionInput = {
@@ -46,7 +47,22 @@ export type TransferView = { id: string; createdAt: Date; outflow: TransactionRo
 /** Upstream's transfer statuses; a transfer made here is confirmed from the start. */
 const TRANSFER_STATUSES = ["pending", "confirmed", "rejected"];
 
-export type TransactionListFilter = Omit<TransactionFilter, "type"> & { type?: string | null };
+/**
+ * The list's filter as clients send it (REST and GraphQL): one id and/or a list per relation, the
+ * amount bounds on the signed stored amount as upstream's, the type unchecked.
+ */
+export type TransactionListFilter = Pick<
+  TransactionFilter,
+  "accountId" | "categoryId" | "merchantId" | "startDate" | "endDate" | "search"
+> & {
+  accountIds?: string[];
+  categoryIds?: string[];
+  merchantIds?: string[];
+  tagIds?: string[];
+  minAmount?: string;
+  maxAmount?: string;
+  type?: string | null;
+};
 
 const NATURES: Record<string, "income" | "expense"> = { income: "income", inflow: "income", expense: "expense", outflow: "expense" };
 const NAME_MAX = 500;
@@ -54,16 +70,6 @@ const NAME_MAX = 500;
 const MAX_FILTER_IDS = 200;
 const NOTES_MAX = 10_000;
 const EXTERNAL_ID_MAX = 255;
-
-/**
- * Upstream's sign convention: stored amounts are positive for money out and negative for money in.
- * A nature makes the sign explicit; without one the amount is stored as sent.
- */
-export function applyNature(amount: string, nature: "income" | "expense" | undefined): string {
-  if (nature === "income") return negate(absolute(amount));
-  if (nature === "expense") return absolute(amount);
-  return amount;
-}
 
 export class TransactionService {
   constructor(
@@ -107,7 +113,14 @@ export class TransactionService {
     if (filter.type && filter.type !== "income" && filter.type !== "expense") problems.add("type must be income or expense");
     problems.throwIfAny();
     const request = clampPage(page, perPage, 25);
-    const { rows, total } = await this.transactions.page(actor.familyId, filter as TransactionFilter, request.perPage, offsetOf(request));
+    const { minAmount, maxAmount, type, ...rest } = filter;
+    const query: TransactionFilter = {
+      ...rest,
+      minSignedAmount: minAmount,
+      maxSignedAmount: maxAmount,
+      type: (type || undefined) as TransactionFilter["type"],
+    };
+    const { rows, total } = await this.transactions.page(actor.familyId, query, request.perPage, offsetOf(request));
     return { items: rows, pagination: pageInfo(request, total) };
   }
 
@@ -137,7 +150,7 @@ export class TransactionService {
     const id = newId();
     try {
       await this.sequelize.transaction(async (transaction) => {
-        await TransactionModel.create(
+        await this.transactions.insert(
           {
             id,
             familyId: actor.familyId,
@@ -153,9 +166,9 @@ export class TransactionService {
             externalId,
             source,
           },
-          { transaction },
+          transaction,
         );
-        await this.replaceTags(id, input.tagIds ?? [], transaction);
+        await this.transactions.replaceTags(id, input.tagIds ?? [], transaction);
       });
     } catch (error) {
       // A concurrent import of the same external id won the race: answer as the replay it is.
@@ -171,7 +184,7 @@ export class TransactionService {
   async update(actor: Actor, id: string, input: TransactionInput): Promise<TransactionRow> {
     const current = await this.get(actor, id);
     const problems = new ValidationErrors();
-    const changes: Partial<TransactionModel> = {};
+    const changes: TransactionChanges = {};
     if (input.accountId !== undefined) {
       const account = await this.checkAccount(actor, problems, input.accountId);
       if (account) changes.accountId = account.id;
@@ -196,8 +209,8 @@ export class TransactionService {
     // Moving an imported transaction into an account that already holds its external id breaks the unique index.
     await saveUnique("External id has already been imported into that account", () =>
       this.sequelize.transaction(async (transaction) => {
-        await TransactionModel.update(changes, { where: { id, familyId: actor.familyId }, transaction });
-        if (input.tagIds !== undefined) await this.replaceTags(id, input.tagIds ?? [], transaction);
+        await this.transactions.update(actor.familyId, id, changes, transaction);
+        if (input.tagIds !== undefined) await this.transactions.replaceTags(id, input.tagIds ?? [], transaction);
       }),
     );
     return this.get(actor, id);
@@ -206,7 +219,7 @@ export class TransactionService {
   /** Deletes one transaction. Deleting a transfer leg removes the transfer link, not the other leg. */
   async delete(actor: Actor, id: string): Promise<TransactionRow> {
     const current = await this.get(actor, id);
-    await TransactionModel.destroy({ where: { id, familyId: actor.familyId } });
+    await this.transactions.delete(actor.familyId, id);
     return current;
   }
 
@@ -284,15 +297,13 @@ export class TransactionService {
       notes,
     });
     await this.sequelize.transaction(async (transaction) => {
-      await TransactionModel.bulkCreate(
+      await this.transactions.insertMany(
         [leg(outflowId, from!, absolute(input.amount)), leg(inflowId, to!, negate(absolute(input.toAmount ?? input.amount)))],
-        {
-          transaction,
-        },
+        transaction,
       );
-      await TransferModel.create(
+      await this.transactions.insertTransfer(
         { id: transferId, familyId: actor.familyId, outflowTransactionId: outflowId, inflowTransactionId: inflowId },
-        { transaction },
+        transaction,
       );
     });
     return { id: transferId, outflow: await this.get(actor, outflowId), inflow: await this.get(actor, inflowId) };
@@ -346,15 +357,5 @@ export class TransactionService {
       const found = unique.every(isUuid) ? await this.tags.byIds(actor.familyId, unique) : [null];
       if (found.some((tag) => tag === null)) problems.add("Tag not found");
     }
-  }
-
-  private async replaceTags(transactionId: string, tagIds: string[], transaction: Transaction): Promise<void> {
-    await TransactionTagModel.destroy({ where: { transactionId }, transaction });
-    const unique = [...new Set(tagIds)];
-    if (unique.length)
-      await TransactionTagModel.bulkCreate(
-        unique.map((tagId) => ({ transactionId, tagId })),
-        { transaction },
-      );
   }
 }

@@ -2,7 +2,7 @@ import { SafeIntResolver } from "graphql-scalars";
 import { Field, ID, InputType, ObjectType, registerEnumType } from "type-graphql";
 import { PaginationType } from "../common/page.type";
 import { CalendarDateScalar, DecimalScalar } from "../graphql/scalars";
-import { absolute, formatMoney, isNegative, toMinorUnits } from "../money/money";
+import { absolute, formatMoney, toMinorUnits } from "../money/money";
 import { AccountType } from "../accounts/account.type";
 import type { AccountRow } from "../accounts/account.repository";
 import { CategoryType } from "../categories/category.type";
@@ -12,6 +12,7 @@ import type { MerchantRow } from "../merchants/merchant.repository";
 import { TagType } from "../tags/tag.type";
 import type { TagRow } from "../tags/tag.repository";
 import type { TransactionRow } from "./transaction.repository";
+import { signKind } from "./transaction.rules";
 
 export enum TransactionClassification {
   income = "income",
@@ -21,7 +22,7 @@ registerEnumType(TransactionClassification, { name: "TransactionClassification" 
 
 /**
  * What a transaction points at, read ahead in one statement for the relations a query selects (see
- * Loaders.readRelationsOf). A relation the query does not select is left undefined: nothing reads it.
+ * TransactionRelationsReadAhead.readRelationsOf). A relation the query does not select is left undefined: nothing reads it.
  */
 export type RelationLookup = {
   account(id: string): AccountRow | null | undefined;
@@ -96,7 +97,7 @@ export class TransactionType {
     this.source = row.source;
     this.createdAt = row.createdAt;
     this.updatedAt = row.updatedAt;
-    const income = isNegative(row.amount);
+    const income = signKind(row.amount) === "income";
     this.classification = income ? TransactionClassification.income : TransactionClassification.expense;
     this.formattedAmount = formatMoney(row.amount, row.currency);
     this.amountCents = toMinorUnits(row.amount, row.currency);
@@ -183,7 +184,11 @@ export class TransactionFilterInput {
   minAmount?: string;
   @Field(() => DecimalScalar, { nullable: true, description: "Maximum stored amount, signed: expenses are positive, income negative." })
   maxAmount?: string;
-  @Field(() => String, { nullable: true, description: "income or expense." }) type?: string;
+  @Field(() => String, {
+    nullable: true,
+    description: "income (money in) or expense (money out, zero included); transfers between own accounts are neither.",
+  })
+  type?: string;
   @Field(() => String, { nullable: true, description: "Matches name, notes and merchant name." }) search?: string;
 }
 

@@ -45,8 +45,12 @@ export class FakeHttpServer {
     });
   }
 
-  async start(): Promise<string> {
-    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
+  /** Listens on loopback: `port` 0 (tests) picks a free one; the sandboxes of `npm run dev:banks` name theirs. */
+  async start(port = 0): Promise<string> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once("error", reject);
+      this.server.listen(port, "127.0.0.1", resolve);
+    });
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 

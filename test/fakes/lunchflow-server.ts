@@ -2,7 +2,7 @@ import type { ServerResponse } from "node:http";
 import { FakeHttpServer, sendJson, type RecordedRequest } from "./fake-http";
 
 /**
- * The Lunch Flow personal API on loopback (reference/bank-providers.md): x-api-key auth (401 unknown,
+ * The Lunch Flow personal API on loopback (docs/bank-providers.md): x-api-key auth (401 unknown,
  * 403 revoked), numeric account ids, a currency often missing from /accounts (the balance endpoint is
  * authoritative), negative amounts for money out, pending rows with blank ids, 501 for holdings of
  * accounts that have none, and a date filter honouring only one spelling of its parameters.
@@ -41,8 +41,8 @@ export class FakeLunchflowServer {
     this.http = new FakeHttpServer((request, res) => this.route(request, res));
   }
 
-  async start(): Promise<string> {
-    return `${await this.http.start()}/api/v1`;
+  async start(port = 0): Promise<string> {
+    return `${await this.http.start(port)}/api/v1`;
   }
 
   stop(): Promise<void> {

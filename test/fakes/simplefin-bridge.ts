@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { FakeHttpServer, sendJson, type RecordedRequest } from "./fake-http";
 
 /**
- * A SimpleFIN Bridge on loopback, as reference/bank-providers.md describes it: one-time setup tokens
+ * A SimpleFIN Bridge on loopback, as docs/bank-providers.md describes it: one-time setup tokens
  * (base64 of a claim URL), access URLs with Basic credentials, /info and /accounts with start-date
  * (inclusive) and end-date (exclusive) in epoch seconds, a silent 90-day cap on the range, `pending`
  * honoured by presence only, `errors` and v2 `errlist`, holdings, and revocable access (403).
@@ -36,6 +36,8 @@ export class FakeSimplefinBridge {
   readonly http: FakeHttpServer;
   accounts: FakeSimplefinAccount[] = [];
   versions = ["1.0", "2.0"];
+  /** Serves GET /sandbox/setup-token (npm run dev:banks); tests claim tokens from newSetupToken(). */
+  sandbox = false;
   /** Added to every /accounts answer; with `partial` false the accounts are left out (a fatal error). */
   errors: { errors: string[]; errlist?: Array<{ code: string; msg: string }>; partial: boolean } | null = null;
   private readonly tokens = new Map<string, { claimed: boolean; user: string; password: string }>();
@@ -45,8 +47,8 @@ export class FakeSimplefinBridge {
     this.http = new FakeHttpServer((request, res) => this.route(request, res));
   }
 
-  start(): Promise<string> {
-    return this.http.start();
+  start(port = 0): Promise<string> {
+    return this.http.start(port);
   }
 
   stop(): Promise<void> {
@@ -79,6 +81,11 @@ export class FakeSimplefinBridge {
   }
 
   private route(request: RecordedRequest, res: import("node:http").ServerResponse): void {
+    // Sandbox only (`npm run dev:banks`): a fresh one-time setup token, as the Bridge's web page hands out.
+    if (this.sandbox && request.method === "GET" && request.path === "/sandbox/setup-token") {
+      res.writeHead(200, { "content-type": "text/plain" });
+      return void res.end(this.newSetupToken());
+    }
     const claim = /^\/claim\/([a-z0-9]+)$/.exec(request.path);
     if (claim && request.method === "POST") {
       const token = this.tokens.get(claim[1]);

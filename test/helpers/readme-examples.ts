@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 /**
  * Reads the README's shell examples and the outputs it prints for them, and compares those outputs with
  * what the commands really print. Used by test/e2e/readme-tour.test.ts.
@@ -354,4 +355,24 @@ function compareShape(expected: unknown, actual: unknown, path: string[], proble
   } else if (typeof actual !== typeof expected) {
     fail(`expected a ${typeof expected} like ${show(expected)}, got ${show(actual)}`);
   }
+}
+
+/** Runs a script in one bash; resolves with its output and exit code (killed after `timeoutMs`). */
+export function runBash(
+  script: string,
+  options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
+): Promise<{ stdout: string; stderr: string; code: number | null }> {
+  const child = spawn("bash", ["-c", script], { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ stdout, stderr, code });
+    });
+  });
 }

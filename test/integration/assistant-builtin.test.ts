@@ -1,5 +1,6 @@
 import { QueryTypes } from "sequelize";
 import { ToolRunner } from "../../src/assistant/tools";
+import { FamilyVocabulary } from "../../src/assistant/vocabulary";
 import { seedDemo } from "../../src/cli/demo";
 import { replyTo, waitForReply } from "../helpers/chats";
 import { createAccount, createUser } from "../helpers/fixtures";
@@ -145,11 +146,39 @@ describe("the built-in assistant on the demo data", () => {
   });
 });
 
+describe("the examples that used to get a figure for a broader question", () => {
+  const spentAt = (where: string) =>
+    scalar(
+      `SELECT coalesce(sum(t.amount), 0) AS value FROM transactions t WHERE t.family_id = $1 AND t.amount >= 0 AND ${LAST_MONTH} AND ${NOT_TRANSFER} AND ${where}`,
+    );
+
+  test("coffee and dining out get the figure of the subject they name, and say what it matched", async () => {
+    const coffee = await spentAt(`t.merchant_id IN (SELECT id FROM merchants WHERE name = 'Blue Bottle Coffee')`);
+    expect((await ask("How much did I spend on coffee last month?")).content).toContain(
+      `You spent **${usd(coffee)}** at Blue Bottle Coffee (matched 'coffee') last month`,
+    );
+    const dining = await spentAt(`t.category_id IN (SELECT id FROM categories WHERE name = 'Food & Drink')`);
+    expect((await ask("How much did I spend on dining out last month?")).content).toContain(
+      `You spent **${usd(dining)}** on Food & Drink (matched 'dining out') last month`,
+    );
+  });
+
+  test("pets match nothing: the reply says so and gives no figure", async () => {
+    const answer = await ask("How much did I spend on my pets last month?");
+    expect(answer.content).toMatch(/^I couldn't find "pets" among your categories, merchants, tags or accounts/);
+    expect(answer.content).not.toMatch(/\$\d/);
+    expect(answer.toolCalls).toEqual([]);
+  });
+});
+
 describe("tools", () => {
   test("read the calling family only", async () => {
     const { repositories } = app.runtime.services;
     const today = new Date().toISOString().slice(0, 10);
-    const tools = new ToolRunner({ familyId, currency: "USD", today }, { finance: repositories.finance, accounts: repositories.accounts });
+    const tools = new ToolRunner(
+      { familyId, currency: "USD", today, vocabulary: await vocabularyOf(familyId) },
+      { finance: repositories.finance, accounts: repositories.accounts },
+    );
     const accounts = await tools.call("get_accounts", {});
     expect((accounts.accounts as Array<{ name: string }>).map((a) => a.name)).not.toContain("Neighbour checking");
     const found = await tools.call("get_transactions", { search: "Neighbour" });
@@ -159,7 +188,10 @@ describe("tools", () => {
 
   test("refuse malformed arguments with a reason, and record the call", async () => {
     const { repositories } = app.runtime.services;
-    const tools = new ToolRunner({ familyId, currency: "USD", today: "2025-01-01" }, repositoriesOf(repositories));
+    const tools = new ToolRunner(
+      { familyId, currency: "USD", today: "2025-01-01", vocabulary: await vocabularyOf(familyId) },
+      repositoriesOf(repositories),
+    );
     expect(await tools.call("get_transactions", "{not json")).toEqual({ error: "Arguments are not a JSON object" });
     expect((await tools.call("get_transactions", '{"per_page": 500}')).error).toMatch(/^Invalid arguments: per_page/);
     expect(await tools.call("delete_everything", "{}")).toEqual({ error: "Unknown function delete_everything" });
@@ -168,7 +200,10 @@ describe("tools", () => {
 
   test("totals are exact decimal sums", async () => {
     const { repositories } = app.runtime.services;
-    const tools = new ToolRunner({ familyId, currency: "USD", today: "2025-01-01" }, repositoriesOf(repositories));
+    const tools = new ToolRunner(
+      { familyId, currency: "USD", today: "2025-01-01", vocabulary: await vocabularyOf(familyId) },
+      repositoriesOf(repositories),
+    );
     const all = await tools.call("get_transactions", { type: "expense", per_page: 1 });
     const expected = await scalar(
       `SELECT sum(t.amount)::text AS value FROM transactions t WHERE t.family_id = $1 AND t.amount > 0 AND ${NOT_TRANSFER}`,
@@ -176,6 +211,10 @@ describe("tools", () => {
     expect((all.totals as Array<{ expense: string }>)[0].expense).toBe(expected.replace(/\.?0+$/, ""));
   });
 });
+
+async function vocabularyOf(family: string): Promise<FamilyVocabulary> {
+  return new FamilyVocabulary(await app.runtime.services.repositories.finance.vocabulary(family));
+}
 
 function repositoriesOf(repositories: TestApp["runtime"]["services"]["repositories"]) {
   return { finance: repositories.finance, accounts: repositories.accounts };

@@ -1,7 +1,8 @@
 import { QueryTypes } from "sequelize";
 import { OpenAIProvider } from "../../src/assistant/openai.provider";
 import { ToolRunner } from "../../src/assistant/tools";
-import { CHAT_EVENTS } from "../../src/chats/chat.events";
+import { Topic } from "../../src/events/catalogue";
+import { FamilyVocabulary } from "../../src/assistant/vocabulary";
 import { JOBS, QueueName, replyJobOptions } from "../../workers/queues";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server";
 import { replyTo, waitForReply } from "../helpers/chats";
@@ -67,7 +68,7 @@ describe("the openai provider", () => {
     );
     const { chatId, messageId } = await post("What did I spend at the corner shop?");
     const partials: string[] = [];
-    const events = app.runtime.services.events.subscribe(CHAT_EVENTS, chatId)[Symbol.asyncIterator]();
+    const events = app.runtime.services.events.subscribe(Topic.ChatEvent, chatId)[Symbol.asyncIterator]();
     const collecting = (async () => {
       for (;;) {
         const { value } = await events.next();
@@ -88,7 +89,9 @@ describe("the openai provider", () => {
         function_arguments: { search: "corner", start_date: "2025-03-01" },
         function_result: expect.objectContaining({
           total_count: 1,
-          totals: [{ currency: "USD", income: "0", expense: "42.5", net: "-42.5", count: 1 }],
+          totals: [
+            { currency: "USD", income: "0", expense: "42.5", net: "-42.5", count: 1, first_date: "2025-03-04", last_date: "2025-03-04" },
+          ],
         }),
       }),
     ]);
@@ -97,11 +100,29 @@ describe("the openai provider", () => {
     expect(first).toMatchObject({ model: "fake-small", stream: true });
     expect(first.tools.map((tool: any) => tool.function.name)).toEqual([
       "get_transactions",
+      "summarize_transactions",
+      "get_recurring_payments",
       "get_accounts",
       "get_balance_sheet",
       "get_income_statement",
     ]);
     expect(first.tools[0].function.parameters.properties.amount.properties.operator.enum).toContain("greater_than");
+    expect(first.tools[0].function.parameters.properties.order.enum).toEqual(["newest", "oldest", "largest", "smallest"]);
+    expect(first.tools[1].function.parameters.properties.group_by.enum).toEqual([
+      "category",
+      "merchant",
+      "tag",
+      "account",
+      "month",
+      "week",
+    ]);
+    // The system prompt: today's date, the family's currency and names, the transfer rule and the honesty rule.
+    const system = first.messages[0];
+    expect(system.role).toBe("system");
+    expect(system.content).toContain(`Today is ${new Date().toISOString().slice(0, 10)}. The family currency is USD.`);
+    expect(system.content).toContain("Transfers between the family's own accounts are neither income nor expense");
+    expect(system.content).toMatch(/Honesty rule: .*say plainly what you could not find/s);
+    expect(system.content).toContain("Accounts: Checking");
     expect(first.messages.at(-1)).toEqual({ role: "user", content: "What did I spend at the corner shop?" });
     const toolMessage = second.messages.at(-1);
     expect(toolMessage.role).toBe("tool");
@@ -203,14 +224,18 @@ describe("the openai provider", () => {
     const provider = new OpenAIProvider({ ...app.runtime.config.assistant, stream: false });
     const { repositories } = app.runtime.services;
     const tools = new ToolRunner(
-      { familyId: user.familyId, currency: "USD", today: "2025-03-31" },
+      { familyId: user.familyId, currency: "USD", today: "2025-03-31", vocabulary: new FamilyVocabulary([]) },
       { finance: repositories.finance, accounts: repositories.accounts },
     );
     const deltas: string[] = [];
     const answer = await provider.respond({
       model: "fake-small",
       history: [{ role: "user", content: "Accounts?" }],
-      context: { currency: "USD", today: "2025-03-31", categories: [], merchants: [], accounts: ["Checking"], tags: [] },
+      context: {
+        currency: "USD",
+        today: "2025-03-31",
+        vocabulary: new FamilyVocabulary([{ kind: "account", id: user.familyId, name: "Checking" }]),
+      },
       tools,
       onDelta: (text) => deltas.push(text),
     });

@@ -13,7 +13,8 @@ import IORedis from "ioredis";
 import { Client } from "pg";
 import { runInAuditContext } from "../../src/audit/audit-context";
 import { AuditRepository } from "../../src/audit/audit.repository";
-import { AUDIT_EVENT_TOPIC, AuditService, type AuditEvent, type AuditEventInput } from "../../src/audit/audit.service";
+import { AuditService, type AuditEventInput } from "../../src/audit/audit.service";
+import { Topic, type AuditEventJson } from "../../src/events/catalogue";
 import { createSequelize } from "../../src/db/database";
 import { JOBS, QueueName } from "../../workers/queues";
 import { redisUrl } from "../helpers/database-urls";
@@ -189,13 +190,13 @@ test("sequencers of different processes take turns: the chain stays one line", a
 
 test("an event whose process died before linking it is linked and published by the scheduled run", async () => {
   const { sequelize, services } = app.runtime;
-  const published: AuditEvent[] = [];
-  const iterator = services.events.subscribe(AUDIT_EVENT_TOPIC)[Symbol.asyncIterator]();
+  const published: AuditEventJson[] = [];
+  const iterator = services.events.subscribe(Topic.AuditEventRecorded)[Symbol.asyncIterator]();
   const collecting = (async () => {
     for (;;) {
       const next = await iterator.next();
       if (next.done) return;
-      published.push(next.value as AuditEvent);
+      if (next.value.event) published.push(next.value.event);
     }
   })();
   // Committed the way record() commits it, but no sequencer runs afterwards: as if the process died.

@@ -1,6 +1,6 @@
 /**
  * Reading the audit log: GraphQL `auditEvents` (every filter alone and combined, keyset paging),
- * `GET /api/v1/audit-logs` exactly as rest-compat.md describes it, saved searches, and who may read.
+ * `GET /api/v1/audit-logs` exactly as docs/rest-compat.md describes it, saved searches, and who may read.
  */
 import { randomUUID } from "node:crypto";
 import type { AuditEventType, Severity } from "../../src/audit/audit.catalogue";

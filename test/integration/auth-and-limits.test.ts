@@ -244,7 +244,11 @@ describe("rate limiting: 3 requests per 2-second window", () => {
     await exhaust(key);
     const response = await apiKeyClient(app().url, key).graphql("{ me { id } }");
     expect(response.status).toBe(429);
-    expect(response.body.errors[0]).toMatchObject({ extensions: { code: "RATE_LIMITED", limit: 3 } });
+    // The same GraphQL edge as every other error: the REST body's details under extensions.details.
+    expect(response.body.errors[0]).toMatchObject({
+      message: expect.stringMatching(/^Rate limit exceeded/),
+      extensions: { code: "RATE_LIMITED", restError: "rate_limit_exceeded", details: { limit: 3 } },
+    });
   });
 
   test("limits are per key: another key of the same user still passes", async () => {

@@ -1,6 +1,6 @@
 import { createClient, type Client } from "graphql-ws";
 import WebSocket from "ws";
-import { BANK_SYNC_TOPIC } from "../../src/banking/bank-sync.service";
+import { Topic, type BankSyncEvent } from "../../src/events/catalogue";
 import { BANK_TEST_ENV, waitForSync } from "../helpers/banking";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
 import { apiKeyClient } from "../helpers/http";
@@ -238,11 +238,11 @@ async function until(check: () => boolean, what: string, timeoutMs = 20_000): Pr
 /** Publishes a marker to the family until its subscriber has it: the subscription is live, and (one ordered channel) everything published earlier has arrived. */
 async function probe(familyId: string, events: SyncEvent[]): Promise<void> {
   const marker = `probe-${Math.random()}`;
-  const event: SyncEvent = { connectionId: marker, runId: marker, runStatus: "probe", connectionStatus: "good", message: null };
+  const event: BankSyncEvent = { connectionId: marker, runId: marker, runStatus: "probe", connectionStatus: "good", message: null };
   const deadline = Date.now() + 10_000;
   while (!events.some((received) => received.connectionId === marker)) {
     if (Date.now() > deadline) throw new Error("the subscription never went live");
-    app.runtime.services.events.publish(BANK_SYNC_TOPIC, familyId, event);
+    app.runtime.services.events.publish(Topic.BankSyncEvent, familyId, event);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

@@ -4,7 +4,7 @@ import { apiKeyClient } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 
 /**
- * The chat endpoints of rest-compat.md, served with the built-in assistant (no model server configured)
+ * The chat endpoints of docs/rest-compat.md, served with the built-in assistant (no model server configured)
  * and a worker in the same process.
  */
 let app: TestApp;
@@ -107,7 +107,12 @@ describe("chats over REST", () => {
     expect(response.body.messages).toHaveLength(1);
     expect(response.body.messages[0]).toMatchObject({ role: "user", ai_response_status: "pending" });
     const detail = await waitForReply(api, response.body.id, response.body.messages[0].id);
-    expect(replyTo(detail, response.body.messages[0].id).content).toContain("I found no spending");
+    // This family has no groceries: the reply says so (it used to answer all spending), and names the
+    // sentence it did not read.
+    const content = replyTo(detail, response.body.messages[0].id).content;
+    expect(content).toMatch(/^I couldn't find "groceries" among your categories, merchants, tags or accounts/);
+    expect(content).toContain('I left out "I want to budget better."');
+    expect(content).not.toMatch(/\$\d/);
     expect((await api.post("/chats", {})).status).toBe(422);
   });
 

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { createLogger } from "../../src/common/logger";
+import { Topic } from "../../src/events/catalogue";
 import { createEventBus, type EventBus } from "../../src/events/event-bus";
 import { redisUrl } from "../helpers/database-urls";
 import { createTestDatabase, type TestDatabase } from "../helpers/test-database";
@@ -38,21 +39,33 @@ describe.each([
   });
 
   test("delivers events published on another connection, in order, by topic and id", async () => {
-    const all = firstEvents(subscriber.subscribe("thing.changed"), 2);
-    const onlyB = firstEvents(subscriber.subscribe("chat", "b"), 1);
-    publisher.publish("chat", "a", { text: "for a" });
-    publisher.publish("thing.changed", { n: 1 });
-    publisher.publish("chat", "b", { text: "for b" });
-    publisher.publish("thing.changed", { n: 2 });
-    expect(await all).toEqual([{ n: 1 }, { n: 2 }]);
-    expect(await onlyB).toEqual([{ text: "for b" }]);
+    const all = firstEvents(subscriber.subscribe(Topic.AccessEnded), 2);
+    const onlyB = firstEvents(subscriber.subscribe(Topic.ChatEvent, "b"), 1);
+    publisher.publish(Topic.ChatEvent, "a", { kind: "partial", chatId: "a", messageId: "m", delta: "for a" });
+    publisher.publish(Topic.AccessEnded, { kind: "session", sessionId: "1", reason: "logout" });
+    publisher.publish(Topic.ChatEvent, "b", { kind: "partial", chatId: "b", messageId: "m", delta: "for b" });
+    publisher.publish(Topic.AccessEnded, { kind: "session", sessionId: "2", reason: "logout" });
+    expect(await all).toEqual([
+      { kind: "session", sessionId: "1", reason: "logout" },
+      { kind: "session", sessionId: "2", reason: "logout" },
+    ]);
+    expect(await onlyB).toEqual([{ kind: "partial", chatId: "b", messageId: "m", delta: "for b" }]);
+  });
+
+  test("type-graphql's view of the bus is the same bus: what one publishes, the other hears", async () => {
+    const typed = firstEvents(subscriber.subscribe(Topic.BankSyncEvent, "family-1"), 1);
+    const untyped = firstEvents(subscriber.pubSub.subscribe(Topic.BankSyncEvent, "family-1"), 1);
+    const event = { connectionId: "c", runId: "r", runStatus: "succeeded", connectionStatus: "good" as const, message: null };
+    publisher.pubSub.publish(Topic.BankSyncEvent, "family-1", event);
+    expect(await typed).toEqual([event]);
+    expect(await untyped).toEqual([event]);
   });
 
   test("a subscriber that stopped listening gets nothing more", async () => {
-    const iterator = subscriber.subscribe("topic")[Symbol.asyncIterator]();
+    const iterator = subscriber.subscribe(Topic.AccessEnded)[Symbol.asyncIterator]();
     const first = iterator.next();
-    publisher.publish("topic", 1);
-    expect(await first).toEqual({ value: 1, done: false });
+    publisher.publish(Topic.AccessEnded, { kind: "api_key", apiKeyId: "k", reason: "revoked" });
+    expect(await first).toEqual({ value: { kind: "api_key", apiKeyId: "k", reason: "revoked" }, done: false });
     await iterator.return!();
     expect(await iterator.next()).toEqual({ value: undefined, done: true });
   });

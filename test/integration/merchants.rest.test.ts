@@ -5,7 +5,7 @@ import { apiKeyClient } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 
 /**
- * /api/v1/merchants as rest-compat.md describes it: a paginated list ordered by name, and
+ * /api/v1/merchants as docs/rest-compat.md describes it: a paginated list ordered by name, and
  * get/create/update/delete of one merchant, scoped to the caller's family.
  */
 

@@ -1,6 +1,6 @@
 /**
  * The transactions REST API (/api/v1/transactions) over real HTTP, against real PostgreSQL and Redis,
- * checked against the contract in rest-compat.md: JSON shape, sign convention, currencies,
+ * checked against the contract in docs/rest-compat.md: JSON shape, sign convention, currencies,
  * idempotent imports, validation and error bodies, filters and paging, updates, deletes, transfers,
  * verbatim text and API-key scopes.
  */

@@ -587,7 +587,7 @@ describe("deletion follows the user deletion policy", () => {
     const connection = await services().banking.connectLunchflow(actor, "lf_family_key", lunchflowUrl);
     expect(await waitForSync(services(), connection.id)).toMatchObject({ status: "completed" });
     await services().chats.create(actor, { title: "Owner's chat", message: "What is my net worth?" });
-    await services().audit.createSavedSearch(owner.id, "Failed logins", { eventTypes: ["auth.login.failed"] });
+    await services().auditSavedSearches.create(owner.id, "Failed logins", { eventTypes: ["auth.login.failed"] });
     await login(owner.email);
     // A connected SSO account and a link request in flight (the SSO flow itself is tested elsewhere).
     const providerId = "5f0d8d2e-8f4e-4b6e-9a52-3f1f7c6a0b11";

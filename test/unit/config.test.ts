@@ -22,6 +22,9 @@ describe("configuration", () => {
     [{ TRUST_PROXY: "not-an-address" }, "TRUST_PROXY"],
     [{ DATABASE_POOL_MAX: "1" }, "DATABASE_POOL_MAX"],
     [{ REDIS_PREFIX: "a b" }, "REDIS_PREFIX"],
+    [{ OUTBOUND_ALLOWLIST: "10.0.0.0/33" }, "OUTBOUND_ALLOWLIST"],
+    [{ OUTBOUND_ALLOWLIST: "http://example.com" }, "OUTBOUND_ALLOWLIST"],
+    [{ OUTBOUND_ALLOW_PRIVATE: "maybe" }, "OUTBOUND_ALLOW_PRIVATE"],
   ])("invalid %p fails naming %s", (env, setting) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`${setting}:`));
@@ -31,6 +34,16 @@ describe("configuration", () => {
     expect(loadConfig({ TRUST_PROXY: "true" }).trustProxy).toBe(true);
     expect(loadConfig({ TRUST_PROXY: "2" }).trustProxy).toBe(2);
     expect(loadConfig({ TRUST_PROXY: "loopback, 10.0.0.0/8" }).trustProxy).toEqual(["loopback", "10.0.0.0/8"]);
+  });
+
+  test("the outbound guard refuses private addresses unless OUTBOUND_ALLOW_PRIVATE or OUTBOUND_ALLOWLIST says otherwise", () => {
+    expect(loadConfig({}).outbound).toMatchObject({ allowPrivate: false, allowlist: [] });
+    expect(loadConfig({ OUTBOUND_ALLOW_PRIVATE: "true", OUTBOUND_ALLOWLIST: "siem.corp, 10.1.0.0/16 , [fd00::1]" }).outbound).toMatchObject(
+      {
+        allowPrivate: true,
+        allowlist: ["siem.corp", "10.1.0.0/16", "[fd00::1]"],
+      },
+    );
   });
 
   test("empty values count as unset", () => {

@@ -1,6 +1,8 @@
 import fs from "node:fs";
 import { createLogger } from "../../src/common/logger";
 import { LocalEventBus } from "../../src/events/event-bus";
+import { AUDIT_EVENTS_DOC, renderAuditEventsDoc } from "../../src/audit/audit-docs";
+import { AUDIT_EVENT_TYPES } from "../../src/audit/audit.catalogue";
 import { OPENAPI_FILE, renderContracts, SCHEMA_FILE } from "../../src/graphql/contracts";
 import { createSchema } from "../../src/graphql/schema";
 
@@ -17,6 +19,12 @@ describe("generated contracts", () => {
 
   test("schema/openapi.yaml is up to date", () => {
     expect(fs.readFileSync(OPENAPI_FILE, "utf8")).toBe(rendered.openapi);
+  });
+
+  test("docs/audit-events.md lists every type of the audit catalogue", () => {
+    const doc = fs.readFileSync(AUDIT_EVENTS_DOC, "utf8");
+    expect(doc).toBe(renderAuditEventsDoc(doc));
+    for (const type of AUDIT_EVENT_TYPES) expect(doc).toContain(`| \`${type}\` |`);
   });
 
   test("every REST route is documented with its success and error responses", () => {

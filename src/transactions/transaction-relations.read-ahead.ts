@@ -3,8 +3,8 @@ import type { CategoryRow } from "../categories/category.repository";
 import type { MerchantRow } from "../merchants/merchant.repository";
 import type { Repositories } from "../services";
 import type { TagRow } from "../tags/tag.repository";
-import type { TransactionRow } from "../transactions/transaction.repository";
-import type { RelationLookup } from "../transactions/transaction.type";
+import type { TransactionRow } from "./transaction.repository";
+import type { RelationLookup } from "./transaction.type";
 
 /** What a read-ahead fetches for transactions: the relations the query selects. */
 export type RelationKinds = { accounts: boolean; categories: boolean; merchants: boolean; tags: boolean };
@@ -16,7 +16,7 @@ export type RelationKinds = { accounts: boolean; categories: boolean; merchants:
  * field and row, cost more than the rows themselves. What one read brought is kept for the rest of the
  * request, so a later read asks only for what is missing.
  */
-export class Loaders implements RelationLookup {
+export class TransactionRelationsReadAhead implements RelationLookup {
   private readonly accounts = new Map<string, AccountRow | null>();
   private readonly categories = new Map<string, CategoryRow | null>();
   private readonly merchants = new Map<string, MerchantRow | null>();

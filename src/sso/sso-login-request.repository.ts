@@ -30,7 +30,7 @@ export function randomSecret(): string {
  * browser that started them by the SHA-256 of a cookie, so neither value is usable from a database
  * dump; `take` deletes as it reads, so each request completes at most once.
  */
-export class LoginRequestStore {
+export class SsoLoginRequestRepository {
   constructor(private readonly sequelize: Sequelize) {}
 
   async create(state: string, row: Omit<LoginRequestRow, "expiresAt">): Promise<void> {

@@ -1,0 +1,116 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import express from "express";
+import { graphqlExtensionsOf, INTERNAL_REST_ERROR, restErrorOf } from "../../src/common/error-edges";
+import {
+  BadRequestError,
+  ConflictError,
+  type DomainError,
+  ErrorCode,
+  ForbiddenError,
+  MethodNotAllowedError,
+  NotFoundError,
+  PayloadTooLargeError,
+  RateLimitedError,
+  UnauthenticatedError,
+  UpstreamUnavailableError,
+  ValidationError,
+} from "../../src/common/errors";
+import { createLogger } from "../../src/common/logger";
+import { finalErrorHandler, noRouteHandler } from "../../src/http/respond";
+import { client } from "../helpers/http";
+
+/** One error of every code, with the REST status and body docs/rest-compat.md gives it. */
+const EVERY_CODE: Record<ErrorCode, { error: DomainError; status: number; restError: string }> = {
+  [ErrorCode.BadRequest]: { error: new BadRequestError("bad"), status: 400, restError: "bad_request" },
+  [ErrorCode.Unauthenticated]: { error: new UnauthenticatedError(), status: 401, restError: "unauthorized" },
+  [ErrorCode.Forbidden]: { error: new ForbiddenError("no", "insufficient_scope"), status: 403, restError: "insufficient_scope" },
+  [ErrorCode.NotFound]: { error: new NotFoundError("Account"), status: 404, restError: "not_found" },
+  [ErrorCode.MethodNotAllowed]: {
+    error: new MethodNotAllowedError("PUT is not allowed here"),
+    status: 405,
+    restError: "method_not_allowed",
+  },
+  [ErrorCode.Conflict]: { error: new ConflictError("taken"), status: 409, restError: "conflict" },
+  [ErrorCode.PayloadTooLarge]: { error: new PayloadTooLargeError("too big"), status: 413, restError: "payload_too_large" },
+  [ErrorCode.ValidationFailed]: { error: new ValidationError(["Name can't be blank"]), status: 422, restError: "validation_failed" },
+  [ErrorCode.RateLimited]: {
+    error: new RateLimitedError("slow down", { details: { reset_in_seconds: 3 } }),
+    status: 429,
+    restError: "rate_limit_exceeded",
+  },
+  [ErrorCode.UpstreamUnavailable]: { error: new UpstreamUnavailableError("bank down"), status: 503, restError: "upstream_unavailable" },
+};
+
+describe("the error edges", () => {
+  test.each(Object.values(ErrorCode))("%s has one REST status and body and one GraphQL extensions", (code) => {
+    const { error, status, restError } = EVERY_CODE[code];
+    expect(error.code).toBe(code);
+    const rest = restErrorOf(error);
+    expect(rest.status).toBe(status);
+    expect(rest.body).toEqual({
+      error: restError,
+      message: error.message,
+      ...(error.errors ? { errors: error.errors } : {}),
+      ...(error.details ? { details: error.details } : {}),
+    });
+    expect(graphqlExtensionsOf(error)).toEqual({ code, restError, errors: error.errors, details: error.details });
+  });
+
+  test("anything that is not a domain error leaves as a bare internal error on both edges", () => {
+    const fault = new Error("connection string with a password in it");
+    expect(restErrorOf(fault)).toEqual(INTERNAL_REST_ERROR);
+    expect(JSON.stringify(restErrorOf(fault))).not.toContain("password");
+    expect(graphqlExtensionsOf(fault)).toEqual({ code: "INTERNAL_SERVER_ERROR" });
+  });
+
+  test("a PostgreSQL data exception (a value the client sent) is a validation failure on both edges", () => {
+    const outOfRange = Object.assign(new Error("numeric field overflow"), { parent: { code: "22003" } });
+    expect(restErrorOf(outOfRange).status).toBe(422);
+    expect(graphqlExtensionsOf(outOfRange).code).toBe("VALIDATION_FAILED");
+  });
+});
+
+describe("the final express handler", () => {
+  let server: http.Server;
+  let baseUrl: string;
+
+  beforeAll(async () => {
+    const app = express();
+    app.get("/api/v1/throws/:code", (req) => {
+      throw EVERY_CODE[req.params.code as ErrorCode].error;
+    });
+    app.get("/api/v1/fault", () => {
+      throw new Error("boom");
+    });
+    app.post("/api/v1/echo", express.json({ limit: "10b" }), (_req, res) => res.json({}));
+    app.use(noRouteHandler);
+    app.use(finalErrorHandler(createLogger("silent"), "10b"));
+    server = http.createServer(app);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  test.each(Object.values(ErrorCode))("a %s that reaches it keeps the status of its code, not 400", async (code) => {
+    const response = await client(baseUrl).get(`/api/v1/throws/${code}`);
+    expect(response.status).toBe(EVERY_CODE[code].status);
+    expect(response.body).toEqual(restErrorOf(EVERY_CODE[code].error).body);
+  });
+
+  test("a fault of ours is a 500 that says nothing of it", async () => {
+    const response = await client(baseUrl).get("/api/v1/fault");
+    expect(response).toMatchObject({ status: 500, body: { error: "internal_server_error", message: "An unexpected error occurred" } });
+  });
+
+  test("body-parser refusals are the 400 and 413 they mean, and unknown paths a 404", async () => {
+    const api = client(baseUrl);
+    expect(await api.post("/api/v1/echo", "{not json")).toMatchObject({ status: 400, body: { error: "bad_request" } });
+    expect(await api.post("/api/v1/echo", { name: "far too long" })).toMatchObject({ status: 413, body: { error: "payload_too_large" } });
+    expect(await api.get("/api/v1/nowhere")).toMatchObject({
+      status: 404,
+      body: { error: "not_found", message: "No route matches GET /api/v1/nowhere" },
+    });
+  });
+});
