@@ -33,6 +33,7 @@ import { LoginService } from "./auth/login.service";
 import { SessionService } from "./auth/session.service";
 import { ApiKeyRepository } from "./identity/api-key.repository";
 import { ApiKeyService } from "./identity/api-key.service";
+import { UsageService } from "./usage/usage.service";
 import { UserAdminService } from "./identity/user-admin.service";
 import { UserRepository } from "./identity/user.repository";
 import { UserService } from "./identity/user.service";
@@ -163,13 +164,15 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
   /** The one way to reach a user- or upstream-supplied URL or host (src/outbound/outbound.guard.ts). */
   const outbound = new OutboundGuard(config.outbound);
   const destinationHandler = new DestinationHandler(repositories.streamDestinations, audit, secrets, outbound, logger);
+  const apiKeys = new ApiKeyService(repositories.apiKeys, events);
   return {
     repositories,
     events,
     outbound,
     users,
     userAdmin: new UserAdminService(sequelize, repositories.users, users, sessions, audit, events),
-    apiKeys: new ApiKeyService(repositories.apiKeys, events),
+    apiKeys,
+    usage: new UsageService(apiKeys),
     accounts: new AccountService(repositories.accounts),
     categories: new CategoryService(repositories.categories),
     merchants: new MerchantService(repositories.merchants),

@@ -5,6 +5,7 @@ import type { Sequelize } from "sequelize";
 import { RateLimitedError } from "../common/errors";
 import type { Logger } from "../common/logger";
 import type { Config } from "../config/config";
+import type { RateLimitState } from "../usage/usage.service";
 import { sendError } from "./respond";
 
 export type RateLimitStore = { redis: IORedis } | { sequelize: Sequelize };
@@ -22,6 +23,13 @@ export async function createRateLimiter(config: Config, store: RateLimitStore): 
   });
 }
 
+declare module "express-serve-static-core" {
+  interface Locals {
+    /** The limit as this request left it; unset when rate limiting is off or its store is down. */
+    rateLimit?: RateLimitState;
+  }
+}
+
 /** Consumes one point for the request's identity and sets the X-RateLimit-* headers of docs/rest-compat.md. */
 export function rateLimit(limiter: RateLimiterAbstract, logger: Logger) {
   return async (req: Request, res: Response, next: NextFunction) => {
@@ -30,6 +38,13 @@ export function rateLimit(limiter: RateLimiterAbstract, logger: Logger) {
     try {
       const state = await limiter.consume(key);
       setHeaders(res, limiter.points, state);
+      res.locals.rateLimit = {
+        limit: limiter.points,
+        windowSeconds: limiter.duration,
+        currentCount: state.consumedPoints,
+        remaining: Math.max(0, state.remainingPoints),
+        resetInSeconds: Math.ceil(state.msBeforeNext / 1000),
+      };
       next();
     } catch (rejection) {
       if (!(rejection instanceof RateLimiterRes)) {
