@@ -149,6 +149,15 @@ function operationFor(
       });
     }
   }
+  for (const key of route.ignoredQueryKeys ?? []) {
+    parameters.push({
+      name: key,
+      in: "query",
+      required: false,
+      schema: { type: "string" },
+      description: "Accepted for upstream's clients; ignored.",
+    });
+  }
   const operationType = schema.getRootType(definition.definition.operation)!;
   let body: JsonSchema = { type: "object", properties: { message: { type: "string" } }, required: ["message"] };
   if (route.resultPath) {
@@ -175,7 +184,7 @@ function operationFor(
       description: route.alternateStatus.description,
       content: { "application/json": { schema: body } },
     };
-  responses[400] = errorResponse("Malformed JSON, wrong content type or a missing required parameter");
+  responses[400] = errorResponse("Malformed JSON, wrong content type, a missing required parameter or an unknown query key");
   responses[401] = errorResponse("Missing or invalid credentials");
   if (route.method !== "GET") responses[403] = errorResponse("The key lacks the read_write scope");
   if (pathParams.length) responses[404] = errorResponse("Unknown id, or an id of another family");
@@ -192,6 +201,75 @@ function operationFor(
   };
 }
 
+const TOKEN_RESPONSE = {
+  type: "object",
+  required: ["access_token", "refresh_token", "token_type", "expires_in", "created_at"],
+  properties: {
+    access_token: { type: "string" },
+    refresh_token: { type: "string", description: "Works once; a new one comes with each refresh." },
+    token_type: { type: "string", enum: ["Bearer"] },
+    expires_in: { type: "integer" },
+    created_at: { type: "integer", description: "Unix seconds." },
+  },
+};
+const DEVICE = { type: "object", description: "Upstream's device description; accepted and not stored." };
+const jsonBody = (schema: JsonSchema) => ({ required: true, content: { "application/json": { schema } } });
+const jsonResponse = (description: string, schema: JsonSchema) => ({ description, content: { "application/json": { schema } } });
+
+/**
+ * Upstream's sign-in routes, served by the auth router (they run no GraphQL operation: signing in
+ * happens before there is an actor). Audited like POST /auth/login.
+ */
+const SIGN_IN_PATHS = {
+  "/auth/login": {
+    post: {
+      operationId: "apiLogin",
+      summary: "Sign in with e-mail and password; answers a token pair and the user (auth.login.success / auth.login.failed)",
+      tags: ["Auth"],
+      security: [],
+      requestBody: jsonBody({
+        type: "object",
+        required: ["email", "password"],
+        properties: { email: { type: "string" }, password: { type: "string" }, otp_code: { type: "string" }, device: DEVICE },
+      }),
+      responses: {
+        200: jsonResponse("Signed in", {
+          ...TOKEN_RESPONSE,
+          required: [...TOKEN_RESPONSE.required, "user"],
+          properties: {
+            ...TOKEN_RESPONSE.properties,
+            user: {
+              type: "object",
+              properties: { id: { type: "string", format: "uuid" }, email: { type: "string" }, ai_enabled: { type: "boolean" } },
+            },
+          },
+        }),
+        400: errorResponse("A missing email or password"),
+        401: errorResponse("Wrong e-mail or password, or a locked or deactivated account"),
+        429: errorResponse("Rate limit exceeded; see Retry-After"),
+      },
+    },
+  },
+  "/auth/refresh": {
+    post: {
+      operationId: "apiRefresh",
+      summary: "Exchange a refresh token for a new token pair (auth.token.refreshed)",
+      tags: ["Auth"],
+      security: [],
+      requestBody: jsonBody({
+        type: "object",
+        required: ["refresh_token"],
+        properties: { refresh_token: { type: "string" }, device: DEVICE },
+      }),
+      responses: {
+        200: jsonResponse("A new token pair", TOKEN_RESPONSE),
+        400: errorResponse("A missing, unknown, expired or already used refresh token (invalid_grant)"),
+        429: errorResponse("Rate limit exceeded; see Retry-After"),
+      },
+    },
+  },
+};
+
 /** The OpenAPI 3.1 document of /api/v1, generated from the route table and the operations. */
 export function buildOpenApi(schema: GraphQLSchema, routes: RestRoute[] = allRoutes): string {
   const prepared = prepareOperations(
@@ -207,8 +285,13 @@ export function buildOpenApi(schema: GraphQLSchema, routes: RestRoute[] = allRou
         .map((fragment) => [fragment.name.value, fragment]),
     );
     paths[route.path] ??= {};
-    paths[route.path][route.method.toLowerCase()] = operationFor(schema, route, fragments, operation);
+    const described = operationFor(schema, route, fragments, operation);
+    paths[route.path][route.method.toLowerCase()] = described;
+    // Upstream's Rails resources route PUT like PATCH, and its clients use either.
+    if (route.method === "PATCH")
+      paths[route.path].put = { ...described, operationId: `${route.operation}ViaPut`, summary: `${route.summary} (PUT is PATCH)` };
   }
+  Object.assign(paths, SIGN_IN_PATHS);
   const document = {
     openapi: "3.1.0",
     info: {

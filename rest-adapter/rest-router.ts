@@ -9,17 +9,57 @@ import { domainErrorOf } from "./rest-errors";
 import { type RestRoute, routes as allRoutes } from "./routes";
 import { buildVariables } from "./variables";
 
-type CompiledRoute = RestRoute & { pattern: RegExp; paramNames: string[]; prepared: PreparedOperation };
+type RoutePattern = { pattern: RegExp; paramNames: string[] };
+type CompiledRoute = RestRoute & RoutePattern & { prepared: PreparedOperation };
 
 export type RestContextFactory = (req: Request) => RequestContext;
 
-function compile(route: RestRoute, prepared: PreparedOperation): CompiledRoute {
+function patternOf(path: string): RoutePattern {
   const paramNames: string[] = [];
-  const source = route.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+  const source = path.replace(/\{(\w+)\}/g, (_, name: string) => {
     paramNames.push(name);
     return "([^/]+)";
   });
-  return { ...route, pattern: new RegExp(`^${source}/?$`), paramNames, prepared };
+  return { pattern: new RegExp(`^${source}/?$`), paramNames };
+}
+
+/** PUT is PATCH, as upstream's Rails resources route it (sure-cli's `propose rules --apply` sends PUT). */
+/** PUT is PATCH's alias; HEAD is served wherever GET is: the same operation and headers, no body (express sends none for HEAD). */
+function routeMethodOf(method: string): string {
+  if (method === "HEAD") return "GET";
+  return method === "PUT" ? "PATCH" : method;
+}
+
+type Resolution = { kind: "route"; index: number } | { kind: "error"; error: DomainError; allow?: string };
+
+function resolve(routes: Array<RestRoute & RoutePattern>, method: string, path: string, originalUrl: string): Resolution {
+  const matching = routes.map((route, index) => ({ route, index })).filter(({ route }) => route.pattern.test(path));
+  if (matching.length === 0)
+    return { kind: "error", error: new RouteNotFoundError(`No route matches ${method} ${originalUrl.split("?")[0]}`) };
+  const found = matching.find(({ route }) => route.method === routeMethodOf(method));
+  if (found) return { kind: "route", index: found.index };
+  const aliases: Record<string, string[]> = { GET: ["GET", "HEAD"], PATCH: ["PATCH", "PUT"] };
+  const methods = matching.flatMap(({ route }) => aliases[route.method] ?? [route.method]);
+  return { kind: "error", error: new MethodNotAllowedError(`${method} is not allowed here`), allow: methods.join(", ") };
+}
+
+/** Answers a request no route serves: 404, or 405 with the Allow header. */
+function refuse(res: Response, resolution: Extract<Resolution, { kind: "error" }>): void {
+  if (resolution.allow) res.setHeader("Allow", resolution.allow);
+  sendError(res, restErrorOf(resolution.error));
+}
+
+/**
+ * Answers requests no route serves (404, or 405 with Allow) before authentication, as upstream does:
+ * a client probing a route with no or a wrong key learns the route is missing, not that its key is bad.
+ */
+export function unknownRouteGuard(routes: RestRoute[] = allRoutes): RequestHandler {
+  const patterns = routes.map((route) => ({ ...route, ...patternOf(route.path) }));
+  return (req, res, next) => {
+    const resolution = resolve(patterns, req.method, req.path, req.originalUrl);
+    if (resolution.kind === "route") return next();
+    refuse(res, resolution);
+  };
 }
 
 function valueAt(data: unknown, path: string[]): unknown {
@@ -36,20 +76,16 @@ export function createRestRouter(schema: GraphQLSchema, contextOf: RestContextFa
     schema,
     routes.map((route) => route.operation),
   );
-  const compiled = routes.map((route) => compile(route, prepared.get(route.operation)!));
+  const compiled: CompiledRoute[] = routes.map((route) => ({
+    ...route,
+    ...patternOf(route.path),
+    prepared: prepared.get(route.operation)!,
+  }));
 
   return async (req: Request, res: Response, next: NextFunction) => {
-    const matching = compiled.filter((route) => route.pattern.test(req.path));
-    if (matching.length === 0)
-      return sendError(res, restErrorOf(new RouteNotFoundError(`No route matches ${req.method} ${req.originalUrl.split("?")[0]}`)));
-    // HEAD is served wherever GET is: the same operation and headers, no body (express sends none for HEAD).
-    const method = req.method === "HEAD" ? "GET" : req.method;
-    const route = matching.find((candidate) => candidate.method === method);
-    if (!route) {
-      const allowed = matching.map((candidate) => candidate.method);
-      res.setHeader("Allow", allowed.flatMap((allowedMethod) => (allowedMethod === "GET" ? ["GET", "HEAD"] : [allowedMethod])).join(", "));
-      return sendError(res, restErrorOf(new MethodNotAllowedError(`${req.method} is not allowed here`)));
-    }
+    const resolution = resolve(compiled, req.method, req.path, req.originalUrl);
+    if (resolution.kind === "error") return refuse(res, resolution);
+    const route = compiled[resolution.index];
     try {
       await run(route, schema, req, res, contextOf(req));
     } catch (error) {
@@ -81,6 +117,7 @@ async function run(route: CompiledRoute, schema: GraphQLSchema, req: Request, re
     query: req.query as Record<string, unknown>,
     body,
     queryKeys: route.queryKeys,
+    ignoredQueryKeys: route.ignoredQueryKeys,
   });
 
   const result = await route.prepared.run(context, variableValues);

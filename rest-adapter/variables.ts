@@ -18,6 +18,8 @@ export type RestInput = {
   /** The object under the route's body key, when the route has one. */
   body?: Record<string, unknown>;
   queryKeys?: "camelCase";
+  /** Query keys upstream's clients send that the route accepts and does not use (documented on the route). */
+  ignoredQueryKeys?: string[];
 };
 
 /**
@@ -27,6 +29,7 @@ export type RestInput = {
  * coerced by their GraphQL types, and coercion problems become one 422 naming each field.
  */
 export function buildVariables(schema: GraphQLSchema, operation: OperationDefinitionNode, input: RestInput): Record<string, unknown> {
+  refuseUnknownQueryKeys(schema, operation, input);
   const variables: Record<string, unknown> = {};
   const problems: string[] = [];
   for (const definition of operation.variableDefinitions ?? []) {
@@ -36,10 +39,7 @@ export function buildVariables(schema: GraphQLSchema, operation: OperationDefini
     if (name in input.params) raw = input.params[name];
     else if (name === "input") raw = input.body && fromRestObject(type, input.body);
     else if (isInputObjectType(getNamedType(type)) && !isListType(type)) raw = fromQueryObject(type, input.query);
-    else {
-      const key = input.queryKeys === "camelCase" ? name : camelToSnake(name);
-      raw = fromQueryValue(type, input.query[key] ?? input.query[`${key}[]`]);
-    }
+    else raw = fromQueryValue(type, queryValue(input.query, input.queryKeys === "camelCase" ? name : camelToSnake(name)));
     if (raw === undefined) {
       if (isNonNullType(type)) throw new BadRequestError(`param is missing or the value is empty: ${camelToSnake(name)}`);
       continue;
@@ -51,6 +51,48 @@ export function buildVariables(schema: GraphQLSchema, operation: OperationDefini
   }
   if (problems.length > 0) throw new ValidationError(problems);
   return variables;
+}
+
+/**
+ * The query keys a route reads: its scalar variables and the fields of its input-object variables,
+ * list ones also with Rails' brackets (`tag_ids[]`).
+ */
+export function knownQueryKeys(
+  schema: GraphQLSchema,
+  operation: OperationDefinitionNode,
+  input: Pick<RestInput, "params" | "queryKeys">,
+): string[] {
+  const keys: string[] = [];
+  const add = (name: string, type: GraphQLInputType) => {
+    const key = input.queryKeys === "camelCase" ? name : camelToSnake(name);
+    keys.push(key);
+    if (isListType(isNonNullType(type) ? type.ofType : type)) keys.push(`${key}[]`);
+  };
+  for (const definition of operation.variableDefinitions ?? []) {
+    const name = definition.variable.name.value;
+    if (name in input.params || name === "input") continue;
+    const type = typeFromAST(schema, definition.type) as GraphQLInputType;
+    const named = getNamedType(type);
+    if (isInputObjectType(named) && !isListType(type)) for (const [field, def] of Object.entries(named.getFields())) add(field, def.type);
+    else add(name, type);
+  }
+  return keys;
+}
+
+/**
+ * An unknown query key is a 400 naming it: a filter we do not apply must never pass for one we do
+ * (a misspelt or unsupported filter would otherwise answer with more rows than asked for).
+ */
+function refuseUnknownQueryKeys(schema: GraphQLSchema, operation: OperationDefinitionNode, input: RestInput): void {
+  const known = new Set([...knownQueryKeys(schema, operation, input), ...(input.ignoredQueryKeys ?? [])]);
+  const unknown = Object.keys(input.query).filter((key) => !known.has(key));
+  if (unknown.length === 0) return;
+  const accepted = [...known].filter((key) => !key.endsWith("[]"));
+  throw new BadRequestError(
+    `Unknown query parameter${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}` +
+      (accepted.length ? ` (this route takes ${accepted.join(", ")})` : " (this route takes none)"),
+    { details: { unknown_parameters: unknown } },
+  );
 }
 
 /** Keeps the keys the input type knows (as Rails strong parameters do) and renames them to camelCase. */
@@ -71,11 +113,32 @@ function fromQueryObject(type: GraphQLInputType, query: Record<string, unknown>)
   if (!isInputObjectType(inputType)) return undefined;
   const result: Record<string, unknown> = {};
   for (const [fieldName, field] of Object.entries(inputType.getFields())) {
-    const key = camelToSnake(fieldName);
-    const value = fromQueryValue(field.type, query[key] ?? query[`${key}[]`]);
+    const value = fromQueryValue(field.type, queryValue(query, camelToSnake(fieldName)));
     if (value !== undefined) result[fieldName] = value;
   }
   return result;
+}
+
+/**
+ * A key's values as clients spell them: `ids[]=a&ids[]=b` (Rails' brackets), `ids=a&ids=b`, or both
+ * at once; all of them count.
+ */
+function queryValue(query: Record<string, unknown>, key: string): unknown {
+  const plain = query[key];
+  const bracketed = query[`${key}[]`];
+  if (plain === undefined) return bracketed;
+  if (bracketed === undefined) return plain;
+  return [plain, bracketed].flat();
+}
+
+/** A list value: every given value, each also split on commas (`account_ids=a,b` as the MCP server sends it), blanks dropped. */
+function listOf(value: unknown): string[] | undefined {
+  const items = (Array.isArray(value) ? value : [value])
+    .filter((item): item is string => typeof item === "string")
+    .flatMap((item) => item.split(","))
+    .map((item) => item.trim())
+    .filter((item) => item !== "");
+  return items.length > 0 ? items : undefined;
 }
 
 const INT_MAX = 2 ** 31 - 1;
@@ -84,7 +147,7 @@ const INT_MIN = -(2 ** 31);
 /** Query strings are text: numbers are parsed, and non-numbers fall back to the default (docs/rest-compat.md). */
 function fromQueryValue(type: GraphQLInputType, value: unknown): unknown {
   if (value === undefined || value === "") return undefined;
-  if (isListType(isNonNullType(type) ? type.ofType : type)) return Array.isArray(value) ? value : String(value).split(",");
+  if (isListType(isNonNullType(type) ? type.ofType : type)) return listOf(value);
   const text = Array.isArray(value) ? value[value.length - 1] : value;
   if (typeof text !== "string") return undefined;
   const named = getNamedType(type).name;

@@ -33,6 +33,7 @@ import { LoginService } from "./auth/login.service";
 import { SessionService } from "./auth/session.service";
 import { ApiKeyRepository } from "./identity/api-key.repository";
 import { ApiKeyService } from "./identity/api-key.service";
+import { UsageService } from "./usage/usage.service";
 import { UserAdminService } from "./identity/user-admin.service";
 import { UserRepository } from "./identity/user.repository";
 import { UserService } from "./identity/user.service";
@@ -170,13 +171,15 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
   const ssoProviders = new SsoProviderService(sequelize, repositories.sso, audit, secrets, oidc, publicUrl);
   const connectedAccounts = new ConnectedAccountService(sequelize, repositories.sso, audit);
   const destinationHandler = new DestinationHandler(repositories.streamDestinations, audit, secrets, outbound, logger);
+  const apiKeys = new ApiKeyService(repositories.apiKeys, events);
   return {
     repositories,
     events,
     outbound,
     users,
     userAdmin: new UserAdminService(sequelize, repositories.users, users, sessions, audit, events),
-    apiKeys: new ApiKeyService(repositories.apiKeys, events),
+    apiKeys,
+    usage: new UsageService(apiKeys),
     accounts: new AccountService(repositories.accounts),
     categories: new CategoryService(repositories.categories),
     merchants: new MerchantService(repositories.merchants),

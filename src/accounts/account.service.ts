@@ -1,10 +1,14 @@
 import { NotFoundError, ValidationErrors } from "../common/errors";
 import { isUuid, newId } from "../common/ids";
+import { clampPage, offsetOf, pageInfo, type PageInfo } from "../common/pagination";
 import { requiredText } from "../common/validation";
 import type { Actor } from "../identity/actor";
-import { isKnownCurrency } from "../money/money";
+import Decimal from "decimal.js";
+import { isKnownCurrency, toAmountString } from "../money/money";
 import { ACCOUNT_TYPES, classificationOf, type AccountType } from "./account.model";
 import type { AccountFields, AccountRepository, AccountRow } from "./account.repository";
+
+export type BalanceSheet = { currency: string; assets: string; liabilities: string; netWorth: string };
 
 export type AccountInput = { name?: string | null; accountType?: string | null; currency?: string | null; balance?: string | null };
 
@@ -15,8 +19,27 @@ export class AccountService {
     return this.accounts.list(actor.familyId);
   }
 
+  async page(actor: Actor, page?: number | null, perPage?: number | null): Promise<{ items: AccountRow[]; pagination: PageInfo }> {
+    const request = clampPage(page, perPage, 25);
+    const { rows, total } = await this.accounts.page(actor.familyId, request.perPage, offsetOf(request));
+    return { items: rows, pagination: pageInfo(request, total) };
+  }
+
+  /**
+   * Net worth, assets and liabilities per currency, the family's currency first. Balances are never
+   * converted: there are no exchange rates here, so each currency gets its own totals.
+   */
+  async balanceSheet(actor: Actor): Promise<BalanceSheet[]> {
+    return (await this.accounts.totalsByCurrency(actor.familyId)).map(({ currency, assets, liabilities }) => ({
+      currency,
+      assets: toAmountString(assets),
+      liabilities: toAmountString(liabilities),
+      netWorth: toAmountString(new Decimal(assets).minus(liabilities)),
+    }));
+  }
+
   async get(actor: Actor, id: string): Promise<AccountRow> {
-    const [row] = isUuid(id) ? await this.accounts.byIds(actor.familyId, [id]) : [null];
+    const row = isUuid(id) ? await this.accounts.detail(actor.familyId, id) : null;
     if (!row) throw new NotFoundError("Account");
     return row;
   }

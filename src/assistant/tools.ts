@@ -322,10 +322,10 @@ function toFilter(args: FilterArguments, scope: ToolScope): { filter: Transactio
   if (amount?.ok) {
     const value = toAmountString(amount.value.abs());
     const operator = args.amount!.operator;
-    if (operator === "equal" || operator === "at_least") filter.minAmount = value;
-    if (operator === "equal" || operator === "at_most") filter.maxAmount = value;
-    if (operator === "greater_than") filter.amountAbove = value;
-    if (operator === "less_than") filter.amountBelow = value;
+    if (operator === "equal" || operator === "at_least") filter.minMagnitude = value;
+    if (operator === "equal" || operator === "at_most") filter.maxMagnitude = value;
+    if (operator === "greater_than") filter.magnitudeAbove = value;
+    if (operator === "less_than") filter.magnitudeBelow = value;
   }
   const matched: NameMatch[] = [];
   const problems: string[] = [];

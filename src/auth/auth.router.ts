@@ -1,4 +1,5 @@
 import express, { type NextFunction, type Request, type Response } from "express";
+import { API_PREFIX } from "../../rest-adapter/routes";
 import { BadRequestError, DomainError, ErrorCode } from "../common/errors";
 import { sendError } from "../http/respond";
 import { authenticate, SESSION_COOKIE } from "../http/authenticate";
@@ -36,6 +37,35 @@ export function createAuthRouter(services: Services, rateLimit: express.RequestH
       const session = await services.logins.login(email, password);
       setSessionCookie(req, res, session);
       res.json(tokenResponse(session));
+    }),
+  );
+
+  // Upstream's mobile and CLI sign-in (sure-cli `login`, `refresh`): the same sign-in and refresh as
+  // above, audited alike; the `device` object those clients send is accepted and not stored.
+  router.post(
+    `${API_PREFIX}/auth/login`,
+    ...rateLimit,
+    ...body,
+    route(async (req, res) => {
+      const session = await services.logins.login(field(req, "email"), field(req, "password"));
+      const actor = await services.sessions.authenticateAccessToken(session.accessToken);
+      res.json({
+        ...tokenResponse(session),
+        created_at: Math.floor(Date.now() / 1000),
+        user: { id: actor.userId, email: actor.email, ai_enabled: actor.aiEnabled },
+      });
+    }),
+  );
+
+  router.post(
+    `${API_PREFIX}/auth/refresh`,
+    ...rateLimit,
+    ...body,
+    route(async (req, res) => {
+      res.json({
+        ...tokenResponse(await services.sessions.refresh(field(req, "refresh_token"))),
+        created_at: Math.floor(Date.now() / 1000),
+      });
     }),
   );
 

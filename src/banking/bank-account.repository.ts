@@ -1,6 +1,6 @@
 import { QueryTypes, type CreationAttributes, type Sequelize } from "sequelize";
 import { AccountModel } from "../accounts/account.model";
-import { selectRows } from "../common/sql";
+import { bindParam, selectRows } from "../common/sql";
 import type { ImportedHolding } from "./provider";
 
 export type ProviderAccountRow = {
@@ -21,6 +21,8 @@ export type ProviderAccountRow = {
 };
 
 export type HoldingRow = {
+  id: string;
+  securityId: string;
   accountId: string;
   date: string;
   quantity: string;
@@ -34,6 +36,19 @@ export type HoldingRow = {
   figi: string | null;
   cusip: string | null;
 };
+
+export type HoldingFilter = {
+  id?: string;
+  accountId?: string;
+  accountIds?: string[];
+  securityId?: string;
+  date?: string;
+  startDate?: string;
+  endDate?: string;
+};
+
+const HOLDING_COLUMNS = `h.id, h.security_id AS "securityId", h.account_id AS "accountId", h.date::text AS date, h.quantity, h.price,
+  h.value, h.cost_basis AS "costBasis", h.currency, s.ticker, s.name, s.isin, s.figi, s.cusip`;
 
 export type BalanceRow = { accountId: string; date: string; balance: string; availableBalance: string | null; currency: string };
 
@@ -259,12 +274,41 @@ export class BankAccountRepository {
     });
   }
 
+  /** Every stored holding snapshot of the family matching the filter, newest date first, with the total. */
+  async holdingsPage(
+    familyId: string,
+    filter: HoldingFilter,
+    limit: number,
+    offset: number,
+  ): Promise<{ rows: HoldingRow[]; total: number }> {
+    const bind: unknown[] = [familyId];
+    const conditions = ["h.family_id = $1"];
+    if (filter.id) conditions.push(`h.id = ${bindParam(bind, filter.id)}`);
+    if (filter.accountId) conditions.push(`h.account_id = ${bindParam(bind, filter.accountId)}`);
+    if (filter.accountIds?.length) conditions.push(`h.account_id = ANY(${bindParam(bind, filter.accountIds)}::uuid[])`);
+    if (filter.securityId) conditions.push(`h.security_id = ${bindParam(bind, filter.securityId)}`);
+    if (filter.date) conditions.push(`h.date = ${bindParam(bind, filter.date)}::date`);
+    if (filter.startDate) conditions.push(`h.date >= ${bindParam(bind, filter.startDate)}::date`);
+    if (filter.endDate) conditions.push(`h.date <= ${bindParam(bind, filter.endDate)}::date`);
+    const where = conditions.join(" AND ");
+    const page = [...bind];
+    const rows = await selectRows<HoldingRow & { total: string }>(
+      this.sequelize,
+      `SELECT ${HOLDING_COLUMNS}, count(*) OVER () AS total FROM holdings h JOIN securities s ON s.id = h.security_id
+        WHERE ${where} ORDER BY h.date DESC, h.account_id, h.value DESC, h.id
+        LIMIT ${bindParam(page, limit)} OFFSET ${bindParam(page, offset)}`,
+      page,
+    );
+    if (rows.length > 0 || offset === 0) return { rows, total: rows.length > 0 ? Number(rows[0].total) : 0 };
+    const [count] = await selectRows<{ total: string }>(this.sequelize, `SELECT count(*) AS total FROM holdings h WHERE ${where}`, bind);
+    return { rows, total: Number(count.total) };
+  }
+
   /** The latest snapshot of the holdings of each of these accounts of the family, largest value first. */
   latestHoldings(familyId: string, accountIds: readonly string[]): Promise<HoldingRow[]> {
     return selectRows<HoldingRow>(
       this.sequelize,
-      `SELECT h.account_id AS "accountId", h.date::text AS date, h.quantity, h.price, h.value, h.cost_basis AS "costBasis", h.currency,
-              s.ticker, s.name, s.isin, s.figi, s.cusip
+      `SELECT ${HOLDING_COLUMNS}
          FROM holdings h JOIN securities s ON s.id = h.security_id
         WHERE h.family_id = $1 AND h.account_id = ANY($2::uuid[])
           AND h.date = (SELECT max(date) FROM holdings latest WHERE latest.account_id = h.account_id)

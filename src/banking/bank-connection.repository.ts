@@ -39,6 +39,8 @@ export type SyncRunRow = {
   heartbeatAt: Date | null;
   finishedAt: Date | null;
   createdAt: Date;
+  /** Set where the run is read apart from its connection. */
+  connectionName?: string;
 };
 
 const CONNECTION_COLUMNS = `id, family_id AS "familyId", provider, name, credentials, base_url AS "baseUrl", status,
@@ -51,6 +53,11 @@ const CONNECTION_COLUMNS = `id, family_id AS "familyId", provider, name, credent
 const RUN_COLUMNS = `id, connection_id AS "connectionId", status, trigger, created_count AS "createdCount",
   updated_count AS "updatedCount", skipped_count AS "skippedCount", request_count AS "requestCount", errors,
   started_at AS "startedAt", heartbeat_at AS "heartbeatAt", finished_at AS "finishedAt", created_at AS "createdAt"`;
+
+/** Runs read with their connection's name (the family-wide run routes, where no connection is at hand). */
+const withConnectionName = (runs: string) =>
+  `SELECT runs.*, c.name AS "connectionName" FROM (${runs}) runs JOIN bank_connections c ON c.id = runs."connectionId"
+    ORDER BY runs."createdAt" DESC, runs.id DESC`;
 
 /** Bank connections and their sync runs. */
 export class BankConnectionRepository {
@@ -129,6 +136,34 @@ export class BankConnectionRepository {
         ORDER BY created_at DESC, id DESC`,
       [familyId, connectionIds, limit],
     );
+  }
+
+  /** The family's runs of every connection, newest first, a page at a time with the total. */
+  async runsPage(familyId: string, limit: number, offset: number): Promise<{ rows: SyncRunRow[]; total: number }> {
+    const rows = await selectRows<SyncRunRow & { total: string }>(
+      this.sequelize,
+      withConnectionName(
+        `SELECT ${RUN_COLUMNS}, count(*) OVER () AS total FROM bank_sync_runs WHERE family_id = $1
+          ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
+      ),
+      [familyId, limit, offset],
+    );
+    if (rows.length > 0 || offset === 0) return { rows, total: rows.length > 0 ? Number(rows[0].total) : 0 };
+    const [count] = await selectRows<{ total: string }>(
+      this.sequelize,
+      "SELECT count(*) AS total FROM bank_sync_runs WHERE family_id = $1",
+      [familyId],
+    );
+    return { rows, total: Number(count.total) };
+  }
+
+  async familyRun(familyId: string, id: string): Promise<SyncRunRow | null> {
+    const [row] = await selectRows<SyncRunRow>(
+      this.sequelize,
+      withConnectionName(`SELECT ${RUN_COLUMNS} FROM bank_sync_runs WHERE family_id = $1 AND id = $2`),
+      [familyId, id],
+    );
+    return row ?? null;
   }
 
   async run(id: string): Promise<SyncRunRow | null> {

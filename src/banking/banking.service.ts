@@ -1,13 +1,14 @@
 import type { AccountRepository } from "../accounts/account.repository";
 import { ConflictError, NotFoundError, UpstreamUnavailableError, ValidationError, ValidationErrors } from "../common/errors";
 import { isUuid, newId } from "../common/ids";
+import { clampPage, offsetOf, pageInfo, type PageInfo } from "../common/pagination";
 import { requiredText } from "../common/validation";
 import type { Config } from "../config/config";
 import type { Actor } from "../identity/actor";
 import type { SecretBox } from "../security/secret-box";
 import type { BankProvider } from "./banking.model";
 import type { BankingRepositories } from "./banking.repository";
-import type { ProviderAccountRow } from "./bank-account.repository";
+import type { HoldingFilter, HoldingRow, ProviderAccountRow } from "./bank-account.repository";
 import type { ConnectionChanges, ConnectionRow, SyncRunRow } from "./bank-connection.repository";
 import { LunchflowClient } from "./lunchflow.client";
 import type { SyncState } from "./provider";
@@ -196,6 +197,59 @@ export class BankingService {
     return enqueued;
   }
 
+  /** Syncs every connection of the family that can sync (not waiting for new credentials), as upstream's family sync does. */
+  async syncAll(actor: Actor): Promise<SyncRunRow[]> {
+    const runs: SyncRunRow[] = [];
+    for (const connection of await this.list(actor)) {
+      if (connection.status !== "requires_update") runs.push(await this.requestSync(connection, "manual"));
+    }
+    return runs;
+  }
+
+  async runsPage(actor: Actor, page?: number | null, perPage?: number | null): Promise<{ items: SyncRunRow[]; pagination: PageInfo }> {
+    const request = clampPage(page, perPage, 25);
+    const { rows, total } = await this.repositories.connections.runsPage(actor.familyId, request.perPage, offsetOf(request));
+    return { items: rows, pagination: pageInfo(request, total) };
+  }
+
+  async run(actor: Actor, id: string): Promise<SyncRunRow> {
+    const row = isUuid(id) ? await this.repositories.connections.familyRun(actor.familyId, id) : null;
+    if (!row) throw new NotFoundError("Sync");
+    return row;
+  }
+
+  async latestRun(actor: Actor): Promise<SyncRunRow | null> {
+    const { rows } = await this.repositories.connections.runsPage(actor.familyId, 1, 0);
+    return rows[0] ?? null;
+  }
+
+  /** The holdings the bank providers reported, every snapshot kept, newest first. */
+  async holdings(
+    actor: Actor,
+    filter: HoldingFilter,
+    page?: number | null,
+    perPage?: number | null,
+  ): Promise<{ items: HoldingRow[]; pagination: PageInfo }> {
+    const problems = new ValidationErrors();
+    for (const [label, value] of [
+      ["account_id", filter.accountId],
+      ["security_id", filter.securityId],
+    ] as const) {
+      if (value && !isUuid(value)) problems.add(`${label} is not a valid id`);
+    }
+    if (filter.accountIds?.some((id) => !isUuid(id))) problems.add("account_ids contains an invalid id");
+    problems.throwIfAny();
+    const request = clampPage(page, perPage, 25);
+    const { rows, total } = await this.repositories.accounts.holdingsPage(actor.familyId, filter, request.perPage, offsetOf(request));
+    return { items: rows, pagination: pageInfo(request, total) };
+  }
+
+  async holding(actor: Actor, id: string): Promise<HoldingRow> {
+    const { rows } = isUuid(id) ? await this.repositories.accounts.holdingsPage(actor.familyId, { id }, 1, 0) : { rows: [] };
+    if (rows.length === 0) throw new NotFoundError("Holding");
+    return rows[0];
+  }
+
   runs(connectionId: string, limit: number): Promise<SyncRunRow[]> {
     return this.repositories.connections.runs(connectionId, runsLimit(limit));
   }
@@ -224,7 +278,7 @@ export class BankingService {
       });
     }
     await this.queue.enqueue(connection.id, trigger);
-    return (await this.repositories.connections.run(runId))!;
+    return { ...(await this.repositories.connections.run(runId))!, connectionName: connection.name };
   }
 
   private async createConnection(

@@ -1,6 +1,14 @@
 import { Field, ID, InputType, Int, ObjectType } from "type-graphql";
 import { AccountType } from "../accounts/account.type";
+import { PaginationType } from "../common/page.type";
 import { CalendarDateScalar, DecimalScalar } from "../graphql/scalars";
+
+@ObjectType("BankSyncSubject", { description: "What a sync syncs: always a bank connection here." })
+export class BankSyncSubjectType {
+  @Field({ description: "BankConnection." }) type!: string;
+  @Field(() => ID) id!: string;
+  @Field() name!: string;
+}
 
 @ObjectType("BankSyncRun", {
   description: "One sync of a connection: pending → syncing → completed or failed; stale when its worker went silent.",
@@ -17,10 +25,46 @@ export class BankSyncRunType {
   @Field(() => Date, { nullable: true }) startedAt!: Date | null;
   @Field(() => Date, { nullable: true }) finishedAt!: Date | null;
   @Field() createdAt!: Date;
+  @Field(() => ID, { description: "The bank connection synced." }) connectionId!: string;
+  @Field({ description: "That connection's name." }) connectionName!: string;
+  @Field({ description: "pending or syncing." }) inProgress!: boolean;
+  @Field({ description: "completed, failed or stale: it will not change any more." }) terminal!: boolean;
+  @Field(() => Date, { nullable: true, description: "When it completed; null unless completed." }) completedAt!: Date | null;
+  @Field(() => Date, { nullable: true, description: "When it failed; null unless failed." }) failedAt!: Date | null;
+  @Field(() => String, { nullable: true, description: "The first error, when there is one." }) error!: string | null;
+  @Field(() => BankSyncSubjectType) subject!: BankSyncSubjectType;
+}
+
+@ObjectType("BankConnectionAccountCounts")
+export class BankConnectionAccountCountsType {
+  @Field(() => Int, { description: "Provider accounts seen at the connection." }) totalCount!: number;
+  @Field(() => Int, { description: "Those feeding one of the family's accounts." }) linkedCount!: number;
+  @Field(() => Int) unlinkedCount!: number;
+}
+
+@ObjectType("BankConnectionSyncSummary")
+export class BankConnectionSyncSummaryType {
+  @Field({ description: "A sync is pending or under way." }) syncing!: boolean;
+  @Field(() => Date, { nullable: true, description: "When the newest completed sync finished." }) lastSyncedAt!: Date | null;
+  @Field(() => BankSyncRunType, { nullable: true, description: "The newest sync, whatever its status." }) latest!: BankSyncRunType | null;
+}
+
+@ObjectType("BankSyncRunPage")
+export class BankSyncRunPageType {
+  @Field(() => [BankSyncRunType]) items!: BankSyncRunType[];
+  @Field(() => PaginationType) pagination!: PaginationType;
+}
+
+@ObjectType("BankSyncAll")
+export class BankSyncAllType {
+  @Field() message!: string;
+  @Field(() => [BankSyncRunType], { description: "One run per connection synced (the open one when a sync was already under way)." })
+  syncs!: BankSyncRunType[];
 }
 
 @ObjectType("Security")
 export class SecurityType {
+  @Field(() => ID) id!: string;
   @Field(() => String, { nullable: true }) ticker!: string | null;
   @Field(() => String, { nullable: true }) name!: string | null;
   @Field(() => String, { nullable: true }) isin!: string | null;
@@ -30,6 +74,8 @@ export class SecurityType {
 
 @ObjectType("Holding")
 export class HoldingType {
+  @Field(() => ID) id!: string;
+  @Field(() => ID) accountId!: string;
   @Field(() => SecurityType) security!: SecurityType;
   @Field(() => DecimalScalar) quantity!: string;
   @Field(() => DecimalScalar, { nullable: true }) price!: string | null;
@@ -37,6 +83,23 @@ export class HoldingType {
   @Field(() => DecimalScalar, { nullable: true }) costBasis!: string | null;
   @Field() currency!: string;
   @Field(() => CalendarDateScalar) date!: string;
+}
+
+@ObjectType("HoldingPage")
+export class HoldingPageType {
+  @Field(() => [HoldingType]) items!: HoldingType[];
+  @Field(() => PaginationType) pagination!: PaginationType;
+}
+
+@InputType("HoldingFilter")
+export class HoldingFilterInput {
+  @Field(() => ID, { nullable: true }) accountId?: string;
+  @Field(() => [ID], { nullable: true, description: "Holdings of any of these accounts (and of accountId, when both are given)." })
+  accountIds?: string[];
+  @Field(() => ID, { nullable: true }) securityId?: string;
+  @Field(() => CalendarDateScalar, { nullable: true, description: "Snapshots of this day only." }) date?: string;
+  @Field(() => CalendarDateScalar, { nullable: true, description: "Inclusive." }) startDate?: string;
+  @Field(() => CalendarDateScalar, { nullable: true, description: "Inclusive." }) endDate?: string;
 }
 
 @ObjectType("AccountBalance", { description: "An account's balance at the end of a day, in its native currency." })
@@ -85,6 +148,8 @@ export class BankConnectionType {
   @Field(() => Date, { nullable: true }) lastSyncAt!: Date | null;
   @Field(() => Int, { description: "Requests made to the provider today (UTC)." }) requestsToday!: number;
   @Field() createdAt!: Date;
+  @Field() updatedAt!: Date;
+  @Field({ description: "New credentials are needed before it can sync again." }) requiresUpdate!: boolean;
   @Field(() => [BankAccountType]) accounts?: BankAccountType[];
   @Field(() => [BankSyncRunType]) syncRuns?: BankSyncRunType[];
 }

@@ -1,9 +1,10 @@
-import { NotFoundError, ValidationErrors } from "../common/errors";
+import { NotFoundError, ValidationError, ValidationErrors } from "../common/errors";
 import { isUuid, newId } from "../common/ids";
+import { clampPage, offsetOf, pageInfo, type PageInfo } from "../common/pagination";
 import { checkColor, requiredText, saveUnique } from "../common/validation";
 import type { Actor } from "../identity/actor";
 import { CATEGORY_CLASSIFICATIONS, type CategoryClassification } from "./category.model";
-import type { CategoryFields, CategoryRepository, CategoryRow } from "./category.repository";
+import type { CategoryFields, CategoryListFilter, CategoryRepository, CategoryRow } from "./category.repository";
 
 export type CategoryInput = {
   name?: string | null;
@@ -21,6 +22,19 @@ export class CategoryService {
 
   list(actor: Actor): Promise<CategoryRow[]> {
     return this.categories.list(actor.familyId);
+  }
+
+  /** A page by name; `rootsOnly` keeps top-level categories, `parentId` the subcategories of one (another family's: none). */
+  async page(
+    actor: Actor,
+    filter: CategoryListFilter,
+    page?: number | null,
+    perPage?: number | null,
+  ): Promise<{ items: CategoryRow[]; pagination: PageInfo }> {
+    if (filter.parentId && !isUuid(filter.parentId)) throw new ValidationError(["parent_id is not a valid id"]);
+    const request = clampPage(page, perPage, 25);
+    const { rows, total } = await this.categories.page(actor.familyId, filter, request.perPage, offsetOf(request));
+    return { items: rows, pagination: pageInfo(request, total) };
   }
 
   async get(actor: Actor, id: string): Promise<CategoryRow> {

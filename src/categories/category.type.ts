@@ -1,4 +1,5 @@
 import { Field, ID, InputType, ObjectType } from "type-graphql";
+import { PaginationType } from "../common/page.type";
 
 @ObjectType("Category", { simpleResolvers: true })
 export class CategoryType {
@@ -19,4 +20,16 @@ export class CategoryInput {
   @Field(() => String, { nullable: true, description: "#RRGGBB" }) color?: string | null;
   @Field(() => String, { nullable: true, description: "A Lucide icon name; defaults to shapes." }) icon?: string | null;
   @Field(() => ID, { nullable: true }) parentId?: string | null;
+}
+
+@ObjectType("CategoryParent", { simpleResolvers: true })
+export class CategoryParentType {
+  @Field(() => ID) id!: string;
+  @Field() name!: string;
+}
+
+@ObjectType("CategoryPage")
+export class CategoryPageType {
+  @Field(() => [CategoryType]) items!: CategoryType[];
+  @Field(() => PaginationType) pagination!: PaginationType;
 }

@@ -73,8 +73,16 @@ export class ChatRepository {
     await ToolCallModel.bulkCreate(calls, { transaction });
   }
 
-  /** Puts a failed reply back to pending as its next attempt; null when it is not failed (any more). */
-  async requeueFailedReply(messageId: string, statusMessage: string, transaction: Transaction): Promise<number | null> {
+  /**
+   * Puts a finished (failed or complete) reply back to pending as its next attempt, if it is still as
+   * the caller read it (`status` under `attempt`); null when another retry or outcome got there first.
+   */
+  async requeueFinishedReply(
+    messageId: string,
+    seen: { status: "failed" | "complete"; attempt: number },
+    statusMessage: string,
+    transaction: Transaction,
+  ): Promise<number | null> {
     const [count, rows] = await ChatMessageModel.update(
       {
         aiResponseStatus: "pending",
@@ -82,7 +90,7 @@ export class ChatRepository {
         replyAttempt: this.sequelize.literal("reply_attempt + 1") as unknown as number,
         replyRequestedAt: new Date(),
       },
-      { where: { id: messageId, aiResponseStatus: "failed" }, returning: true, transaction },
+      { where: { id: messageId, aiResponseStatus: seen.status, replyAttempt: seen.attempt }, returning: true, transaction },
     );
     return count === 0 ? null : rows[0].replyAttempt;
   }
@@ -200,6 +208,11 @@ export class ChatRepository {
         ORDER BY reply_requested_at LIMIT 500`,
       [seconds],
     );
+  }
+
+  /** Deletes the assistant's reply to a user message (its tool calls go with it), before the reply is generated again. */
+  async deleteReplyTo(messageId: string, transaction: Transaction): Promise<void> {
+    await this.sequelize.query(`DELETE FROM chat_messages WHERE reply_to_message_id = $1`, { bind: [messageId], transaction });
   }
 
   /** Locks a user message whose reply is still pending under `attempt`; false when it is not. */

@@ -76,7 +76,9 @@ export class ChatResolver {
   }
 
   @Authorized(Access.Write)
-  @Mutation(() => ChatRetryType, { description: "Generates the reply to the chat's last message again, when it failed." })
+  @Mutation(() => ChatRetryType, {
+    description: "Generates the reply to the chat's last message again: after a failure, or replacing a complete reply.",
+  })
   retryChatReply(@Ctx() { services, actor }: RequestContext, @Arg("chatId", () => ID) chatId: string) {
     return services.chats.retry(actor!, chatId);
   }

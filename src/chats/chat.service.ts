@@ -20,6 +20,7 @@ export type ReplyQueue = { enqueue(messageId: string, attempt: number): Promise<
 export const PENDING_MESSAGE = "AI response is being generated";
 export const COMPLETE_MESSAGE = "AI response completed";
 const UNQUEUED_MESSAGE = "The AI service is temporarily unavailable. Please try again later.";
+const NOTHING_TO_RETRY = "The last message has no reply to retry yet";
 const TITLE_MAX = 255;
 const CONTENT_MAX = 10_000;
 const TITLE_FROM_MESSAGE_MAX = 60;
@@ -101,18 +102,25 @@ export class ChatService {
     return this.message(actor, messageId);
   }
 
-  /** Asks again for the reply to the chat's last message, when that reply failed. */
+  /**
+   * Asks again for the reply to the chat's last message: after a failure, or (as upstream) to
+   * regenerate a complete reply, which is then replaced. A reply still being written cannot be retried.
+   */
   async retry(actor: Actor, chatId: string): Promise<{ message: string; messageId: string }> {
     const chat = await this.own(actor, chatId);
     const last = await this.chats.lastUserMessage(chat.id);
-    if (!last || last.aiResponseStatus !== "failed") throw new ValidationError(["The last message has no failed response to retry"]);
+    const status = last?.aiResponseStatus;
+    if (!last || (status !== "failed" && status !== "complete")) throw new ValidationError([NOTHING_TO_RETRY]);
     const attempt = await this.sequelize.transaction(async (transaction) => {
-      const next = await this.chats.requeueFailedReply(last.id, PENDING_MESSAGE, transaction);
-      if (next !== null) await this.chats.setChatError(chat.id, null, transaction);
+      const next = await this.chats.requeueFinishedReply(last.id, { status, attempt: last.replyAttempt }, PENDING_MESSAGE, transaction);
+      if (next === null) return null;
+      // The old answer goes in the transaction that reopens the question: one reply per message, always.
+      if (status === "complete") await this.chats.deleteReplyTo(last.id, transaction);
+      await this.chats.setChatError(chat.id, null, transaction);
       return next;
     });
     // A concurrent retry of the same message got there first: it is pending again either way.
-    if (attempt === null) throw new ValidationError(["The last message has no failed response to retry"]);
+    if (attempt === null) throw new ValidationError([NOTHING_TO_RETRY]);
     this.publishStatus(chat.id, last.id, "pending", PENDING_MESSAGE, null);
     await this.enqueue(chat.id, last.id, attempt);
     return { message: "Retry initiated", messageId: last.id };

@@ -2,6 +2,7 @@ import { BankingLoaders } from "../banking/banking.loaders";
 import type { Logger } from "../common/logger";
 import type { Actor } from "../identity/actor";
 import type { Services } from "../services";
+import type { RateLimitState } from "../usage/usage.service";
 import { TransactionRelationsReadAhead } from "../transactions/transaction-relations.read-ahead";
 
 /** Everything request-scoped. Built once per HTTP request, WebSocket operation or REST call. */
@@ -14,6 +15,8 @@ export class RequestContext {
     readonly actor: Actor | null,
     readonly requestId: string,
     readonly logger: Logger,
+    /** The request's rate-limit state, for the usage query; null when limiting is off or not HTTP. */
+    readonly rateLimit: RateLimitState | null = null,
   ) {}
 
   /** Per-request read-ahead of relations, scoped to the actor's family so a read can never cross families. */

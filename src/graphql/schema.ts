@@ -2,7 +2,7 @@ import "reflect-metadata";
 import type { GraphQLSchema } from "graphql";
 import { buildSchema } from "type-graphql";
 import { AccountResolver } from "../accounts/account.resolver";
-import { BankAccountResolver, BankConnectionResolver } from "../banking/banking.resolver";
+import { BankAccountResolver, BankConnectionResolver, HoldingResolver } from "../banking/banking.resolver";
 import { AuditResolver } from "../audit/audit.resolver";
 import { AuditExportResolver } from "../exports/export.resolver";
 import { CategoryResolver } from "../categories/category.resolver";
@@ -14,6 +14,8 @@ import { SsoResolver } from "../sso/sso.resolver";
 import { StreamResolver } from "../streaming/stream.resolver";
 import { TagResolver } from "../tags/tag.resolver";
 import { TransactionResolver } from "../transactions/transaction.resolver";
+import { TransferResolver } from "../transactions/transfer.resolver";
+import { UsageResolver } from "../usage/usage.resolver";
 import type { EventBus } from "../events/event-bus";
 import { authChecker } from "./auth-checker";
 
@@ -24,14 +26,17 @@ export const resolvers = [
   TagResolver,
   MerchantResolver,
   TransactionResolver,
+  TransferResolver,
   ChatResolver,
   BankConnectionResolver,
   BankAccountResolver,
+  HoldingResolver,
   AuditResolver,
   AuditExportResolver,
   SsoResolver,
   UserAdminResolver,
   StreamResolver,
+  UsageResolver,
 ] as const;
 
 /**

@@ -9,7 +9,7 @@ import express, { type NextFunction, type Request, type Response } from "express
 import type { GraphQLSchema } from "graphql";
 import proxyAddr from "proxy-addr";
 import type { RateLimiterAbstract } from "rate-limiter-flexible";
-import { createRestRouter } from "../../rest-adapter/rest-router";
+import { createRestRouter, unknownRouteGuard } from "../../rest-adapter/rest-router";
 import { API_PREFIX } from "../../rest-adapter/routes";
 import type { Logger } from "../common/logger";
 import type { Config } from "../config/config";
@@ -85,16 +85,25 @@ export async function createApp(deps: AppDeps): Promise<App> {
     res.status(down.length ? 503 : 200).json(down.length ? { status: "unavailable", down } : { status: "ready" });
   });
 
-  const contextOf = (res: Response) => new RequestContext(services, res.locals.actor, res.locals.requestId, logger);
+  const contextOf = (res: Response) =>
+    new RequestContext(services, res.locals.actor, res.locals.requestId, logger, res.locals.rateLimit ?? null);
   const limit = deps.rateLimiter ? [rateLimit(deps.rateLimiter, logger)] : [];
 
   const openapi = fs.readFileSync(path.join(projectRoot, "schema", "openapi.yaml"), "utf8");
   app.get(`${API_PREFIX}/openapi.yaml`, (_req, res) => {
     res.type("application/yaml").send(openapi);
   });
-  const restRouter = createRestRouter(schema, (req) => contextOf(req.res!));
-  app.use(API_PREFIX, authenticate(services, { required: true }), ...limit, express.json({ limit: BODY_LIMIT }), restRouter);
+  // Before /api/v1's own routes: upstream's /api/v1/auth/login and /refresh are served here, unauthenticated.
   app.use(createAuthRouter(services, limit));
+  const restRouter = createRestRouter(schema, (req) => contextOf(req.res!));
+  app.use(
+    API_PREFIX,
+    unknownRouteGuard(),
+    authenticate(services, { required: true }),
+    ...limit,
+    express.json({ limit: BODY_LIMIT }),
+    restRouter,
+  );
   app.use(createSsoRouter(services, limit));
   app.use(createExportRouter(services, limit));
   app.use(createAdminConsoleRouter());

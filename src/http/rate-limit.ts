@@ -2,10 +2,12 @@ import type { NextFunction, Request, Response } from "express";
 import type IORedis from "ioredis";
 import { RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import type { Sequelize } from "sequelize";
+import { currentAuditContext } from "../audit/audit-context";
 import { RateLimitedError } from "../common/errors";
 import type { Logger } from "../common/logger";
 import type { Config } from "../config/config";
 import type { Actor } from "../identity/actor";
+import type { RateLimitState } from "../usage/usage.service";
 import { sendError } from "./respond";
 
 export type RateLimitStore = { redis: IORedis } | { sequelize: Sequelize };
@@ -28,12 +30,26 @@ export function rateLimitKey(actor: Actor | null, clientIp: string | null): stri
   return actor ? `${actor.credential.kind}:${actor.credential.id}` : `ip:${clientIp}`;
 }
 
+declare module "express-serve-static-core" {
+  interface Locals {
+    /** The limit as this request left it; unset when rate limiting is off or its store is down. */
+    rateLimit?: RateLimitState;
+  }
+}
+
 /** Consumes one point for the request's identity and sets the X-RateLimit-* headers of docs/rest-compat.md. */
 export function rateLimit(limiter: RateLimiterAbstract, logger: Logger) {
   return async (req: Request, res: Response, next: NextFunction) => {
     try {
-      const state = await limiter.consume(rateLimitKey(res.locals.actor, res.locals.audit?.ipAddress ?? req.ip ?? null));
+      const state = await limiter.consume(rateLimitKey(res.locals.actor, currentAuditContext().ipAddress ?? req.ip ?? null));
       setHeaders(res, limiter.points, state);
+      res.locals.rateLimit = {
+        limit: limiter.points,
+        windowSeconds: limiter.duration,
+        currentCount: state.consumedPoints,
+        remaining: Math.max(0, state.remainingPoints),
+        resetInSeconds: Math.ceil(state.msBeforeNext / 1000),
+      };
       next();
     } catch (rejection) {
       if (!(rejection instanceof RateLimiterRes)) {

@@ -29,6 +29,12 @@ export class IdentityResolver {
   }
 
   @Authorized(Access.Write)
+  @Mutation(() => UserType, { description: "Turns the AI assistant on for yourself (user.updated)." })
+  enableAi(@Ctx() { services, actor }: RequestContext) {
+    return services.userAdmin.enableAi(actor!);
+  }
+
+  @Authorized(Access.Write)
   @Mutation(() => ApiKeyType, { description: "Revokes one of your keys; it stops working at once." })
   revokeApiKey(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
     return services.apiKeys.revokeOwn(actor!, id);

@@ -106,6 +106,23 @@ export class UserAdminService {
     });
   }
 
+  /** Turns the AI assistant on for the actor themself (upstream's auth/enable_ai); `user.updated` records it once. */
+  async enableAi(actor: Actor): Promise<UserSummary> {
+    return this.sequelize.transaction(async (transaction) => {
+      const user = await this.changeable(actor.userId, transaction);
+      if (user.aiEnabled) return summarizeRow(user);
+      const updated = await this.repository.setAiEnabled(user.id, true, transaction);
+      await this.audit.record(transaction, {
+        type: "user.updated",
+        user: auditUserOf(actor),
+        action: "update",
+        resource: { type: "user", id: user.id, label: user.email },
+        changes: { ai_enabled: { old: false, new: true } },
+      });
+      return summarizeRow(updated);
+    });
+  }
+
   /** Sets the user's one role by hand (`user.roles.updated`); an administrator cannot demote themselves. */
   async setRole(actor: Actor, id: string, role: string): Promise<UserSummary> {
     return this.sequelize.transaction(async (transaction) => {

@@ -154,6 +154,16 @@ export class UserRepository {
     return rows.map((row) => row.id);
   }
 
+  async setAiEnabled(id: string, enabled: boolean, transaction: Transaction): Promise<UserRow> {
+    const [row] = await selectRows<UserRow>(
+      this.sequelize,
+      `UPDATE users SET ai_enabled = $2, updated_at = now() WHERE id = $1 RETURNING ${USER_COLUMNS}`,
+      [id, enabled],
+      transaction,
+    );
+    return row;
+  }
+
   async update(
     id: string,
     values: Partial<Pick<UserRow, "email" | "name" | "role" | "status">>,

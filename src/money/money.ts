@@ -73,6 +73,12 @@ export function toMinorUnits(amount: string, currency: string): number {
     .toNumber();
 }
 
+/** `toMinorUnits` keeping the sign: a balance owed stays negative. */
+export function toSignedMinorUnits(amount: string, currency: string): number {
+  const units = toMinorUnits(amount, currency);
+  return new Decimal(amount).isNegative() && units !== 0 ? -units : units;
+}
+
 /** 10^digits, built once per digit count (Decimal values are immutable, so sharing them is safe). */
 const scales: Decimal[] = [];
 function minorUnitScale(digits: number): Decimal {

@@ -11,6 +11,12 @@ export class TagResolver {
     return services.tags.list(actor!);
   }
 
+  @Authorized(Access.Read)
+  @Query(() => TagType)
+  tag(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
+    return services.tags.get(actor!, id);
+  }
+
   @Authorized(Access.Write)
   @Mutation(() => TagType)
   createTag(@Ctx() { services, actor }: RequestContext, @Arg("input", () => TagInput) input: TagInput) {

@@ -3,24 +3,35 @@ import { moneySql } from "./transaction.rules";
 
 /**
  * The one way to filter transactions, shared by the REST/GraphQL list, the assistant's tools and every
- * other reader. Relations are given as arrays of ids (a transaction matches when it has any of them);
- * callers that start from names resolve them to ids first, against the family's own data.
+ * other reader. Every key given narrows the result. Relations are given as arrays of ids (a transaction
+ * matches when it has any of them) and, for upstream's clients, as one id: a single id and a list given
+ * together must both hold. Callers that start from names resolve them to ids first, against the
+ * family's own data.
  */
 export type TransactionFilter = {
+  accountId?: string;
   accountIds?: readonly string[];
+  categoryId?: string;
   categoryIds?: readonly string[];
+  merchantId?: string;
   merchantIds?: readonly string[];
   /** Transactions carrying any of these tags. */
   tagIds?: readonly string[];
   /** Inclusive, YYYY-MM-DD. */
   startDate?: string;
   endDate?: string;
-  /** Bounds on the size of the amount (see moneySql.magnitude), inclusive; decimal strings. */
-  minAmount?: string;
-  maxAmount?: string;
+  /**
+   * Inclusive bounds on the stored, signed amount (expenses positive, income negative), as upstream's
+   * min_amount/max_amount: a minimum of 0 keeps money out, a maximum of 0 money in. Decimal strings.
+   */
+  minSignedAmount?: string;
+  maxSignedAmount?: string;
+  /** Inclusive bounds on the size of the amount whatever its direction (see moneySql.magnitude). */
+  minMagnitude?: string;
+  maxMagnitude?: string;
   /** Strict bounds on the size of the amount. */
-  amountAbove?: string;
-  amountBelow?: string;
+  magnitudeAbove?: string;
+  magnitudeBelow?: string;
   /** Income or expense as the money rules define them: transfer legs are neither. */
   type?: "income" | "expense";
   /** Matches the name, the notes and the merchant's name. */
@@ -31,6 +42,10 @@ export type TransactionFilter = {
 export function transactionConditions(filter: TransactionFilter, bind: unknown[]): string[] {
   const conditions: string[] = [];
   const ids = (values: readonly string[]) => `${bindParam(bind, values)}::uuid[]`;
+  const id = (value: string) => `${bindParam(bind, value)}::uuid`;
+  if (filter.accountId) conditions.push(`t.account_id = ${id(filter.accountId)}`);
+  if (filter.categoryId) conditions.push(`t.category_id = ${id(filter.categoryId)}`);
+  if (filter.merchantId) conditions.push(`t.merchant_id = ${id(filter.merchantId)}`);
   if (filter.accountIds?.length) conditions.push(`t.account_id = ANY(${ids(filter.accountIds)})`);
   if (filter.categoryIds?.length) conditions.push(`t.category_id = ANY(${ids(filter.categoryIds)})`);
   if (filter.merchantIds?.length) conditions.push(`t.merchant_id = ANY(${ids(filter.merchantIds)})`);
@@ -38,12 +53,15 @@ export function transactionConditions(filter: TransactionFilter, bind: unknown[]
     conditions.push(`EXISTS (SELECT 1 FROM transaction_tags tt WHERE tt.transaction_id = t.id AND tt.tag_id = ANY(${ids(filter.tagIds)}))`);
   if (filter.startDate) conditions.push(`t.date >= ${bindParam(bind, filter.startDate)}::date`);
   if (filter.endDate) conditions.push(`t.date <= ${bindParam(bind, filter.endDate)}::date`);
-  // Amount bounds compare sizes: "over $100" means what a person means, for income and expense alike.
+  // Signed bounds are upstream's contract, which its clients rely on (min_amount=0 keeps expenses).
+  if (filter.minSignedAmount) conditions.push(`t.amount >= ${bindParam(bind, filter.minSignedAmount)}::numeric`);
+  if (filter.maxSignedAmount) conditions.push(`t.amount <= ${bindParam(bind, filter.maxSignedAmount)}::numeric`);
+  // Size bounds are what a person means by "over $100", for income and expense alike.
   const size = moneySql.magnitude();
-  if (filter.minAmount) conditions.push(`${size} >= ${bindParam(bind, filter.minAmount)}::numeric`);
-  if (filter.maxAmount) conditions.push(`${size} <= ${bindParam(bind, filter.maxAmount)}::numeric`);
-  if (filter.amountAbove) conditions.push(`${size} > ${bindParam(bind, filter.amountAbove)}::numeric`);
-  if (filter.amountBelow) conditions.push(`${size} < ${bindParam(bind, filter.amountBelow)}::numeric`);
+  if (filter.minMagnitude) conditions.push(`${size} >= ${bindParam(bind, filter.minMagnitude)}::numeric`);
+  if (filter.maxMagnitude) conditions.push(`${size} <= ${bindParam(bind, filter.maxMagnitude)}::numeric`);
+  if (filter.magnitudeAbove) conditions.push(`${size} > ${bindParam(bind, filter.magnitudeAbove)}::numeric`);
+  if (filter.magnitudeBelow) conditions.push(`${size} < ${bindParam(bind, filter.magnitudeBelow)}::numeric`);
   if (filter.type === "income") conditions.push(moneySql.isIncome());
   if (filter.type === "expense") conditions.push(moneySql.isExpense());
   if (filter.search) {

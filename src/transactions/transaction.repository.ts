@@ -61,6 +61,11 @@ type RelationRow = {
   updatedAt: Date;
 };
 
+export type TransferFilter = { id?: string; accountId?: string; startDate?: string; endDate?: string };
+
+/** A transfer and the ids of its two legs. */
+export type TransferLink = { id: string; outflowId: string; inflowId: string; createdAt: Date };
+
 const COLUMNS = `
   t.id, t.account_id AS "accountId", t.date, t.amount, t.currency, t.name, t.notes,
   t.category_id AS "categoryId", t.merchant_id AS "merchantId", t.pending,
@@ -151,6 +156,49 @@ export class TransactionRepository {
       [accountId, source, externalId],
     );
     return row ?? null;
+  }
+
+  /** These transactions of the family, in no particular order; unknown ids are left out. */
+  byIds(familyId: string, ids: readonly string[]): Promise<TransactionRow[]> {
+    return readRows<TransactionRow>(this.sequelize, `${SELECT_FROM} WHERE t.family_id = $1 AND t.id = ANY($2::uuid[])`, [familyId, ids]);
+  }
+
+  /**
+   * The family's transfers, newest first, with the total: `accountId` matches either leg, the dates
+   * the outflow leg's date (both legs share it when made here).
+   */
+  async transfersPage(
+    familyId: string,
+    filter: TransferFilter,
+    limit: number,
+    offset: number,
+  ): Promise<{ rows: TransferLink[]; total: number }> {
+    const bind: unknown[] = [familyId];
+    const conditions = ["x.family_id = $1"];
+    if (filter.id) conditions.push(`x.id = ${bindParam(bind, filter.id)}::uuid`);
+    if (filter.accountId) {
+      const account = bindParam(bind, filter.accountId);
+      conditions.push(`(o.account_id = ${account}::uuid OR i.account_id = ${account}::uuid)`);
+    }
+    if (filter.startDate) conditions.push(`o.date >= ${bindParam(bind, filter.startDate)}::date`);
+    if (filter.endDate) conditions.push(`o.date <= ${bindParam(bind, filter.endDate)}::date`);
+    const rows = await readRows<TransferLink & { total: string }>(
+      this.sequelize,
+      `SELECT x.id, x.outflow_transaction_id AS "outflowId", x.inflow_transaction_id AS "inflowId", x.created_at AS "createdAt",
+              count(*) OVER () AS total
+         FROM transfers x JOIN transactions o ON o.id = x.outflow_transaction_id JOIN transactions i ON i.id = x.inflow_transaction_id
+        WHERE ${conditions.join(" AND ")}
+        ORDER BY x.created_at DESC, x.id DESC LIMIT ${limit} OFFSET ${offset}`,
+      bind,
+    );
+    if (rows.length > 0 || offset === 0) return { rows, total: rows.length > 0 ? Number(rows[0].total) : 0 };
+    const [count] = await readRows<{ total: string }>(
+      this.sequelize,
+      `SELECT count(*) AS total FROM transfers x JOIN transactions o ON o.id = x.outflow_transaction_id
+         JOIN transactions i ON i.id = x.inflow_transaction_id WHERE ${conditions.join(" AND ")}`,
+      bind,
+    );
+    return { rows, total: Number(count.total) };
   }
 
   /** Newest first, with the filtered total counted in the same statement. */

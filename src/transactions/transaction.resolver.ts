@@ -89,7 +89,7 @@ export class TransactionResolver {
  * relations the query selects on them at any of `paths` (below the field being resolved); their fields
  * then hold plain values. `transfer` counts as selecting its other account.
  */
-async function withSelectedRelations(
+export async function withSelectedRelations(
   context: RequestContext,
   info: GraphQLResolveInfo,
   paths: string[][],

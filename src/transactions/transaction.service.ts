@@ -11,7 +11,7 @@ import { absolute, isKnownCurrency, negate } from "../money/money";
 import { applyNature } from "./transaction.rules";
 import type { TagRepository } from "../tags/tag.repository";
 import type { TransactionFilter } from "./transaction.filter";
-import type { TransactionChanges, TransactionRepository, TransactionRow } from "./transaction.repository";
+import type { TransactionChanges, TransactionRepository, TransactionRow, TransferLink } from "./transaction.repository";
 
 /** What a client may send; Decimal and Date values arrive already parsed by their GraphQL scalars. */
 export type TransactionInput = {
@@ -42,17 +42,32 @@ export type TransferInput = {
   notes?: string | null;
 };
 
-/** The list's filter as clients send it: one id per relation (tags excepted), the type unchecked. */
-export type TransactionListFilter = Omit<TransactionFilter, "type" | "accountIds" | "categoryIds" | "merchantIds" | "tagIds"> & {
-  accountId?: string;
-  categoryId?: string;
-  merchantId?: string;
+export type TransferListFilter = { accountId?: string | null; startDate?: string | null; endDate?: string | null; status?: string | null };
+export type TransferView = { id: string; createdAt: Date; outflow: TransactionRow; inflow: TransactionRow };
+/** Upstream's transfer statuses; a transfer made here is confirmed from the start. */
+const TRANSFER_STATUSES = ["pending", "confirmed", "rejected"];
+
+/**
+ * The list's filter as clients send it (REST and GraphQL): one id and/or a list per relation, the
+ * amount bounds on the signed stored amount as upstream's, the type unchecked.
+ */
+export type TransactionListFilter = Pick<
+  TransactionFilter,
+  "accountId" | "categoryId" | "merchantId" | "startDate" | "endDate" | "search"
+> & {
+  accountIds?: string[];
+  categoryIds?: string[];
+  merchantIds?: string[];
   tagIds?: string[];
+  minAmount?: string;
+  maxAmount?: string;
   type?: string | null;
 };
 
 const NATURES: Record<string, "income" | "expense"> = { income: "income", inflow: "income", expense: "expense", outflow: "expense" };
 const NAME_MAX = 500;
+/** Bounds the work of one list request; no client lists more accounts or categories than this at once. */
+const MAX_FILTER_IDS = 200;
 const NOTES_MAX = 10_000;
 const EXTERNAL_ID_MAX = 255;
 
@@ -86,17 +101,24 @@ export class TransactionService {
     ] as const) {
       if (value && !isUuid(value)) problems.add(`${label} is not a valid id`);
     }
-    if (filter.tagIds?.some((id) => !isUuid(id))) problems.add("tag_ids contains an invalid id");
+    for (const [label, values] of [
+      ["account_ids", filter.accountIds],
+      ["category_ids", filter.categoryIds],
+      ["merchant_ids", filter.merchantIds],
+      ["tag_ids", filter.tagIds],
+    ] as const) {
+      if (values?.some((id) => !isUuid(id))) problems.add(`${label} contains an invalid id`);
+      if (values && values.length > MAX_FILTER_IDS) problems.add(`${label} lists more than ${MAX_FILTER_IDS} ids`);
+    }
     if (filter.type && filter.type !== "income" && filter.type !== "expense") problems.add("type must be income or expense");
     problems.throwIfAny();
     const request = clampPage(page, perPage, 25);
-    const { accountId, categoryId, merchantId, ...rest } = filter;
+    const { minAmount, maxAmount, type, ...rest } = filter;
     const query: TransactionFilter = {
       ...rest,
-      type: (filter.type || undefined) as TransactionFilter["type"],
-      accountIds: accountId ? [accountId] : undefined,
-      categoryIds: categoryId ? [categoryId] : undefined,
-      merchantIds: merchantId ? [merchantId] : undefined,
+      minSignedAmount: minAmount,
+      maxSignedAmount: maxAmount,
+      type: (type || undefined) as TransactionFilter["type"],
     };
     const { rows, total } = await this.transactions.page(actor.familyId, query, request.perPage, offsetOf(request));
     return { items: rows, pagination: pageInfo(request, total) };
@@ -201,6 +223,53 @@ export class TransactionService {
     // Of concurrent deletes only one removes the row; the others answer as if it had never existed.
     if (!(await this.transactions.delete(actor.familyId, id))) throw new NotFoundError("Transaction");
     return current;
+  }
+
+  /** The family's transfers, newest first; `status` is upstream's, and every transfer here is confirmed. */
+  async transfers(
+    actor: Actor,
+    filter: TransferListFilter,
+    page?: number | null,
+    perPage?: number | null,
+  ): Promise<{ items: TransferView[]; pagination: PageInfo }> {
+    const problems = new ValidationErrors();
+    if (filter.accountId && !isUuid(filter.accountId)) problems.add("account_id is not a valid id");
+    if (filter.status && !TRANSFER_STATUSES.includes(filter.status)) problems.add(`status must be one of ${TRANSFER_STATUSES.join(", ")}`);
+    problems.throwIfAny();
+    const request = clampPage(page, perPage, 25);
+    if (filter.status && filter.status !== "confirmed") return { items: [], pagination: pageInfo(request, 0) };
+    const { accountId, startDate, endDate } = filter;
+    const { rows, total } = await this.transactions.transfersPage(
+      actor.familyId,
+      { accountId: accountId ?? undefined, startDate: startDate ?? undefined, endDate: endDate ?? undefined },
+      request.perPage,
+      offsetOf(request),
+    );
+    return { items: await this.withLegs(actor, rows), pagination: pageInfo(request, total) };
+  }
+
+  async transfer(actor: Actor, id: string): Promise<TransferView> {
+    const { rows } = isUuid(id) ? await this.transactions.transfersPage(actor.familyId, { id }, 1, 0) : { rows: [] };
+    if (rows.length === 0) throw new NotFoundError("Transfer");
+    const [view] = await this.withLegs(actor, rows);
+    return view;
+  }
+
+  private async withLegs(actor: Actor, links: TransferLink[]): Promise<TransferView[]> {
+    const legs = new Map(
+      (
+        await this.transactions.byIds(
+          actor.familyId,
+          links.flatMap((link) => [link.outflowId, link.inflowId]),
+        )
+      ).map((row) => [row.id, row]),
+    );
+    return links.map((link) => ({
+      id: link.id,
+      createdAt: link.createdAt,
+      outflow: legs.get(link.outflowId)!,
+      inflow: legs.get(link.inflowId)!,
+    }));
   }
 
   /** Moves money between two of the family's accounts as an outflow and an inflow leg. */

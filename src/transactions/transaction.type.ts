@@ -125,11 +125,26 @@ export class CreateTransactionPayload {
   created!: boolean;
 }
 
-@ObjectType("TransferPayload")
+@ObjectType("TransferPayload", { description: "A transfer between two of the family's accounts: its outflow and inflow legs." })
 export class TransferPayload {
   @Field(() => ID) id!: string;
   @Field(() => TransactionType) outflow!: TransactionType;
   @Field(() => TransactionType) inflow!: TransactionType;
+}
+
+@ObjectType("TransferPage")
+export class TransferPageType {
+  @Field(() => [TransferPayload]) items!: TransferPayload[];
+  @Field(() => PaginationType) pagination!: PaginationType;
+}
+
+@InputType("TransferFilter")
+export class TransferFilterInput {
+  @Field(() => ID, { nullable: true, description: "Either leg's account." }) accountId?: string;
+  @Field(() => CalendarDateScalar, { nullable: true, description: "Inclusive." }) startDate?: string;
+  @Field(() => CalendarDateScalar, { nullable: true, description: "Inclusive." }) endDate?: string;
+  @Field(() => String, { nullable: true, description: "pending, confirmed or rejected; every transfer here is confirmed." })
+  status?: string;
 }
 
 @InputType("TransactionInput", { description: "On update, fields left out are unchanged and null clears optional fields." })
@@ -154,13 +169,21 @@ export class TransactionInput {
 @InputType("TransactionFilter")
 export class TransactionFilterInput {
   @Field(() => ID, { nullable: true }) accountId?: string;
+  @Field(() => [ID], { nullable: true, description: "Transactions in any of these accounts (and in accountId, when both are given)." })
+  accountIds?: string[];
   @Field(() => ID, { nullable: true }) categoryId?: string;
+  @Field(() => [ID], { nullable: true, description: "Transactions in any of these categories (and in categoryId, when both are given)." })
+  categoryIds?: string[];
   @Field(() => ID, { nullable: true }) merchantId?: string;
+  @Field(() => [ID], { nullable: true, description: "Transactions of any of these merchants (and of merchantId, when both are given)." })
+  merchantIds?: string[];
   @Field(() => [ID], { nullable: true, description: "Transactions carrying any of these tags." }) tagIds?: string[];
   @Field(() => CalendarDateScalar, { nullable: true, description: "Inclusive." }) startDate?: string;
   @Field(() => CalendarDateScalar, { nullable: true, description: "Inclusive." }) endDate?: string;
-  @Field(() => DecimalScalar, { nullable: true, description: "Minimum absolute amount." }) minAmount?: string;
-  @Field(() => DecimalScalar, { nullable: true, description: "Maximum absolute amount." }) maxAmount?: string;
+  @Field(() => DecimalScalar, { nullable: true, description: "Minimum stored amount, signed: expenses are positive, income negative." })
+  minAmount?: string;
+  @Field(() => DecimalScalar, { nullable: true, description: "Maximum stored amount, signed: expenses are positive, income negative." })
+  maxAmount?: string;
   @Field(() => String, {
     nullable: true,
     description: "income (money in) or expense (money out, zero included); transfers between own accounts are neither.",

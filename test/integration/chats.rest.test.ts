@@ -145,13 +145,38 @@ describe("chats over REST", () => {
     expect((await api.post(`/chats/${chat.id}/messages`, "[1]")).status).toBe(400);
   });
 
-  test("retry is a 422 when the last reply did not fail", async () => {
+  test("retry after a good reply regenerates it with 202, as upstream: the chat ends with exactly one new reply", async () => {
     const chat = await newChat();
     const posted = await api.post(`/chats/${chat.id}/messages`, { content: "What is my net worth?" });
-    await waitForReply(api, chat.id, posted.body.id);
+    const answered = await waitForReply(api, chat.id, posted.body.id);
+    const first = replyTo(answered, posted.body.id);
+    expect(first).toBeDefined();
+
     const retry = await api.post(`/chats/${chat.id}/messages/retry`);
-    expect(retry.status).toBe(422);
-    expect(retry.body.errors).toEqual(["The last message has no failed response to retry"]);
+    expect(retry.status).toBe(202);
+    expect(retry.body).toEqual({ message: "Retry initiated", message_id: posted.body.id });
+
+    const regenerated = await waitForReply(api, chat.id, posted.body.id);
+    const second = replyTo(regenerated, posted.body.id);
+    expect(second.id).not.toBe(first.id);
+    expect(second.content).toBe(first.content);
+    expect(regenerated.messages.map((m: { role: string }) => m.role)).toEqual(["user", "assistant"]);
+    expect(regenerated.messages[0].ai_response_status).toBe("complete");
+  });
+
+  test("retry is a 422 while the reply is still being written, and in a chat with no message", async () => {
+    const empty = await newChat();
+    const none = await api.post(`/chats/${empty.id}/messages/retry`);
+    expect(none.status).toBe(422);
+    expect(none.body.errors).toEqual(["The last message has no reply to retry yet"]);
+    // A message whose reply is pending: stop the worker from answering by asking the service directly, then retry.
+    const chat = await newChat();
+    const messageId = (await app.runtime.services.chats.postMessage(alice.actor, chat.id, { content: "hi" })).id;
+    await app.runtime.sequelize.query("UPDATE chat_messages SET ai_response_status = 'pending', reply_attempt = 99 WHERE id = $1", {
+      bind: [messageId],
+    });
+    const pending = await api.post(`/chats/${chat.id}/messages/retry`);
+    expect(pending.status).toBe(422);
   });
 
   test("a read-only key can read chats but not write them", async () => {

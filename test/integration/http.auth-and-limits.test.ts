@@ -49,9 +49,18 @@ describe("authentication", () => {
     ["a value that is not a key at all", "Bearer something"],
   ])("%s answers 401 with the one unauthorized body", async (_case, key) => {
     const api = key === undefined ? rest() : client(`${app().url}/api/v1`, { "x-api-key": key });
-    for (const response of [await api.get("/merchants"), await api.post("/transactions", { transaction: {} }), await api.get("/nowhere")]) {
+    for (const response of [await api.get("/merchants"), await api.post("/transactions", { transaction: {} })]) {
       expect(response.status).toBe(401);
       expect(response.body).toEqual(UNAUTHORIZED);
+    }
+  });
+
+  test("an unknown route answers 404 before any credential is looked at, as upstream does", async () => {
+    // sure-cli's `login` probes the server with no key: a 401 there reads as "bad key".
+    for (const api of [rest(), client(`${app().url}/api/v1`, { "x-api-key": "fgk_never_issued" }), rest(user.key)]) {
+      const response = await api.get("/nowhere");
+      expect(response.status).toBe(404);
+      expect(response.body).toEqual({ error: "not_found", message: "No route matches GET /api/v1/nowhere" });
     }
   });
 
