@@ -24,6 +24,8 @@
  *   BENCH_WARMUP        seconds of unmeasured load before each case (default 2)
  *   BENCH_ROUNDS        rounds over all cases, in alternating order (default 3)
  *   BENCH_POOL_MAX      database pool size of the service and of the baseline alike (default 10)
+ *   BENCH_GRAPHQL_MAX_COST  the service's GRAPHQL_MAX_COST (default: the service's default); 0 turns the
+ *                       GraphQL operation limits off, to measure what they cost
  */
 import "reflect-metadata";
 import assert from "node:assert/strict";
@@ -38,6 +40,7 @@ import { print } from "graphql";
 import IORedis from "ioredis";
 import pg from "pg";
 import { prepareOperations } from "../rest-adapter/operations";
+import { checkOperation, limitsFor, measureOperation } from "../src/graphql/operation-limits";
 import { seedDemo } from "../src/cli/demo";
 import { loadConfig } from "../src/config/config";
 import { absolute, formatMoney, toMinorUnits } from "../src/money/money";
@@ -64,6 +67,8 @@ const settings = {
   warmup: numberSetting("BENCH_WARMUP", 2, 0, 30),
   rounds: Math.round(numberSetting("BENCH_ROUNDS", 3, 1, 10)),
   poolMax: Math.round(numberSetting("BENCH_POOL_MAX", 10, 2, 200)),
+  /** GRAPHQL_MAX_COST of the service; 0 measures /graphql without the operation limits. */
+  graphqlMaxCost: process.env.BENCH_GRAPHQL_MAX_COST || undefined,
 };
 
 const TARGET_RATIO = 0.75;
@@ -544,6 +549,7 @@ async function main(): Promise<void> {
       LOG_LEVEL: "silent",
       RATE_LIMIT_REQUESTS: "0",
       GRAPHQL_LANDING_PAGE: "false",
+      ...(settings.graphqlMaxCost === undefined ? {} : { GRAPHQL_MAX_COST: settings.graphqlMaxCost }),
       ...(redisUrl ? { REDIS_URL: redisUrl, REDIS_PREFIX: redisPrefix } : {}),
     });
     const runtime: Runtime = await startRuntime(config, { api: true, workers: false });
@@ -758,6 +764,37 @@ async function main(): Promise<void> {
       `\n(CPU ms/req: the servers' process and the scratch database's Postgres backends, lowest round; the load generator is not counted.)`,
     );
 
+    // What the GraphQL operation limits add to each /graphql request: Apollo caches parsed and validated
+    // documents, so per request they measure the operation and compare it with the caller's limits. Timed
+    // here in-process on the very documents sent, against Apollo's CPU per request of this run.
+    const limitsShare: Record<string, { limits_us_per_op: number; share_of_apollo_cpu: number | null }> = {};
+    console.log(
+      `\nGraphQL operation limits (GRAPHQL_MAX_COST=${config.graphqlMaxCost}${config.graphqlMaxCost === 0 ? ", off during the load" : ""})`,
+    );
+    for (const [endpoint, operation, variables] of [
+      ["get", "getTransaction", { id: measuredId }],
+      ["list", "listTransactions", { perPage: 100 }],
+    ] as const) {
+      const prepared = operations.get(operation)!;
+      const limits = limitsFor(true, config.graphqlMaxCost || 10000);
+      const iterations = 20_000;
+      for (let i = 0; i < 2000; i++)
+        checkOperation(measureOperation(runtime.schema!, prepared.document, prepared.definition, variables), limits);
+      const started = process.hrtime.bigint();
+      for (let i = 0; i < iterations; i++)
+        checkOperation(measureOperation(runtime.schema!, prepared.document, prepared.definition, variables), limits);
+      const microseconds = Number(process.hrtime.bigint() - started) / 1000 / iterations;
+      const apolloCpuMs = summary[endpoint].apollo.server_cpu_ms_per_req;
+      const share = apolloCpuMs ? microseconds / (apolloCpuMs * 1000) : null;
+      limitsShare[endpoint] = {
+        limits_us_per_op: round2(microseconds)!,
+        share_of_apollo_cpu: share === null ? null : Math.round(share * 10000) / 10000,
+      };
+      console.log(
+        `  ${pad(ENDPOINT_LABELS[endpoint], 31)} ${microseconds.toFixed(1)} µs per operation = ${share === null ? "n/a" : `${(share * 100).toFixed(2)} %`} of Apollo's server CPU per request (${apolloCpuMs ?? "n/a"} ms) — target < 5 %: ${share !== null && share < 0.05 ? "MET" : "NOT MET"}`,
+      );
+    }
+
     console.log("\nTargets");
     const targets: Array<{ name: string; met: boolean }> = [];
     for (const endpoint of ["get", "list"] as EndpointName[]) {
@@ -791,6 +828,7 @@ async function main(): Promise<void> {
         redis: Boolean(redisUrl),
         target_ratio: TARGET_RATIO,
         results: summary,
+        graphql_operation_limits: limitsShare,
         targets_met: Object.fromEntries(targets.map((t) => [t.name, t.met])),
         all_met: allMet,
       }),

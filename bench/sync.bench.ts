@@ -70,6 +70,7 @@ async function main(): Promise<void> {
       DATABASE_URL: url.toString(),
       LOG_LEVEL: "silent",
       ALLOW_INSECURE_UPSTREAMS: "true",
+      OUTBOUND_ALLOWLIST: "127.0.0.1,::1,localhost",
       ENCRYPTION_KEY: randomBytes(32).toString("base64"),
       BANK_HISTORY_DAYS: String(days),
       SIMPLEFIN_DAILY_REQUEST_BUDGET: "1000",

@@ -24,7 +24,9 @@ function patternOf(path: string): RoutePattern {
 }
 
 /** PUT is PATCH, as upstream's Rails resources route it (sure-cli's `propose rules --apply` sends PUT). */
+/** PUT is PATCH's alias; HEAD is served wherever GET is: the same operation and headers, no body (express sends none for HEAD). */
 function routeMethodOf(method: string): string {
+  if (method === "HEAD") return "GET";
   return method === "PUT" ? "PATCH" : method;
 }
 
@@ -36,7 +38,8 @@ function resolve(routes: Array<RestRoute & RoutePattern>, method: string, path: 
     return { kind: "error", error: new RouteNotFoundError(`No route matches ${method} ${originalUrl.split("?")[0]}`) };
   const found = matching.find(({ route }) => route.method === routeMethodOf(method));
   if (found) return { kind: "route", index: found.index };
-  const methods = matching.flatMap(({ route }) => (route.method === "PATCH" ? ["PATCH", "PUT"] : [route.method]));
+  const aliases: Record<string, string[]> = { GET: ["GET", "HEAD"], PATCH: ["PATCH", "PUT"] };
+  const methods = matching.flatMap(({ route }) => aliases[route.method] ?? [route.method]);
   return { kind: "error", error: new MethodNotAllowedError(`${method} is not allowed here`), allow: methods.join(", ") };
 }
 

@@ -5,6 +5,7 @@ import { createQueueBackend, type QueueBackend } from "../workers/queues";
 import { WorkerHost } from "../workers/worker-host";
 import { createLogger, type Logger } from "./common/logger";
 import type { Config } from "./config/config";
+import type { Resolver } from "./outbound/outbound.guard";
 import { createSequelize, pingDatabase } from "./db/database";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "./db/embedded-postgres";
 import { checkRedisReachable, explainDatabaseError, explainListenError } from "./common/connection-errors";
@@ -22,6 +23,8 @@ export type RuntimeOptions = {
   logger?: Logger;
   /** Sees every SQL statement; tests count statements with it. */
   onStatement?: (sql: string) => void;
+  /** How the outbound guard resolves host names; tests inject a hostile DNS. */
+  resolve?: Resolver;
 };
 
 /** The wired service. Everything a process role needs, created once, stopped in reverse order. */
@@ -51,15 +54,26 @@ export async function openDatabase(
   onStatement?: (sql: string) => void,
 ): Promise<{ sequelize: Sequelize; url: string; embedded?: EmbeddedPostgres }> {
   const { url, embedded } = await databaseUrl(config, logger, stops);
-  const sequelize = createSequelize({ url, poolMax: config.databasePoolMax, onStatement });
-  stops.push(() => sequelize.close());
-  initModels(sequelize);
   try {
-    await migrateToLatest(sequelize);
+    // Migrations may rewrite large tables: they run on their own connections, without the statement timeout.
+    const migrating = createSequelize({ url, poolMax: 2 });
+    try {
+      await migrateToLatest(migrating);
+    } finally {
+      await migrating.close();
+    }
   } catch (error) {
     const explained = explainDatabaseError(error, url, embedded ? "embedded" : "DATABASE_URL");
     throw explained ? new Error(explained) : error;
   }
+  const sequelize = createSequelize({
+    url,
+    poolMax: config.databasePoolMax,
+    onStatement,
+    statementTimeoutMs: config.databaseStatementTimeoutMs || undefined,
+  });
+  stops.push(() => sequelize.close());
+  initModels(sequelize);
   return { sequelize, url, embedded };
 }
 
@@ -93,7 +107,7 @@ export async function startRuntime(config: Config, roles: Roles, options: Runtim
     // The URL is known once the server listens (PORT=0 picks a free port); services ask for it later.
     let runtime: Runtime | undefined = undefined;
     const publicUrl = () => runtime?.url ?? config.publicUrl ?? `http://localhost:${config.port}`;
-    const services = createServices(sequelize, events, { config, queues, logger, publicUrl });
+    const services = createServices(sequelize, events, { config, queues, logger, publicUrl, resolve: options.resolve });
     stops.push(async () => services.outbound.close());
     // Before the event bus and the database close: events committed just now get linked and published.
     stops.push(() => services.audit.settle());

@@ -39,7 +39,7 @@ import { UserRepository } from "./identity/user.repository";
 import { UserService } from "./identity/user.service";
 import { MerchantRepository } from "./merchants/merchant.repository";
 import { MerchantService } from "./merchants/merchant.service";
-import { OutboundGuard } from "./outbound/outbound.guard";
+import { OutboundGuard, type Resolver } from "./outbound/outbound.guard";
 import { SecretBox } from "./security/secret-box";
 import { ExportRepository } from "./exports/export.repository";
 import { AuditExportService, type ExportQueue } from "./exports/export.service";
@@ -91,7 +91,14 @@ function createRepositories(sequelize: Sequelize) {
  * What the services need from the running process beyond the database and the event bus. `publicUrl`
  * is the service's external base URL (SSO redirect URIs), known only once the server listens.
  */
-export type ServiceDeps = { config: Config; queues: QueueBackend; logger?: Logger; publicUrl?: () => string };
+export type ServiceDeps = {
+  config: Config;
+  queues: QueueBackend;
+  logger?: Logger;
+  publicUrl?: () => string;
+  /** How the outbound guard resolves host names; tests inject a hostile DNS. */
+  resolve?: Resolver;
+};
 
 /** Producers only enqueue: these adapters are the services' whole view of the queues. */
 function replyQueueOf(deps: ServiceDeps): ReplyQueue {
@@ -157,12 +164,12 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     events,
   );
   const users = new UserService(sequelize, audit, events, repositories.users);
-  const oidc = new OidcClient({ ...config.sso, allowInsecure: config.allowInsecureUpstreams });
+  /** The one way to reach a user- or upstream-supplied URL or host (src/outbound/outbound.guard.ts). */
+  const outbound = new OutboundGuard(config.outbound, deps.resolve);
+  const oidc = new OidcClient({ ...config.sso, allowInsecure: config.allowInsecureUpstreams }, outbound);
   const publicUrl = deps.publicUrl ?? (() => config.publicUrl ?? `http://localhost:${config.port}`);
   const ssoProviders = new SsoProviderService(sequelize, repositories.sso, audit, secrets, oidc, publicUrl);
   const connectedAccounts = new ConnectedAccountService(sequelize, repositories.sso, audit);
-  /** The one way to reach a user- or upstream-supplied URL or host (src/outbound/outbound.guard.ts). */
-  const outbound = new OutboundGuard(config.outbound);
   const destinationHandler = new DestinationHandler(repositories.streamDestinations, audit, secrets, outbound, logger);
   const apiKeys = new ApiKeyService(repositories.apiKeys, events);
   return {
@@ -195,8 +202,8 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
       config.assistant,
       createProvider(config.assistant),
     ),
-    banking: new BankingService(repositories.banking, repositories.accounts, secrets, config, syncQueueOf(deps)),
-    bankSync: new BankSyncService(repositories.banking, secrets, config, events, logger),
+    banking: new BankingService(repositories.banking, repositories.accounts, secrets, config, syncQueueOf(deps), outbound),
+    bankSync: new BankSyncService(repositories.banking, secrets, config, events, logger, outbound),
     audit,
     auditSavedSearches: new AuditSavedSearchService(repositories.auditSavedSearches),
     sessions,

@@ -32,8 +32,9 @@ export class AccountRepository {
     await AccountModel.update(changes, { where: { id, familyId } });
   }
 
-  async delete(familyId: string, id: string): Promise<void> {
-    await AccountModel.destroy({ where: { id, familyId } });
+  /** Whether this call removed the row (of concurrent deletes, only one does). */
+  async delete(familyId: string, id: string): Promise<boolean> {
+    return (await AccountModel.destroy({ where: { id, familyId } })) > 0;
   }
 
   /** The family's currency, the default of its new accounts. */

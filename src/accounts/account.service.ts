@@ -83,7 +83,8 @@ export class AccountService {
   /** Deletes the account and, with it, its transactions. */
   async delete(actor: Actor, id: string): Promise<AccountRow> {
     const account = await this.get(actor, id);
-    await this.accounts.delete(actor.familyId, id);
+    // Of concurrent deletes only one removes the row; the others answer as if it had never existed.
+    if (!(await this.accounts.delete(actor.familyId, id))) throw new NotFoundError("Account");
     return account;
   }
 }

@@ -48,8 +48,13 @@ export function auditContextFor(request: { clientIp?: string; userAgent?: string
   };
 }
 
-function normalizeIp(ip: string | undefined): string | null {
-  if (!ip) return null;
+/**
+ * A client address as PostgreSQL's inet stores it, or null. An IPv6 zone id (`fe80::1%eth0`) names an
+ * interface of the sender's host, which means nothing here, and inet refuses it.
+ */
+function normalizeIp(raw: string | undefined): string | null {
+  if (!raw) return null;
+  const ip = raw.includes("%") ? raw.slice(0, raw.indexOf("%")) : raw;
   const unmapped = ip.startsWith("::ffff:") && isIP(ip.slice(7)) === 4 ? ip.slice(7) : ip;
   return isIP(unmapped) ? unmapped : null;
 }

@@ -42,6 +42,35 @@ const EMAIL_IN_TEXT = /[a-z0-9._%+-]+@[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}/g;
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/;
 
+/** Bounds of a free-text search, after the words that add nothing are dropped: each word is one more scan of the text. */
+export const SEARCH_LIMITS = { maxWords: 10, maxWordLength: 200 } as const;
+
+/**
+ * The distinct words of a search, lower-cased. Every word must occur in an event, so a word contained
+ * in another one (`pay` beside `payroll`) finds nothing more and is dropped; what is left is bounded
+ * by SEARCH_LIMITS, with a 400 saying so.
+ */
+function searchWords(search: string | null | undefined): string[] {
+  const distinct = [
+    ...new Set(
+      (search ?? "")
+        .toLowerCase()
+        .split(/\s+/)
+        .filter((word) => word.length > 0),
+    ),
+  ];
+  const tooMany = () => new BadRequestError(`search has ${distinct.length} different words; at most ${SEARCH_LIMITS.maxWords} are allowed`);
+  // Comparing words pairwise is quadratic: far too many is refused before.
+  if (distinct.length > SEARCH_LIMITS.maxWords * 5) throw tooMany();
+  const words = distinct.filter(
+    (word) => EMAIL_WORD.test(word) || !distinct.some((other) => other !== word && other.includes(word) && !EMAIL_WORD.test(other)),
+  );
+  const tooLong = words.find((word) => word.length > SEARCH_LIMITS.maxWordLength);
+  if (tooLong) throw new BadRequestError(`search word "${tooLong.slice(0, 20)}…" is longer than ${SEARCH_LIMITS.maxWordLength} characters`);
+  if (words.length > SEARCH_LIMITS.maxWords) throw tooMany();
+  return words;
+}
+
 /** Checks and normalises a filter; anything unusable is a 400 naming the value. */
 export function parseFilter(filter: AuditFilterInput | null | undefined): AuditQuery {
   const f = filter ?? {};
@@ -58,10 +87,7 @@ export function parseFilter(filter: AuditFilterInput | null | undefined): AuditQ
   for (const id of userIds) if (!isUuid(id)) throw new BadRequestError(`userId ${JSON.stringify(id)} is not a valid id`);
   const from = f.from ? parseMoment(f.from, "from", false) : null;
   const before = f.to ? parseMoment(f.to, "to", true) : null;
-  const words = (f.search ?? "")
-    .toLowerCase()
-    .split(/\s+/)
-    .filter((word) => word.length > 0);
+  const words = searchWords(f.search);
   return {
     words: words.filter((word) => !EMAIL_WORD.test(word)),
     emails: words.filter((word) => EMAIL_WORD.test(word)),

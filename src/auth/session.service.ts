@@ -212,7 +212,8 @@ export class SessionService {
     if (!row || row.kind !== "access" || row.revokedAt || row.sessionEndedAt) throw new UnauthenticatedError();
     await this.checkLive(row);
     if (row.tokenExpiresAt <= new Date()) throw new UnauthenticatedError();
-    return actorOf(row, { kind: "access_token", id: row.tokenId, sessionId: row.sessionId });
+    const expiresAt = new Date(Math.min(row.tokenExpiresAt.getTime(), row.sessionExpiresAt.getTime()));
+    return actorOf(row, { kind: "access_token", id: row.tokenId, sessionId: row.sessionId }, expiresAt);
   }
 
   /** Resolves a session cookie's value to its actor, or throws 401. */
@@ -221,7 +222,7 @@ export class SessionService {
     const row = await this.repository.sessionBySecretHash(digest(sessionSecret));
     if (!row || row.sessionEndedAt) throw new UnauthenticatedError();
     await this.checkLive(row);
-    return actorOf(row, { kind: "session", id: row.sessionId, sessionId: row.sessionId });
+    return actorOf(row, { kind: "session", id: row.sessionId, sessionId: row.sessionId }, row.sessionExpiresAt);
   }
 
   /** Ends sessions past their lifetime that nobody used since, recording each expiry once. */
@@ -283,6 +284,7 @@ export class SessionService {
 function actorOf(
   row: Pick<TokenOwnerRow, "userId" | "familyId" | "email" | "role" | "aiEnabled">,
   credential: Extract<Actor["credential"], { sessionId: string }>,
+  expiresAt: Date,
 ): Actor {
   return {
     userId: row.userId,
@@ -292,5 +294,6 @@ function actorOf(
     scope: "read_write",
     aiEnabled: row.aiEnabled,
     credential,
+    expiresAt,
   };
 }

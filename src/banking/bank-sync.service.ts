@@ -12,6 +12,8 @@ import type { BankingRepositories } from "./banking.repository";
 import type { ConnectionRow, SyncRunRow } from "./bank-connection.repository";
 import type { TransactionWrite } from "./bank-import.repository";
 import { LunchflowClient, LunchflowSync } from "./lunchflow.client";
+import type { OutboundGuard } from "../outbound/outbound.guard";
+import { withoutMalformedRows } from "./imported-rows";
 import type { ImportBatch, ImportedAccount, ProviderSync, SyncState } from "./provider";
 import { SimplefinClient, SimplefinSync } from "./simplefin.client";
 import { redactor, UpstreamError, type UpstreamHttpOptions } from "./upstream-http";
@@ -35,6 +37,7 @@ export class BankSyncService {
     private readonly config: Config,
     private readonly events: EventBus,
     private readonly logger: Logger,
+    private readonly outbound: OutboundGuard,
   ) {}
 
   /** Runs the connection's sync, continuing its open run when there is one. Never throws for provider failures. */
@@ -169,6 +172,8 @@ export class BankSyncService {
     const secret = this.secrets.open(connection.credentials);
     const simplefin = connection.provider === "simplefin";
     const http: UpstreamHttpOptions = {
+      outbound: this.outbound,
+      httpsOnly: !this.config.allowInsecureUpstreams,
       timeoutMs: this.config.bankUpstreamTimeoutMs,
       retryBaseMs: this.config.bankRetryBaseMs,
       attempts: 3,
@@ -212,9 +217,12 @@ export class BankSyncService {
   private async importBatch(
     connection: ConnectionRow,
     links: Map<string, AccountLink>,
-    batch: ImportBatch,
+    answer: ImportBatch,
     totals: RunTotals,
   ): Promise<void> {
+    const { batch, problems } = withoutMalformedRows(answer);
+    totals.skipped += problems.length;
+    totals.errors.push(...problems);
     for (const account of batch.accounts) await this.importAccount(connection, links, account);
     const writes: TransactionWrite[] = [];
     const rekeys: TransactionWrite[] = [];

@@ -13,6 +13,7 @@ import type { ConnectionChanges, ConnectionRow, SyncRunRow } from "./bank-connec
 import { LunchflowClient } from "./lunchflow.client";
 import type { SyncState } from "./provider";
 import { claimSetupToken, SimplefinClient, UpstreamClaimError } from "./simplefin.client";
+import type { OutboundGuard } from "../outbound/outbound.guard";
 import { redactor, upstreamUrlProblem, UpstreamError, type UpstreamHttpOptions } from "./upstream-http";
 
 /** Enqueues a connection's sync job (workers/queues.ts owns the queue; a duplicate enqueue is a no-op). */
@@ -55,6 +56,7 @@ export class BankingService {
     private readonly secrets: SecretBox,
     private readonly config: Config,
     private readonly queue: SyncQueue | null,
+    private readonly outbound: OutboundGuard,
   ) {}
 
   list(actor: Actor): Promise<ConnectionRow[]> {
@@ -307,6 +309,8 @@ export class BankingService {
 
   private http(secrets: string[]): UpstreamHttpOptions {
     return {
+      outbound: this.outbound,
+      httpsOnly: !this.config.allowInsecureUpstreams,
       timeoutMs: this.config.bankUpstreamTimeoutMs,
       retryBaseMs: this.config.bankRetryBaseMs,
       attempts: 3,
@@ -319,7 +323,7 @@ export class BankingService {
   private async claim(setupToken: string): Promise<{ accessUrl: string; versions: string[] }> {
     let accessUrl: string;
     try {
-      accessUrl = await claimSetupToken(setupToken ?? "", this.http([setupToken]), this.config.allowInsecureUpstreams);
+      accessUrl = await claimSetupToken(setupToken ?? "", this.http([setupToken]));
     } catch (error) {
       if (error instanceof UpstreamClaimError)
         throw new UpstreamUnavailableError(`SimpleFIN could not be reached to claim the token: ${error.message}`);
@@ -335,11 +339,12 @@ export class BankingService {
     const problems = new ValidationErrors();
     const key = requiredText(problems, "API key", apiKey, 500);
     const url = baseUrl?.trim() || this.config.lunchflowBaseUrl;
-    const urlProblem = upstreamUrlProblem(url, this.config.allowInsecureUpstreams);
+    const http = this.http([key]);
+    const urlProblem = await upstreamUrlProblem(http, url);
     if (urlProblem) problems.add(`Base URL ${urlProblem}`);
     problems.throwIfAny();
     try {
-      await new LunchflowClient(url, key, this.http([key])).accounts();
+      await new LunchflowClient(url, key, http).accounts();
     } catch (error) {
       if (error instanceof UpstreamError && error.failure === "auth") throw new ValidationError(["Lunch Flow refused this API key"]);
       if (error instanceof UpstreamError) throw new UpstreamUnavailableError(`Lunch Flow could not be reached: ${error.message}`);

@@ -24,14 +24,14 @@ import { sanitizeUpstreamText, upstreamRequest, upstreamUrlProblem, UpstreamErro
 /** Windows stay well under the Bridge's silent 90-day cap (a longer window quietly loses days). */
 export const WINDOW_DAYS = 60;
 
-export function claimUrlOf(setupToken: string, allowInsecure: boolean): string {
+export async function claimUrlOf(setupToken: string, http: UpstreamHttpOptions): Promise<string> {
   const token = setupToken.trim();
   const invalid = new ValidationError([
     "The setup token is not valid: paste the token SimpleFIN Bridge gave you (base64 text that decodes to an https URL)",
   ]);
   if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(token)) throw invalid;
   const decoded = Buffer.from(token, token.includes("-") || token.includes("_") ? "base64url" : "base64").toString("utf8");
-  if (upstreamUrlProblem(decoded, allowInsecure) !== null) throw invalid;
+  if ((await upstreamUrlProblem(http, decoded)) !== null) throw invalid;
   return decoded;
 }
 
@@ -39,8 +39,8 @@ export function claimUrlOf(setupToken: string, allowInsecure: boolean): string {
  * POSTs to the claim URL. The answer is decided on the status code only: the Bridge changed its 403
  * wording once and broke a client that compared the text.
  */
-export async function claimSetupToken(setupToken: string, http: UpstreamHttpOptions, allowInsecure: boolean): Promise<string> {
-  const claimUrl = claimUrlOf(setupToken, allowInsecure);
+export async function claimSetupToken(setupToken: string, http: UpstreamHttpOptions): Promise<string> {
+  const claimUrl = await claimUrlOf(setupToken, http);
   let response;
   try {
     // One attempt: a claim whose answer was lost has still used the token up, and a retry would only 403.
@@ -58,7 +58,7 @@ export async function claimSetupToken(setupToken: string, http: UpstreamHttpOpti
     ]);
   }
   const accessUrl = response.text.trim();
-  if (upstreamUrlProblem(accessUrl, allowInsecure) !== null || !new URL(accessUrl).username) {
+  if (!URL.canParse(accessUrl) || !new URL(accessUrl).username || (await upstreamUrlProblem(http, accessUrl)) !== null) {
     throw new UpstreamClaimError("SimpleFIN answered the claim with something that is not an access URL");
   }
   return accessUrl;

@@ -1,5 +1,6 @@
-import { isIP } from "node:net";
 import type { Logger } from "../common/logger";
+import { OutboundFailedError, OutboundRefusedError } from "../outbound/outbound.errors";
+import type { OutboundGuard, OutboundResponse } from "../outbound/outbound.guard";
 
 /** Why a provider request failed, in the terms the sync acts on. */
 export type UpstreamFailure =
@@ -24,6 +25,10 @@ export class UpstreamError extends Error {
 export type UpstreamResponse = { status: number; text: string; headers: Headers };
 
 export type UpstreamHttpOptions = {
+  /** Every provider request goes through the outbound guard (src/outbound). */
+  outbound: OutboundGuard;
+  /** Refuse plain http (unless ALLOW_INSECURE_UPSTREAMS, for the test fakes). */
+  httpsOnly: boolean;
   timeoutMs: number;
   retryBaseMs: number;
   /** Total attempts of a request, first one included. */
@@ -56,22 +61,27 @@ export async function upstreamRequest(
   for (let attempt = 1; attempt <= options.attempts; attempt++) {
     if (attempt > 1) await sleep(lastError?.failure === "rate_limited" ? rateLimitWait : backoff(options.retryBaseMs, attempt));
     await options.beforeAttempt?.();
-    let response: Response;
-    let text: string;
+    let response: OutboundResponse;
     try {
-      response = await fetch(request.url, {
+      response = await options.outbound.request({
         method: request.method,
+        url: request.url,
         headers: request.headers,
         body: request.body,
         redirect: "error",
-        signal: AbortSignal.timeout(options.timeoutMs),
+        httpsOnly: options.httpsOnly,
+        timeoutMs: options.timeoutMs,
       });
-      text = await response.text();
     } catch (error) {
-      const timedOut = (error as Error).name === "TimeoutError" || (error as Error).name === "AbortError";
+      // The guard refused the address (or a redirect): no retry changes that.
+      if (error instanceof OutboundRefusedError)
+        throw new UpstreamError("bad_response", `the provider's URL was refused: it ${error.message}`);
+      if (!(error instanceof OutboundFailedError)) throw error;
+      const timedOut = error.reason === "timeout" || error.reason === "connect_timeout";
       lastError = new UpstreamError("unavailable", timedOut ? "the provider did not answer in time" : "could not reach the provider");
       continue;
     }
+    const text = response.text();
     options.debugLogger?.info(
       { provider: { method: request.method, url: options.redact(request.url), status: response.status, body: options.redact(text) } },
       "bank provider response",
@@ -131,30 +141,11 @@ export function sanitizeUpstreamText(text: string): string {
 }
 
 /**
- * Provider URLs must be https on a public host; plain http and loopback/private hosts (the test fakes)
- * only with ALLOW_INSECURE_UPSTREAMS. Returns the problem, or null when the URL is acceptable.
+ * Why a provider URL may not be used, or null: https only unless ALLOW_INSECURE_UPSTREAMS (the test
+ * fakes), and the outbound guard's address rules (the host resolved, every address checked).
  */
-export function upstreamUrlProblem(raw: string, allowInsecure: boolean): string | null {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return "is not a URL";
-  }
-  if (url.protocol !== "https:" && !(allowInsecure && url.protocol === "http:")) return "must be an https URL";
-  if (!allowInsecure && isInternalHost(url.hostname)) return "must not point at a loopback or private address";
-  return null;
-}
-
-function isInternalHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  if (host === "localhost" || host.endsWith(".localhost")) return true;
-  if (isIP(host) === 4) {
-    const [a, b] = host.split(".").map(Number);
-    return a === 127 || a === 10 || a === 0 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168);
-  }
-  if (isIP(host) === 6) return host === "::1" || host === "::" || host.startsWith("fc") || host.startsWith("fd") || host.startsWith("fe80");
-  return false;
+export function upstreamUrlProblem(options: Pick<UpstreamHttpOptions, "outbound" | "httpsOnly">, url: string): Promise<string | null> {
+  return options.outbound.urlProblem(url, { httpsOnly: options.httpsOnly });
 }
 
 /** Replaces every occurrence of the given secrets (and URL userinfo) with [redacted]. */

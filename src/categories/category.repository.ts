@@ -35,8 +35,9 @@ export class CategoryRepository {
     await CategoryModel.update(changes, { where: { id, familyId } });
   }
 
-  async delete(familyId: string, id: string): Promise<void> {
-    await CategoryModel.destroy({ where: { id, familyId } });
+  /** Whether this call removed the row (of concurrent deletes, only one does). */
+  async delete(familyId: string, id: string): Promise<boolean> {
+    return (await CategoryModel.destroy({ where: { id, familyId } })) > 0;
   }
 
   async byIds(familyId: string, ids: readonly string[]): Promise<(CategoryRow | null)[]> {

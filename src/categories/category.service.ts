@@ -69,7 +69,8 @@ export class CategoryService {
   /** Deletes the category; its transactions become uncategorised and its subcategories top-level. */
   async delete(actor: Actor, id: string): Promise<CategoryRow> {
     const category = await this.get(actor, id);
-    await this.categories.delete(actor.familyId, id);
+    // Of concurrent deletes only one removes the row; the others answer as if it had never existed.
+    if (!(await this.categories.delete(actor.familyId, id))) throw new NotFoundError("Category");
     return category;
   }
 

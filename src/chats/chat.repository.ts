@@ -55,8 +55,9 @@ export class ChatRepository {
     await ChatModel.update({ title }, { where: { id, userId } });
   }
 
-  async deleteChat(userId: string, id: string): Promise<void> {
-    await ChatModel.destroy({ where: { id, userId } });
+  /** Whether this call removed the row (of concurrent deletes, only one does). */
+  async deleteChat(userId: string, id: string): Promise<boolean> {
+    return (await ChatModel.destroy({ where: { id, userId } })) > 0;
   }
 
   /** Sets (or clears) the chat's error; `touch` also marks the chat as active now. */

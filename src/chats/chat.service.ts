@@ -86,7 +86,8 @@ export class ChatService {
 
   async delete(actor: Actor, id: string): Promise<ChatRow> {
     const chat = await this.own(actor, id);
-    await this.chats.deleteChat(actor.userId, chat.id);
+    // Of concurrent deletes only one removes the row; the others answer as if it had never existed.
+    if (!(await this.chats.deleteChat(actor.userId, chat.id))) throw new NotFoundError("Chat");
     return chat;
   }
 

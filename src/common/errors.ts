@@ -15,6 +15,7 @@ export enum ErrorCode {
   /** Transport-level refusals: a REST path that exists for other methods, a request body over the limit. */
   MethodNotAllowed = "METHOD_NOT_ALLOWED",
   PayloadTooLarge = "PAYLOAD_TOO_LARGE",
+  QueryTimeout = "QUERY_TIMEOUT",
 }
 
 export abstract class DomainError extends Error {
@@ -102,6 +103,21 @@ export class UpstreamUnavailableError extends DomainError {
   readonly restError = "upstream_unavailable";
 }
 
+/** A credential sent in a URL's query string, where logs, proxies and browser history keep it. */
+export class CredentialsInQueryError extends DomainError {
+  readonly code = ErrorCode.BadRequest;
+  readonly restError = "credentials_in_query";
+}
+
+/** A database statement ran past the statement timeout and was cancelled: the request asked for too much at once. */
+export class QueryTimeoutError extends DomainError {
+  readonly code = ErrorCode.QueryTimeout;
+  readonly restError = "query_timeout";
+  constructor() {
+    super("The request took too long and was stopped; narrow it down (fewer rows, a shorter range) and try again");
+  }
+}
+
 /** Collects per-field messages and throws one ValidationError with all of them. */
 export class ValidationErrors {
   private readonly messages: string[] = [];
@@ -128,5 +144,20 @@ export function asDomainError(error: unknown): DomainError | null {
   if (error instanceof DomainError) return error;
   const sqlState = (error as { parent?: { code?: unknown } } | null)?.parent?.code;
   if (typeof sqlState === "string" && sqlState.startsWith("22")) return new ValidationError(["A value could not be stored as sent"]);
+  if (sqlState === "57014") return new QueryTimeoutError();
+  if (sqlState === "23503") return vanishedReference((error as { parent: { detail?: unknown } }).parent.detail);
   return null;
+}
+
+/**
+ * A row a write pointed at was deleted between the write's checks and its insert (a race, since the
+ * checks passed): PostgreSQL's detail names the column, e.g. `Key (family_id, category_id)=(…) is
+ * not present in table "categories".`, and the answer names it as the checks would have.
+ */
+function vanishedReference(detail: unknown): ValidationError {
+  const columns = typeof detail === "string" ? /^Key \(([^)]*)\)/.exec(detail)?.[1].split(", ") : undefined;
+  const column = columns?.filter((name) => name !== "family_id").pop();
+  if (!column) return new ValidationError(["A referenced record no longer exists"]);
+  const label = column.replace(/_id$/, "").replace(/_/g, " ");
+  return new ValidationError([`${label.charAt(0).toUpperCase()}${label.slice(1)} not found`]);
 }

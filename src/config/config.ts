@@ -79,6 +79,7 @@ const settings = z.object({
   PUBLIC_URL: z.url().optional(),
   DATABASE_URL: postgresUrl.optional(),
   DATABASE_POOL_MAX: z.coerce.number().int().min(2).max(200).default(10),
+  DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(30000),
   DATA_DIR: z.string().min(1).default(path.join(projectRoot, ".data")),
   EMBEDDED_POSTGRES_PORT: z.coerce.number().int().min(0).max(65535).default(54320),
   REDIS_URL: redisUrl.optional(),
@@ -93,6 +94,7 @@ const settings = z.object({
   TRUST_PROXY: trustProxy.default(["loopback"]),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(10000),
   GRAPHQL_LANDING_PAGE: booleanFlag.default(true),
+  GRAPHQL_MAX_COST: z.coerce.number().int().min(0).default(50000),
   JOB_LOCK_MS: z.coerce.number().int().min(500).default(30000),
   ASSISTANT_PROVIDER: z.enum(["builtin", "openai"]).optional(),
   OPENAI_BASE_URL: z.url().optional(),
@@ -165,6 +167,8 @@ export type Config = Readonly<{
   publicUrl?: string;
   databaseUrl?: string;
   databasePoolMax: number;
+  /** PostgreSQL statement_timeout of the service's connections (requests and jobs; not migrations); 0: none. */
+  databaseStatementTimeoutMs: number;
   dataDir: string;
   /** Port of the embedded PostgreSQL (0: any free port); the next free one when it is taken. */
   embeddedPostgresPort: number;
@@ -184,6 +188,8 @@ export type Config = Readonly<{
   trustProxy: boolean | number | string[];
   shutdownTimeoutMs: number;
   graphqlLandingPage: boolean;
+  /** Largest estimated cost of one GraphQL operation with credentials; 0 turns the operation limits off. */
+  graphqlMaxCost: number;
   /** How long a job's lock lasts without renewal: a crashed worker's job is taken over after about this long. */
   jobLockMs: number;
   assistant: AssistantConfig;
@@ -290,6 +296,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl: s.PUBLIC_URL,
     databaseUrl: s.DATABASE_URL,
     databasePoolMax: s.DATABASE_POOL_MAX,
+    databaseStatementTimeoutMs: s.DATABASE_STATEMENT_TIMEOUT_MS,
     dataDir: path.resolve(s.DATA_DIR),
     embeddedPostgresPort: s.EMBEDDED_POSTGRES_PORT,
     redisUrl: s.REDIS_URL,
@@ -302,6 +309,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: s.TRUST_PROXY,
     shutdownTimeoutMs: s.SHUTDOWN_TIMEOUT_MS,
     graphqlLandingPage: s.GRAPHQL_LANDING_PAGE,
+    graphqlMaxCost: s.GRAPHQL_MAX_COST,
     jobLockMs: s.JOB_LOCK_MS,
     assistant: Object.freeze(assistantConfig(s)),
     encryptionKey: s.ENCRYPTION_KEY,

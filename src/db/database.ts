@@ -6,6 +6,8 @@ export type DatabaseOptions = {
   poolMax: number;
   /** Called with each SQL statement; tests use it to count statements. */
   onStatement?: (sql: string) => void;
+  /** Cancels any statement running longer than this (PostgreSQL's statement_timeout); unset: no limit. */
+  statementTimeoutMs?: number;
 };
 
 // Return numeric and bigint columns as strings: money must never pass through a JS float.
@@ -19,6 +21,7 @@ export function createSequelize(options: DatabaseOptions): Sequelize {
     dialectModule: pg,
     logging: options.onStatement ? (sql) => options.onStatement!(sql) : false,
     pool: { max: options.poolMax, min: 0, idle: 10000, acquire: 30000 },
+    dialectOptions: options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {},
     define: { underscored: true, timestamps: true },
   });
 }
@@ -26,6 +29,7 @@ export function createSequelize(options: DatabaseOptions): Sequelize {
 /** Postgres error codes the services translate into domain errors. */
 export const PG_UNIQUE_VIOLATION = "23505";
 export const PG_FOREIGN_KEY_VIOLATION = "23503";
+export const PG_QUERY_CANCELED = "57014";
 
 /** Whether the database answers (readiness probes). */
 export async function pingDatabase(sequelize: Sequelize): Promise<void> {

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
@@ -6,29 +5,30 @@ import { ApolloServer } from "@apollo/server";
 import { ApolloServerPluginDrainHttpServer } from "@apollo/server/plugin/drainHttpServer";
 import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
 import { expressMiddleware } from "@as-integrations/express5";
-import express, { type Request, type Response } from "express";
-import { execute, type GraphQLSchema } from "graphql";
-import { useServer } from "graphql-ws/use/ws";
+import express, { type NextFunction, type Request, type Response } from "express";
+import type { GraphQLSchema } from "graphql";
 import proxyAddr from "proxy-addr";
 import type { RateLimiterAbstract } from "rate-limiter-flexible";
-import { WebSocketServer } from "ws";
 import { createRestRouter, unknownRouteGuard } from "../../rest-adapter/rest-router";
 import { API_PREFIX } from "../../rest-adapter/routes";
 import type { Logger } from "../common/logger";
 import type { Config } from "../config/config";
-import type { Actor } from "../identity/actor";
 import { projectRoot } from "../config/project-root";
 import { RequestContext } from "../graphql/context";
+import { CostControl } from "../graphql/cost-control";
 import { formatGraphQLError } from "../graphql/errors";
+import { MAX_TOKENS } from "../graphql/operation-limits";
 import type { Services } from "../services";
 import { createAuthRouter } from "../auth/auth.router";
 import { createSsoRouter } from "../sso/sso.router";
 import { createExportRouter } from "../exports/export.router";
-import { auditContextFor, runInAuditContext, type AuditContext } from "../audit/audit-context";
 import { createAdminConsoleRouter, explorerPage } from "./admin-console";
-import { authenticate, bearerToken, enterRequestOrigin, readCookie, resolveActor, SESSION_COOKIE } from "./authenticate";
-import { LiveSockets } from "./live-sockets";
+import { authenticate, enterRequestOrigin } from "./authenticate";
+import { answerClientErrors } from "./client-errors";
+import { attachGraphQLSocket } from "./graphql-socket";
 import { rateLimit } from "./rate-limit";
+import { refuseCredentialsInQuery } from "./query-credentials";
+import { securityHeaders } from "./security-headers";
 import { assignRequestId } from "./request-id";
 import { requestLog } from "./request-log";
 import { finalErrorHandler, noRouteHandler } from "./respond";
@@ -46,23 +46,7 @@ export type AppDeps = {
 export type App = { app: express.Express; httpServer: http.Server; close(): Promise<void> };
 
 const BODY_LIMIT = "1mb";
-
-/**
- * The console's session cookie on a WebSocket upgrade, when the upgrade comes from this site: a
- * browser sends the cookie with any page's upgrade request, so another site's page must not ride on it.
- */
-function socketSessionCookie(request: http.IncomingMessage): string | undefined {
-  const session = readCookie({ get: (name: string) => request.headers[name.toLowerCase()] } as unknown as Request, SESSION_COOKIE);
-  if (session === undefined) return undefined;
-  const origin = request.headers.origin;
-  if (origin === undefined) return session;
-  const host = request.headers.host;
-  try {
-    return new URL(origin).host === host ? session : undefined;
-  } catch {
-    return undefined;
-  }
-}
+export const SERVER_TIMEOUTS = { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 5_000 } as const;
 
 /**
  * Builds the express app, the HTTP server, Apollo and the graphql-ws server without listening, so
@@ -72,16 +56,23 @@ export async function createApp(deps: AppDeps): Promise<App> {
   const { config, services, schema, logger } = deps;
   const app = express();
   const httpServer = http.createServer(app);
+  // Chosen rather than Node's defaults (60 s for headers, 300 s for a whole request): a client that
+  // sends slowly holds a socket this long at most, then gets 408. Idle keep-alive sockets close after 5 s.
+  httpServer.headersTimeout = SERVER_TIMEOUTS.headersMs;
+  httpServer.requestTimeout = SERVER_TIMEOUTS.requestMs;
+  httpServer.keepAliveTimeout = SERVER_TIMEOUTS.keepAliveMs;
+  answerClientErrors(httpServer);
   app.disable("x-powered-by");
   app.set("trust proxy", config.trustProxy);
   app.set("query parser", "simple");
 
+  app.use(securityHeaders());
   app.use((req, res, next) => {
     res.locals.requestId = assignRequestId(req, res);
-    res.setHeader("X-Content-Type-Options", "nosniff");
-    res.setHeader("Referrer-Policy", "no-referrer");
     next();
   });
+  // Before anything logs the URL: a credential in the query string is refused, never written down.
+  app.use(refuseCredentialsInQuery);
   app.use(enterRequestOrigin);
   // Mounted only when its lines are wanted: below info it would time every request for nothing.
   if (logger.isLevelEnabled("info")) app.use(requestLog(logger));
@@ -117,66 +108,21 @@ export async function createApp(deps: AppDeps): Promise<App> {
   app.use(createExportRouter(services, limit));
   app.use(createAdminConsoleRouter());
 
-  /**
-   * The WebSocket transport's origins: one per connection (its authentication) and one per operation,
-   * each with its own request id, made current here and nowhere else (the HTTP one is enterRequestOrigin).
-   */
-  const socketOrigin = (request: http.IncomingMessage) =>
-    auditContextFor({
-      clientIp: proxyAddr(request, app.get("trust proxy fn")),
-      userAgent: request.headers["user-agent"],
-      requestId: randomUUID(),
-    });
-  const operationOrigins = new WeakMap<RequestContext, AuditContext>();
-  // Upgrades are handed over here rather than by attaching ws to the HTTP server, which would re-emit
-  // the server's own errors (a port in use) on the ws server, where graphql-ws prints them as a stack trace.
-  const wsServer = new WebSocketServer({ noServer: true });
-  httpServer.on("upgrade", (request, socket, head) => {
-    if (new URL(request.url ?? "/", "http://localhost").pathname !== "/graphql") return void socket.destroy();
-    wsServer.handleUpgrade(request, socket, head, (ws) => wsServer.emit("connection", ws, request));
+  const costControl = new CostControl({ schema, maxCost: config.graphqlMaxCost, rateLimiter: deps.rateLimiter, logger });
+  const socket = attachGraphQLSocket({
+    httpServer,
+    schema,
+    services,
+    logger,
+    costControl,
+    clientIp: (request) => proxyAddr(request, app.get("trust proxy fn")),
   });
-  const liveSockets = new LiveSockets(logger);
-  liveSockets.listen(services.events);
   const formatError = formatGraphQLError(logger);
-  type SocketExtra = { actor?: Actor | null };
-  const wsCleanup = useServer<Record<string, unknown>, SocketExtra>(
-    {
-      schema,
-      // A wrong credential closes the socket with 4403 Forbidden at connection time; none connects anonymously.
-      onConnect: async (ctx) => {
-        const params = ctx.connectionParams ?? {};
-        const apiKey = params["X-Api-Key"] ?? params["x-api-key"];
-        const authorization = params["Authorization"] ?? params["authorization"];
-        const bearer = authorization === undefined ? undefined : bearerToken({ get: () => String(authorization) } as unknown as Request);
-        const session = apiKey === undefined && bearer === undefined ? socketSessionCookie(ctx.extra.request) : undefined;
-        if (apiKey === undefined && bearer === undefined && session === undefined) return true;
-        try {
-          // Like an HTTP request's: presenting an expired session records its expiry with the socket's origin.
-          const origin = socketOrigin(ctx.extra.request);
-          const credentials = { bearer, apiKey: apiKey === undefined ? undefined : String(apiKey), session };
-          ctx.extra.actor = await runInAuditContext(origin, () => resolveActor(services, credentials));
-          liveSockets.add(ctx.extra.socket, ctx.extra.actor);
-          return true;
-        } catch {
-          return false;
-        }
-      },
-      context: (ctx) => {
-        const origin = socketOrigin(ctx.extra.request);
-        const context = new RequestContext(services, ctx.extra.actor ?? null, origin.requestId!, logger);
-        operationOrigins.set(context, origin);
-        return context;
-      },
-      // Queries and mutations over the socket record audit events with the operation's origin, as HTTP requests do.
-      execute: (args) => runInAuditContext(operationOrigins.get(args.contextValue as RequestContext)!, () => execute(args)),
-      onNext: (_ctx, _id, _payload, _args, result) =>
-        result.errors ? { ...result, errors: result.errors.map((error) => formatError(error.toJSON(), error)) } : undefined,
-    },
-    wsServer,
-  );
   const apollo = new ApolloServer<RequestContext>({
     schema,
     introspection: true,
+    // Bounds parsing and validation of any document; depth, aliases and cost are checked once the caller is known.
+    parseOptions: { maxTokens: MAX_TOKENS },
     // Apollo adds stack traces to error responses unless NODE_ENV is production or test, and nothing sets it.
     includeStacktraceInErrorResponses: false,
     formatError,
@@ -184,11 +130,11 @@ export async function createApp(deps: AppDeps): Promise<App> {
     stopOnTerminationSignals: false,
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
+      costControl.plugin(),
       {
         serverWillStart: async () => ({
           drainServer: async () => {
-            await liveSockets.stop();
-            await wsCleanup.dispose();
+            await socket.dispose();
           },
         }),
       },
@@ -200,6 +146,11 @@ export async function createApp(deps: AppDeps): Promise<App> {
   if (config.graphqlLandingPage) app.get("/graphql", explorerPage());
   app.use(
     "/graphql",
+    // Apollo serves GET only; Node already sends no body in answer to HEAD, whatever the handler writes.
+    (req: Request, _res: Response, next: NextFunction) => {
+      if (req.method === "HEAD") req.method = "GET";
+      next();
+    },
     authenticate(services, { required: false, cookie: true }),
     ...limit,
     express.json({ limit: BODY_LIMIT }),

@@ -2,9 +2,11 @@ import type { NextFunction, Request, Response } from "express";
 import type IORedis from "ioredis";
 import { RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import type { Sequelize } from "sequelize";
+import { currentAuditContext } from "../audit/audit-context";
 import { RateLimitedError } from "../common/errors";
 import type { Logger } from "../common/logger";
 import type { Config } from "../config/config";
+import type { Actor } from "../identity/actor";
 import type { RateLimitState } from "../usage/usage.service";
 import { sendError } from "./respond";
 
@@ -23,6 +25,11 @@ export async function createRateLimiter(config: Config, store: RateLimitStore): 
   });
 }
 
+/** Whose points a request spends: its credential's, or its client address's before authentication. */
+export function rateLimitKey(actor: Actor | null, clientIp: string | null): string {
+  return actor ? `${actor.credential.kind}:${actor.credential.id}` : `ip:${clientIp}`;
+}
+
 declare module "express-serve-static-core" {
   interface Locals {
     /** The limit as this request left it; unset when rate limiting is off or its store is down. */
@@ -33,10 +40,8 @@ declare module "express-serve-static-core" {
 /** Consumes one point for the request's identity and sets the X-RateLimit-* headers of docs/rest-compat.md. */
 export function rateLimit(limiter: RateLimiterAbstract, logger: Logger) {
   return async (req: Request, res: Response, next: NextFunction) => {
-    const actor = res.locals.actor;
-    const key = actor ? `${actor.credential.kind}:${actor.credential.id}` : `ip:${req.ip}`;
     try {
-      const state = await limiter.consume(key);
+      const state = await limiter.consume(rateLimitKey(res.locals.actor, currentAuditContext().ipAddress ?? req.ip ?? null));
       setHeaders(res, limiter.points, state);
       res.locals.rateLimit = {
         limit: limiter.points,

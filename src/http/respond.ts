@@ -11,7 +11,8 @@ import type { Logger } from "../common/logger";
  */
 export function sendError(req: Request, res: Response, error: unknown): void {
   const { status, body } = restErrorOf(error);
-  if (req.baseUrl.startsWith("/graphql")) {
+  // Refusals made before routing (a credential in the query string) have no baseUrl yet.
+  if ((req.baseUrl || req.path).startsWith("/graphql")) {
     res.status(status).json({ errors: [{ message: body.message, extensions: graphqlExtensionsOf(error) }] });
     return;
   }

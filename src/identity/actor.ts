@@ -15,6 +15,8 @@ export type Actor = Readonly<{
    * session (whose id audit events carry).
    */
   credential: { kind: "api_key"; id: string } | { kind: "access_token" | "session"; id: string; sessionId: string };
+  /** When the credential stops working by itself (a key's expiry, a token's or session's end of life); null: never. */
+  expiresAt: Date | null;
 }>;
 
 /** Roles that may read the audit log. */

@@ -19,6 +19,8 @@ export type KeyOwnerRow = {
   keyId: string;
   scope: ApiKeyScope;
   lastUsedAt: Date | null;
+  /** When the key stops working by itself; null: never. */
+  expiresAt: Date | null;
   userId: string;
   familyId: string;
   email: string;
@@ -78,7 +80,7 @@ export class ApiKeyRepository {
   async liveOwner(keyHash: Buffer): Promise<KeyOwnerRow | null> {
     const [row] = await readRows<KeyOwnerRow>(
       this.sequelize,
-      `SELECT k.id AS "keyId", k.scope, k.last_used_at AS "lastUsedAt",
+      `SELECT k.id AS "keyId", k.scope, k.last_used_at AS "lastUsedAt", k.expires_at AS "expiresAt",
               u.id AS "userId", u.family_id AS "familyId", u.email, u.role, u.status, u.ai_enabled AS "aiEnabled"
          FROM api_keys k JOIN users u ON u.id = k.user_id
         WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())`,

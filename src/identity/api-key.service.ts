@@ -91,6 +91,7 @@ export class ApiKeyService {
       scope: row.scope,
       aiEnabled: row.aiEnabled,
       credential: { kind: "api_key", id: row.keyId },
+      expiresAt: row.expiresAt ? new Date(row.expiresAt) : null,
     };
   }
 

@@ -26,8 +26,9 @@ export class MerchantRepository {
     await MerchantModel.update(changes, { where: { id, familyId } });
   }
 
-  async delete(familyId: string, id: string): Promise<void> {
-    await MerchantModel.destroy({ where: { id, familyId } });
+  /** Whether this call removed the row (of concurrent deletes, only one does). */
+  async delete(familyId: string, id: string): Promise<boolean> {
+    return (await MerchantModel.destroy({ where: { id, familyId } })) > 0;
   }
 
   async byIds(familyId: string, ids: readonly string[]): Promise<(MerchantRow | null)[]> {

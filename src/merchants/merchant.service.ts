@@ -62,7 +62,8 @@ export class MerchantService {
 
   async delete(actor: Actor, id: string): Promise<MerchantRow> {
     const merchant = await this.get(actor, id);
-    await this.merchants.delete(actor.familyId, id);
+    // Of concurrent deletes only one removes the row; the others answer as if it had never existed.
+    if (!(await this.merchants.delete(actor.familyId, id))) throw new NotFoundError("Merchant");
     return merchant;
   }
 }

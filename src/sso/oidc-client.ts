@@ -1,7 +1,7 @@
-import { createRemoteJWKSet, jwtVerify, type JWTPayload } from "jose";
+import { createRemoteJWKSet, customFetch as joseFetch, jwtVerify, type JWTPayload } from "jose";
 import * as oidc from "openid-client";
-import { upstreamUrlProblem } from "../banking/upstream-http";
 import { UpstreamUnavailableError, ValidationError } from "../common/errors";
+import type { OutboundGuard } from "../outbound/outbound.guard";
 
 export type OidcSettings = {
   /** http issuers and loopback hosts (test IdPs); never in production. */
@@ -59,11 +59,15 @@ type Discovered = {
 export class OidcClient {
   private readonly discovered = new Map<string, Discovered>();
 
-  constructor(private readonly settings: OidcSettings) {}
+  constructor(
+    private readonly settings: OidcSettings,
+    /** Discovery, token, userinfo and JWKS requests all go through it, each to a checked address. */
+    private readonly outbound: OutboundGuard,
+  ) {}
 
-  /** Refuses issuer URLs the service must not call: plain http or internal hosts, unless allowed. */
-  checkIssuer(issuer: string): void {
-    const problem = upstreamUrlProblem(issuer, this.settings.allowInsecure);
+  /** Refuses issuer URLs the service must not call: plain http unless allowed, and what the outbound guard refuses. */
+  async checkIssuer(issuer: string): Promise<void> {
+    const problem = await this.outbound.urlProblem(issuer, { httpsOnly: !this.settings.allowInsecure });
     if (problem) throw new ValidationError([`Issuer ${problem}`]);
   }
 
@@ -145,7 +149,7 @@ export class OidcClient {
   private async load(credentials: OidcClientCredentials): Promise<Discovered> {
     const cached = this.discovered.get(credentials.id);
     if (cached && cached.version === credentials.version && Date.now() - cached.fetchedAt < this.settings.discoveryTtlMs) return cached;
-    this.checkIssuer(credentials.issuer);
+    await this.checkIssuer(credentials.issuer);
     let config: oidc.Configuration;
     try {
       config = await oidc.discovery(
@@ -153,24 +157,50 @@ export class OidcClient {
         credentials.clientId,
         { [oidc.clockTolerance]: this.settings.clockToleranceSeconds } as Partial<oidc.ClientMetadata>,
         oidc.ClientSecretBasic(credentials.clientSecret),
-        { timeout: this.settings.timeoutSeconds, execute: this.settings.allowInsecure ? [oidc.allowInsecureRequests] : [] },
+        {
+          timeout: this.settings.timeoutSeconds,
+          execute: this.settings.allowInsecure ? [oidc.allowInsecureRequests] : [],
+          // Kept by the configuration: the token and userinfo requests go through the guard too.
+          [oidc.customFetch]: this.outbound.fetch,
+        },
       );
     } catch (error) {
       throw new UpstreamUnavailableError(`OpenID discovery at ${credentials.issuer} failed: ${(error as Error).message}`);
     }
     const metadata = config.serverMetadata();
     if (!metadata.jwks_uri) throw new UpstreamUnavailableError(`The IdP at ${credentials.issuer} publishes no jwks_uri`);
+    await this.checkEndpoints(credentials.issuer, metadata);
     const entry: Discovered = {
       config,
       jwks: createRemoteJWKSet(new URL(metadata.jwks_uri), {
         cooldownDuration: this.settings.jwksCooldownMs,
         timeoutDuration: this.settings.timeoutSeconds * 1000,
+        [joseFetch]: this.outbound.fetch,
       }),
       fetchedAt: Date.now(),
       version: credentials.version,
     };
     this.discovered.set(credentials.id, entry);
     return entry;
+  }
+
+  /**
+   * A discovery document is upstream input: every endpoint it names is checked like the issuer, so
+   * it cannot send the service (token, userinfo, JWKS) or the user's browser (end session) somewhere
+   * internal. The guard checks the requests again when they are made, against a fresh DNS answer.
+   */
+  private async checkEndpoints(issuer: string, metadata: oidc.ServerMetadata): Promise<void> {
+    const named = {
+      token_endpoint: metadata.token_endpoint,
+      jwks_uri: metadata.jwks_uri,
+      userinfo_endpoint: metadata.userinfo_endpoint,
+      end_session_endpoint: metadata.end_session_endpoint,
+    };
+    for (const [name, url] of Object.entries(named)) {
+      if (url === undefined) continue;
+      const problem = await this.outbound.urlProblem(url, { httpsOnly: !this.settings.allowInsecure });
+      if (problem) throw new UpstreamUnavailableError(`The IdP at ${issuer} names a ${name} that ${problem}`);
+    }
   }
 }
 

@@ -248,7 +248,7 @@ export class SsoProviderService {
     if (!issuer) problems.add("Issuer can't be blank");
     else {
       try {
-        this.oidc.checkIssuer(issuer);
+        await this.oidc.checkIssuer(issuer);
       } catch (error) {
         problems.add((error as { errors?: string[] }).errors?.[0] ?? "Issuer is not a valid URL");
       }

@@ -19,8 +19,9 @@ export class TagRepository {
     await TagModel.update(changes, { where: { id, familyId } });
   }
 
-  async delete(familyId: string, id: string): Promise<void> {
-    await TagModel.destroy({ where: { id, familyId } });
+  /** Whether this call removed the row (of concurrent deletes, only one does). */
+  async delete(familyId: string, id: string): Promise<boolean> {
+    return (await TagModel.destroy({ where: { id, familyId } })) > 0;
   }
 
   async byIds(familyId: string, ids: readonly string[]): Promise<(TagRow | null)[]> {

@@ -49,7 +49,8 @@ export class TagService {
 
   async delete(actor: Actor, id: string): Promise<TagRow> {
     const tag = await this.get(actor, id);
-    await this.tags.delete(actor.familyId, id);
+    // Of concurrent deletes only one removes the row; the others answer as if it had never existed.
+    if (!(await this.tags.delete(actor.familyId, id))) throw new NotFoundError("Tag");
     return tag;
   }
 }

@@ -103,8 +103,9 @@ export class TransactionRepository {
     await TransactionModel.update(changes, { where: { id, familyId }, transaction });
   }
 
-  async delete(familyId: string, id: string): Promise<void> {
-    await TransactionModel.destroy({ where: { id, familyId } });
+  /** Whether this call removed the row (of concurrent deletes, only one does). */
+  async delete(familyId: string, id: string): Promise<boolean> {
+    return (await TransactionModel.destroy({ where: { id, familyId } })) > 0;
   }
 
   /** Links an outflow and an inflow leg as one transfer. */
@@ -115,9 +116,21 @@ export class TransactionRepository {
     await TransferModel.create(transfer, { transaction });
   }
 
-  /** Makes `tagIds` the transaction's whole tag set. */
-  async replaceTags(transactionId: string, tagIds: readonly string[], transaction: Transaction): Promise<void> {
+  /**
+   * Makes `tagIds` the transaction's whole tag set; false when the transaction no longer exists. Its
+   * row is locked first, so concurrent replacements take turns and the last one wins whole instead of
+   * merging with another's.
+   */
+  async replaceTags(transactionId: string, tagIds: readonly string[], transaction: Transaction): Promise<boolean> {
+    const row = await TransactionModel.findByPk(transactionId, { attributes: ["id"], lock: transaction.LOCK.UPDATE, transaction });
+    if (!row) return false;
     await TransactionTagModel.destroy({ where: { transactionId }, transaction });
+    await this.addTags(transactionId, tagIds, transaction);
+    return true;
+  }
+
+  /** Tags a transaction created in this same database transaction. */
+  async addTags(transactionId: string, tagIds: readonly string[], transaction: Transaction): Promise<void> {
     const unique = [...new Set(tagIds)];
     if (unique.length)
       await TransactionTagModel.bulkCreate(

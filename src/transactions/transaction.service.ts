@@ -168,7 +168,7 @@ export class TransactionService {
           },
           transaction,
         );
-        await this.transactions.replaceTags(id, input.tagIds ?? [], transaction);
+        await this.transactions.addTags(id, input.tagIds ?? [], transaction);
       });
     } catch (error) {
       // A concurrent import of the same external id won the race: answer as the replay it is.
@@ -210,7 +210,8 @@ export class TransactionService {
     await saveUnique("External id has already been imported into that account", () =>
       this.sequelize.transaction(async (transaction) => {
         await this.transactions.update(actor.familyId, id, changes, transaction);
-        if (input.tagIds !== undefined) await this.transactions.replaceTags(id, input.tagIds ?? [], transaction);
+        if (input.tagIds !== undefined && !(await this.transactions.replaceTags(id, input.tagIds ?? [], transaction)))
+          throw new NotFoundError("Transaction");
       }),
     );
     return this.get(actor, id);
@@ -219,7 +220,8 @@ export class TransactionService {
   /** Deletes one transaction. Deleting a transfer leg removes the transfer link, not the other leg. */
   async delete(actor: Actor, id: string): Promise<TransactionRow> {
     const current = await this.get(actor, id);
-    await this.transactions.delete(actor.familyId, id);
+    // Of concurrent deletes only one removes the row; the others answer as if it had never existed.
+    if (!(await this.transactions.delete(actor.familyId, id))) throw new NotFoundError("Transaction");
     return current;
   }
 

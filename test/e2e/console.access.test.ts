@@ -23,7 +23,12 @@ async function adminGraphql(query: string, variables: Record<string, unknown> = 
 }
 
 beforeAll(async () => {
-  rig = await startConsoleRig({ ALLOW_INSECURE_UPSTREAMS: "true", RATE_LIMIT_REQUESTS: "0" });
+  // The IdP listens on loopback, which the outbound guard refuses unless told.
+  rig = await startConsoleRig({
+    ALLOW_INSECURE_UPSTREAMS: "true",
+    OUTBOUND_ALLOWLIST: "127.0.0.1,::1,localhost",
+    RATE_LIMIT_REQUESTS: "0",
+  });
   idp = await startIdp({
     name: "acme",
     users: { ada: { email: "ada@example.test", email_verified: true, name: "Ada", groups: ["finance-admins"] } },

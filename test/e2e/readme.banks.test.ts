@@ -42,6 +42,7 @@ test("every shell example of the bank connections section works as printed, agai
     LOG_LEVEL: "warn",
     DATABASE_POOL_MAX: "4",
     ALLOW_INSECURE_UPSTREAMS: "true",
+    OUTBOUND_ALLOW_PRIVATE: "true",
   };
   delete env.REDIS_URL;
   delete env.PUBLIC_URL;

@@ -21,7 +21,12 @@ import { startTestApp, type TestApp } from "../helpers/test-app";
  */
 jest.setTimeout(120_000);
 
-const BANK_ENV = { ALLOW_INSECURE_UPSTREAMS: "true", BANK_RETRY_BASE_MS: "20", BANK_UPSTREAM_TIMEOUT_MS: "1000" };
+const BANK_ENV = {
+  ALLOW_INSECURE_UPSTREAMS: "true",
+  OUTBOUND_ALLOWLIST: "127.0.0.1,::1,localhost",
+  BANK_RETRY_BASE_MS: "20",
+  BANK_UPSTREAM_TIMEOUT_MS: "1000",
+};
 const API_KEY = "lf_backup_key_0001";
 
 let lunchflow: FakeLunchflowServer;

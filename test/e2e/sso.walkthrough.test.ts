@@ -52,6 +52,7 @@ beforeAll(async () => {
     ...process.env,
     DATABASE_URL: database.url,
     ALLOW_INSECURE_UPSTREAMS: "true",
+    OUTBOUND_ALLOWLIST: "127.0.0.1,::1,localhost",
     PORT: "0",
     HOST: "127.0.0.1",
     LOG_LEVEL: "warn",

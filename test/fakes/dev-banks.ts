@@ -239,7 +239,7 @@ async function main(): Promise<void> {
   process.stdout.write(
     [
       "",
-      "Bank sandboxes are running (Ctrl-C stops them). Start the service with ALLOW_INSECURE_UPSTREAMS=true to reach them.",
+      "Bank sandboxes are running (Ctrl-C stops them). Start the service with ALLOW_INSECURE_UPSTREAMS=true OUTBOUND_ALLOW_PRIVATE=true to reach them.",
       `  Lunch Flow        base URL     ${lunchflow.baseUrl}`,
       `                    API key      ${lunchflow.apiKey}`,
       `  SimpleFIN Bridge  setup token  ${simplefin.setupToken}`,

@@ -4,6 +4,8 @@ import type { Services } from "../../src/services";
 /** Test settings for bank sync: the loopback fakes allowed, quick retries and timeouts. */
 export const BANK_TEST_ENV = {
   ALLOW_INSECURE_UPSTREAMS: "true",
+  // The fakes listen on loopback, which the outbound guard refuses unless told.
+  OUTBOUND_ALLOWLIST: "127.0.0.1,::1,localhost",
   ENCRYPTION_KEY: Buffer.alloc(32, 7).toString("base64"),
   BANK_RETRY_BASE_MS: "20",
   BANK_UPSTREAM_TIMEOUT_MS: "1000",

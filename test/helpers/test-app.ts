@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import IORedis from "ioredis";
 import type { Logger } from "../../src/common/logger";
 import { loadConfig } from "../../src/config/config";
+import type { Resolver } from "../../src/outbound/outbound.guard";
 import { startRuntime, type Roles, type Runtime } from "../../src/runtime";
 import { redisUrl } from "./database-urls";
 import { createTestDatabase, type TestDatabase } from "./test-database";
@@ -21,7 +22,7 @@ export type TestApp = {
  * environment would give them).
  */
 export async function startTestApp(
-  options: { env?: Record<string, string>; roles?: Partial<Roles>; logger?: Logger } = {},
+  options: { env?: Record<string, string>; roles?: Partial<Roles>; logger?: Logger; resolve?: Resolver } = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase();
   const prefix = `fgtest_${process.env.JEST_WORKER_ID ?? "0"}_${randomBytes(4).toString("hex")}`;
@@ -39,7 +40,7 @@ export async function startTestApp(
   const runtime = await startRuntime(
     config,
     { api: true, workers: false, ...options.roles },
-    { onStatement: (sql) => statements.push(sql), logger: options.logger },
+    { onStatement: (sql) => statements.push(sql), logger: options.logger, resolve: options.resolve },
   );
   return {
     url: runtime.url!,

@@ -25,8 +25,8 @@ beforeAll(async () => {
     env: {
       ALLOW_INSECURE_UPSTREAMS: "true",
       RATE_LIMIT_REQUESTS: "0",
-      // Audit streaming to a loopback receiver; one quick retry, so that exhausting them is part of the walk.
-      OUTBOUND_ALLOWLIST: "127.0.0.1/32",
+      // Audit streaming, IdPs and bank fakes on loopback; one quick stream retry, so that exhausting them is part of the walk.
+      OUTBOUND_ALLOWLIST: "127.0.0.1,::1,localhost",
       STREAM_POLL_MS: "100",
       STREAM_RETRY_SCHEDULE: "50ms",
     },

@@ -1,6 +1,11 @@
 import { Writable } from "node:stream";
 import pino from "pino";
 import { claimUrlOf, WINDOW_DAYS } from "../../src/banking/simplefin.client";
+import { loadConfig } from "../../src/config/config";
+import { OutboundGuard } from "../../src/outbound/outbound.guard";
+import { fakeDns } from "../helpers/fake-dns";
+
+const UPSTREAM_OPTIONS = { timeoutMs: 1000, retryBaseMs: 10, attempts: 1, retryRateLimited: false, redact: (text: string) => text };
 import { startOfTomorrowUtc } from "../../src/banking/provider";
 import { BANK_TEST_ENV, waitForSync } from "../helpers/banking";
 import { createUser, type TestUser } from "../helpers/fixtures";
@@ -106,14 +111,17 @@ describe("SimpleFIN setup tokens", () => {
     const response = await api.graphql(`mutation { connectSimplefin(setupToken: "not a token!") { id } }`);
     expect(response.body.errors[0].extensions.code).toBe("VALIDATION_FAILED");
     expect(response.body.errors[0].message).toMatch(/setup token is not valid/);
-    // Plain http and loopback claim URLs pass only with ALLOW_INSECURE_UPSTREAMS.
+    // Plain http claim URLs pass only with ALLOW_INSECURE_UPSTREAMS, loopback ones only with an outbound exception.
     const loopback = Buffer.from("http://127.0.0.1:9/claim/x").toString("base64");
-    expect(() => claimUrlOf(loopback, false)).toThrow(/not valid/);
-    expect(() => claimUrlOf(Buffer.from("https://127.0.0.1/claim/x").toString("base64"), false)).toThrow(/not valid/);
-    expect(claimUrlOf(Buffer.from("https://bridge.simplefin.org/simplefin/claim/abc").toString("base64"), false)).toBe(
+    const outbound = new OutboundGuard(loadConfig({}).outbound, fakeDns({ "bridge.simplefin.org": "104.18.1.1" }));
+    const http = (httpsOnly: boolean, guard = outbound) => ({ ...UPSTREAM_OPTIONS, outbound: guard, httpsOnly });
+    await expect(claimUrlOf(loopback, http(true))).rejects.toThrow(/not valid/);
+    await expect(claimUrlOf(loopback, http(false))).rejects.toThrow(/not valid/);
+    await expect(claimUrlOf(Buffer.from("https://127.0.0.1/claim/x").toString("base64"), http(true))).rejects.toThrow(/not valid/);
+    expect(await claimUrlOf(Buffer.from("https://bridge.simplefin.org/simplefin/claim/abc").toString("base64"), http(true))).toBe(
       "https://bridge.simplefin.org/simplefin/claim/abc",
     );
-    expect(claimUrlOf(loopback, true)).toBe("http://127.0.0.1:9/claim/x");
+    expect(await claimUrlOf(loopback, http(false, app.runtime.services.outbound))).toBe("http://127.0.0.1:9/claim/x");
   });
 
   test("connecting claims the token once, imports two years from three institutions in ≤60-day windows with no gap or overlap", async () => {

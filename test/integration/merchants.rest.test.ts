@@ -311,12 +311,12 @@ describe("routing under /api/v1", () => {
   test("a method the path does not support answers 405 with an Allow header", async () => {
     const collection = await api.put("/merchants", { merchant: { name: "Put" } });
     expect(collection.status).toBe(405);
-    expect(collection.headers.get("allow")).toBe("GET, POST");
+    expect(collection.headers.get("allow")).toBe("GET, HEAD, POST");
     expect(collection.body).toEqual({ error: "method_not_allowed", message: "PUT is not allowed here" });
 
     const member = await api.post(`/merchants/${randomUUID()}`, { merchant: { name: "Post" } });
     expect(member.status).toBe(405);
-    expect(member.headers.get("allow")).toBe("GET, PATCH, PUT, DELETE");
+    expect(member.headers.get("allow")).toBe("GET, HEAD, PATCH, PUT, DELETE");
   });
 
   test("an unknown route answers 404 in the JSON error shape", async () => {

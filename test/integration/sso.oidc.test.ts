@@ -42,7 +42,14 @@ async function ssoLogin(slug: string, browser = new Browser()): Promise<{ page: 
 }
 
 beforeAll(async () => {
-  app = await startTestApp({ env: { ALLOW_INSECURE_UPSTREAMS: "true", SSO_JWKS_COOLDOWN_MS: "0", RATE_LIMIT_REQUESTS: "0" } });
+  app = await startTestApp({
+    env: {
+      ALLOW_INSECURE_UPSTREAMS: "true",
+      OUTBOUND_ALLOWLIST: "127.0.0.1,::1,localhost",
+      SSO_JWKS_COOLDOWN_MS: "0",
+      RATE_LIMIT_REQUESTS: "0",
+    },
+  });
   admin = await createUser(app.runtime.services, { role: "admin" });
   acme = await startIdp({ name: "acme" });
   globex = await startIdp({ name: "globex" });

@@ -11,6 +11,7 @@ import {
   MethodNotAllowedError,
   NotFoundError,
   PayloadTooLargeError,
+  QueryTimeoutError,
   RateLimitedError,
   UnauthenticatedError,
   UpstreamUnavailableError,
@@ -40,6 +41,7 @@ const EVERY_CODE: Record<ErrorCode, { error: DomainError; status: number; restEr
     restError: "rate_limit_exceeded",
   },
   [ErrorCode.UpstreamUnavailable]: { error: new UpstreamUnavailableError("bank down"), status: 503, restError: "upstream_unavailable" },
+  [ErrorCode.QueryTimeout]: { error: new QueryTimeoutError(), status: 503, restError: "query_timeout" },
 };
 
 describe("the error edges", () => {

@@ -4,6 +4,8 @@ import path from "node:path";
 import { loadConfig } from "../../src/config/config";
 import { SecretBox } from "../../src/security/secret-box";
 import { redactor, sanitizeUpstreamText, upstreamUrlProblem } from "../../src/banking/upstream-http";
+import { OutboundGuard } from "../../src/outbound/outbound.guard";
+import { fakeDns } from "../helpers/fake-dns";
 
 describe("secrets at rest", () => {
   test("seal/open round-trips with a fresh IV each time, and tampering is detected", () => {
@@ -42,13 +44,17 @@ describe("secrets at rest", () => {
 });
 
 describe("provider URLs and provider text", () => {
-  test("plain http and loopback or private hosts need ALLOW_INSECURE_UPSTREAMS", () => {
-    expect(upstreamUrlProblem("https://lunchflow.app/api/v1", false)).toBeNull();
-    expect(upstreamUrlProblem("http://lunchflow.app/api/v1", false)).toMatch(/https/);
-    expect(upstreamUrlProblem("https://127.0.0.1:8443/", false)).toMatch(/loopback/);
-    expect(upstreamUrlProblem("https://192.168.1.4/", false)).toMatch(/private/);
-    expect(upstreamUrlProblem("https://[::1]/", false)).toMatch(/loopback/);
-    expect(upstreamUrlProblem("http://127.0.0.1:9/", true)).toBeNull();
+  test("plain http needs ALLOW_INSECURE_UPSTREAMS; loopback or private addresses an outbound exception", async () => {
+    const outbound = new OutboundGuard(loadConfig({}).outbound, fakeDns({ "lunchflow.app": "104.18.1.1" }));
+    const strict = { outbound, httpsOnly: true };
+    expect(await upstreamUrlProblem(strict, "https://lunchflow.app/api/v1")).toBeNull();
+    expect(await upstreamUrlProblem(strict, "http://lunchflow.app/api/v1")).toMatch(/https/);
+    expect(await upstreamUrlProblem(strict, "https://127.0.0.1:8443/")).toMatch(/loopback/);
+    expect(await upstreamUrlProblem(strict, "https://192.168.1.4/")).toMatch(/private/);
+    expect(await upstreamUrlProblem(strict, "https://[::1]/")).toMatch(/loopback/);
+    expect(await upstreamUrlProblem({ outbound, httpsOnly: false }, "http://127.0.0.1:9/")).toMatch(/loopback/);
+    const allowlisted = new OutboundGuard(loadConfig({ OUTBOUND_ALLOWLIST: "127.0.0.1" }).outbound);
+    expect(await upstreamUrlProblem({ outbound: allowlisted, httpsOnly: false }, "http://127.0.0.1:9/")).toBeNull();
     expect(loadConfig({}).allowInsecureUpstreams).toBe(false);
   });
 
