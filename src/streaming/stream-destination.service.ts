@@ -143,7 +143,9 @@ export class StreamDestinationService {
         },
         transaction,
       );
-      // A new destination receives what is recorded from now on; older events are a replay away.
+      // A new destination receives what is recorded from now on; older events are a replay away. Events
+      // committed before now are linked first: linked later, they would land after its starting position.
+      await this.audit.chainCommitted();
       await this.consumers.create(consumerIdOf(id), await this.audit.chainHeadSeq(), transaction);
       if (!row.enabled) await this.consumers.setPaused(consumerIdOf(id), true, transaction);
       await this.record(transaction, actor, row, "stream.destination.created", "create", diffChanges({}, auditedState(row, credentials)));
