@@ -1,8 +1,7 @@
-import path from "node:path";
 import { eventually } from "../helpers/chromium";
 import { failLogin, PASSWORD, signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
+import { documentationScreenshot } from "../helpers/screenshots";
 
-const SCREENSHOTS = path.join(__dirname, "..", "..", "docs", "console");
 let rig: ConsoleRig;
 let target: { id: string; email: string };
 
@@ -83,7 +82,7 @@ test("the detail shows every field, changes as old → new, the same request's e
     expect(await change.locator("th").textContent()).toBe("role");
     expect(await change.locator(".old").textContent()).toBe("member");
     expect(await change.locator(".new").textContent()).toBe("→ auditor");
-    await page.screenshot({ path: path.join(SCREENSHOTS, "event-detail.png") });
+    await documentationScreenshot(page, "event-detail.png");
 
     await detail.getByRole("button", { name: "Filter by this IP" }).click();
     await page.waitForURL(/ip=192\.0\.2\.50/);

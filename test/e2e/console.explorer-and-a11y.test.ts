@@ -1,12 +1,11 @@
 import fs from "node:fs";
-import path from "node:path";
 import type { Page } from "playwright-core";
 import { eventually } from "../helpers/chromium";
 import { failLogin, signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
+import { documentationScreenshot } from "../helpers/screenshots";
 
 // Functions passed to page.evaluate and addInitScript run in the browser, where these exist.
 declare const window: any;
-const SCREENSHOTS = path.join(__dirname, "..", "..", "docs", "console");
 const AXE = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
 let rig: ConsoleRig;
 
@@ -51,7 +50,7 @@ test("the bundled explorer at /graphql runs a query and a subscription with the 
       await page.screenshot({ path: "/tmp/explorer.png" });
       throw error;
     });
-    await page.screenshot({ path: path.join(SCREENSHOTS, "explorer.png") });
+    await documentationScreenshot(page, "explorer.png");
 
     const subscription = "subscription Live { auditEventRecorded { timestamp eventType ipAddress } }";
     schemaLoaded = introspected();
@@ -68,7 +67,8 @@ test("the bundled explorer at /graphql runs a query and a subscription with the 
   }
 });
 
-test("every view passes axe-core without serious violations, in light and dark, down to 768 px", async () => {
+test("every view passes axe-core without serious violations, in light and dark (following the system), down to 768 px", async () => {
+  const colours: Record<string, string[]> = {};
   const views = ["/admin/audit-logs", "/admin/audit-logs?type=auth.login.failed&event=", "/admin/sso-providers", "/admin/users"];
   for (const [scheme, width] of [
     ["light", 1280],
@@ -80,6 +80,14 @@ test("every view passes axe-core without serious violations, in light and dark, 
       expect(await seriousViolations(page)).toEqual([]);
       await signIn(page, rig.admin.email);
       await page.waitForURL(/\/admin\/audit-logs/);
+      // The theme follows the system's preference (emulated per context): the page's own colours change.
+      await page.locator(".topbar").waitFor();
+      colours[scheme] = await page.evaluate(() =>
+        [window.document.documentElement, window.document.querySelector(".topbar")].flatMap((element: any) => {
+          const style = window.getComputedStyle(element);
+          return [style.backgroundColor, style.color];
+        }),
+      );
       for (const view of views) {
         await page.goto(view);
         await page.locator(".topbar").waitFor();
@@ -90,12 +98,18 @@ test("every view passes axe-core without serious violations, in light and dark, 
         }
         await page.waitForLoadState("networkidle");
         expect({ view, scheme, width, violations: await seriousViolations(page) }).toEqual({ view, scheme, width, violations: [] });
-        const name = view.split("/")[2].split("?")[0];
-        if (scheme === "light" && name !== "audit-logs") await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`) });
-        if (scheme === "dark" && view === views[1]) await page.screenshot({ path: path.join(SCREENSHOTS, "audit-log-dark-768.png") });
+        // Usable at this width: nothing wider than the window, so no sideways scrolling of the page.
+        expect({ view, width, pageWidth: await page.evaluate(() => window.document.documentElement.scrollWidth) }).toEqual({
+          view,
+          width,
+          pageWidth: width,
+        });
+        if (scheme === "dark" && view === views[1]) await documentationScreenshot(page, "audit-log-dark-768.png");
       }
     } finally {
       await context.close();
     }
   }
+  expect(colours.light).toHaveLength(4);
+  colours.light.forEach((colour, index) => expect({ index, dark: colours.dark[index] }).not.toEqual({ index, dark: colour }));
 });

@@ -1,8 +1,7 @@
-import path from "node:path";
 import { eventually } from "../helpers/chromium";
 import { failLogin, signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
+import { documentationScreenshot } from "../helpers/screenshots";
 
-const SCREENSHOTS = path.join(__dirname, "..", "..", "docs", "console");
 let rig: ConsoleRig;
 
 beforeAll(async () => {
@@ -36,7 +35,7 @@ test("an administrator signs in, is back on the page they asked for, and finds a
   try {
     await page.goto("/admin/audit-logs?type=auth.login.failed");
     await page.waitForURL(/\/admin\/sign-in\?next=/);
-    await page.screenshot({ path: path.join(SCREENSHOTS, "sign-in.png") });
+    await documentationScreenshot(page, "sign-in.png");
     await signIn(page, rig.admin.email);
     await page.waitForURL(/\/admin\/audit-logs\?type=auth\.login\.failed$/);
     await eventually(async () => expect(await page.getByRole("grid").textContent()).toContain("198.51.100.9"));
@@ -49,7 +48,7 @@ test("an administrator signs in, is back on the page they asked for, and finds a
       expect(await rows.allTextContents()).toEqual([expect.stringMatching(/auth\.login\.failed.*203\.0\.113\.77/)]);
       expect(await page.getByTestId("total").textContent()).toBe("1");
     });
-    await page.screenshot({ path: path.join(SCREENSHOTS, "audit-log.png") });
+    await documentationScreenshot(page, "audit-log.png");
 
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.waitForURL(/\/admin\/sign-in/);

@@ -1,0 +1,25 @@
+import path from "node:path";
+import type { Page } from "playwright-core";
+
+/** The console's screenshots, committed and shown in the README. */
+export const SCREENSHOT_DIR = path.join(__dirname, "..", "..", "docs", "console");
+
+/** Every screenshot the README shows, by file name under docs/console/. */
+export const CONSOLE_SCREENSHOTS = [
+  "sign-in.png",
+  "audit-log.png",
+  "event-detail.png",
+  "audit-log-dark-768.png",
+  "sso-providers.png",
+  "users.png",
+  "explorer.png",
+] as const;
+
+/**
+ * Takes one of the README's screenshots, only when asked: `npm run docs:screenshots` sets
+ * CONSOLE_SCREENSHOTS=1. An ordinary test run leaves the committed images alone.
+ */
+export async function documentationScreenshot(page: Page, name: (typeof CONSOLE_SCREENSHOTS)[number]): Promise<void> {
+  if (process.env.CONSOLE_SCREENSHOTS !== "1") return;
+  await page.screenshot({ path: path.join(SCREENSHOT_DIR, name) });
+}
