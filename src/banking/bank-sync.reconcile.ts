@@ -5,7 +5,8 @@ import type { ImportBatch, ImportedTransaction } from "./provider";
 
 /**
  * How a bank answer meets what is stored: which incoming rows are new, changed, unchanged, a pending
- * row that posted, or an old row under a re-issued id, and which pending rows expire. Pure: the sync
+ * row that posted, or an old row under a re-issued id, and which pending rows expire (or go, when the
+ * connection no longer asks for pending rows). Pure: the sync
  * service reads the stored rows and writes the plan.
  */
 
@@ -61,6 +62,10 @@ export function reconcile(
     const cutoff = daysAgo(PENDING_MISSING_EXPIRY_DAYS);
     for (const row of unclaimed)
       if (row.pending && !claimed.has(row.id) && inRange(row.date) && row.date < cutoff) plan.expired.push(row.id);
+  } else {
+    // Pending turned off: the connection keeps no pending rows. Those that posted were claimed above
+    // (re-keyed in place); the rest go, and come back at the next sync that asks for them.
+    for (const row of unclaimed) if (row.pending && !claimed.has(row.id) && inRange(row.date)) plan.expired.push(row.id);
   }
   return plan;
 }

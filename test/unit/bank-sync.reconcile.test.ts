@@ -95,11 +95,21 @@ describe("reconciling one account's answer with what is stored", () => {
     expect(plan.writes[0].row.currency).toBe("EUR");
   });
 
-  test("a pending row the answer no longer carries expires once old enough, only when pending rows were asked for", () => {
+  test("a pending row the answer no longer carries expires once old enough, when pending rows were asked for", () => {
     const recent = stored(incoming({ externalId: "recent", pending: true, date: daysAgo(1) }));
     const old = stored(incoming({ externalId: "old", pending: true, date: daysAgo(10), amount: "99.0000" }));
     const posted = stored(incoming({ externalId: "posted-long-ago", date: daysAgo(10) }));
     expect(reconcile([], [recent, old, posted], batch(), "USD").expired).toEqual([old.id]);
-    expect(reconcile([], [recent, old, posted], batch(false), "USD").expired).toEqual([]);
+  });
+
+  test("with pending turned off, every stored pending row goes, except one that posted (re-keyed in place)", () => {
+    const recent = stored(incoming({ externalId: "recent", pending: true, date: daysAgo(1), amount: "-12.5000" }));
+    const old = stored(incoming({ externalId: "old", pending: true, date: daysAgo(10), amount: "99.0000" }));
+    const posted = stored(incoming({ externalId: "posted-long-ago", date: daysAgo(10) }));
+    expect(reconcile([], [recent, old, posted], batch(false), "USD").expired.sort()).toEqual([recent.id, old.id].sort());
+    const nowPosted = incoming({ externalId: "recent-posted", pending: false, date: daysAgo(0), amount: "-12.5000" });
+    const plan = reconcile([nowPosted], [recent, old, posted], batch(false), "USD");
+    expect(plan.expired).toEqual([old.id]);
+    expect(plan.writes).toEqual([expect.objectContaining({ existingId: recent.id })]);
   });
 });
