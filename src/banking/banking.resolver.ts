@@ -143,6 +143,15 @@ export class BankConnectionResolver {
     return connection.status === "requires_update";
   }
 
+  @FieldResolver(() => Date, {
+    nullable: true,
+    description:
+      "When the automatic refresh syncs it next: lastSyncAt plus BANK_SYNC_INTERVAL_HOURS (checked every 10 minutes); null while new credentials are needed.",
+  })
+  nextSyncAt(@Ctx() { services }: RequestContext, @Root() connection: BankConnectionType): Date | null {
+    return services.banking.nextSyncAt(connection);
+  }
+
   @FieldResolver(() => BankConnectionAccountCountsType)
   async accountCounts(
     @Ctx() { bankingLoaders }: RequestContext,

@@ -182,6 +182,17 @@ export class BankingService {
   }
 
   /**
+   * When the periodic refresh syncs the connection next: BANK_SYNC_INTERVAL_HOURS after its last sync
+   * (at the refresh's next check, every 10 minutes, once that has passed); null while it waits for new
+   * credentials. The same rule as `dueConnections`.
+   */
+  nextSyncAt(connection: { status: string; lastSyncAt: Date | null }, now = new Date()): Date | null {
+    if (connection.status === "requires_update") return null;
+    if (!connection.lastSyncAt) return now;
+    return new Date(connection.lastSyncAt.getTime() + this.config.bankSyncIntervalHours * 3_600_000);
+  }
+
+  /**
    * The periodic refresh: every connection whose interval has passed gets a sync, unless it waits for
    * new credentials, one is already under way, or (SimpleFIN) its daily request budget is spent.
    */

@@ -369,7 +369,13 @@ describe("SimpleFIN failures", () => {
     expect(run!.errors.join()).toMatch(/budget/);
     await sql("UPDATE bank_connections SET requests_today = 0, last_sync_at = now() - interval '2 days' WHERE id = $1", [connectionId]);
     expect(await services.banking.refreshDue()).toBe(1);
-    expect(await waitForSync(services, connectionId)).toMatchObject({ status: "completed" });
+    expect(await waitForSync(services, connectionId)).toMatchObject({ status: "completed", trigger: "scheduled" });
+    // The schedule the API shows: the next automatic sync is due BANK_SYNC_INTERVAL_HOURS after this one, not before.
+    const { lastSyncAt, nextSyncAt } = (
+      await api.graphql(`query ($id: ID!) { bankConnection(id: $id) { lastSyncAt nextSyncAt } }`, { id: connectionId })
+    ).body.data.bankConnection;
+    expect(Date.parse(nextSyncAt) - Date.parse(lastSyncAt)).toBe(app.runtime.config.bankSyncIntervalHours * 3_600_000);
+    expect(await services.banking.refreshDue()).toBe(0);
   });
 
   test("another family cannot see or sync the connection", async () => {
