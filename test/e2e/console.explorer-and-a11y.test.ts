@@ -112,4 +112,4 @@ test("every view passes axe-core without serious violations, in light and dark (
   }
   expect(colours.light).toHaveLength(4);
   colours.light.forEach((colour, index) => expect({ index, dark: colours.dark[index] }).not.toEqual({ index, dark: colour }));
-});
+}, 90_000);

@@ -138,7 +138,10 @@ test("scrolling loads older events page by page by cursor, with a bounded number
     const lock = await sequelize.transaction();
     try {
       await sequelize.query("LOCK TABLE audit_events IN ACCESS EXCLUSIVE MODE", { transaction: lock });
+      const asked = page.waitForRequest((request) => Boolean(request.postData()?.includes("query AuditEvents(")));
       await page.reload({ waitUntil: "commit" });
+      await asked;
+      // Long past the count's budget (AUDIT_COUNT_BUDGET_MS, 40 ms), while the page's own read waits for the table.
       await new Promise((resolve) => setTimeout(resolve, 1_000));
     } finally {
       await lock.rollback();
