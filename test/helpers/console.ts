@@ -1,5 +1,6 @@
 import type { Page } from "playwright-core";
 import { launchChromium, openContext, type HeadlessChromium } from "./chromium";
+import { runInAuditContext } from "../../src/audit/audit-context";
 import { startTestApp, type TestApp } from "./test-app";
 
 export const PASSWORD = "console test password 1";
@@ -53,4 +54,97 @@ export async function failLogin(baseUrl: string, email: string, ip: string): Pro
     body: JSON.stringify({ email, password: "not the password at all" }),
   });
   if (response.status !== 401) throw new Error(`expected a refused login, got ${response.status}`);
+}
+
+/**
+ * Failed logins from `ips`, in that order, recorded straight through the audit service (setup only: a
+ * real one goes through scrypt, which a loaded machine pays dearly for in bulk).
+ */
+export async function seedFailedLogins(app: TestApp, ips: string[]): Promise<void> {
+  const { services, sequelize } = app.runtime;
+  for (const ip of ips) {
+    await runInAuditContext({ ipAddress: ip, userAgent: "seed", requestId: null, sessionId: null }, () =>
+      sequelize.transaction((transaction) =>
+        services.audit.record(transaction, { type: "auth.login.failed", error: "invalid_credentials", action: "login" }),
+      ),
+    );
+  }
+  await services.audit.chainCommitted();
+}
+
+/** Opens the events view of `query` in live mode, signing in on the way. */
+export async function openLiveView(page: Page, email: string, query: string): Promise<void> {
+  await page.goto(`/admin/audit-logs?${query}&live=1`);
+  await signIn(page, email);
+  await page.waitForURL(/\/admin\/audit-logs/);
+}
+
+/** The IP address column of the rows the reader can see in the table's scroller, top first. */
+export async function rowIps(page: Page): Promise<string[]> {
+  return page.getByTestId("events-scroller").evaluate((scroller) => {
+    const box = scroller.getBoundingClientRect();
+    return [...scroller.querySelectorAll("[role=row]")]
+      .map((row) => ({ box: row.getBoundingClientRect(), ip: row.querySelectorAll("[role=gridcell]")[5]?.textContent ?? "" }))
+      .filter((row) => row.box.bottom > box.top && row.box.top < box.bottom)
+      .sort((a, b) => a.box.top - b.box.top)
+      .map((row) => row.ip);
+  });
+}
+
+/**
+ * The page's GraphQL WebSockets pass through the test, which can drop them (as a network or a proxy
+ * would) and refuse new ones until `allow()`: the console's own reconnection and gap fill are under test.
+ */
+export async function interruptibleSocket(page: Page) {
+  const open = new Set<{ close(options?: { code?: number; reason?: string }): Promise<void> }>();
+  let blocked = false;
+  let refused = 0;
+  let connections = 0;
+  await page.routeWebSocket(/\/graphql$/, (socket) => {
+    if (blocked) {
+      refused += 1;
+      return void socket.close({ code: 1012, reason: "blocked by the test" });
+    }
+    connections += 1;
+    socket.connectToServer();
+    open.add(socket);
+    socket.onClose(() => open.delete(socket));
+  });
+  return {
+    get connections() {
+      return connections;
+    },
+    get refused() {
+      return refused;
+    },
+    /** Closes every open socket (code 1012, "service restart") and refuses new ones. */
+    async drop() {
+      blocked = true;
+      await Promise.all([...open].map((socket) => socket.close({ code: 1012, reason: "dropped by the test" })));
+      open.clear();
+    },
+    allow() {
+      blocked = false;
+    },
+  };
+}
+
+/** Holds the page's GraphQL POSTs whose body matches, from now until `release()` sends them on (and stops holding). */
+export function holdRequests(page: Page, matches: (body: string) => boolean) {
+  const held: Array<() => Promise<void>> = [];
+  let holding = true;
+  void page.route(/\/graphql$/, (route) => {
+    const body = route.request().postData() ?? "";
+    if (!holding || !matches(body)) return route.fallback();
+    held.push(() => route.fallback());
+  });
+  return {
+    get held() {
+      return held.length;
+    },
+    async release() {
+      holding = false;
+      await Promise.all(held.splice(0).map((send) => send()));
+    },
+  };
 }

@@ -27,22 +27,32 @@ function socketFor(headers: Record<string, unknown>): Client {
   return socket;
 }
 
-function isSubscription(query: string, operationName?: string | null): boolean {
+/**
+ * The operation to run. GraphiQL updates its operation name a moment after an edit: a document pasted
+ * and run at once still carries the previous document's name, which the server rejects as unknown.
+ * A name the document does not define is dropped when the document has a single operation.
+ */
+function operationOf(query: string, operationName?: string | null): { kind?: string; operationName?: string } {
   try {
-    return getOperationAST(parse(query), operationName ?? undefined)?.operation === "subscription";
+    const document = parse(query);
+    const named = getOperationAST(document, operationName ?? undefined);
+    if (named) return { kind: named.operation, operationName: operationName ?? undefined };
+    const only = getOperationAST(document);
+    return only ? { kind: only.operation, operationName: only.name?.value } : { operationName: operationName ?? undefined };
   } catch {
-    return false;
+    return { operationName: operationName ?? undefined };
   }
 }
 
 const fetcher: Fetcher = (params, options) => {
-  if (!isSubscription(params.query, params.operationName)) return httpFetcher(params, options);
+  const { kind, operationName } = operationOf(params.query, params.operationName);
+  if (kind !== "subscription") return httpFetcher({ ...params, operationName }, options);
   const socket = socketFor((options?.headers as Record<string, unknown>) ?? {});
   // GraphiQL only reads the results' JSON shape; graphql-ws yields them as they arrive on the wire.
   return socket.iterate({
     query: params.query,
     variables: params.variables ?? undefined,
-    operationName: params.operationName ?? undefined,
+    operationName,
   }) as unknown as ReturnType<Fetcher>;
 };
 

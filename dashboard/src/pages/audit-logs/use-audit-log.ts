@@ -22,6 +22,15 @@ const CONNECT_GRACE_MS = 5_000;
 
 const newestFirst = (a: AuditEvent, b: AuditEvent) =>
   a.timestamp === b.timestamp ? (a.id < b.id ? 1 : -1) : a.timestamp < b.timestamp ? 1 : -1;
+/**
+ * `fresh` (newest first) into `list` (newest first). Usually fresh events are all newer and go on top;
+ * a gap fill that answers after a newer live event has arrived puts older ones below it, in place.
+ */
+function mergeNewestFirst(fresh: AuditEvent[], list: AuditEvent[]): AuditEvent[] {
+  const merged = [...fresh, ...list];
+  const oldestFresh = fresh[fresh.length - 1];
+  return oldestFresh && list[0] && newestFirst(oldestFresh, list[0]) > 0 ? merged.sort(newestFirst) : merged;
+}
 const maxSeq = (a: string, b: string | null) => (b !== null && BigInt(b) > BigInt(a) ? b : a);
 
 /**
@@ -46,6 +55,8 @@ export function useAuditLog(filter: AuditEventFilter, filterKey: string, live: b
   const seen = useRef(new Set<string>());
   const lastSeq = useRef("0");
   const holdNew = useRef(false);
+  /** The events held behind the "N new" marker (mirrored in `pending` for rendering). */
+  const held = useRef<AuditEvent[]>([]);
   const generation = useRef(0);
   const onLiveRef = useRef(onLive);
   onLiveRef.current = onLive;
@@ -60,20 +71,23 @@ export function useAuditLog(filter: AuditEventFilter, filterKey: string, live: b
     fresh.forEach((event) => seen.current.add(event.id));
     fresh.sort(newestFirst);
     setLiveAdded((count) => count + fresh.length);
-    if (holdNew.current) setPending((list) => [...fresh, ...list]);
-    else setEvents((list) => [...fresh, ...list]);
+    if (holdNew.current) {
+      held.current = mergeNewestFirst(fresh, held.current);
+      setPending(held.current);
+    } else setEvents((list) => mergeNewestFirst(fresh, list));
     onLiveRef.current(fresh);
   }, []);
 
   const fillGap = useCallback(
     async (gen: number) => {
+      // Its own cursor: live events arriving meanwhile move lastSeq past positions this fill has not read yet.
+      let after = lastSeq.current;
       for (let round = 0; round < 50 && gen === generation.current; round++) {
-        const result = await client
-          .query(AuditEventsAfterSeqDocument, { afterSeq: lastSeq.current, filter: filterRef.current })
-          .toPromise();
+        const result = await client.query(AuditEventsAfterSeqDocument, { afterSeq: after, filter: filterRef.current }).toPromise();
         const page = result.data?.auditEventsAfterSeq;
         if (!page) return;
         accept(page.events, gen);
+        after = page.throughSeq;
         lastSeq.current = maxSeq(lastSeq.current, page.throughSeq);
         if (!page.hasMore) return;
       }
@@ -87,6 +101,7 @@ export function useAuditLog(filter: AuditEventFilter, filterKey: string, live: b
     seen.current = new Set();
     lastSeq.current = "0";
     setEvents([]);
+    held.current = [];
     setPending([]);
     setLiveAdded(0);
     setPageInfo(null);
@@ -185,11 +200,11 @@ export function useAuditLog(filter: AuditEventFilter, filterKey: string, live: b
   /** While the reader is scrolled away from the top, new events wait behind an "N new" marker. */
   const setHoldNew = useCallback((hold: boolean) => {
     holdNew.current = hold;
-    if (!hold) {
-      setPending((list) => {
-        if (list.length) setEvents((current) => [...list, ...current]);
-        return [];
-      });
+    if (!hold && held.current.length) {
+      const released = held.current;
+      held.current = [];
+      setPending([]);
+      setEvents((current) => mergeNewestFirst(released, current));
     }
   }, []);
 
