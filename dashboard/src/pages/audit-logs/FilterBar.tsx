@@ -11,7 +11,8 @@ const splitList = (text: string) =>
     .map((part) => part.trim())
     .filter(Boolean);
 
-function UserPicker({
+/** Users chosen by e-mail or name (looking users up is for administrators). */
+export function UserPicker({
   selected,
   labels,
   onChange,
