@@ -85,4 +85,4 @@ test("every view passes axe-core without serious violations, in light and dark, 
       await context.close();
     }
   }
-});
+}, 90_000);
