@@ -161,3 +161,22 @@ export function ExportRequests({ kind, title, refresh }: { kind: AuditExportKind
     </section>
   );
 }
+
+/** What became of the last request from a form: the new request, or why it was refused. */
+export type Outcome = { error: boolean; text: string };
+
+/** A request form's submit button, with what became of the last request beside it (announced to screen readers). */
+export function SubmitRow({ label, disabled, outcome }: { label: string; disabled: boolean; outcome: Outcome | null }) {
+  return (
+    <div className="form-actions span-all">
+      <button type="submit" className="primary" disabled={disabled}>
+        {label}
+      </button>
+      {outcome && (
+        <span role={outcome.error ? "alert" : "status"} className={outcome.error ? "error" : undefined}>
+          {outcome.text}
+        </span>
+      )}
+    </div>
+  );
+}

@@ -10,7 +10,7 @@ import {
 } from "../../gql/graphql";
 import { FilterBar } from "../audit-logs/FilterBar";
 import { filtersFromParams, filtersToParams, isEmpty, toApiFilter, type Filters } from "../audit-logs/filters";
-import { ExportRequests } from "./ExportRequests";
+import { ExportRequests, SubmitRow, type Outcome } from "./ExportRequests";
 
 const FORMATS: Array<{ value: AuditExportFormat; label: string; hint: string }> = [
   { value: "CSV", label: "CSV", hint: "RFC 4180, one event a row; opens in a spreadsheet" },
@@ -41,7 +41,7 @@ export function ExportsPage() {
   const [format, setFormat] = useState<AuditExportFormat>("CSV");
   const [compression, setCompression] = useState<AuditExportCompression>("GZIP");
   const [{ fetching }, create] = useMutation(CreateAuditExportDocument);
-  const [outcome, setOutcome] = useState<{ error: boolean; text: string } | null>(null);
+  const [outcome, setOutcome] = useState<Outcome | null>(null);
   const [refresh, setRefresh] = useState(0);
 
   const apply = (next: Filters, labels?: Map<string, string>) => {
@@ -113,16 +113,7 @@ export function ExportsPage() {
             </label>
           ))}
         </fieldset>
-        <div className="form-actions span-all">
-          <button type="submit" className="primary" disabled={fetching}>
-            Create export
-          </button>
-          {outcome && (
-            <span role={outcome.error ? "alert" : "status"} className={outcome.error ? "error" : undefined}>
-              {outcome.text}
-            </span>
-          )}
-        </div>
+        <SubmitRow label="Create export" disabled={fetching} outcome={outcome} />
       </form>
       <ExportRequests kind="EVENTS" title="Your exports" refresh={refresh} />
     </div>

@@ -1,10 +1,9 @@
 import { useMemo, useState, type FormEvent } from "react";
-import { useMutation, useQuery } from "urql";
+import { useMutation } from "urql";
 import { useViewer } from "../../app/session";
 import { dayEnd, dayStart, todayIn } from "../../app/time";
 import { useZone } from "../../app/zone";
 import {
-  AuditEventTypesDocument,
   CreateAuditReportDocument,
   type AuditReportColumn,
   type AuditReportFormat,
@@ -12,8 +11,8 @@ import {
   type AuditReportInput,
   type AuditReportTemplate,
 } from "../../gql/graphql";
-import { UserPicker } from "../audit-logs/FilterBar";
-import { ExportRequests } from "../exports/ExportRequests";
+import { EventTypeSelect, UserPicker } from "../audit-logs/FilterBar";
+import { ExportRequests, SubmitRow, type Outcome } from "../exports/ExportRequests";
 
 const TEMPLATES: Array<{ value: AuditReportTemplate; label: string; controls: string; shows: string }> = [
   {
@@ -109,17 +108,11 @@ export function ReportsPage() {
   const [eventTypes, setEventTypes] = useState<string[]>([]);
   const [groupBy, setGroupBy] = useState<AuditReportGroupBy>("eventType");
   const [columns, setColumns] = useState<AuditReportColumn[]>(DEFAULT_COLUMNS);
-  const [{ data: types }] = useQuery({ query: AuditEventTypesDocument, pause: template !== "CUSTOM" });
   const [{ fetching }, create] = useMutation(CreateAuditReportDocument);
-  const [outcome, setOutcome] = useState<{ error: boolean; text: string } | null>(null);
+  const [outcome, setOutcome] = useState<Outcome | null>(null);
   const [refresh, setRefresh] = useState(0);
   const chosen = TEMPLATES.find((candidate) => candidate.value === template)!;
   const custom = template === "CUSTOM";
-  const categories = useMemo(() => {
-    const byCategory = new Map<string, string[]>();
-    for (const type of types?.auditEventTypes ?? []) byCategory.set(type.category, [...(byCategory.get(type.category) ?? []), type.type]);
-    return [...byCategory.entries()];
-  }, [types]);
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -195,28 +188,7 @@ export function ReportsPage() {
         </label>
         {custom && (
           <>
-            <label>
-              <span>Event types (none chosen: all)</span>
-              <select
-                multiple
-                size={6}
-                value={eventTypes}
-                onChange={(event) => setEventTypes(Array.from(event.target.selectedOptions, (option) => option.value))}
-              >
-                {categories.map(([category, members]) => (
-                  <optgroup key={category} label={category}>
-                    <option value={`${category}.*`}>
-                      {category}.* (every {category} event)
-                    </option>
-                    {members.map((type) => (
-                      <option key={type} value={type}>
-                        {type}
-                      </option>
-                    ))}
-                  </optgroup>
-                ))}
-              </select>
-            </label>
+            <EventTypeSelect label="Event types (none chosen: all)" size={6} value={eventTypes} onChange={setEventTypes} />
             <label>
               <span>Group by</span>
               <select value={groupBy} onChange={(event) => setGroupBy(event.target.value as AuditReportGroupBy)}>
@@ -257,16 +229,7 @@ export function ReportsPage() {
             </label>
           ))}
         </fieldset>
-        <div className="form-actions span-all">
-          <button type="submit" className="primary" disabled={fetching || (custom && columns.length === 0)}>
-            Create report
-          </button>
-          {outcome && (
-            <span role={outcome.error ? "alert" : "status"} className={outcome.error ? "error" : undefined}>
-              {outcome.text}
-            </span>
-          )}
-        </div>
+        <SubmitRow label="Create report" disabled={fetching || (custom && columns.length === 0)} outcome={outcome} />
       </form>
       <ExportRequests kind="REPORT" title="Your reports" refresh={refresh} />
     </div>
