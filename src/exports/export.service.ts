@@ -19,7 +19,12 @@ import type { ExportKind, ExportRecord, ExportRepository, FileFormat, QueuedKey 
 import type { DownloadSigner } from "./signed-url";
 
 /** What the service needs from the queue: producers only enqueue. */
-export type ExportQueue = { enqueue(exportId: string): Promise<void> };
+export type ExportQueue = {
+  /** Adds the request's job (its id is the request's: a second add while it exists is a no-op). */
+  enqueue(exportId: string): Promise<void>;
+  /** Adds the job of a request left queued, or runs its failed job again; never a second job of it. */
+  requeue(exportId: string): Promise<void>;
+};
 
 export const REPORT_FORMATS = ["pdf", "csv", "json"] as const;
 export const EXPORT_COMPRESSIONS = ["gzip", "zip"] as const;
@@ -196,8 +201,9 @@ export class AuditExportService {
 
   /**
    * Enqueues again every request queued for longer than STALE_QUEUED_MS: its job may never have reached
-   * the queue (the queue was down between the commit and the enqueue). The job id is the request's, so
-   * a request whose job is waiting, running or finished gets no second job, and nothing is written twice.
+   * the queue (the queue was down between the commit and the enqueue), or failed before it claimed the
+   * request. The job id is the request's, so a request whose job is waiting or running gets no second
+   * job, and nothing is written twice.
    */
   async requeueStale(now = new Date()): Promise<number> {
     const before = new Date(now.getTime() - STALE_QUEUED_MS);
@@ -205,7 +211,7 @@ export class AuditExportService {
     let after: QueuedKey | null = null;
     for (;;) {
       const page: QueuedKey[] = await this.repository.queuedBefore(before, after, REQUEUE_BATCH);
-      for (const { id } of page) await this.queue.enqueue(id);
+      for (const { id } of page) await this.queue.requeue(id);
       requeued += page.length;
       if (page.length < REQUEUE_BATCH) return requeued;
       after = page[page.length - 1];

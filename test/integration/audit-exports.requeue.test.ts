@@ -47,6 +47,9 @@ function serviceWithQueueDown(): AuditExportService {
       enqueue: async () => {
         throw new Error("queue unreachable");
       },
+      requeue: async () => {
+        throw new Error("queue unreachable");
+      },
     },
     new DownloadSigner(Buffer.alloc(32), 60),
     config.exports,
@@ -79,7 +82,7 @@ async function writeJobsOf(id: string): Promise<number> {
   return jobs.filter((job) => job?.name === JOBS[QueueName.Exports].writeExport && job.data?.exportId === id).length;
 }
 
-test("requests stranded by a failed enqueue are written once a worker starts; recent ones wait for the next sweep", async () => {
+test("requests stranded by a failed enqueue or a job that failed first are written once a worker starts; recent ones wait", async () => {
   const actor = { userId: auditor.id, email: auditor.email, role: "auditor" } as never;
   const broken = serviceWithQueueDown();
   await expect(broken.requestExport(actor, { filter: { from: "2024-01-01", to: "2024-01-31" }, format: "csv" })).rejects.toThrow(
@@ -95,6 +98,27 @@ test("requests stranded by a failed enqueue are written once a worker starts; re
   // A third one, just asked for, also without a job: younger than a sweep period, so not yet stale.
   await expect(broken.requestExport(actor, { filter: { from: "2024-02-01", to: "2024-02-02" }, format: "jsonl" })).rejects.toThrow();
   const [recent] = await app.runtime.services.repositories.exports.listFor(auditor.id, { kind: null, limit: 1 });
+
+  // A fourth one reached the queue, but its job failed before it claimed the request (a worker whose
+  // database was unreachable): the job exists, failed, and the request is still queued.
+  const created = await app.runtime.services.auditExports.requestExport(actor, {
+    filter: { from: "2024-03-01", to: "2024-03-02" },
+    format: "json",
+  });
+  const failing = app.runtime.queues.worker(
+    QueueName.Exports,
+    async () => {
+      throw new Error("database unreachable");
+    },
+    1,
+  );
+  await until("its job to fail", async () =>
+    Boolean(await (await app.runtime.queues.queue(QueueName.Exports).getJob(exportJobId(created.id)))?.isFailed()),
+  );
+  await failing.close();
+  await backdate(created.id, STALE_QUEUED_MS + 5_000);
+  stranded.push(await app.runtime.services.repositories.exports.find(created.id).then((record) => record!));
+  expect(await statusOf(created.id)).toBe("queued");
 
   host = new WorkerHost(app.runtime.queues, { services: app.runtime.services, logger: createLogger("silent") });
   await host.start();
