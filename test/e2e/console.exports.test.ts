@@ -223,3 +223,31 @@ test("an administrator's report form looks users up by name; the pages are keybo
     await context.close();
   }
 });
+
+test("the days of an export and a report are whole days in the viewer's zone", async () => {
+  // India has no daylight saving time: its days begin at 18:30 UTC the day before, whatever the month.
+  const { context, page } = await rig.open({ timezoneId: "Asia/Kolkata" });
+  try {
+    await page.goto(`/admin/exports?from=${PERIOD.from}&to=${PERIOD.to}`);
+    await signIn(page, auditor.email);
+    await page.waitForURL(`**/admin/exports?from=${PERIOD.from}&to=${PERIOD.to}`);
+    await startWorker();
+    await page.getByRole("radio", { name: /^JSONL/ }).check();
+    await page.getByRole("button", { name: "Create export" }).click();
+    await eventually(async () => expect(await page.getByRole("status").first().textContent()).toContain("JSONL export requested"));
+    await page.goto("/admin/reports");
+    await page.getByRole("radio", { name: "JSON" }).check();
+    await page.getByRole("button", { name: "Create report" }).click();
+    await eventually(async () => expect(await page.getByRole("status").first().textContent()).toContain("requested"));
+
+    const dayBefore = new Date(Date.parse(`${PERIOD.from}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+    const requests = await rig.app.runtime.services.repositories.exports.listFor(auditor.id, { kind: null, limit: 2 });
+    const report = requests.find((request) => request.kind === "report")!.params.report as { from: string; to: string };
+    const exported = requests.find((request) => request.kind === "events")!.params.filter as { from: string; to: string };
+    for (const period of [report, exported]) {
+      expect({ from: period.from, to: period.to }).toEqual({ from: `${dayBefore}T18:30:00.000Z`, to: `${PERIOD.to}T18:29:59.999Z` });
+    }
+  } finally {
+    await context.close();
+  }
+});
