@@ -13,7 +13,8 @@ type Deps = {
   retention: RetentionRepository;
   /** The lines of a stored archive, checked against its manifest as they are read. */
   lines: (archive: ArchiveRow) => AsyncGenerator<string>;
-  verifier: NoteVerifier;
+  /** Loaded only when there is a checkpoint to check (a fresh instance has no key yet). */
+  verifier: () => Promise<NoteVerifier>;
 };
 
 const BATCH = 5000;
@@ -52,10 +53,11 @@ export async function verifyAcrossArchives(deps: Deps, external: string | null =
     timestamp: null,
     message,
   });
+  const notes = await deps.retention.checkpoints();
+  const verifier = notes.length || external ? await deps.verifier() : null;
   try {
-    for (const row of await deps.retention.checkpoints())
-      checkpoints.push(openCheckpoint(row.note, deps.verifier, row, `month ${monthLabel(row.month)}`));
-    if (external) checkpoints.push(openCheckpoint(external, deps.verifier, null, "the given checkpoint"));
+    for (const row of notes) checkpoints.push(openCheckpoint(row.note, verifier!, row, `month ${monthLabel(row.month)}`));
+    if (external) checkpoints.push(openCheckpoint(external, verifier!, null, "the given checkpoint"));
   } catch (error) {
     if (error instanceof Broken) return fail(error.report);
     throw error;

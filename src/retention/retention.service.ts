@@ -323,9 +323,13 @@ export class RetentionService {
    */
   async verify(externalCheckpoint: string | null = null): Promise<ArchivedChainReport> {
     await this.audit.chainCommitted();
-    const verifier = verifierOf(await this.signer());
     return verifyAcrossArchives(
-      { audit: this.auditRepository, retention: this.repository, lines: (archive) => this.lines(archive), verifier },
+      {
+        audit: this.auditRepository,
+        retention: this.repository,
+        lines: (archive) => this.lines(archive),
+        verifier: async () => verifierOf(await this.signer()),
+      },
       externalCheckpoint,
     );
   }
