@@ -1,6 +1,6 @@
 /**
  * Archives in S3-compatible storage through the AWS SDK, against a real S3-compatible server on
- * loopback (s3rver, which checks SigV4 signatures): a month is archived into the bucket, verified as
+ * loopback (s3rver: the S3 REST API, path-style, objects in a folder): a month is archived into the bucket, verified as
  * part of the chain, searched and restored from there; a deleted object is reported as missing.
  */
 import fs from "node:fs";
@@ -62,7 +62,8 @@ test("a month archived to an S3-compatible bucket verifies, searches and restore
   const [archive] = (await retention.archives()).filter((candidate) => candidate.manifest.month === "2024-06");
   expect(await store.exists(archive.storageKey)).toBe(true);
   expect(await store.exists(`${archive.storageKey}.manifest.json`)).toBe(true);
-  // The server checks request signatures: a wrong secret is refused, not ignored.
+  // The server reads the SigV4 Authorization header and refuses an unknown access key (it does not
+  // recompute SigV4 signatures: s3rver 3.7 checks only v2 signatures).
   const forged = new S3Store({
     bucket: s3.bucket,
     prefix: "fg/",
