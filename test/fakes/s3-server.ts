@@ -1,8 +1,8 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-// s3rver ships no types: an S3-compatible server (the S3 REST API; it checks the access key of a SigV4 request
-// but not the signature itself) that keeps objects in a folder.
+// s3rver ships no types: an S3-compatible server (the S3 REST API, path-style; it does not
+// check SigV4 signatures) that keeps objects in a folder.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const S3rver = require("s3rver") as new (options: Record<string, unknown>) => {
   run(): Promise<{ address: string; port: number }>;
