@@ -166,7 +166,11 @@ export class RetentionRepository {
     return row.exists;
   }
 
-  /** Up to `limit` events of a detached month after chain position `afterSeq`, in chain order, as archive lines. */
+  /**
+   * Up to `limit` events of a detached month after chain position `afterSeq`, in chain order, as archive
+   * lines. Each link finds its event by key (LIMIT 1, as LINK_WITH_EVENT does): a join lets the planner
+   * hash the whole month for every batch.
+   */
   monthLines(tableName: string, range: { from: Date; before: Date }, afterSeq: string, limit: number): Promise<MonthLine[]> {
     return readRows<MonthLine>(
       this.sequelize,
@@ -174,7 +178,7 @@ export class RetentionRepository {
               to_char(e.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "occurredAt",
               encode(c.hash, 'hex') AS hash, ${ARCHIVE_LINE} AS line
          FROM (SELECT * FROM audit_chain c WHERE c.occurred_at >= $1 AND c.occurred_at < $2 AND c.seq > $3 ORDER BY c.seq LIMIT $4) AS c
-         JOIN ${table(tableName)} e ON e.occurred_at = c.occurred_at AND e.id = c.event_id
+         JOIN LATERAL (SELECT * FROM ${table(tableName)} e WHERE e.occurred_at = c.occurred_at AND e.id = c.event_id LIMIT 1) AS e ON true
         ORDER BY c.seq`,
       [range.from, range.before, afterSeq, limit],
     );
