@@ -148,7 +148,13 @@ const settings = z.object({
   ]),
   STREAM_DELIVERY_LOG_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   AUDIT_RETENTION_DATABASE_DAYS: z.coerce.number().int().min(0).max(36500).optional(),
-  AUDIT_RETENTION_TIERS: z.string().optional(),
+  AUDIT_RETENTION_TIERS: z
+    .string()
+    .regex(
+      /^(standard|extended|compliance)(,[a-z0-9._*]+=(standard|extended|compliance))*$/,
+      "a tier (standard, extended or compliance), then optional category=tier rules: extended,auth.*=compliance",
+    )
+    .optional(),
   AUDIT_ARCHIVE_DIR: z.string().min(1).optional(),
   AUDIT_ARCHIVE_S3_BUCKET: z.string().min(1).optional(),
   AUDIT_ARCHIVE_S3_PREFIX: z.string().default(""),

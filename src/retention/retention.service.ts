@@ -147,7 +147,8 @@ export class RetentionService {
               reason: `${counts.events - counts.links} of its events are not on the hash chain; run audit verify`,
               until: null,
             });
-            continue;
+            // Months leave oldest first, so the chain's archived part always ends before its live part.
+            break;
           }
           await this.sequelize.transaction((transaction) => this.repository.detach(month, tableName, counts.events, transaction));
           await this.hooks.afterStep?.("detached", label);
