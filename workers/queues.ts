@@ -20,6 +20,7 @@ export const JOBS = {
     chainAuditEvents: "chain-audit-events",
     sweepExpiredSessions: "sweep-expired-sessions",
     pruneStreamDeliveries: "prune-stream-deliveries",
+    runAuditRetention: "run-audit-retention",
   },
   [QueueName.Assistant]: { reply: "reply", expireStaleReplies: "expire-stale-replies" },
   [QueueName.BankSync]: { syncConnection: "sync-connection", refreshConnections: "refresh-connections" },
@@ -97,6 +98,14 @@ export const SCHEDULES = [
     queue: QueueName.Maintenance,
     job: JOBS[QueueName.Maintenance].pruneStreamDeliveries,
     everyMs: 24 * 60 * 60 * 1000,
+  },
+  // Months past the database window leave into verified archives; archives past their tier are deleted.
+  // Hourly, so a run interrupted by a restart is resumed soon; a run with nothing to do reads a few rows.
+  {
+    id: "run-audit-retention-hourly",
+    queue: QueueName.Maintenance,
+    job: JOBS[QueueName.Maintenance].runAuditRetention,
+    everyMs: 60 * 60 * 1000,
   },
   {
     id: "sweep-expired-sessions",
