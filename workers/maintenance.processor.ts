@@ -6,6 +6,7 @@ export const maintenanceHandlers: JobHandlers = {
   "ensure-audit-partitions": async (_job, { services }) => services.audit.ensurePartitions(),
   "chain-audit-events": async (_job, { services }) => ({ linked: await services.audit.chainCommitted() }),
   "prune-stream-deliveries": async (_job, { services }) => ({ deleted: await services.streamDestinations.pruneDeliveries() }),
+  "prune-alert-windows": async (_job, { services }) => ({ deleted: await services.alerts.pruneWindows() }),
   // Abandoned SSO authorization requests go with expired sessions: both are sign-in state past its lifetime.
   "sweep-expired-sessions": async (_job, { services }) => ({
     expired: await services.sessions.sweepExpired(),

@@ -20,6 +20,7 @@ export const JOBS = {
     chainAuditEvents: "chain-audit-events",
     sweepExpiredSessions: "sweep-expired-sessions",
     pruneStreamDeliveries: "prune-stream-deliveries",
+    pruneAlertWindows: "prune-alert-windows",
   },
   [QueueName.Assistant]: { reply: "reply", expireStaleReplies: "expire-stale-replies" },
   [QueueName.BankSync]: { syncConnection: "sync-connection", refreshConnections: "refresh-connections" },
@@ -88,6 +89,13 @@ export const SCHEDULES = [
     id: "prune-stream-deliveries-daily",
     queue: QueueName.Maintenance,
     job: JOBS[QueueName.Maintenance].pruneStreamDeliveries,
+    everyMs: 24 * 60 * 60 * 1000,
+  },
+  // Alert windows long past their end (no window lasts more than 7 days) are only state nobody reads.
+  {
+    id: "prune-alert-windows-daily",
+    queue: QueueName.Maintenance,
+    job: JOBS[QueueName.Maintenance].pruneAlertWindows,
     everyMs: 24 * 60 * 60 * 1000,
   },
   {

@@ -59,6 +59,13 @@ export const SERVICE_EVENT_CATALOGUE = {
   "stream.destination.tested": { severity: "info", meaning: "test event sent to a destination" },
   "stream.destination.failing": { severity: "error", meaning: "delivery retries exhausted; events wait for replay" },
   "stream.destination.disabled": { severity: "error", meaning: "destination disabled by its receiver (410 Gone)" },
+  "alert.rule.created": { severity: "info", meaning: "alert rule added (or a preset enabled)" },
+  "alert.rule.updated": { severity: "info", meaning: "alert rule changed, enabled or disabled" },
+  "alert.rule.deleted": { severity: "warning", meaning: "alert rule removed" },
+  "alert.channel.created": { severity: "info", meaning: "alert notification channel added" },
+  "alert.channel.updated": { severity: "info", meaning: "alert notification channel changed (secrets redacted)" },
+  "alert.channel.deleted": { severity: "warning", meaning: "alert notification channel removed" },
+  "alert.channel.tested": { severity: "info", meaning: "test alert sent to a channel (error when it failed)" },
 } as const satisfies Record<string, { severity: Severity; meaning: string }>;
 
 export const AUDIT_EVENT_CATALOGUE = { ...SPEC_EVENT_CATALOGUE, ...SERVICE_EVENT_CATALOGUE };

@@ -147,6 +147,9 @@ const settings = z.object({
     5e3, 30e3, 120e3, 600e3, 1800e3, 3600e3, 7200e3, 14400e3, 28800e3, 43200e3, 57600e3, 86400e3,
   ]),
   STREAM_DELIVERY_LOG_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  ALERT_POLL_MS: z.coerce.number().int().min(50).max(60000).default(1000),
+  ALERT_RETRY_SCHEDULE: durationList.default([10e3, 60e3, 300e3, 900e3, 3600e3]),
+  ALERT_GEO_DIRECTORY: z.string().min(1).optional(),
   OUTBOUND_ALLOW_PRIVATE: booleanFlag.default(false),
   OUTBOUND_ALLOWLIST: outboundAllowlist.default([]),
   OUTBOUND_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(50).max(120000).default(5000),
@@ -222,6 +225,8 @@ export type Config = Readonly<{
   sso: Readonly<{ discoveryTtlMs: number; jwksCooldownMs: number; clockToleranceSeconds: number; timeoutSeconds: number }>;
   /** Audit streaming (src/streaming): how often workers look for work, a turn's lease, turns at once, retry waits, log retention. */
   streaming: Readonly<{ pollMs: number; leaseMs: number; concurrency: number; retryScheduleMs: number[]; deliveryLogDays: number }>;
+  /** Alerts (src/alerts): how often the dispatcher looks for due deliveries, its retry waits, the country database's folder. */
+  alerts: Readonly<{ pollMs: number; retryScheduleMs: number[]; geoDirectory: string | null }>;
   /** The outbound guard's policy (src/outbound): which addresses user-supplied URLs may reach, timeouts, response cap. */
   outbound: OutboundPolicy;
 }>;
@@ -347,6 +352,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       concurrency: s.STREAM_CONCURRENCY,
       retryScheduleMs: s.STREAM_RETRY_SCHEDULE,
       deliveryLogDays: s.STREAM_DELIVERY_LOG_DAYS,
+    }),
+    alerts: Object.freeze({
+      pollMs: s.ALERT_POLL_MS,
+      retryScheduleMs: s.ALERT_RETRY_SCHEDULE,
+      geoDirectory: s.ALERT_GEO_DIRECTORY ? path.resolve(s.ALERT_GEO_DIRECTORY) : null,
     }),
     outbound: Object.freeze({
       allowPrivate: s.OUTBOUND_ALLOW_PRIVATE,
