@@ -1,4 +1,5 @@
 import type { ConsolePage } from "./page";
+import { alertsPage } from "../pages/alerts/alerts.route";
 import { auditLogsPage } from "../pages/audit-logs/audit-logs.route";
 import { ssoProvidersPage } from "../pages/sso-providers/sso-providers.route";
 import { usersPage } from "../pages/users/users.route";
@@ -7,4 +8,4 @@ import { usersPage } from "../pages/users/users.route";
  * Every page of the console, in navigation order. Adding a page is one route module (a ConsolePage)
  * plus one entry here; a page exists only when the API it drives does.
  */
-export const PAGES: ConsolePage[] = [auditLogsPage, ssoProvidersPage, usersPage];
+export const PAGES: ConsolePage[] = [auditLogsPage, alertsPage, ssoProvidersPage, usersPage];
