@@ -62,14 +62,14 @@ export const ALERT_PRESETS: AlertPreset[] = [
   {
     key: "provider_change",
     name: "SSO provider changed or removed",
-    description: "Any provider.updated or provider.deleted event.",
+    description: "Any provider.updated or provider.deleted event (at most one alert per provider per second).",
     rule: {
       condition: "count",
       eventTypes: ["provider.updated", "provider.deleted"],
       minSeverity: "info",
       threshold: 1,
       windowSeconds: 1,
-      groupBy: null,
+      groupBy: "provider",
     },
   },
   {

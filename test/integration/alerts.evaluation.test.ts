@@ -116,14 +116,17 @@ test("7 failed logins from one IP fire the brute-force preset once, by e-mail wi
 test("provider.deleted fires the provider-change preset through the chat webhook; other provider events do not", async () => {
   const channel = await alerts.channel("chat", "Ops chat", {}, { url: `${chat.url}/hooks/T000/B000/secret-token` });
   const preset = await alerts.enablePreset("provider_change", [channel.id]);
-  await recordAuditEvents(app.runtime, 1, "provider.created");
-  await recordAuditEvents(app.runtime, 1, "provider.deleted", () => ({ email: "owner@finance.example", action: "delete" }));
+  const provider = await alerts.data(
+    `mutation ($input: SsoProviderInput!) { createSsoProvider(input: $input) { id } }`,
+    { input: { name: "Corporate IdP", slug: "corp", issuer: "https://127.0.0.1:9443", clientId: "finance", clientSecret: "s3cret" } },
+  );
+  await alerts.data(`mutation ($id: ID!) { deleteSsoProvider(id: $id) { id } }`, { id: provider.createSsoProvider.id });
   await evaluatorCaughtUp(app.runtime);
   const [firing, ...more] = await alerts.firings(preset.id);
   expect(more).toEqual([]);
-  expect(firing).toMatchObject({ groupKey: "*", count: 1, summary: "provider.deleted by owner@finance.example" });
+  expect(firing).toMatchObject({ groupKey: provider.createSsoProvider.id, count: 1, summary: `provider.deleted by ${admin.email} (corp)` });
   const posted = await eventually(() => chat.requestsTo(/^\/hooks\/T000\/B000\/secret-token$/)[0], "the chat message");
-  expect(JSON.parse(posted.body).text).toContain("provider.deleted by owner@finance.example");
+  expect(JSON.parse(posted.body).text).toContain(`provider.deleted by ${admin.email} (corp)`);
   // The chat URL is a credential: sealed at rest, never returned, redacted in the audit event.
   const row = await app.runtime.services.repositories.alerts.getChannel(channel.id);
   expect(row!.secretsEncrypted).not.toContain("secret-token");
