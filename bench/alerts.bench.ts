@@ -147,8 +147,19 @@ async function main(): Promise<void> {
       without.push(await recordBurst(runtime, settings.records, settings.writers));
       await caughtUp(runtime);
       for (const preset of ["brute_force", "provider_change", "new_country"]) await alerts.enablePreset(actor, preset, []);
-      await alerts.createRule(actor, { name: "Failures per user", eventTypes: ["auth.*"], threshold: 50, windowSeconds: 600, groupBy: "user" });
-      await alerts.createRule(actor, { name: "Warnings overall", eventTypes: ["auth.login.failed"], minSeverity: "warning", threshold: 10_000 });
+      await alerts.createRule(actor, {
+        name: "Failures per user",
+        eventTypes: ["auth.*"],
+        threshold: 50,
+        windowSeconds: 600,
+        groupBy: "user",
+      });
+      await alerts.createRule(actor, {
+        name: "Warnings overall",
+        eventTypes: ["auth.login.failed"],
+        minSeverity: "warning",
+        threshold: 10_000,
+      });
       withFive.push(await recordBurst(runtime, settings.records, settings.writers));
       await caughtUp(runtime);
     }
@@ -182,14 +193,18 @@ async function main(): Promise<void> {
     console.log(`  no rule      ${Math.max(...without).toFixed(0)} events/s`);
     console.log(`  5 rules      ${Math.max(...withFive).toFixed(0)} events/s   ${recordingRatio.toFixed(2)}× no rule`);
     console.log(`\nCommit → channel send at ${settings.rate} firings/s for ${settings.seconds} s (signed webhook on loopback)`);
-    console.log(`  delivered ${lags.length}/${commits.size}   p50 ${percentile(lags, 50).toFixed(0)} ms   p95 ${percentile(lags, 95).toFixed(0)} ms`);
+    console.log(
+      `  delivered ${lags.length}/${commits.size}   p50 ${percentile(lags, 50).toFixed(0)} ms   p95 ${percentile(lags, 95).toFixed(0)} ms`,
+    );
     const targets = [
       { target: "recording with 5 rules >= 0.9x no rule", met: recordingRatio >= 0.9 },
       { target: "commit -> channel send p95 < 2 s", met: lags.length === commits.size && percentile(lags, 95) < 2000 },
     ];
     console.log("\nTargets");
     for (const { target, met } of targets) console.log(`  ${met ? "MET    " : "NOT MET"} ${target}`);
-    console.log(JSON.stringify({ recordingRatio, sendP50Ms: percentile(lags, 50), sendP95Ms: percentile(lags, 95), delivered: lags.length }));
+    console.log(
+      JSON.stringify({ recordingRatio, sendP50Ms: percentile(lags, 50), sendP95Ms: percentile(lags, 95), delivered: lags.length }),
+    );
   } finally {
     worker.kill("SIGTERM");
     await new Promise((resolve) => worker.once("exit", resolve));

@@ -116,10 +116,9 @@ test("7 failed logins from one IP fire the brute-force preset once, by e-mail wi
 test("provider.deleted fires the provider-change preset through the chat webhook; other provider events do not", async () => {
   const channel = await alerts.channel("chat", "Ops chat", {}, { url: `${chat.url}/hooks/T000/B000/secret-token` });
   const preset = await alerts.enablePreset("provider_change", [channel.id]);
-  const provider = await alerts.data(
-    `mutation ($input: SsoProviderInput!) { createSsoProvider(input: $input) { id } }`,
-    { input: { name: "Corporate IdP", slug: "corp", issuer: "https://127.0.0.1:9443", clientId: "finance", clientSecret: "s3cret" } },
-  );
+  const provider = await alerts.data(`mutation ($input: SsoProviderInput!) { createSsoProvider(input: $input) { id } }`, {
+    input: { name: "Corporate IdP", slug: "corp", issuer: "https://127.0.0.1:9443", clientId: "finance", clientSecret: "s3cret" },
+  });
   await alerts.data(`mutation ($id: ID!) { deleteSsoProvider(id: $id) { id } }`, { id: provider.createSsoProvider.id });
   await evaluatorCaughtUp(app.runtime);
   const [firing, ...more] = await alerts.firings(preset.id);
