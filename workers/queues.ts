@@ -21,6 +21,7 @@ export const JOBS = {
     sweepExpiredSessions: "sweep-expired-sessions",
     pruneStreamDeliveries: "prune-stream-deliveries",
     runAuditRetention: "run-audit-retention",
+    pruneAlertWindows: "prune-alert-windows",
   },
   [QueueName.Assistant]: { reply: "reply", expireStaleReplies: "expire-stale-replies" },
   [QueueName.BankSync]: { syncConnection: "sync-connection", refreshConnections: "refresh-connections" },
@@ -106,6 +107,13 @@ export const SCHEDULES = [
     queue: QueueName.Maintenance,
     job: JOBS[QueueName.Maintenance].runAuditRetention,
     everyMs: 60 * 60 * 1000,
+  },
+  // Alert windows long past their end (no window lasts more than 7 days) are only state nobody reads.
+  {
+    id: "prune-alert-windows-daily",
+    queue: QueueName.Maintenance,
+    job: JOBS[QueueName.Maintenance].pruneAlertWindows,
+    everyMs: 24 * 60 * 60 * 1000,
   },
   {
     id: "sweep-expired-sessions",

@@ -66,11 +66,13 @@ export class WorkerHost {
     for (const { queue, job } of ON_START) await this.backend.queue(queue).add(job, {});
     // Audit stream delivery is not a queue: consumers' positions live in PostgreSQL, so it goes on while Redis is down.
     this.deps.services.streamPump.start();
+    this.deps.services.alertDispatcher.start();
   }
 
   /** Stops taking jobs and waits for the running ones to finish. */
   async stop(): Promise<void> {
     await this.deps.services.streamPump.stop();
+    await this.deps.services.alertDispatcher.stop();
     await Promise.all(this.workers.map((worker) => worker.close()));
   }
 }

@@ -169,6 +169,9 @@ const settings = z.object({
     .regex(/^[\x21-\x2a\x2c-\x7e]+$/, "printable ASCII without spaces or +")
     .default("finance-gateway/audit"),
   AUDIT_CHECKPOINT_FILE: z.string().min(1).optional(),
+  ALERT_POLL_MS: z.coerce.number().int().min(50).max(60000).default(1000),
+  ALERT_RETRY_SCHEDULE: durationList.default([10e3, 60e3, 300e3, 900e3, 3600e3]),
+  ALERT_GEO_DIRECTORY: z.string().min(1).optional(),
   OUTBOUND_ALLOW_PRIVATE: booleanFlag.default(false),
   OUTBOUND_ALLOWLIST: outboundAllowlist.default([]),
   OUTBOUND_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(50).max(120000).default(5000),
@@ -246,6 +249,8 @@ export type Config = Readonly<{
   streaming: Readonly<{ pollMs: number; leaseMs: number; concurrency: number; retryScheduleMs: number[]; deliveryLogDays: number }>;
   /** Audit retention (src/retention): archive storage, checkpoint signing and publishing, tier settings a new instance starts with. */
   retention: RetentionConfig;
+  /** Alerts (src/alerts): how often the dispatcher looks for due deliveries, its retry waits, the country database's folder. */
+  alerts: Readonly<{ pollMs: number; retryScheduleMs: number[]; geoDirectory: string | null }>;
   /** The outbound guard's policy (src/outbound): which addresses user-supplied URLs may reach, timeouts, response cap. */
   outbound: OutboundPolicy;
 }>;
@@ -416,6 +421,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       checkpointKeyFile: path.resolve(path.join(s.DATA_DIR, "audit-checkpoint-key")),
       checkpointOrigin: s.AUDIT_CHECKPOINT_ORIGIN,
       checkpointFile: s.AUDIT_CHECKPOINT_FILE ? path.resolve(s.AUDIT_CHECKPOINT_FILE) : undefined,
+    }),
+    alerts: Object.freeze({
+      pollMs: s.ALERT_POLL_MS,
+      retryScheduleMs: s.ALERT_RETRY_SCHEDULE,
+      geoDirectory: s.ALERT_GEO_DIRECTORY ? path.resolve(s.ALERT_GEO_DIRECTORY) : null,
     }),
     outbound: Object.freeze({
       allowPrivate: s.OUTBOUND_ALLOW_PRIVATE,

@@ -1,4 +1,5 @@
 import type { ConsolePage } from "./page";
+import { alertsPage } from "../pages/alerts/alerts.route";
 import { archivesPage } from "../pages/archives/archives.route";
 import { auditLogsPage } from "../pages/audit-logs/audit-logs.route";
 import { exportsPage } from "../pages/exports/exports.route";
@@ -10,4 +11,4 @@ import { usersPage } from "../pages/users/users.route";
  * Every page of the console, in navigation order. Adding a page is one route module (a ConsolePage)
  * plus one entry here; a page exists only when the API it drives does.
  */
-export const PAGES: ConsolePage[] = [auditLogsPage, exportsPage, reportsPage, archivesPage, ssoProvidersPage, usersPage];
+export const PAGES: ConsolePage[] = [auditLogsPage, alertsPage, exportsPage, reportsPage, archivesPage, ssoProvidersPage, usersPage];
