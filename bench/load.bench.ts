@@ -29,7 +29,7 @@
  *   BENCH_STEP_SECONDS   measured seconds per level (full 12, ci 5), after BENCH_STEP_WARMUP (full 3, ci 1)
  *   BENCH_SOAK_MINUTES   soak length (full 30, ci 2; 0 skips it)
  *   BENCH_SOAK_CLIENTS   concurrency of the soak (default 8)
- *   BENCH_AUDIT_ROWS     audit events preloaded for the searches (default 200000)
+ *   BENCH_AUDIT_ROWS     audit events preloaded for the searches (full 200000, ci 20000)
  *   BENCH_POOL_MAX       DATABASE_POOL_MAX of each service process (default 10)
  */
 import { fork, spawn, type ChildProcess } from "node:child_process";
@@ -65,7 +65,7 @@ const settings = {
   stepWarmup: integerSetting("BENCH_STEP_WARMUP", CI ? 1 : 3, 0, 60),
   soakMinutes: integerSetting("BENCH_SOAK_MINUTES", CI ? 2 : 30, 0, 24 * 60),
   soakClients: integerSetting("BENCH_SOAK_CLIENTS", 8, 1, 256),
-  auditRows: integerSetting("BENCH_AUDIT_ROWS", 200_000, 1000, 50_000_000),
+  auditRows: integerSetting("BENCH_AUDIT_ROWS", CI ? 20_000 : 200_000, 1000, 50_000_000),
   poolMax: integerSetting("BENCH_POOL_MAX", 10, 2, 200),
 };
 
