@@ -131,11 +131,20 @@ function syncQueueOf(deps: ServiceDeps): SyncQueue {
 }
 
 function exportQueueOf(deps: ServiceDeps): ExportQueue {
+  const queue = () => deps.queues.queue(QueueName.Exports);
+  const enqueue = async (exportId: string) => {
+    await queue().add(JOBS[QueueName.Exports].writeExport, { exportId }, { ...EXPORT_JOB_OPTIONS, jobId: exportJobId(exportId) });
+  };
   return {
-    async enqueue(exportId) {
-      await deps.queues
-        .queue(QueueName.Exports)
-        .add(JOBS[QueueName.Exports].writeExport, { exportId }, { ...EXPORT_JOB_OPTIONS, jobId: exportJobId(exportId) });
+    enqueue,
+    async requeue(exportId) {
+      const job = await queue().getJob(exportJobId(exportId));
+      if (!job || !(await job.isFailed())) return enqueue(exportId);
+      // Its job failed before it claimed the request (the database was unreachable, say): the same job
+      // runs again. Another sweep may have retried it meanwhile, which is as good.
+      await job.retry().catch(async (error: unknown) => {
+        if (await job.isFailed()) throw error;
+      });
     },
   };
 }

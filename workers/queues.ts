@@ -23,7 +23,7 @@ export const JOBS = {
   },
   [QueueName.Assistant]: { reply: "reply", expireStaleReplies: "expire-stale-replies" },
   [QueueName.BankSync]: { syncConnection: "sync-connection", refreshConnections: "refresh-connections" },
-  [QueueName.Exports]: { writeExport: "write-export", expireExports: "expire-exports" },
+  [QueueName.Exports]: { writeExport: "write-export", expireExports: "expire-exports", requeueStaleExports: "requeue-stale-exports" },
 } as const satisfies Record<QueueName, Record<string, string>>;
 
 /** Retry transient failures a few times with growing waits; keep a bounded history for inspection. */
@@ -83,6 +83,14 @@ export const SCHEDULES = [
   },
   // Only removes files whose expiry has passed; how long they live is EXPORT_RETENTION_HOURS.
   { id: "expire-exports", queue: QueueName.Exports, job: JOBS[QueueName.Exports].expireExports, everyMs: 15 * 60 * 1000 },
+  // The safety net of export and report requests: one whose job never reached the queue (the queue was
+  // down right after its commit) is enqueued again under its own job id, so none is written twice.
+  {
+    id: "requeue-stale-exports-minutely",
+    queue: QueueName.Exports,
+    job: JOBS[QueueName.Exports].requeueStaleExports,
+    everyMs: 60 * 1000,
+  },
   // The audit stream's delivery log keeps STREAM_DELIVERY_LOG_DAYS of attempts.
   {
     id: "prune-stream-deliveries-daily",
@@ -97,6 +105,12 @@ export const SCHEDULES = [
     everyMs: 5 * 60 * 1000,
   },
 ] as const;
+
+/**
+ * One-off jobs each worker process enqueues when it starts, before the first scheduled run: a request
+ * left without a job while no worker ran is picked up at once, not a schedule period later.
+ */
+export const ON_START = [{ queue: QueueName.Exports, job: JOBS[QueueName.Exports].requeueStaleExports }] as const;
 
 /**
  * Jobs run at once per worker process (default 2). Assistant replies and bank syncs mostly wait on a
