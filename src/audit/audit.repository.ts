@@ -288,6 +288,16 @@ export class AuditRepository {
     return readRows<HistogramRow>(this.sequelize, sql, bind);
   }
 
+  /** Events committed but not linked into the chain yet, and the age of the oldest (the sequencer's lag). */
+  async unchainedBacklog(): Promise<{ events: number; oldestSeconds: number }> {
+    const [row] = await readRows<{ events: string; oldestSeconds: number | null }>(
+      this.sequelize,
+      `SELECT count(*) AS events, extract(epoch FROM now() - min(occurred_at))::float8 AS "oldestSeconds" FROM audit_unchained`,
+      [],
+    );
+    return { events: Number(row?.events ?? 0), oldestSeconds: Math.max(0, row?.oldestSeconds ?? 0) };
+  }
+
   /** The oldest event's time (an index lookup per partition). */
   async oldestTimestamp(): Promise<Date | null> {
     const [row] = await readRows<{ oldest: Date | null }>(this.sequelize, "SELECT min(occurred_at) AS oldest FROM audit_events", []);

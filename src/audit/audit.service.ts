@@ -291,6 +291,11 @@ export class AuditService {
     return verifyChain(this.repository, { from: bounds.from, before: bounds.before });
   }
 
+  /** The sequencer's lag, for /metrics: events committed but not chain-linked yet, and the oldest one's age. */
+  unchainedBacklog(): Promise<{ events: number; oldestSeconds: number }> {
+    return this.repository.unchainedBacklog();
+  }
+
   /** The sequence number of the newest linked event: consumers' lag is `head − position`. */
   async chainHeadSeq(): Promise<string> {
     return (await this.repository.chainHead()).seq;

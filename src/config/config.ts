@@ -93,6 +93,8 @@ const settings = z.object({
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(3600),
   TRUST_PROXY: trustProxy.default(["loopback"]),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(10000),
+  METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   GRAPHQL_LANDING_PAGE: booleanFlag.default(true),
   GRAPHQL_MAX_COST: z.coerce.number().int().min(0).default(50000),
   JOB_LOCK_MS: z.coerce.number().int().min(500).default(30000),
@@ -212,6 +214,11 @@ export type Config = Readonly<{
   rateLimitWindowSeconds: number;
   trustProxy: boolean | number | string[];
   shutdownTimeoutMs: number;
+  /**
+   * /metrics: with a token, any client presenting it as a bearer token; without, loopback clients only
+   * (not through a proxy). A worker-only process serves /metrics on its own port when one is set.
+   */
+  metrics: Readonly<{ token?: string; workerPort?: number }>;
   graphqlLandingPage: boolean;
   /** Largest estimated cost of one GraphQL operation with credentials; 0 turns the operation limits off. */
   graphqlMaxCost: number;
@@ -361,6 +368,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitWindowSeconds: s.RATE_LIMIT_WINDOW_SECONDS,
     trustProxy: s.TRUST_PROXY,
     shutdownTimeoutMs: s.SHUTDOWN_TIMEOUT_MS,
+    metrics: Object.freeze({ token: s.METRICS_TOKEN, workerPort: s.METRICS_PORT }),
     graphqlLandingPage: s.GRAPHQL_LANDING_PAGE,
     graphqlMaxCost: s.GRAPHQL_MAX_COST,
     jobLockMs: s.JOB_LOCK_MS,
