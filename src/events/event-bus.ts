@@ -26,6 +26,9 @@ export interface EventBus {
 type Envelope = { topic: string; payload: unknown };
 type Listener = (payload: unknown) => void;
 
+/** Reconnection attempts an event waits through (ioredis waits 50 ms more each time, at most 2 s): about 10 s. */
+const PUBLISH_RETRIES = 20;
+
 /** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more; events are meant to be small anyway. */
 const MAX_NOTIFY_BYTES = 7900;
 
@@ -131,8 +134,14 @@ class RedisEventBus extends FanOutBus {
   constructor(url: string, prefix: string, logger: Logger) {
     super(logger);
     this.channel = `${prefix}:events`;
-    this.publisher = new IORedis(url, { maxRetriesPerRequest: 2 });
+    // While Redis restarts, an event waits for the reconnection (about 10 s of attempts) rather than
+    // being dropped at the first broken write: a worker finishing a job then still tells the subscribers.
+    this.publisher = new IORedis(url, { maxRetriesPerRequest: PUBLISH_RETRIES });
+    // ioredis resubscribes by itself once it reconnects.
     this.subscriber = new IORedis(url);
+    for (const connection of [this.publisher, this.subscriber]) {
+      connection.on("error", (error: Error) => logger.debug({ err: error }, "event bus connection to Redis failed; reconnecting"));
+    }
     this.subscriber.on("message", (_channel: string, message: string) => this.deliver(message));
     this.subscribed = this.subscriber.subscribe(this.channel);
   }
