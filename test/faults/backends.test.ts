@@ -113,29 +113,32 @@ describe("PostgreSQL restarted", () => {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    await cluster.postgres.stop("fast");
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await cluster.postgres.stop("fast");
 
-    const down = await eventually(async () => {
-      const answer = await readyz();
-      return answer.status === 503 ? answer : null;
-    }, "/readyz to say the database is down");
-    expect(down!.body).toEqual({ status: "unavailable", down: ["database"] });
-    const refused = await freshConnection(`${cluster.apis[0].url}/api/v1/accounts`, { headers: { "x-api-key": user.key } });
-    expect(refused.status).toBe(503);
-    expect(refused.body).toEqual({ error: "service_unavailable", message: expect.stringMatching(/try again/) });
-    const graphql = await freshConnection(`${cluster.apis[0].url}/graphql`, {
-      method: "POST",
-      headers: { "x-api-key": user.key },
-      body: { query: "{ accounts { totalCount } }" },
-    });
-    expect(graphql.body.errors[0].extensions.code).toBe("SERVICE_UNAVAILABLE");
+      const down = await eventually(async () => {
+        const answer = await readyz();
+        return answer.status === 503 ? answer : null;
+      }, "/readyz to say the database is down");
+      expect(down!.body).toEqual({ status: "unavailable", down: ["database"] });
+      const refused = await freshConnection(`${cluster.apis[0].url}/api/v1/accounts`, { headers: { "x-api-key": user.key } });
+      expect(refused.status).toBe(503);
+      expect(refused.body).toEqual({ error: "service_unavailable", message: expect.stringMatching(/try again/) });
+      const graphql = await freshConnection(`${cluster.apis[0].url}/graphql`, {
+        method: "POST",
+        headers: { "x-api-key": user.key },
+        body: { query: "{ accounts { totalCount } }" },
+      });
+      expect(graphql.body.errors[0].extensions.code).toBe("SERVICE_UNAVAILABLE");
 
-    await cluster.postgres.start();
-    await eventually(async () => (await readyz()).status === 200, "/readyz to say ready again", 30_000, 200);
-    await eventually(async () => (await api().get("/accounts")).status === 200, "requests to succeed again", 30_000, 200);
-    loading = false;
-    await Promise.all(load);
+      await cluster.postgres.start();
+      await eventually(async () => (await readyz()).status === 200, "/readyz to say ready again", 30_000, 200);
+      await eventually(async () => (await api().get("/accounts")).status === 200, "requests to succeed again", 30_000, 200);
+    } finally {
+      loading = false;
+      await Promise.all(load);
+    }
 
     const statuses = answers.map((answer) => (answer instanceof Error ? answer.message : answer.status));
     expect(statuses).toContain(503);

@@ -6,7 +6,8 @@ import { startCluster, type Cluster } from "../helpers/cluster";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
 import { freshConnection, type FreshResponse } from "../helpers/fresh-connection";
 import { apiKeyClient } from "../helpers/http";
-import { eventually } from "../helpers/streaming";
+import { eventually, streamAdmin } from "../helpers/streaming";
+import { WebhookReceiver } from "../fakes/webhook-receiver";
 
 /**
  * kill -9 of an API process and of a worker process while mixed load runs through the proxy: sign-ins
@@ -18,6 +19,7 @@ jest.setTimeout(120_000);
 const DAY = 86_400;
 let cluster: Cluster;
 let bridge: FakeSimplefinBridge;
+let receiver: WebhookReceiver;
 let user: TestUser;
 let accountId: string;
 const EMAIL = `load-${Date.now()}@example.test`;
@@ -35,7 +37,13 @@ beforeAll(async () => {
     org: { name: `Bank ${index}`, "sfin-url": "https://bank.example" },
     transactions: generateHistory({ accountId: id, days: 365, perDay: 1, seed: index * 1000 }),
   }));
-  cluster = await startCluster({ apis: 2, workers: 2, env: { ...BANK_TEST_ENV, BANK_HISTORY_DAYS: "365", JOB_LOCK_MS: "1500" } });
+  receiver = new WebhookReceiver([]);
+  await receiver.start();
+  cluster = await startCluster({
+    apis: 2,
+    workers: 2,
+    env: { ...BANK_TEST_ENV, BANK_HISTORY_DAYS: "365", JOB_LOCK_MS: "1500", STREAM_POLL_MS: "100", STREAM_LEASE_MS: "2000" },
+  });
   await cluster.control.services.users.create({ email: EMAIL, password: PASSWORD, aiEnabled: true });
   const record = (await cluster.control.services.users.findByEmail(EMAIL))!;
   const key = (await cluster.control.services.apiKeys.create(record.id, { scope: "read_write" })).plaintext;
@@ -46,6 +54,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await cluster?.stop();
   await bridge?.stop();
+  await receiver?.stop();
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -60,15 +69,26 @@ async function untilAnswered(path: string, options: Parameters<typeof freshConne
   }
 }
 
-test("promise: after kill -9 of an API and a worker under load, no committed audit event is lost, the chain verifies, no idempotent create is duplicated, no reply is doubled, no sync stays running", async () => {
+test("promise: after kill -9 of an API and a worker under load, no committed audit event is lost, the chain verifies, a stream destination receives every one, no idempotent create is duplicated, no reply is doubled, no sync stays running", async () => {
   const headers = { "x-api-key": user.key };
+  // A webhook destination streams the sign-ins' audit events; the workers deliver them, one of them dies mid-way.
+  const admin = await createUser(cluster.control.services, { role: "admin" });
+  const destination = await streamAdmin(cluster.apis[1].url!, admin.key).create({
+    kind: "webhook",
+    name: "Across a worker kill",
+    url: receiver.url,
+    eventTypes: ["auth.login.success"],
+  });
+  receiver.trust([destination.secret!]);
   const chat = (await apiKeyClient(`${cluster.apis[1].url}/api/v1`, user.key).post("/chats", { title: "Under load" })).body;
-  bridge.http.delayMs = 120; // a sync of 2 accounts × 365 days takes a few seconds: it is running when the worker dies
-  const connection = await apiKeyClient(cluster.apis[1].url!, user.key).graphql(
-    `mutation ($t: String!) { connectSimplefin(setupToken: $t) { id } }`,
-    { t: bridge.newSetupToken() },
-  );
-  const connectionId = connection.body.data.connectSimplefin.id as string;
+  bridge.http.delayMs = 300; // a sync of 2 accounts × 365 days takes several seconds: it is running when the worker dies
+  const connect = async () =>
+    (
+      await apiKeyClient(cluster.apis[1].url!, user.key).graphql(`mutation ($t: String!) { connectSimplefin(setupToken: $t) { id } }`, {
+        t: bridge.newSetupToken(),
+      })
+    ).body.data.connectSimplefin.id as string;
+  const connectionIds = [await connect(), await connect()];
 
   let loading = true;
   const signIns: string[] = []; // request ids of sign-ins answered 200: each committed its audit events
@@ -123,19 +143,25 @@ test("promise: after kill -9 of an API and a worker under load, no committed aud
       while (loading) await freshConnection(`${cluster.proxy.url}/api/v1/accounts`, { headers }).catch(() => null);
     },
   ];
+  let syncingAtKill: Array<string | undefined> = [];
   const running = lanes.map((lane) => lane());
-  await sleep(1500);
-  await cluster.apis[0].kill("SIGKILL");
-  await sleep(1000);
-  await cluster.workers[0].kill("SIGKILL");
-  await sleep(2000);
-  loading = false;
-  await Promise.all(running);
+  try {
+    await sleep(1500);
+    await cluster.apis[0].kill("SIGKILL");
+    await sleep(1000);
+    syncingAtKill = await Promise.all(connectionIds.map(async (id) => (await cluster.control.services.banking.runs(id, 1))[0]?.status));
+    await cluster.workers[0].kill("SIGKILL");
+    await sleep(2000);
+  } finally {
+    loading = false;
+    await Promise.all(running);
+  }
   expect(signIns.length).toBeGreaterThan(0); // a sign-in hashes a password (scrypt): few fit in the window
   expect(externalIds.length).toBeGreaterThan(5);
   expect(messages.length).toBeGreaterThan(3);
 
-  const sql = <T>(query: string, bind: unknown[] = []) => cluster.control.sequelize.query<T>(query, { bind, type: QueryTypes.SELECT });
+  const sql = <T extends object>(query: string, bind: unknown[] = []) =>
+    cluster.control.sequelize.query<T>(query, { bind, type: QueryTypes.SELECT });
   // Audit: every sign-in answered 200 has its event, and the chain (linked by the survivors) verifies.
   const audited = await sql<{ request_id: string }>(
     "SELECT request_id FROM audit_events WHERE event_type = 'auth.login.success' AND request_id LIKE 'sign-in-%'",
@@ -168,10 +194,23 @@ test("promise: after kill -9 of an API and a worker under load, no committed aud
   expect(replies.filter((row) => row.replies !== 1)).toEqual([]);
   expect(replies.map((row) => row.id)).toEqual(expect.arrayContaining(messages));
 
-  // Bank sync: the run finishes (taken over if its worker died) and none stays marked running.
-  expect((await waitForSync(cluster.control.services, connectionId, 60_000)).status).toBe("completed");
+  // Bank sync: the runs in progress at the kill finish (taken over where their worker died), none stays marked running.
+  expect(syncingAtKill).toEqual(["syncing", "syncing"]);
+  for (const id of connectionIds) expect((await waitForSync(cluster.control.services, id, 60_000)).status).toBe("completed");
   const [{ stuck }] = await sql<{ stuck: number }>(
     "SELECT count(*)::int AS stuck FROM bank_sync_runs WHERE status IN ('pending', 'syncing')",
   );
   expect(stuck).toBe(0);
+
+  // Streaming: every sign-in event reached the destination, across the worker's death (at least once).
+  const streamed = await sql<{ id: string }>(
+    "SELECT id FROM audit_events WHERE event_type = 'auth.login.success' AND request_id LIKE 'sign-in-%'",
+  );
+  expect(streamed.length).toBeGreaterThanOrEqual(signIns.length);
+  await eventually(
+    () => streamed.every((row) => receiver.firstArrivals().includes(row.id)),
+    "every sign-in event at the destination",
+    30_000,
+  );
+  expect(receiver.rejected).toEqual([]);
 });
