@@ -143,7 +143,7 @@ test("promise: after kill -9 of an API and a worker under load, no committed aud
       while (loading) await freshConnection(`${cluster.proxy.url}/api/v1/accounts`, { headers }).catch(() => null);
     },
   ];
-  let syncingAtKill: Array<string | undefined> = [];
+  let syncingAtKill: Array<string | undefined> | undefined;
   const running = lanes.map((lane) => lane());
   try {
     await sleep(1500);
