@@ -122,7 +122,7 @@ export class QueryTimeoutError extends DomainError {
 
 /**
  * A backend the service cannot work without (PostgreSQL, Redis) does not answer: it is restarting or
- * unreachable. Nothing was changed by the part of the request that failed; the client may retry.
+ * unreachable. The client may send the request again once it answers (a create with an external id is idempotent).
  */
 export class ServiceUnavailableError extends DomainError {
   readonly code = ErrorCode.ServiceUnavailable;
@@ -194,8 +194,8 @@ const UNAVAILABLE_ERROR_NAMES = new Set([
 const UNAVAILABLE_SQL_STATES = new Set(["57P01", "57P02", "57P03", "53300"]);
 const CUT_CONNECTION = /^Connection terminated|^Client has encountered a connection error|^Connection is closed/;
 
-export function isBackendUnavailable(error: unknown): boolean {
-  if (!error || typeof error !== "object") return false;
+export function isBackendUnavailable(error: unknown, depth = 0): boolean {
+  if (!error || typeof error !== "object" || depth > 3) return false;
   const { name, parent, original, code, message } = error as {
     name?: unknown;
     parent?: unknown;
@@ -207,5 +207,5 @@ export function isBackendUnavailable(error: unknown): boolean {
   if (typeof code === "string" && (code.startsWith("08") || UNAVAILABLE_SQL_STATES.has(code) || code === "ECONNREFUSED")) return true;
   if (typeof message === "string" && CUT_CONNECTION.test(message)) return true;
   const cause = parent ?? original;
-  return cause !== undefined && cause !== error && isBackendUnavailable(cause);
+  return cause !== undefined && isBackendUnavailable(cause, depth + 1);
 }
