@@ -1,11 +1,10 @@
 import { createClient } from "graphql-ws";
 import WebSocket from "ws";
 import { startOfTomorrowUtc } from "../../src/banking/provider";
-import { Topic } from "../../src/events/catalogue";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server";
 import { FakeSimplefinBridge, generateHistory } from "../fakes/simplefin-bridge";
 import { BANK_TEST_ENV, waitForSync } from "../helpers/banking";
-import { startCluster, type Cluster } from "../helpers/cluster";
+import { startCluster, untilChatEventsArrive, type Cluster } from "../helpers/cluster";
 import { createUser, type TestUser } from "../helpers/fixtures";
 import { freshConnection, type FreshResponse } from "../helpers/fresh-connection";
 import { apiKeyClient } from "../helpers/http";
@@ -18,7 +17,6 @@ import { eventually } from "../helpers/streaming";
 jest.setTimeout(120_000);
 
 const UPSTREAM_TIMEOUT_MS = 800;
-const PROBE = "00000000-0000-4000-8000-00000000beef";
 let cluster: Cluster;
 let model: FakeOpenAI;
 let bridge: FakeSimplefinBridge;
@@ -64,7 +62,18 @@ afterAll(async () => {
 });
 
 const api = () => apiKeyClient(`${cluster.apis[0].url}/api/v1`, user.key);
-const readyz = () => freshConnection(`${cluster.apis[0].url}/readyz`, { timeoutMs: 10_000 });
+/** Polls /readyz until it answers `status`; returns that answer. */
+function readyzAnswers(status: number, what: string): Promise<FreshResponse> {
+  return eventually(
+    async () => {
+      const answer = await freshConnection(`${cluster.apis[0].url}/readyz`, { timeoutMs: 10_000 });
+      return answer.status === status ? answer : null;
+    },
+    what,
+    30_000,
+    200,
+  ) as Promise<FreshResponse>;
+}
 
 /** Posts a message and waits until its reply is no longer pending; returns the reply's status. */
 async function replyStatus(chatId: string, content: string, timeoutMs = 30_000): Promise<string> {
@@ -117,11 +126,8 @@ describe("PostgreSQL restarted", () => {
       await new Promise((resolve) => setTimeout(resolve, 300));
       await cluster.postgres.stop("fast");
 
-      const down = await eventually(async () => {
-        const answer = await readyz();
-        return answer.status === 503 ? answer : null;
-      }, "/readyz to say the database is down");
-      expect(down!.body).toEqual({ status: "unavailable", down: ["database"] });
+      const down = await readyzAnswers(503, "/readyz to say the database is down");
+      expect(down.body).toEqual({ status: "unavailable", down: ["database"] });
       const refused = await freshConnection(`${cluster.apis[0].url}/api/v1/accounts`, { headers: { "x-api-key": user.key } });
       expect(refused.status).toBe(503);
       expect(refused.body).toEqual({ error: "service_unavailable", message: expect.stringMatching(/try again/) });
@@ -133,7 +139,7 @@ describe("PostgreSQL restarted", () => {
       expect(graphql.body.errors[0].extensions.code).toBe("SERVICE_UNAVAILABLE");
 
       await cluster.postgres.start();
-      await eventually(async () => (await readyz()).status === 200, "/readyz to say ready again", 30_000, 200);
+      await readyzAnswers(200, "/readyz to say ready again");
       await eventually(async () => (await api().get("/accounts")).status === 200, "requests to succeed again", 30_000, 200);
     } finally {
       loading = false;
@@ -182,32 +188,13 @@ describe("Redis restarted", () => {
       }
       // An operator's restart: Redis writes its append-only file, exits, and starts again.
       await cluster.redis.stop("SIGTERM");
-      const down = await eventually(async () => {
-        const answer = await readyz();
-        return answer.status === 503 ? answer : null;
-      }, "/readyz to say the queue is down");
-      expect(down!.body).toEqual({ status: "unavailable", down: ["queue"] });
+      const down = await readyzAnswers(503, "/readyz to say the queue is down");
+      expect(down.body).toEqual({ status: "unavailable", down: ["queue"] });
       await cluster.redis.start();
-      await eventually(async () => (await readyz()).status === 200, "/readyz to say ready again", 30_000, 200);
+      await readyzAnswers(200, "/readyz to say ready again");
       // The open subscription (never reconnected by the client) hears the bus again once the API process has
       // resubscribed: the bus is live-only, so events published in between are not replayed to it.
-      await eventually(
-        () => {
-          if (events.some((e) => e.messageId === PROBE)) return true;
-          cluster.control.services.events.publish(Topic.ChatEvent, chat.id, {
-            kind: "status",
-            chatId: chat.id,
-            messageId: PROBE,
-            status: "pending",
-            statusMessage: null,
-            chatError: null,
-          });
-          return false;
-        },
-        "the event bus to deliver again",
-        20_000,
-        200,
-      );
+      await untilChatEventsArrive(cluster, chat.id, events);
       worker.child.kill("SIGCONT");
       const after = await api().post(`/chats/${chat.id}/messages`, { content: "After" });
       const done = (id: string) => events.some((e) => e.messageId === id && e.aiResponseStatus === "complete");

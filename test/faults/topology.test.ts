@@ -1,8 +1,7 @@
 import { createClient, type Client } from "graphql-ws";
 import WebSocket from "ws";
-import { Topic } from "../../src/events/catalogue";
 import { JOBS, QueueName, SCHEDULES } from "../../workers/queues";
-import { startCluster, type Cluster } from "../helpers/cluster";
+import { startCluster, untilChatEventsArrive, type Cluster } from "../helpers/cluster";
 import { createUser, type TestUser } from "../helpers/fixtures";
 import { apiKeyClient, client } from "../helpers/http";
 import { freshConnection } from "../helpers/fresh-connection";
@@ -42,33 +41,6 @@ function subscribeToChat(url: string, key: string, chatId: string, events: ChatE
   return socket;
 }
 
-/**
- * A subscription is live once an event published after it arrives (chatEvents has no "subscribed"
- * signal): the test process, a third process on the same Redis, publishes probes until one arrives.
- */
-async function untilLive(chatId: string, events: ChatEvent[]): Promise<void> {
-  await eventually(
-    () => {
-      if (events.some((event) => event.messageId === PROBE)) return true;
-      cluster.control.services.events.publish(Topic.ChatEvent, chatId, {
-        kind: "status",
-        chatId,
-        messageId: PROBE,
-        status: "pending",
-        statusMessage: null,
-        chatError: null,
-      });
-      return false;
-    },
-    "the subscription to be live",
-    20_000,
-    200,
-  );
-  events.length = 0;
-}
-
-const PROBE = "00000000-0000-4000-8000-00000000beef";
-
 test("promise: a subscription through the proxy, on either API process, receives events produced by the other API and by the workers", async () => {
   const user = await createUser(cluster.control.services, { aiEnabled: true });
   const [first, second] = cluster.apis;
@@ -80,7 +52,7 @@ test("promise: a subscription through the proxy, on either API process, receives
     // Round robin: the two WebSocket connections went to different API processes.
     await eventually(() => cluster.proxy.routed.length >= routedBefore + 2, "both WebSocket connections");
     expect(new Set(cluster.proxy.routed.slice(routedBefore, routedBefore + 2))).toEqual(new Set([first.port, second.port]));
-    for (const events of onEach) await untilLive(chat.id, events);
+    for (const events of onEach) await untilChatEventsArrive(cluster, chat.id, events);
 
     // Posted on the first API; the reply is written by whichever worker takes the job.
     const posted = (
@@ -173,7 +145,7 @@ test("promise: a user suspended through one API process is cut off on the other 
   const closes: number[] = [];
   const socket = subscribeToChat(second.url!, target.key, chat.id, events, closes);
   try {
-    await untilLive(chat.id, events);
+    await untilChatEventsArrive(cluster, chat.id, events);
 
     const suspended = await apiKeyClient(first.url!, admin.key).graphql(`mutation ($id: ID!) { suspendUser(id: $id) { status } }`, {
       id: target.userId,

@@ -3,9 +3,11 @@ import { randomBytes } from "node:crypto";
 import net from "node:net";
 import { Client } from "pg";
 import { loadConfig } from "../../src/config/config";
+import { Topic } from "../../src/events/catalogue";
 import { startRuntime, type Runtime } from "../../src/runtime";
 import { CLI, spawnUntilJson } from "./cli";
 import { startOwnPostgres, startOwnRedis, type OwnPostgres, type OwnRedis } from "./own-servers";
+import { eventually } from "./streaming";
 
 /**
  * The deployed topology in a test: `finance-gateway api` and `finance-gateway worker` processes (the
@@ -193,4 +195,38 @@ export async function startProcess(role: "api" | "worker", env: Record<string, s
       await exited;
     },
   };
+}
+
+/** The message id of probe events: no message has it. */
+export const PROBE_MESSAGE_ID = "00000000-0000-4000-8000-00000000beef";
+
+/**
+ * Resolves once a chatEvents subscription receives events again (it has no "subscribed" signal): the
+ * control runtime, a process of its own on the same Redis, publishes probe status events on the chat
+ * until one shows up in `events`, which is then emptied.
+ */
+export async function untilChatEventsArrive(
+  cluster: Cluster,
+  chatId: string,
+  events: Array<{ messageId: string }>,
+  timeoutMs = 20_000,
+): Promise<void> {
+  await eventually(
+    () => {
+      if (events.some((event) => event.messageId === PROBE_MESSAGE_ID)) return true;
+      cluster.control.services.events.publish(Topic.ChatEvent, chatId, {
+        kind: "status",
+        chatId,
+        messageId: PROBE_MESSAGE_ID,
+        status: "pending",
+        statusMessage: null,
+        chatError: null,
+      });
+      return false;
+    },
+    "chat events to arrive on the subscription",
+    timeoutMs,
+    200,
+  );
+  events.length = 0;
 }
