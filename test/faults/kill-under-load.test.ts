@@ -151,7 +151,9 @@ test("promise: after kill -9 of an API and a worker under load, no committed aud
     await sleep(1000);
     syncingAtKill = await Promise.all(connectionIds.map(async (id) => (await cluster.control.services.banking.runs(id, 1))[0]?.status));
     await cluster.workers[0].kill("SIGKILL");
-    await sleep(2000);
+    await sleep(1000);
+    // Enough of each kind, however busy the machine: the survivors carry the load from here.
+    await eventually(() => signIns.length > 0 && externalIds.length > 5 && messages.length > 3, "some of each request kind", 30_000);
   } finally {
     loading = false;
     await Promise.all(running);
