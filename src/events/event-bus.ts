@@ -26,9 +26,6 @@ export interface EventBus {
 type Envelope = { topic: string; payload: unknown };
 type Listener = (payload: unknown) => void;
 
-/** Reconnection attempts an event waits through (ioredis waits 50 ms more each time, at most 2 s): about 10 s. */
-const PUBLISH_RETRIES = 20;
-
 /** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more; events are meant to be small anyway. */
 const MAX_NOTIFY_BYTES = 7900;
 
@@ -134,11 +131,10 @@ class RedisEventBus extends FanOutBus {
   constructor(url: string, prefix: string, logger: Logger) {
     super(logger);
     this.channel = `${prefix}:events`;
-    // While Redis restarts, an event waits for the reconnection (about 10 s of attempts) rather than
-    // being dropped at the first broken write: a worker finishing a job then still tells the subscribers.
-    this.publisher = new IORedis(url, { maxRetriesPerRequest: PUBLISH_RETRIES });
-    // ioredis resubscribes by itself once it reconnects.
+    this.publisher = new IORedis(url, { maxRetriesPerRequest: 2 });
+    // ioredis resubscribes by itself once it reconnects (test/faults/backends.test.ts, Redis restarted).
     this.subscriber = new IORedis(url);
+    // Without a listener ioredis prints every failed reconnection attempt to stderr while Redis is away.
     for (const connection of [this.publisher, this.subscriber]) {
       connection.on("error", (error: Error) => logger.debug({ err: error }, "event bus connection to Redis failed; reconnecting"));
     }
@@ -155,8 +151,7 @@ class RedisEventBus extends FanOutBus {
   }
 
   async close(): Promise<void> {
-    // With Redis away, events in flight would wait out their reconnection attempts: a stopping process waits 2 s at most.
-    await Promise.race([this.drain(), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+    await this.drain();
     this.subscriber.disconnect();
     this.publisher.disconnect();
   }
