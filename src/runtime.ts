@@ -138,7 +138,11 @@ export async function startRuntime(config: Config, roles: Roles, options: Runtim
     }
     if (roles.api) {
       const redis = config.redisUrl ? new IORedis(config.redisUrl, { maxRetriesPerRequest: 2 }) : null;
-      if (redis) stops.push(async () => redis.disconnect());
+      if (redis) {
+        // While Redis is away the limiter lets requests through (see rate-limit.ts); ioredis reconnects by itself.
+        redis.on("error", (error: Error) => logger.debug({ err: error }, "rate-limit connection to Redis failed; reconnecting"));
+        stops.push(async () => redis.disconnect());
+      }
       const rateLimiter = await createRateLimiter(config, redis ? { redis } : { sequelize });
       runtime.schema = await createSchema(events);
       runtime.app = await createApp({

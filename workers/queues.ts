@@ -173,6 +173,8 @@ function lockOptions(lockMs: number) {
 function redisBackend(url: string, prefix: string, lockMs: number): QueueBackend {
   // BullMQ's blocking commands need maxRetriesPerRequest: null.
   const connection = new IORedis(url, { maxRetriesPerRequest: null, lazyConnect: false });
+  // ioredis reconnects by itself (Redis restarting); workers report their own errors (worker-host.ts).
+  connection.on("error", () => undefined);
   const queues = new Map<QueueName, Queue>();
   let closed = false;
   return {

@@ -16,6 +16,8 @@ export enum ErrorCode {
   MethodNotAllowed = "METHOD_NOT_ALLOWED",
   PayloadTooLarge = "PAYLOAD_TOO_LARGE",
   QueryTimeout = "QUERY_TIMEOUT",
+  /** The database (or Redis) does not answer: restarting, unreachable. The request may be sent again. */
+  ServiceUnavailable = "SERVICE_UNAVAILABLE",
 }
 
 export abstract class DomainError extends Error {
@@ -118,6 +120,18 @@ export class QueryTimeoutError extends DomainError {
   }
 }
 
+/**
+ * A backend the service cannot work without (PostgreSQL, Redis) does not answer: it is restarting or
+ * unreachable. The client may send the request again once it answers (a create with an external id is idempotent).
+ */
+export class ServiceUnavailableError extends DomainError {
+  readonly code = ErrorCode.ServiceUnavailable;
+  readonly restError = "service_unavailable";
+  constructor() {
+    super("The service is temporarily unavailable (its database is not answering); try again in a few seconds");
+  }
+}
+
 /** Collects per-field messages and throws one ValidationError with all of them. */
 export class ValidationErrors {
   private readonly messages: string[] = [];
@@ -145,6 +159,7 @@ export function asDomainError(error: unknown): DomainError | null {
   const sqlState = (error as { parent?: { code?: unknown } } | null)?.parent?.code;
   if (typeof sqlState === "string" && sqlState.startsWith("22")) return new ValidationError(["A value could not be stored as sent"]);
   if (sqlState === "57014") return new QueryTimeoutError();
+  if (isBackendUnavailable(error)) return new ServiceUnavailableError();
   if (sqlState === "23503") return vanishedReference((error as { parent: { detail?: unknown } }).parent.detail);
   return null;
 }
@@ -160,4 +175,37 @@ function vanishedReference(detail: unknown): ValidationError {
   if (!column) return new ValidationError(["A referenced record no longer exists"]);
   const label = column.replace(/_id$/, "").replace(/_/g, " ");
   return new ValidationError([`${label.charAt(0).toUpperCase()}${label.slice(1)} not found`]);
+}
+
+/**
+ * Sequelize's connection errors (refused, timed out, no connection from the pool in time) and the
+ * PostgreSQL states of a server going away: class 08 (connection exception), 57P01-57P03 (the server
+ * is shutting down, crashed, or still starting), 53300 (too many connections). A pg connection cut
+ * mid-statement has no SQLSTATE, only its message.
+ */
+const UNAVAILABLE_ERROR_NAMES = new Set([
+  "SequelizeConnectionError",
+  "SequelizeConnectionRefusedError",
+  "SequelizeConnectionTimedOutError",
+  "SequelizeConnectionAcquireTimeoutError",
+  "SequelizeHostNotFoundError",
+  "SequelizeHostNotReachableError",
+]);
+const UNAVAILABLE_SQL_STATES = new Set(["57P01", "57P02", "57P03", "53300"]);
+const CUT_CONNECTION = /^Connection terminated|^Client has encountered a connection error|^Connection is closed/;
+
+export function isBackendUnavailable(error: unknown, depth = 0): boolean {
+  if (!error || typeof error !== "object" || depth > 3) return false;
+  const { name, parent, original, code, message } = error as {
+    name?: unknown;
+    parent?: unknown;
+    original?: unknown;
+    code?: unknown;
+    message?: unknown;
+  };
+  if (typeof name === "string" && UNAVAILABLE_ERROR_NAMES.has(name)) return true;
+  if (typeof code === "string" && (code.startsWith("08") || UNAVAILABLE_SQL_STATES.has(code) || code === "ECONNREFUSED")) return true;
+  if (typeof message === "string" && CUT_CONNECTION.test(message)) return true;
+  const cause = parent ?? original;
+  return cause !== undefined && isBackendUnavailable(cause, depth + 1);
 }

@@ -148,7 +148,12 @@ class RedisEventBus extends FanOutBus {
     super(logger);
     this.channel = `${prefix}:events`;
     this.publisher = new IORedis(url, { maxRetriesPerRequest: 2 });
+    // ioredis resubscribes by itself once it reconnects (test/faults/backends.test.ts, Redis restarted).
     this.subscriber = new IORedis(url);
+    // Without a listener ioredis prints every failed reconnection attempt to stderr while Redis is away.
+    for (const connection of [this.publisher, this.subscriber]) {
+      connection.on("error", (error: Error) => logger.debug({ err: error }, "event bus connection to Redis failed; reconnecting"));
+    }
     this.subscriber.on("message", (_channel: string, message: string) => this.deliver(message));
     this.subscribed = this.subscriber.subscribe(this.channel);
   }
