@@ -51,12 +51,13 @@ export class DestinationHandler implements ChainConsumerHandler<DestinationOutco
       limit: sender.turnSize,
       eventTypes: expandPatterns(destination.eventTypes),
     });
-    if (read.events.length === 0) return { position: read.through, attempts: [], destination };
+    const caughtUp = read.through === read.head;
+    if (read.events.length === 0) return { position: read.through, caughtUp, attempts: [], destination };
     const result = await sender.send(read.events, deadline);
     const complete = result.delivered === read.events.length;
     // Stopped early (failure or deadline): the position moves to just before the first event not delivered.
     const position = complete ? read.through : (BigInt(read.events[result.delivered].seq!) - 1n).toString();
-    return { position, failure: result.failure, attempts: result.attempts, destination };
+    return { position, caughtUp: complete && caughtUp, failure: result.failure, attempts: result.attempts, destination };
   }
 
   async record(

@@ -1,13 +1,8 @@
-import fs from "node:fs";
 import path from "node:path";
-import type { Page } from "playwright-core";
 import { eventually } from "../helpers/chromium";
-import { failLogin, signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
+import { failLogin, seriousViolations, signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
 
-// Functions passed to page.evaluate and addInitScript run in the browser, where these exist.
-declare const window: any;
 const SCREENSHOTS = path.join(__dirname, "..", "..", "docs", "console");
-const AXE = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
 let rig: ConsoleRig;
 
 beforeAll(async () => {
@@ -15,23 +10,6 @@ beforeAll(async () => {
   await failLogin(rig.app.url, "someone@example.test", "10.1.2.3");
 }, 60_000);
 afterAll(() => rig?.stop());
-
-/** axe-core's serious and critical violations on the page as it is now. */
-async function seriousViolations(page: Page): Promise<string[]> {
-  // Evaluated through the debugging protocol, which the page's CSP (rightly) does not let a script tag do.
-  await page.evaluate(AXE);
-  const results = await page.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: { run(): Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> }> };
-      }
-    ).axe;
-    return (await axe.run()).violations;
-  });
-  return results
-    .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
-    .map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`);
-}
 
 test("the bundled explorer at /graphql runs a query and a subscription with the session, and asks nothing of the internet", async () => {
   const { context, page, foreign } = await rig.open();

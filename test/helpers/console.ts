@@ -1,4 +1,6 @@
+import fs from "node:fs";
 import type { Page } from "playwright-core";
+import type { Roles } from "../../src/runtime";
 import { launchChromium, openContext, type HeadlessChromium } from "./chromium";
 import { startTestApp, type TestApp } from "./test-app";
 
@@ -16,9 +18,12 @@ export type ConsoleRig = {
 
 let sequence = 0;
 
-/** The service (its own database) and a headless Chromium, with one administrator who signs in with a password. */
-export async function startConsoleRig(env: Record<string, string> = {}): Promise<ConsoleRig> {
-  const app = await startTestApp({ env });
+/**
+ * The service (its own database) and a headless Chromium, with one administrator who signs in with a
+ * password. `roles`: also run the workers in the service's process (a page whose work they do).
+ */
+export async function startConsoleRig(env: Record<string, string> = {}, roles: Partial<Roles> = {}): Promise<ConsoleRig> {
+  const app = await startTestApp({ env, roles });
   const chromium = await launchChromium();
   const createUser = async (role: "admin" | "auditor" | "member", email = `${role}${++sequence}-${Date.now()}@example.test`) => {
     const user = await app.runtime.services.users.create({ email, role, password: PASSWORD });
@@ -53,4 +58,23 @@ export async function failLogin(baseUrl: string, email: string, ip: string): Pro
     body: JSON.stringify({ email, password: "not the password at all" }),
   });
   if (response.status !== 401) throw new Error(`expected a refused login, got ${response.status}`);
+}
+
+const AXE = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+
+/** axe-core's serious and critical violations on the page as it is now. */
+export async function seriousViolations(page: Page): Promise<string[]> {
+  // Evaluated through the debugging protocol, which the page's CSP (rightly) does not let a script tag do.
+  await page.evaluate(AXE);
+  const results = await page.evaluate(async () => {
+    const axe = (
+      globalThis as unknown as {
+        axe: { run(): Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> }> };
+      }
+    ).axe;
+    return (await axe.run()).violations;
+  });
+  return results
+    .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
+    .map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`);
 }
