@@ -23,13 +23,17 @@ export type TurnOutcome = {
   position: string;
   /** Set when the turn stopped on a failure: the consumer retries from `position` later. */
   failure?: { error: string; retryAfterMs: number | null; gone: boolean } | null;
-  /** The turn handled everything linked when it read: the consumer rests (CAUGHT_UP_REST_MS) before its next one. */
-  caughtUp?: boolean;
 };
 
 export interface ChainConsumerHandler<Outcome extends TurnOutcome = TurnOutcome> {
   /** Consumer ids this handler serves start with it (`destination:`, `alerts:`). */
   readonly prefix: string;
+  /**
+   * Called once per claim with every consumer just leased to this handler, before their turns: a
+   * handler reads what its turns need in one query rather than one per turn (the claims run while the
+   * stream is busy, on the database that records it).
+   */
+  prepare?(consumers: ConsumerRow[]): Promise<void>;
   /** One turn for a leased consumer; should return before `deadline` (its lease ends a little later). */
   turn(consumer: ConsumerRow, deadline: number): Promise<Outcome>;
   /** Writes the handler's records of the outcome in the transaction that moves the position. */
@@ -52,33 +56,16 @@ function jitter(ms: number): number {
 
 const WAKE_INTERVAL_MS = 50;
 
-/**
- * A consumer that has caught up with the head starts its next turn no sooner than this after the
- * start of the last one. Under a steady stream the sequencer links a batch about every 100 ms, and a
- * turn per batch and consumer costs a claim, a read of the destination and of the chain and a
- * settling transaction each, on the database that is recording the events. Spacing the turns gathers
- * a few batches into one: a fraction of the queries and commits per event, for at most this much more
- * lag (less the turn's own time). A consumer with a backlog (its turn did not reach the head) goes on
- * at once.
- */
-export const CAUGHT_UP_REST_MS = 200;
-
 /** A Retry-After longer than this is read as "a day": a receiver cannot park a consumer for weeks. */
 const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
 
-/** Where the consumer stands after a turn (started at `startedAt`): success resets the retries, a failure schedules the next one. */
-export function settlementOf(
-  consumer: ConsumerRow,
-  outcome: TurnOutcome,
-  schedule: number[],
-  now = new Date(),
-  startedAt = now,
-): ConsumerSettlement {
+/** Where the consumer stands after a turn: success resets the retries, a failure schedules the next one. */
+export function settlementOf(consumer: ConsumerRow, outcome: TurnOutcome, schedule: number[], now = new Date()): ConsumerSettlement {
   if (!outcome.failure) {
     return {
       position: outcome.position,
       failures: 0,
-      nextAttemptAt: outcome.caughtUp ? new Date(Math.max(now.getTime(), startedAt.getTime() + CAUGHT_UP_REST_MS)) : now,
+      nextAttemptAt: now,
       success: BigInt(outcome.position) > BigInt(consumer.position) ? now : null,
     };
   }
@@ -178,6 +165,13 @@ export class ChainConsumerPump {
       const room = this.options.concurrency - this.inFlight.size;
       if (room <= 0) return;
       const claimed = await this.consumers.claimDue(this.owner, this.options.leaseMs, room, handler.prefix);
+      if (claimed.length === 0) continue;
+      try {
+        await handler.prepare?.(claimed);
+      } catch (error) {
+        // Each turn then reads for itself (and fails, and is retried, if the database is away).
+        this.logger.warn({ err: error }, "audit stream consumers not prepared");
+      }
       for (const consumer of claimed) {
         const turn = this.runTurn(handler, consumer).finally(() => {
           this.inFlight.delete(consumer.id);
@@ -195,9 +189,8 @@ export class ChainConsumerPump {
   }
 
   private async turn(handler: ChainConsumerHandler, consumer: ConsumerRow): Promise<void> {
-    const startedAt = new Date();
     // Half the lease for the work, the rest as margin for the settling transaction.
-    const deadline = startedAt.getTime() + this.options.leaseMs / 2;
+    const deadline = Date.now() + this.options.leaseMs / 2;
     let outcome: TurnOutcome;
     try {
       outcome = await handler.turn(consumer, deadline);
@@ -205,15 +198,12 @@ export class ChainConsumerPump {
       this.logger.warn({ err: error, consumer: consumer.id }, "audit stream turn failed");
       outcome = { position: consumer.position, failure: { error: (error as Error).message, retryAfterMs: null, gone: false } };
     }
-    const settlement = settlementOf(consumer, outcome, this.options.retryScheduleMs, new Date(), startedAt);
+    const settlement = settlementOf(consumer, outcome, this.options.retryScheduleMs);
     await this.sequelize.transaction(async (transaction) => {
       // A lease that ran out (this worker was too slow) belongs to another worker now: record nothing.
       if (await this.consumers.settle(consumer.id, this.owner, settlement, transaction))
         await handler.record(consumer, outcome, settlement, transaction);
     });
-    // Events linked while it rests woke the pump too early for it: look again when the rest ends.
-    const rest = settlement.nextAttemptAt.getTime() - Date.now();
-    if (outcome.caughtUp && !outcome.failure && rest > 0) setTimeout(() => this.wake(), rest).unref();
   }
 
   /** Stops claiming and waits for the turns in flight to settle. */

@@ -243,6 +243,14 @@ export class DestinationRepository {
     );
   }
 
+  getMany(ids: string[]): Promise<DestinationRow[]> {
+    return selectRows<DestinationRow>(
+      this.sequelize,
+      `SELECT ${DESTINATION_COLUMNS} FROM audit_stream_destinations WHERE id = ANY($1::uuid[])`,
+      [ids],
+    );
+  }
+
   /**
    * `lock`: FOR NO KEY UPDATE, which does not block the delivery log's foreign key (a settling turn
    * inserts log rows while an administrator changes the destination). Lock order everywhere: the
