@@ -6,7 +6,8 @@
  * records, it reports in one run:
  *
  *   - recording throughput (audit.record(), one event per transaction, BENCH_WRITERS writers) with the
- *     five destinations active, as a ratio to recording with no destination, alternating rounds;
+ *     five destinations active, as a ratio to recording with no destination, alternating rounds, and
+ *     the database's committed transactions per recorded event until delivered (load-independent);
  *   - delivery lag (commit → arrival at the receiver) p50/p95 while recording at a sustained
  *     BENCH_RATE events/s;
  *   - per destination (one at a time), deliveries/s draining a backlog of BENCH_BACKLOG events, as a
