@@ -105,6 +105,38 @@ export class UpstreamUnavailableError extends DomainError {
   readonly restError = "upstream_unavailable";
 }
 
+/**
+ * The outbound guard would not send a request: the URL, or the address it resolves to (or redirects
+ * to), is not one the service may reach. Comes from a URL someone supplied, so at an edge it is a 422;
+ * senders log it as a refused delivery. The message names the problem without secrets (no query
+ * string, no userinfo) and reads after "the URL": "must be an http or https URL".
+ */
+export class OutboundRefusedError extends DomainError {
+  readonly code = ErrorCode.ValidationFailed;
+  readonly restError = "outbound_refused";
+  constructor(
+    readonly reason: "url" | "scheme" | "address" | "resolve" | "redirect",
+    message: string,
+  ) {
+    super(message, { errors: [`Url ${message}`] });
+  }
+}
+
+/**
+ * An allowed outbound request did not complete: no connection in time, no full answer in time, an
+ * answer too large, a network error. The other side is unavailable: a 503 at an edge.
+ */
+export class OutboundFailedError extends DomainError {
+  readonly code = ErrorCode.UpstreamUnavailable;
+  readonly restError = "upstream_unavailable";
+  constructor(
+    readonly reason: "connect_timeout" | "timeout" | "too_large" | "network" | "aborted",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /** A credential sent in a URL's query string, where logs, proxies and browser history keep it. */
 export class CredentialsInQueryError extends DomainError {
   readonly code = ErrorCode.BadRequest;

@@ -10,6 +10,8 @@ import {
   ForbiddenError,
   MethodNotAllowedError,
   NotFoundError,
+  OutboundFailedError,
+  OutboundRefusedError,
   PayloadTooLargeError,
   QueryTimeoutError,
   RateLimitedError,
@@ -59,6 +61,24 @@ describe("the error edges", () => {
       ...(error.details ? { details: error.details } : {}),
     });
     expect(graphqlExtensionsOf(error)).toEqual({ code, restError, errors: error.errors, details: error.details });
+  });
+
+  test("the outbound guard's refusal is a 422 naming the URL's problem; a request that did not complete is a 503", () => {
+    const refused = new OutboundRefusedError("address", "must not point at a loopback address (127.0.0.1 not allowed)");
+    expect(restErrorOf(refused)).toEqual({
+      status: 422,
+      body: {
+        error: "outbound_refused",
+        message: refused.message,
+        errors: ["Url must not point at a loopback address (127.0.0.1 not allowed)"],
+      },
+    });
+    expect(graphqlExtensionsOf(refused)).toMatchObject({ code: "VALIDATION_FAILED", restError: "outbound_refused" });
+    expect(refused.reason).toBe("address");
+    const failed = new OutboundFailedError("timeout", "no complete answer from hooks.example.com in time");
+    expect(restErrorOf(failed)).toEqual({ status: 503, body: { error: "upstream_unavailable", message: failed.message } });
+    expect(graphqlExtensionsOf(failed)).toMatchObject({ code: "UPSTREAM_UNAVAILABLE", restError: "upstream_unavailable" });
+    expect(failed).toMatchObject({ name: "OutboundFailedError", reason: "timeout" });
   });
 
   test("anything that is not a domain error leaves as a bare internal error on both edges", () => {
