@@ -1,5 +1,6 @@
 import "reflect-metadata";
 import { spawnSync } from "node:child_process";
+import fs from "node:fs";
 import { parseArgs } from "node:util";
 import type { Sequelize } from "sequelize";
 import { randomUUID } from "node:crypto";
@@ -166,7 +167,12 @@ async function run(argv: string[]): Promise<void> {
         );
       }
       case "audit verify": {
-        const report = await services.audit.verify({ from: string("from"), to: string("to") });
+        const checkpoint = string("checkpoint");
+        const dated = string("from") !== undefined || string("to") !== undefined;
+        if (dated && checkpoint) throw new Error("--checkpoint checks the whole chain: leave out --from and --to");
+        const report = dated
+          ? await services.audit.verify({ from: string("from"), to: string("to") })
+          : await services.retention.verify(checkpoint ? await fs.promises.readFile(checkpoint, "utf8") : null);
         if (!report.ok) process.exitCode = 1;
         return print(
           report,
@@ -174,6 +180,19 @@ async function run(argv: string[]): Promise<void> {
             ? `audit chain intact (${report.checked} events checked)`
             : `audit chain BROKEN at ${report.firstBroken!.seq === null ? `event ${report.firstBroken!.eventId}` : `sequence ${report.firstBroken!.seq}`} (${report.firstBroken!.kind}): ${report.firstBroken!.message}`,
         );
+      }
+      case "audit retention run": {
+        const outcome = await services.retention.run();
+        if (!outcome) throw new Error("another retention run holds the lock; try again shortly");
+        const lines = [
+          ...outcome.moved.map(
+            (month) =>
+              `archived ${month.month}: ${month.rows} events (${month.archives.map((a) => `${a.tier} ${a.rows}`).join(", ") || "empty"})`,
+          ),
+          ...outcome.kept.map((month) => `kept ${month.month}: ${month.reason}`),
+          ...outcome.deleted.map((archive) => `deleted archive ${archive.month} ${archive.tier} (${archive.rows} events)`),
+        ];
+        return print(outcome, lines.length ? lines.join("\n") : "nothing to do");
       }
       default:
         throw new Error(`"${command}" has no handler`);

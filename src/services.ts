@@ -59,6 +59,10 @@ import { TagRepository } from "./tags/tag.repository";
 import { TagService } from "./tags/tag.service";
 import { TransactionRepository } from "./transactions/transaction.repository";
 import { TransactionService } from "./transactions/transaction.service";
+import { DirectoryStore, S3Store } from "./retention/archive-store";
+import { checkpointSigner } from "./retention/checkpoint-key";
+import { RetentionRepository } from "./retention/retention.repository";
+import { RetentionService } from "./retention/retention.service";
 
 export type Repositories = ReturnType<typeof createRepositories>;
 export type Services = ReturnType<typeof createServices>;
@@ -84,6 +88,7 @@ function createRepositories(sequelize: Sequelize) {
     reports: new ReportRepository(sequelize),
     streamConsumers: new ConsumerRepository(sequelize),
     streamDestinations: new DestinationRepository(sequelize),
+    retention: new RetentionRepository(sequelize),
   };
 }
 
@@ -131,11 +136,20 @@ function syncQueueOf(deps: ServiceDeps): SyncQueue {
 }
 
 function exportQueueOf(deps: ServiceDeps): ExportQueue {
+  const queue = () => deps.queues.queue(QueueName.Exports);
+  const enqueue = async (exportId: string) => {
+    await queue().add(JOBS[QueueName.Exports].writeExport, { exportId }, { ...EXPORT_JOB_OPTIONS, jobId: exportJobId(exportId) });
+  };
   return {
-    async enqueue(exportId) {
-      await deps.queues
-        .queue(QueueName.Exports)
-        .add(JOBS[QueueName.Exports].writeExport, { exportId }, { ...EXPORT_JOB_OPTIONS, jobId: exportJobId(exportId) });
+    enqueue,
+    async requeue(exportId) {
+      const job = await queue().getJob(exportJobId(exportId));
+      if (!job || !(await job.isFailed())) return enqueue(exportId);
+      // Its job failed before it claimed the request (the database was unreachable, say): the same job
+      // runs again. Another sweep may have retried it meanwhile, which is as good.
+      await job.retry().catch(async (error: unknown) => {
+        if (await job.isFailed()) throw error;
+      });
     },
   };
 }
@@ -206,6 +220,16 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     bankSync: new BankSyncService(repositories.banking, secrets, config, events, logger, outbound),
     audit,
     auditSavedSearches: new AuditSavedSearchService(repositories.auditSavedSearches),
+    retention: new RetentionService(
+      sequelize,
+      repositories.retention,
+      audit,
+      repositories.audit,
+      config.retention.s3 ? new S3Store(config.retention.s3) : new DirectoryStore(config.retention.archiveDir),
+      checkpointSigner(config.retention),
+      config.retention,
+      logger,
+    ),
     sessions,
     logins: new LoginService(sequelize, repositories.auth, audit, sessions, {
       maxFailures: config.loginMaxFailures,

@@ -1,6 +1,9 @@
 import type { JobHandlers } from "./worker-host";
 
-/** Audit exports and reports: one job writes one requested file; the schedule removes expired ones. */
+/**
+ * Audit exports and reports: one job writes one requested file; the schedules remove expired ones and
+ * enqueue again the requests whose job never reached the queue.
+ */
 export const exportHandlers: JobHandlers = {
   "write-export": async (job, { services }) => {
     const { exportId } = job.data as { exportId: string };
@@ -8,4 +11,5 @@ export const exportHandlers: JobHandlers = {
     return record && { status: record.status, rows: record.rowsWritten };
   },
   "expire-exports": async (_job, { services }) => ({ expired: await services.auditExports.expire() }),
+  "requeue-stale-exports": async (_job, { services }) => ({ requeued: await services.auditExports.requeueStale() }),
 };

@@ -5,6 +5,8 @@ export const maintenanceHandlers: JobHandlers = {
   "prune-api-keys": async (_job, { services }) => ({ deleted: await services.apiKeys.pruneRetired() }),
   "ensure-audit-partitions": async (_job, { services }) => services.audit.ensurePartitions(),
   "chain-audit-events": async (_job, { services }) => ({ linked: await services.audit.chainCommitted() }),
+  "run-audit-retention": async (_job, { services }) =>
+    (await services.retention.run()) ?? { skipped: "another retention run holds the lock" },
   "prune-stream-deliveries": async (_job, { services }) => ({ deleted: await services.streamDestinations.pruneDeliveries() }),
   // Abandoned SSO authorization requests go with expired sessions: both are sign-in state past its lifetime.
   "sweep-expired-sessions": async (_job, { services }) => ({

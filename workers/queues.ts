@@ -20,10 +20,11 @@ export const JOBS = {
     chainAuditEvents: "chain-audit-events",
     sweepExpiredSessions: "sweep-expired-sessions",
     pruneStreamDeliveries: "prune-stream-deliveries",
+    runAuditRetention: "run-audit-retention",
   },
   [QueueName.Assistant]: { reply: "reply", expireStaleReplies: "expire-stale-replies" },
   [QueueName.BankSync]: { syncConnection: "sync-connection", refreshConnections: "refresh-connections" },
-  [QueueName.Exports]: { writeExport: "write-export", expireExports: "expire-exports" },
+  [QueueName.Exports]: { writeExport: "write-export", expireExports: "expire-exports", requeueStaleExports: "requeue-stale-exports" },
 } as const satisfies Record<QueueName, Record<string, string>>;
 
 /** Retry transient failures a few times with growing waits; keep a bounded history for inspection. */
@@ -83,12 +84,28 @@ export const SCHEDULES = [
   },
   // Only removes files whose expiry has passed; how long they live is EXPORT_RETENTION_HOURS.
   { id: "expire-exports", queue: QueueName.Exports, job: JOBS[QueueName.Exports].expireExports, everyMs: 15 * 60 * 1000 },
+  // The safety net of export and report requests: one whose job never reached the queue (the queue was
+  // down right after its commit) is enqueued again under its own job id, so none is written twice.
+  {
+    id: "requeue-stale-exports-minutely",
+    queue: QueueName.Exports,
+    job: JOBS[QueueName.Exports].requeueStaleExports,
+    everyMs: 60 * 1000,
+  },
   // The audit stream's delivery log keeps STREAM_DELIVERY_LOG_DAYS of attempts.
   {
     id: "prune-stream-deliveries-daily",
     queue: QueueName.Maintenance,
     job: JOBS[QueueName.Maintenance].pruneStreamDeliveries,
     everyMs: 24 * 60 * 60 * 1000,
+  },
+  // Months past the database window leave into verified archives; archives past their tier are deleted.
+  // Hourly, so a run interrupted by a restart is resumed soon; a run with nothing to do reads a few rows.
+  {
+    id: "run-audit-retention-hourly",
+    queue: QueueName.Maintenance,
+    job: JOBS[QueueName.Maintenance].runAuditRetention,
+    everyMs: 60 * 60 * 1000,
   },
   {
     id: "sweep-expired-sessions",
@@ -97,6 +114,12 @@ export const SCHEDULES = [
     everyMs: 5 * 60 * 1000,
   },
 ] as const;
+
+/**
+ * One-off jobs each worker process enqueues when it starts, before the first scheduled run: a request
+ * left without a job while no worker ran is picked up at once, not a schedule period later.
+ */
+export const ON_START = [{ queue: QueueName.Exports, job: JOBS[QueueName.Exports].requeueStaleExports }] as const;
 
 /**
  * Jobs run at once per worker process (default 2). Assistant replies and bank syncs mostly wait on a

@@ -6,7 +6,7 @@ import { assistantHandlers } from "./assistant.processor";
 import { bankSyncHandlers } from "./bank-sync.processor";
 import { exportHandlers } from "./exports.processor";
 import { maintenanceHandlers } from "./maintenance.processor";
-import { CONCURRENCY, JOBS, QueueName, SCHEDULES, type QueueBackend } from "./queues";
+import { CONCURRENCY, JOBS, ON_START, QueueName, SCHEDULES, type QueueBackend } from "./queues";
 
 export type JobDeps = { services: Services; logger: Logger };
 export type JobHandlers = Record<string, (job: Job, deps: JobDeps) => Promise<unknown>>;
@@ -63,6 +63,7 @@ export class WorkerHost {
     for (const schedule of SCHEDULES) {
       await this.backend.queue(schedule.queue).upsertJobScheduler(schedule.id, { every: schedule.everyMs }, { name: schedule.job });
     }
+    for (const { queue, job } of ON_START) await this.backend.queue(queue).add(job, {});
     // Audit stream delivery is not a queue: consumers' positions live in PostgreSQL, so it goes on while Redis is down.
     this.deps.services.streamPump.start();
   }

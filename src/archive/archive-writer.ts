@@ -128,13 +128,16 @@ export class ArchiveWriter {
  * Reads an archive back and recomputes its checksums and line count, in constant memory: what a
  * manifest's figures are checked against before anything relies on the archive.
  */
-export async function readBackArchive(file: string): Promise<{ dataSha256: string; fileSha256: string; lines: number; dataBytes: number }> {
+export async function readBackArchive(
+  source: string | Readable,
+): Promise<{ dataSha256: string; fileSha256: string; lines: number; dataBytes: number }> {
   const dataHash = createHash("sha256");
   const fileHash = createHash("sha256");
   let lines = 0;
   let dataBytes = 0;
-  const input = fs.createReadStream(file);
-  input.on("data", (chunk) => fileHash.update(chunk as Buffer));
+  // A path, or the stream of a stored archive (retention's object storage).
+  const input = typeof source === "string" ? fs.createReadStream(source) : source;
+  input.on("data", (chunk: Buffer) => fileHash.update(chunk));
   const gunzip = createGunzip();
   gunzip.on("data", (chunk: Buffer) => {
     dataHash.update(chunk);

@@ -59,6 +59,13 @@ export const SERVICE_EVENT_CATALOGUE = {
   "stream.destination.tested": { severity: "info", meaning: "test event sent to a destination" },
   "stream.destination.failing": { severity: "error", meaning: "delivery retries exhausted; events wait for replay" },
   "stream.destination.disabled": { severity: "error", meaning: "destination disabled by its receiver (410 Gone)" },
+  "audit.retention.updated": { severity: "warning", meaning: "retention tiers or database window changed" },
+  "audit.archive.created": { severity: "info", meaning: "a month left the database into verified archives (manifests in changes)" },
+  "audit.archive.deleted": { severity: "warning", meaning: "an archive past its tier's retention deleted" },
+  "audit.archive.searched": { severity: "info", meaning: "archives searched" },
+  "audit.archive.restored": { severity: "info", meaning: "an archived month loaded back into the database" },
+  "audit.archive.released": { severity: "info", meaning: "a restored month removed from the database again" },
+  "audit.checkpoint.signed": { severity: "info", meaning: "signed checkpoint of the chain at an archived month (the note in changes)" },
 } as const satisfies Record<string, { severity: Severity; meaning: string }>;
 
 export const AUDIT_EVENT_CATALOGUE = { ...SPEC_EVENT_CATALOGUE, ...SERVICE_EVENT_CATALOGUE };

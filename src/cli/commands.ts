@@ -104,9 +104,20 @@ export const COMMANDS: CommandSpec[] = [
   },
   {
     name: "audit verify",
-    synopsis: "[--from DATE] [--to DATE]",
+    synopsis: "[--from DATE] [--to DATE] [--checkpoint FILE]",
     summary: "check the audit hash chain; exits 1 at the first broken link",
-    options: { from: { type: "string" }, to: { type: "string" } },
+    details: [
+      "Without dates the chain is checked as one line across archived months and the database, with every signed checkpoint.",
+      "--checkpoint FILE also checks a signed checkpoint kept elsewhere (a copy of AUDIT_CHECKPOINT_FILE): the log must still hold it.",
+    ],
+    options: { from: { type: "string" }, to: { type: "string" }, checkpoint: { type: "string" } },
+    group: "Audit",
+  },
+  {
+    name: "audit retention run",
+    synopsis: "",
+    summary: "run the retention job now: archive months past the database window, delete expired archives",
+    options: none,
     group: "Audit",
   },
   {

@@ -147,6 +147,28 @@ const settings = z.object({
     5e3, 30e3, 120e3, 600e3, 1800e3, 3600e3, 7200e3, 14400e3, 28800e3, 43200e3, 57600e3, 86400e3,
   ]),
   STREAM_DELIVERY_LOG_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  AUDIT_RETENTION_DATABASE_DAYS: z.coerce.number().int().min(0).max(36500).optional(),
+  AUDIT_RETENTION_TIERS: z
+    .string()
+    .regex(
+      /^(standard|extended|compliance)(,[a-z0-9._*]+=(standard|extended|compliance))*$/,
+      "a tier (standard, extended or compliance), then optional category=tier rules: extended,auth.*=compliance",
+    )
+    .optional(),
+  AUDIT_ARCHIVE_DIR: z.string().min(1).optional(),
+  AUDIT_ARCHIVE_S3_BUCKET: z.string().min(1).optional(),
+  AUDIT_ARCHIVE_S3_PREFIX: z.string().default(""),
+  AUDIT_ARCHIVE_S3_ENDPOINT: z.url().optional(),
+  AUDIT_ARCHIVE_S3_REGION: z.string().min(1).default("us-east-1"),
+  AUDIT_ARCHIVE_S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  AUDIT_ARCHIVE_S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  AUDIT_ARCHIVE_S3_FORCE_PATH_STYLE: booleanFlag.default(false),
+  AUDIT_CHECKPOINT_KEY: z.string().min(1).optional(),
+  AUDIT_CHECKPOINT_ORIGIN: z
+    .string()
+    .regex(/^[\x21-\x2a\x2c-\x7e]+$/, "printable ASCII without spaces or +")
+    .default("finance-gateway/audit"),
+  AUDIT_CHECKPOINT_FILE: z.string().min(1).optional(),
   OUTBOUND_ALLOW_PRIVATE: booleanFlag.default(false),
   OUTBOUND_ALLOWLIST: outboundAllowlist.default([]),
   OUTBOUND_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(50).max(120000).default(5000),
@@ -222,6 +244,8 @@ export type Config = Readonly<{
   sso: Readonly<{ discoveryTtlMs: number; jwksCooldownMs: number; clockToleranceSeconds: number; timeoutSeconds: number }>;
   /** Audit streaming (src/streaming): how often workers look for work, a turn's lease, turns at once, retry waits, log retention. */
   streaming: Readonly<{ pollMs: number; leaseMs: number; concurrency: number; retryScheduleMs: number[]; deliveryLogDays: number }>;
+  /** Audit retention (src/retention): archive storage, checkpoint signing and publishing, tier settings a new instance starts with. */
+  retention: RetentionConfig;
   /** The outbound guard's policy (src/outbound): which addresses user-supplied URLs may reach, timeouts, response cap. */
   outbound: OutboundPolicy;
 }>;
@@ -253,6 +277,30 @@ export type ExportConfig = Readonly<{
   batchRows: number;
   /** Detail rows a report lists per table (its totals always count everything). */
   reportMaxRows: number;
+}>;
+
+export type RetentionConfig = Readonly<{
+  /** Database window and tiers until an administrator changes them (`AUDIT_RETENTION_TIERS`: `default[,pattern=tier…]`). */
+  databaseDays?: number;
+  tiers?: string;
+  /** Archive folder (the default store) and the local folder archives are written in before they are stored. */
+  archiveDir: string;
+  stagingDir: string;
+  s3: Readonly<{
+    bucket: string;
+    prefix: string;
+    endpoint?: string;
+    region: string;
+    accessKeyId?: string;
+    secretAccessKey?: string;
+    forcePathStyle: boolean;
+  }> | null;
+  /** The checkpoint signing key (Go signed-note private key text), or the file it is generated in. */
+  checkpointKey?: string;
+  checkpointKeyFile: string;
+  checkpointOrigin: string;
+  /** A file each new checkpoint is appended to. */
+  checkpointFile?: string;
 }>;
 
 export const BUILTIN_MODEL = "builtin";
@@ -347,6 +395,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       concurrency: s.STREAM_CONCURRENCY,
       retryScheduleMs: s.STREAM_RETRY_SCHEDULE,
       deliveryLogDays: s.STREAM_DELIVERY_LOG_DAYS,
+    }),
+    retention: Object.freeze({
+      databaseDays: s.AUDIT_RETENTION_DATABASE_DAYS,
+      tiers: s.AUDIT_RETENTION_TIERS,
+      archiveDir: path.resolve(s.AUDIT_ARCHIVE_DIR ?? path.join(s.DATA_DIR, "audit-archive")),
+      stagingDir: path.resolve(path.join(s.DATA_DIR, "audit-archive-staging")),
+      s3: s.AUDIT_ARCHIVE_S3_BUCKET
+        ? Object.freeze({
+            bucket: s.AUDIT_ARCHIVE_S3_BUCKET,
+            prefix: s.AUDIT_ARCHIVE_S3_PREFIX,
+            endpoint: s.AUDIT_ARCHIVE_S3_ENDPOINT,
+            region: s.AUDIT_ARCHIVE_S3_REGION,
+            accessKeyId: s.AUDIT_ARCHIVE_S3_ACCESS_KEY_ID,
+            secretAccessKey: s.AUDIT_ARCHIVE_S3_SECRET_ACCESS_KEY,
+            forcePathStyle: s.AUDIT_ARCHIVE_S3_FORCE_PATH_STYLE,
+          })
+        : null,
+      checkpointKey: s.AUDIT_CHECKPOINT_KEY,
+      checkpointKeyFile: path.resolve(path.join(s.DATA_DIR, "audit-checkpoint-key")),
+      checkpointOrigin: s.AUDIT_CHECKPOINT_ORIGIN,
+      checkpointFile: s.AUDIT_CHECKPOINT_FILE ? path.resolve(s.AUDIT_CHECKPOINT_FILE) : undefined,
     }),
     outbound: Object.freeze({
       allowPrivate: s.OUTBOUND_ALLOW_PRIVATE,

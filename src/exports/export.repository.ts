@@ -25,6 +25,8 @@ export type ExportRecord = {
   expiresAt: Date | null;
 };
 
+export type QueuedKey = { id: string; createdAt: Date };
+
 const COLUMNS = `id, kind, format, params, status, requested_by AS "requestedBy", requested_by_email AS "requestedByEmail",
   rows_written::float8 AS "rowsWritten", progress, file_name AS "fileName", file_bytes::float8 AS "fileBytes", manifest, error,
   created_at AS "createdAt", started_at AS "startedAt", completed_at AS "completedAt", expires_at AS "expiresAt"`;
@@ -85,6 +87,21 @@ export class ExportRepository {
     return selectRows<ExportRecord>(
       this.sequelize,
       `SELECT ${COLUMNS} FROM audit_exports WHERE requested_by = $1${kind} ORDER BY created_at DESC, id DESC LIMIT $2`,
+      bind,
+    );
+  }
+
+  /**
+   * Requests still queued that were asked for before `before`, oldest first, from after `after` on (a
+   * keyset page): their job may never have reached the queue.
+   */
+  queuedBefore(before: Date, after: QueuedKey | null, limit: number): Promise<QueuedKey[]> {
+    const bind: unknown[] = [before, limit];
+    const page = after ? ` AND (created_at, id) > ($${bind.push(after.createdAt)}, $${bind.push(after.id)}::uuid)` : "";
+    return selectRows<QueuedKey>(
+      this.sequelize,
+      `SELECT id, created_at AS "createdAt" FROM audit_exports WHERE status = 'queued' AND created_at < $1${page}
+        ORDER BY created_at, id LIMIT $2`,
       bind,
     );
   }

@@ -15,11 +15,16 @@ import type { ReportRepository } from "../reports/report.repository";
 import { reportCsv, reportJson, reportPdf } from "../reports/report.render";
 import { buildReport, parseReportParams, type ReportParams } from "../reports/report.templates";
 import { EXPORT_FORMATS, FRAMINGS, type ExportFormat } from "./export-formats";
-import type { ExportKind, ExportRecord, ExportRepository, FileFormat } from "./export.repository";
+import type { ExportKind, ExportRecord, ExportRepository, FileFormat, QueuedKey } from "./export.repository";
 import type { DownloadSigner } from "./signed-url";
 
 /** What the service needs from the queue: producers only enqueue. */
-export type ExportQueue = { enqueue(exportId: string): Promise<void> };
+export type ExportQueue = {
+  /** Adds the request's job (its id is the request's: a second add while it exists is a no-op). */
+  enqueue(exportId: string): Promise<void>;
+  /** Adds the job of a request left queued, or runs its failed job again; never a second job of it. */
+  requeue(exportId: string): Promise<void>;
+};
 
 export const REPORT_FORMATS = ["pdf", "csv", "json"] as const;
 export const EXPORT_COMPRESSIONS = ["gzip", "zip"] as const;
@@ -38,6 +43,9 @@ const LIST_LIMIT = 100;
 /** Progress is written at most this often while an export runs. */
 const PROGRESS_INTERVAL_MS = 500;
 const EXPIRE_BATCH = 100;
+const REQUEUE_BATCH = 500;
+/** A request queued this long may have lost its job; younger ones are still on their way to the queue. */
+export const STALE_QUEUED_MS = 60_000;
 const WRITE_CHUNK = 64 * 1024;
 /** Requests of one user waiting or being written at once: asking is cheap, writing is not. */
 export const MAX_ACTIVE_PER_USER = 5;
@@ -109,7 +117,7 @@ export class AuditExportService {
       return created;
     });
     // After commit: a job for a request that rolled back would find nothing. Should this enqueue fail,
-    // the request stays queued and is visible as such.
+    // the request stays queued until requeueStale enqueues it again.
     await this.queue.enqueue(record.id);
     return record;
   }
@@ -188,6 +196,25 @@ export class AuditExportService {
         await this.record(transaction, failed, "failed", { error: message });
         return failed;
       });
+    }
+  }
+
+  /**
+   * Enqueues again every request queued for longer than STALE_QUEUED_MS: its job may never have reached
+   * the queue (the queue was down between the commit and the enqueue), or failed before it claimed the
+   * request. The job id is the request's, so a request whose job is waiting or running gets no second
+   * job, and nothing is written twice.
+   */
+  async requeueStale(now = new Date()): Promise<number> {
+    const before = new Date(now.getTime() - STALE_QUEUED_MS);
+    let requeued = 0;
+    let after: QueuedKey | null = null;
+    for (;;) {
+      const page: QueuedKey[] = await this.repository.queuedBefore(before, after, REQUEUE_BATCH);
+      for (const { id } of page) await this.queue.requeue(id);
+      requeued += page.length;
+      if (page.length < REQUEUE_BATCH) return requeued;
+      after = page[page.length - 1];
     }
   }
 

@@ -5,6 +5,7 @@ import { AccountResolver } from "../accounts/account.resolver";
 import { BankAccountResolver, BankConnectionResolver, HoldingResolver } from "../banking/banking.resolver";
 import { AuditResolver } from "../audit/audit.resolver";
 import { AuditExportResolver } from "../exports/export.resolver";
+import { RetentionResolver } from "../retention/retention.resolver";
 import { CategoryResolver } from "../categories/category.resolver";
 import { ChatResolver } from "../chats/chat.resolver";
 import { IdentityResolver } from "../identity/identity.resolver";
@@ -33,6 +34,7 @@ export const resolvers = [
   HoldingResolver,
   AuditResolver,
   AuditExportResolver,
+  RetentionResolver,
   SsoResolver,
   UserAdminResolver,
   StreamResolver,

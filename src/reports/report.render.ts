@@ -165,12 +165,17 @@ function drawChart(doc: PDFKit.PDFDocument, days: Array<{ day: string; count: nu
       doc.rect(left + index * slot + (slot - barWidth) / 2, top + height - barHeight, barWidth, barHeight).fill("#3b6ea5");
     });
     doc.fillColor("#000000");
-    // First and last day under the axis, and every label that fits between them.
+    // First and last day under the axis, and every label that fits between them without touching the last.
+    const labelWidth = 40;
     const labelEvery = Math.max(1, Math.ceil(days.length / Math.max(1, Math.floor(plotWidth / 60))));
+    const centre = (index: number) => left + index * slot + slot / 2;
+    const lastCentre = centre(days.length - 1);
     days.forEach((day, index) => {
-      if (index % labelEvery === 0 || index === days.length - 1) {
-        doc.text(day.day, left + index * slot - 20 + slot / 2, top + height + 3, { width: 40, align: "center", lineBreak: false });
-      }
+      const last = index === days.length - 1;
+      if (!last && (index % labelEvery !== 0 || lastCentre - centre(index) < labelWidth + 4)) return;
+      // Kept inside the page's margins: the last day's label would otherwise stick out on the right.
+      const x = Math.min(centre(index) - labelWidth / 2, MARGIN + width - labelWidth);
+      doc.text(day.day, x, top + height + 3, { width: labelWidth, align: "center", lineBreak: false });
     });
   }
   doc.x = MARGIN;
@@ -189,20 +194,25 @@ function drawTable(doc: PDFKit.PDFDocument, table: ReportTable): void {
     .fillColor("#000000")
     .text(printable(`${table.title} (${table.total})`));
   doc.moveDown(0.2);
-  const columnWidth = width / Math.max(1, table.columns.length);
+  const widths = columnWidths(doc, table, width);
+  const lefts = widths.map((_, index) => MARGIN + widths.slice(0, index).reduce((sum, w) => sum + w, 0));
   const rowHeight = (cells: Cell[], font: string) => {
     doc.font(font).fontSize(8);
-    return Math.max(...cells.map((cell) => doc.heightOfString(printable(cell), { width: columnWidth - 4 }))) + 4;
+    return Math.max(...cells.map((cell, index) => doc.heightOfString(printable(cell), { width: (widths[index] ?? width) - 4 }))) + 4;
   };
   const drawRow = (cells: Cell[], font: string) => {
     const height = rowHeight(cells, font);
-    if (doc.y + height > bottom()) doc.addPage();
+    if (doc.y + height > bottom()) {
+      doc.addPage();
+      // A table that goes on over pages repeats its column names, so every page reads on its own.
+      if (cells !== table.columns) drawRow(table.columns, BOLD);
+    }
     const y = doc.y;
     cells.forEach((cell, index) => {
       doc
         .font(font)
         .fontSize(8)
-        .text(printable(cell), MARGIN + index * columnWidth + 2, y + 2, { width: columnWidth - 4 });
+        .text(printable(cell), (lefts[index] ?? MARGIN) + 2, y + 2, { width: (widths[index] ?? width) - 4 });
     });
     doc
       .save()
@@ -221,6 +231,47 @@ function drawTable(doc: PDFKit.PDFDocument, table: ReportTable): void {
   if (table.note) {
     doc.moveDown(0.3).font(FONT).fontSize(8).text(printable(table.note), MARGIN);
   }
+}
+
+/** Rows measured for the column widths: enough to see what a column holds, without measuring thousands. */
+const MEASURED_ROWS = 200;
+
+/**
+ * Each column as wide as its longest line (header and the first rows), so short columns (times, counts)
+ * do not wrap; when they do not all fit, the narrow ones keep their width and the wide ones share the rest.
+ */
+function columnWidths(doc: PDFKit.PDFDocument, table: ReportTable, width: number): number[] {
+  const count = Math.max(1, table.columns.length);
+  const natural = table.columns.map((column, index) => {
+    doc.font(BOLD).fontSize(8);
+    let widest = doc.widthOfString(printable(column));
+    doc.font(FONT).fontSize(8);
+    for (const row of table.rows.slice(0, MEASURED_ROWS)) {
+      for (const line of printable(shortTime(row[index] ?? null)).split("\n")) widest = Math.max(widest, doc.widthOfString(line));
+    }
+    return widest + 8;
+  });
+  if (natural.length === 0) return [width];
+  const total = natural.reduce((sum, w) => sum + w, 0);
+  if (total <= width) return natural.map((w) => (w / total) * width);
+  const widths = new Array<number>(count).fill(0);
+  let open = natural.map((_, index) => index);
+  let left = width;
+  // Columns narrower than an equal share of what is left keep their width, until none is.
+  for (;;) {
+    const share = left / open.length;
+    const narrow = open.filter((index) => natural[index] <= share);
+    if (narrow.length === 0) break;
+    for (const index of narrow) {
+      widths[index] = natural[index];
+      left -= natural[index];
+    }
+    open = open.filter((index) => natural[index] > share);
+    if (open.length === 0) return widths;
+  }
+  const wide = open.reduce((sum, index) => sum + natural[index], 0);
+  for (const index of open) widths[index] = (natural[index] / wide) * left;
+  return widths;
 }
 
 /** A table's ISO 8601 times without the T, milliseconds and Z (the header says times are UTC), so they fit a column. */

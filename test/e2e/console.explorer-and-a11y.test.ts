@@ -1,12 +1,9 @@
-import fs from "node:fs";
-import type { Page } from "playwright-core";
 import { eventually } from "../helpers/chromium";
-import { failLogin, signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
+import { failLogin, seriousViolations, signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
 import { documentationScreenshot } from "../helpers/screenshots";
 
-// Functions passed to page.evaluate and addInitScript run in the browser, where these exist.
+// Functions passed to page.evaluate run in the browser, where these exist.
 declare const window: any;
-const AXE = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
 let rig: ConsoleRig;
 
 beforeAll(async () => {
@@ -14,23 +11,6 @@ beforeAll(async () => {
   await failLogin(rig.app.url, "someone@example.test", "10.1.2.3");
 }, 60_000);
 afterAll(() => rig?.stop());
-
-/** axe-core's serious and critical violations on the page as it is now. */
-async function seriousViolations(page: Page): Promise<string[]> {
-  // Evaluated through the debugging protocol, which the page's CSP (rightly) does not let a script tag do.
-  await page.evaluate(AXE);
-  const results = await page.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: { run(): Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> }> };
-      }
-    ).axe;
-    return (await axe.run()).violations;
-  });
-  return results
-    .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
-    .map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`);
-}
 
 test("the bundled explorer at /graphql runs a query and a subscription with the session, and asks nothing of the internet", async () => {
   const { context, page, foreign } = await rig.open();
@@ -69,7 +49,14 @@ test("the bundled explorer at /graphql runs a query and a subscription with the 
 
 test("every view passes axe-core without serious violations, in light and dark (following the system), down to 768 px", async () => {
   const colours: Record<string, string[]> = {};
-  const views = ["/admin/audit-logs", "/admin/audit-logs?type=auth.login.failed&event=", "/admin/sso-providers", "/admin/users"];
+  const views = [
+    "/admin/audit-logs",
+    "/admin/audit-logs?type=auth.login.failed&event=",
+    "/admin/exports",
+    "/admin/reports",
+    "/admin/sso-providers",
+    "/admin/users",
+  ];
   for (const [scheme, width] of [
     ["light", 1280],
     ["dark", 768],

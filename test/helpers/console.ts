@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import type { Page } from "playwright-core";
 import { launchChromium, openContext, type HeadlessChromium } from "./chromium";
 import { startTestApp, type TestApp } from "./test-app";
@@ -53,4 +54,23 @@ export async function failLogin(baseUrl: string, email: string, ip: string): Pro
     body: JSON.stringify({ email, password: "not the password at all" }),
   });
   if (response.status !== 401) throw new Error(`expected a refused login, got ${response.status}`);
+}
+
+const AXE = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+
+/** axe-core's serious and critical violations on the page as it is now. */
+export async function seriousViolations(page: Page): Promise<string[]> {
+  // Evaluated through the debugging protocol, which the page's CSP (rightly) does not let a script tag do.
+  await page.evaluate(AXE);
+  const results = await page.evaluate(async () => {
+    const axe = (
+      globalThis as unknown as {
+        axe: { run(): Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> }> };
+      }
+    ).axe;
+    return (await axe.run()).violations;
+  });
+  return results
+    .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
+    .map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`);
 }

@@ -430,7 +430,7 @@ test("progress is visible while the export runs", async () => {
     gated,
     services.repositories.reports,
     services.audit,
-    { enqueue: async () => undefined },
+    { enqueue: async () => undefined, requeue: async () => undefined },
     new DownloadSigner(Buffer.alloc(32), 60),
     config.exports,
   );

@@ -352,3 +352,24 @@ test("the PDF, read by pdftotext: header, controls, totals that match the log, c
   // One text page per PDF page (form feeds separate them).
   expect(text.split("\f").filter((chunk) => chunk.trim()).length).toBe(pages);
 }, 30_000);
+
+test("the users and providers parameters narrow every figure to their events, as SQL with the same conditions", async () => {
+  const [busiest] = await sql<{ id: string }>(
+    `SELECT user_id AS id FROM audit_events WHERE ${IN_PERIOD} AND user_id IS NOT NULL AND event_type LIKE 'auth.%'
+      GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1`,
+  );
+  for (const narrowed of [{ providers: ["okta"] }, { userIds: [busiest.id] }]) {
+    const body = JSON.parse((await report({ template: "AUTHENTICATION", format: "JSON", ...narrowed })).bytes.toString("utf8"));
+    const condition = "providers" in narrowed ? `provider = 'okta'` : `user_id = '${busiest.id}'`;
+    const [expected] = await sql<{ scope: string; ok: string; failed: string }>(
+      `SELECT count(*) FILTER (WHERE event_type LIKE 'auth.%') AS scope,
+              count(*) FILTER (WHERE event_type = 'auth.login.success') AS ok,
+              count(*) FILTER (WHERE event_type = 'auth.login.failed') AS failed
+         FROM audit_events WHERE ${IN_PERIOD} AND ${condition}`,
+    );
+    expect({ narrowed, filters: body.filters }).toMatchObject({ narrowed, filters: narrowed });
+    expect({ narrowed, total: body.totalEvents }).toEqual({ narrowed, total: Number(expected.scope) });
+    const byProvider = tableOf(body, "Sign-ins by outcome and provider").rows;
+    expect(byProvider[byProvider.length - 1]).toEqual(["All providers", Number(expected.ok), Number(expected.failed)]);
+  }
+}, 30_000);

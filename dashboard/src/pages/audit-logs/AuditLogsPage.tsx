@@ -1,5 +1,5 @@
 import { useCallback, useMemo, useState } from "react";
-import { useSearchParams } from "react-router";
+import { Link, useSearchParams } from "react-router";
 import { useZone } from "../../app/zone";
 import type { SavedSearchFieldsFragment } from "../../gql/graphql";
 import { alertFor, alertSettings, enableNotifications } from "./alerts";
@@ -112,6 +112,9 @@ export function AuditLogsPage() {
           />
           Sound for security events
         </label>
+        <Link className="button" to={`/exports?${filtersToParams(filters, new URLSearchParams()).toString()}`}>
+          Export this view
+        </Link>
         <details className="saved-menu">
           <summary>Saved searches</summary>
           <SavedSearches current={apiFilter} onOpen={openSaved} />

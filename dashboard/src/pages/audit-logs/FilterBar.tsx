@@ -11,7 +11,8 @@ const splitList = (text: string) =>
     .map((part) => part.trim())
     .filter(Boolean);
 
-function UserPicker({
+/** Users chosen by e-mail or name (looking users up is for administrators). */
+export function UserPicker({
   selected,
   labels,
   onChange,
@@ -83,17 +84,55 @@ function UserPicker({
   );
 }
 
-/** The filters of spec 4.1; applying them changes the URL, so back and forward step through searches. */
-export function FilterBar({ filters, userLabels, onApply }: Props) {
-  const [draft, setDraft] = useState(filters);
-  const [labels, setLabels] = useState(userLabels);
+/** The catalogue's event types by category, each category also as a whole ("auth.*"); several may be chosen. */
+export function EventTypeSelect({
+  label,
+  size,
+  value,
+  onChange,
+}: {
+  label: string;
+  size: number;
+  value: string[];
+  onChange(types: string[]): void;
+}) {
   const [{ data: types }] = useQuery({ query: AuditEventTypesDocument });
-  const [{ data: providers }] = useQuery({ query: ProviderChoicesDocument });
   const groups = useMemo(() => {
     const byCategory = new Map<string, string[]>();
     for (const type of types?.auditEventTypes ?? []) byCategory.set(type.category, [...(byCategory.get(type.category) ?? []), type.type]);
     return [...byCategory.entries()];
   }, [types]);
+  return (
+    <label>
+      <span>{label}</span>
+      <select
+        multiple
+        size={size}
+        value={value}
+        onChange={(event) => onChange(Array.from(event.target.selectedOptions, (option) => option.value))}
+      >
+        {groups.map(([category, members]) => (
+          <optgroup key={category} label={category}>
+            <option value={`${category}.*`}>
+              {category}.* (every {category} event)
+            </option>
+            {members.map((type) => (
+              <option key={type} value={type}>
+                {type}
+              </option>
+            ))}
+          </optgroup>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+/** The filters of spec 4.1; applying them changes the URL, so back and forward step through searches. */
+export function FilterBar({ filters, userLabels, onApply }: Props) {
+  const [draft, setDraft] = useState(filters);
+  const [labels, setLabels] = useState(userLabels);
+  const [{ data: providers }] = useQuery({ query: ProviderChoicesDocument });
   const set = <K extends keyof Filters>(key: K, value: Filters[K]) => setDraft((current) => ({ ...current, [key]: value }));
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -137,33 +176,7 @@ export function FilterBar({ filters, userLabels, onApply }: Props) {
           ))}
         </datalist>
       </label>
-      <label>
-        <span>Event types</span>
-        <select
-          multiple
-          size={4}
-          value={draft.eventTypes}
-          onChange={(event) =>
-            set(
-              "eventTypes",
-              Array.from(event.target.selectedOptions, (option) => option.value),
-            )
-          }
-        >
-          {groups.map(([category, members]) => (
-            <optgroup key={category} label={category}>
-              <option value={`${category}.*`}>
-                {category}.* (every {category} event)
-              </option>
-              {members.map((type) => (
-                <option key={type} value={type}>
-                  {type}
-                </option>
-              ))}
-            </optgroup>
-          ))}
-        </select>
-      </label>
+      <EventTypeSelect label="Event types" size={4} value={draft.eventTypes} onChange={(eventTypes) => set("eventTypes", eventTypes)} />
       <fieldset className="severities">
         <legend>Severities</legend>
         {SEVERITIES.map((severity) => (
