@@ -21,6 +21,8 @@ module.exports = {
   testEnvironment: "node",
   roots: ["<rootDir>/test"],
   testMatch: ["**/*.test.ts"],
+  // The fault suite (several processes per file, databases restarted) runs on its own: npm run test:faults.
+  testPathIgnorePatterns: ["/node_modules/", "<rootDir>/test/faults/"],
   transform: {
     "^.+\\.ts$": ["@swc/jest", swcTs],
     // Jest on Node 20 cannot require() ES modules, so the ESM-only OIDC packages go through swc too.

@@ -6,7 +6,7 @@ import type { RequestContext } from "../src/graphql/context";
 import { canWrite, insufficientScope } from "../src/identity/actor";
 import { prepareOperations, type PreparedOperation } from "./operations";
 import { domainErrorOf } from "./rest-errors";
-import { type RestRoute, routes as allRoutes } from "./routes";
+import { API_PREFIX, type RestRoute, routes as allRoutes } from "./routes";
 import { buildVariables } from "./variables";
 
 type RoutePattern = { pattern: RegExp; paramNames: string[] };
@@ -43,6 +43,11 @@ function resolve(routes: Array<RestRoute & RoutePattern>, method: string, path: 
   return { kind: "error", error: new MethodNotAllowedError(`${method} is not allowed here`), allow: methods.join(", ") };
 }
 
+/** The matched route's template, for the request metrics: `/api/v1/transactions/{id}`, never the raw path. */
+function nameRoute(res: Response, route: RestRoute): void {
+  res.locals.route = `${API_PREFIX}${route.path}`;
+}
+
 /** Answers a request no route serves: 404, or 405 with the Allow header. */
 function refuse(res: Response, resolution: Extract<Resolution, { kind: "error" }>): void {
   if (resolution.allow) res.setHeader("Allow", resolution.allow);
@@ -57,7 +62,10 @@ export function unknownRouteGuard(routes: RestRoute[] = allRoutes): RequestHandl
   const patterns = routes.map((route) => ({ ...route, ...patternOf(route.path) }));
   return (req, res, next) => {
     const resolution = resolve(patterns, req.method, req.path, req.originalUrl);
-    if (resolution.kind === "route") return next();
+    if (resolution.kind === "route") {
+      nameRoute(res, patterns[resolution.index]);
+      return next();
+    }
     refuse(res, resolution);
   };
 }
@@ -86,6 +94,7 @@ export function createRestRouter(schema: GraphQLSchema, contextOf: RestContextFa
     const resolution = resolve(compiled, req.method, req.path, req.originalUrl);
     if (resolution.kind === "error") return refuse(res, resolution);
     const route = compiled[resolution.index];
+    nameRoute(res, route);
     try {
       await run(route, schema, req, res, contextOf(req));
     } catch (error) {

@@ -295,6 +295,7 @@ async function serve(config: Config, roles: Roles, print: Printer): Promise<void
         console: `${url}/admin/`,
       }
     : {};
+  const metricsUrl = url ? `${url}/metrics` : runtime.metricsUrl && `${runtime.metricsUrl}/metrics`;
   const database = runtime.embedded ? withoutPassword(runtime.databaseUrl) : "DATABASE_URL";
   print(
     {
@@ -303,6 +304,7 @@ async function serve(config: Config, roles: Roles, print: Printer): Promise<void
       ...(runtime.embedded ? { database_url: withoutPassword(runtime.databaseUrl) } : {}),
       queues: runtime.queues.kind,
       roles,
+      ...(metricsUrl ? { metrics: metricsUrl } : {}),
     },
     [
       "",
@@ -316,6 +318,7 @@ async function serve(config: Config, roles: Roles, print: Printer): Promise<void
             `  Console    ${urls.console}`,
           ]
         : ["  workers only"]),
+      ...(metricsUrl ? [`  Metrics    ${metricsUrl}`] : []),
       runtime.embedded
         ? `  Database   ${database}  (embedded, data in ${config.dataDir}; full URL: npx finance-gateway db url)`
         : `  Database   ${database}`,

@@ -16,6 +16,8 @@ import { createSchema } from "./graphql/schema";
 import { createApp, type App } from "./http/app";
 import { createRateLimiter } from "./http/rate-limit";
 import { createServices, type Services } from "./services";
+import { createServiceMetrics, type ServiceMetrics } from "./metrics/metrics";
+import { startMetricsServer } from "./metrics/metrics.http";
 
 export type Roles = { api: boolean; workers: boolean };
 
@@ -39,8 +41,12 @@ export type Runtime = {
   embedded?: EmbeddedPostgres;
   schema?: GraphQLSchema;
   app?: App;
+  /** Prometheus metrics of this process (GET /metrics). */
+  metrics: ServiceMetrics;
   /** http://host:port once listening. */
   url?: string;
+  /** A worker-only process's /metrics server, when METRICS_PORT is set. */
+  metricsUrl?: string;
   stop(): Promise<void>;
 };
 
@@ -111,17 +117,32 @@ export async function startRuntime(config: Config, roles: Roles, options: Runtim
     stops.push(async () => services.outbound.close());
     // Before the event bus and the database close: events committed just now get linked and published.
     stops.push(() => services.audit.settle());
-    runtime = { config, logger, sequelize, services, queues, databaseUrl, embedded, stop };
+    const metrics = createServiceMetrics(roles.api ? (roles.workers ? "all" : "api") : "worker", {
+      sequelize,
+      queues,
+      events,
+      audit: services.audit,
+    });
+    runtime = { config, logger, sequelize, services, queues, databaseUrl, embedded, metrics, stop };
 
+    if (roles.workers && !roles.api && config.metrics.workerPort !== undefined) {
+      const server = await startMetricsServer(config, metrics, logger, config.metrics.workerPort);
+      stops.push(() => server.close());
+      runtime.metricsUrl = server.url;
+    }
     if (roles.workers) {
-      const host = new WorkerHost(queues, { services, logger });
+      const host = new WorkerHost(queues, { services, logger }, metrics);
       await host.start();
       // Registered after the HTTP server's stop (below), so requests drain first, then jobs.
       stops.push(() => host.stop());
     }
     if (roles.api) {
       const redis = config.redisUrl ? new IORedis(config.redisUrl, { maxRetriesPerRequest: 2 }) : null;
-      if (redis) stops.push(async () => redis.disconnect());
+      if (redis) {
+        // While Redis is away the limiter lets requests through (see rate-limit.ts); ioredis reconnects by itself.
+        redis.on("error", (error: Error) => logger.debug({ err: error }, "rate-limit connection to Redis failed; reconnecting"));
+        stops.push(async () => redis.disconnect());
+      }
       const rateLimiter = await createRateLimiter(config, redis ? { redis } : { sequelize });
       runtime.schema = await createSchema(events);
       runtime.app = await createApp({
@@ -131,6 +152,7 @@ export async function startRuntime(config: Config, roles: Roles, options: Runtim
         logger,
         rateLimiter,
         readiness: () => readiness(sequelize, queues),
+        metrics,
       });
       const { httpServer } = runtime.app;
       await new Promise<void>((resolve, reject) => {

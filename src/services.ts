@@ -9,6 +9,11 @@ import {
   replyJobOptions,
   type QueueBackend,
 } from "../workers/queues";
+import { AlertDispatcher } from "./alerts/alert.dispatcher";
+import { AlertEvaluator } from "./alerts/alert.evaluator";
+import { AlertRepository } from "./alerts/alert.repository";
+import { AlertService } from "./alerts/alert.service";
+import { GeoCountryLookup } from "./alerts/geo-country";
 import { AccountRepository } from "./accounts/account.repository";
 import { AccountService } from "./accounts/account.service";
 import { AssistantService } from "./assistant/assistant.service";
@@ -89,6 +94,7 @@ function createRepositories(sequelize: Sequelize) {
     streamConsumers: new ConsumerRepository(sequelize),
     streamDestinations: new DestinationRepository(sequelize),
     retention: new RetentionRepository(sequelize),
+    alerts: new AlertRepository(sequelize),
   };
 }
 
@@ -186,6 +192,8 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
   const connectedAccounts = new ConnectedAccountService(sequelize, repositories.sso, audit);
   const destinationHandler = new DestinationHandler(repositories.streamDestinations, audit, secrets, outbound, logger);
   const apiKeys = new ApiKeyService(repositories.apiKeys, events);
+  const geo = new GeoCountryLookup(config.alerts.geoDirectory ?? undefined);
+  const alertEvaluator = new AlertEvaluator(repositories.alerts, audit, geo, events);
   return {
     repositories,
     events,
@@ -272,6 +280,29 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
       config.streaming.deliveryLogDays,
     ),
     /** Delivers the audit stream to its consumers; started by the worker role only (workers/worker-host.ts). */
-    streamPump: new ChainConsumerPump(sequelize, repositories.streamConsumers, [destinationHandler], config.streaming, events, logger),
+    streamPump: new ChainConsumerPump(
+      sequelize,
+      repositories.streamConsumers,
+      [destinationHandler, alertEvaluator],
+      config.streaming,
+      events,
+      logger,
+    ),
+    alerts: new AlertService(sequelize, repositories.alerts, audit, secrets, outbound),
+    /** Sends what alert firings committed; started with the stream pump (workers/worker-host.ts). */
+    alertDispatcher: new AlertDispatcher(
+      repositories.alerts,
+      secrets,
+      outbound,
+      events,
+      {
+        pollMs: config.alerts.pollMs,
+        retryScheduleMs: config.alerts.retryScheduleMs,
+        // Longer than one send can take (connect + exchange), so a slow send is not sent twice.
+        leaseMs: config.outbound.connectTimeoutMs + config.outbound.timeoutMs + 10_000,
+        concurrency: 8,
+      },
+      logger,
+    ),
   };
 }

@@ -8,6 +8,7 @@ export const maintenanceHandlers: JobHandlers = {
   "run-audit-retention": async (_job, { services }) =>
     (await services.retention.run()) ?? { skipped: "another retention run holds the lock" },
   "prune-stream-deliveries": async (_job, { services }) => ({ deleted: await services.streamDestinations.pruneDeliveries() }),
+  "prune-alert-windows": async (_job, { services }) => ({ deleted: await services.alerts.pruneWindows() }),
   // Abandoned SSO authorization requests go with expired sessions: both are sign-in state past its lifetime.
   "sweep-expired-sessions": async (_job, { services }) => ({
     expired: await services.sessions.sweepExpired(),

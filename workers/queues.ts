@@ -21,6 +21,7 @@ export const JOBS = {
     sweepExpiredSessions: "sweep-expired-sessions",
     pruneStreamDeliveries: "prune-stream-deliveries",
     runAuditRetention: "run-audit-retention",
+    pruneAlertWindows: "prune-alert-windows",
   },
   [QueueName.Assistant]: { reply: "reply", expireStaleReplies: "expire-stale-replies" },
   [QueueName.BankSync]: { syncConnection: "sync-connection", refreshConnections: "refresh-connections" },
@@ -107,6 +108,13 @@ export const SCHEDULES = [
     job: JOBS[QueueName.Maintenance].runAuditRetention,
     everyMs: 60 * 60 * 1000,
   },
+  // Alert windows long past their end (no window lasts more than 7 days) are only state nobody reads.
+  {
+    id: "prune-alert-windows-daily",
+    queue: QueueName.Maintenance,
+    job: JOBS[QueueName.Maintenance].pruneAlertWindows,
+    everyMs: 24 * 60 * 60 * 1000,
+  },
   {
     id: "sweep-expired-sessions",
     queue: QueueName.Maintenance,
@@ -165,6 +173,8 @@ function lockOptions(lockMs: number) {
 function redisBackend(url: string, prefix: string, lockMs: number): QueueBackend {
   // BullMQ's blocking commands need maxRetriesPerRequest: null.
   const connection = new IORedis(url, { maxRetriesPerRequest: null, lazyConnect: false });
+  // ioredis reconnects by itself (Redis restarting); workers report their own errors (worker-host.ts).
+  connection.on("error", () => undefined);
   const queues = new Map<QueueName, Queue>();
   let closed = false;
   return {

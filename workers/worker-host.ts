@@ -1,6 +1,7 @@
-import type { Job } from "bullmq";
+import type { Job, Worker } from "bullmq";
 import { runInAuditContext } from "../src/audit/audit-context";
 import type { Logger } from "../src/common/logger";
+import type { ServiceMetrics } from "../src/metrics/metrics";
 import type { Services } from "../src/services";
 import { assistantHandlers } from "./assistant.processor";
 import { bankSyncHandlers } from "./bank-sync.processor";
@@ -33,11 +34,12 @@ export function checkHandlers(handlers: Partial<Record<QueueName, JobHandlers>> 
 
 /** Runs a worker per queue and registers the recurring schedules. */
 export class WorkerHost {
-  private readonly workers: Array<{ close(): Promise<void> }> = [];
+  private readonly workers: Worker[] = [];
 
   constructor(
     private readonly backend: QueueBackend,
     private readonly deps: JobDeps,
+    private readonly metrics?: ServiceMetrics,
   ) {}
 
   async start(): Promise<void> {
@@ -56,6 +58,7 @@ export class WorkerHost {
         CONCURRENCY[queue] ?? 2,
       );
       worker.on("failed", (job, error) => this.deps.logger.warn({ queue, job: job?.name, jobId: job?.id, err: error }, "job failed"));
+      if (this.metrics) this.countOutcomes(queue, worker, this.metrics);
       // A queue backend that is down (Redis restarting) is reported through the log; BullMQ reconnects by itself.
       worker.on("error", (error) => this.deps.logger.warn({ queue, err: error }, "queue worker error"));
       this.workers.push(worker);
@@ -66,11 +69,24 @@ export class WorkerHost {
     for (const { queue, job } of ON_START) await this.backend.queue(queue).add(job, {});
     // Audit stream delivery is not a queue: consumers' positions live in PostgreSQL, so it goes on while Redis is down.
     this.deps.services.streamPump.start();
+    this.deps.services.alertDispatcher.start();
+  }
+
+  /** Job outcomes for /metrics: a failure is "retrying" while attempts remain. */
+  private countOutcomes(queue: QueueName, worker: Worker, metrics: ServiceMetrics): void {
+    const seconds = (job: Job) => (job.processedOn && job.finishedOn ? (job.finishedOn - job.processedOn) / 1000 : null);
+    worker.on("completed", (job) => metrics.jobFinished(queue, job.name, "completed", seconds(job)));
+    worker.on("failed", (job) => {
+      if (!job) return;
+      const final = job.attemptsMade >= (job.opts.attempts ?? 1);
+      metrics.jobFinished(queue, job.name, final ? "failed" : "retrying", seconds(job));
+    });
   }
 
   /** Stops taking jobs and waits for the running ones to finish. */
   async stop(): Promise<void> {
     await this.deps.services.streamPump.stop();
+    await this.deps.services.alertDispatcher.stop();
     await Promise.all(this.workers.map((worker) => worker.close()));
   }
 }

@@ -66,6 +66,13 @@ export const SERVICE_EVENT_CATALOGUE = {
   "audit.archive.restored": { severity: "info", meaning: "an archived month loaded back into the database" },
   "audit.archive.released": { severity: "info", meaning: "a restored month removed from the database again" },
   "audit.checkpoint.signed": { severity: "info", meaning: "signed checkpoint of the chain at an archived month (the note in changes)" },
+  "alert.rule.created": { severity: "info", meaning: "alert rule added (or a preset enabled)" },
+  "alert.rule.updated": { severity: "info", meaning: "alert rule changed, enabled or disabled" },
+  "alert.rule.deleted": { severity: "warning", meaning: "alert rule removed" },
+  "alert.channel.created": { severity: "info", meaning: "alert notification channel added" },
+  "alert.channel.updated": { severity: "info", meaning: "alert notification channel changed (secrets redacted)" },
+  "alert.channel.deleted": { severity: "warning", meaning: "alert notification channel removed" },
+  "alert.channel.tested": { severity: "info", meaning: "test alert sent to a channel (error when it failed)" },
 } as const satisfies Record<string, { severity: Severity; meaning: string }>;
 
 export const AUDIT_EVENT_CATALOGUE = { ...SPEC_EVENT_CATALOGUE, ...SERVICE_EVENT_CATALOGUE };

@@ -288,6 +288,16 @@ export class AuditRepository {
     return readRows<HistogramRow>(this.sequelize, sql, bind);
   }
 
+  /** Events committed but not linked into the chain yet, and the age of the oldest (the sequencer's lag). */
+  async unchainedBacklog(): Promise<{ events: number; oldestSeconds: number }> {
+    const [row] = await readRows<{ events: string; oldestSeconds: number | null }>(
+      this.sequelize,
+      `SELECT count(*) AS events, extract(epoch FROM now() - min(occurred_at))::float8 AS "oldestSeconds" FROM audit_unchained`,
+      [],
+    );
+    return { events: Number(row?.events ?? 0), oldestSeconds: Math.max(0, row?.oldestSeconds ?? 0) };
+  }
+
   /** The oldest event's time (an index lookup per partition). */
   async oldestTimestamp(): Promise<Date | null> {
     const [row] = await readRows<{ oldest: Date | null }>(this.sequelize, "SELECT min(occurred_at) AS oldest FROM audit_events", []);
@@ -367,21 +377,36 @@ export class AuditRepository {
   }
 
   /**
-   * Linked events after chain position `after`, in chain order: the links up to `through` are read
-   * (at most `scanLinks` of them), those whose type is in `eventTypes` (all when empty) are returned, at
-   * most `limit`. The chain is dense and a sequencer commits its links with the head, so every link up
-   * to `through` exists when this runs. An event whose month retention already dropped is skipped.
+   * Linked events after chain position `after`, in chain order, and the chain head of the same
+   * snapshot: the links up to the head are read (at most `scanLinks` of them), those whose type is in
+   * `eventTypes` (all when empty) are returned, at most `limit`. The chain is dense and a sequencer
+   * commits its links with the head, so every link up to the head exists when this runs. An event whose month retention already dropped is skipped.
    */
-  chainAfter(after: string, through: string, limit: number, eventTypes: string[]): Promise<AuditEventRow[]> {
-    return selectRows<AuditEventRow>(
+  async chainAfter(
+    after: string,
+    scanLinks: number,
+    limit: number,
+    eventTypes: string[],
+  ): Promise<{ head: string; rows: AuditEventRow[] }> {
+    // One statement, so the head and the links read are of one snapshot, in one round trip: consumers
+    // call this at every turn while events are being recorded.
+    const rows = await selectRows<AuditEventRow & { chainHead: string }>(
       this.sequelize,
-      `SELECT ${EVENT_COLUMNS}, ${LINK_COLUMNS}
-         FROM (SELECT * FROM audit_chain WHERE seq > $1 AND seq <= $2 ORDER BY seq) AS c
-         JOIN LATERAL (SELECT * FROM audit_events e WHERE e.occurred_at = c.occurred_at AND e.id = c.event_id LIMIT 1) AS e ON true
-        WHERE cardinality($4::text[]) = 0 OR e.event_type = ANY($4::text[])
-        ORDER BY c.seq LIMIT $3`,
-      [after, through, limit, eventTypes],
+      `SELECT h.seq::text AS "chainHead", x.*
+         FROM audit_chain_head AS h
+         LEFT JOIN LATERAL (
+           SELECT ${EVENT_COLUMNS}, ${LINK_COLUMNS}
+             FROM (SELECT * FROM audit_chain WHERE seq > $1 AND seq <= least(h.seq, $1::bigint + $2::bigint) ORDER BY seq) AS c
+             JOIN LATERAL (SELECT * FROM audit_events e WHERE e.occurred_at = c.occurred_at AND e.id = c.event_id LIMIT 1) AS e ON true
+            WHERE cardinality($4::text[]) = 0 OR e.event_type = ANY($4::text[])
+            ORDER BY c.seq LIMIT $3) AS x ON true
+        ORDER BY x.seq`,
+      [after, scanLinks, limit, eventTypes],
     );
+    return {
+      head: rows[0].chainHead,
+      rows: rows.filter((row) => row.id !== null).map(({ chainHead: _head, ...row }) => row as AuditEventRow),
+    };
   }
 
   /** The chain position just before the first event recorded at or after `moment` (the head when there is none). */

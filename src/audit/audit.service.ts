@@ -291,6 +291,11 @@ export class AuditService {
     return verifyChain(this.repository, { from: bounds.from, before: bounds.before });
   }
 
+  /** The sequencer's lag, for /metrics: events committed but not chain-linked yet, and the oldest one's age. */
+  unchainedBacklog(): Promise<{ events: number; oldestSeconds: number }> {
+    return this.repository.unchainedBacklog();
+  }
+
   /** The sequence number of the newest linked event: consumers' lag is `head − position`. */
   async chainHeadSeq(): Promise<string> {
     return (await this.repository.chainHead()).seq;
@@ -305,10 +310,9 @@ export class AuditService {
     after: string,
     options: { scanLinks: number; limit: number; eventTypes: AuditEventType[] },
   ): Promise<{ events: AuditEvent[]; through: string; head: string }> {
-    const head = await this.chainHeadSeq();
+    const { head, rows } = await this.repository.chainAfter(after, options.scanLinks, options.limit, options.eventTypes);
     const through = minSeq(head, (BigInt(after) + BigInt(options.scanLinks)).toString());
     if (BigInt(through) <= BigInt(after)) return { events: [], through: after, head };
-    const rows = await this.repository.chainAfter(after, through, options.limit, options.eventTypes);
     // A full page may stop before `through`: the position can then only move to its last event.
     const reached = rows.length === options.limit ? rows[rows.length - 1].seq! : through;
     return { events: rows.map(toEvent), through: reached, head };

@@ -1,5 +1,5 @@
 import type { Logger } from "../common/logger";
-import { OutboundFailedError, OutboundRefusedError } from "../outbound/outbound.errors";
+import { OutboundFailedError, OutboundRefusedError } from "../common/errors";
 import type { OutboundGuard, OutboundResponse } from "../outbound/outbound.guard";
 
 /** Why a provider request failed, in the terms the sync acts on. */

@@ -30,6 +30,7 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   [ErrorCode.RateLimited]: 429,
   [ErrorCode.UpstreamUnavailable]: 503,
   [ErrorCode.QueryTimeout]: 503,
+  [ErrorCode.ServiceUnavailable]: 503,
 };
 
 /** What a fault of ours looks like from outside: no message, no stack, no code of ours. */

@@ -16,6 +16,8 @@ export enum ErrorCode {
   MethodNotAllowed = "METHOD_NOT_ALLOWED",
   PayloadTooLarge = "PAYLOAD_TOO_LARGE",
   QueryTimeout = "QUERY_TIMEOUT",
+  /** The database (or Redis) does not answer: restarting, unreachable. The request may be sent again. */
+  ServiceUnavailable = "SERVICE_UNAVAILABLE",
 }
 
 export abstract class DomainError extends Error {
@@ -103,6 +105,38 @@ export class UpstreamUnavailableError extends DomainError {
   readonly restError = "upstream_unavailable";
 }
 
+/**
+ * The outbound guard would not send a request: the URL, or the address it resolves to (or redirects
+ * to), is not one the service may reach. Comes from a URL someone supplied, so at an edge it is a 422;
+ * senders log it as a refused delivery. The message names the problem without secrets (no query
+ * string, no userinfo) and reads after "the URL": "must be an http or https URL".
+ */
+export class OutboundRefusedError extends DomainError {
+  readonly code = ErrorCode.ValidationFailed;
+  readonly restError = "outbound_refused";
+  constructor(
+    readonly reason: "url" | "scheme" | "address" | "resolve" | "redirect",
+    message: string,
+  ) {
+    super(message, { errors: [`Url ${message}`] });
+  }
+}
+
+/**
+ * An allowed outbound request did not complete: no connection in time, no full answer in time, an
+ * answer too large, a network error. The other side is unavailable: a 503 at an edge.
+ */
+export class OutboundFailedError extends DomainError {
+  readonly code = ErrorCode.UpstreamUnavailable;
+  readonly restError = "upstream_unavailable";
+  constructor(
+    readonly reason: "connect_timeout" | "timeout" | "too_large" | "network" | "aborted",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /** A credential sent in a URL's query string, where logs, proxies and browser history keep it. */
 export class CredentialsInQueryError extends DomainError {
   readonly code = ErrorCode.BadRequest;
@@ -115,6 +149,18 @@ export class QueryTimeoutError extends DomainError {
   readonly restError = "query_timeout";
   constructor() {
     super("The request took too long and was stopped; narrow it down (fewer rows, a shorter range) and try again");
+  }
+}
+
+/**
+ * A backend the service cannot work without (PostgreSQL, Redis) does not answer: it is restarting or
+ * unreachable. The client may send the request again once it answers (a create with an external id is idempotent).
+ */
+export class ServiceUnavailableError extends DomainError {
+  readonly code = ErrorCode.ServiceUnavailable;
+  readonly restError = "service_unavailable";
+  constructor() {
+    super("The service is temporarily unavailable (its database is not answering); try again in a few seconds");
   }
 }
 
@@ -145,6 +191,7 @@ export function asDomainError(error: unknown): DomainError | null {
   const sqlState = (error as { parent?: { code?: unknown } } | null)?.parent?.code;
   if (typeof sqlState === "string" && sqlState.startsWith("22")) return new ValidationError(["A value could not be stored as sent"]);
   if (sqlState === "57014") return new QueryTimeoutError();
+  if (isBackendUnavailable(error)) return new ServiceUnavailableError();
   if (sqlState === "23503") return vanishedReference((error as { parent: { detail?: unknown } }).parent.detail);
   return null;
 }
@@ -160,4 +207,37 @@ function vanishedReference(detail: unknown): ValidationError {
   if (!column) return new ValidationError(["A referenced record no longer exists"]);
   const label = column.replace(/_id$/, "").replace(/_/g, " ");
   return new ValidationError([`${label.charAt(0).toUpperCase()}${label.slice(1)} not found`]);
+}
+
+/**
+ * Sequelize's connection errors (refused, timed out, no connection from the pool in time) and the
+ * PostgreSQL states of a server going away: class 08 (connection exception), 57P01-57P03 (the server
+ * is shutting down, crashed, or still starting), 53300 (too many connections). A pg connection cut
+ * mid-statement has no SQLSTATE, only its message.
+ */
+const UNAVAILABLE_ERROR_NAMES = new Set([
+  "SequelizeConnectionError",
+  "SequelizeConnectionRefusedError",
+  "SequelizeConnectionTimedOutError",
+  "SequelizeConnectionAcquireTimeoutError",
+  "SequelizeHostNotFoundError",
+  "SequelizeHostNotReachableError",
+]);
+const UNAVAILABLE_SQL_STATES = new Set(["57P01", "57P02", "57P03", "53300"]);
+const CUT_CONNECTION = /^Connection terminated|^Client has encountered a connection error|^Connection is closed/;
+
+export function isBackendUnavailable(error: unknown, depth = 0): boolean {
+  if (!error || typeof error !== "object" || depth > 3) return false;
+  const { name, parent, original, code, message } = error as {
+    name?: unknown;
+    parent?: unknown;
+    original?: unknown;
+    code?: unknown;
+    message?: unknown;
+  };
+  if (typeof name === "string" && UNAVAILABLE_ERROR_NAMES.has(name)) return true;
+  if (typeof code === "string" && (code.startsWith("08") || UNAVAILABLE_SQL_STATES.has(code) || code === "ECONNREFUSED")) return true;
+  if (typeof message === "string" && CUT_CONNECTION.test(message)) return true;
+  const cause = parent ?? original;
+  return cause !== undefined && isBackendUnavailable(cause, depth + 1);
 }

@@ -93,6 +93,8 @@ const settings = z.object({
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(3600),
   TRUST_PROXY: trustProxy.default(["loopback"]),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(10000),
+  METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   GRAPHQL_LANDING_PAGE: booleanFlag.default(true),
   GRAPHQL_MAX_COST: z.coerce.number().int().min(0).default(50000),
   JOB_LOCK_MS: z.coerce.number().int().min(500).default(30000),
@@ -169,6 +171,9 @@ const settings = z.object({
     .regex(/^[\x21-\x2a\x2c-\x7e]+$/, "printable ASCII without spaces or +")
     .default("finance-gateway/audit"),
   AUDIT_CHECKPOINT_FILE: z.string().min(1).optional(),
+  ALERT_POLL_MS: z.coerce.number().int().min(50).max(60000).default(1000),
+  ALERT_RETRY_SCHEDULE: durationList.default([10e3, 60e3, 300e3, 900e3, 3600e3]),
+  ALERT_GEO_DIRECTORY: z.string().min(1).optional(),
   OUTBOUND_ALLOW_PRIVATE: booleanFlag.default(false),
   OUTBOUND_ALLOWLIST: outboundAllowlist.default([]),
   OUTBOUND_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(50).max(120000).default(5000),
@@ -209,6 +214,11 @@ export type Config = Readonly<{
   rateLimitWindowSeconds: number;
   trustProxy: boolean | number | string[];
   shutdownTimeoutMs: number;
+  /**
+   * /metrics: with a token, any client presenting it as a bearer token; without, loopback clients only
+   * (not through a proxy). A worker-only process serves /metrics on its own port when one is set.
+   */
+  metrics: Readonly<{ token?: string; workerPort?: number }>;
   graphqlLandingPage: boolean;
   /** Largest estimated cost of one GraphQL operation with credentials; 0 turns the operation limits off. */
   graphqlMaxCost: number;
@@ -246,6 +256,8 @@ export type Config = Readonly<{
   streaming: Readonly<{ pollMs: number; leaseMs: number; concurrency: number; retryScheduleMs: number[]; deliveryLogDays: number }>;
   /** Audit retention (src/retention): archive storage, checkpoint signing and publishing, tier settings a new instance starts with. */
   retention: RetentionConfig;
+  /** Alerts (src/alerts): how often the dispatcher looks for due deliveries, its retry waits, the country database's folder. */
+  alerts: Readonly<{ pollMs: number; retryScheduleMs: number[]; geoDirectory: string | null }>;
   /** The outbound guard's policy (src/outbound): which addresses user-supplied URLs may reach, timeouts, response cap. */
   outbound: OutboundPolicy;
 }>;
@@ -356,6 +368,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitWindowSeconds: s.RATE_LIMIT_WINDOW_SECONDS,
     trustProxy: s.TRUST_PROXY,
     shutdownTimeoutMs: s.SHUTDOWN_TIMEOUT_MS,
+    metrics: Object.freeze({ token: s.METRICS_TOKEN, workerPort: s.METRICS_PORT }),
     graphqlLandingPage: s.GRAPHQL_LANDING_PAGE,
     graphqlMaxCost: s.GRAPHQL_MAX_COST,
     jobLockMs: s.JOB_LOCK_MS,
@@ -416,6 +429,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       checkpointKeyFile: path.resolve(path.join(s.DATA_DIR, "audit-checkpoint-key")),
       checkpointOrigin: s.AUDIT_CHECKPOINT_ORIGIN,
       checkpointFile: s.AUDIT_CHECKPOINT_FILE ? path.resolve(s.AUDIT_CHECKPOINT_FILE) : undefined,
+    }),
+    alerts: Object.freeze({
+      pollMs: s.ALERT_POLL_MS,
+      retryScheduleMs: s.ALERT_RETRY_SCHEDULE,
+      geoDirectory: s.ALERT_GEO_DIRECTORY ? path.resolve(s.ALERT_GEO_DIRECTORY) : null,
     }),
     outbound: Object.freeze({
       allowPrivate: s.OUTBOUND_ALLOW_PRIVATE,

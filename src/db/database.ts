@@ -35,3 +35,16 @@ export const PG_QUERY_CANCELED = "57014";
 export async function pingDatabase(sequelize: Sequelize): Promise<void> {
   await sequelize.query("SELECT 1");
 }
+
+export type PoolStats = { max: number; open: number; inUse: number; idle: number; waiting: number };
+
+/** The connection pool as it is now (sequelize-pool's counters), for /metrics. */
+export function poolStats(sequelize: Sequelize): PoolStats {
+  const pool = (
+    sequelize.connectionManager as unknown as {
+      pool?: { maxSize: number; size: number; using: number; available: number; waiting: number };
+    }
+  ).pool;
+  if (!pool) return { max: 0, open: 0, inUse: 0, idle: 0, waiting: 0 };
+  return { max: pool.maxSize, open: pool.size, inUse: pool.using, idle: pool.available, waiting: pool.waiting };
+}

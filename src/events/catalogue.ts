@@ -20,6 +20,8 @@ export const Topic = {
   AccessEnded: "auth.access.ended",
   /** An audit event committed and linked into the chain (the live stream). */
   AuditEventRecorded: "audit.event.recorded",
+  /** An alert rule fired (committed with its deliveries): the dispatcher sends, the console shows a toast. */
+  AlertFired: "alert.fired",
 } as const;
 
 export type TopicName = (typeof Topic)[keyof typeof Topic];
@@ -59,12 +61,16 @@ export type AuditEventJson = Omit<AuditEvent, "timestamp"> & { timestamp: string
  */
 export type AuditEventRecorded = { id: string; timestamp: string; event: AuditEventJson | null };
 
+/** A firing's id and what a toast shows; the rest is read from alert_firings. */
+export type AlertFired = { firingId: string; ruleName: string; summary: string };
+
 /** Topic -> payload, and the scope (topic id) a subscriber narrows to, if the topic has one. */
 export type EventCatalogue = {
   [Topic.ChatEvent]: { payload: ChatEventPayload; scoped: true };
   [Topic.BankSyncEvent]: { payload: BankSyncEvent; scoped: true };
   [Topic.AccessEnded]: { payload: AccessEnded; scoped: false };
   [Topic.AuditEventRecorded]: { payload: AuditEventRecorded; scoped: false };
+  [Topic.AlertFired]: { payload: AlertFired; scoped: false };
 };
 
 export type EventPayload<T extends TopicName> = EventCatalogue[T]["payload"];

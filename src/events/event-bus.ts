@@ -20,10 +20,16 @@ export interface EventBus {
   readonly pubSub: PubSub;
   /** Resolves once the bus is subscribed to its transport, so nothing published after it is missed. */
   ready(): Promise<void>;
+  /**
+   * Calls `observer` with each event's age in seconds when it arrives in this process (from any process:
+   * the event bus lag of /metrics), and tells how many of this process's publishes are still leaving.
+   */
+  observe(observer: (ageSeconds: number) => void): { pendingPublishes(): number };
   close(): Promise<void>;
 }
 
-type Envelope = { topic: string; payload: unknown };
+/** `sentAt` (ms since the epoch, the publisher's clock) measures the bus's lag; older publishers leave it out. */
+type Envelope = { topic: string; payload: unknown; sentAt?: number };
 type Listener = (payload: unknown) => void;
 
 /** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more; events are meant to be small anyway. */
@@ -35,13 +41,17 @@ function topicOf(routingKey: string, dynamicId?: unknown): string {
 
 /** publish(key, payload) or publish(key, id, payload), mirroring subscribe(key, id?). */
 function envelopeOf(routingKey: string, args: unknown[]): Envelope {
-  return args.length >= 2 ? { topic: topicOf(routingKey, args[0]), payload: args[1] } : { topic: routingKey, payload: args[0] };
+  const sentAt = Date.now();
+  return args.length >= 2
+    ? { topic: topicOf(routingKey, args[0]), payload: args[1], sentAt }
+    : { topic: routingKey, payload: args[0], sentAt };
 }
 
 /** Fans one transport subscription out to this process's listeners, each an async iterator. */
 abstract class FanOutBus implements EventBus {
   private readonly listeners = new Map<string, Set<Listener>>();
   private readonly inFlight = new Set<Promise<void>>();
+  private observer: ((ageSeconds: number) => void) | null = null;
 
   constructor(protected readonly logger: Logger) {}
 
@@ -70,6 +80,11 @@ abstract class FanOutBus implements EventBus {
     this.inFlight.add(sending);
   }
 
+  observe(observer: (ageSeconds: number) => void): { pendingPublishes(): number } {
+    this.observer = observer;
+    return { pendingPublishes: () => this.inFlight.size };
+  }
+
   /** Waits for events already published to leave, so a short-lived process (the CLI) does not drop them on close. */
   protected async drain(): Promise<void> {
     await Promise.all([...this.inFlight]);
@@ -82,6 +97,7 @@ abstract class FanOutBus implements EventBus {
     } catch {
       return;
     }
+    if (this.observer && typeof envelope.sentAt === "number") this.observer(Math.max(0, Date.now() - envelope.sentAt) / 1000);
     for (const listener of this.listeners.get(envelope.topic) ?? []) listener(envelope.payload);
   }
 
@@ -132,7 +148,12 @@ class RedisEventBus extends FanOutBus {
     super(logger);
     this.channel = `${prefix}:events`;
     this.publisher = new IORedis(url, { maxRetriesPerRequest: 2 });
+    // ioredis resubscribes by itself once it reconnects (test/faults/backends.test.ts, Redis restarted).
     this.subscriber = new IORedis(url);
+    // Without a listener ioredis prints every failed reconnection attempt to stderr while Redis is away.
+    for (const connection of [this.publisher, this.subscriber]) {
+      connection.on("error", (error: Error) => logger.debug({ err: error }, "event bus connection to Redis failed; reconnecting"));
+    }
     this.subscriber.on("message", (_channel: string, message: string) => this.deliver(message));
     this.subscribed = this.subscriber.subscribe(this.channel);
   }

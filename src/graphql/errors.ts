@@ -1,6 +1,6 @@
 import { GraphQLError, type GraphQLFormattedError } from "graphql";
 import { graphqlExtensionsOf, INTERNAL_GRAPHQL_CODE } from "../common/error-edges";
-import { asDomainError } from "../common/errors";
+import { asDomainError, ErrorCode } from "../common/errors";
 import type { Logger } from "../common/logger";
 
 /**
@@ -13,6 +13,9 @@ export function formatGraphQLError(logger: Logger) {
     const original = error instanceof GraphQLError ? error.originalError : error;
     const domainError = asDomainError(original);
     if (domainError) {
+      // The client gets a 503 to retry; the operator needs to know why.
+      if (domainError.code === ErrorCode.ServiceUnavailable)
+        logger.warn({ err: original }, "database unavailable during a GraphQL operation");
       return {
         message: domainError.message,
         locations: formatted.locations,

@@ -2,6 +2,7 @@ import "reflect-metadata";
 import type { GraphQLSchema } from "graphql";
 import { buildSchema } from "type-graphql";
 import { AccountResolver } from "../accounts/account.resolver";
+import { AlertResolver } from "../alerts/alert.resolver";
 import { BankAccountResolver, BankConnectionResolver, HoldingResolver } from "../banking/banking.resolver";
 import { AuditResolver } from "../audit/audit.resolver";
 import { AuditExportResolver } from "../exports/export.resolver";
@@ -38,6 +39,7 @@ export const resolvers = [
   SsoResolver,
   UserAdminResolver,
   StreamResolver,
+  AlertResolver,
   UsageResolver,
 ] as const;
 

@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import http from "node:http";
+import net from "node:net";
 import path from "node:path";
 import { ApolloServer } from "@apollo/server";
 import { ApolloServerPluginDrainHttpServer } from "@apollo/server/plugin/drainHttpServer";
@@ -19,6 +20,8 @@ import { CostControl } from "../graphql/cost-control";
 import { formatGraphQLError } from "../graphql/errors";
 import { MAX_TOKENS } from "../graphql/operation-limits";
 import type { Services } from "../services";
+import type { ServiceMetrics } from "../metrics/metrics";
+import { metricsRoute, recordRequests } from "../metrics/metrics.http";
 import { createAuthRouter } from "../auth/auth.router";
 import { createSsoRouter } from "../sso/sso.router";
 import { createExportRouter } from "../exports/export.router";
@@ -41,12 +44,36 @@ export type AppDeps = {
   rateLimiter: RateLimiterAbstract | null;
   /** Names each backend that does not answer; empty when ready. */
   readiness: () => Promise<string[]>;
+  /** Counts requests and serves GET /metrics (see src/metrics). */
+  metrics?: ServiceMetrics;
 };
 
 export type App = { app: express.Express; httpServer: http.Server; close(): Promise<void> };
 
 const BODY_LIMIT = "1mb";
 export const SERVER_TIMEOUTS = { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 5_000 } as const;
+
+/** How long a connection accepted just before shutdown has to deliver its request before idle ones are ended. */
+const LAST_REQUESTS_GRACE_MS = 500;
+
+/**
+ * The first step of a graceful stop. Closing the listening socket refuses new connections at once;
+ * Node's http server.close() would also destroy every connection without a request under way, and a
+ * connection accepted a moment ago whose request has not been read yet is among them: its client would
+ * see a reset for a request it had sent. So the listener is closed alone (after the connections already
+ * queued are accepted), and such requests get a moment to arrive; Apollo's drain then ends the
+ * connections still idle and waits for the requests in flight. (A connection the kernel queues in the
+ * instant between the last accept and the close is reset by the kernel: its request never reached the
+ * service, so nothing of it ran.)
+ */
+async function stopAccepting(httpServer: http.Server, draining: { now: boolean }): Promise<void> {
+  if (!httpServer.listening) return;
+  draining.now = true;
+  // Through one more poll phase: connections already queued by the kernel are accepted, not reset.
+  for (let i = 0; i < 2; i += 1) await new Promise((resolve) => setImmediate(resolve));
+  net.Server.prototype.close.call(httpServer);
+  await new Promise((resolve) => setTimeout(resolve, LAST_REQUESTS_GRACE_MS));
+}
 
 /**
  * Builds the express app, the HTTP server, Apollo and the graphql-ws server without listening, so
@@ -66,6 +93,14 @@ export async function createApp(deps: AppDeps): Promise<App> {
   app.set("trust proxy", config.trustProxy);
   app.set("query parser", "simple");
 
+  // First, so every request counts, refused ones too.
+  if (deps.metrics) app.use(recordRequests(deps.metrics));
+  // While shutting down, every answer closes its connection: the client opens its next one elsewhere.
+  const draining = { now: false };
+  app.use((_req, res, next) => {
+    if (draining.now) res.setHeader("connection", "close");
+    next();
+  });
   app.use(securityHeaders());
   app.use((req, res, next) => {
     res.locals.requestId = assignRequestId(req, res);
@@ -84,6 +119,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
     const down = await deps.readiness();
     res.status(down.length ? 503 : 200).json(down.length ? { status: "unavailable", down } : { status: "ready" });
   });
+  // Not behind API keys or rate limits: its own rule (a bearer token, or loopback only) in metrics.http.ts.
+  if (deps.metrics) app.get("/metrics", metricsRoute(config, deps.metrics));
 
   const contextOf = (res: Response) =>
     new RequestContext(services, res.locals.actor, res.locals.requestId, logger, res.locals.rateLimit ?? null);
@@ -164,6 +201,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
     app,
     httpServer,
     async close() {
+      await stopAccepting(httpServer, draining);
+      // Waits for requests in flight, ends idle connections, closes the GraphQL sockets.
       await apollo.stop();
       if (httpServer.listening) await new Promise<void>((resolve) => httpServer.close(() => resolve()));
     },

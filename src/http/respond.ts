@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from "express";
 import { graphqlExtensionsOf, restErrorOf } from "../common/error-edges";
-import { asDomainError, BadRequestError, type DomainError, PayloadTooLargeError, RouteNotFoundError } from "../common/errors";
+import { asDomainError, BadRequestError, type DomainError, ErrorCode, PayloadTooLargeError, RouteNotFoundError } from "../common/errors";
 import type { Logger } from "../common/logger";
 
 /**
@@ -31,7 +31,10 @@ export function noRouteHandler(req: Request, res: Response): void {
 export function finalErrorHandler(logger: Logger, bodyLimit: string) {
   return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
     const answer = bodyParserError(error, bodyLimit) ?? error;
-    if (!asDomainError(answer)) logger.error({ err: error, requestId: res.locals.requestId }, "unhandled error");
+    const domainError = asDomainError(answer);
+    if (!domainError) logger.error({ err: error, requestId: res.locals.requestId }, "unhandled error");
+    else if (domainError.code === ErrorCode.ServiceUnavailable)
+      logger.warn({ err: error, requestId: res.locals.requestId }, "database unavailable");
     if (!res.headersSent) sendError(req, res, answer);
   };
 }

@@ -11,7 +11,7 @@ import {
   stripBrackets,
   type OutboundAllowlist,
 } from "./outbound.addresses";
-import { OutboundFailedError, OutboundRefusedError } from "./outbound.errors";
+import { OutboundFailedError, OutboundRefusedError } from "../common/errors";
 
 /**
  * The one way the service reaches a URL or host that a user or an upstream supplied (bank providers,

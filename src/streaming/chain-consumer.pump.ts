@@ -28,6 +28,12 @@ export type TurnOutcome = {
 export interface ChainConsumerHandler<Outcome extends TurnOutcome = TurnOutcome> {
   /** Consumer ids this handler serves start with it (`destination:`, `alerts:`). */
   readonly prefix: string;
+  /**
+   * Called once per claim with every consumer just leased to this handler, before their turns: a
+   * handler reads what its turns need in one query rather than one per turn (the claims run while the
+   * stream is busy, on the database that records it).
+   */
+  prepare?(consumers: ConsumerRow[]): Promise<void>;
   /** One turn for a leased consumer; should return before `deadline` (its lease ends a little later). */
   turn(consumer: ConsumerRow, deadline: number): Promise<Outcome>;
   /** Writes the handler's records of the outcome in the transaction that moves the position. */
@@ -159,6 +165,13 @@ export class ChainConsumerPump {
       const room = this.options.concurrency - this.inFlight.size;
       if (room <= 0) return;
       const claimed = await this.consumers.claimDue(this.owner, this.options.leaseMs, room, handler.prefix);
+      if (claimed.length === 0) continue;
+      try {
+        await handler.prepare?.(claimed);
+      } catch (error) {
+        // Each turn then reads for itself (and fails, and is retried, if the database is away).
+        this.logger.warn({ err: error }, "audit stream consumers not prepared");
+      }
       for (const consumer of claimed) {
         const turn = this.runTurn(handler, consumer).finally(() => {
           this.inFlight.delete(consumer.id);

@@ -33,6 +33,8 @@ export class DestinationHandler implements ChainConsumerHandler<DestinationOutco
   readonly prefix = DESTINATION_PREFIX;
   /** Senders keep connections and tokens between turns; rebuilt when the destination changes. */
   private readonly senders = new Map<string, { version: string; sender: Sender }>();
+  /** Destinations read for the consumers just claimed, each taken by its turn (see prepare). */
+  private readonly prepared = new Map<string, DestinationRow | null>();
 
   constructor(
     private readonly destinations: DestinationRepository,
@@ -42,8 +44,17 @@ export class DestinationHandler implements ChainConsumerHandler<DestinationOutco
     private readonly logger: Logger,
   ) {}
 
+  /** The destinations of the consumers just claimed, in one query instead of one per turn. */
+  async prepare(consumers: ConsumerRow[]): Promise<void> {
+    const ids = consumers.map((consumer) => consumer.id.slice(DESTINATION_PREFIX.length));
+    const rows = new Map((await this.destinations.getMany(ids)).map((row) => [row.id, row]));
+    for (const id of ids) this.prepared.set(id, rows.get(id) ?? null);
+  }
+
   async turn(consumer: ConsumerRow, deadline: number): Promise<DestinationOutcome> {
-    const destination = await this.destinations.get(consumer.id.slice(DESTINATION_PREFIX.length));
+    const id = consumer.id.slice(DESTINATION_PREFIX.length);
+    const destination = this.prepared.has(id) ? this.prepared.get(id)! : await this.destinations.get(id);
+    this.prepared.delete(id);
     if (!destination || !destination.enabled) return { position: consumer.position, attempts: [], destination };
     const sender = this.senderFor(destination);
     const read = await this.audit.readChain(consumer.position, {

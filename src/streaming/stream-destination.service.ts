@@ -42,6 +42,16 @@ const PLATFORM: Record<DestinationKind, { settings: Record<string, boolean>; cre
   arcsight: { settings: { caCertificate: false }, credentials: [], syslog: true },
 };
 
+/** What each kind takes, for the API's forms: the PLATFORM table as data. */
+export function destinationKinds() {
+  return DESTINATION_KINDS.map((kind) => ({
+    kind,
+    settings: Object.entries(PLATFORM[kind].settings).map(([name, required]) => ({ name, required })),
+    credentials: PLATFORM[kind].credentials,
+    syslog: PLATFORM[kind].syslog ?? false,
+  }));
+}
+
 export type DestinationInput = {
   kind?: DestinationKind | null;
   name?: string | null;

@@ -69,6 +69,35 @@ const DESTINATION_COLUMNS = `id, kind, name, description, url, settings, secrets
   previous_secrets_encrypted AS "previousSecretsEncrypted", previous_secrets_expire_at AS "previousSecretsExpireAt",
   event_types AS "eventTypes", enabled, disabled_reason AS "disabledReason", created_at AS "createdAt", updated_at AS "updatedAt"`;
 
+/** The columns a destination's insert and update write (besides id and kind), in the order of writtenValues. */
+const WRITTEN_COLUMNS = [
+  "name",
+  "description",
+  "url",
+  "settings",
+  "secrets_encrypted",
+  "previous_secrets_encrypted",
+  "previous_secrets_expire_at",
+  "event_types",
+  "enabled",
+  "disabled_reason",
+];
+
+function writtenValues(row: Omit<DestinationRow, "createdAt" | "updatedAt">): unknown[] {
+  return [
+    row.name,
+    row.description,
+    row.url,
+    JSON.stringify(row.settings),
+    row.secretsEncrypted,
+    row.previousSecretsEncrypted,
+    row.previousSecretsExpireAt,
+    row.eventTypes,
+    row.enabled,
+    row.disabledReason,
+  ];
+}
+
 const DELIVERY_COLUMNS = `id::text AS id, destination_id AS "destinationId", attempted_at AS "attemptedAt", first_seq::text AS "firstSeq",
   last_seq::text AS "lastSeq", events, status, latency_ms AS "latencyMs", outcome, error, test`;
 
@@ -214,6 +243,14 @@ export class DestinationRepository {
     );
   }
 
+  getMany(ids: string[]): Promise<DestinationRow[]> {
+    return selectRows<DestinationRow>(
+      this.sequelize,
+      `SELECT ${DESTINATION_COLUMNS} FROM audit_stream_destinations WHERE id = ANY($1::uuid[])`,
+      [ids],
+    );
+  }
+
   /**
    * `lock`: FOR NO KEY UPDATE, which does not block the delivery log's foreign key (a settling turn
    * inserts log rows while an administrator changes the destination). Lock order everywhere: the
@@ -232,48 +269,21 @@ export class DestinationRepository {
   async insert(row: Omit<DestinationRow, "createdAt" | "updatedAt">, transaction: Transaction): Promise<DestinationRow> {
     const [created] = await selectRows<DestinationRow>(
       this.sequelize,
-      `INSERT INTO audit_stream_destinations (id, kind, name, description, url, settings, secrets_encrypted, previous_secrets_encrypted,
-                                              previous_secrets_expire_at, event_types, enabled, disabled_reason)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ${DESTINATION_COLUMNS}`,
-      [
-        row.id,
-        row.kind,
-        row.name,
-        row.description,
-        row.url,
-        JSON.stringify(row.settings),
-        row.secretsEncrypted,
-        row.previousSecretsEncrypted,
-        row.previousSecretsExpireAt,
-        row.eventTypes,
-        row.enabled,
-        row.disabledReason,
-      ],
+      `INSERT INTO audit_stream_destinations (id, kind, ${WRITTEN_COLUMNS.join(", ")})
+       VALUES ($1, $2, ${WRITTEN_COLUMNS.map((_, i) => `$${i + 3}`).join(", ")}) RETURNING ${DESTINATION_COLUMNS}`,
+      [row.id, row.kind, ...writtenValues(row)],
       transaction,
     );
     return created;
   }
 
+  /** Everything but the id and the kind, which never change. */
   async update(row: DestinationRow, transaction: Transaction): Promise<DestinationRow> {
     const [updated] = await selectRows<DestinationRow>(
       this.sequelize,
-      `UPDATE audit_stream_destinations
-          SET name = $2, description = $3, url = $4, settings = $5, secrets_encrypted = $6, previous_secrets_encrypted = $7,
-              previous_secrets_expire_at = $8, event_types = $9, enabled = $10, disabled_reason = $11, updated_at = now()
+      `UPDATE audit_stream_destinations SET ${WRITTEN_COLUMNS.map((column, i) => `${column} = $${i + 2}`).join(", ")}, updated_at = now()
         WHERE id = $1 RETURNING ${DESTINATION_COLUMNS}`,
-      [
-        row.id,
-        row.name,
-        row.description,
-        row.url,
-        JSON.stringify(row.settings),
-        row.secretsEncrypted,
-        row.previousSecretsEncrypted,
-        row.previousSecretsExpireAt,
-        row.eventTypes,
-        row.enabled,
-        row.disabledReason,
-      ],
+      [row.id, ...writtenValues(row)],
       transaction,
     );
     return updated;

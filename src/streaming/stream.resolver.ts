@@ -1,9 +1,16 @@
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from "type-graphql";
 import { Access } from "../graphql/auth-checker";
 import type { RequestContext } from "../graphql/context";
-import type { DestinationInput, DestinationKind, DestinationView, DestinationWithSecret } from "./stream-destination.service";
+import {
+  destinationKinds,
+  type DestinationInput,
+  type DestinationKind,
+  type DestinationView,
+  type DestinationWithSecret,
+} from "./stream-destination.service";
 import {
   StreamDeliveryType,
+  StreamDestinationKindType,
   StreamDestinationInput,
   StreamDestinationType,
   StreamDestinationWithSecretType,
@@ -36,22 +43,34 @@ function withSecret(result: DestinationWithSecret): StreamDestinationWithSecretT
   return { destination: toType(result.destination), secret: result.secret };
 }
 
-/** Audit streaming administration: administrators only, changes need a read_write credential. */
+/**
+ * Audit streaming: administrators and auditors read where the audit log goes (an auditor checks that
+ * the evidence leaves the building; no credential is ever returned); only administrators change it,
+ * with a read_write credential.
+ */
 @Resolver()
 export class StreamResolver {
-  @Authorized(Access.Admin)
+  @Authorized(Access.Audit)
   @Query(() => [StreamDestinationType], { description: "Webhooks and SIEM destinations of the audit stream, with their health." })
   async streamDestinations(@Ctx() { services }: RequestContext) {
     return (await services.streamDestinations.list()).map(toType);
   }
 
-  @Authorized(Access.Admin)
+  @Authorized(Access.Audit)
+  @Query(() => [StreamDestinationKindType], {
+    description: "What each kind of destination takes: its settings (required or not) and credentials, for forms.",
+  })
+  streamDestinationKinds(): StreamDestinationKindType[] {
+    return destinationKinds();
+  }
+
+  @Authorized(Access.Audit)
   @Query(() => StreamDestinationType)
   async streamDestination(@Ctx() { services }: RequestContext, @Arg("id", () => ID) id: string) {
     return toType(await services.streamDestinations.get(id));
   }
 
-  @Authorized(Access.Admin)
+  @Authorized(Access.Audit)
   @Query(() => [StreamDeliveryType], {
     description: "A destination's delivery attempts, newest first (before: a delivery id, for the next page).",
   })

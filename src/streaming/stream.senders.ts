@@ -1,7 +1,7 @@
 import os from "node:os";
 import type { Socket } from "node:net";
 import type { AuditEvent } from "../audit/audit.service";
-import { OutboundFailedError, OutboundRefusedError } from "../outbound/outbound.errors";
+import { OutboundFailedError, OutboundRefusedError } from "../common/errors";
 import type { OutboundGuard, OutboundRequest } from "../outbound/outbound.guard";
 import {
   cefMessage,
@@ -15,19 +15,10 @@ import {
   webhookHeaders,
   canonicalEvent,
 } from "./stream.formats";
-import type { DestinationKind } from "./stream.repository";
+import type { DestinationKind, NewDelivery } from "./stream.repository";
 
-/** One request (or one syslog write) and what came of it: a row of the delivery log. */
-export type Attempt = {
-  attemptedAt: Date;
-  firstSeq: string | null;
-  lastSeq: string | null;
-  events: number;
-  status: number | null;
-  latencyMs: number;
-  outcome: "delivered" | "failed" | "refused";
-  error: string | null;
-};
+/** One request (or one syslog write) and what came of it: a row of the delivery log, before it names its destination. */
+export type Attempt = Omit<NewDelivery, "destinationId" | "test">;
 
 export type SendFailure = { error: string; retryAfterMs: number | null; gone: boolean };
 
@@ -68,13 +59,13 @@ export function createSender(target: SenderTarget, guard: OutboundGuard): Sender
     case "webhook":
       return new WebhookSender(target, guard);
     case "splunk":
-      return new SplunkSender(target, guard);
+      return new HttpBatchSender(splunk(target), guard);
     case "elastic":
-      return new ElasticSender(target, guard);
+      return new HttpBatchSender(elastic(target), guard);
     case "datadog":
-      return new DatadogSender(target, guard);
+      return new HttpBatchSender(datadog(target), guard);
     case "sentinel":
-      return new SentinelSender(target, guard);
+      return new HttpBatchSender(sentinel(target, guard), guard);
     case "qradar":
     case "arcsight":
       return new SyslogSender(target, guard);
@@ -90,25 +81,50 @@ export function retryAfterMs(header: string | null): number | null {
   return Number.isNaN(date) ? null : Math.max(0, date - Date.now());
 }
 
-function errorText(error: unknown): { text: string; refused: boolean } {
-  if (error instanceof OutboundRefusedError) return { text: `refused: ${error.message}`, refused: true };
-  if (error instanceof OutboundFailedError) return { text: error.message, refused: false };
-  return { text: (error as Error).message ?? String(error), refused: false };
-}
-
 function seqRange(events: AuditEvent[]): Pick<Attempt, "firstSeq" | "lastSeq" | "events"> {
   return { firstSeq: events[0]?.seq ?? null, lastSeq: events[events.length - 1]?.seq ?? null, events: events.length };
 }
+
+/**
+ * An attempt that got no answer: the guard refused the address (logged as refused), or the request or
+ * write failed (a timeout, a network error). Either way the batch is retried later from its first event.
+ */
+function unansweredAttempt(
+  caught: unknown,
+  events: AuditEvent[],
+  attemptedAt: Date,
+  started: number,
+): { attempt: Attempt; failure: SendFailure } {
+  const refused = caught instanceof OutboundRefusedError;
+  const error = refused
+    ? `refused: ${caught.message}`
+    : caught instanceof OutboundFailedError
+      ? caught.message
+      : ((caught as Error).message ?? String(caught));
+  return {
+    attempt: {
+      attemptedAt,
+      ...seqRange(events),
+      status: null,
+      latencyMs: Math.round(performance.now() - started),
+      outcome: refused ? "refused" : "failed",
+      error,
+    },
+    failure: { error, retryAfterMs: null, gone: false },
+  };
+}
+
+/** How many events of a batch an answer accepted (Infinity: all), and why not the rest. */
+type Verdict = (status: number, body: string) => { delivered: number; error: string | null };
+
+const statusVerdict: Verdict = (status) => ({ delivered: status >= 200 && status < 300 ? Infinity : 0, error: null });
 
 /** Posts chunks in order and stops at the first that fails; 2xx delivers, 410 means gone, anything else is retried later. */
 async function postChunks(
   guard: OutboundGuard,
   chunks: Array<{ events: AuditEvent[]; request: () => Promise<OutboundRequest> | OutboundRequest }>,
   deadline: number,
-  accept: (status: number, body: string) => { delivered: number; error: string | null } = (status) => ({
-    delivered: status >= 200 && status < 300 ? Infinity : 0,
-    error: null,
-  }),
+  accept: Verdict = statusVerdict,
 ): Promise<SendResult> {
   const attempts: Attempt[] = [];
   let delivered = 0;
@@ -136,16 +152,9 @@ async function postChunks(
         failure: { error, retryAfterMs: retryAfterMs(answer.headers.get("retry-after")), gone: answer.status === 410 },
       };
     } catch (caught) {
-      const { text, refused } = errorText(caught);
-      attempts.push({
-        attemptedAt,
-        ...seqRange(chunk.events),
-        status: null,
-        latencyMs: Math.round(performance.now() - started),
-        outcome: refused ? "refused" : "failed",
-        error: text,
-      });
-      return { delivered, attempts, failure: { error: text, retryAfterMs: null, gone: false } };
+      const unanswered = unansweredAttempt(caught, chunk.events, attemptedAt, started);
+      attempts.push(unanswered.attempt);
+      return { delivered, attempts, failure: unanswered.failure };
     }
   }
   return { delivered, attempts, failure: null };
@@ -210,78 +219,92 @@ class WebhookSender implements Sender {
   close(): void {}
 }
 
-class SplunkSender implements Sender {
-  readonly turnSize = LIMITS.splunk.events * 4;
+/**
+ * How an HTTP platform takes batches: items joined back to back (Splunk HEC, Elastic _bulk) or as a
+ * JSON array (Datadog, Sentinel), whose brackets and commas count towards the byte limit.
+ */
+const FRAMINGS = {
+  concatenated: { frame: (items: string[]) => items.join(""), perItemBytes: 0, frameBytes: 0 },
+  jsonArray: { frame: (items: string[]) => `[${items.join(",")}]`, perItemBytes: 1, frameBytes: 2 },
+};
+
+/** One HTTP platform: where batches go, how an event is encoded and framed, and how an answer is read. */
+type BatchPlatform = {
+  limits: { events: number; bytes: number };
+  /** Requests worth making in one turn. */
+  requestsPerTurn: number;
+  framing: keyof typeof FRAMINGS;
+  url: string;
+  encode(event: AuditEvent): string;
+  /** Asked before each request (a token may need refreshing). */
+  headers(): Record<string, string> | Promise<Record<string, string>>;
+  verdict?: Verdict;
+  /** Sees each batch's result (a refused token is dropped). */
+  settled?(result: SendResult): void;
+};
+
+/** Splunk, Elastic, Datadog and Sentinel: events cut into batches within the platform's limits, posted in order. */
+class HttpBatchSender implements Sender {
+  readonly turnSize: number;
 
   constructor(
-    private readonly target: SenderTarget,
+    private readonly platform: BatchPlatform,
     private readonly guard: OutboundGuard,
-  ) {}
+  ) {
+    this.turnSize = platform.limits.events * platform.requestsPerTurn;
+  }
 
-  send(events: AuditEvent[], deadline: number): Promise<SendResult> {
-    const settings = {
-      host: setting(this.target, "host"),
-      source: setting(this.target, "source"),
-      sourcetype: setting(this.target, "sourcetype"),
-      index: setting(this.target, "index"),
-    };
-    const chunks = chunksOf(
-      events,
-      (event) => splunkEvent(event, settings),
-      (line) => Buffer.byteLength(line),
-      LIMITS.splunk,
-    );
-    return postChunks(
+  async send(events: AuditEvent[], deadline: number): Promise<SendResult> {
+    const { platform } = this;
+    const framing = FRAMINGS[platform.framing];
+    const chunks = chunksOf(events, platform.encode, (item) => Buffer.byteLength(item) + framing.perItemBytes, {
+      events: platform.limits.events,
+      bytes: platform.limits.bytes - framing.frameBytes,
+    });
+    const result = await postChunks(
       this.guard,
       chunks.map((chunk) => ({
         events: chunk.events,
-        request: () => ({
-          method: "POST",
-          url: joinUrl(this.target.url, "/services/collector/event"),
-          headers: { authorization: `Splunk ${this.target.secrets.token}`, "content-type": "application/json" },
-          body: chunk.items.join(""),
-        }),
+        request: async () => ({ method: "POST", url: platform.url, headers: await platform.headers(), body: framing.frame(chunk.items) }),
       })),
       deadline,
+      platform.verdict,
     );
+    platform.settled?.(result);
+    return result;
   }
 
   close(): void {}
 }
 
-class ElasticSender implements Sender {
-  readonly turnSize = LIMITS.elastic.events * 4;
+function splunk(target: SenderTarget): BatchPlatform {
+  const settings = {
+    host: setting(target, "host"),
+    source: setting(target, "source"),
+    sourcetype: setting(target, "sourcetype"),
+    index: setting(target, "index"),
+  };
+  return {
+    limits: LIMITS.splunk,
+    requestsPerTurn: 4,
+    framing: "concatenated",
+    url: joinUrl(target.url, "/services/collector/event"),
+    encode: (event) => splunkEvent(event, settings),
+    headers: () => ({ authorization: `Splunk ${target.secrets.token}`, "content-type": "application/json" }),
+  };
+}
 
-  constructor(
-    private readonly target: SenderTarget,
-    private readonly guard: OutboundGuard,
-  ) {}
-
-  send(events: AuditEvent[], deadline: number): Promise<SendResult> {
-    const index = setting(this.target, "index") ?? "finance-gateway-audit";
-    const chunks = chunksOf(
-      events,
-      (event) => elasticBulkLines(event, index),
-      (lines) => Buffer.byteLength(lines),
-      LIMITS.elastic,
-    );
-    return postChunks(
-      this.guard,
-      chunks.map((chunk) => ({
-        events: chunk.events,
-        request: () => ({
-          method: "POST",
-          url: joinUrl(this.target.url, "/_bulk"),
-          headers: { authorization: `ApiKey ${this.target.secrets.apiKey}`, "content-type": "application/x-ndjson" },
-          body: chunk.items.join(""),
-        }),
-      })),
-      deadline,
-      bulkVerdict,
-    );
-  }
-
-  close(): void {}
+function elastic(target: SenderTarget): BatchPlatform {
+  const index = setting(target, "index") ?? "finance-gateway-audit";
+  return {
+    limits: LIMITS.elastic,
+    requestsPerTurn: 4,
+    framing: "concatenated",
+    url: joinUrl(target.url, "/_bulk"),
+    encode: (event) => elasticBulkLines(event, index),
+    headers: () => ({ authorization: `ApiKey ${target.secrets.apiKey}`, "content-type": "application/x-ndjson" }),
+    verdict: bulkVerdict,
+  };
 }
 
 /**
@@ -309,48 +332,22 @@ function bulkVerdict(status: number, body: string): { delivered: number; error: 
   return { delivered: Infinity, error: null };
 }
 
-class DatadogSender implements Sender {
-  readonly turnSize = LIMITS.datadog.events * 2;
-
-  constructor(
-    private readonly target: SenderTarget,
-    private readonly guard: OutboundGuard,
-  ) {}
-
-  send(events: AuditEvent[], deadline: number): Promise<SendResult> {
-    const settings = {
-      service: setting(this.target, "service"),
-      tags: setting(this.target, "tags"),
-      hostname: setting(this.target, "hostname"),
-    };
-    const encode = (event: AuditEvent) => {
+function datadog(target: SenderTarget): BatchPlatform {
+  const settings = { service: setting(target, "service"), tags: setting(target, "tags"), hostname: setting(target, "hostname") };
+  return {
+    limits: LIMITS.datadog,
+    requestsPerTurn: 2,
+    framing: "jsonArray",
+    url: joinUrl(target.url, "/api/v2/logs"),
+    encode: (event) => {
       const json = JSON.stringify(datadogEntry(event, settings));
       // One entry may not exceed 1 MB: the audit record is cut to its identity rather than refused.
       return Buffer.byteLength(json) <= LIMITS.datadog.entryBytes
         ? json
         : JSON.stringify({ ...datadogEntry({ ...event, changes: null }, settings), truncated: true });
-    };
-    // The array's brackets and commas count towards the 5 MB.
-    const chunks = chunksOf(events, encode, (json) => Buffer.byteLength(json) + 1, {
-      events: LIMITS.datadog.events,
-      bytes: LIMITS.datadog.bytes - 2,
-    });
-    return postChunks(
-      this.guard,
-      chunks.map((chunk) => ({
-        events: chunk.events,
-        request: () => ({
-          method: "POST",
-          url: joinUrl(this.target.url, "/api/v2/logs"),
-          headers: { "dd-api-key": this.target.secrets.apiKey, "content-type": "application/json" },
-          body: `[${chunk.items.join(",")}]`,
-        }),
-      })),
-      deadline,
-    );
-  }
-
-  close(): void {}
+    },
+    headers: () => ({ "dd-api-key": target.secrets.apiKey, "content-type": "application/json" }),
+  };
 }
 
 /** The scope of the Logs Ingestion API in the client-credentials request. */
@@ -362,25 +359,18 @@ const DEFAULT_AUTHORITY = "https://login.microsoftonline.com";
  * kept and refreshed before it expires (5 minutes early, or half its life if that is shorter), then
  * JSON arrays of rows to the data collection rule's stream, each under 1 MB.
  */
-class SentinelSender implements Sender {
-  readonly turnSize = LIMITS.sentinel.events * 4;
-  private token: { value: string; refreshAt: number } | null = null;
-
-  constructor(
-    private readonly target: SenderTarget,
-    private readonly guard: OutboundGuard,
-  ) {}
-
-  private async accessToken(): Promise<string> {
-    if (this.token && Date.now() < this.token.refreshAt) return this.token.value;
-    const authority = setting(this.target, "authorityUrl") ?? DEFAULT_AUTHORITY;
-    const answer = await this.guard.request({
+function sentinel(target: SenderTarget, guard: OutboundGuard): BatchPlatform {
+  let token: { value: string; refreshAt: number } | null = null;
+  const accessToken = async (): Promise<string> => {
+    if (token && Date.now() < token.refreshAt) return token.value;
+    const authority = setting(target, "authorityUrl") ?? DEFAULT_AUTHORITY;
+    const answer = await guard.request({
       method: "POST",
-      url: joinUrl(authority, `/${encodeURIComponent(setting(this.target, "tenantId") ?? "")}/oauth2/v2.0/token`),
+      url: joinUrl(authority, `/${encodeURIComponent(setting(target, "tenantId") ?? "")}/oauth2/v2.0/token`),
       headers: { "content-type": "application/x-www-form-urlencoded" },
       body: new URLSearchParams({
-        client_id: setting(this.target, "clientId") ?? "",
-        client_secret: this.target.secrets.clientSecret,
+        client_id: setting(target, "clientId") ?? "",
+        client_secret: target.secrets.clientSecret,
         scope: MONITOR_SCOPE,
         grant_type: "client_credentials",
       }).toString(),
@@ -390,39 +380,23 @@ class SentinelSender implements Sender {
     const lifetimeMs = Number(body.expires_in) * 1000;
     if (!body.access_token || !Number.isFinite(lifetimeMs))
       throw new Error("the token endpoint answered without access_token or expires_in");
-    this.token = { value: body.access_token, refreshAt: Date.now() + lifetimeMs - Math.min(5 * 60_000, lifetimeMs / 2) };
+    token = { value: body.access_token, refreshAt: Date.now() + lifetimeMs - Math.min(5 * 60_000, lifetimeMs / 2) };
     return body.access_token;
-  }
-
-  async send(events: AuditEvent[], deadline: number): Promise<SendResult> {
-    const dcr = encodeURIComponent(setting(this.target, "dcrImmutableId") ?? "");
-    const stream = encodeURIComponent(setting(this.target, "streamName") ?? "");
-    const url = joinUrl(this.target.url, `/dataCollectionRules/${dcr}/streams/${stream}?api-version=2023-01-01`);
-    const chunks = chunksOf(
-      events,
-      (event) => JSON.stringify(sentinelRow(event)),
-      (json) => Buffer.byteLength(json) + 1,
-      { ...LIMITS.sentinel, bytes: LIMITS.sentinel.bytes - 2 },
-    );
-    const result = await postChunks(
-      this.guard,
-      chunks.map((chunk) => ({
-        events: chunk.events,
-        request: async () => ({
-          method: "POST",
-          url,
-          headers: { authorization: `Bearer ${await this.accessToken()}`, "content-type": "application/json" },
-          body: `[${chunk.items.join(",")}]`,
-        }),
-      })),
-      deadline,
-    );
+  };
+  const dcr = encodeURIComponent(setting(target, "dcrImmutableId") ?? "");
+  const stream = encodeURIComponent(setting(target, "streamName") ?? "");
+  return {
+    limits: LIMITS.sentinel,
+    requestsPerTurn: 4,
+    framing: "jsonArray",
+    url: joinUrl(target.url, `/dataCollectionRules/${dcr}/streams/${stream}?api-version=2023-01-01`),
+    encode: (event) => JSON.stringify(sentinelRow(event)),
+    headers: async () => ({ authorization: `Bearer ${await accessToken()}`, "content-type": "application/json" }),
     // A refused token (revoked, rotated credentials) is fetched again on the next attempt.
-    if (result.failure && /answered 401/.test(result.failure.error)) this.token = null;
-    return result;
-  }
-
-  close(): void {}
+    settled: (result) => {
+      if (result.failure && /answered 401/.test(result.failure.error)) token = null;
+    },
+  };
 }
 
 /**
@@ -480,13 +454,8 @@ class SyslogSender implements Sender {
       };
     } catch (caught) {
       this.close();
-      const { text, refused } = errorText(caught);
-      const latencyMs = Math.round(performance.now() - started);
-      return {
-        delivered: 0,
-        attempts: [{ attemptedAt, ...seqRange(events), status: null, latencyMs, outcome: refused ? "refused" : "failed", error: text }],
-        failure: { error: text, retryAfterMs: null, gone: false },
-      };
+      const unanswered = unansweredAttempt(caught, events, attemptedAt, started);
+      return { delivered: 0, attempts: [unanswered.attempt], failure: unanswered.failure };
     }
   }
 

@@ -92,3 +92,18 @@ export class StreamTestResultType {
   @Field(() => Int) latencyMs!: number;
   @Field(() => String, { nullable: true }) error!: string | null;
 }
+
+@ObjectType("StreamKindSetting")
+export class StreamKindSettingType {
+  @Field() name!: string;
+  @Field() required!: boolean;
+}
+
+@ObjectType("StreamDestinationKind", { description: "A kind of destination and what it takes (the README's Streaming audit events)." })
+export class StreamDestinationKindType {
+  @Field({ description: "webhook, splunk, elastic, datadog, sentinel, qradar or arcsight." }) kind!: string;
+  @Field(() => [StreamKindSettingType], { description: "Non-secret settings." }) settings!: StreamKindSettingType[];
+  @Field(() => [String], { description: "Write-only credentials, all required on create; a webhook has a generated secret instead." })
+  credentials!: string[];
+  @Field({ description: "Its url is syslog://host:port or syslog+tls://host:port instead of http(s)." }) syslog!: boolean;
+}

@@ -1,13 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import fs from "node:fs";
-import net from "node:net";
-import os from "node:os";
-import path from "node:path";
 import { CLI } from "../helpers/cli";
 import { createUser, type TestUser } from "../helpers/fixtures";
 import { eventually, recordAuditEvents, streamAdmin } from "../helpers/streaming";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 import { WebhookReceiver } from "../fakes/webhook-receiver";
+import { startOwnRedis, type OwnRedis } from "../helpers/own-servers";
 
 /**
  * The delivery machine under failure: a worker process killed with SIGKILL in the middle of a batch,
@@ -59,14 +56,6 @@ function startWorker(app: TestApp, redisUrl = app.runtime.config.redisUrl): Chil
   return child;
 }
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 describe("a worker killed with SIGKILL mid-batch", () => {
   let app: TestApp;
   let admin: TestUser;
@@ -102,64 +91,28 @@ describe("a worker killed with SIGKILL mid-batch", () => {
 describe("Redis stopped and started again", () => {
   let app: TestApp;
   let admin: TestUser;
-  let redis: ChildProcess | null = null;
-  let redisPort: number;
-  let redisDir: string;
-
-  async function startRedis(): Promise<void> {
-    const child = spawn(
-      "redis-server",
-      ["--port", String(redisPort), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", redisDir],
-      {
-        stdio: "ignore",
-      },
-    );
-    children.push(child);
-    redis = child;
-    await eventually(
-      () =>
-        new Promise<boolean>((resolve) => {
-          const socket = net.connect(redisPort, "127.0.0.1", () => {
-            socket.destroy();
-            resolve(true);
-          });
-          socket.on("error", () => resolve(false));
-        }),
-      "our own redis-server to listen",
-      10_000,
-    );
-  }
-
-  async function stopRedis(): Promise<void> {
-    const child = redis!;
-    child.kill("SIGKILL");
-    if (child.exitCode === null && child.signalCode === null) await new Promise<void>((resolve) => child.once("exit", () => resolve()));
-    redis = null;
-  }
+  let redis: OwnRedis;
 
   beforeAll(async () => {
-    redisPort = await freePort();
-    redisDir = fs.mkdtempSync(path.join(os.tmpdir(), "fg-redis-"));
-    await startRedis();
+    redis = await startOwnRedis();
     // The API here and a worker process both use this Redis (queues, event bus, rate limits).
-    app = await startTestApp({ roles: { api: true, workers: false }, env: { ...STREAM_ENV, REDIS_URL: `redis://127.0.0.1:${redisPort}` } });
+    app = await startTestApp({ roles: { api: true, workers: false }, env: { ...STREAM_ENV, REDIS_URL: redis.url } });
     admin = await createUser(app.runtime.services, { role: "admin" });
     startWorker(app);
   });
   afterAll(async () => {
     await app?.stop();
-    if (redis) await stopRedis();
-    fs.rmSync(redisDir, { recursive: true, force: true });
+    await redis?.remove();
   });
 
   test("events recorded while Redis is down are delivered, and so are those after it is back", async () => {
     const { receiver } = await webhookTo(app, admin, ["auth.logout"]);
     const before = await recordAuditEvents(app.runtime, 20, "auth.logout");
     await eventually(() => receiver.received.length === 20, "events before the outage");
-    await stopRedis();
+    await redis.stop();
     const during = await recordAuditEvents(app.runtime, 50, "auth.logout");
     await eventually(() => receiver.received.length === 70, "events recorded while Redis is down", 30_000);
-    await startRedis();
+    await redis.start();
     const after = await recordAuditEvents(app.runtime, 20, "auth.logout");
     await eventually(() => receiver.received.length === 90, "events after Redis came back", 30_000);
     expect(receiver.firstArrivals()).toEqual([...before, ...during, ...after]);

@@ -37,6 +37,8 @@ const CHECKED_ELSEWHERE = new Set([
   "Bank connections",
   // test/e2e/audit-exports-walkthrough.test.ts
   "Walk-through: last month as CSV, a report as PDF",
+  // test/e2e/readme.alerts.test.ts
+  "Alerts",
 ]);
 const README_ADDRESS = "http://localhost:3000";
 jest.setTimeout(150_000);

@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import type { Page } from "playwright-core";
+import type { Roles } from "../../src/runtime";
 import { launchChromium, openContext, type HeadlessChromium } from "./chromium";
 import { startTestApp, type TestApp } from "./test-app";
 
@@ -17,9 +18,12 @@ export type ConsoleRig = {
 
 let sequence = 0;
 
-/** The service (its own database) and a headless Chromium, with one administrator who signs in with a password. */
-export async function startConsoleRig(env: Record<string, string> = {}): Promise<ConsoleRig> {
-  const app = await startTestApp({ env });
+/**
+ * The service (its own database) and a headless Chromium, with one administrator who signs in with a
+ * password. `roles`: also run the workers in the service's process (a page whose work they do).
+ */
+export async function startConsoleRig(env: Record<string, string> = {}, roles: Partial<Roles> = {}): Promise<ConsoleRig> {
+  const app = await startTestApp({ env, roles });
   const chromium = await launchChromium();
   const createUser = async (role: "admin" | "auditor" | "member", email = `${role}${++sequence}-${Date.now()}@example.test`) => {
     const user = await app.runtime.services.users.create({ email, role, password: PASSWORD });

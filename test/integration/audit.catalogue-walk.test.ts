@@ -212,6 +212,32 @@ test("a walk through the service produces every event type of the catalogue", as
       await eventually(async () => !(await health()).enabled, "the webhook disabled");
     });
     await step("delete it", ["stream.destination.deleted"], () => hook(`deleteStreamDestination(id: $id) { id }`));
+    let channelId = "";
+    let ruleId = "";
+    await step("add an alert channel", ["alert.channel.created"], async () => {
+      const created = await gql(`mutation ($input: AlertChannelInput!) { createAlertChannel(input: $input) { channel { id } } }`, {
+        input: { kind: "webhook", name: "Walk alerts", settings: [{ name: "url", value: receiver.url }] },
+      });
+      channelId = created.createAlertChannel.channel.id;
+    });
+    await step("change it", ["alert.channel.updated"], () =>
+      gql(`mutation ($id: ID!) { updateAlertChannel(id: $id, input: { name: "Walk alerts 2" }) { id } }`, { id: channelId }),
+    );
+    await step("send it a test alert", ["alert.channel.tested"], () =>
+      gql(`mutation ($id: ID!) { testAlertChannel(id: $id) { ok } }`, { id: channelId }),
+    );
+    await step("enable an alert preset", ["alert.rule.created"], async () => {
+      ruleId = (await gql(`mutation { enableAlertPreset(preset: "provider_change") { id } }`)).enableAlertPreset.id;
+    });
+    await step("change the rule", ["alert.rule.updated"], () =>
+      gql(`mutation ($id: ID!) { updateAlertRule(id: $id, input: { threshold: 2 }) { id } }`, { id: ruleId }),
+    );
+    await step("delete the rule", ["alert.rule.deleted"], () =>
+      gql(`mutation ($id: ID!) { deleteAlertRule(id: $id) { id } }`, { id: ruleId }),
+    );
+    await step("delete the channel", ["alert.channel.deleted"], () =>
+      gql(`mutation ($id: ID!) { deleteAlertChannel(id: $id) { id } }`, { id: channelId }),
+    );
   } finally {
     await receiver.stop();
   }

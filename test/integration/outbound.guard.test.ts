@@ -1,8 +1,9 @@
 import http from "node:http";
 import https from "node:https";
 import net, { type AddressInfo } from "node:net";
-import { OutboundRefusedError } from "../../src/outbound/outbound.errors";
+import { OutboundRefusedError } from "../../src/common/errors";
 import { OutboundGuard, type OutboundPolicy, type Resolver } from "../../src/outbound/outbound.guard";
+import { fakeDns } from "../helpers/fake-dns";
 import { selfSignedCertificate } from "../helpers/tls-certificate";
 
 /**
@@ -21,19 +22,6 @@ async function listen(server: http.Server | https.Server | net.Server): Promise<
 function close(server: http.Server | https.Server | net.Server): Promise<void> {
   if ("closeAllConnections" in server) server.closeAllConnections();
   return new Promise((resolve) => server.close(() => resolve()));
-}
-
-/** A resolver that knows only the names given, and counts how often it is asked. */
-function fakeDns(records: Record<string, string[] | (() => string[])>): Resolver & { calls: string[] } {
-  const calls: string[] = [];
-  const resolve = async (hostname: string) => {
-    calls.push(hostname);
-    const entry = records[hostname];
-    if (!entry) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" });
-    const addresses = typeof entry === "function" ? entry() : entry;
-    return addresses.map((address) => ({ address, family: (net.isIP(address) === 6 ? 6 : 4) as 4 | 6 }));
-  };
-  return Object.assign(resolve, { calls });
 }
 
 describe("outbound guard", () => {

@@ -130,6 +130,16 @@ test("Datadog: JSON arrays of at most 1000 entries with ddsource, service and dd
     expect(datadog.entries.map((entry) => entry.audit.id)).toEqual(ids);
     expect(datadog.largestBatch).toBe(1000);
     expect(datadog.requests.every((request) => request.status === 202)).toBe(true);
+    // No per-event fan-out in the database: one delivery-log row per request (written as the turn settles), none per event.
+    const logged = async () =>
+      (
+        (await app.runtime.sequelize.query(
+          `SELECT count(*)::int AS rows, coalesce(sum(events), 0)::int AS events FROM audit_stream_deliveries WHERE destination_id = :id AND NOT test`,
+          { replacements: { id }, type: "SELECT" },
+        )) as Array<{ rows: number; events: number }>
+      )[0];
+    await eventually(async () => (await logged()).events === 1500, "the delivery log of the 1500 entries");
+    expect(await logged()).toEqual({ rows: datadog.requests.length, events: 1500 });
     expect(datadog.entries[0]).toMatchObject({
       ddsource: "finance-gateway",
       service: "finance",

@@ -214,6 +214,37 @@ test("pause holds delivery (lag grows), resume catches up; replay from a sequenc
   expect(bad.errors?.[0].extensions?.code).toBe("BAD_REQUEST");
 });
 
+test("a webhook created disabled receives nothing until enabled; its secret is stored only encrypted", async () => {
+  const receiver = new WebhookReceiver([]);
+  receivers.push(receiver);
+  await receiver.start();
+  const created = await admin$.create({
+    kind: "webhook",
+    name: "Later",
+    url: receiver.url,
+    eventTypes: ["user.suspended"],
+    enabled: false,
+  });
+  receiver.trust([created.secret!]);
+  const [stored] = (await app.runtime.sequelize.query(`SELECT secrets_encrypted AS sealed FROM audit_stream_destinations WHERE id = :id`, {
+    replacements: { id: created.id },
+    type: "SELECT",
+  })) as Array<{ sealed: string }>;
+  expect(stored.sealed).not.toContain(created.secret!.slice("whsec_".length, "whsec_".length + 16));
+  expect(stored.sealed).not.toContain("whsec_");
+  expect((await destination(created.id)).health.paused).toBe(true);
+
+  const ids = await recordAuditEvents(app.runtime, 3, "user.suspended");
+  await app.runtime.services.audit.chainCommitted();
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  expect(receiver.attempts).toEqual([]);
+  expect(Number((await destination(created.id)).health.lag)).toBeGreaterThanOrEqual(3);
+
+  await gql(`mutation ($id: ID!) { updateStreamDestination(id: $id, input: { enabled: true }) { id } }`, { id: created.id });
+  await eventually(() => receiver.received.length === 3, "the events that waited while it was disabled");
+  expect(receiver.firstArrivals()).toEqual(ids);
+});
+
 test("configuration changes are audit events with changes, secrets and credentials redacted", async () => {
   const hook = await receiverFor(["provider.*"], "Config audit");
   await gql(

@@ -33,12 +33,19 @@ describe("the audit event catalogue", () => {
     expect(isAuditEventType("auth.login.hacked")).toBe(false);
   });
 
-  test("the service's own types: a removed or paused stream destination, a retention change and a deleted archive are warnings, a failing destination an error", () => {
+  test("the service's own types: a removed or paused stream destination, a removed alert rule or channel, a retention change and a deleted archive are warnings, a failing destination an error", () => {
     expect(
       Object.keys(SERVICE_EVENT_CATALOGUE)
         .filter((type) => defaultSeverity(type as never) === "warning")
         .sort(),
-    ).toEqual(["audit.archive.deleted", "audit.retention.updated", "stream.destination.deleted", "stream.destination.paused"]);
+    ).toEqual([
+      "alert.channel.deleted",
+      "alert.rule.deleted",
+      "audit.archive.deleted",
+      "audit.retention.updated",
+      "stream.destination.deleted",
+      "stream.destination.paused",
+    ]);
     expect(defaultSeverity("stream.destination.failing")).toBe("error");
     expect(defaultSeverity("audit.export.failed")).toBe("error");
   });

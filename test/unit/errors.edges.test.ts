@@ -10,9 +10,12 @@ import {
   ForbiddenError,
   MethodNotAllowedError,
   NotFoundError,
+  OutboundFailedError,
+  OutboundRefusedError,
   PayloadTooLargeError,
   QueryTimeoutError,
   RateLimitedError,
+  ServiceUnavailableError,
   UnauthenticatedError,
   UpstreamUnavailableError,
   ValidationError,
@@ -42,6 +45,7 @@ const EVERY_CODE: Record<ErrorCode, { error: DomainError; status: number; restEr
   },
   [ErrorCode.UpstreamUnavailable]: { error: new UpstreamUnavailableError("bank down"), status: 503, restError: "upstream_unavailable" },
   [ErrorCode.QueryTimeout]: { error: new QueryTimeoutError(), status: 503, restError: "query_timeout" },
+  [ErrorCode.ServiceUnavailable]: { error: new ServiceUnavailableError(), status: 503, restError: "service_unavailable" },
 };
 
 describe("the error edges", () => {
@@ -59,6 +63,24 @@ describe("the error edges", () => {
     expect(graphqlExtensionsOf(error)).toEqual({ code, restError, errors: error.errors, details: error.details });
   });
 
+  test("the outbound guard's refusal is a 422 naming the URL's problem; a request that did not complete is a 503", () => {
+    const refused = new OutboundRefusedError("address", "must not point at a loopback address (127.0.0.1 not allowed)");
+    expect(restErrorOf(refused)).toEqual({
+      status: 422,
+      body: {
+        error: "outbound_refused",
+        message: refused.message,
+        errors: ["Url must not point at a loopback address (127.0.0.1 not allowed)"],
+      },
+    });
+    expect(graphqlExtensionsOf(refused)).toMatchObject({ code: "VALIDATION_FAILED", restError: "outbound_refused" });
+    expect(refused.reason).toBe("address");
+    const failed = new OutboundFailedError("timeout", "no complete answer from hooks.example.com in time");
+    expect(restErrorOf(failed)).toEqual({ status: 503, body: { error: "upstream_unavailable", message: failed.message } });
+    expect(graphqlExtensionsOf(failed)).toMatchObject({ code: "UPSTREAM_UNAVAILABLE", restError: "upstream_unavailable" });
+    expect(failed).toMatchObject({ name: "OutboundFailedError", reason: "timeout" });
+  });
+
   test("anything that is not a domain error leaves as a bare internal error on both edges", () => {
     const fault = new Error("connection string with a password in it");
     expect(restErrorOf(fault)).toEqual(INTERNAL_REST_ERROR);
@@ -70,6 +92,32 @@ describe("the error edges", () => {
     const outOfRange = Object.assign(new Error("numeric field overflow"), { parent: { code: "22003" } });
     expect(restErrorOf(outOfRange).status).toBe(422);
     expect(graphqlExtensionsOf(outOfRange).code).toBe("VALIDATION_FAILED");
+  });
+});
+
+describe("a database that does not answer", () => {
+  // What Sequelize and pg throw while PostgreSQL restarts: refused connections, sessions it ends, a cut socket.
+  const cases: Array<[string, unknown]> = [
+    ["a refused connection", Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { name: "SequelizeConnectionRefusedError" })],
+    [
+      "no connection from the pool in time",
+      Object.assign(new Error("Operation timeout"), { name: "SequelizeConnectionAcquireTimeoutError" }),
+    ],
+    ["a session the server ended (57P01)", Object.assign(new Error("terminating connection"), { parent: { code: "57P01" } })],
+    ["a server still starting (57P03)", Object.assign(new Error("the database system is starting up"), { original: { code: "57P03" } })],
+    ["a connection exception (08006)", Object.assign(new Error("connection failure"), { code: "08006" })],
+    ["a socket cut mid-statement", Object.assign(new Error("wrapped"), { parent: new Error("Connection terminated unexpectedly") })],
+  ];
+  test.each(cases)("%s is 503 service_unavailable on both edges, not a 500", (_what, thrown) => {
+    expect(restErrorOf(thrown)).toEqual({
+      status: 503,
+      body: { error: "service_unavailable", message: expect.stringMatching(/try again/) },
+    });
+    expect(graphqlExtensionsOf(thrown).code).toBe("SERVICE_UNAVAILABLE");
+  });
+
+  test("other database errors stay internal", () => {
+    expect(restErrorOf(Object.assign(new Error("syntax error"), { parent: { code: "42601" } }))).toEqual(INTERNAL_REST_ERROR);
   });
 });
 

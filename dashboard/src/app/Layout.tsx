@@ -67,6 +67,7 @@ export function Layout() {
         <main id="main" className="content">
           <Outlet />
         </main>
+        {pages.map((candidate) => candidate.background && <candidate.background key={candidate.path} />)}
       </div>
     </TimeZoneProvider>
   );

@@ -22,7 +22,11 @@ function socketUrl(): string {
 export function createConsoleClient(): { client: Client; socket: WsClient; onSocketState(listener: Listener): () => void } {
   const listeners = new Set<Listener>();
   let everConnected = false;
-  const emit = (state: SocketState) => listeners.forEach((listener) => listener(state, { everConnected }));
+  let current: SocketState = "idle";
+  const emit = (state: SocketState) => {
+    current = state;
+    listeners.forEach((listener) => listener(state, { everConnected }));
+  };
   const socket = createWsClient({
     url: socketUrl(),
     lazy: true,
@@ -66,8 +70,13 @@ export function createConsoleClient(): { client: Client; socket: WsClient; onSoc
   return {
     client,
     socket,
+    /** A listener hears the state at once when the socket is already up: another view (the alert toasts) may have opened it. */
     onSocketState(listener) {
       listeners.add(listener);
+      // After the caller's own synchronous setup (it may set "connecting" right after subscribing).
+      queueMicrotask(() => {
+        if (listeners.has(listener) && current === "connected") listener(current, { everConnected });
+      });
       return () => listeners.delete(listener);
     },
   };

@@ -8,4 +8,6 @@ export type ConsolePage = {
   /** Roles that see the page; the API refuses the others anyway. */
   roles: Array<"admin" | "auditor">;
   component: ComponentType;
+  /** Rendered on every page while signed in (the page's live notices, e.g. alert toasts). */
+  background?: ComponentType;
 };

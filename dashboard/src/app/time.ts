@@ -71,14 +71,21 @@ function offsetAt(instant: number, zone: string): number {
   return asUtc - Math.floor(instant / 1000) * 1000;
 }
 
-/** The first instant of a calendar day (YYYY-MM-DD) in the zone. */
-export function dayStart(day: string, zone: string): Date {
+/** The instant of a wall-clock time in the zone: "YYYY-MM-DD" or "YYYY-MM-DDTHH:MM[:SS]" (a datetime-local value). */
+export function zonedInstant(local: string, zone: string): Date {
+  const [day, time = "00:00"] = local.split("T");
   const [y, m, d] = day.split("-").map(Number);
-  const guess = Date.UTC(y, m - 1, d);
+  const [hours, minutes, seconds = 0] = time.split(":").map(Number);
+  const guess = Date.UTC(y, m - 1, d, hours, minutes, seconds);
   let instant = guess - offsetAt(guess, zone);
   // Across a DST change the offset at the result may differ from the guess's.
   instant = guess - offsetAt(instant, zone);
   return new Date(instant);
+}
+
+/** The first instant of a calendar day (YYYY-MM-DD) in the zone. */
+export function dayStart(day: string, zone: string): Date {
+  return zonedInstant(day, zone);
 }
 
 /** The last millisecond of a calendar day in the zone. */

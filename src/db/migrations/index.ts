@@ -8,6 +8,7 @@ import * as sso from "./0006-sso";
 import * as auditChainSequencer from "./0007-audit-chain-sequencer";
 import * as auditExports from "./0008-audit-exports";
 import * as auditStreaming from "./0009-audit-streaming";
+import * as alerts from "./0010-alerts";
 import * as auditRetention from "./0011-audit-retention";
 import * as auditHistogramIndex from "./0013-audit-histogram-index";
 
@@ -24,6 +25,7 @@ export const migrations: Migration[] = [
   { name: "0007-audit-chain-sequencer", up: auditChainSequencer.up },
   { name: "0008-audit-exports", up: auditExports.up },
   { name: "0009-audit-streaming", up: auditStreaming.up },
+  { name: "0010-alerts", up: alerts.up },
   { name: "0011-audit-retention", up: auditRetention.up },
   { name: "0013-audit-histogram-index", up: auditHistogramIndex.up },
 ];
