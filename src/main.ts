@@ -19,6 +19,7 @@ import { createSchema } from "./graphql/schema";
 import { databaseUrl, openDatabase, startRuntime, type Roles, type Stoppable } from "./runtime";
 import { createServices, type Services } from "./services";
 import { createQueueBackend } from "../workers/queues";
+import { watchLauncherShell } from "./cli/launcher-watch";
 
 type Printer = (result: Record<string, unknown>, human: string) => void;
 type Values = Record<string, string | boolean | undefined>;
@@ -275,8 +276,12 @@ async function serve(config: Config, roles: Roles, print: Printer): Promise<void
   if (config.launchedByNpm) {
     // `kill <pid of npm start>` ends npm and its shell but never reaches this process: notice the orphaning.
     const parent = process.ppid;
+    // `kill -INT <pid of npx>` reaches npm's shell, which holds it: notice the shell being signalled.
+    const shell = watchLauncherShell(parent);
+    if (shell) process.on("SIGCONT", shell.resumed);
     setInterval(() => {
       if (process.ppid !== parent) void shutdown("npm exited");
+      else if (shell?.interrupted()) void shutdown("npm interrupted");
     }, 500).unref();
   }
 

@@ -17,9 +17,9 @@ import { createLogger } from "../../src/common/logger";
 import { CSV_COLUMNS } from "../../src/exports/export-formats";
 import { WorkerHost } from "../../workers/worker-host";
 import { eventually } from "../helpers/chromium";
+import { documentationScreenshot } from "../helpers/screenshots";
 import { seriousViolations, signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
 
-const SCREENSHOTS = path.join(__dirname, "..", "..", "docs", "console");
 /** Values a CSV writer gets wrong: quotes, commas, line breaks, non-ASCII, a spreadsheet formula. */
 const AWKWARD = ['Agent "quoted", with a comma', "two\nlines", "Zoë 日本語 🎉", '=HYPERLINK("http://evil.example")', "plain"];
 const SEEDED = 30;
@@ -132,7 +132,7 @@ test("an auditor exports last month as CSV from the audit log's view; the file i
     await eventually(async () => expect(await newestRow(page).getAttribute("data-status")).toBe("COMPLETED"), 30_000);
     expect(await newestRow(page).locator("td").nth(4).textContent()).toBe(String(SEEDED));
     expect({ exports: await seriousViolations(page) }).toEqual({ exports: [] });
-    await page.screenshot({ path: path.join(SCREENSHOTS, "exports.png"), fullPage: true });
+    await documentationScreenshot(page, "exports.png", { fullPage: true });
 
     const { file, url } = await downloadFrom(page, "last-month.csv.gz");
     expect(new URL(url).pathname).toMatch(/^\/exports\/[0-9a-f-]{36}\/download$/);
@@ -178,7 +178,7 @@ test("an auditor downloads last month's authentication report as PDF; its totals
     await startWorker();
     await page.getByRole("button", { name: "Create report" }).press("Enter");
     await eventually(async () => expect(await newestRow(page).getAttribute("data-status")).toBe("COMPLETED"), 30_000);
-    await page.screenshot({ path: path.join(SCREENSHOTS, "reports.png"), fullPage: true });
+    await documentationScreenshot(page, "reports.png", { fullPage: true });
     const { file } = await downloadFrom(page, "authentication-report.pdf");
     expect(fs.readFileSync(file).subarray(0, 5).toString()).toBe("%PDF-");
 

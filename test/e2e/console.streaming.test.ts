@@ -1,8 +1,8 @@
-import path from "node:path";
 import type { Page } from "playwright-core";
 import { SplunkReceiver } from "../fakes/siem-receivers";
 import { WebhookReceiver } from "../fakes/webhook-receiver";
 import { eventually } from "../helpers/chromium";
+import { documentationScreenshot } from "../helpers/screenshots";
 import { failLogin, seriousViolations, signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
 
 /**
@@ -10,7 +10,6 @@ import { failLogin, seriousViolations, signIn, startConsoleRig, type ConsoleRig 
  * loopback receivers: the webhook receiver verifies every message with the `standardwebhooks` package,
  * so a delivery only counts when the secret the page showed once really signs it.
  */
-const SCREENSHOTS = path.join(__dirname, "..", "..", "docs", "console");
 const HOOK = "Security webhook";
 let rig: ConsoleRig;
 const receiver = new WebhookReceiver([]);
@@ -121,7 +120,7 @@ test("an administrator creates a webhook, tests it, sees its deliveries, pauses,
 
     await eventually(async () => expect(await row(page, "Splunk").getByTestId("lag").textContent()).toBe("0"), 20_000);
     expect(await seriousViolations(page)).toEqual([]);
-    await page.screenshot({ path: path.join(SCREENSHOTS, "streaming.png"), fullPage: true });
+    await documentationScreenshot(page, "streaming.png", { fullPage: true });
 
     // Rotation shows the new secret once; both secrets sign during the overlap.
     page.once("dialog", (dialog) => void dialog.accept());

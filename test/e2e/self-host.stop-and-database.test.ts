@@ -120,6 +120,31 @@ test("when npm itself is killed outright, the service notices and stops too", as
   await expectEverythingStopped(httpPort, databasePort);
 });
 
+test("SIGINT to the `npx finance-gateway start` process itself stops the service and the embedded database", async () => {
+  env.EMBEDDED_POSTGRES_PORT = "0";
+  // npx runs `sh -c 'finance-gateway start'` and passes SIGINT to that shell alone, which holds it.
+  const { child, json, output } = await spawnUntilJson<{ rest: string; database_url: string }>(
+    ["finance-gateway", "start", "--json"],
+    env,
+    "rest",
+    90_000,
+    "npx",
+  );
+  const httpPort = Number(new URL(json.rest).port);
+  const databasePort = Number(new URL(json.database_url).port);
+  const closed = outputClosed(child);
+  child.removeAllListeners("exit");
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
+  process.kill(child.pid!, "SIGINT");
+  // npm ends as its shell does: by the SIGINT it was sent, once the service has stopped.
+  expect(await exited).toEqual({ code: null, signal: "SIGINT" });
+  await closed;
+  expect(output()).toMatch(/finance-gateway stopped \(npm interrupted\); embedded PostgreSQL stopped/);
+  await expectEverythingStopped(httpPort, databasePort);
+});
+
 test("`db url` names DATABASE_URL when one is set, without starting anything", () => {
   const url = spawnSync(process.execPath, [CLI, "db", "url", "--json"], {
     env: { ...env, DATABASE_URL: "postgres://finance@db.internal:5432/finance" },

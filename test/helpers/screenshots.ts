@@ -13,13 +13,20 @@ export const CONSOLE_SCREENSHOTS = [
   "sso-providers.png",
   "users.png",
   "explorer.png",
+  "exports.png",
+  "reports.png",
+  "streaming.png",
 ] as const;
 
 /**
  * Takes one of the README's screenshots, only when asked: `npm run docs:screenshots` sets
  * CONSOLE_SCREENSHOTS=1. An ordinary test run leaves the committed images alone.
  */
-export async function documentationScreenshot(page: Page, name: (typeof CONSOLE_SCREENSHOTS)[number]): Promise<void> {
+export async function documentationScreenshot(
+  page: Page,
+  name: (typeof CONSOLE_SCREENSHOTS)[number],
+  options: { fullPage?: boolean } = {},
+): Promise<void> {
   if (process.env.CONSOLE_SCREENSHOTS !== "1") return;
-  await page.screenshot({ path: path.join(SCREENSHOT_DIR, name) });
+  await page.screenshot({ path: path.join(SCREENSHOT_DIR, name), fullPage: options.fullPage ?? false });
 }

@@ -10,6 +10,7 @@ import * as auditExports from "./0008-audit-exports";
 import * as auditStreaming from "./0009-audit-streaming";
 import * as alerts from "./0010-alerts";
 import * as auditRetention from "./0011-audit-retention";
+import * as auditHistogramIndex from "./0012-audit-histogram-index";
 
 export type Migration = { name: string; up: (context: MigrationContext) => Promise<void> };
 
@@ -26,4 +27,5 @@ export const migrations: Migration[] = [
   { name: "0009-audit-streaming", up: auditStreaming.up },
   { name: "0010-alerts", up: alerts.up },
   { name: "0011-audit-retention", up: auditRetention.up },
+  { name: "0012-audit-histogram-index", up: auditHistogramIndex.up },
 ];
