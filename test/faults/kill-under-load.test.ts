@@ -42,7 +42,14 @@ beforeAll(async () => {
   cluster = await startCluster({
     apis: 2,
     workers: 2,
-    env: { ...BANK_TEST_ENV, BANK_HISTORY_DAYS: "365", JOB_LOCK_MS: "1500", STREAM_POLL_MS: "100", STREAM_LEASE_MS: "2000" },
+    env: {
+      ...BANK_TEST_ENV,
+      BANK_UPSTREAM_TIMEOUT_MS: "5000",
+      BANK_HISTORY_DAYS: "365",
+      JOB_LOCK_MS: "1500",
+      STREAM_POLL_MS: "100",
+      STREAM_LEASE_MS: "2000",
+    },
   });
   await cluster.control.services.users.create({ email: EMAIL, password: PASSWORD, aiEnabled: true });
   const record = (await cluster.control.services.users.findByEmail(EMAIL))!;
@@ -81,7 +88,9 @@ test("promise: after kill -9 of an API and a worker under load, no committed aud
   });
   receiver.trust([destination.secret!]);
   const chat = (await apiKeyClient(`${cluster.apis[1].url}/api/v1`, user.key).post("/chats", { title: "Under load" })).body;
-  bridge.http.delayMs = 300; // a sync of 2 accounts × 365 days takes several seconds: it is running when the worker dies
+  // Each provider answer takes 1.2 s (under the 5 s upstream timeout above), so a sync of 2 accounts × 365 days
+  // lasts well beyond the kills even on an idle machine: it is running when the worker dies.
+  bridge.http.delayMs = 1200;
   const connect = async () =>
     (
       await apiKeyClient(cluster.apis[1].url!, user.key).graphql(`mutation ($t: String!) { connectSimplefin(setupToken: $t) { id } }`, {
