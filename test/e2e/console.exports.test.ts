@@ -127,7 +127,7 @@ test("an auditor exports last month as CSV from the audit log's view; the file i
     await eventually(async () => expect(await page.getByRole("status").first().textContent()).toContain("CSV export requested"));
     // No worker yet: it waits, with its progress shown, until one starts; the page follows on its own.
     await eventually(async () => expect(await newestRow(page).getAttribute("data-status")).toBe("QUEUED"));
-    await expect(newestRow(page).getByRole("progressbar").count()).resolves.toBe(1);
+    await newestRow(page).getByRole("progressbar").waitFor();
     await startWorker();
     await eventually(async () => expect(await newestRow(page).getAttribute("data-status")).toBe("COMPLETED"), 30_000);
     expect(await newestRow(page).locator("td").nth(4).textContent()).toBe(String(SEEDED));
@@ -170,8 +170,9 @@ test("an auditor downloads last month's authentication report as PDF; its totals
     expect(await page.getByLabel("User ids (optional)").count()).toBe(1);
 
     await page.getByLabel("Template").selectOption("CUSTOM");
-    await expect(page.getByLabel("Group by").count()).resolves.toBe(1);
-    await expect(page.getByRole("group", { name: "Columns" }).count()).resolves.toBe(1);
+    // The custom fields render after the change: wait for them rather than count at once.
+    await page.getByLabel("Group by").waitFor();
+    await page.getByRole("group", { name: "Columns" }).waitFor();
     expect({ customReport: await seriousViolations(page) }).toEqual({ customReport: [] });
     await page.getByLabel("Template").selectOption("AUTHENTICATION");
 
@@ -224,7 +225,8 @@ test("an administrator's report form looks users up by name; the pages are keybo
     expect(reached).toBe(true);
     await page.keyboard.press("Enter");
     await page.waitForURL("**/admin/exports");
-    await expect(page.getByRole("heading", { name: "Exports", level: 1 }).count()).resolves.toBe(1);
+    // The URL changes before the page renders: wait for its heading (waitFor fails the test when it never comes).
+    await page.getByRole("heading", { name: "Exports", level: 1 }).waitFor();
   } finally {
     await context.close();
   }
