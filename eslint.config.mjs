@@ -21,7 +21,7 @@ const REPOSITORIES_ONLY = [
   },
   {
     selector:
-      "ImportDeclaration[source.value=/(^|\\/)common\\/sql$/] > ImportSpecifier[importKind!='type'][imported.name=/^(selectRows|readRows|readRowsWithin)$/]",
+      "ImportDeclaration[source.value=/(^|\\/)common\\/sql$/] > ImportSpecifier[importKind!='type'][imported.name=/^(selectRows|readRows|readRowsWithin|copyOut)$/]",
     message: "Only repositories run SQL: move the statement into the feature's *.repository.ts.",
   },
   {

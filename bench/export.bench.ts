@@ -14,7 +14,7 @@
  *   BENCH_EXPORT_ROWS    events to load (default 10000000)
  *   BENCH_AUDIT_MONTHS   months the events span (default 12)
  *   BENCH_LOAD_JOBS      parallel connections for the load (default 2)
- *   EXPORT_BATCH_ROWS    the service's setting (default 2000)
+ *   EXPORT_BATCH_ROWS    the service's setting (default 20000)
  *   BENCH_ROUNDS         rounds; each format's best round counts, ours and the baseline alike (default 2)
  *   BENCH_KEEP / BENCH_REUSE   keep the database / measure a kept one again (fg_bench_export_…)
  */
@@ -125,6 +125,9 @@ async function main(): Promise<void> {
       type: "SELECT",
       bind: [until],
     })) as Array<{ count: number }>;
+    global.gc?.();
+    const atRest = process.memoryUsage.rss();
+    console.log(`  the process at rest, before the first export: RSS ${mb(atRest)}`);
     const results: Array<{ format: string; ratio: number; peakRss: number }> = [];
     const best = new Map<
       string,

@@ -2,9 +2,9 @@ import { createHash, type Hash } from "node:crypto";
 import fs from "node:fs";
 import { once } from "node:events";
 import path from "node:path";
-import { PassThrough, type Readable, type Writable } from "node:stream";
+import { PassThrough, type Readable, type TransformOptions, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { createGunzip, createGzip, constants as zlibConstants } from "node:zlib";
+import { createGunzip, createGzip, constants as zlibConstants, type ZlibOptions } from "node:zlib";
 import { ZipFile } from "yazl";
 
 /**
@@ -41,6 +41,20 @@ export type ArchiveOptions = {
   level?: number;
 };
 
+/**
+ * Input the compressor may hold before `write` waits: enough that it always has the next chunk while the
+ * caller reads more from the database (with zlib's 16 KB default the two took turns instead of working
+ * side by side), small enough to be no memory worth counting.
+ */
+const QUEUED_INPUT = 1024 * 1024;
+/** The compressor's output pieces (zlib's default is 16 KB): fewer, larger pieces to hash and write. */
+const OUTPUT_CHUNK = 64 * 1024;
+
+/** zlib's options, and the stream option its typings leave out (zlib streams pass it on to Transform). */
+function gzipOptions(level: number): ZlibOptions & Pick<TransformOptions, "writableHighWaterMark"> {
+  return { level, chunkSize: OUTPUT_CHUNK, writableHighWaterMark: QUEUED_INPUT };
+}
+
 /** A last entry of a zip, made once the data's figures are known: `{ name, content }`. */
 export type Trailer = (data: DataSummary) => { name: string; content: string };
 
@@ -64,14 +78,14 @@ export class ArchiveWriter {
     this.temporary = `${file}.partial`;
     let output: Readable;
     if (options.compression === "zip") {
-      const data = new PassThrough();
+      const data = new PassThrough({ highWaterMark: QUEUED_INPUT });
       this.zip = new ZipFile();
       this.zip.addReadStream(data, options.entryName ?? "data", { compressionLevel: options.level ?? 6 });
       this.input = data;
       output = this.zip.outputStream as Readable;
     } else {
       const encoder =
-        options.compression === "none" ? new PassThrough() : createGzip({ level: options.level ?? zlibConstants.Z_DEFAULT_COMPRESSION });
+        options.compression === "none" ? new PassThrough() : createGzip(gzipOptions(options.level ?? zlibConstants.Z_DEFAULT_COMPRESSION));
       this.input = encoder;
       output = encoder;
     }

@@ -1,5 +1,5 @@
 import type { Sequelize, Transaction } from "sequelize";
-import { bindParam, likePattern, readRows, readRowsWithin, selectRows } from "../common/sql";
+import { bindParam, copyOut, likePattern, readRows, readRowsWithin, selectRows } from "../common/sql";
 import type { AuditEventType, Severity } from "./audit.catalogue";
 import type { Changes } from "./audit-changes";
 
@@ -51,7 +51,8 @@ export type Keyset = { timestamp: Date; id: string };
 
 /** An export's keyset: the timestamp as ISO text with microseconds, so no row is skipped or repeated. */
 export type ExportKey = { at: string; id: string };
-export type ExportRow = { at: string; id: string; json: string; columns: (string | null)[] };
+/** The fields of each row exportBatch writes, by position. */
+export const EXPORT_BATCH_FIELDS = { at: 0, id: 1, line: 2, width: 3 } as const;
 
 /** A chain link with what verification needs to know about its event. */
 export type VerifyRow = {
@@ -81,29 +82,41 @@ const EXPORT_JSON = `json_build_object('id', e.id, 'seq', c.seq::text, 'timestam
   'resource', CASE WHEN e.resource_type IS NOT NULL THEN json_build_object('type', e.resource_type, 'id', coalesce(e.resource_id, ''), 'label', e.resource_label) END,
   'ipAddress', host(e.ip_address), 'userAgent', e.user_agent, 'sessionId', e.session_id, 'requestId', e.request_id, 'changes', e.changes,
   'error', e.error, 'prevHash', encode(c.prev_hash, 'hex'), 'hash', encode(c.hash, 'hex'))::text`;
-/** The CSV columns (CSV_COLUMNS of export-formats.ts), each as text. */
-const EXPORT_COLUMNS = [
-  "e.id::text",
-  "c.seq::text",
-  EXPORT_TIMESTAMP,
-  "e.event_type",
-  "e.severity",
-  "e.user_id::text",
-  "e.user_email",
-  "e.provider",
-  "e.action",
-  "e.resource_type",
-  "e.resource_id",
-  "e.resource_label",
-  "host(e.ip_address)",
-  "e.user_agent",
-  "e.session_id",
-  "e.request_id",
-  "e.changes::text",
-  "e.error",
-  "encode(c.prev_hash, 'hex')",
-  "encode(c.hash, 'hex')",
-];
+/**
+ * One CSV field of a text column, written exactly as csvField (export-formats.ts) writes it: empty for
+ * NULL, an apostrophe before a leading formula character, quoted (quotes doubled) when it holds a
+ * quote, comma, CR or LF. `column` is read several times, so it must be a column, not an expression.
+ */
+function csvFieldSql(column: string): string {
+  const neutral = `CASE WHEN left(${column}, 1) IN ('=', '+', '-', '@', E'\\t', E'\\r') THEN '''' || ${column} ELSE ${column} END`;
+  const special = [`'"'`, `','`, `E'\\n'`, `E'\\r'`].map((char) => `strpos(${column}, ${char}) > 0`).join(" OR ");
+  return `CASE WHEN ${column} IS NULL THEN '' WHEN ${special} THEN '"' || replace(${neutral}, '"', '""') || '"' ELSE ${neutral} END`;
+}
+/** A field that cannot hold a special character (an id, a number, a timestamp, hex, an address): only NULL needs care. */
+const plainField = (expression: string) => `coalesce(${expression}, '')`;
+/** The CSV record of an event (CSV_COLUMNS of export-formats.ts, in order), without its line end. */
+const EXPORT_CSV = `concat_ws(',', ${[
+  plainField("e.id::text"),
+  plainField("c.seq::text"),
+  plainField(EXPORT_TIMESTAMP),
+  csvFieldSql("e.event_type"),
+  csvFieldSql("e.severity"),
+  plainField("e.user_id::text"),
+  csvFieldSql("e.user_email"),
+  csvFieldSql("e.provider"),
+  csvFieldSql("e.action"),
+  csvFieldSql("e.resource_type"),
+  csvFieldSql("e.resource_id"),
+  csvFieldSql("e.resource_label"),
+  plainField("host(e.ip_address)"),
+  csvFieldSql("e.user_agent"),
+  csvFieldSql("e.session_id"),
+  csvFieldSql("e.request_id"),
+  csvFieldSql("e.changes_text"),
+  csvFieldSql("e.error"),
+  plainField("encode(c.prev_hash, 'hex')"),
+  plainField("encode(c.hash, 'hex')"),
+].join(", ")})`;
 
 const LINK_COLUMNS = `c.seq, c.prev_hash AS "prevHash", c.hash`;
 
@@ -245,29 +258,27 @@ export class AuditRepository {
   }
 
   /**
-   * One batch of an export, oldest first, after `after`: the same conditions as `list` (so an export
-   * holds exactly the events a search shows), each event rendered by PostgreSQL as the text the export
-   * writes: `json` (the canonical event, as GraphQL's AuditEvent) or `columns` (CSV_COLUMNS' text).
-   * `key` is the keyset of the row, microseconds included, for the next batch.
+   * Up to `limit` events of the filter after `after`, oldest first, with the same conditions as `list`
+   * (an export holds exactly the events a search shows), as binary COPY (see copy-binary.ts):
+   * per event its time (ISO 8601 with microseconds, for the next batch's keyset), its id and its line,
+   * the JSON text of the canonical event or its CSV record (CSV_COLUMNS, without the line end). Every
+   * byte of the file is rendered by PostgreSQL, so the export's Node side only frames, hashes and compresses.
    */
-  async exportBatch(query: AuditQuery, after: ExportKey | null, limit: number, shape: "json" | "columns"): Promise<ExportRow[]> {
+  exportBatch(query: AuditQuery, after: ExportKey | null, limit: number, line: "json" | "csv"): AsyncGenerator<Buffer> {
     const { where, bind } = whereClause(query);
     where.push(...textConditions(query, bind));
-    if (after) where.push(`(occurred_at, id) > ($${bind.push(after.at)}::timestamptz, $${bind.push(after.id)}::uuid)`);
-    bind.push(limit);
-    const rows = await readRows<ExportRow & Record<string, string | null>>(
-      this.sequelize,
-      `SELECT to_char(e.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS at, e.id,
-              ${shape === "json" ? `${EXPORT_JSON} AS json` : EXPORT_COLUMNS.map((column, index) => `${column} AS c${index}`).join(", ")}
-         FROM (SELECT occurred_at, id FROM audit_events ${whereSql(where)} ORDER BY occurred_at, id LIMIT $${bind.length}) AS page
-         JOIN LATERAL (SELECT * FROM audit_events e WHERE e.occurred_at = page.occurred_at AND e.id = page.id LIMIT 1) AS e ON true
-         LEFT JOIN LATERAL (SELECT * FROM audit_chain c WHERE c.occurred_at = e.occurred_at AND c.event_id = e.id LIMIT 1) AS c ON true
-        ORDER BY e.occurred_at, e.id`,
-      bind,
-    );
-    // Separate text columns: pg parses a text[] per row far more slowly than plain fields.
-    if (shape === "columns") for (const row of rows) row.columns = EXPORT_COLUMNS.map((_, index) => row[`c${index}`]);
-    return rows;
+    if (after) where.push(`(occurred_at, id) > (${bindParam(bind, after.at)}::timestamptz, ${bindParam(bind, after.id)}::uuid)`);
+    // A CSV record reads the changes' text several times: the subquery (its LIMIT keeps it one) renders it once.
+    const columns = line === "csv" ? "*, changes::text AS changes_text" : "*";
+    // One ordered index scan joined to the chain, streamed as it goes: the outer order is the scan's, so
+    // nothing is sorted and no row waits for the batch's last (a page of keys looked up row by row, as
+    // search does, would read the index twice and sort the batch before sending any of it).
+    const select = `SELECT to_char(e.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), e.id::text,
+              ${line === "json" ? EXPORT_JSON : EXPORT_CSV}
+         FROM (SELECT ${columns} FROM audit_events ${whereSql(where)} ORDER BY occurred_at, id LIMIT ${bindParam(bind, limit)}) AS e
+         LEFT JOIN audit_chain c ON c.occurred_at = e.occurred_at AND c.event_id = e.id
+        ORDER BY e.occurred_at, e.id`;
+    return copyOut(this.sequelize, select, bind, "binary");
   }
 
   /**

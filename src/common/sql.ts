@@ -1,9 +1,12 @@
 import type { ClientBase } from "pg";
+import { escapeLiteral, prepareValue } from "pg/lib/utils";
+import { to as copyTo } from "pg-copy-streams";
 import { DatabaseError, type Options, QueryTypes, type Sequelize, type Transaction } from "sequelize";
 
 /**
  * Adds `value` to a statement's bind parameters and returns its placeholder ($1, $2 …): the one way
- * SQL built from optional filters gets its parameters. Values never enter the SQL text.
+ * SQL built from optional filters gets its parameters. Values never enter the SQL text, but for
+ * copyOut's, which pg's own serialiser and escaping write into it (COPY takes no parameters).
  */
 export function bindParam(bind: unknown[], value: unknown): string {
   bind.push(value);
@@ -51,7 +54,52 @@ function prepareDirectQuery(sequelize: Sequelize, sql: string, bind: unknown[]):
   // Sequelize's typings leave out `options`, which its own query() reads for this logging hook.
   const { logging } = (sequelize as Sequelize & { options: Pick<Options, "logging"> }).options;
   if (typeof logging === "function") logging(`Executing (default): ${sql}`);
-  return bind.map((value) => (typeof value === "string" ? value.replace(/\0/g, "\\0") : value));
+  return bind.map(escapeNul);
+}
+
+/** NUL in text (and in arrays of text) written as Sequelize writes it: PostgreSQL text cannot hold it. */
+function escapeNul(value: unknown): unknown {
+  if (typeof value === "string") return value.replace(/\0/g, "\\0");
+  return Array.isArray(value) ? value.map(escapeNul) : value;
+}
+
+/**
+ * Streams `COPY (select) TO STDOUT (format)` from one pooled connection: the bytes PostgreSQL writes,
+ * as they arrive, pulled (so a slow consumer slows the server down instead of buffering). COPY takes
+ * no bind parameters, so each $n is replaced by its value as a literal, serialised as pg serialises a
+ * parameter and escaped by pg's escapeLiteral. A consumer that stops early gets its connection closed
+ * (a COPY cannot be interrupted and the connection reused).
+ */
+export async function* copyOut(
+  sequelize: Sequelize,
+  select: string,
+  bind: unknown[],
+  format: "binary" | "csv" | "text",
+): AsyncGenerator<Buffer> {
+  const inlined = select.replace(/\$(\d+)/g, (placeholder, n: string) => {
+    const index = Number(n) - 1;
+    if (index < 0 || index >= bind.length) throw new Error(`No value for ${placeholder}`);
+    const value = prepareValue(escapeNul(bind[index]));
+    if (typeof value !== "string" && value !== null) throw new Error(`${placeholder} cannot be written as text`);
+    return value === null ? "NULL" : escapeLiteral(value);
+  });
+  const sql = `COPY (${inlined}) TO STDOUT (FORMAT ${format})`;
+  prepareDirectQuery(sequelize, sql, []);
+  const connection = (await sequelize.connectionManager.getConnection({ type: "read" })) as unknown as ClientBase;
+  let finished = false;
+  try {
+    const stream = connection.query(copyTo(sql));
+    // The loop below sees the stream's errors; this keeps one raised after the consumer stopped early
+    // (the connection is closed under a running COPY then) from being thrown with no listener.
+    stream.on("error", () => undefined);
+    for await (const chunk of stream) yield chunk as Buffer;
+    finished = true;
+  } catch (error) {
+    throw new DatabaseError(error as ConstructorParameters<typeof DatabaseError>[0]);
+  } finally {
+    if (finished) void sequelize.connectionManager.releaseConnection(connection as never);
+    else await sequelize.connectionManager.destroyConnection(connection as never).catch(() => undefined);
+  }
 }
 
 /** SQLSTATE query_canceled: what statement_timeout raises. */

@@ -135,7 +135,7 @@ const settings = z.object({
     .max(24 * 365)
     .default(24),
   EXPORT_URL_TTL_SECONDS: z.coerce.number().int().min(10).max(86400).default(300),
-  EXPORT_BATCH_ROWS: z.coerce.number().int().min(100).max(100000).default(2000),
+  EXPORT_BATCH_ROWS: z.coerce.number().int().min(100).max(100000).default(20000),
   REPORT_MAX_ROWS: z.coerce.number().int().min(10).max(100000).default(5000),
   AUDIT_HISTOGRAM_BUDGET_MS: z.coerce.number().int().min(1).max(60000).default(500),
   SSO_DISCOVERY_TTL_SECONDS: z.coerce.number().int().min(0).default(3600),

@@ -25,7 +25,7 @@ export type ExportRecord = {
   expiresAt: Date | null;
 };
 
-export type QueuedKey = { id: string; createdAt: Date };
+export type UnfinishedKey = { id: string; createdAt: Date };
 
 const COLUMNS = `id, kind, format, params, status, requested_by AS "requestedBy", requested_by_email AS "requestedByEmail",
   rows_written::float8 AS "rowsWritten", progress, file_name AS "fileName", file_bytes::float8 AS "fileBytes", manifest, error,
@@ -92,15 +92,17 @@ export class ExportRepository {
   }
 
   /**
-   * Requests still queued that were asked for before `before`, oldest first, from after `after` on (a
-   * keyset page): their job may never have reached the queue.
+   * Requests queued before `before`, or started before it and still running, oldest first, from after
+   * `after` on (a keyset page): the job of each may be lost (it never reached the queue, or failed
+   * after stalling twice while its worker died mid-file).
    */
-  queuedBefore(before: Date, after: QueuedKey | null, limit: number): Promise<QueuedKey[]> {
+  unfinishedBefore(before: Date, after: UnfinishedKey | null, limit: number): Promise<UnfinishedKey[]> {
     const bind: unknown[] = [before, limit];
     const page = after ? ` AND (created_at, id) > ($${bind.push(after.createdAt)}, $${bind.push(after.id)}::uuid)` : "";
-    return selectRows<QueuedKey>(
+    return selectRows<UnfinishedKey>(
       this.sequelize,
-      `SELECT id, created_at AS "createdAt" FROM audit_exports WHERE status = 'queued' AND created_at < $1${page}
+      `SELECT id, created_at AS "createdAt" FROM audit_exports
+        WHERE ((status = 'queued' AND created_at < $1) OR (status = 'running' AND started_at < $1))${page}
         ORDER BY created_at, id LIMIT $2`,
       bind,
     );

@@ -3,7 +3,7 @@ import path from "node:path";
 import type { Sequelize, Transaction } from "sequelize";
 import { ArchiveWriter, manifestPathOf, writeManifest, type DataSummary } from "../archive/archive-writer";
 import type { AuditEventType } from "../audit/audit.catalogue";
-import type { AuditRepository, ExportKey, ExportRow } from "../audit/audit.repository";
+import { EXPORT_BATCH_FIELDS, type AuditRepository, type ExportKey } from "../audit/audit.repository";
 import { parseFilter, type AuditFilterInput } from "../audit/audit-filter";
 import type { AuditService } from "../audit/audit.service";
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, RateLimitedError } from "../common/errors";
@@ -14,8 +14,9 @@ import type { Actor } from "../identity/actor";
 import type { ReportRepository } from "../reports/report.repository";
 import { reportCsv, reportJson, reportPdf } from "../reports/report.render";
 import { buildReport, parseReportParams, type ReportParams } from "../reports/report.templates";
-import { EXPORT_FORMATS, FRAMINGS, type ExportFormat } from "./export-formats";
-import type { ExportKind, ExportRecord, ExportRepository, FileFormat, QueuedKey } from "./export.repository";
+import { CopyBinaryDecoder, fieldText } from "../db/copy-binary";
+import { EXPORT_FORMATS, FRAMINGS, LineFramer, type ExportFormat } from "./export-formats";
+import type { ExportKind, ExportRecord, ExportRepository, FileFormat, UnfinishedKey } from "./export.repository";
 import type { DownloadSigner } from "./signed-url";
 
 /** What the service needs from the queue: producers only enqueue. */
@@ -44,9 +45,8 @@ const LIST_LIMIT = 100;
 const PROGRESS_INTERVAL_MS = 500;
 const EXPIRE_BATCH = 100;
 const REQUEUE_BATCH = 500;
-/** A request queued this long may have lost its job; younger ones are still on their way to the queue. */
-export const STALE_QUEUED_MS = 60_000;
-const WRITE_CHUNK = 64 * 1024;
+/** A request queued or running this long may have lost its job; younger ones are still on their way to the queue. */
+export const STALE_REQUEST_MS = 60_000;
 /** Requests of one user waiting or being written at once: asking is cheap, writing is not. */
 export const MAX_ACTIVE_PER_USER = 5;
 
@@ -200,17 +200,18 @@ export class AuditExportService {
   }
 
   /**
-   * Enqueues again every request queued for longer than STALE_QUEUED_MS: its job may never have reached
-   * the queue (the queue was down between the commit and the enqueue), or failed before it claimed the
-   * request. The job id is the request's, so a request whose job is waiting or running gets no second
-   * job, and nothing is written twice.
+   * Enqueues again every request queued, or running, for longer than STALE_REQUEST_MS. A queued one's job
+   * may never have reached the queue (the queue was down between the commit and the enqueue) or failed
+   * before it claimed the request; a running one's job may have failed after stalling twice (its worker
+   * died mid-file, twice), which BullMQ does not retry. The job id is the request's, so a request whose
+   * job is waiting or still running (a long export) gets no second job, and nothing is written twice.
    */
   async requeueStale(now = new Date()): Promise<number> {
-    const before = new Date(now.getTime() - STALE_QUEUED_MS);
+    const before = new Date(now.getTime() - STALE_REQUEST_MS);
     let requeued = 0;
-    let after: QueuedKey | null = null;
+    let after: UnfinishedKey | null = null;
     for (;;) {
-      const page: QueuedKey[] = await this.repository.queuedBefore(before, after, REQUEUE_BATCH);
+      const page: UnfinishedKey[] = await this.repository.unfinishedBefore(before, after, REQUEUE_BATCH);
       for (const { id } of page) await this.queue.requeue(id);
       requeued += page.length;
       if (page.length < REQUEUE_BATCH) return requeued;
@@ -248,52 +249,51 @@ export class AuditExportService {
     const dataName = `audit-export-${record.id}.${framing.extension}`;
     const fileName = compression === "zip" ? `${dataName}.zip` : `${dataName}.gz`;
     const writer = await ArchiveWriter.create(path.join(this.settings.dir, fileName), { compression, entryName: dataName });
-    const shape = format === "csv" ? "columns" : "json";
     const batchRows = this.settings.batchRows;
+    const framer = new LineFramer(framing, EXPORT_BATCH_FIELDS.line);
     let rows = 0;
     let first: string | null = null;
-    let last: string | null = null;
+    let after: ExportKey | null = null;
     // The first batch reports at once, so progress shows from the start; then at most every PROGRESS_INTERVAL_MS.
     let reported = 0;
-    const fetch = (after: ExportKey | null) => this.auditEvents.exportBatch(query, after, batchRows, shape);
-    let next: Promise<ExportRow[]> | null = null;
     try {
       await writer.write(framing.header);
-      // The next batch is read while this one is encoded and compressed.
-      next = fetch(null);
-      while (next) {
-        const batch: ExportRow[] = await next;
-        const tail = batch[batch.length - 1];
-        next = batch.length === batchRows ? fetch({ at: tail.at, id: tail.id }) : null;
-        if (batch.length === 0) break;
-        // Handed over in pieces of about WRITE_CHUNK characters: one buffer of a whole batch (megabytes) per
-        // round trip left the allocator holding far more memory than the batch itself.
-        let text = "";
-        let pending = 0;
-        for (const row of batch) {
-          text += framing.row(row, rows++);
-          pending += 1;
-          if (text.length >= WRITE_CHUNK) {
-            await writer.write(text, pending);
-            [text, pending] = ["", 0];
+      // One statement per batch (a keyset on time and id) keeps each one short: no snapshot held for the
+      // whole export, nothing for retention's partition changes to wait behind, within any statement_timeout.
+      for (let more = true; more;) {
+        const decoder = new CopyBinaryDecoder(EXPORT_BATCH_FIELDS.width);
+        let batch = 0;
+        for await (const chunk of this.auditEvents.exportBatch(query, after, batchRows, framing.line)) {
+          const tuples = decoder.decode(chunk);
+          if (tuples.rows === 0) continue;
+          // Read before anything is awaited: the decoder's buffers hold these rows until its next chunk.
+          first ??= fieldText(tuples, 0, EXPORT_BATCH_FIELDS.at);
+          after = {
+            at: fieldText(tuples, tuples.rows - 1, EXPORT_BATCH_FIELDS.at),
+            id: fieldText(tuples, tuples.rows - 1, EXPORT_BATCH_FIELDS.id),
+          };
+          rows += tuples.rows;
+          batch += tuples.rows;
+          const piece = framer.add(tuples);
+          if (piece) await writer.write(piece.bytes, piece.rows);
+          if (Date.now() - reported >= PROGRESS_INTERVAL_MS) {
+            reported = Date.now();
+            const start = query.from?.getTime() ?? Date.parse(first);
+            const end = query.before?.getTime() ?? Date.now();
+            await this.repository.reportProgress(record.id, rows, end > start ? (Date.parse(after.at) - start) / (end - start) : 0);
           }
         }
-        await writer.write(text, pending);
-        first ??= batch[0].at;
-        last = tail.at;
-        if (Date.now() - reported >= PROGRESS_INTERVAL_MS) {
-          reported = Date.now();
-          const start = query.from?.getTime() ?? Date.parse(first);
-          const end = query.before?.getTime() ?? Date.now();
-          await this.repository.reportProgress(record.id, rows, end > start ? (Date.parse(last) - start) / (end - start) : 0);
-        }
+        decoder.finish();
+        more = batch === batchRows;
       }
+      const piece = framer.take();
+      await writer.write(piece.bytes, piece.rows);
       await writer.write(framing.footer(rows));
     } catch (error) {
-      next?.catch(() => undefined);
       await writer.abort();
       throw error;
     }
+    const last = after?.at ?? null;
     const details = {
       format,
       compression,

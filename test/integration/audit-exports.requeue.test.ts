@@ -1,14 +1,15 @@
 /**
  * An export or report request whose job never reached the queue (the queue failed between the commit of
- * the request and the enqueue) is not left QUEUED forever: the worker's sweep, run when a worker starts
- * and every minute, enqueues it again under the request's own job id, so it is written, and written once.
+ * the request and the enqueue), or whose job was failed for good after its worker died mid-file, is not
+ * left QUEUED or RUNNING forever: the worker's sweep, run when a worker starts and every minute, enqueues
+ * it again (or retries its job) under the request's own job id, so it is written, and written once.
  */
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createLogger } from "../../src/common/logger";
-import { AuditExportService, STALE_QUEUED_MS } from "../../src/exports/export.service";
+import { AuditExportService, STALE_REQUEST_MS } from "../../src/exports/export.service";
 import { DownloadSigner } from "../../src/exports/signed-url";
 import { exportJobId, JOBS, QueueName } from "../../workers/queues";
 import { WorkerHost } from "../../workers/worker-host";
@@ -56,10 +57,13 @@ function serviceWithQueueDown(): AuditExportService {
   );
 }
 
+/** Moves a request's creation (and its start, if it started) `ms` into the past. */
 async function backdate(id: string, ms: number): Promise<void> {
-  await app.runtime.sequelize.query("UPDATE audit_exports SET created_at = created_at - $2 * interval '1 millisecond' WHERE id = $1", {
-    bind: [id, ms],
-  });
+  await app.runtime.sequelize.query(
+    `UPDATE audit_exports SET created_at = created_at - $2 * interval '1 millisecond',
+            started_at = started_at - $2 * interval '1 millisecond' WHERE id = $1`,
+    { bind: [id, ms] },
+  );
 }
 
 async function statusOf(id: string): Promise<string | undefined> {
@@ -82,7 +86,7 @@ async function writeJobsOf(id: string): Promise<number> {
   return jobs.filter((job) => job?.name === JOBS[QueueName.Exports].writeExport && job.data?.exportId === id).length;
 }
 
-test("requests stranded by a failed enqueue or a job that failed first are written once a worker starts; recent ones wait", async () => {
+test("requests stranded by a failed enqueue, a job that failed first or a worker that died twice mid-file are written once a worker starts; recent ones wait", async () => {
   const actor = { userId: auditor.id, email: auditor.email, role: "auditor" } as never;
   const broken = serviceWithQueueDown();
   await expect(broken.requestExport(actor, { filter: { from: "2024-01-01", to: "2024-01-31" }, format: "csv" })).rejects.toThrow(
@@ -94,7 +98,7 @@ test("requests stranded by a failed enqueue or a job that failed first are writt
   const stranded = await app.runtime.services.repositories.exports.listFor(auditor.id, { kind: null, limit: 10 });
   expect(stranded.map((record) => record.status)).toEqual(["queued", "queued"]);
   // Both committed (and audited) before the queue failed; a worker that was down for a while comes back.
-  for (const record of stranded) await backdate(record.id, STALE_QUEUED_MS + 5_000);
+  for (const record of stranded) await backdate(record.id, STALE_REQUEST_MS + 5_000);
   // A third one, just asked for, also without a job: younger than a sweep period, so not yet stale.
   await expect(broken.requestExport(actor, { filter: { from: "2024-02-01", to: "2024-02-02" }, format: "jsonl" })).rejects.toThrow();
   const [recent] = await app.runtime.services.repositories.exports.listFor(auditor.id, { kind: null, limit: 1 });
@@ -116,9 +120,31 @@ test("requests stranded by a failed enqueue or a job that failed first are writt
     Boolean(await (await app.runtime.queues.queue(QueueName.Exports).getJob(exportJobId(created.id)))?.isFailed()),
   );
   await failing.close();
-  await backdate(created.id, STALE_QUEUED_MS + 5_000);
+  await backdate(created.id, STALE_REQUEST_MS + 5_000);
   stranded.push(await app.runtime.services.repositories.exports.find(created.id).then((record) => record!));
   expect(await statusOf(created.id)).toBe("queued");
+
+  // A fifth one was claimed by a worker that died mid-file, and again on the retry: BullMQ failed the
+  // stalled job for good, and the request still says running.
+  const claimed = await app.runtime.services.auditExports.requestExport(actor, {
+    filter: { from: "2024-04-01", to: "2024-04-02" },
+    format: "csv",
+  });
+  const dying = app.runtime.queues.worker(
+    QueueName.Exports,
+    async (job) => {
+      await app.runtime.services.repositories.exports.start((job.data as { exportId: string }).exportId);
+      throw new Error("job stalled more than allowable limit");
+    },
+    1,
+  );
+  await until("its job to fail", async () =>
+    Boolean(await (await app.runtime.queues.queue(QueueName.Exports).getJob(exportJobId(claimed.id)))?.isFailed()),
+  );
+  await dying.close();
+  await backdate(claimed.id, STALE_REQUEST_MS + 5_000);
+  expect(await statusOf(claimed.id)).toBe("running");
+  stranded.push(await app.runtime.services.repositories.exports.find(claimed.id).then((record) => record!));
 
   host = new WorkerHost(app.runtime.queues, { services: app.runtime.services, logger: createLogger("silent") });
   await host.start();
@@ -135,7 +161,7 @@ test("requests stranded by a failed enqueue or a job that failed first are writt
 test("sweeps at once, and again after the request was written, never give it a second job", async () => {
   const [recent] = await app.runtime.services.repositories.exports.listFor(auditor.id, { kind: null, limit: 1 });
   expect(recent.status).toBe("queued");
-  const later = new Date(Date.now() + STALE_QUEUED_MS + 5_000);
+  const later = new Date(Date.now() + STALE_REQUEST_MS + 5_000);
   const sweeps = await Promise.all([1, 2, 3].map(() => app.runtime.services.auditExports.requeueStale(later)));
   for (const found of sweeps) expect(found).toBeGreaterThanOrEqual(0);
   expect(sweeps.some((found) => found >= 1)).toBe(true);
