@@ -102,6 +102,28 @@ export async function* copyOut(
   }
 }
 
+/** SQLSTATE lock_not_available: what lock_timeout raises. */
+const LOCK_NOT_AVAILABLE = "55P03";
+
+/**
+ * Makes the rest of `transaction` wait at most `ms` for any lock (PostgreSQL's lock_timeout, for this
+ * transaction only). For a statement that needs a table's exclusive lock: while it waits behind a long
+ * read, every later reader and writer of the table queues behind it, so it should rather give up.
+ */
+export async function limitLockWait(sequelize: Sequelize, transaction: Transaction, ms: number): Promise<void> {
+  await selectRows(
+    sequelize,
+    "SELECT set_config('lock_timeout', $1, true) AS lock_timeout",
+    [`${Math.max(1, Math.trunc(ms))}ms`],
+    transaction,
+  );
+}
+
+/** Whether `error` is a lock wait given up under limitLockWait. */
+export function isLockTimeout(error: unknown): boolean {
+  return (error as { parent?: { code?: unknown } } | null)?.parent?.code === LOCK_NOT_AVAILABLE;
+}
+
 /** SQLSTATE query_canceled: what statement_timeout raises. */
 const QUERY_CANCELED = "57014";
 

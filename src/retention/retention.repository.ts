@@ -1,7 +1,14 @@
 import type { ClientBase } from "pg";
 import type { Sequelize, Transaction } from "sequelize";
-import { readRows, selectRows } from "../common/sql";
+import { limitLockWait, readRows, selectRows } from "../common/sql";
 import type { CategoryTier, Tier } from "./retention-tiers";
+
+/**
+ * How long detaching a month waits for the audit log's exclusive lock. While it waits behind a long
+ * read (an export batch, a report, a search), every audit write queues behind it; giving up after this
+ * long keeps writes flowing, and the step is tried again (see RetentionService).
+ */
+export const PARTITION_LOCK_WAIT_MS = 2000;
 
 export type MonthState = "detached" | "archived" | "dropped" | "restored";
 export type MonthRow = { month: Date; state: MonthState; tableName: string; rows: string | null; updatedAt: Date };
@@ -149,6 +156,7 @@ export class RetentionRepository {
 
   /** Step 1: the partition leaves audit_events (search no longer sees it) but stays a table; the month's state says so. */
   async detach(month: Date, tableName: string, rows: number, transaction: Transaction): Promise<void> {
+    await limitLockWait(this.sequelize, transaction, PARTITION_LOCK_WAIT_MS);
     await this.sequelize.query(`ALTER TABLE audit_events DETACH PARTITION ${table(tableName)}`, { transaction });
     await selectRows(
       this.sequelize,
@@ -315,6 +323,7 @@ export class RetentionRepository {
 
   /** Release: the restored month's partition goes again. */
   async dropPartition(tableName: string, transaction: Transaction): Promise<void> {
+    await limitLockWait(this.sequelize, transaction, PARTITION_LOCK_WAIT_MS);
     await this.sequelize.query(`ALTER TABLE audit_events DETACH PARTITION ${table(tableName)}`, { transaction });
     await this.sequelize.query(`DROP TABLE ${table(tableName)}`, { transaction });
   }

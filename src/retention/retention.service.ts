@@ -4,6 +4,7 @@ import type { Sequelize } from "sequelize";
 import { ArchiveWriter, readBackArchive, writeManifest, manifestPathOf } from "../archive/archive-writer";
 import { BadRequestError, ConflictError, NotFoundError } from "../common/errors";
 import { newId } from "../common/ids";
+import { isLockTimeout } from "../common/sql";
 import type { Logger } from "../common/logger";
 import type { RetentionConfig } from "../config/config";
 import { clampLimit, matchesFilter, parseFilter, type AuditFilterInput } from "../audit/audit-filter";
@@ -30,6 +31,10 @@ import {
 import { checkpointText, signNote, verifierOf, type NoteSigner } from "./signed-note";
 
 /** Where a retention run may be interrupted on purpose (tests): after each committed or stored step. */
+/** Detaching a month is tried this many times in a run, this far apart, before the run leaves it for the next. */
+const DETACH_ATTEMPTS = 3;
+const DETACH_PAUSE_MS = 1000;
+
 export type RetentionStep = "detached" | "written" | "archived" | "dropped";
 export type RetentionHooks = { afterStep?: (step: RetentionStep, month: string) => void | Promise<void> };
 
@@ -150,7 +155,10 @@ export class RetentionService {
             // Months leave oldest first, so the chain's archived part always ends before its live part.
             break;
           }
-          await this.sequelize.transaction((transaction) => this.repository.detach(month, tableName, counts.events, transaction));
+          if (!(await this.detach(month, tableName, counts.events))) {
+            outcome.kept.push({ month: label, reason: "long reads kept the audit log busy; the next run tries again", until: null });
+            break;
+          }
           await this.hooks.afterStep?.("detached", label);
           outcome.moved.push(await this.advance(month, tableName, settings));
         }
@@ -163,6 +171,25 @@ export class RetentionService {
       if (outcome.error) throw new Error(outcome.error);
       return outcome;
     });
+  }
+
+  /**
+   * Step 1, tried DETACH_ATTEMPTS times: each attempt waits at most PARTITION_LOCK_WAIT_MS for the audit
+   * log's lock, so audit writes never queue behind it for longer. False when every attempt found the
+   * log busy (a long export or report holding it).
+   */
+  private async detach(month: Date, tableName: string, rows: number): Promise<boolean> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.sequelize.transaction((transaction) => this.repository.detach(month, tableName, rows, transaction));
+        return true;
+      } catch (error) {
+        if (!isLockTimeout(error)) throw error;
+        this.logger?.warn({ month: monthLabel(month), attempt }, "audit retention: the audit log is busy, detaching later");
+        if (attempt === DETACH_ATTEMPTS) return false;
+        await new Promise((resolve) => setTimeout(resolve, DETACH_PAUSE_MS));
+      }
+    }
   }
 
   /** Takes a detached (or archived) month the rest of the way: archives written and verified, then the table dropped. */
@@ -446,15 +473,20 @@ export class RetentionService {
     const result = await this.repository.exclusively(async () => {
       const state = (await this.repository.months()).find((row) => monthLabel(row.month) === label)?.state;
       if (state !== "restored") throw new ConflictError(`month ${label} is not restored`);
-      await this.sequelize.transaction(async (transaction) => {
-        await this.repository.dropPartition(partitionOf(month), transaction);
-        await this.repository.setState(month, "dropped", transaction);
-        await this.audit.record(transaction, {
-          type: "audit.archive.released",
-          action: "release",
-          resource: { type: "audit-month", id: label },
+      try {
+        await this.sequelize.transaction(async (transaction) => {
+          await this.repository.dropPartition(partitionOf(month), transaction);
+          await this.repository.setState(month, "dropped", transaction);
+          await this.audit.record(transaction, {
+            type: "audit.archive.released",
+            action: "release",
+            resource: { type: "audit-month", id: label },
+          });
         });
-      });
+      } catch (error) {
+        if (isLockTimeout(error)) throw new ConflictError("long reads keep the audit log busy; try again shortly");
+        throw error;
+      }
       return { month: label };
     });
     if (!result) throw new ConflictError("a retention run, restore or release is in progress; try again shortly");

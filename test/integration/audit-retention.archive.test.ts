@@ -176,3 +176,39 @@ test("a run interrupted after any step leaves the partition or a verified archiv
   }
   expect((await services().retention.verify()).ok).toBe(true);
 });
+
+test("a long read of the audit log never holds audit writes up behind retention: detaching gives up, a later run finishes", async () => {
+  await services().retention.updateSettings({ databaseDays: 30, defaultTier: "compliance", categoryTiers: [] });
+  await seedMonth(superuser, "2023-07", 4);
+  await services().audit.chainCommitted();
+  // A long read (an export batch, a report): its transaction holds the audit log's shared lock.
+  const reader = new Client({ connectionString: app.database.url });
+  await reader.connect();
+  try {
+    await reader.query("BEGIN");
+    await reader.query("SELECT count(*) FROM audit_events WHERE occurred_at >= '2023-07-01' AND occurred_at < '2023-08-01'");
+    const run = services().retention.run(new Date("2023-10-15T00:00:00Z"));
+    // Meanwhile the service records an event: it must not wait for the read to end.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const recorded = app.runtime.sequelize.transaction((transaction) =>
+      services().audit.record(transaction, { type: "auth.login.failed", action: "login", error: "recorded during a long read" }),
+    );
+    const stuck = new Promise((resolve) => setTimeout(() => resolve("still waiting"), 15_000));
+    expect(await Promise.race([recorded.then(() => "recorded"), stuck])).toBe("recorded");
+    const outcome = (await run)!;
+    expect(outcome.error).toBeNull();
+    expect(outcome.kept).toContainEqual({
+      month: "2023-07",
+      reason: "long reads kept the audit log busy; the next run tries again",
+      until: null,
+    });
+    expect(await exists("audit_events_y2023m07")).toBe(true);
+  } finally {
+    await reader.query("ROLLBACK").catch(() => undefined);
+    await reader.end();
+  }
+  const later = (await services().retention.run(new Date("2023-10-15T01:00:00Z")))!;
+  expect(later.moved.map((month) => month.month)).toContain("2023-07");
+  expect(await exists("audit_events_y2023m07")).toBe(false);
+  expect((await services().retention.verify()).ok).toBe(true);
+}, 60_000);
