@@ -196,6 +196,10 @@ function drawTable(doc: PDFKit.PDFDocument, table: ReportTable): void {
   doc.moveDown(0.2);
   const widths = columnWidths(doc, table, width);
   const lefts = widths.map((_, index) => MARGIN + widths.slice(0, index).reduce((sum, w) => sum + w, 0));
+  // Counts read down a column by their last digits: a column of numbers (and its name) is right-aligned.
+  const aligns = table.columns.map((_, index) =>
+    table.rows.length > 0 && table.rows.every((row) => typeof row[index] === "number") ? ("right" as const) : ("left" as const),
+  );
   const rowHeight = (cells: Cell[], font: string) => {
     doc.font(font).fontSize(8);
     return Math.max(...cells.map((cell, index) => doc.heightOfString(printable(cell), { width: (widths[index] ?? width) - 4 }))) + 4;
@@ -212,7 +216,10 @@ function drawTable(doc: PDFKit.PDFDocument, table: ReportTable): void {
       doc
         .font(font)
         .fontSize(8)
-        .text(printable(cell), (lefts[index] ?? MARGIN) + 2, y + 2, { width: (widths[index] ?? width) - 4 });
+        .text(printable(cell), (lefts[index] ?? MARGIN) + 2, y + 2, {
+          width: (widths[index] ?? width) - 4,
+          align: aligns[index] ?? "left",
+        });
     });
     doc
       .save()

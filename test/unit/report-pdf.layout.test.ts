@@ -98,3 +98,26 @@ test("a table over several pages repeats its column names on each; times and add
   );
   expect(sideBySide).toHaveLength(150);
 });
+
+test("a column of counts is right-aligned under its name; a column of text stays left-aligned", async () => {
+  const report = synthetic(0, 7);
+  report.tables = [
+    {
+      title: "Sign-ins by provider",
+      columns: ["Provider", "Successful"],
+      rows: [
+        ["okta", 7],
+        ["google", 93346],
+        ["(local)", 311011],
+      ],
+      total: 3,
+      note: null,
+    },
+  ];
+  const { words } = wordsOf(await reportPdf(report));
+  const at = (text: string) => words.find((word) => word.text === text)!;
+  const rightEdges = ["Successful", "7", "93346", "311011"].map((text) => at(text).xMax);
+  expect(Math.max(...rightEdges) - Math.min(...rightEdges)).toBeLessThan(1);
+  const leftEdges = ["Provider", "okta", "google", "(local)"].map((text) => at(text).xMin);
+  expect(Math.max(...leftEdges) - Math.min(...leftEdges)).toBeLessThan(1);
+});
