@@ -3,11 +3,8 @@ import { bindParam, copyOut, likePattern, readRows, readRowsWithin, selectRows }
 import type { AuditEventType, Severity } from "./audit.catalogue";
 import type { Changes } from "./audit-changes";
 
-export type AuditEventRow = {
-  id: string;
-  /** The chain link's fields: null until the sequencer has linked the event (normally milliseconds after commit). */
-  seq: string | null;
-  timestamp: Date;
+/** What an event records, as stored (its id, time and chain link aside): the one list of its fields. */
+export type AuditEventFields = {
   eventType: AuditEventType;
   severity: Severity;
   userId: string | null;
@@ -23,6 +20,13 @@ export type AuditEventRow = {
   requestId: string | null;
   changes: Changes | null;
   error: string | null;
+};
+
+export type AuditEventRow = AuditEventFields & {
+  id: string;
+  /** The chain link's fields: null until the sequencer has linked the event (normally milliseconds after commit). */
+  seq: string | null;
+  timestamp: Date;
   prevHash: Buffer | null;
   hash: Buffer | null;
 };

@@ -3,30 +3,14 @@ import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
 import type { AuditEvent } from "../audit/audit.service";
-import type { AuditEventType, Severity } from "../audit/audit.catalogue";
-import type { Changes } from "../audit/audit-changes";
+import type { AuditEventFields } from "../audit/audit.repository";
 import type { ArchiveManifest } from "./retention.repository";
 
 /** One archived event: the stored columns and its chain link (see ARCHIVE_LINE in the repository). */
-export type ArchiveLine = {
+export type ArchiveLine = AuditEventFields & {
   id: string;
   seq: string;
   occurredAt: string;
-  eventType: AuditEventType;
-  severity: Severity;
-  userId: string | null;
-  userEmail: string | null;
-  provider: string | null;
-  action: string | null;
-  resourceType: string | null;
-  resourceId: string | null;
-  resourceLabel: string | null;
-  ipAddress: string | null;
-  userAgent: string | null;
-  sessionId: string | null;
-  requestId: string | null;
-  changes: Changes | null;
-  error: string | null;
   prevHash: string | null;
   hash: string;
 };
