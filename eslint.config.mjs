@@ -2,10 +2,10 @@ import js from "@eslint/js";
 import prettier from "eslint-config-prettier";
 import tseslint from "typescript-eslint";
 
-/** Settings are read in one place: src/config/config.ts. */
+/** Settings are read in one place: src/platform/config/config.ts. */
 const CONFIG_ONLY = {
   selector: "MemberExpression[object.name='process'][property.name='env']",
-  message: "Read settings through src/config/config.ts; it is the only reader of process.env.",
+  message: "Read settings through src/platform/config/config.ts; it is the only reader of process.env.",
 };
 
 /**
@@ -26,7 +26,7 @@ const REPOSITORIES_ONLY = [
   },
   {
     selector: "ImportDeclaration[importKind!='type'][source.value='pg']",
-    message: "Only repositories (and src/db, src/events transports) talk to PostgreSQL directly.",
+    message: "Only repositories (and src/platform/db, src/platform/events transports) talk to PostgreSQL directly.",
   },
   {
     selector:
@@ -60,11 +60,18 @@ export default tseslint.config(
   {
     // Where SQL and models belong: repositories, the models themselves, the database plumbing
     // (connection, migrations, the shared SQL helpers) and the LISTEN/NOTIFY transport of the event bus.
-    files: ["**/*.repository.ts", "**/*.model.ts", "src/db/**", "src/common/sql.ts", "src/events/event-bus.ts"],
+    files: [
+      "**/*.repository.ts",
+      "**/*.model.ts",
+      "src/platform/db/**",
+      "src/app/models.ts",
+      "src/platform/common/sql.ts",
+      "src/platform/events/event-bus.ts",
+    ],
     rules: { "no-restricted-syntax": ["error", CONFIG_ONLY] },
   },
   {
-    files: ["src/config/config.ts"],
+    files: ["src/platform/config/config.ts"],
     rules: { "no-restricted-syntax": ["error", ...REPOSITORIES_ONLY] },
   },
   {

@@ -22,10 +22,10 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import pg from "pg";
-import { EVALUATOR_CONSUMER } from "../src/alerts/alert.evaluator";
-import { loadConfig } from "../src/config/config";
-import type { Actor } from "../src/identity/actor";
-import { startRuntime, type Runtime } from "../src/runtime";
+import { EVALUATOR_CONSUMER } from "../src/audit/alerts/alert.evaluator";
+import { loadConfig } from "../src/platform/config/config";
+import type { Actor } from "../src/finance/identity/actor";
+import { startRuntime, type Runtime } from "../src/app/runtime";
 
 function numberSetting(name: string, fallback: number): number {
   const raw = process.env[name];

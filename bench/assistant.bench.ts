@@ -19,12 +19,12 @@ import "reflect-metadata";
 import { randomBytes } from "node:crypto";
 import IORedis from "ioredis";
 import pg from "pg";
-import { ToolRunner } from "../src/assistant/tools";
-import { Topic } from "../src/events/catalogue";
-import { FamilyVocabulary } from "../src/assistant/vocabulary";
-import { seedDemo } from "../src/cli/demo";
-import { loadConfig } from "../src/config/config";
-import { startRuntime } from "../src/runtime";
+import { ToolRunner } from "../src/finance/assistant/tools";
+import { Topic } from "../src/platform/events/catalogue";
+import { FamilyVocabulary } from "../src/finance/assistant/vocabulary";
+import { seedDemo } from "../src/app/cli/demo";
+import { loadConfig } from "../src/platform/config/config";
+import { startRuntime } from "../src/app/runtime";
 
 const adminUrl = process.env.BENCH_DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres";
 const redisSetting = process.env.BENCH_REDIS_URL || "redis://127.0.0.1:6379";

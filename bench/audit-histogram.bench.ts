@@ -16,10 +16,10 @@
 import "reflect-metadata";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { parseFilter, type AuditFilterInput } from "../src/audit/audit-filter";
-import { auditConditions } from "../src/audit/audit.repository";
-import { loadConfig } from "../src/config/config";
-import { startRuntime } from "../src/runtime";
+import { parseFilter, type AuditFilterInput } from "../src/audit/log/audit-filter";
+import { auditConditions } from "../src/audit/log/audit.repository";
+import { loadConfig } from "../src/platform/config/config";
+import { startRuntime } from "../src/app/runtime";
 import { integerSetting } from "./bench-settings";
 import { percentile } from "./audit.bench";
 import { loadAuditEvents } from "./audit-load";

@@ -3,7 +3,7 @@
  * export benchmarks: sign-ins dominate, configuration changes are rare, chain links beside them.
  */
 import type { Sequelize } from "sequelize";
-import { AUDIT_EVENT_CATALOGUE, AUDIT_EVENT_TYPES, type AuditEventType } from "../src/audit/audit.catalogue";
+import { AUDIT_EVENT_CATALOGUE, AUDIT_EVENT_TYPES, type AuditEventType } from "../src/audit/log/audit.catalogue";
 
 export type LoadSettings = {
   rows: number;

@@ -19,8 +19,8 @@
 import "reflect-metadata";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { loadConfig } from "../src/config/config";
-import { startRuntime } from "../src/runtime";
+import { loadConfig } from "../src/platform/config/config";
+import { startRuntime } from "../src/app/runtime";
 import { launchChromium } from "../test/helpers/chromium";
 import { percentile } from "./audit.bench";
 import { loadAuditEvents } from "./audit-load";

@@ -37,7 +37,7 @@ import { randomBytes } from "node:crypto";
 import path from "node:path";
 import IORedis from "ioredis";
 import pg from "pg";
-import { createSequelize } from "../src/db/database";
+import { createSequelize } from "../src/platform/db/database";
 import { integerSetting } from "./bench-settings";
 import { loadAuditEvents } from "./audit-load";
 import type { Fixture, LoadJob, LoadReply, Operation, StepJob, StepResult, SubscribeJob } from "./mixed-load";

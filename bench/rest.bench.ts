@@ -40,12 +40,12 @@ import { print } from "graphql";
 import IORedis from "ioredis";
 import pg from "pg";
 import { prepareOperations } from "../rest-adapter/operations";
-import { checkOperation, limitsFor, measureOperation } from "../src/graphql/operation-limits";
-import { seedDemo } from "../src/cli/demo";
-import { loadConfig } from "../src/config/config";
-import { absolute, formatMoney, toMinorUnits } from "../src/money/money";
-import { signKind } from "../src/transactions/transaction.rules";
-import { startRuntime, type Runtime } from "../src/runtime";
+import { checkOperation, limitsFor, measureOperation } from "../src/transports/graphql/operation-limits";
+import { seedDemo } from "../src/app/cli/demo";
+import { loadConfig } from "../src/platform/config/config";
+import { absolute, formatMoney, toMinorUnits } from "../src/finance/money/money";
+import { signKind } from "../src/finance/transactions/transaction.rules";
+import { startRuntime, type Runtime } from "../src/app/runtime";
 import type { LoadJob, LoadReply, LoadResult } from "./load-generator";
 
 // ---------------------------------------------------------------------------------------------------

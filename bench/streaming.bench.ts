@@ -25,9 +25,9 @@ import path from "node:path";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import pg from "pg";
-import { loadConfig } from "../src/config/config";
-import type { Actor } from "../src/identity/actor";
-import { startRuntime, type Runtime } from "../src/runtime";
+import { loadConfig } from "../src/platform/config/config";
+import type { Actor } from "../src/finance/identity/actor";
+import { startRuntime, type Runtime } from "../src/app/runtime";
 
 function numberSetting(name: string, fallback: number): number {
   const raw = process.env[name];

@@ -21,9 +21,9 @@ import "reflect-metadata";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import Decimal from "decimal.js";
-import { loadConfig } from "../src/config/config";
-import { newId } from "../src/common/ids";
-import { startRuntime } from "../src/runtime";
+import { loadConfig } from "../src/platform/config/config";
+import { newId } from "../src/platform/common/ids";
+import { startRuntime } from "../src/app/runtime";
 import { FakeSimplefinBridge, generateHistory, type FakeSimplefinTransaction } from "../test/fakes/simplefin-bridge";
 
 const adminUrl = process.env.BENCH_DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres";

@@ -3,7 +3,7 @@ import { defineConfig } from "vite";
 
 /**
  * The admin console and the GraphQL explorer, built into dist/admin as content-hashed files that the
- * service serves under /admin/ (see src/http/admin-console.ts). `npm run dev:dashboard` serves the
+ * service serves under /admin/ (see src/transports/http/admin-console.ts). `npm run dev:dashboard` serves the
  * same pages with Vite's dev server, proxying the API to a service on API_URL (default :3000).
  */
 const api = globalThis.process?.env.API_URL ?? "http://127.0.0.1:3000";

@@ -12,7 +12,7 @@ import {
   visit,
 } from "graphql";
 import { compileQuery, isCompiledQuery } from "graphql-jit";
-import { projectRoot } from "../src/config/project-root";
+import { projectRoot } from "../src/platform/config/project-root";
 
 export const OPERATIONS_DIR = path.join(projectRoot, "rest-adapter", "operations");
 

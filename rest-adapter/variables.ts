@@ -9,7 +9,7 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from "graphql";
-import { BadRequestError, ValidationError } from "../src/common/errors";
+import { BadRequestError, ValidationError } from "../src/platform/common/errors";
 import { camelToSnake, snakeToCamel } from "./case";
 
 export type RestInput = {

@@ -1,7 +1,7 @@
 import { Client } from "pg";
-import { createSequelize } from "../src/db/database";
-import { migrateToLatest } from "../src/db/migrator";
-import { initModels } from "../src/db/models";
+import { createSequelize } from "../src/platform/db/database";
+import { migrateToLatest } from "../src/platform/db/migrator";
+import { initModels } from "../src/app/models";
 import { adminUrl, databaseUrl, TEMPLATE_DATABASE } from "./helpers/database-urls";
 
 /**

@@ -1,6 +1,6 @@
 import IORedis from "ioredis";
 import { createPostgresBackend, Queue, Worker, withBackend, type JobsOptions, type Processor } from "bullmq";
-import type { Config } from "../src/config/config";
+import type { Config } from "../src/platform/config/config";
 
 /**
  * Every queue, job and job option of the service, in one place. This is also the only module that

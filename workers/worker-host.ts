@@ -1,8 +1,8 @@
 import type { Job, Worker } from "bullmq";
-import { runInAuditContext } from "../src/audit/audit-context";
-import type { Logger } from "../src/common/logger";
-import type { ServiceMetrics } from "../src/metrics/metrics";
-import type { Services } from "../src/services";
+import { runInAuditContext } from "../src/audit/log/audit-context";
+import type { Logger } from "../src/platform/common/logger";
+import type { ServiceMetrics } from "../src/platform/metrics/metrics";
+import type { Services } from "../src/app/services";
 import { assistantHandlers } from "./assistant.processor";
 import { bankSyncHandlers } from "./bank-sync.processor";
 import { exportHandlers } from "./exports.processor";

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
-import { startOfTomorrowUtc } from "../../src/banking/provider";
+import { startOfTomorrowUtc } from "../../src/finance/banking/provider";
 import { BANK_TEST_ENV, waitForSync } from "../helpers/banking";
 import { createUser, type TestUser } from "../helpers/fixtures";
 import { apiKeyClient } from "../helpers/http";

@@ -1,5 +1,5 @@
 import type { Page } from "playwright-core";
-import type { AuditEventType } from "../../src/audit/audit.catalogue";
+import type { AuditEventType } from "../../src/audit/log/audit.catalogue";
 import { startIdp, type TestIdp } from "../fakes/oidc-idp";
 import { eventually } from "../helpers/chromium";
 import { PASSWORD, signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";

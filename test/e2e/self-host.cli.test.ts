@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { Client } from "pg";
-import { COMMANDS } from "../../src/cli/commands";
-import { main } from "../../src/main";
+import { COMMANDS } from "../../src/app/cli/commands";
+import { main } from "../../src/app/main";
 import { CLI, spawnUntilJson } from "../helpers/cli";
 import { createTestDatabase, type TestDatabase } from "../helpers/test-database";
 

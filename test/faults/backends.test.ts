@@ -1,6 +1,6 @@
 import { createClient } from "graphql-ws";
 import WebSocket from "ws";
-import { startOfTomorrowUtc } from "../../src/banking/provider";
+import { startOfTomorrowUtc } from "../../src/finance/banking/provider";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server";
 import { FakeSimplefinBridge, generateHistory } from "../fakes/simplefin-bridge";
 import { BANK_TEST_ENV, waitForSync } from "../helpers/banking";

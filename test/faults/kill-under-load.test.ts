@@ -1,5 +1,5 @@
 import { QueryTypes } from "sequelize";
-import { startOfTomorrowUtc } from "../../src/banking/provider";
+import { startOfTomorrowUtc } from "../../src/finance/banking/provider";
 import { FakeSimplefinBridge, generateHistory } from "../fakes/simplefin-bridge";
 import { BANK_TEST_ENV, waitForSync } from "../helpers/banking";
 import { startCluster, type Cluster } from "../helpers/cluster";

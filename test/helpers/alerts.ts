@@ -1,5 +1,5 @@
-import type { Runtime } from "../../src/runtime";
-import { EVALUATOR_CONSUMER } from "../../src/alerts/alert.evaluator";
+import type { Runtime } from "../../src/app/runtime";
+import { EVALUATOR_CONSUMER } from "../../src/audit/alerts/alert.evaluator";
 import { apiKeyClient } from "./http";
 import { eventually, type GqlAnswer } from "./streaming";
 

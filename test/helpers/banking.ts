@@ -1,5 +1,5 @@
-import type { SyncRunRow } from "../../src/banking/bank-connection.repository";
-import type { Services } from "../../src/services";
+import type { SyncRunRow } from "../../src/finance/banking/bank-connection.repository";
+import type { Services } from "../../src/app/services";
 
 /** Test settings for bank sync: the loopback fakes allowed, quick retries and timeouts. */
 export const BANK_TEST_ENV = {

@@ -1,8 +1,8 @@
 import fs from "node:fs";
 import type { Page } from "playwright-core";
-import type { Roles } from "../../src/runtime";
+import type { Roles } from "../../src/app/runtime";
 import { launchChromium, openContext, type HeadlessChromium } from "./chromium";
-import { runInAuditContext } from "../../src/audit/audit-context";
+import { runInAuditContext } from "../../src/audit/log/audit-context";
 import { startTestApp, type TestApp } from "./test-app";
 
 export const PASSWORD = "console test password 1";

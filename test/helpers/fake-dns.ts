@@ -1,5 +1,5 @@
 import { isIP } from "node:net";
-import type { Resolver } from "../../src/outbound/outbound.guard";
+import type { Resolver } from "../../src/platform/outbound/outbound.guard";
 
 /** A name's addresses: one, several, or a function asked at each lookup (a rebinding DNS answers differently each time). */
 type Answer = string | string[] | (() => string[]);

@@ -1,6 +1,6 @@
-import type { AccountRow } from "../../src/accounts/account.repository";
-import type { Actor } from "../../src/identity/actor";
-import type { Services } from "../../src/services";
+import type { AccountRow } from "../../src/finance/accounts/account.repository";
+import type { Actor } from "../../src/finance/identity/actor";
+import type { Services } from "../../src/app/services";
 
 let sequence = 0;
 

@@ -1,5 +1,5 @@
-import type { AuditEventType } from "../../src/audit/audit.catalogue";
-import type { Runtime } from "../../src/runtime";
+import type { AuditEventType } from "../../src/audit/log/audit.catalogue";
+import type { Runtime } from "../../src/app/runtime";
 import { apiKeyClient } from "./http";
 
 /**

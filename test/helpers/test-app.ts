@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import IORedis from "ioredis";
-import type { Logger } from "../../src/common/logger";
-import { loadConfig } from "../../src/config/config";
-import type { Resolver } from "../../src/outbound/outbound.guard";
-import { startRuntime, type Roles, type Runtime } from "../../src/runtime";
+import type { Logger } from "../../src/platform/common/logger";
+import { loadConfig } from "../../src/platform/config/config";
+import type { Resolver } from "../../src/platform/outbound/outbound.guard";
+import { startRuntime, type Roles, type Runtime } from "../../src/app/runtime";
 import { redisUrl } from "./database-urls";
 import { createTestDatabase, type TestDatabase } from "./test-database";
 

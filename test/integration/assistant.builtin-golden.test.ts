@@ -1,8 +1,8 @@
 import { QueryTypes } from "sequelize";
-import { BuiltinProvider } from "../../src/assistant/builtin.provider";
-import { ToolRunner } from "../../src/assistant/tools";
-import { FamilyVocabulary } from "../../src/assistant/vocabulary";
-import { seedDemo } from "../../src/cli/demo";
+import { BuiltinProvider } from "../../src/finance/assistant/builtin.provider";
+import { ToolRunner } from "../../src/finance/assistant/tools";
+import { FamilyVocabulary } from "../../src/finance/assistant/vocabulary";
+import { seedDemo } from "../../src/app/cli/demo";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 
 /**

@@ -1,7 +1,7 @@
 import { QueryTypes } from "sequelize";
-import { ToolRunner } from "../../src/assistant/tools";
-import { FamilyVocabulary } from "../../src/assistant/vocabulary";
-import { seedDemo } from "../../src/cli/demo";
+import { ToolRunner } from "../../src/finance/assistant/tools";
+import { FamilyVocabulary } from "../../src/finance/assistant/vocabulary";
+import { seedDemo } from "../../src/app/cli/demo";
 import { replyTo, waitForReply } from "../helpers/chats";
 import { createAccount, createUser } from "../helpers/fixtures";
 import { apiKeyClient } from "../helpers/http";

@@ -1,8 +1,8 @@
 import { QueryTypes } from "sequelize";
-import { OpenAIProvider } from "../../src/assistant/openai.provider";
-import { ToolRunner } from "../../src/assistant/tools";
-import { Topic } from "../../src/events/catalogue";
-import { FamilyVocabulary } from "../../src/assistant/vocabulary";
+import { OpenAIProvider } from "../../src/finance/assistant/openai.provider";
+import { ToolRunner } from "../../src/finance/assistant/tools";
+import { Topic } from "../../src/platform/events/catalogue";
+import { FamilyVocabulary } from "../../src/finance/assistant/vocabulary";
 import { JOBS, QueueName, replyJobOptions } from "../../workers/queues";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server";
 import { replyTo, waitForReply } from "../helpers/chats";

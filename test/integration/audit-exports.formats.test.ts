@@ -12,11 +12,11 @@ import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { parse as parseCsv } from "csv-parse/sync";
 import yauzl from "yauzl";
-import type { AuditEventType, Severity } from "../../src/audit/audit.catalogue";
-import { CSV_COLUMNS, csvRecord } from "../../src/exports/export-formats";
-import { AuditExportService } from "../../src/exports/export.service";
-import { DownloadSigner } from "../../src/exports/signed-url";
-import { SecretBox } from "../../src/security/secret-box";
+import type { AuditEventType, Severity } from "../../src/audit/log/audit.catalogue";
+import { CSV_COLUMNS, csvRecord } from "../../src/audit/exports/export-formats";
+import { AuditExportService } from "../../src/audit/exports/export.service";
+import { DownloadSigner } from "../../src/audit/exports/signed-url";
+import { SecretBox } from "../../src/platform/security/secret-box";
 import { client } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 

@@ -10,8 +10,8 @@ import os from "node:os";
 import path from "node:path";
 import { parse as parseCsv } from "csv-parse/sync";
 import { QueryTypes } from "sequelize";
-import type { AuditEventType } from "../../src/audit/audit.catalogue";
-import { defaultSeverity } from "../../src/audit/audit.catalogue";
+import type { AuditEventType } from "../../src/audit/log/audit.catalogue";
+import { defaultSeverity } from "../../src/audit/log/audit.catalogue";
 import { client } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 

@@ -11,10 +11,10 @@ import os from "node:os";
 import path from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { Client } from "pg";
-import { DirectoryStore } from "../../src/retention/archive-store";
-import { checkpointSigner } from "../../src/retention/checkpoint-key";
-import { RetentionRepository } from "../../src/retention/retention.repository";
-import { RetentionService, type RetentionStep } from "../../src/retention/retention.service";
+import { DirectoryStore } from "../../src/audit/retention/archive-store";
+import { checkpointSigner } from "../../src/audit/retention/checkpoint-key";
+import { RetentionRepository } from "../../src/audit/retention/retention.repository";
+import { RetentionService, type RetentionStep } from "../../src/audit/retention/retention.service";
 import { monthRows, seedMonth } from "../helpers/retention";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 

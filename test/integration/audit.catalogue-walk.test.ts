@@ -4,7 +4,7 @@
  * on loopback, and checks after each step which event types that step produced. Nothing here writes
  * to the audit log; the one direct SQL write ages a session, standing in for the passing of time.
  */
-import { AUDIT_EVENT_TYPES, SPEC_EVENT_TYPES, type AuditEventType } from "../../src/audit/audit.catalogue";
+import { AUDIT_EVENT_TYPES, SPEC_EVENT_TYPES, type AuditEventType } from "../../src/audit/log/audit.catalogue";
 import { startIdp, type TestIdp } from "../fakes/oidc-idp";
 import { WebhookReceiver } from "../fakes/webhook-receiver";
 import { eventually } from "../helpers/streaming";

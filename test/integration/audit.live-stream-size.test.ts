@@ -2,10 +2,10 @@
  * The live audit stream over the zero-configuration event bus (PostgreSQL LISTEN/NOTIFY, which refuses
  * payloads of 8000 bytes or more): an event with a large `changes` still reaches subscribers, whole.
  */
-import { AuditService } from "../../src/audit/audit.service";
-import { createLogger } from "../../src/common/logger";
-import { Topic, type AuditEventRecorded } from "../../src/events/catalogue";
-import { createEventBus, type EventBus } from "../../src/events/event-bus";
+import { AuditService } from "../../src/audit/log/audit.service";
+import { createLogger } from "../../src/platform/common/logger";
+import { Topic, type AuditEventRecorded } from "../../src/platform/events/catalogue";
+import { createEventBus, type EventBus } from "../../src/platform/events/event-bus";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 
 const logger = createLogger("silent");

@@ -3,8 +3,8 @@
  * `GET /api/v1/audit-logs` exactly as docs/rest-compat.md describes it, saved searches, and who may read.
  */
 import { randomUUID } from "node:crypto";
-import type { AuditEventType, Severity } from "../../src/audit/audit.catalogue";
-import type { NewAuditEvent } from "../../src/audit/audit.repository";
+import type { AuditEventType, Severity } from "../../src/audit/log/audit.catalogue";
+import type { NewAuditEvent } from "../../src/audit/log/audit.repository";
 import { client } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 

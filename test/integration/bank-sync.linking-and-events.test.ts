@@ -1,6 +1,6 @@
 import { createClient, type Client } from "graphql-ws";
 import WebSocket from "ws";
-import { Topic, type BankSyncEvent } from "../../src/events/catalogue";
+import { Topic, type BankSyncEvent } from "../../src/platform/events/catalogue";
 import { BANK_TEST_ENV, waitForSync } from "../helpers/banking";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
 import { apiKeyClient } from "../helpers/http";

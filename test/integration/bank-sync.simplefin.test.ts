@@ -1,12 +1,12 @@
 import { Writable } from "node:stream";
 import pino from "pino";
-import { claimUrlOf, WINDOW_DAYS } from "../../src/banking/simplefin.client";
-import { loadConfig } from "../../src/config/config";
-import { OutboundGuard } from "../../src/outbound/outbound.guard";
+import { claimUrlOf, WINDOW_DAYS } from "../../src/finance/banking/simplefin.client";
+import { loadConfig } from "../../src/platform/config/config";
+import { OutboundGuard } from "../../src/platform/outbound/outbound.guard";
 import { fakeDns } from "../helpers/fake-dns";
 
 const UPSTREAM_OPTIONS = { timeoutMs: 1000, retryBaseMs: 10, attempts: 1, retryRateLimited: false, redact: (text: string) => text };
-import { startOfTomorrowUtc } from "../../src/banking/provider";
+import { startOfTomorrowUtc } from "../../src/finance/banking/provider";
 import { BANK_TEST_ENV, waitForSync } from "../helpers/banking";
 import { createUser, type TestUser } from "../helpers/fixtures";
 import { apiKeyClient } from "../helpers/http";

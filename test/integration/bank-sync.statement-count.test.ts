@@ -9,7 +9,7 @@
  * give is written directly: balances of earlier days (a sync records today's) and an older holdings
  * snapshot, so that the limits and "latest snapshot" have something to cut.
  */
-import { RequestContext } from "../../src/graphql/context";
+import { RequestContext } from "../../src/transports/graphql/context";
 import { BANK_TEST_ENV } from "../helpers/banking";
 import { createUser, type TestUser } from "../helpers/fixtures";
 import { apiKeyClient, type HttpResponse } from "../helpers/http";

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { createLogger } from "../../src/common/logger";
-import { Topic } from "../../src/events/catalogue";
-import { createEventBus, type EventBus } from "../../src/events/event-bus";
+import { createLogger } from "../../src/platform/common/logger";
+import { Topic } from "../../src/platform/events/catalogue";
+import { createEventBus, type EventBus } from "../../src/platform/events/event-bus";
 import { redisUrl } from "../helpers/database-urls";
 import { createTestDatabase, type TestDatabase } from "../helpers/test-database";
 

@@ -3,7 +3,7 @@
  * IPv4-mapped IPv6 literal or a DNS name resolving to loopback or a private address passed, through the
  * Lunch Flow base URL, credential replacement, a SimpleFIN setup token (and the access URL its claim
  * answers) and the SSO issuer; the token_endpoint and jwks_uri of a discovery document were not checked
- * at all. Every one of these now goes through the outbound guard (src/outbound).
+ * at all. Every one of these now goes through the outbound guard (src/platform/outbound).
  *
  * The DNS is a fake (test/helpers/fake-dns.ts): `*.attacker.example` names resolve to internal
  * addresses; `*.trusted.test` names resolve to this machine's loopback fakes and are the only

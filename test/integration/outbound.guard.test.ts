@@ -1,8 +1,8 @@
 import http from "node:http";
 import https from "node:https";
 import net, { type AddressInfo } from "node:net";
-import { OutboundRefusedError } from "../../src/common/errors";
-import { OutboundGuard, type OutboundPolicy, type Resolver } from "../../src/outbound/outbound.guard";
+import { OutboundRefusedError } from "../../src/platform/common/errors";
+import { OutboundGuard, type OutboundPolicy, type Resolver } from "../../src/platform/outbound/outbound.guard";
 import { fakeDns } from "../helpers/fake-dns";
 import { selfSignedCertificate } from "../helpers/tls-certificate";
 

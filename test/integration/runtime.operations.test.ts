@@ -1,5 +1,5 @@
 import { Writable } from "node:stream";
-import { createLogger } from "../../src/common/logger";
+import { createLogger } from "../../src/platform/common/logger";
 import { createUser } from "../helpers/fixtures";
 import { apiKeyClient, client } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";

@@ -6,9 +6,9 @@
  */
 import fc from "fast-check";
 import type { Sequelize } from "sequelize";
-import { copyOut, readRows } from "../../src/common/sql";
-import { CopyBinaryDecoder, fieldText } from "../../src/db/copy-binary";
-import { createSequelize } from "../../src/db/database";
+import { copyOut, readRows } from "../../src/platform/common/sql";
+import { CopyBinaryDecoder, fieldText } from "../../src/platform/db/copy-binary";
+import { createSequelize } from "../../src/platform/db/database";
 import { hostileText } from "../helpers/hostile-values";
 import { createTestDatabase, type TestDatabase } from "../helpers/test-database";
 

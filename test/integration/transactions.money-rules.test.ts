@@ -2,11 +2,11 @@
  * One answer to "is this income or expense?" everywhere transactions are read: the REST list's `type`
  * filter, the GraphQL list's filter and `classification` field, and the assistant's tools and reports.
  * Pins the two cases the readers used to disagree on: a zero amount (an expense, see
- * src/transactions/transaction.rules.ts) and a transfer between the family's own accounts (neither).
+ * src/finance/transactions/transaction.rules.ts) and a transfer between the family's own accounts (neither).
  */
-import { FamilyVocabulary } from "../../src/assistant/vocabulary";
-import { ToolRunner } from "../../src/assistant/tools";
-import { signKind } from "../../src/transactions/transaction.rules";
+import { FamilyVocabulary } from "../../src/finance/assistant/vocabulary";
+import { ToolRunner } from "../../src/finance/assistant/tools";
+import { signKind } from "../../src/finance/transactions/transaction.rules";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
 import { apiKeyClient } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";

@@ -5,7 +5,7 @@
  * verbatim text and API-key scopes.
  */
 import { randomUUID } from "node:crypto";
-import type { AccountRow } from "../../src/accounts/account.repository";
+import type { AccountRow } from "../../src/finance/accounts/account.repository";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
 import { apiKeyClient, client, type HttpResponse } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";

@@ -8,8 +8,8 @@
  * categories, merchants and tags together).
  */
 import { randomUUID } from "node:crypto";
-import type { AccountRow } from "../../src/accounts/account.repository";
-import { TransactionModel, TransactionTagModel } from "../../src/transactions/transaction.model";
+import type { AccountRow } from "../../src/finance/accounts/account.repository";
+import { TransactionModel, TransactionTagModel } from "../../src/finance/transactions/transaction.model";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
 import { apiKeyClient, type HttpResponse } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";

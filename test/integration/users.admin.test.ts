@@ -8,7 +8,7 @@
  */
 import { createClient, type Client } from "graphql-ws";
 import WebSocket from "ws";
-import { deletedEmailOf } from "../../src/identity/user-admin.service";
+import { deletedEmailOf } from "../../src/finance/identity/user-admin.service";
 import { FakeLunchflowServer } from "../fakes/lunchflow-server";
 import { BANK_TEST_ENV, waitForSync } from "../helpers/banking";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";

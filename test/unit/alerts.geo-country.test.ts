@@ -1,4 +1,4 @@
-import { GeoCountryLookup } from "../../src/alerts/geo-country";
+import { GeoCountryLookup } from "../../src/audit/alerts/geo-country";
 
 /** The bundled country database (npm @ip-location-db/geo-whois-asn-country) as the evaluator reads it. */
 const geo = new GeoCountryLookup();

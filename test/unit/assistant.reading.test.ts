@@ -1,7 +1,7 @@
-import { findPeriods, previous } from "../../src/assistant/builtin.periods";
-import { read } from "../../src/assistant/builtin.reading";
-import type { VocabularyEntry } from "../../src/assistant/finance.repository";
-import { FamilyVocabulary, normalizeText } from "../../src/assistant/vocabulary";
+import { findPeriods, previous } from "../../src/finance/assistant/builtin.periods";
+import { read } from "../../src/finance/assistant/builtin.reading";
+import type { VocabularyEntry } from "../../src/finance/assistant/finance.repository";
+import { FamilyVocabulary, normalizeText } from "../../src/finance/assistant/vocabulary";
 
 /** How the built-in assistant reads periods and subjects, on a fixed Wednesday. */
 const TODAY = "2026-03-18";

@@ -6,9 +6,9 @@ import {
   effectiveSeverity,
   expandEventTypePattern,
   isAuditEventType,
-} from "../../src/audit/audit.catalogue";
-import { diffChanges, REDACTED, redactChanges } from "../../src/audit/audit-changes";
-import { ipFilterToCidr, parseFilter } from "../../src/audit/audit-filter";
+} from "../../src/audit/log/audit.catalogue";
+import { diffChanges, REDACTED, redactChanges } from "../../src/audit/log/audit-changes";
+import { ipFilterToCidr, parseFilter } from "../../src/audit/log/audit-filter";
 
 describe("the audit event catalogue", () => {
   test("holds the 24 event types of the spec with their default severities", () => {

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { checkLink } from "../../src/audit/audit-chain-verify";
-import type { VerifyRow } from "../../src/audit/audit.repository";
+import { checkLink } from "../../src/audit/log/audit-chain-verify";
+import type { VerifyRow } from "../../src/audit/log/audit.repository";
 
 const hash = (text: string) => createHash("sha256").update(text).digest();
 

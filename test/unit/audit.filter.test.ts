@@ -1,6 +1,6 @@
-import { BadRequestError } from "../../src/common/errors";
-import { clampLimit, decodeCursor, encodeCursor, matchesFilter, parseFilter } from "../../src/audit/audit-filter";
-import type { AuditEvent } from "../../src/audit/audit.service";
+import { BadRequestError } from "../../src/platform/common/errors";
+import { clampLimit, decodeCursor, encodeCursor, matchesFilter, parseFilter } from "../../src/audit/log/audit-filter";
+import type { AuditEvent } from "../../src/audit/log/audit.service";
 
 function event(overrides: Partial<AuditEvent> = {}): AuditEvent {
   return {

@@ -1,6 +1,6 @@
-import { daysAgo, fingerprintOf, reconcile } from "../../src/banking/bank-sync.reconcile";
-import type { ExistingTransaction } from "../../src/banking/bank-import.repository";
-import type { ImportBatch, ImportedTransaction } from "../../src/banking/provider";
+import { daysAgo, fingerprintOf, reconcile } from "../../src/finance/banking/bank-sync.reconcile";
+import type { ExistingTransaction } from "../../src/finance/banking/bank-import.repository";
+import type { ImportBatch, ImportedTransaction } from "../../src/finance/banking/provider";
 
 const batch = (pendingRequested = true): ImportBatch => ({
   accounts: [],

@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from "../../src/config/config";
+import { ConfigError, loadConfig } from "../../src/platform/config/config";
 
 describe("configuration", () => {
   test("has defaults for everything, so an empty environment starts the service", () => {

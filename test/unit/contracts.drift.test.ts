@@ -1,10 +1,10 @@
 import fs from "node:fs";
-import { createLogger } from "../../src/common/logger";
-import { LocalEventBus } from "../../src/events/event-bus";
-import { AUDIT_EVENTS_DOC, renderAuditEventsDoc } from "../../src/audit/audit-docs";
-import { AUDIT_EVENT_TYPES } from "../../src/audit/audit.catalogue";
-import { OPENAPI_FILE, renderContracts, SCHEMA_FILE } from "../../src/graphql/contracts";
-import { createSchema } from "../../src/graphql/schema";
+import { createLogger } from "../../src/platform/common/logger";
+import { LocalEventBus } from "../../src/platform/events/event-bus";
+import { AUDIT_EVENTS_DOC, renderAuditEventsDoc } from "../../src/audit/log/audit-docs";
+import { AUDIT_EVENT_TYPES } from "../../src/audit/log/audit.catalogue";
+import { OPENAPI_FILE, renderContracts, SCHEMA_FILE } from "../../src/app/contracts";
+import { createSchema } from "../../src/app/schema";
 
 /** The committed contracts must be what the code generates; regenerate with `npm run contracts`. */
 describe("generated contracts", () => {

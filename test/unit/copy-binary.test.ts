@@ -1,4 +1,4 @@
-import { CopyBinaryDecoder, fieldText, type CopyTuples } from "../../src/db/copy-binary";
+import { CopyBinaryDecoder, fieldText, type CopyTuples } from "../../src/platform/db/copy-binary";
 
 /** A binary COPY stream as PostgreSQL writes it, for rows of text fields (null: NULL). */
 function copyStream(rows: (string | null)[][], extension = Buffer.alloc(0)): Buffer {

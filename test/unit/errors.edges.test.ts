@@ -1,7 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import express from "express";
-import { graphqlExtensionsOf, INTERNAL_REST_ERROR, restErrorOf } from "../../src/common/error-edges";
+import { graphqlExtensionsOf, INTERNAL_REST_ERROR, restErrorOf } from "../../src/platform/common/error-edges";
 import {
   BadRequestError,
   ConflictError,
@@ -19,9 +19,9 @@ import {
   UnauthenticatedError,
   UpstreamUnavailableError,
   ValidationError,
-} from "../../src/common/errors";
-import { createLogger } from "../../src/common/logger";
-import { finalErrorHandler, noRouteHandler } from "../../src/http/respond";
+} from "../../src/platform/common/errors";
+import { createLogger } from "../../src/platform/common/logger";
+import { finalErrorHandler, noRouteHandler } from "../../src/transports/http/respond";
 import { client } from "../helpers/http";
 
 /** One error of every code, with the REST status and body docs/rest-compat.md gives it. */

@@ -1,6 +1,6 @@
 import { parse as parseCsv } from "csv-parse/sync";
-import { csvField, csvRecord } from "../../src/exports/export-formats";
-import { DownloadSigner } from "../../src/exports/signed-url";
+import { csvField, csvRecord } from "../../src/audit/exports/export-formats";
+import { DownloadSigner } from "../../src/audit/exports/signed-url";
 
 describe("CSV fields (RFC 4180, spreadsheet formulas neutralised)", () => {
   test.each([

@@ -1,6 +1,6 @@
 import type http from "node:http";
-import { loadConfig } from "../../src/config/config";
-import { metricsAccess } from "../../src/metrics/metrics.http";
+import { loadConfig } from "../../src/platform/config/config";
+import { metricsAccess } from "../../src/platform/metrics/metrics.http";
 
 /** Who may read /metrics: loopback peers without forwarding headers, or the bearer of METRICS_TOKEN. */
 function request(remoteAddress: string, headers: Record<string, string> = {}): http.IncomingMessage {

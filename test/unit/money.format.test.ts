@@ -1,4 +1,4 @@
-import { formatMoney, isKnownCurrency, minorUnitDigits, parseAmount, toMinorUnits } from "../../src/money/money";
+import { formatMoney, isKnownCurrency, minorUnitDigits, parseAmount, toMinorUnits } from "../../src/finance/money/money";
 
 describe("money", () => {
   test.each([

@@ -1,10 +1,10 @@
 import { getIntrospectionQuery, getOperationAST, parse, type GraphQLSchema } from "graphql";
 import { prepareOperations } from "../../rest-adapter/operations";
 import { routes } from "../../rest-adapter/routes";
-import { createLogger } from "../../src/common/logger";
-import { LocalEventBus } from "../../src/events/event-bus";
-import { checkOperation, limitsFor, MAX_TOKENS, measureOperation } from "../../src/graphql/operation-limits";
-import { createSchema } from "../../src/graphql/schema";
+import { createLogger } from "../../src/platform/common/logger";
+import { LocalEventBus } from "../../src/platform/events/event-bus";
+import { checkOperation, limitsFor, MAX_TOKENS, measureOperation } from "../../src/transports/graphql/operation-limits";
+import { createSchema } from "../../src/app/schema";
 
 /** The estimate is what stands between one small document and unbounded work, so its figures are pinned here. */
 describe("operation limits", () => {

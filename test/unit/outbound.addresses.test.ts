@@ -4,7 +4,7 @@ import {
   parseAllowlist,
   addressIsAllowlisted,
   hostIsAllowlisted,
-} from "../../src/outbound/outbound.addresses";
+} from "../../src/platform/outbound/outbound.addresses";
 
 describe("outbound address classification", () => {
   test.each([

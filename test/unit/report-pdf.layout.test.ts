@@ -7,8 +7,8 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { reportPdf } from "../../src/reports/report.render";
-import type { Report } from "../../src/reports/report.templates";
+import { reportPdf } from "../../src/audit/exports/report.render";
+import type { Report } from "../../src/audit/exports/report.templates";
 
 const MARGIN = 50;
 const COLUMNS = ["Time", "Event", "User", "IP address", "User agent"];

@@ -1,4 +1,4 @@
-import { clampPage, pageInfo } from "../../src/common/pagination";
+import { clampPage, pageInfo } from "../../src/platform/common/pagination";
 
 describe("page-number paging clamps instead of failing", () => {
   test.each([

@@ -12,7 +12,7 @@ import {
   parseVerifierKey,
   signNote,
   verifierOf,
-} from "../../src/retention/signed-note";
+} from "../../src/audit/retention/signed-note";
 
 const GO_SIGNER = "PRIVATE+KEY+PeterNeumann+c74f20a3+AYEKFALVFGyNhPJEMzD1QIDr+Y7hfZx09iUvxdXHKDFz";
 const GO_VERIFIER = "PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW";

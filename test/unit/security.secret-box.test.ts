@@ -1,10 +1,10 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { loadConfig } from "../../src/config/config";
-import { SecretBox } from "../../src/security/secret-box";
-import { redactor, sanitizeUpstreamText, upstreamUrlProblem } from "../../src/banking/upstream-http";
-import { OutboundGuard } from "../../src/outbound/outbound.guard";
+import { loadConfig } from "../../src/platform/config/config";
+import { SecretBox } from "../../src/platform/security/secret-box";
+import { redactor, sanitizeUpstreamText, upstreamUrlProblem } from "../../src/finance/banking/upstream-http";
+import { OutboundGuard } from "../../src/platform/outbound/outbound.guard";
 import { fakeDns } from "../helpers/fake-dns";
 
 describe("secrets at rest", () => {

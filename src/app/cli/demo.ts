@@ -1,0 +1,289 @@
+import type { Sequelize } from "sequelize";
+import { classificationOf, type AccountType } from "../../finance/accounts/account.model";
+import type { CategoryClassification } from "../../finance/categories/category.model";
+import { newId } from "../../platform/common/ids";
+import type { Services } from "../services";
+import { DemoRepository, type DemoRows } from "./demo.repository";
+
+export const DEMO_EMAIL = "demo@finance-gateway.local";
+
+export type DemoResult = { email: string; api_key: string; read_api_key: string; family_id: string; transactions: number };
+
+/** Deterministic pseudo-random numbers, so every demo family looks the same (mulberry32). */
+function random(seed: number) {
+  let state = seed;
+  const next = () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return {
+    next,
+    between: (low: number, high: number) => low + (high - low) * next(),
+    pick: <T>(items: readonly T[]) => items[Math.floor(next() * items.length)],
+    int: (low: number, high: number) => low + Math.floor(next() * (high - low + 1)),
+  };
+}
+
+/**
+ * Balances 18 months ago; today's follow from the transactions, so every month-end balance the service
+ * derives is one a real household could have had (the card is paid in full each month, so what is owed
+ * on it stays a positive amount of about a month's spending).
+ */
+const ACCOUNTS: Array<{ key: string; name: string; type: AccountType; opening: number }> = [
+  { key: "checking", name: "Everyday Checking", type: "depository", opening: 6250.32 },
+  { key: "savings", name: "High-Yield Savings", type: "depository", opening: 12300.0 },
+  { key: "card", name: "Rewards Credit Card", type: "credit_card", opening: 0 },
+  { key: "brokerage", name: "Brokerage", type: "investment", opening: 42210.55 },
+];
+
+const CATEGORIES: Array<{ key: string; name: string; classification: CategoryClassification; color: string; icon: string }> = [
+  { key: "salary", name: "Salary", classification: "income", color: "#10a861", icon: "briefcase" },
+  { key: "interest", name: "Interest", classification: "income", color: "#1e9e4a", icon: "piggy-bank" },
+  { key: "groceries", name: "Groceries", classification: "expense", color: "#eb5429", icon: "shopping-cart" },
+  { key: "dining", name: "Food & Drink", classification: "expense", color: "#fd7f6f", icon: "utensils" },
+  { key: "rent", name: "Rent", classification: "expense", color: "#6172f3", icon: "house" },
+  { key: "utilities", name: "Utilities", classification: "expense", color: "#f79009", icon: "lightbulb" },
+  { key: "transport", name: "Transportation", classification: "expense", color: "#0ba5ec", icon: "bus" },
+  { key: "entertainment", name: "Entertainment", classification: "expense", color: "#df4e8d", icon: "film" },
+  { key: "shopping", name: "Shopping", classification: "expense", color: "#e99537", icon: "shopping-bag" },
+  { key: "health", name: "Healthcare", classification: "expense", color: "#4da568", icon: "heart-pulse" },
+  { key: "travel", name: "Travel", classification: "expense", color: "#7f56d9", icon: "plane" },
+  { key: "subscriptions", name: "Subscriptions", classification: "expense", color: "#875bf7", icon: "repeat" },
+];
+
+/** Spending patterns per month: merchants, how often, and the usual amount range. */
+const SPENDING: Array<{
+  category: string;
+  merchants: string[];
+  perMonth: number;
+  low: number;
+  high: number;
+  account: string;
+  tag?: string;
+}> = [
+  {
+    category: "groceries",
+    merchants: ["Whole Foods", "Trader Joe's", "Safeway", "Costco"],
+    perMonth: 18,
+    low: 18,
+    high: 160,
+    account: "card",
+    tag: "Essential",
+  },
+  {
+    category: "dining",
+    merchants: ["Starbucks", "Chipotle", "Blue Bottle Coffee", "Sweetgreen", "Shake Shack"],
+    perMonth: 38,
+    low: 4,
+    high: 65,
+    account: "card",
+    tag: "Discretionary",
+  },
+  { category: "transport", merchants: ["Shell", "Chevron", "Uber", "Lyft", "BART"], perMonth: 22, low: 3, high: 70, account: "card" },
+  {
+    category: "shopping",
+    merchants: ["Amazon", "Target", "Walmart", "Best Buy", "REI", "Home Depot", "IKEA"],
+    perMonth: 14,
+    low: 9,
+    high: 240,
+    account: "card",
+    tag: "Discretionary",
+  },
+  {
+    category: "entertainment",
+    merchants: ["AMC Theatres", "Ticketmaster", "Steam"],
+    perMonth: 4,
+    low: 12,
+    high: 120,
+    account: "card",
+    tag: "Discretionary",
+  },
+  { category: "health", merchants: ["CVS Pharmacy", "Walgreens"], perMonth: 2, low: 8, high: 90, account: "checking", tag: "Essential" },
+  { category: "utilities", merchants: ["PG&E", "Comcast", "AT&T"], perMonth: 3, low: 45, high: 180, account: "checking", tag: "Essential" },
+];
+
+const SUBSCRIPTIONS = [
+  { merchant: "Netflix", amount: "15.49" },
+  { merchant: "Spotify", amount: "11.99" },
+  { merchant: "Apple", amount: "2.99" },
+];
+
+const TRAVEL_MERCHANTS = ["Delta Air Lines", "Airbnb", "Marriott"];
+const EMPLOYER = "Acme Corp";
+
+const TAGS = [
+  { name: "Essential", color: "#e99537" },
+  { name: "Discretionary", color: "#4da568" },
+  { name: "Reimbursable", color: "#6172f3" },
+  { name: "Vacation", color: "#df4e8d" },
+];
+
+const isoDate = (date: Date) => date.toISOString().slice(0, 10);
+
+function allMerchantNames(): string[] {
+  return [...new Set([...SPENDING.flatMap((s) => s.merchants), ...SUBSCRIPTIONS.map((s) => s.merchant), ...TRAVEL_MERCHANTS, EMPLOYER])];
+}
+
+/**
+ * Creates the demo family: four accounts, categories, 30+ merchants, tags and about 2,000
+ * transactions over the last 18 months, with monthly card payments and savings transfers.
+ * Run again, it leaves the data alone and issues fresh keys for the demo user.
+ *
+ * The demo user is an instance administrator (so the admin API can be tried), which on a shared
+ * instance would let its keys list everyone: it refuses to join an instance with other families
+ * unless forced.
+ */
+export async function seedDemo(
+  sequelize: Sequelize,
+  services: Services,
+  options: { force?: boolean; today?: Date } = {},
+): Promise<DemoResult> {
+  const today = options.today ?? new Date();
+  let user = await services.users.findByEmail(DEMO_EMAIL);
+  let count = 0;
+  if (!user) {
+    const families = await new DemoRepository(sequelize).countFamilies();
+    if (families > 0 && !options.force) {
+      throw new Error(
+        `this instance already has ${families} ${families === 1 ? "family" : "families"}; the demo user is an instance administrator whose keys can list every user and SSO provider. Run the demo on an instance of its own, or add --force`,
+      );
+    }
+    user = await services.users.create({
+      email: DEMO_EMAIL,
+      name: "Demo User",
+      role: "admin",
+      familyName: "Demo family",
+      currency: "USD",
+      aiEnabled: true,
+    });
+    count = await seedFamily(sequelize, user.familyId, today);
+  }
+  const readWrite = await services.apiKeys.create(user.id, { scope: "read_write", name: "Demo read/write key" });
+  const read = await services.apiKeys.create(user.id, { scope: "read", name: "Demo read-only key" });
+  return { email: user.email, api_key: readWrite.plaintext, read_api_key: read.plaintext, family_id: user.familyId, transactions: count };
+}
+
+async function seedFamily(sequelize: Sequelize, familyId: string, today: Date): Promise<number> {
+  const rng = random(20240115);
+  const accounts = Object.fromEntries(ACCOUNTS.map((a) => [a.key, { ...a, id: newId() }]));
+  const categories = Object.fromEntries(CATEGORIES.map((c) => [c.key, { ...c, id: newId() }]));
+  const merchants = Object.fromEntries(allMerchantNames().map((name) => [name, newId()]));
+  const tags = Object.fromEntries(TAGS.map((t) => [t.name, newId()]));
+  const transactions: DemoRows["transactions"] = [];
+  const transactionTags: Array<{ transactionId: string; tagId: string }> = [];
+  const transfers: Array<{ id: string; familyId: string; outflowTransactionId: string; inflowTransactionId: string }> = [];
+  /** Card charges per calendar month ("year-monthIndex"), paid by the next month's payment. */
+  const cardCharges = new Map<string, number>();
+  /** Sum of each account's stored amounts (positive = money out of an asset, more owed on a liability). */
+  const movement: Record<string, number> = {};
+
+  const add = (
+    account: string,
+    date: Date,
+    amount: number,
+    name: string,
+    options: { category?: string; merchant?: string; tag?: string; notes?: string } = {},
+  ) => {
+    if (date > today) return null;
+    const id = newId();
+    if (account === "card" && amount > 0) {
+      const month = `${date.getUTCFullYear()}-${date.getUTCMonth()}`;
+      cardCharges.set(month, (cardCharges.get(month) ?? 0) + amount);
+    }
+    movement[account] = (movement[account] ?? 0) + amount;
+    transactions.push({
+      id,
+      familyId,
+      accountId: accounts[account].id,
+      date: isoDate(date),
+      amount: amount.toFixed(2),
+      currency: "USD",
+      name,
+      notes: options.notes ?? null,
+      categoryId: options.category ? categories[options.category].id : null,
+      merchantId: options.merchant ? merchants[options.merchant] : null,
+    });
+    if (options.tag) transactionTags.push({ transactionId: id, tagId: tags[options.tag] });
+    return id;
+  };
+  const transfer = (from: string, to: string, date: Date, amount: number, name: string) => {
+    const outflow = add(from, date, amount, name);
+    const inflow = add(to, date, -amount, name);
+    if (outflow && inflow) transfers.push({ id: newId(), familyId, outflowTransactionId: outflow, inflowTransactionId: inflow });
+  };
+
+  for (let monthsAgo = 17; monthsAgo >= 0; monthsAgo--) {
+    const year = today.getUTCFullYear();
+    const month = today.getUTCMonth() - monthsAgo;
+    const day = (d: number) => new Date(Date.UTC(year, month, d));
+    const daysInMonth = new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
+
+    add("checking", day(1), -4200, "Payroll deposit", { category: "salary", merchant: EMPLOYER });
+    add("checking", day(15), -4200, "Payroll deposit", { category: "salary", merchant: EMPLOYER });
+    add("checking", day(1), 1950, "Monthly rent", { category: "rent", tag: "Essential" });
+    add("savings", day(daysInMonth), -Number(rng.between(38, 52).toFixed(2)), "Interest paid", { category: "interest" });
+    for (const { merchant, amount } of SUBSCRIPTIONS)
+      add("card", day(rng.int(3, 9)), Number(amount), merchant, { category: "subscriptions", merchant });
+    for (const pattern of SPENDING) {
+      const times = Math.max(0, Math.round(pattern.perMonth * rng.between(0.85, 1.15)));
+      for (let i = 0; i < times; i++) {
+        const merchant = rng.pick(pattern.merchants);
+        add(pattern.account, day(rng.int(1, daysInMonth)), Number(rng.between(pattern.low, pattern.high).toFixed(2)), merchant, {
+          category: pattern.category,
+          merchant,
+          tag: pattern.tag,
+        });
+      }
+    }
+    if (monthsAgo % 6 === 2) {
+      for (const merchant of TRAVEL_MERCHANTS) {
+        add("card", day(rng.int(5, 20)), Number(rng.between(180, 900).toFixed(2)), merchant, {
+          category: "travel",
+          merchant,
+          tag: "Vacation",
+          notes: "Summer trip",
+        });
+      }
+    }
+    if (rng.next() < 0.3)
+      add("checking", day(rng.int(2, 27)), -Number(rng.between(20, 250).toFixed(2)), "Expense reimbursement", {
+        category: "salary",
+        tag: "Reimbursable",
+      });
+    // The statement: everything charged to the card last month, paid in full on the 25th.
+    const lastMonth = new Date(Date.UTC(year, month - 1, 1));
+    const statement = cardCharges.get(`${lastMonth.getUTCFullYear()}-${lastMonth.getUTCMonth()}`) ?? 0;
+    if (statement > 0) transfer("checking", "card", day(25), Number(statement.toFixed(2)), "Credit card payment");
+    if (monthsAgo % 3 === 0) transfer("checking", "savings", day(16), 500, "Savings contribution");
+    if (monthsAgo % 6 === 0) transfer("checking", "brokerage", day(20), 1000, "Brokerage deposit");
+  }
+
+  await new DemoRepository(sequelize).insert({
+    accounts: ACCOUNTS.map((a) => ({
+      id: accounts[a.key].id,
+      familyId,
+      name: a.name,
+      accountType: a.type,
+      classification: classificationOf(a.type),
+      currency: "USD",
+      // Money out lowers an asset and raises what is owed on a liability.
+      balance: (classificationOf(a.type) === "asset" ? a.opening - (movement[a.key] ?? 0) : a.opening + (movement[a.key] ?? 0)).toFixed(2),
+    })),
+    categories: Object.values(categories).map(({ id, name, classification, color, icon }) => ({
+      id,
+      familyId,
+      name,
+      classification,
+      color,
+      icon,
+    })),
+    merchants: Object.entries(merchants).map(([name, id]) => ({ id, familyId, name })),
+    tags: TAGS.map((t) => ({ id: tags[t.name], familyId, name: t.name, color: t.color })),
+    transactions,
+    transactionTags,
+    transfers,
+  });
+  return transactions.length;
+}

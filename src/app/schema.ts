@@ -1,0 +1,52 @@
+import "reflect-metadata";
+import type { GraphQLSchema } from "graphql";
+import { buildSchema } from "type-graphql";
+import { AccountResolver } from "../finance/accounts/account.resolver";
+import { AlertResolver } from "../audit/alerts/alert.resolver";
+import { BankAccountResolver, BankConnectionResolver, HoldingResolver } from "../finance/banking/banking.resolver";
+import { AuditResolver } from "../audit/log/audit.resolver";
+import { AuditExportResolver } from "../audit/exports/export.resolver";
+import { RetentionResolver } from "../audit/retention/retention.resolver";
+import { CategoryResolver } from "../finance/categories/category.resolver";
+import { ChatResolver } from "../finance/chats/chat.resolver";
+import { IdentityResolver } from "../finance/identity/identity.resolver";
+import { UserAdminResolver } from "../finance/identity/user-admin.resolver";
+import { MerchantResolver } from "../finance/merchants/merchant.resolver";
+import { SsoResolver } from "../audit/sso/sso.resolver";
+import { StreamResolver } from "../audit/streaming/stream.resolver";
+import { TagResolver } from "../finance/tags/tag.resolver";
+import { TransactionResolver } from "../finance/transactions/transaction.resolver";
+import { TransferResolver } from "../finance/transactions/transfer.resolver";
+import { UsageResolver } from "../finance/usage/usage.resolver";
+import type { EventBus } from "../platform/events/event-bus";
+import { authChecker } from "../transports/graphql/auth-checker";
+
+export const resolvers = [
+  IdentityResolver,
+  AccountResolver,
+  CategoryResolver,
+  TagResolver,
+  MerchantResolver,
+  TransactionResolver,
+  TransferResolver,
+  ChatResolver,
+  BankConnectionResolver,
+  BankAccountResolver,
+  HoldingResolver,
+  AuditResolver,
+  AuditExportResolver,
+  RetentionResolver,
+  SsoResolver,
+  UserAdminResolver,
+  StreamResolver,
+  AlertResolver,
+  UsageResolver,
+] as const;
+
+/**
+ * Builds the one schema every transport executes against. Input rules live in services, not
+ * decorators. Subscriptions listen on the event bus, so they see events from every process.
+ */
+export function createSchema(events: EventBus): Promise<GraphQLSchema> {
+  return buildSchema({ resolvers, authChecker, validate: false, pubSub: events.pubSub });
+}

@@ -1,0 +1,152 @@
+import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver, Root, Subscription } from "type-graphql";
+import { Topic } from "../../platform/events/catalogue";
+import { Access } from "../../transports/graphql/auth-checker";
+import type { RequestContext } from "../../transports/graphql/context";
+import type { Services } from "../../app/services";
+import type { ChannelInput, ChannelView, FiringView, RuleInput } from "./alert.service";
+import {
+  AlertChannelInput,
+  AlertChannelTestResultType,
+  AlertChannelType,
+  AlertChannelWithSecretType,
+  AlertFiringType,
+  AlertPresetType,
+  AlertRuleInput,
+  AlertRuleType,
+  type AlertSettingInput,
+} from "./alert.type";
+
+function pairs(list: AlertSettingInput[] | null | undefined): Record<string, string> | null {
+  return list ? Object.fromEntries(list.map(({ name, value }) => [name, value])) : null;
+}
+
+function toChannelInput(input: AlertChannelInput): ChannelInput {
+  return {
+    kind: input.kind,
+    name: input.name,
+    enabled: input.enabled,
+    settings: pairs(input.settings),
+    credentials: pairs(input.credentials),
+  };
+}
+
+function toChannel(view: ChannelView): AlertChannelType {
+  return { ...view, settings: Object.entries(view.settings).map(([name, value]) => ({ name, value })) };
+}
+
+function toFiring(view: FiringView): AlertFiringType {
+  return {
+    ...view,
+    deliveries: view.deliveries.map((delivery) => ({
+      ...delivery,
+      nextAttemptAt: delivery.status === "pending" ? delivery.nextAttemptAt : null,
+    })),
+  };
+}
+
+/** Each firing committed from now on, read whole. */
+async function* firings(services: Services): AsyncGenerator<AlertFiringType> {
+  for await (const notice of services.events.subscribe(Topic.AlertFired)) {
+    const firing = await services.alerts.firing(notice.firingId);
+    if (firing) yield toFiring(firing);
+  }
+}
+
+/** Alerts administration: administrators only, changes need a read_write credential. */
+@Resolver()
+export class AlertResolver {
+  @Authorized(Access.Admin)
+  @Query(() => [AlertRuleType])
+  alertRules(@Ctx() { services }: RequestContext) {
+    return services.alerts.rules();
+  }
+
+  @Authorized(Access.Admin)
+  @Query(() => [AlertPresetType], { description: "The spec's example rules, and whether each is enabled." })
+  alertPresets(@Ctx() { services }: RequestContext) {
+    return services.alerts.presets();
+  }
+
+  @Authorized(Access.Admin)
+  @Query(() => [AlertChannelType])
+  async alertChannels(@Ctx() { services }: RequestContext) {
+    return (await services.alerts.channels()).map(toChannel);
+  }
+
+  @Authorized(Access.Admin)
+  @Query(() => [AlertFiringType], { description: "Firing history, newest first (before: a firing id, for the next page)." })
+  async alertFirings(
+    @Ctx() { services }: RequestContext,
+    @Arg("first", () => Int, { nullable: true }) first?: number | null,
+    @Arg("before", () => ID, { nullable: true }) before?: string | null,
+    @Arg("ruleId", () => ID, { nullable: true }) ruleId?: string | null,
+  ) {
+    return (await services.alerts.firings(first, before, ruleId)).map(toFiring);
+  }
+
+  @Authorized(Access.Admin, Access.Write)
+  @Mutation(() => AlertRuleType, { description: "Creates the preset's rule, or enables it again (alert.rule.created / updated)." })
+  enableAlertPreset(
+    @Ctx() { services, actor }: RequestContext,
+    @Arg("preset") preset: string,
+    @Arg("channelIds", () => [ID], { nullable: true }) channelIds?: string[] | null,
+  ) {
+    return services.alerts.enablePreset(actor!, preset, channelIds);
+  }
+
+  @Authorized(Access.Admin, Access.Write)
+  @Mutation(() => AlertRuleType, { description: "alert.rule.created" })
+  createAlertRule(@Ctx() { services, actor }: RequestContext, @Arg("input") input: AlertRuleInput) {
+    return services.alerts.createRule(actor!, input as RuleInput);
+  }
+
+  @Authorized(Access.Admin, Access.Write)
+  @Mutation(() => AlertRuleType, { description: "alert.rule.updated; a changed condition starts its windows afresh." })
+  updateAlertRule(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string, @Arg("input") input: AlertRuleInput) {
+    return services.alerts.updateRule(actor!, id, input as RuleInput);
+  }
+
+  @Authorized(Access.Admin, Access.Write)
+  @Mutation(() => AlertRuleType, { description: "alert.rule.deleted; its firing history stays." })
+  deleteAlertRule(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
+    return services.alerts.deleteRule(actor!, id);
+  }
+
+  @Authorized(Access.Admin, Access.Write)
+  @Mutation(() => AlertChannelWithSecretType, { description: "alert.channel.created; a webhook channel's secret is in the answer, once." })
+  async createAlertChannel(@Ctx() { services, actor }: RequestContext, @Arg("input") input: AlertChannelInput) {
+    const created = await services.alerts.createChannel(actor!, toChannelInput(input));
+    return { channel: toChannel(created.channel), secret: created.secret };
+  }
+
+  @Authorized(Access.Admin, Access.Write)
+  @Mutation(() => AlertChannelType, { description: "alert.channel.updated, credentials redacted." })
+  async updateAlertChannel(
+    @Ctx() { services, actor }: RequestContext,
+    @Arg("id", () => ID) id: string,
+    @Arg("input") input: AlertChannelInput,
+  ) {
+    return toChannel(await services.alerts.updateChannel(actor!, id, toChannelInput(input)));
+  }
+
+  @Authorized(Access.Admin, Access.Write)
+  @Mutation(() => AlertChannelType, { description: "alert.channel.deleted; rules stop using it." })
+  async deleteAlertChannel(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
+    return toChannel(await services.alerts.deleteChannel(actor!, id));
+  }
+
+  @Authorized(Access.Admin, Access.Write)
+  @Mutation(() => AlertChannelTestResultType, { description: "Sends a test alert now (alert.channel.tested)." })
+  testAlertChannel(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
+    return services.alerts.testChannel(actor!, id);
+  }
+
+  @Authorized(Access.Admin)
+  @Subscription(() => AlertFiringType, {
+    description: "Each alert firing as soon as it is committed (from any process): the console's toast.",
+    subscribe: ({ context }) => firings((context as RequestContext).services),
+  })
+  alertFired(@Root() firing: AlertFiringType): AlertFiringType {
+    return firing;
+  }
+}

@@ -1,0 +1,41 @@
+import fs from "node:fs";
+import { pipeline } from "node:stream/promises";
+import express, { type NextFunction, type Request, type Response } from "express";
+import { restErrorOf } from "../../platform/common/error-edges";
+import { DomainError } from "../../platform/common/errors";
+import { authenticate } from "../../transports/http/authenticate";
+import type { Services } from "../../app/services";
+
+/**
+ * GET /exports/:id/download?expires=…&signature=…: the file behind a signed URL, for the user it was
+ * issued to (their bearer token, API key or console session) and before it expires.
+ */
+export function createExportRouter(services: Services, rateLimit: express.RequestHandler[]): express.Router {
+  const router = express.Router();
+  router.get(
+    "/exports/:id/download",
+    authenticate(services, { required: true, cookie: true }),
+    ...rateLimit,
+    async (req: Request, res: Response, next: NextFunction) => {
+      res.setHeader("Cache-Control", "no-store");
+      try {
+        const query = (name: string) => (typeof req.query[name] === "string" ? (req.query[name] as string) : undefined);
+        const download = await services.auditExports.openDownload(
+          res.locals.actor!,
+          String(req.params.id),
+          query("expires"),
+          query("signature"),
+        );
+        res.setHeader("Content-Type", download.mimeType);
+        res.setHeader("Content-Length", String(download.bytes));
+        res.setHeader("Content-Disposition", `attachment; filename="${download.fileName}"`);
+        await pipeline(fs.createReadStream(download.path), res);
+      } catch (error) {
+        if (!(error instanceof DomainError)) return next(error);
+        const { status, body } = restErrorOf(error);
+        res.status(status).json(body);
+      }
+    },
+  );
+  return router;
+}

@@ -1,0 +1,536 @@
+import type { Sequelize, Transaction } from "sequelize";
+import { bindParam, copyOut, likePattern, readRows, readRowsWithin, selectRows } from "../../platform/common/sql";
+import type { AuditEventType, Severity } from "./audit.catalogue";
+import type { Changes } from "./audit-changes";
+
+/** What an event records, as stored (its id, time and chain link aside): the one list of its fields. */
+export type AuditEventFields = {
+  eventType: AuditEventType;
+  severity: Severity;
+  userId: string | null;
+  userEmail: string | null;
+  provider: string | null;
+  action: string | null;
+  resourceType: string | null;
+  resourceId: string | null;
+  resourceLabel: string | null;
+  ipAddress: string | null;
+  userAgent: string | null;
+  sessionId: string | null;
+  requestId: string | null;
+  changes: Changes | null;
+  error: string | null;
+};
+
+export type AuditEventRow = AuditEventFields & {
+  id: string;
+  /** The chain link's fields: null until the sequencer has linked the event (normally milliseconds after commit). */
+  seq: string | null;
+  timestamp: Date;
+  prevHash: Buffer | null;
+  hash: Buffer | null;
+};
+
+export type NewAuditEvent = Omit<AuditEventRow, "seq" | "prevHash" | "hash">;
+
+/** A filter already checked and normalised by the service: every value here is safe to bind. */
+export type AuditQuery = {
+  /** Lower-case words, each matched as a substring of the search text. */
+  words: string[];
+  /** Lower-case whole e-mail addresses, each matched as an address in the search text. */
+  emails: string[];
+  userIds: string[];
+  providers: string[];
+  eventTypes: AuditEventType[];
+  severities: Severity[];
+  from: Date | null;
+  /** Exclusive upper bound (the service turns an inclusive end into this). */
+  before: Date | null;
+  ipCidr: string | null;
+  requestId: string | null;
+  sessionId: string | null;
+};
+
+export type Keyset = { timestamp: Date; id: string };
+
+/** An export's keyset: the timestamp as ISO text with microseconds, so no row is skipped or repeated. */
+export type ExportKey = { at: string; id: string };
+/** The fields of each row exportBatch writes, by position. */
+export const EXPORT_BATCH_FIELDS = { at: 0, id: 1, line: 2, width: 3 } as const;
+
+/** A chain link with what verification needs to know about its event. */
+export type VerifyRow = {
+  id: string;
+  seq: string;
+  timestamp: Date;
+  prevHash: Buffer | null;
+  hash: Buffer;
+  eventExists: boolean;
+  hashMatches: boolean;
+};
+
+/** An event that is neither linked nor waiting to be. */
+export type StrayEvent = { id: string; timestamp: Date };
+
+const EVENT_COLUMNS = `e.id, e.occurred_at AS "timestamp", e.event_type AS "eventType", e.severity, e.user_id AS "userId",
+  e.user_email AS "userEmail", e.provider, e.action, e.resource_type AS "resourceType", e.resource_id AS "resourceId",
+  e.resource_label AS "resourceLabel", host(e.ip_address) AS "ipAddress", e.user_agent AS "userAgent",
+  e.session_id AS "sessionId", e.request_id AS "requestId", e.changes, e.error`;
+
+/** An event as the export writes it: the fields and order of toEvent in the service, timestamps in ISO 8601 UTC. */
+const EXPORT_TIMESTAMP = `to_char(e.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const EXPORT_JSON = `json_build_object('id', e.id, 'seq', c.seq::text, 'timestamp', ${EXPORT_TIMESTAMP}, 'eventType', e.event_type,
+  'severity', e.severity,
+  'user', CASE WHEN e.user_id IS NOT NULL OR e.user_email IS NOT NULL THEN json_build_object('id', e.user_id, 'email', coalesce(e.user_email, '')) END,
+  'provider', e.provider, 'action', e.action,
+  'resource', CASE WHEN e.resource_type IS NOT NULL THEN json_build_object('type', e.resource_type, 'id', coalesce(e.resource_id, ''), 'label', e.resource_label) END,
+  'ipAddress', host(e.ip_address), 'userAgent', e.user_agent, 'sessionId', e.session_id, 'requestId', e.request_id, 'changes', e.changes,
+  'error', e.error, 'prevHash', encode(c.prev_hash, 'hex'), 'hash', encode(c.hash, 'hex'))::text`;
+/**
+ * One CSV field of a text column, written exactly as csvField (export-formats.ts) writes it: empty for
+ * NULL, an apostrophe before a leading formula character, quoted (quotes doubled) when it holds a
+ * quote, comma, CR or LF. `column` is read several times, so it must be a column, not an expression.
+ */
+function csvFieldSql(column: string): string {
+  const neutral = `CASE WHEN left(${column}, 1) IN ('=', '+', '-', '@', E'\\t', E'\\r') THEN '''' || ${column} ELSE ${column} END`;
+  const special = [`'"'`, `','`, `E'\\n'`, `E'\\r'`].map((char) => `strpos(${column}, ${char}) > 0`).join(" OR ");
+  return `CASE WHEN ${column} IS NULL THEN '' WHEN ${special} THEN '"' || replace(${neutral}, '"', '""') || '"' ELSE ${neutral} END`;
+}
+/** A field that cannot hold a special character (an id, a number, a timestamp, hex, an address): only NULL needs care. */
+const plainField = (expression: string) => `coalesce(${expression}, '')`;
+/** The CSV record of an event (CSV_COLUMNS of export-formats.ts, in order), without its line end. */
+const EXPORT_CSV = `concat_ws(',', ${[
+  plainField("e.id::text"),
+  plainField("c.seq::text"),
+  plainField(EXPORT_TIMESTAMP),
+  csvFieldSql("e.event_type"),
+  csvFieldSql("e.severity"),
+  plainField("e.user_id::text"),
+  csvFieldSql("e.user_email"),
+  csvFieldSql("e.provider"),
+  csvFieldSql("e.action"),
+  csvFieldSql("e.resource_type"),
+  csvFieldSql("e.resource_id"),
+  csvFieldSql("e.resource_label"),
+  plainField("host(e.ip_address)"),
+  csvFieldSql("e.user_agent"),
+  csvFieldSql("e.session_id"),
+  csvFieldSql("e.request_id"),
+  csvFieldSql("e.changes_text"),
+  csvFieldSql("e.error"),
+  plainField("encode(c.prev_hash, 'hex')"),
+  plainField("encode(c.hash, 'hex')"),
+].join(", ")})`;
+
+const LINK_COLUMNS = `c.seq, c.prev_hash AS "prevHash", c.hash`;
+
+/** Whether link c still matches its event e: the hash the sequencer computed, over the event as it is now. */
+const LINK_MATCHES = `audit_event_hash(e.id, c.seq, e.occurred_at, e.event_type, e.severity, e.user_id, e.user_email, e.provider,
+  e.action, e.resource_type, e.resource_id, e.resource_label, e.ip_address, e.user_agent, e.session_id, e.request_id, e.changes,
+  e.error, c.prev_hash) = c.hash`;
+
+const VERIFY_COLUMNS = `c.event_id AS id, c.seq, c.occurred_at AS "timestamp", c.prev_hash AS "prevHash", c.hash,
+  e.id IS NOT NULL AS "eventExists", coalesce(${LINK_MATCHES}, false) AS "hashMatches"`;
+
+/**
+ * Each link with its event, looked up by key. LIMIT 1 keeps it a lookup per link rather than a join
+ * over every event, and tells the planner there is one row per link: its estimate otherwise grows with
+ * the number of partitions, and past PostgreSQL's JIT threshold compiling the plan costs more than
+ * running it.
+ */
+const LINK_WITH_EVENT = `LEFT JOIN LATERAL (SELECT * FROM audit_events e
+  WHERE e.occurred_at = c.occurred_at AND e.id = c.event_id LIMIT 1) AS e ON true`;
+
+/**
+ * Inserts the event and queues it for the sequencer, in one statement of the caller's transaction: both
+ * commit or neither does. No lock is shared with other recording transactions.
+ */
+const RECORD_SQL = `
+WITH inserted AS (
+  INSERT INTO audit_events AS e (id, occurred_at, event_type, severity, user_id, user_email, provider, action, resource_type,
+                                 resource_id, resource_label, ip_address, user_agent, session_id, request_id, changes, error)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+  RETURNING ${EVENT_COLUMNS}
+),
+queued AS (INSERT INTO audit_unchained (event_id, occurred_at) SELECT id, "timestamp" FROM inserted)
+SELECT *, NULL::bigint AS seq, NULL::bytea AS "prevHash", NULL::bytea AS hash FROM inserted`;
+
+/** Newest rows of the other filters a text search walks before leaving the choice to the planner. */
+const TEXT_PROBE_ROWS = 1000;
+
+export class AuditRepository {
+  constructor(private readonly sequelize: Sequelize) {}
+
+  async append(event: NewAuditEvent, transaction: Transaction): Promise<AuditEventRow> {
+    const [row] = await selectRows<AuditEventRow>(
+      this.sequelize,
+      RECORD_SQL,
+      [
+        event.id,
+        event.timestamp,
+        event.eventType,
+        event.severity,
+        event.userId,
+        event.userEmail,
+        event.provider,
+        event.action,
+        event.resourceType,
+        event.resourceId,
+        event.resourceLabel,
+        event.ipAddress,
+        event.userAgent,
+        event.sessionId,
+        event.requestId,
+        event.changes === null ? null : JSON.stringify(event.changes),
+        event.error,
+      ],
+      transaction,
+    );
+    return row;
+  }
+
+  /**
+   * Links up to `maxLinks` committed events onto the chain (one transaction, waiting for a sequencer
+   * running elsewhere) and returns them, linked, in chain order.
+   */
+  chainPending(maxLinks: number): Promise<AuditEventRow[]> {
+    return selectRows<AuditEventRow>(
+      this.sequelize,
+      `SELECT ${EVENT_COLUMNS}, ${LINK_COLUMNS} FROM audit_chain_pending($1) AS c ${LINK_WITH_EVENT} ORDER BY c.seq`,
+      [maxLinks],
+    );
+  }
+
+  /** One event with its chain link (null until linked), by its partition key and id. */
+  async byKey(id: string, occurredAt: Date): Promise<AuditEventRow | null> {
+    const [row] = await selectRows<AuditEventRow>(
+      this.sequelize,
+      `SELECT ${EVENT_COLUMNS}, ${LINK_COLUMNS} FROM audit_events e
+         LEFT JOIN LATERAL (SELECT * FROM audit_chain c WHERE c.occurred_at = e.occurred_at AND c.event_id = e.id LIMIT 1) AS c ON true
+        WHERE e.occurred_at = $2 AND e.id = $1`,
+      [id, occurredAt],
+    );
+    return row ?? null;
+  }
+
+  /** Newest first, keyset after `after`, skipping `offset`; fetches one extra row to tell whether more exist. */
+  async list(query: AuditQuery, options: { limit: number; offset: number; after: Keyset | null }): Promise<AuditEventRow[]> {
+    const { where, bind } = whereClause(query, options.after);
+    const [limit, offset] = [bindParam(bind, options.limit + 1), bindParam(bind, options.offset)];
+    const text = textConditions(query, bind);
+    if (text.length) {
+      // Words and addresses are checked against each row's text, which lives in the table, not in the
+      // index that orders the rows. Where matches are common, walking the newest rows of the other
+      // filters finds a page after a few hundred rows; a plan from the text index would first collect
+      // every match in the range, reading far more of the table. Too few matches in that walk: the full
+      // query decides (the text index is then the cheap way in).
+      const probe = bindParam(bind, TEXT_PROBE_ROWS);
+      const probed = await selectRows<AuditEventRow>(
+        this.sequelize,
+        pageOf(`SELECT occurred_at, id FROM (SELECT occurred_at, id, search_text FROM audit_events ${whereSql(where)}
+                 ORDER BY occurred_at DESC, id DESC LIMIT ${probe}) AS newest
+                WHERE ${text.join(" AND ")} ORDER BY occurred_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`),
+        bind,
+      );
+      if (probed.length === options.limit + 1) return probed;
+      bind.pop();
+    }
+    // The page's keys first, from an index alone where the filter allows; then only its rows are read.
+    return selectRows<AuditEventRow>(
+      this.sequelize,
+      pageOf(`SELECT occurred_at, id FROM audit_events ${whereSql([...where, ...text])}
+               ORDER BY occurred_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`),
+      bind,
+    );
+  }
+
+  /**
+   * Counts matches up to `cap`: an exact count over years of events would cost more than the page.
+   * Null when counting takes longer than `budgetMs` (a rare word over a busy week, read from disk).
+   */
+  async countUpTo(query: AuditQuery, cap: number, budgetMs: number): Promise<number | null> {
+    const { where, bind } = whereClause(query);
+    where.push(...textConditions(query, bind));
+    const limit = bindParam(bind, cap);
+    const rows = await readRowsWithin<{ count: string }>(
+      this.sequelize,
+      `SELECT count(*) AS count FROM (SELECT 1 FROM audit_events ${whereSql(where)} LIMIT ${limit}) AS capped`,
+      bind,
+      budgetMs,
+    );
+    return rows ? Number(rows[0].count) : null;
+  }
+
+  /**
+   * Up to `limit` events of the filter after `after`, oldest first, with the same conditions as `list`
+   * (an export holds exactly the events a search shows), as binary COPY (see copy-binary.ts):
+   * per event its time (ISO 8601 with microseconds, for the next batch's keyset), its id and its line,
+   * the JSON text of the canonical event or its CSV record (CSV_COLUMNS, without the line end). Every
+   * byte of the file is rendered by PostgreSQL, so the export's Node side only frames, hashes and compresses.
+   */
+  exportBatch(query: AuditQuery, after: ExportKey | null, limit: number, line: "json" | "csv"): AsyncGenerator<Buffer> {
+    const { where, bind } = whereClause(query);
+    where.push(...textConditions(query, bind));
+    if (after) where.push(`(occurred_at, id) > (${bindParam(bind, after.at)}::timestamptz, ${bindParam(bind, after.id)}::uuid)`);
+    // A CSV record reads the changes' text several times: the subquery (its LIMIT keeps it one) renders it once.
+    const columns = line === "csv" ? "*, changes::text AS changes_text" : "*";
+    // One ordered index scan joined to the chain, streamed as it goes: the outer order is the scan's, so
+    // nothing is sorted and no row waits for the batch's last (a page of keys looked up row by row, as
+    // search does, would read the index twice and sort the batch before sending any of it).
+    const select = `SELECT to_char(e.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), e.id::text,
+              ${line === "json" ? EXPORT_JSON : EXPORT_CSV}
+         FROM (SELECT ${columns} FROM audit_events ${whereSql(where)} ORDER BY occurred_at, id LIMIT ${bindParam(bind, limit)}) AS e
+         LEFT JOIN audit_chain c ON c.occurred_at = e.occurred_at AND c.event_id = e.id
+        ORDER BY e.occurred_at, e.id`;
+    return copyOut(this.sequelize, select, bind, "binary");
+  }
+
+  /**
+   * Events per time bucket and severity: every match counted, unless that takes longer than
+   * `budgetMs` (null then). Buckets start at multiples of `bucketSeconds` from the Unix epoch.
+   */
+  histogram(query: AuditQuery, range: { from: Date; before: Date }, bucketSeconds: number, budgetMs: number) {
+    const { sql, bind } = histogramSql(query, range, bucketSeconds, null);
+    return readRowsWithin<HistogramRow>(this.sequelize, sql, bind, budgetMs);
+  }
+
+  /**
+   * The same counts estimated from a random `percent` of the table's pages (TABLESAMPLE SYSTEM), scaled
+   * up: reads a bounded share of a huge range instead of every row.
+   */
+  histogramSampled(query: AuditQuery, range: { from: Date; before: Date }, bucketSeconds: number, percent: number) {
+    const { sql, bind } = histogramSql(query, range, bucketSeconds, percent);
+    return readRows<HistogramRow>(this.sequelize, sql, bind);
+  }
+
+  /** Events committed but not linked into the chain yet, and the age of the oldest (the sequencer's lag). */
+  async unchainedBacklog(): Promise<{ events: number; oldestSeconds: number }> {
+    const [row] = await readRows<{ events: string; oldestSeconds: number | null }>(
+      this.sequelize,
+      `SELECT count(*) AS events, extract(epoch FROM now() - min(occurred_at))::float8 AS "oldestSeconds" FROM audit_unchained`,
+      [],
+    );
+    return { events: Number(row?.events ?? 0), oldestSeconds: Math.max(0, row?.oldestSeconds ?? 0) };
+  }
+
+  /** The oldest event's time (an index lookup per partition). */
+  async oldestTimestamp(): Promise<Date | null> {
+    const [row] = await readRows<{ oldest: Date | null }>(this.sequelize, "SELECT min(occurred_at) AS oldest FROM audit_events", []);
+    return row?.oldest ?? null;
+  }
+
+  /** Up to `limit` linked events after chain position `afterSeq`, in chain order. */
+  afterSeq(afterSeq: bigint, limit: number): Promise<AuditEventRow[]> {
+    return readRows<AuditEventRow>(
+      this.sequelize,
+      `SELECT ${EVENT_COLUMNS}, ${LINK_COLUMNS}
+         FROM (SELECT * FROM audit_chain WHERE seq > $1 ORDER BY seq LIMIT $2) AS c
+         JOIN LATERAL (SELECT * FROM audit_events e WHERE e.occurred_at = c.occurred_at AND e.id = c.event_id LIMIT 1) AS e ON true
+        ORDER BY c.seq`,
+      [afterSeq.toString(), limit],
+    );
+  }
+
+  /** One batch of links in `seq` order, each with whether its event exists and still matches the link's hash. */
+  verifyBatch(
+    afterSeq: bigint,
+    throughSeq: bigint,
+    limit: number,
+    range: { from: Date | null; before: Date | null },
+  ): Promise<VerifyRow[]> {
+    const bind: unknown[] = [afterSeq.toString(), limit, throughSeq.toString()];
+    const where = ["c.seq > $1", "c.seq <= $3"];
+    if (range.from) where.push(`c.occurred_at >= ${bindParam(bind, range.from)}`);
+    if (range.before) where.push(`c.occurred_at < ${bindParam(bind, range.before)}`);
+    return selectRows<VerifyRow>(
+      this.sequelize,
+      `SELECT ${VERIFY_COLUMNS} FROM (SELECT * FROM audit_chain c WHERE ${where.join(" AND ")} ORDER BY c.seq LIMIT $2) AS c
+         ${LINK_WITH_EVENT} ORDER BY c.seq`,
+      bind,
+    );
+  }
+
+  async bySeq(seq: bigint): Promise<VerifyRow | null> {
+    const [row] = await selectRows<VerifyRow>(
+      this.sequelize,
+      `SELECT ${VERIFY_COLUMNS} FROM audit_chain c ${LINK_WITH_EVENT} WHERE c.seq = $1`,
+      [seq.toString()],
+    );
+    return row ?? null;
+  }
+
+  /** The first link past the chain head: nothing the sequencer wrote can be there. One statement, one snapshot. */
+  async firstBeyondHead(): Promise<VerifyRow | null> {
+    const [row] = await selectRows<VerifyRow>(
+      this.sequelize,
+      `SELECT ${VERIFY_COLUMNS} FROM (SELECT * FROM audit_chain WHERE seq > (SELECT seq FROM audit_chain_head) ORDER BY seq LIMIT 1) AS c
+         ${LINK_WITH_EVENT}`,
+      [],
+    );
+    return row ?? null;
+  }
+
+  /**
+   * The oldest event that is neither linked nor waiting in audit_unchained. The application writes an
+   * event and its queue entry together, and the sequencer links and unqueues it together, so in any
+   * one snapshot every event it wrote is one or the other.
+   */
+  async firstStray(range: { from: Date | null; before: Date | null }): Promise<StrayEvent | null> {
+    const bind: unknown[] = [];
+    const where = [
+      "NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.occurred_at = e.occurred_at AND c.event_id = e.id)",
+      "NOT EXISTS (SELECT 1 FROM audit_unchained u WHERE u.event_id = e.id)",
+    ];
+    if (range.from) where.push(`e.occurred_at >= ${bindParam(bind, range.from)}`);
+    if (range.before) where.push(`e.occurred_at < ${bindParam(bind, range.before)}`);
+    const [row] = await selectRows<StrayEvent>(
+      this.sequelize,
+      `SELECT e.id, e.occurred_at AS "timestamp" FROM audit_events e WHERE ${where.join(" AND ")} ORDER BY e.occurred_at, e.id LIMIT 1`,
+      bind,
+    );
+    return row ?? null;
+  }
+
+  /**
+   * Linked events after chain position `after`, in chain order, and the chain head of the same
+   * snapshot: the links up to the head are read (at most `scanLinks` of them), those whose type is in
+   * `eventTypes` (all when empty) are returned, at most `limit`. The chain is dense and a sequencer
+   * commits its links with the head, so every link up to the head exists when this runs. An event whose month retention already dropped is skipped.
+   */
+  async chainAfter(
+    after: string,
+    scanLinks: number,
+    limit: number,
+    eventTypes: string[],
+  ): Promise<{ head: string; rows: AuditEventRow[] }> {
+    // One statement, so the head and the links read are of one snapshot, in one round trip: consumers
+    // call this at every turn while events are being recorded.
+    const rows = await selectRows<AuditEventRow & { chainHead: string }>(
+      this.sequelize,
+      `SELECT h.seq::text AS "chainHead", x.*
+         FROM audit_chain_head AS h
+         LEFT JOIN LATERAL (
+           SELECT ${EVENT_COLUMNS}, ${LINK_COLUMNS}
+             FROM (SELECT * FROM audit_chain WHERE seq > $1 AND seq <= least(h.seq, $1::bigint + $2::bigint) ORDER BY seq) AS c
+             JOIN LATERAL (SELECT * FROM audit_events e WHERE e.occurred_at = c.occurred_at AND e.id = c.event_id LIMIT 1) AS e ON true
+            WHERE cardinality($4::text[]) = 0 OR e.event_type = ANY($4::text[])
+            ORDER BY c.seq LIMIT $3) AS x ON true
+        ORDER BY x.seq`,
+      [after, scanLinks, limit, eventTypes],
+    );
+    return {
+      head: rows[0].chainHead,
+      rows: rows.filter((row) => row.id !== null).map(({ chainHead: _head, ...row }) => row as AuditEventRow),
+    };
+  }
+
+  /** The chain position just before the first event recorded at or after `moment` (the head when there is none). */
+  async chainPositionAt(moment: Date): Promise<string> {
+    const [row] = await selectRows<{ seq: string }>(
+      this.sequelize,
+      `SELECT coalesce((SELECT min(seq) - 1 FROM audit_chain WHERE occurred_at >= $1), (SELECT seq FROM audit_chain_head))::text AS seq`,
+      [moment],
+    );
+    return row.seq;
+  }
+
+  async chainHead(): Promise<{ seq: string; hash: Buffer | null }> {
+    const [row] = await selectRows<{ seq: string; hash: Buffer | null }>(this.sequelize, "SELECT seq, hash FROM audit_chain_head", []);
+    return row;
+  }
+
+  /** Creates the monthly partitions from this month to `monthsAhead` months ahead; names the months it had to skip. */
+  async ensurePartitions(monthsAhead: number, from: Date = new Date()): Promise<{ created: string[]; skipped: string[] }> {
+    const rows = await selectRows<{ month: string; ok: boolean; existed: boolean }>(
+      this.sequelize,
+      `SELECT to_char(month, 'YYYY-MM') AS month,
+              to_regclass(format('audit_events_y%sm%s', to_char(month, 'YYYY'), to_char(month, 'MM'))) IS NOT NULL AS existed,
+              audit_create_month_partition(month) AS ok
+         FROM (SELECT (date_trunc('month', $1::timestamptz AT TIME ZONE 'UTC') + make_interval(months => m))::date AS month
+                 FROM generate_series(0, $2::int) AS m) AS months
+        ORDER BY month`,
+      [from, monthsAhead],
+    );
+    return {
+      created: rows.filter((row) => row.ok && !row.existed).map((row) => row.month),
+      skipped: rows.filter((row) => !row.ok).map((row) => row.month),
+    };
+  }
+
+  async partitionNames(): Promise<string[]> {
+    const rows = await selectRows<{ name: string }>(
+      this.sequelize,
+      `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+        WHERE i.inhparent = 'audit_events'::regclass ORDER BY c.relname`,
+      [],
+    );
+    return rows.map((row) => row.name);
+  }
+}
+
+/** Every condition of a filter, free text included, as SQL over audit_events with its bind values (reports build on it). */
+export function auditConditions(query: AuditQuery, bind: unknown[] = []): { where: string[]; bind: unknown[] } {
+  const clause = whereClause(query);
+  const offset = bind.length;
+  // Renumber the clause's parameters after the caller's own.
+  const renumber = (sql: string) => sql.replace(/\$(\d+)/g, (_m, n) => `$${Number(n) + offset}`);
+  const where = clause.where.map(renumber);
+  bind.push(...clause.bind);
+  where.push(...textConditions(query, bind));
+  return { where, bind };
+}
+
+/** The conditions of every filter but the free-text ones (see textConditions), plus the keyset. */
+function whereClause(query: AuditQuery, after: Keyset | null = null): { where: string[]; bind: unknown[] } {
+  const where: string[] = [];
+  const bind: unknown[] = [];
+  if (query.userIds.length) where.push(`user_id = ANY(${bindParam(bind, query.userIds)}::uuid[])`);
+  if (query.providers.length) where.push(`provider = ANY(${bindParam(bind, query.providers)}::text[])`);
+  if (query.eventTypes.length) where.push(`event_type = ANY(${bindParam(bind, query.eventTypes)}::text[])`);
+  if (query.severities.length) where.push(`severity = ANY(${bindParam(bind, query.severities)}::text[])`);
+  if (query.from) where.push(`occurred_at >= ${bindParam(bind, query.from)}`);
+  if (query.before) where.push(`occurred_at < ${bindParam(bind, query.before)}`);
+  if (query.ipCidr) where.push(`ip_address <<= ${bindParam(bind, query.ipCidr)}::inet`);
+  if (query.requestId) where.push(`request_id = ${bindParam(bind, query.requestId)}`);
+  if (query.sessionId) where.push(`session_id = ${bindParam(bind, query.sessionId)}`);
+  if (after) where.push(`(occurred_at, id) < (${bindParam(bind, after.timestamp)}::timestamptz, ${bindParam(bind, after.id)}::uuid)`);
+  return { where, bind };
+}
+
+export type HistogramRow = { bucket: Date; severity: Severity; count: number };
+
+/** Counts per bucket and severity over the filter's rows within the range (and the filter's own dates). */
+function histogramSql(query: AuditQuery, range: { from: Date; before: Date }, bucketSeconds: number, samplePercent: number | null) {
+  const from = new Date(Math.max(range.from.getTime(), query.from?.getTime() ?? -Infinity));
+  const before = new Date(Math.min(range.before.getTime(), query.before?.getTime() ?? Infinity));
+  const { where, bind } = whereClause({ ...query, from, before });
+  where.push(...textConditions(query, bind));
+  const width = bindParam(bind, Math.trunc(bucketSeconds));
+  const sample = samplePercent === null ? "" : ` TABLESAMPLE SYSTEM (${bindParam(bind, samplePercent)})`;
+  const count = samplePercent === null ? "count(*)" : `round(count(*) * 100 / ${bindParam(bind, samplePercent)}::float8)`;
+  const sql = `SELECT date_bin(make_interval(secs => ${width}::int), occurred_at, 'epoch'::timestamptz) AS bucket, severity,
+                      ${count}::int AS count
+                 FROM audit_events${sample} ${whereSql(where)} GROUP BY 1, 2`;
+  return { sql, bind };
+}
+
+/** The free-text conditions: words anywhere in an event's text, whole e-mail addresses. */
+function textConditions(query: AuditQuery, bind: unknown[]): string[] {
+  return [
+    ...query.words.map((word) => `search_text LIKE ${bindParam(bind, likePattern(word))}`),
+    ...query.emails.map((email) => `audit_email_terms(search_text) @> ARRAY[${bindParam(bind, email)}::text]`),
+  ];
+}
+
+function whereSql(conditions: string[]): string {
+  return conditions.length ? `WHERE ${conditions.join(" AND ")}` : "";
+}
+
+/** A page's events with their chain links, from a statement that selects its keys (LIMIT 1 lookups, as in LINK_WITH_EVENT). */
+function pageOf(keys: string): string {
+  return `SELECT ${EVENT_COLUMNS}, ${LINK_COLUMNS}
+    FROM (${keys}) AS page
+    JOIN LATERAL (SELECT * FROM audit_events e WHERE e.occurred_at = page.occurred_at AND e.id = page.id LIMIT 1) AS e ON true
+    LEFT JOIN LATERAL (SELECT * FROM audit_chain c WHERE c.occurred_at = e.occurred_at AND c.event_id = e.id LIMIT 1) AS c ON true
+   ORDER BY e.occurred_at DESC, e.id DESC`;
+}

@@ -1,0 +1,71 @@
+import { Arg, Authorized, Ctx, ID, Mutation, Query, Resolver } from "type-graphql";
+import { Access } from "../../transports/graphql/auth-checker";
+import type { RequestContext } from "../../transports/graphql/context";
+import { ConnectedAccountType, SsoProviderInput, SsoProviderTestType, SsoProviderType } from "./sso.type";
+
+@Resolver()
+export class SsoResolver {
+  @Authorized(Access.Admin)
+  @Query(() => [SsoProviderType], { description: "Every SSO provider, oldest first." })
+  ssoProviders(@Ctx() { services }: RequestContext) {
+    return services.ssoProviders.list();
+  }
+
+  @Authorized(Access.Admin)
+  @Query(() => SsoProviderType)
+  ssoProvider(@Ctx() { services }: RequestContext, @Arg("id", () => ID) id: string) {
+    return services.ssoProviders.get(id);
+  }
+
+  @Authorized(Access.Admin, Access.Write)
+  @Mutation(() => SsoProviderType, { description: "Adds a provider (provider.created)." })
+  createSsoProvider(@Ctx() { services, actor }: RequestContext, @Arg("input") input: SsoProviderInput) {
+    return services.ssoProviders.create(actor!, input);
+  }
+
+  @Authorized(Access.Admin, Access.Write)
+  @Mutation(() => SsoProviderType, {
+    description: "Changes a provider's configuration (provider.updated, with changes; secrets redacted).",
+  })
+  updateSsoProvider(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string, @Arg("input") input: SsoProviderInput) {
+    return services.ssoProviders.update(actor!, id, input);
+  }
+
+  @Authorized(Access.Admin, Access.Write)
+  @Mutation(() => SsoProviderType, { description: "provider.enabled" })
+  enableSsoProvider(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
+    return services.ssoProviders.setEnabled(actor!, id, true);
+  }
+
+  @Authorized(Access.Admin, Access.Write)
+  @Mutation(() => SsoProviderType, { description: "Nobody can sign in with it until enabled again (provider.disabled)." })
+  disableSsoProvider(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
+    return services.ssoProviders.setEnabled(actor!, id, false);
+  }
+
+  @Authorized(Access.Admin, Access.Write)
+  @Mutation(() => SsoProviderType, { description: "Removes a provider and its connected accounts (provider.deleted)." })
+  deleteSsoProvider(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
+    return services.ssoProviders.delete(actor!, id);
+  }
+
+  @Authorized(Access.Admin, Access.Write)
+  @Mutation(() => SsoProviderTestType, { description: "Discovers the provider now and returns a test sign-in URL (provider.test)." })
+  testSsoProvider(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
+    return services.ssoProviders.test(actor!, id, (provider, admin) => services.ssoLogins.prepareTest(provider, admin));
+  }
+
+  @Authorized(Access.Read)
+  @Query(() => [ConnectedAccountType], { description: "The SSO identities you sign in with." })
+  connectedAccounts(@Ctx() { services, actor }: RequestContext) {
+    return services.connectedAccounts.list(actor!.userId);
+  }
+
+  @Authorized(Access.Write)
+  @Mutation(() => ConnectedAccountType, {
+    description: "Disconnects one of your SSO identities (account.disconnected); your last way to sign in cannot be removed.",
+  })
+  disconnectConnectedAccount(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
+    return services.connectedAccounts.disconnect(actor!, id);
+  }
+}

@@ -1,0 +1,217 @@
+import { randomUUID } from "node:crypto";
+import type { Sequelize, Transaction } from "sequelize";
+import { runInAuditContext } from "../log/audit-context";
+import type { Logger } from "../../platform/common/logger";
+import { Topic } from "../../platform/events/catalogue";
+import type { EventBus } from "../../platform/events/event-bus";
+import type { ConsumerRepository, ConsumerRow, ConsumerSettlement } from "./stream.repository";
+
+/**
+ * The reusable half of the delivery machine. Every consumer of the committed audit stream (a webhook,
+ * a SIEM, the alert evaluator) is a row of audit_stream_consumers with a position in the chain; a
+ * handler, chosen by the consumer id's prefix, does one turn (read after the position, deliver) and
+ * says how far it got. The pump leases due consumers, runs turns, and writes each outcome with the
+ * new position in one transaction, together with the handler's own records (its delivery log).
+ *
+ * - at-least-once, in chain order: the position moves only past what was handled; a worker that dies
+ *   mid-turn loses its lease and the next one starts again from the position;
+ * - one worker per consumer at a time: a lease (SKIP LOCKED claim, owner-checked settle);
+ * - nothing is held in memory or in Redis: a restart of anything resumes from the positions.
+ */
+export type TurnOutcome = {
+  /** The new position: every event up to it is handled. */
+  position: string;
+  /** Set when the turn stopped on a failure: the consumer retries from `position` later. */
+  failure?: { error: string; retryAfterMs: number | null; gone: boolean } | null;
+};
+
+export interface ChainConsumerHandler<Outcome extends TurnOutcome = TurnOutcome> {
+  /** Consumer ids this handler serves start with it (`destination:`, `alerts:`). */
+  readonly prefix: string;
+  /**
+   * Called once per claim with every consumer just leased to this handler, before their turns: a
+   * handler reads what its turns need in one query rather than one per turn (the claims run while the
+   * stream is busy, on the database that records it).
+   */
+  prepare?(consumers: ConsumerRow[]): Promise<void>;
+  /** One turn for a leased consumer; should return before `deadline` (its lease ends a little later). */
+  turn(consumer: ConsumerRow, deadline: number): Promise<Outcome>;
+  /** Writes the handler's records of the outcome in the transaction that moves the position. */
+  record(consumer: ConsumerRow, outcome: Outcome, settlement: ConsumerSettlement, transaction: Transaction): Promise<void>;
+}
+
+export type PumpOptions = {
+  pollMs: number;
+  leaseMs: number;
+  /** Turns in flight at once in this process. */
+  concurrency: number;
+  /** Waits before the 1st, 2nd, … retry of a failing batch; past the last one the consumer is marked failing. */
+  retryScheduleMs: number[];
+};
+
+/** ±20 % so that consumers failing together do not retry together. */
+function jitter(ms: number): number {
+  return Math.round(ms * (0.8 + Math.random() * 0.4));
+}
+
+const WAKE_INTERVAL_MS = 50;
+
+/** A Retry-After longer than this is read as "a day": a receiver cannot park a consumer for weeks. */
+const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
+
+/** Where the consumer stands after a turn: success resets the retries, a failure schedules the next one. */
+export function settlementOf(consumer: ConsumerRow, outcome: TurnOutcome, schedule: number[], now = new Date()): ConsumerSettlement {
+  if (!outcome.failure) {
+    return {
+      position: outcome.position,
+      failures: 0,
+      nextAttemptAt: now,
+      success: BigInt(outcome.position) > BigInt(consumer.position) ? now : null,
+    };
+  }
+  const failures = consumer.failures + 1;
+  const exhausted = failures > schedule.length;
+  const scheduled = jitter(schedule[Math.min(failures, schedule.length) - 1] ?? 0);
+  const asked = outcome.failure.retryAfterMs === null ? 0 : Math.min(outcome.failure.retryAfterMs, MAX_RETRY_AFTER_MS);
+  const progressed = BigInt(outcome.position) > BigInt(consumer.position);
+  return {
+    position: outcome.position,
+    // Progress before the failure: the retries of the batch that failed start afresh.
+    failures: progressed ? 1 : failures,
+    nextAttemptAt: new Date(now.getTime() + Math.max(scheduled, asked)),
+    failing: !progressed && exhausted ? true : undefined,
+    paused: outcome.failure.gone ? true : undefined,
+    success: progressed ? now : null,
+    failure: { at: now, error: outcome.failure.error },
+  };
+}
+
+export class ChainConsumerPump {
+  private readonly owner = `${process.pid}:${randomUUID()}`;
+  private running = false;
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private timer: NodeJS.Timeout | null = null;
+  private cycling: Promise<void> | null = null;
+  private again = false;
+  private wakeups: AsyncIterator<unknown> | null = null;
+  private wakePending = false;
+  private lastCycle = 0;
+
+  constructor(
+    private readonly sequelize: Sequelize,
+    private readonly consumers: ConsumerRepository,
+    private readonly handlers: ChainConsumerHandler[],
+    private readonly options: PumpOptions,
+    private readonly events: EventBus,
+    private readonly logger: Logger,
+  ) {}
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    // Newly linked events wake the pump at once; the poll is the safety net when the bus is down.
+    this.wakeups = this.events.subscribe(Topic.AuditEventRecorded)[Symbol.asyncIterator]();
+    void this.listen(this.wakeups);
+    this.schedule(0);
+  }
+
+  private async listen(wakeups: AsyncIterator<unknown>): Promise<void> {
+    try {
+      while (this.running) {
+        const next = await wakeups.next();
+        if (next.done) return;
+        this.wake();
+      }
+    } catch (error) {
+      this.logger.warn({ err: error }, "audit stream wake-ups stopped; polling continues");
+    }
+  }
+
+  /**
+   * Asks for a cycle soon. Wakes arrive per linked event; they are coalesced into at most one cycle
+   * per WAKE_INTERVAL_MS, so a busy stream costs a claim query per interval, not per event.
+   */
+  wake(): void {
+    if (!this.running) return;
+    if (this.cycling) this.again = true;
+    else if (!this.wakePending) {
+      this.wakePending = true;
+      this.schedule(Math.max(0, this.lastCycle + WAKE_INTERVAL_MS - Date.now()));
+    }
+  }
+
+  private schedule(ms: number): void {
+    if (!this.running) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.wakePending = false;
+      this.lastCycle = Date.now();
+      this.cycling = this.cycle()
+        .catch((error) => this.logger.warn({ err: error }, "audit stream delivery cycle failed"))
+        .finally(() => {
+          this.cycling = null;
+          const more = this.again;
+          this.again = false;
+          if (more) this.wake();
+          else this.schedule(this.options.pollMs);
+        });
+    }, ms);
+  }
+
+  /** Claims what this process has room for and starts those turns; a finished turn wakes the pump again. */
+  private async cycle(): Promise<void> {
+    for (const handler of this.handlers) {
+      const room = this.options.concurrency - this.inFlight.size;
+      if (room <= 0) return;
+      const claimed = await this.consumers.claimDue(this.owner, this.options.leaseMs, room, handler.prefix);
+      if (claimed.length === 0) continue;
+      try {
+        await handler.prepare?.(claimed);
+      } catch (error) {
+        // Each turn then reads for itself (and fails, and is retried, if the database is away).
+        this.logger.warn({ err: error }, "audit stream consumers not prepared");
+      }
+      for (const consumer of claimed) {
+        const turn = this.runTurn(handler, consumer).finally(() => {
+          this.inFlight.delete(consumer.id);
+          this.wake();
+        });
+        this.inFlight.set(consumer.id, turn);
+      }
+    }
+  }
+
+  /** Events a turn records (a destination disabled or failing) correlate by the turn, as a job's do by the job. */
+  private runTurn(handler: ChainConsumerHandler, consumer: ConsumerRow): Promise<void> {
+    const context = { ipAddress: null, userAgent: null, requestId: `stream:${consumer.id}:${randomUUID()}`, sessionId: null };
+    return runInAuditContext(context, () => this.turn(handler, consumer));
+  }
+
+  private async turn(handler: ChainConsumerHandler, consumer: ConsumerRow): Promise<void> {
+    // Half the lease for the work, the rest as margin for the settling transaction.
+    const deadline = Date.now() + this.options.leaseMs / 2;
+    let outcome: TurnOutcome;
+    try {
+      outcome = await handler.turn(consumer, deadline);
+    } catch (error) {
+      this.logger.warn({ err: error, consumer: consumer.id }, "audit stream turn failed");
+      outcome = { position: consumer.position, failure: { error: (error as Error).message, retryAfterMs: null, gone: false } };
+    }
+    const settlement = settlementOf(consumer, outcome, this.options.retryScheduleMs);
+    await this.sequelize.transaction(async (transaction) => {
+      // A lease that ran out (this worker was too slow) belongs to another worker now: record nothing.
+      if (await this.consumers.settle(consumer.id, this.owner, settlement, transaction))
+        await handler.record(consumer, outcome, settlement, transaction);
+    });
+  }
+
+  /** Stops claiming and waits for the turns in flight to settle. */
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    await this.wakeups?.return?.();
+    await this.cycling;
+    await Promise.allSettled([...this.inFlight.values()]);
+  }
+}

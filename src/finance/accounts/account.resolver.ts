@@ -1,0 +1,102 @@
+import { SafeIntResolver } from "graphql-scalars";
+import { Arg, Authorized, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from "type-graphql";
+import { Access } from "../../transports/graphql/auth-checker";
+import type { RequestContext } from "../../transports/graphql/context";
+import { formatMoney, toSignedMinorUnits } from "../money/money";
+import type { AccountRow } from "./account.repository";
+import { AccountInput, AccountPageType, AccountType, BalanceSheetType } from "./account.type";
+
+@Resolver(() => AccountType)
+export class AccountResolver {
+  @Authorized(Access.Read)
+  @Query(() => [AccountType], { description: "The family's accounts ordered by name." })
+  accounts(@Ctx() { services, actor }: RequestContext) {
+    return services.accounts.list(actor!);
+  }
+
+  @Authorized(Access.Read)
+  @Query(() => AccountPageType, { description: "The family's accounts ordered by name, a page at a time." })
+  accountPage(
+    @Ctx() { services, actor }: RequestContext,
+    @Arg("page", () => Int, { nullable: true }) page?: number,
+    @Arg("perPage", () => Int, { nullable: true, description: "Default 25, at most 100." }) perPage?: number,
+  ) {
+    return services.accounts.page(actor!, page, perPage);
+  }
+
+  @Authorized(Access.Read)
+  @Query(() => BalanceSheetType)
+  async balanceSheet(@Ctx() { services, actor }: RequestContext): Promise<BalanceSheetType> {
+    const [own, ...others] = (await services.accounts.balanceSheet(actor!)).map((totals) => {
+      const money = (amount: string) => ({ amount, currency: totals.currency, formatted: formatMoney(amount, totals.currency) });
+      return {
+        currency: totals.currency,
+        netWorth: money(totals.netWorth),
+        assets: money(totals.assets),
+        liabilities: money(totals.liabilities),
+      };
+    });
+    return { ...own, otherCurrencies: others };
+  }
+
+  @FieldResolver(() => String, { description: 'The balance formatted in its currency ("$1,234.50").' })
+  formattedBalance(@Root() row: AccountRow): string {
+    return formatMoney(row.balance, row.currency);
+  }
+
+  @FieldResolver(() => SafeIntResolver, { description: "The balance in minor units, signed as stored." })
+  balanceCents(@Root() row: AccountRow): number {
+    return toSignedMinorUnits(row.balance, row.currency);
+  }
+
+  // Upstream splits an investment account's cash from its holdings; here an account holds one balance, all of it cash.
+  @FieldResolver(() => String, { description: "The cash part of the balance, formatted: the whole balance." })
+  cashBalance(@Root() row: AccountRow): string {
+    return formatMoney(row.balance, row.currency);
+  }
+
+  @FieldResolver(() => SafeIntResolver, { description: "cashBalance in minor units." })
+  cashBalanceCents(@Root() row: AccountRow): number {
+    return toSignedMinorUnits(row.balance, row.currency);
+  }
+
+  @FieldResolver(() => String, { description: "active: accounts here are never disabled or pending deletion." })
+  status(): string {
+    return "active";
+  }
+
+  @FieldResolver(() => String, { nullable: true, description: "The institution of the bank-provider account feeding it, if any." })
+  async institutionName(@Ctx() { services, actor }: RequestContext, @Root() row: AccountRow): Promise<string | null> {
+    // The account routes read it with the account; an account reached as a relation looks it up.
+    if (row.institutionName !== undefined) return row.institutionName;
+    return (await services.accounts.get(actor!, row.id)).institutionName ?? null;
+  }
+
+  @Authorized(Access.Read)
+  @Query(() => AccountType)
+  account(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
+    return services.accounts.get(actor!, id);
+  }
+
+  @Authorized(Access.Write)
+  @Mutation(() => AccountType)
+  createAccount(@Ctx() { services, actor }: RequestContext, @Arg("input", () => AccountInput) input: AccountInput) {
+    return services.accounts.create(actor!, input);
+  }
+
+  @Authorized(Access.Write)
+  @Mutation(() => AccountType)
+  updateAccount(
+    @Ctx() { services, actor }: RequestContext,
+    @Arg("id", () => ID) id: string,
+    @Arg("input", () => AccountInput) input: AccountInput,
+  ) {
+    return services.accounts.update(actor!, id, input);
+  }
+
+  @Authorized(Access.Write)
+  @Mutation(() => AccountType, { description: "Deletes the account and its transactions." })
+  deleteAccount(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
+    return services.accounts.delete(actor!, id);
+  }
+}

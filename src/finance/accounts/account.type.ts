@@ -1,0 +1,53 @@
+import { Field, ID, InputType, ObjectType } from "type-graphql";
+import { PaginationType } from "../../platform/common/page.type";
+import { DecimalScalar } from "../../transports/graphql/scalars";
+
+@ObjectType("Account", { simpleResolvers: true })
+export class AccountType {
+  @Field(() => ID) id!: string;
+  @Field() name!: string;
+  @Field({ description: "depository, investment, crypto, property, vehicle, other_asset, credit_card, loan or other_liability." })
+  accountType!: string;
+  @Field({ description: "asset or liability, from the account type." }) classification!: string;
+  @Field({ description: "ISO 4217 code." }) currency!: string;
+  @Field(() => DecimalScalar) balance!: string;
+  @Field() createdAt!: Date;
+  @Field() updatedAt!: Date;
+}
+
+@ObjectType("AccountPage")
+export class AccountPageType {
+  @Field(() => [AccountType]) items!: AccountType[];
+  @Field(() => PaginationType) pagination!: PaginationType;
+}
+
+@InputType("AccountInput", { description: "On update, fields left out are unchanged." })
+export class AccountInput {
+  @Field(() => String, { nullable: true }) name?: string | null;
+  @Field(() => String, { nullable: true }) accountType?: string | null;
+  @Field(() => String, { nullable: true, description: "Defaults to the family's currency." }) currency?: string | null;
+  @Field(() => DecimalScalar, { nullable: true }) balance?: string | null;
+}
+
+@ObjectType("MoneyAmount", { description: "An amount with its currency and its formatted text, as upstream's Money serializes." })
+export class MoneyAmountType {
+  @Field(() => DecimalScalar) amount!: string;
+  @Field() currency!: string;
+  @Field({ description: '"$1,234.50"' }) formatted!: string;
+}
+
+@ObjectType("BalanceSheetTotals", { description: "Totals of the accounts held in one currency." })
+export class BalanceSheetTotalsType {
+  @Field() currency!: string;
+  @Field(() => MoneyAmountType, { description: "Assets minus liabilities." }) netWorth!: MoneyAmountType;
+  @Field(() => MoneyAmountType) assets!: MoneyAmountType;
+  @Field(() => MoneyAmountType, { description: "What is owed, as a positive amount." }) liabilities!: MoneyAmountType;
+}
+
+@ObjectType("BalanceSheet", {
+  description:
+    "The family's totals in its currency; accounts in other currencies are totalled apart, never converted (no exchange rates here).",
+})
+export class BalanceSheetType extends BalanceSheetTotalsType {
+  @Field(() => [BalanceSheetTotalsType]) otherCurrencies!: BalanceSheetTotalsType[];
+}

@@ -1,0 +1,216 @@
+import type { Sequelize } from "sequelize";
+import { selectRows } from "../../platform/common/sql";
+import { transactionConditions, type TransactionFilter } from "../transactions/transaction.filter";
+import { moneySql } from "../transactions/transaction.rules";
+
+/**
+ * The read-only queries behind the assistant's tools. Every statement is bound to one family; money is
+ * summed by PostgreSQL in numeric and leaves as decimal strings. Filters and the income/expense/transfer
+ * rules come from src/finance/transactions (transaction.filter.ts, transaction.rules.ts), as for the REST list.
+ */
+export type FinanceOrder = "newest" | "oldest" | "largest" | "smallest";
+
+export type FinanceTransactionRow = {
+  date: string;
+  name: string;
+  amount: string;
+  currency: string;
+  kind: "income" | "expense" | "transfer";
+  account: string;
+  category: string | null;
+  merchant: string | null;
+  tags: string[] | null;
+};
+
+export type TotalsRow = {
+  currency: string;
+  income: string;
+  expense: string;
+  count: number;
+  firstDate: string | null;
+  lastDate: string | null;
+};
+
+export type GroupBy = "category" | "merchant" | "tag" | "account" | "month" | "week";
+
+export type GroupRow = { key: string; income: string; expense: string; count: number };
+
+export type CategoryAmountRow = { category: string; kind: "income" | "expense"; amount: string; count: number };
+
+export type BalanceHistoryRow = { month: string; assets: string; liabilities: string };
+
+export type RecurringRow = {
+  name: string;
+  months: number;
+  lastDate: string;
+  lastAmount: string;
+  averageAmount: string;
+  category: string | null;
+};
+
+export type VocabularyEntry = { kind: "category" | "merchant" | "account" | "tag"; id: string; name: string };
+
+const ORDERS: Record<FinanceOrder, string> = {
+  newest: "t.date DESC, t.created_at DESC, t.id DESC",
+  oldest: "t.date, t.created_at, t.id",
+  largest: "abs(t.amount) DESC, t.date DESC, t.id DESC",
+  smallest: "abs(t.amount), t.date DESC, t.id DESC",
+};
+
+/** Income and expense sums of rows whose WHERE already leaves transfers out (moneySql.notTransfer). */
+const INCOME_SUM = `coalesce(sum(-t.amount) FILTER (WHERE ${moneySql.incomeSign()}), 0)`;
+const EXPENSE_SUM = `coalesce(sum(t.amount) FILTER (WHERE ${moneySql.expenseSign()}), 0)`;
+
+/** The key and label of each grouping; a group a row does not belong to is left out. */
+const GROUPS: Record<GroupBy, { from: string; key: string }> = {
+  category: { from: "JOIN categories g ON g.id = t.category_id", key: "g.name" },
+  merchant: { from: "JOIN merchants g ON g.id = t.merchant_id", key: "g.name" },
+  account: { from: "JOIN accounts g ON g.id = t.account_id", key: "g.name" },
+  tag: { from: "JOIN transaction_tags gt ON gt.transaction_id = t.id JOIN tags g ON g.id = gt.tag_id", key: "g.name" },
+  month: { from: "", key: "to_char(t.date, 'YYYY-MM')" },
+  week: { from: "", key: "to_char(date_trunc('week', t.date), 'YYYY-MM-DD')" },
+};
+
+export class FinanceRepository {
+  constructor(private readonly sequelize: Sequelize) {}
+
+  /**
+   * One page of matching transactions and the totals of all of them per currency. Transfer legs between
+   * the family's own accounts are neither listed nor counted: they are neither income nor expense.
+   */
+  async transactions(
+    familyId: string,
+    filter: TransactionFilter,
+    order: FinanceOrder,
+    limit: number,
+    offset: number,
+  ): Promise<{ rows: FinanceTransactionRow[]; total: number; totals: TotalsRow[] }> {
+    const bind: unknown[] = [familyId];
+    const where = ["t.family_id = $1", moneySql.notTransfer(), ...transactionConditions(filter, bind)].join(" AND ");
+    const [rows, totals] = await Promise.all([
+      selectRows<FinanceTransactionRow>(
+        this.sequelize,
+        `SELECT t.date, t.name, t.amount, t.currency, ${moneySql.kind()} AS kind, a.name AS account, c.name AS category, m.name AS merchant,
+                (SELECT array_agg(g.name ORDER BY g.name) FROM transaction_tags tt JOIN tags g ON g.id = tt.tag_id
+                  WHERE tt.transaction_id = t.id) AS tags
+           FROM transactions t
+           JOIN accounts a ON a.id = t.account_id
+           LEFT JOIN categories c ON c.id = t.category_id
+           LEFT JOIN merchants m ON m.id = t.merchant_id
+          WHERE ${where}
+          ORDER BY ${ORDERS[order]} LIMIT ${limit} OFFSET ${offset}`,
+        bind,
+      ),
+      selectRows<TotalsRow>(
+        this.sequelize,
+        `SELECT t.currency, ${INCOME_SUM} AS income, ${EXPENSE_SUM} AS expense, count(*)::int AS count,
+                to_char(min(t.date), 'YYYY-MM-DD') AS "firstDate", to_char(max(t.date), 'YYYY-MM-DD') AS "lastDate"
+           FROM transactions t WHERE ${where} GROUP BY t.currency ORDER BY count(*) DESC`,
+        bind,
+      ),
+    ]);
+    return { rows, total: totals.reduce((sum, row) => sum + row.count, 0), totals };
+  }
+
+  /** Income and expense of the matching transactions in one currency, per group, largest expense first. */
+  groups(familyId: string, currency: string, filter: TransactionFilter, groupBy: GroupBy): Promise<GroupRow[]> {
+    const bind: unknown[] = [familyId, currency];
+    const where = ["t.family_id = $1", "t.currency = $2", moneySql.notTransfer(), ...transactionConditions(filter, bind)].join(" AND ");
+    const group = GROUPS[groupBy];
+    return selectRows<GroupRow>(
+      this.sequelize,
+      `SELECT ${group.key} AS key, ${INCOME_SUM} AS income, ${EXPENSE_SUM} AS expense, count(*)::int AS count
+         FROM transactions t ${group.from}
+        WHERE ${where}
+        GROUP BY 1 ORDER BY ${EXPENSE_SUM} DESC, ${INCOME_SUM} DESC, 1`,
+      bind,
+    );
+  }
+
+  /** Income and expense per category over a period, in one currency. */
+  byCategory(familyId: string, currency: string, startDate: string, endDate: string): Promise<CategoryAmountRow[]> {
+    return selectRows<CategoryAmountRow>(
+      this.sequelize,
+      `SELECT coalesce(c.name, 'Uncategorized') AS category, ${moneySql.kind()} AS kind,
+              abs(sum(t.amount)) AS amount, count(*)::int AS count
+         FROM transactions t LEFT JOIN categories c ON c.id = t.category_id
+        WHERE t.family_id = $1 AND t.currency = $2 AND t.date BETWEEN $3::date AND $4::date AND ${moneySql.notTransfer()}
+        GROUP BY 1, 2 ORDER BY 2, abs(sum(t.amount)) DESC, 1`,
+      [familyId, currency, startDate, endDate],
+    );
+  }
+
+  /**
+   * Payments that come back about once a month for about the same amount: the same merchant (or name,
+   * when there is no merchant) charged in at least 3 of the months before `today` (`months` of them),
+   * at most once in any month, every amount within 10% of the largest. Money out only, one currency.
+   */
+  recurring(familyId: string, currency: string, today: string, months: number): Promise<RecurringRow[]> {
+    return selectRows<RecurringRow>(
+      this.sequelize,
+      `WITH charges AS (
+         SELECT coalesce(m.name, t.name) AS name, t.date, t.amount, c.name AS category
+           FROM transactions t LEFT JOIN merchants m ON m.id = t.merchant_id LEFT JOIN categories c ON c.id = t.category_id
+          WHERE t.family_id = $1 AND t.currency = $2 AND ${moneySql.isExpense()} AND t.amount > 0
+            AND t.date > ($3::date - make_interval(months => $4::int)) AND t.date <= $3::date
+       )
+       SELECT name, count(DISTINCT date_trunc('month', date))::int AS months, to_char(max(date), 'YYYY-MM-DD') AS "lastDate",
+              (array_agg(amount ORDER BY date DESC))[1] AS "lastAmount", round(avg(amount), 2) AS "averageAmount",
+              (array_agg(category ORDER BY date DESC))[1] AS category
+         FROM charges GROUP BY name
+       HAVING count(DISTINCT date_trunc('month', date)) >= 3 AND count(*) = count(DISTINCT date_trunc('month', date))
+              AND min(amount) >= 0.9 * max(amount)
+        ORDER BY avg(amount) DESC, name`,
+      [familyId, currency, today, months],
+    );
+  }
+
+  /** The date of the family's first transaction, or null when it has none. */
+  async firstDate(familyId: string): Promise<string | null> {
+    const [row] = await selectRows<{ first: string | null }>(
+      this.sequelize,
+      `SELECT to_char(min(date), 'YYYY-MM-DD') AS first FROM transactions WHERE family_id = $1`,
+      [familyId],
+    );
+    return row?.first ?? null;
+  }
+
+  /**
+   * Month-end assets and liabilities of the accounts in one currency, for the `months` months up to the
+   * one holding `today`. Only today's balances are stored, so each month-end balance is today's with the
+   * later transactions undone: money out (positive amounts) had not yet left an asset and had not yet
+   * been owed on a liability.
+   */
+  balanceHistory(familyId: string, currency: string, today: string, months: number): Promise<BalanceHistoryRow[]> {
+    return selectRows<BalanceHistoryRow>(
+      this.sequelize,
+      `WITH month_ends AS (
+         SELECT (date_trunc('month', $3::date) - make_interval(months => g) + interval '1 month - 1 day')::date AS month_end
+           FROM generate_series(0, $4::int - 1) g
+       ), later AS (
+         SELECT e.month_end, a.id, a.classification, a.balance,
+                coalesce((SELECT sum(t.amount) FROM transactions t WHERE t.account_id = a.id AND t.date > e.month_end), 0) AS after
+           FROM month_ends e CROSS JOIN accounts a WHERE a.family_id = $1 AND a.currency = $2
+       )
+       SELECT to_char(e.month_end, 'YYYY-MM') AS month,
+              coalesce(sum(l.balance + l.after) FILTER (WHERE l.classification = 'asset'), 0) AS assets,
+              coalesce(sum(l.balance - l.after) FILTER (WHERE l.classification = 'liability'), 0) AS liabilities
+         FROM month_ends e LEFT JOIN later l ON l.month_end = e.month_end
+        GROUP BY e.month_end ORDER BY e.month_end`,
+      [familyId, currency, today, months],
+    );
+  }
+
+  /** Names the family actually uses, with their ids, so questions and tool arguments can be matched against them. */
+  vocabulary(familyId: string): Promise<VocabularyEntry[]> {
+    return selectRows<VocabularyEntry>(
+      this.sequelize,
+      `SELECT 'category' AS kind, id, name FROM categories WHERE family_id = $1
+       UNION ALL SELECT 'merchant', id, name FROM merchants WHERE family_id = $1
+       UNION ALL SELECT 'account', id, name FROM accounts WHERE family_id = $1
+       UNION ALL SELECT 'tag', id, name FROM tags WHERE family_id = $1
+       ORDER BY 1, 3`,
+      [familyId],
+    );
+  }
+}

@@ -1,0 +1,319 @@
+import { QueryTypes, type CreationAttributes, type Sequelize } from "sequelize";
+import { AccountModel } from "../accounts/account.model";
+import { bindParam, selectRows } from "../../platform/common/sql";
+import type { ImportedHolding } from "./provider";
+
+export type ProviderAccountRow = {
+  id: string;
+  connectionId: string;
+  accountId: string | null;
+  externalId: string;
+  name: string;
+  institution: string | null;
+  currency: string;
+  currencyUrl: string | null;
+  balance: string | null;
+  availableBalance: string | null;
+  balanceDate: string | null;
+  holdingsSupported: boolean | null;
+  holdingsTotalValue: string | null;
+  holdingsCurrency: string | null;
+};
+
+export type HoldingRow = {
+  id: string;
+  securityId: string;
+  accountId: string;
+  date: string;
+  quantity: string;
+  price: string | null;
+  value: string;
+  costBasis: string | null;
+  currency: string;
+  ticker: string | null;
+  name: string | null;
+  isin: string | null;
+  figi: string | null;
+  cusip: string | null;
+};
+
+export type HoldingFilter = {
+  id?: string;
+  accountId?: string;
+  accountIds?: string[];
+  securityId?: string;
+  date?: string;
+  startDate?: string;
+  endDate?: string;
+};
+
+const HOLDING_COLUMNS = `h.id, h.security_id AS "securityId", h.account_id AS "accountId", h.date::text AS date, h.quantity, h.price,
+  h.value, h.cost_basis AS "costBasis", h.currency, s.ticker, s.name, s.isin, s.figi, s.cusip`;
+
+export type BalanceRow = { accountId: string; date: string; balance: string; availableBalance: string | null; currency: string };
+
+const PROVIDER_ACCOUNT_COLUMNS = `id, connection_id AS "connectionId", account_id AS "accountId", external_id AS "externalId",
+  name, institution, currency, currency_url AS "currencyUrl", balance, available_balance AS "availableBalance",
+  balance_date::text AS "balanceDate", holdings_supported AS "holdingsSupported",
+  holdings_total_value AS "holdingsTotalValue", holdings_currency AS "holdingsCurrency"`;
+
+/** Provider accounts, the family accounts they feed, and their balances and holdings. */
+export class BankAccountRepository {
+  constructor(private readonly sequelize: Sequelize) {}
+
+  private async execute(sql: string, bind: unknown[]): Promise<void> {
+    await this.sequelize.query(sql, { bind, type: QueryTypes.RAW });
+  }
+
+  // ---- the family accounts a connection feeds --------------------------------------------------------
+
+  linkedAccounts(ids: string[]): Promise<Pick<AccountModel, "id" | "currency" | "classification">[]> {
+    return AccountModel.findAll({ where: { id: ids }, raw: true });
+  }
+
+  async createAccount(values: CreationAttributes<AccountModel>): Promise<void> {
+    await AccountModel.create(values);
+  }
+
+  async deleteAccount(id: string): Promise<void> {
+    await AccountModel.destroy({ where: { id } });
+  }
+
+  // ---- accounts, balances, holdings -------------------------------------------------------------------
+
+  providerAccounts(connectionId: string): Promise<ProviderAccountRow[]> {
+    return selectRows<ProviderAccountRow>(
+      this.sequelize,
+      `SELECT ${PROVIDER_ACCOUNT_COLUMNS} FROM bank_provider_accounts WHERE connection_id = $1 ORDER BY institution, name, id`,
+      [connectionId],
+    );
+  }
+
+  /** The provider accounts of these connections of the family, each connection's in the order providerAccounts gives. */
+  providerAccountsOfConnections(familyId: string, connectionIds: readonly string[]): Promise<ProviderAccountRow[]> {
+    return selectRows<ProviderAccountRow>(
+      this.sequelize,
+      `SELECT ${PROVIDER_ACCOUNT_COLUMNS} FROM bank_provider_accounts WHERE family_id = $1 AND connection_id = ANY($2::uuid[])
+        ORDER BY institution, name, id`,
+      [familyId, connectionIds],
+    );
+  }
+
+  /** One provider account of the family (a bank account seen at a connection), or null. */
+  async providerAccount(id: string, familyId: string): Promise<ProviderAccountRow | null> {
+    const [row] = await selectRows<ProviderAccountRow>(
+      this.sequelize,
+      `SELECT ${PROVIDER_ACCOUNT_COLUMNS} FROM bank_provider_accounts WHERE id = $1 AND family_id = $2`,
+      [id, familyId],
+    );
+    return row ?? null;
+  }
+
+  /** The provider account that feeds this account, if any. */
+  async providerAccountOf(accountId: string): Promise<ProviderAccountRow | null> {
+    const [row] = await selectRows<ProviderAccountRow>(
+      this.sequelize,
+      `SELECT ${PROVIDER_ACCOUNT_COLUMNS} FROM bank_provider_accounts WHERE account_id = $1`,
+      [accountId],
+    );
+    return row ?? null;
+  }
+
+  /** Whether a provider has imported any transaction into the account. */
+  async hasImportedTransactions(accountId: string, source: string): Promise<boolean> {
+    const rows = await selectRows<{ found: number }>(
+      this.sequelize,
+      `SELECT 1 AS found FROM transactions WHERE account_id = $1 AND source = $2 LIMIT 1`,
+      [accountId, source],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * Points the provider account at the account. False when another provider account took the account
+   * in the meantime (one provider account per account, enforced by a unique index).
+   */
+  async linkProviderAccount(id: string, familyId: string, accountId: string): Promise<boolean> {
+    try {
+      await this.execute(`UPDATE bank_provider_accounts SET account_id = $3, updated_at = now() WHERE id = $1 AND family_id = $2`, [
+        id,
+        familyId,
+        accountId,
+      ]);
+      return true;
+    } catch (error) {
+      if ((error as { parent?: { code?: string } }).parent?.code === "23505") return false;
+      throw error;
+    }
+  }
+
+  async insertProviderAccount(row: {
+    id: string;
+    familyId: string;
+    connectionId: string;
+    accountId: string | null;
+    externalId: string;
+    name: string;
+    institution: string | null;
+    currency: string;
+    currencyUrl: string | null;
+  }): Promise<void> {
+    await this.execute(
+      `INSERT INTO bank_provider_accounts (id, family_id, connection_id, account_id, external_id, name, institution, currency, currency_url)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (connection_id, external_id) DO NOTHING`,
+      [row.id, row.familyId, row.connectionId, row.accountId, row.externalId, row.name, row.institution, row.currency, row.currencyUrl],
+    );
+  }
+
+  async updateProviderAccount(
+    id: string,
+    changes: {
+      name: string;
+      institution: string | null;
+      balance?: { amount: string; available: string | null; date: string };
+      holdingsSupported?: boolean | null;
+      holdingsTotal?: { value: string; currency: string } | null;
+    },
+  ): Promise<void> {
+    await this.execute(
+      `UPDATE bank_provider_accounts SET name = $2, institution = $3,
+         balance = coalesce($4::numeric, balance), available_balance = CASE WHEN $4::numeric IS NULL THEN available_balance ELSE $5::numeric END,
+         balance_date = coalesce($6::date, balance_date),
+         holdings_supported = coalesce($7::boolean, holdings_supported),
+         holdings_total_value = CASE WHEN $8::numeric IS NULL THEN holdings_total_value ELSE $8::numeric END,
+         holdings_currency = coalesce($9, holdings_currency), updated_at = now()
+       WHERE id = $1`,
+      [
+        id,
+        changes.name,
+        changes.institution,
+        changes.balance?.amount ?? null,
+        changes.balance?.available ?? null,
+        changes.balance?.date ?? null,
+        changes.holdingsSupported ?? null,
+        changes.holdingsTotal?.value ?? null,
+        changes.holdingsTotal?.currency ?? null,
+      ],
+    );
+  }
+
+  async recordBalance(
+    accountId: string,
+    balance: { amount: string; available: string | null; date: string },
+    currency: string,
+    accountBalance: string,
+  ): Promise<void> {
+    await this.execute(
+      `WITH history AS (
+         INSERT INTO account_balances (account_id, date, balance, available_balance, currency) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (account_id, date) DO UPDATE SET balance = EXCLUDED.balance, available_balance = EXCLUDED.available_balance, currency = EXCLUDED.currency)
+       UPDATE accounts SET balance = $6, updated_at = now() WHERE id = $1 AND balance IS DISTINCT FROM $6::numeric`,
+      [accountId, balance.date, balance.amount, balance.available, currency, accountBalance],
+    );
+  }
+
+  /** The newest `limit` daily balances of each of these accounts of the family, newest first. */
+  balancesOfAccounts(familyId: string, accountIds: readonly string[], limit: number): Promise<BalanceRow[]> {
+    return selectRows<BalanceRow>(
+      this.sequelize,
+      `SELECT account_id AS "accountId", date::text AS date, balance, available_balance AS "availableBalance", currency FROM (
+         SELECT b.*, row_number() OVER (PARTITION BY b.account_id ORDER BY b.date DESC) AS position
+           FROM account_balances b JOIN accounts a ON a.id = b.account_id
+          WHERE a.family_id = $1 AND b.account_id = ANY($2::uuid[])) balances
+        WHERE position <= $3
+        ORDER BY date DESC`,
+      [familyId, accountIds, limit],
+    );
+  }
+
+  /** Today's snapshot of an account's holdings replaces any earlier one of the same day; older days stay as history. */
+  async replaceHoldings(
+    familyId: string,
+    accountId: string,
+    date: string,
+    holdings: Array<ImportedHolding & { securityKey: string }>,
+  ): Promise<void> {
+    await this.sequelize.transaction(async (transaction) => {
+      await this.sequelize.query(`DELETE FROM holdings WHERE account_id = $1 AND date = $2`, { bind: [accountId, date], transaction });
+      if (holdings.length === 0) return;
+      const column = <K extends keyof (typeof holdings)[number]>(key: K) => holdings.map((holding) => holding[key]);
+      await this.sequelize.query(
+        `WITH input AS (
+           SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::numeric[], $10::numeric[], $11::numeric[], $12::numeric[], $13::text[])
+             AS v(key, ticker, name, isin, figi, cusip, quantity, price, value, cost_basis, currency)),
+         securities_in AS (
+           INSERT INTO securities (id, key, ticker, name, isin, figi, cusip, currency)
+           SELECT DISTINCT ON (key) gen_random_uuid(), key, ticker, name, isin, figi, cusip, currency FROM input
+           ON CONFLICT (key) DO UPDATE SET ticker = coalesce(EXCLUDED.ticker, securities.ticker), name = coalesce(EXCLUDED.name, securities.name),
+             isin = coalesce(EXCLUDED.isin, securities.isin), figi = coalesce(EXCLUDED.figi, securities.figi),
+             cusip = coalesce(EXCLUDED.cusip, securities.cusip), updated_at = now()
+           RETURNING id, key)
+         INSERT INTO holdings (id, family_id, account_id, security_id, date, quantity, price, value, cost_basis, currency)
+         SELECT gen_random_uuid(), $1, $2, s.id, $14::date, sum(i.quantity), max(i.price), sum(i.value), sum(i.cost_basis), max(i.currency)
+           FROM input i JOIN securities_in s ON s.key = i.key GROUP BY s.id`,
+        {
+          bind: [
+            familyId,
+            accountId,
+            column("securityKey"),
+            column("ticker"),
+            column("name"),
+            column("isin"),
+            column("figi"),
+            column("cusip"),
+            column("quantity"),
+            column("price"),
+            column("value"),
+            column("costBasis"),
+            column("currency"),
+            date,
+          ],
+          transaction,
+        },
+      );
+    });
+  }
+
+  /** Every stored holding snapshot of the family matching the filter, newest date first, with the total. */
+  async holdingsPage(
+    familyId: string,
+    filter: HoldingFilter,
+    limit: number,
+    offset: number,
+  ): Promise<{ rows: HoldingRow[]; total: number }> {
+    const bind: unknown[] = [familyId];
+    const conditions = ["h.family_id = $1"];
+    if (filter.id) conditions.push(`h.id = ${bindParam(bind, filter.id)}`);
+    if (filter.accountId) conditions.push(`h.account_id = ${bindParam(bind, filter.accountId)}`);
+    if (filter.accountIds?.length) conditions.push(`h.account_id = ANY(${bindParam(bind, filter.accountIds)}::uuid[])`);
+    if (filter.securityId) conditions.push(`h.security_id = ${bindParam(bind, filter.securityId)}`);
+    if (filter.date) conditions.push(`h.date = ${bindParam(bind, filter.date)}::date`);
+    if (filter.startDate) conditions.push(`h.date >= ${bindParam(bind, filter.startDate)}::date`);
+    if (filter.endDate) conditions.push(`h.date <= ${bindParam(bind, filter.endDate)}::date`);
+    const where = conditions.join(" AND ");
+    const page = [...bind];
+    const rows = await selectRows<HoldingRow & { total: string }>(
+      this.sequelize,
+      `SELECT ${HOLDING_COLUMNS}, count(*) OVER () AS total FROM holdings h JOIN securities s ON s.id = h.security_id
+        WHERE ${where} ORDER BY h.date DESC, h.account_id, h.value DESC, h.id
+        LIMIT ${bindParam(page, limit)} OFFSET ${bindParam(page, offset)}`,
+      page,
+    );
+    if (rows.length > 0 || offset === 0) return { rows, total: rows.length > 0 ? Number(rows[0].total) : 0 };
+    const [count] = await selectRows<{ total: string }>(this.sequelize, `SELECT count(*) AS total FROM holdings h WHERE ${where}`, bind);
+    return { rows, total: Number(count.total) };
+  }
+
+  /** The latest snapshot of the holdings of each of these accounts of the family, largest value first. */
+  latestHoldings(familyId: string, accountIds: readonly string[]): Promise<HoldingRow[]> {
+    return selectRows<HoldingRow>(
+      this.sequelize,
+      `SELECT ${HOLDING_COLUMNS}
+         FROM holdings h JOIN securities s ON s.id = h.security_id
+        WHERE h.family_id = $1 AND h.account_id = ANY($2::uuid[])
+          AND h.date = (SELECT max(date) FROM holdings latest WHERE latest.account_id = h.account_id)
+        ORDER BY h.account_id, h.value DESC, s.ticker`,
+      [familyId, accountIds],
+    );
+  }
+}

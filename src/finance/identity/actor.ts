@@ -1,0 +1,42 @@
+import { ForbiddenError } from "../../platform/common/errors";
+import type { ApiKeyScope } from "./api-key.model";
+import type { UserRole } from "./user.model";
+
+/** Who is making a request, resolved once per request from its credentials. */
+export type Actor = Readonly<{
+  userId: string;
+  familyId: string;
+  email: string;
+  role: UserRole;
+  scope: ApiKeyScope;
+  aiEnabled: boolean;
+  /**
+   * What the request presented: an API key, or an access token or session cookie of a signed-in
+   * session (whose id audit events carry).
+   */
+  credential: { kind: "api_key"; id: string } | { kind: "access_token" | "session"; id: string; sessionId: string };
+  /** When the credential stops working by itself (a key's expiry, a token's or session's end of life); null: never. */
+  expiresAt: Date | null;
+}>;
+
+/** Roles that may read the audit log. */
+export function canReadAudit(actor: Actor): boolean {
+  return actor.role === "admin" || actor.role === "auditor";
+}
+
+/** Instance administration: managing users and SSO providers. */
+export function canAdminister(actor: Actor): boolean {
+  return actor.role === "admin";
+}
+
+export function sessionIdOf(actor: Actor | null): string | null {
+  return actor && actor.credential.kind !== "api_key" ? actor.credential.sessionId : null;
+}
+
+export function canWrite(actor: Actor): boolean {
+  return actor.scope === "read_write";
+}
+
+export function insufficientScope(): ForbiddenError {
+  return new ForbiddenError("This action requires the 'write' scope", "insufficient_scope");
+}

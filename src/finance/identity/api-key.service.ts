@@ -1,0 +1,102 @@
+import { createHash, randomBytes } from "node:crypto";
+import { NotFoundError, UnauthenticatedError, ValidationErrors } from "../../platform/common/errors";
+import { isUuid, newId } from "../../platform/common/ids";
+import { Topic } from "../../platform/events/catalogue";
+import type { EventBus } from "../../platform/events/event-bus";
+import type { Actor } from "./actor";
+import { API_KEY_SCOPES, type ApiKeyScope } from "./api-key.model";
+import type { ApiKeyRepository, ApiKeyRow } from "./api-key.repository";
+
+const KEY_PREFIX = "fgk_";
+/** last_used_at is refreshed at most this often, so authentication stays a single read per request. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export type ApiKeySummary = ApiKeyRow;
+
+export type CreatedApiKey = { apiKey: ApiKeySummary; plaintext: string };
+
+export function hashApiKey(plaintext: string): Buffer {
+  return createHash("sha256").update(plaintext).digest();
+}
+
+export class ApiKeyService {
+  constructor(
+    private readonly repository: ApiKeyRepository,
+    private readonly events: EventBus,
+  ) {}
+
+  async create(userId: string, options: { scope: string; name?: string | null; expiresAt?: Date | null }): Promise<CreatedApiKey> {
+    const problems = new ValidationErrors();
+    if (!(API_KEY_SCOPES as readonly string[]).includes(options.scope)) problems.add("Scope must be one of read, read_write");
+    const name = options.name?.trim() || "API key";
+    if (name.length > 100) problems.add("Name is too long (maximum is 100 characters)");
+    if (options.expiresAt && options.expiresAt.getTime() <= Date.now()) problems.add("Expires at must be in the future");
+    problems.throwIfAny();
+
+    // 32 random bytes: a key is a bearer secret, so it must be unguessable; only its hash is kept.
+    const plaintext = KEY_PREFIX + randomBytes(32).toString("base64url");
+    const apiKey = await this.repository.insert({
+      id: newId(),
+      userId,
+      name,
+      keyHash: hashApiKey(plaintext),
+      displayPrefix: plaintext.slice(0, KEY_PREFIX.length + 6),
+      scope: options.scope as ApiKeyScope,
+      expiresAt: options.expiresAt ?? null,
+    });
+    return { apiKey, plaintext };
+  }
+
+  async listForUser(userId: string): Promise<ApiKeySummary[]> {
+    return this.repository.listForUser(userId);
+  }
+
+  /** Revokes one of the actor's own keys; another user's key id answers as unknown. */
+  async revokeOwn(actor: Actor, id: string): Promise<ApiKeySummary> {
+    return this.revoke(id, actor.userId);
+  }
+
+  async revoke(id: string, ownerUserId?: string): Promise<ApiKeySummary> {
+    if (!isUuid(id)) throw new NotFoundError("API key");
+    const key = await this.repository.byId(id, ownerUserId);
+    if (!key) throw new NotFoundError("API key");
+    if (key.revokedAt) return key;
+    const revokedAt = await this.repository.markRevoked(key.id);
+    this.events.publish(Topic.AccessEnded, { kind: "api_key", apiKeyId: key.id, reason: "revoked" });
+    return { ...key, revokedAt };
+  }
+
+  /**
+   * Deletes keys revoked or expired more than `retentionDays` ago: a dead credential's hash has no use
+   * left, and keeping less is safer.
+   */
+  pruneRetired(retentionDays = 90): Promise<number> {
+    return this.repository.pruneRetired(retentionDays);
+  }
+
+  /** Resolves a presented key to its actor, or throws 401. One indexed read on the hash. */
+  async authenticate(plaintext: string): Promise<Actor> {
+    if (!plaintext.startsWith(KEY_PREFIX)) throw new UnauthenticatedError();
+    const row = await this.repository.liveOwner(hashApiKey(plaintext));
+    if (!row) throw new UnauthenticatedError();
+    if (row.status !== "active") throw new UnauthenticatedError("Your account has been deactivated");
+    if (!row.lastUsedAt || Date.now() - new Date(row.lastUsedAt).getTime() > LAST_USED_RESOLUTION_MS) {
+      this.touch(row.keyId);
+    }
+    return {
+      userId: row.userId,
+      familyId: row.familyId,
+      email: row.email,
+      role: row.role,
+      scope: row.scope,
+      aiEnabled: row.aiEnabled,
+      credential: { kind: "api_key", id: row.keyId },
+      expiresAt: row.expiresAt ? new Date(row.expiresAt) : null,
+    };
+  }
+
+  private touch(keyId: string): void {
+    // Off the request's critical path: a lost update of a usage timestamp harms nothing.
+    this.repository.touch(keyId).catch(() => undefined);
+  }
+}

@@ -1,0 +1,45 @@
+import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from "type-graphql";
+import { Access } from "../../transports/graphql/auth-checker";
+import type { RequestContext } from "../../transports/graphql/context";
+import { MerchantInput, MerchantPageType, MerchantType } from "./merchant.type";
+
+@Resolver(() => MerchantType)
+export class MerchantResolver {
+  @Authorized(Access.Read)
+  @Query(() => MerchantPageType, { description: "The family's merchants ordered by name." })
+  merchants(
+    @Ctx() { services, actor }: RequestContext,
+    @Arg("page", () => Int, { nullable: true }) page?: number,
+    @Arg("perPage", () => Int, { nullable: true }) perPage?: number,
+  ) {
+    return services.merchants.list(actor!, page, perPage);
+  }
+
+  @Authorized(Access.Read)
+  @Query(() => MerchantType)
+  merchant(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
+    return services.merchants.get(actor!, id);
+  }
+
+  @Authorized(Access.Write)
+  @Mutation(() => MerchantType)
+  createMerchant(@Ctx() { services, actor }: RequestContext, @Arg("input", () => MerchantInput) input: MerchantInput) {
+    return services.merchants.create(actor!, input);
+  }
+
+  @Authorized(Access.Write)
+  @Mutation(() => MerchantType)
+  updateMerchant(
+    @Ctx() { services, actor }: RequestContext,
+    @Arg("id", () => ID) id: string,
+    @Arg("input", () => MerchantInput) input: MerchantInput,
+  ) {
+    return services.merchants.update(actor!, id, input);
+  }
+
+  @Authorized(Access.Write)
+  @Mutation(() => MerchantType, { description: "Deletes the merchant; its transactions keep existing without one." })
+  deleteMerchant(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
+    return services.merchants.delete(actor!, id);
+  }
+}

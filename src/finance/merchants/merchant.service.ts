@@ -1,0 +1,69 @@
+import { NotFoundError, ValidationErrors } from "../../platform/common/errors";
+import { isUuid, newId } from "../../platform/common/ids";
+import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/common/pagination";
+import { checkColor, checkHttpUrl, requiredText, saveUnique } from "../../platform/common/validation";
+import type { Actor } from "../identity/actor";
+import type { MerchantFields, MerchantRepository, MerchantRow } from "./merchant.repository";
+
+export type MerchantInput = { name?: string | null; color?: string | null; logoUrl?: string | null };
+
+const NAME_MAX = 120;
+const NAME_TAKEN = "Name has already been taken";
+
+export class MerchantService {
+  constructor(private readonly merchants: MerchantRepository) {}
+
+  async list(actor: Actor, page?: number | null, perPage?: number | null): Promise<{ items: MerchantRow[]; pagination: PageInfo }> {
+    const request = clampPage(page, perPage, 25);
+    const { rows, total } = await this.merchants.page(actor.familyId, request.perPage, offsetOf(request));
+    return { items: rows, pagination: pageInfo(request, total) };
+  }
+
+  async get(actor: Actor, id: string): Promise<MerchantRow> {
+    const [row] = isUuid(id) ? await this.merchants.byIds(actor.familyId, [id]) : [null];
+    if (!row) throw new NotFoundError("Merchant");
+    return row;
+  }
+
+  async create(actor: Actor, input: MerchantInput): Promise<MerchantRow> {
+    const problems = new ValidationErrors();
+    const name = requiredText(problems, "Name", input.name, NAME_MAX);
+    checkColor(problems, "Color", input.color);
+    checkHttpUrl(problems, "Logo url", input.logoUrl);
+    if (name && (await this.merchants.nameTaken(actor.familyId, name))) problems.add(NAME_TAKEN);
+    problems.throwIfAny();
+    const id = newId();
+    await saveUnique(NAME_TAKEN, () =>
+      this.merchants.create(actor.familyId, id, { name, color: input.color ?? null, logoUrl: input.logoUrl ?? null }),
+    );
+    return this.get(actor, id);
+  }
+
+  async update(actor: Actor, id: string, input: MerchantInput): Promise<MerchantRow> {
+    await this.get(actor, id);
+    const problems = new ValidationErrors();
+    const changes: Partial<MerchantFields> = {};
+    if (input.name !== undefined) {
+      changes.name = requiredText(problems, "Name", input.name, NAME_MAX);
+      if (changes.name && (await this.merchants.nameTaken(actor.familyId, changes.name, id))) problems.add(NAME_TAKEN);
+    }
+    if (input.color !== undefined) {
+      checkColor(problems, "Color", input.color);
+      changes.color = input.color;
+    }
+    if (input.logoUrl !== undefined) {
+      checkHttpUrl(problems, "Logo url", input.logoUrl);
+      changes.logoUrl = input.logoUrl;
+    }
+    problems.throwIfAny();
+    await saveUnique(NAME_TAKEN, () => this.merchants.update(actor.familyId, id, changes));
+    return this.get(actor, id);
+  }
+
+  async delete(actor: Actor, id: string): Promise<MerchantRow> {
+    const merchant = await this.get(actor, id);
+    // Of concurrent deletes only one removes the row; the others answer as if it had never existed.
+    if (!(await this.merchants.delete(actor.familyId, id))) throw new NotFoundError("Merchant");
+    return merchant;
+  }
+}

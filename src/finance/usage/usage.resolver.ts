@@ -1,0 +1,23 @@
+import { Authorized, Ctx, Query, Resolver } from "type-graphql";
+import { Access } from "../../transports/graphql/auth-checker";
+import type { RequestContext } from "../../transports/graphql/context";
+import { UsageType } from "./usage.type";
+
+@Resolver(() => UsageType)
+export class UsageResolver {
+  @Authorized(Access.Read)
+  @Query(() => UsageType, { description: "The credential making this request and its rate-limit state." })
+  async usage(@Ctx() { services, actor, rateLimit }: RequestContext): Promise<UsageType> {
+    const usage = await services.usage.usage(actor!, rateLimit);
+    return {
+      authenticationMethod: usage.authenticationMethod,
+      apiKey: usage.apiKey && {
+        name: usage.apiKey.name,
+        scopes: [usage.apiKey.scope],
+        lastUsedAt: usage.apiKey.lastUsedAt,
+        createdAt: usage.apiKey.createdAt,
+      },
+      rateLimit: usage.rateLimit && { tier: "standard", ...usage.rateLimit },
+    };
+  }
+}

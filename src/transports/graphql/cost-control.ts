@@ -1,0 +1,95 @@
+import type { ApolloServerPlugin } from "@apollo/server";
+import { GraphQLError, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from "graphql";
+import { RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import { currentAuditContext } from "../../audit/log/audit-context";
+import type { Logger } from "../../platform/common/logger";
+import type { Actor } from "../../finance/identity/actor";
+import { rateLimitKey } from "../http/rate-limit";
+import type { RequestContext } from "./context";
+import { checkOperation, limitsFor, measureOperation, operationRefusal } from "./operation-limits";
+
+/** Estimated cost per rate-limit point: a request is one point, and a costly operation is charged more. */
+export const COST_PER_POINT = 100;
+
+export type CostControlOptions = {
+  schema: GraphQLSchema;
+  /** Upper bound of an authenticated operation's estimated cost; 0 turns the limits (and the charge) off. */
+  maxCost: number;
+  rateLimiter: RateLimiterAbstract | null;
+  logger: Logger;
+};
+
+export type OperationRequest = {
+  document: DocumentNode;
+  operation: OperationDefinitionNode;
+  variables: Readonly<Record<string, unknown>> | undefined;
+  actor: Actor | null;
+  clientIp: string | null;
+};
+
+/**
+ * Refuses an operation before it runs when it is too deep, too aliased, introspects too often, costs
+ * too much for its caller; then charges its cost to the caller's rate limit. One rule for HTTP (the Apollo plugin below) and WebSocket (app.ts).
+ */
+export class CostControl {
+  constructor(private readonly options: CostControlOptions) {}
+
+  get enabled(): boolean {
+    return this.options.maxCost > 0;
+  }
+
+  async refusal(request: OperationRequest): Promise<GraphQLError | null> {
+    if (!this.enabled) return null;
+    const measure = measureOperation(this.options.schema, request.document, request.operation, request.variables);
+    const refused = checkOperation(measure, limitsFor(request.actor !== null, this.options.maxCost));
+    if (refused) return refused;
+    return this.charge(rateLimitKey(request.actor, request.clientIp), Math.floor(measure.cost / COST_PER_POINT));
+  }
+
+  private async charge(key: string, points: number): Promise<GraphQLError | null> {
+    const limiter = this.options.rateLimiter;
+    if (!limiter || points <= 0) return null;
+    try {
+      await limiter.consume(key, points);
+      return null;
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) {
+        this.options.logger.warn({ err: rejection }, "rate limiter unavailable; operation let through");
+        return null;
+      }
+      const resetInSeconds = Math.ceil(rejection.msBeforeNext / 1000);
+      return new GraphQLError(`Rate limit exceeded by this operation's cost. Try again in ${resetInSeconds} seconds.`, {
+        extensions: {
+          code: "RATE_LIMITED",
+          details: { limit: limiter.points, reset_in_seconds: resetInSeconds },
+          http: { status: 429, headers: new Map([["retry-after", String(resetInSeconds)]]) },
+        },
+      });
+    }
+  }
+
+  /** The Apollo side: runs after validation and before execution. */
+  plugin(): ApolloServerPlugin<RequestContext> {
+    return {
+      requestDidStart: async () => ({
+        didResolveOperation: async ({ document, operation, request, contextValue }) => {
+          if (!operation) return;
+          if (operation.operation === "subscription")
+            throw operationRefusal(
+              "Subscriptions run over WebSocket (graphql-ws) on this same path, not over HTTP",
+              "SUBSCRIPTION_OVER_HTTP",
+            );
+          const refused = await this.refusal({
+            document,
+            operation,
+            variables: request.variables,
+            actor: contextValue.actor,
+            // The HTTP request's origin, entered once by enterRequestOrigin.
+            clientIp: currentAuditContext().ipAddress,
+          });
+          if (refused) throw refused;
+        },
+      }),
+    };
+  }
+}

@@ -1,0 +1,78 @@
+import type { NextFunction, Request, Response } from "express";
+import type IORedis from "ioredis";
+import { RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import type { Sequelize } from "sequelize";
+import { currentAuditContext } from "../../audit/log/audit-context";
+import { RateLimitedError } from "../../platform/common/errors";
+import type { Logger } from "../../platform/common/logger";
+import type { Config } from "../../platform/config/config";
+import type { Actor } from "../../finance/identity/actor";
+import type { RateLimitState } from "../../finance/usage/usage.service";
+import { sendError } from "./respond";
+
+export type RateLimitStore = { redis: IORedis } | { sequelize: Sequelize };
+
+/** A fixed window per API key or token (per client IP before authentication); null when turned off. */
+export async function createRateLimiter(config: Config, store: RateLimitStore): Promise<RateLimiterAbstract | null> {
+  if (config.rateLimitRequests === 0) return null;
+  const common = { points: config.rateLimitRequests, duration: config.rateLimitWindowSeconds, keyPrefix: `${config.redisPrefix}:rl` };
+  if ("redis" in store) return new RateLimiterRedis({ ...common, storeClient: store.redis });
+  return new Promise((resolve, reject) => {
+    const limiter: RateLimiterPostgres = new RateLimiterPostgres(
+      { ...common, storeClient: store.sequelize, storeType: "sequelize", tableName: "rate_limits" },
+      (error?: Error) => (error ? reject(error) : resolve(limiter)),
+    );
+  });
+}
+
+/** Whose points a request spends: its credential's, or its client address's before authentication. */
+export function rateLimitKey(actor: Actor | null, clientIp: string | null): string {
+  return actor ? `${actor.credential.kind}:${actor.credential.id}` : `ip:${clientIp}`;
+}
+
+declare module "express-serve-static-core" {
+  interface Locals {
+    /** The limit as this request left it; unset when rate limiting is off or its store is down. */
+    rateLimit?: RateLimitState;
+  }
+}
+
+/** Consumes one point for the request's identity and sets the X-RateLimit-* headers of docs/rest-compat.md. */
+export function rateLimit(limiter: RateLimiterAbstract, logger: Logger) {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      const state = await limiter.consume(rateLimitKey(res.locals.actor, currentAuditContext().ipAddress ?? req.ip ?? null));
+      setHeaders(res, limiter.points, state);
+      res.locals.rateLimit = {
+        limit: limiter.points,
+        windowSeconds: limiter.duration,
+        currentCount: state.consumedPoints,
+        remaining: Math.max(0, state.remainingPoints),
+        resetInSeconds: Math.ceil(state.msBeforeNext / 1000),
+      };
+      next();
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) {
+        // The limiter's store is down: serving without a limit beats refusing every request.
+        logger.warn({ err: rejection }, "rate limiter unavailable; request let through");
+        return next();
+      }
+      setHeaders(res, limiter.points, rejection);
+      const resetInSeconds = Math.ceil(rejection.msBeforeNext / 1000);
+      res.setHeader("Retry-After", String(resetInSeconds));
+      sendError(
+        req,
+        res,
+        new RateLimitedError(`Rate limit exceeded. Try again in ${resetInSeconds} seconds.`, {
+          details: { limit: limiter.points, current: rejection.consumedPoints, reset_in_seconds: resetInSeconds },
+        }),
+      );
+    }
+  };
+}
+
+function setHeaders(res: Response, limit: number, state: RateLimiterRes): void {
+  res.setHeader("X-RateLimit-Limit", String(limit));
+  res.setHeader("X-RateLimit-Remaining", String(Math.max(0, state.remainingPoints)));
+  res.setHeader("X-RateLimit-Reset", String(Math.ceil(state.msBeforeNext / 1000)));
+}
