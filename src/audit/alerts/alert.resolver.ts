@@ -15,6 +15,8 @@ import {
   AlertRuleType,
   type AlertSettingInput,
 } from "./alert.type";
+import { CurrentActor } from "../../transports/graphql/current-actor";
+import type { Actor } from "../../finance/identity/actor";
 
 function pairs(list: AlertSettingInput[] | null | undefined): Record<string, string> | null {
   return list ? Object.fromEntries(list.map(({ name, value }) => [name, value])) : null;
@@ -87,58 +89,65 @@ export class AlertResolver {
   @Authorized(Access.Admin, Access.Write)
   @Mutation(() => AlertRuleType, { description: "Creates the preset's rule, or enables it again (alert.rule.created / updated)." })
   enableAlertPreset(
-    @Ctx() { services, actor }: RequestContext,
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
     @Arg("preset") preset: string,
     @Arg("channelIds", () => [ID], { nullable: true }) channelIds?: string[] | null,
   ) {
-    return services.alerts.enablePreset(actor!, preset, channelIds);
+    return services.alerts.enablePreset(actor, preset, channelIds);
   }
 
   @Authorized(Access.Admin, Access.Write)
   @Mutation(() => AlertRuleType, { description: "alert.rule.created" })
-  createAlertRule(@Ctx() { services, actor }: RequestContext, @Arg("input") input: AlertRuleInput) {
-    return services.alerts.createRule(actor!, input as RuleInput);
+  createAlertRule(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("input") input: AlertRuleInput) {
+    return services.alerts.createRule(actor, input as RuleInput);
   }
 
   @Authorized(Access.Admin, Access.Write)
   @Mutation(() => AlertRuleType, { description: "alert.rule.updated; a changed condition starts its windows afresh." })
-  updateAlertRule(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string, @Arg("input") input: AlertRuleInput) {
-    return services.alerts.updateRule(actor!, id, input as RuleInput);
+  updateAlertRule(
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
+    @Arg("id", () => ID) id: string,
+    @Arg("input") input: AlertRuleInput,
+  ) {
+    return services.alerts.updateRule(actor, id, input as RuleInput);
   }
 
   @Authorized(Access.Admin, Access.Write)
   @Mutation(() => AlertRuleType, { description: "alert.rule.deleted; its firing history stays." })
-  deleteAlertRule(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.alerts.deleteRule(actor!, id);
+  deleteAlertRule(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return services.alerts.deleteRule(actor, id);
   }
 
   @Authorized(Access.Admin, Access.Write)
   @Mutation(() => AlertChannelWithSecretType, { description: "alert.channel.created; a webhook channel's secret is in the answer, once." })
-  async createAlertChannel(@Ctx() { services, actor }: RequestContext, @Arg("input") input: AlertChannelInput) {
-    const created = await services.alerts.createChannel(actor!, toChannelInput(input));
+  async createAlertChannel(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("input") input: AlertChannelInput) {
+    const created = await services.alerts.createChannel(actor, toChannelInput(input));
     return { channel: toChannel(created.channel), secret: created.secret };
   }
 
   @Authorized(Access.Admin, Access.Write)
   @Mutation(() => AlertChannelType, { description: "alert.channel.updated, credentials redacted." })
   async updateAlertChannel(
-    @Ctx() { services, actor }: RequestContext,
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
     @Arg("id", () => ID) id: string,
     @Arg("input") input: AlertChannelInput,
   ) {
-    return toChannel(await services.alerts.updateChannel(actor!, id, toChannelInput(input)));
+    return toChannel(await services.alerts.updateChannel(actor, id, toChannelInput(input)));
   }
 
   @Authorized(Access.Admin, Access.Write)
   @Mutation(() => AlertChannelType, { description: "alert.channel.deleted; rules stop using it." })
-  async deleteAlertChannel(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return toChannel(await services.alerts.deleteChannel(actor!, id));
+  async deleteAlertChannel(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return toChannel(await services.alerts.deleteChannel(actor, id));
   }
 
   @Authorized(Access.Admin, Access.Write)
   @Mutation(() => AlertChannelTestResultType, { description: "Sends a test alert now (alert.channel.tested)." })
-  testAlertChannel(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.alerts.testChannel(actor!, id);
+  testAlertChannel(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return services.alerts.testChannel(actor, id);
   }
 
   @Authorized(Access.Admin)
