@@ -50,7 +50,7 @@ import { ExportRepository } from "../audit/exports/export.repository";
 import { AuditExportService, type ExportQueue } from "../audit/exports/export.service";
 import { DownloadSigner } from "../audit/exports/signed-url";
 import { ReportRepository } from "../audit/exports/report.repository";
-import { ChainConsumerPump } from "../audit/streaming/chain-consumer.pump";
+import { ChainConsumerPump } from "../audit/delivery/chain-consumer.pump";
 import { DestinationHandler } from "../audit/streaming/destination.handler";
 import { StreamDestinationService } from "../audit/streaming/stream-destination.service";
 import { ConsumerRepository, DestinationRepository } from "../audit/streaming/stream.repository";

@@ -4,7 +4,7 @@ import type { AuditEvent, AuditService } from "../log/audit.service";
 import { newId } from "../../platform/common/ids";
 import { Topic } from "../../platform/events/catalogue";
 import type { EventBus } from "../../platform/events/event-bus";
-import type { ChainConsumerHandler, TurnOutcome } from "../streaming/chain-consumer.pump";
+import type { ChainConsumerHandler, TurnOutcome } from "../delivery/chain-consumer.pump";
 import { expandPatterns } from "../streaming/destination.handler";
 import type { ConsumerRow, ConsumerSettlement } from "../streaming/stream.repository";
 import type { GeoCountryLookup } from "./geo-country";

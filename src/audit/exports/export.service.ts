@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { Sequelize, Transaction } from "sequelize";
-import { ArchiveWriter, manifestPathOf, writeManifest, type DataSummary } from "../retention/archive-writer";
+import { ArchiveWriter, manifestPathOf, writeManifest, type DataSummary } from "../../platform/files/archive-writer";
 import type { AuditEventType } from "../log/audit.catalogue";
 import { EXPORT_BATCH_FIELDS, type AuditRepository, type ExportKey } from "../log/audit.repository";
 import { parseFilter, type AuditFilterInput } from "../log/audit-filter";

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { Sequelize } from "sequelize";
-import { ArchiveWriter, readBackArchive, writeManifest, manifestPathOf } from "./archive-writer";
+import { ArchiveWriter, readBackArchive, writeManifest, manifestPathOf } from "../../platform/files/archive-writer";
 import { BadRequestError, ConflictError, NotFoundError } from "../../platform/common/errors";
 import { newId } from "../../platform/common/ids";
 import { isLockTimeout } from "../../platform/common/sql";

@@ -4,7 +4,7 @@ import type { AuditService } from "../log/audit.service";
 import type { Logger } from "../../platform/common/logger";
 import type { OutboundGuard } from "../../platform/outbound/outbound.guard";
 import type { SecretBox } from "../../platform/security/secret-box";
-import type { ChainConsumerHandler, TurnOutcome } from "./chain-consumer.pump";
+import type { ChainConsumerHandler, TurnOutcome } from "../delivery/chain-consumer.pump";
 import type { ConsumerRow, ConsumerSettlement, DestinationRepository, DestinationRow } from "./stream.repository";
 import { createSender, type Attempt, type Sender, type SenderTarget } from "./stream.senders";
 

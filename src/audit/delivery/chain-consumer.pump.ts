@@ -4,7 +4,7 @@ import { runInAuditContext } from "../log/audit-context";
 import type { Logger } from "../../platform/common/logger";
 import { Topic } from "../../platform/events/catalogue";
 import type { EventBus } from "../../platform/events/event-bus";
-import type { ConsumerRepository, ConsumerRow, ConsumerSettlement } from "./stream.repository";
+import type { ConsumerRepository, ConsumerRow, ConsumerSettlement } from "../streaming/stream.repository";
 
 /**
  * The reusable half of the delivery machine. Every consumer of the committed audit stream (a webhook,
