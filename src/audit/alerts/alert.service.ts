@@ -8,7 +8,7 @@ import { requiredText } from "../../platform/common/validation";
 import type { Actor } from "../../finance/identity/actor";
 import type { OutboundGuard } from "../../platform/outbound/outbound.guard";
 import type { SecretBox } from "../../platform/security/secret-box";
-import { newWebhookSecret } from "../streaming/stream.formats";
+import { newWebhookSecret } from "../delivery/webhook-signing";
 import { recipients, sendAlert } from "./alert.channels";
 import { targetOf } from "./alert.dispatcher";
 import type { AlertChannelKind, AlertChannelRow, AlertDeliveryRow, AlertRepository, FiringRow } from "./alert.repository";

@@ -10,16 +10,10 @@ import type { Actor } from "../../finance/identity/actor";
 import type { OutboundGuard } from "../../platform/outbound/outbound.guard";
 import type { SecretBox } from "../../platform/security/secret-box";
 import { consumerIdOf, type DestinationHandler } from "./destination.handler";
-import { newWebhookSecret, webhookBody, webhookHeaders } from "./stream.formats";
+import { newWebhookSecret, webhookBody, webhookHeaders } from "../delivery/webhook-signing";
 import { createSender } from "./stream.senders";
-import type {
-  ConsumerRepository,
-  ConsumerRow,
-  DeliveryRow,
-  DestinationKind,
-  DestinationRepository,
-  DestinationRow,
-} from "./stream.repository";
+import type { ConsumerRepository, ConsumerRow } from "../delivery/consumer.repository";
+import type { DeliveryRow, DestinationKind, DestinationRepository, DestinationRow } from "./stream.repository";
 
 export type { DestinationKind };
 

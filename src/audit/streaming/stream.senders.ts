@@ -11,10 +11,9 @@ import {
   sentinelRow,
   splunkEvent,
   syslogLine,
-  webhookBody,
-  webhookHeaders,
   canonicalEvent,
 } from "./stream.formats";
+import { webhookBody, webhookHeaders } from "../delivery/webhook-signing";
 import type { DestinationKind, NewDelivery } from "./stream.repository";
 
 /** One request (or one syslog write) and what came of it: a row of the delivery log, before it names its destination. */
