@@ -51,6 +51,11 @@ export class ChainConsumerPump {
     private readonly logger: Logger,
   ) {}
 
+  /** The prefixes of the consumers this pump serves, one per plug-in (checked against workers/queues.ts's CHAIN_CONSUMERS at boot). */
+  get prefixes(): string[] {
+    return this.handlers.map((handler) => handler.prefix);
+  }
+
   start(): void {
     if (this.running) return;
     this.running = true;
