@@ -7,7 +7,8 @@ import type { SecretBox } from "../../platform/security/secret-box";
 import type { ChainConsumerHandler, TurnOutcome } from "../delivery/chain-consumer.handler";
 import type { ConsumerRow, ConsumerSettlement } from "../delivery/consumer.repository";
 import type { DestinationRepository, DestinationRow } from "./stream.repository";
-import { createSender, type Attempt, type Sender, type SenderTarget } from "./stream.senders";
+import { createSender } from "./senders/create-sender";
+import type { Attempt, Sender, SenderTarget } from "./senders/sender";
 
 export const DESTINATION_PREFIX = "destination:";
 

@@ -11,7 +11,7 @@ import type { OutboundGuard } from "../../platform/outbound/outbound.guard";
 import type { SecretBox } from "../../platform/security/secret-box";
 import { consumerIdOf, type DestinationHandler } from "./destination.handler";
 import { newWebhookSecret, webhookBody, webhookHeaders } from "../delivery/webhook-signing";
-import { createSender } from "./stream.senders";
+import { createSender } from "./senders/create-sender";
 import type { ConsumerRepository, ConsumerRow } from "../delivery/consumer.repository";
 import type { DeliveryRow, DestinationKind, DestinationRepository, DestinationRow } from "./stream.repository";
 

@@ -5,7 +5,7 @@ import { PRODUCT, PRODUCT_VERSION } from "../delivery/webhook-signing";
 
 /**
  * One canonical audit event, one formatter per destination (README, "Streaming audit events"). Pure
- * functions: the senders (stream.senders.ts) batch what these produce within each platform's limits.
+ * functions: the senders (senders/) batch what these produce within each platform's limits.
  */
 export const VENDOR = "finance-gateway";
 
