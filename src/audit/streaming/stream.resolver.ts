@@ -1,13 +1,8 @@
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from "type-graphql";
 import { Access } from "../../transports/graphql/auth-checker";
 import type { RequestContext } from "../../transports/graphql/context";
-import {
-  destinationKinds,
-  type DestinationInput,
-  type DestinationKind,
-  type DestinationView,
-  type DestinationWithSecret,
-} from "./stream-destination.service";
+import { destinationKinds, type DestinationInput, type DestinationKind } from "./destination.settings";
+import type { DestinationView, DestinationWithSecret } from "./stream-destination.service";
 import {
   StreamDeliveryType,
   StreamDestinationKindType,
