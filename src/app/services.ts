@@ -12,6 +12,7 @@ import {
 import { AlertDispatcher } from "../audit/alerts/alert.dispatcher";
 import { AlertEvaluator } from "../audit/alerts/alert.evaluator";
 import { AlertRepository } from "../audit/alerts/alert.repository";
+import { AlertChannelService } from "../audit/alerts/alert-channel.service";
 import { AlertService } from "../audit/alerts/alert.service";
 import { GeoCountryLookup } from "../audit/alerts/geo-country";
 import { AccountRepository } from "../finance/accounts/account.repository";
@@ -289,7 +290,8 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
       events,
       logger,
     ),
-    alerts: new AlertService(sequelize, repositories.alerts, audit, secrets, outbound),
+    alerts: new AlertService(sequelize, repositories.alerts, audit),
+    alertChannels: new AlertChannelService(sequelize, repositories.alerts, audit, secrets, outbound),
     /** Sends what alert firings committed; started with the stream pump (workers/worker-host.ts). */
     alertDispatcher: new AlertDispatcher(
       repositories.alerts,

@@ -3,7 +3,8 @@ import { Topic } from "../../platform/events/catalogue";
 import { Access } from "../../transports/graphql/auth-checker";
 import type { RequestContext } from "../../transports/graphql/context";
 import type { Services } from "../../app/services";
-import type { ChannelInput, ChannelView, FiringView, RuleInput } from "./alert.service";
+import type { ChannelInput, ChannelView } from "./alert-channel.service";
+import type { FiringView, RuleInput } from "./alert.service";
 import {
   AlertChannelInput,
   AlertChannelTestResultType,
@@ -72,7 +73,7 @@ export class AlertResolver {
   @Authorized(Access.Admin)
   @Query(() => [AlertChannelType])
   async alertChannels(@Ctx() { services }: RequestContext) {
-    return (await services.alerts.channels()).map(toChannel);
+    return (await services.alertChannels.channels()).map(toChannel);
   }
 
   @Authorized(Access.Admin)
@@ -123,7 +124,7 @@ export class AlertResolver {
   @Authorized(Access.Admin, Access.Write)
   @Mutation(() => AlertChannelWithSecretType, { description: "alert.channel.created; a webhook channel's secret is in the answer, once." })
   async createAlertChannel(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("input") input: AlertChannelInput) {
-    const created = await services.alerts.createChannel(actor, toChannelInput(input));
+    const created = await services.alertChannels.createChannel(actor, toChannelInput(input));
     return { channel: toChannel(created.channel), secret: created.secret };
   }
 
@@ -135,19 +136,19 @@ export class AlertResolver {
     @Arg("id", () => ID) id: string,
     @Arg("input") input: AlertChannelInput,
   ) {
-    return toChannel(await services.alerts.updateChannel(actor, id, toChannelInput(input)));
+    return toChannel(await services.alertChannels.updateChannel(actor, id, toChannelInput(input)));
   }
 
   @Authorized(Access.Admin, Access.Write)
   @Mutation(() => AlertChannelType, { description: "alert.channel.deleted; rules stop using it." })
   async deleteAlertChannel(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
-    return toChannel(await services.alerts.deleteChannel(actor, id));
+    return toChannel(await services.alertChannels.deleteChannel(actor, id));
   }
 
   @Authorized(Access.Admin, Access.Write)
   @Mutation(() => AlertChannelTestResultType, { description: "Sends a test alert now (alert.channel.tested)." })
   testAlertChannel(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
-    return services.alerts.testChannel(actor, id);
+    return services.alertChannels.testChannel(actor, id);
   }
 
   @Authorized(Access.Admin)
