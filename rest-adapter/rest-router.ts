@@ -3,7 +3,7 @@ import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { restErrorOf, type RestErrorResponse } from "../src/platform/common/error-edges";
 import { BadRequestError, DomainError, MethodNotAllowedError, RouteNotFoundError } from "../src/platform/common/errors";
 import type { RequestContext } from "../src/transports/graphql/context";
-import { canWrite, insufficientScope } from "../src/finance/identity/actor";
+import { canWrite, insufficientScope } from "../src/platform/security/actor";
 import { prepareOperations, type PreparedOperation } from "./operations";
 import { domainErrorOf } from "./rest-errors";
 import { API_PREFIX, type RestRoute, routes as allRoutes } from "./routes";

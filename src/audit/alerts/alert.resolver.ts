@@ -16,7 +16,7 @@ import {
   type AlertSettingInput,
 } from "./alert.type";
 import { CurrentActor } from "../../transports/graphql/current-actor";
-import type { Actor } from "../../finance/identity/actor";
+import type { Actor } from "../../platform/security/actor";
 
 function pairs(list: AlertSettingInput[] | null | undefined): Record<string, string> | null {
   return list ? Object.fromEntries(list.map(({ name, value }) => [name, value])) : null;

@@ -16,7 +16,7 @@ import {
   AuditSavedSearchType,
 } from "./audit.type";
 import { CurrentActor } from "../../transports/graphql/current-actor";
-import type { Actor } from "../../finance/identity/actor";
+import type { Actor } from "../../platform/security/actor";
 
 @ArgsType()
 class AuditSubscriptionArgs {

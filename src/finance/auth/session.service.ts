@@ -5,7 +5,7 @@ import { newId } from "../../platform/common/ids";
 import type { AuditService } from "../../audit/log/audit.service";
 import { currentAuditContext } from "../../audit/log/audit-context";
 import type { EventBus } from "../../platform/events/event-bus";
-import type { Actor } from "../identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import { announceAccessEnded } from "./access-ended";
 import type { AuthRepository, TokenOwnerRow } from "./auth.repository";
 

@@ -24,7 +24,7 @@ import Decimal from "decimal.js";
 import { AccountType } from "../accounts/account.type";
 import { formatMoney } from "../money/money";
 import { CurrentActor } from "../../transports/graphql/current-actor";
-import type { Actor } from "../identity/actor";
+import type { Actor } from "../../platform/security/actor";
 
 const AUTO_CREATE = "Create an account for each provider account on first sight (default); false: link them with linkBankAccount.";
 

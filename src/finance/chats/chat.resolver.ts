@@ -16,7 +16,7 @@ import {
   ChatUpdateInput,
 } from "./chat.type";
 import { actorOf, CurrentActor } from "../../transports/graphql/current-actor";
-import type { Actor } from "../identity/actor";
+import type { Actor } from "../../platform/security/actor";
 
 function detail(chat: ChatDetail) {
   return { ...chat, messages: chat.messages.map((message) => new ChatMessageType(message)) };

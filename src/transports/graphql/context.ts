@@ -1,6 +1,6 @@
 import { BankingLoaders } from "../../finance/banking/banking.loaders";
 import type { Logger } from "../../platform/common/logger";
-import type { Actor } from "../../finance/identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import type { Services } from "../../app/services";
 import type { RateLimitState } from "../../finance/usage/usage.service";
 import { TransactionRelationsReadAhead } from "../../finance/transactions/transaction-relations.read-ahead";

@@ -3,7 +3,7 @@ import { GraphQLError, type DocumentNode, type GraphQLSchema, type OperationDefi
 import { RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { currentAuditContext } from "../../audit/log/audit-context";
 import type { Logger } from "../../platform/common/logger";
-import type { Actor } from "../../finance/identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import { rateLimitKey } from "../http/rate-limit";
 import type { RequestContext } from "./context";
 import { checkOperation, limitsFor, measureOperation, operationRefusal } from "./operation-limits";

@@ -10,7 +10,7 @@ import { RequestContext } from "../graphql/context";
 import type { CostControl } from "../graphql/cost-control";
 import { formatGraphQLError } from "../graphql/errors";
 import { MAX_TOKENS } from "../graphql/operation-limits";
-import type { Actor } from "../../finance/identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import type { Services } from "../../app/services";
 import { bearerToken, readCookie, resolveActor, SESSION_COOKIE } from "./authenticate";
 import { LiveSockets } from "./live-sockets";

@@ -6,7 +6,7 @@ import { currentAuditContext } from "../../audit/log/audit-context";
 import { RateLimitedError } from "../../platform/common/errors";
 import type { Logger } from "../../platform/common/logger";
 import type { Config } from "../../platform/config/config";
-import type { Actor } from "../../finance/identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import type { RateLimitState } from "../../finance/usage/usage.service";
 import { sendError } from "./respond";
 
