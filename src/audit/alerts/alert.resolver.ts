@@ -16,6 +16,7 @@ import {
   type AlertSettingInput,
 } from "./alert.type";
 import { CurrentActor } from "../../transports/graphql/current-actor";
+import { listen } from "../../transports/graphql/subscription";
 import type { Actor } from "../../platform/security/actor";
 
 function pairs(list: AlertSettingInput[] | null | undefined): Record<string, string> | null {
@@ -153,7 +154,7 @@ export class AlertResolver {
   @Authorized(Access.Admin)
   @Subscription(() => AlertFiringType, {
     description: "Each alert firing as soon as it is committed (from any process): the console's toast.",
-    subscribe: ({ context }) => firings((context as RequestContext).services),
+    subscribe: listen(({ context }) => firings(context.services)),
   })
   alertFired(@Root() firing: AlertFiringType): AlertFiringType {
     return firing;
