@@ -24,7 +24,7 @@ import path from "node:path";
 import pg from "pg";
 import { EVALUATOR_CONSUMER } from "../src/audit/alerts/alert.evaluator";
 import { loadConfig } from "../src/platform/config/config";
-import type { Actor } from "../src/finance/identity/actor";
+import type { Actor } from "../src/platform/security/actor";
 import { startRuntime, type Runtime } from "../src/app/runtime";
 
 function numberSetting(name: string, fallback: number): number {

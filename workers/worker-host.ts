@@ -1,5 +1,5 @@
 import type { Job, Worker } from "bullmq";
-import { runInAuditContext } from "../src/audit/log/audit-context";
+import { runInAuditContext } from "../src/platform/common/audit-context";
 import type { Logger } from "../src/platform/common/logger";
 import type { ServiceMetrics } from "../src/platform/metrics/metrics";
 import type { Services } from "../src/app/services";

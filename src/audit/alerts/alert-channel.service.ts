@@ -4,7 +4,7 @@ import type { AuditService } from "../log/audit.service";
 import { BadRequestError, NotFoundError, ValidationErrors } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
 import { requiredText } from "../../platform/common/validation";
-import type { Actor } from "../../finance/identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import type { OutboundGuard } from "../../platform/outbound/outbound.guard";
 import type { SecretBox } from "../../platform/security/secret-box";
 import { newWebhookSecret } from "../delivery/webhook-signing";

@@ -17,7 +17,8 @@ import {
   type AlertSettingInput,
 } from "./alert.type";
 import { CurrentActor } from "../../transports/graphql/current-actor";
-import type { Actor } from "../../finance/identity/actor";
+import { listen } from "../../transports/graphql/subscription";
+import type { Actor } from "../../platform/security/actor";
 
 function pairs(list: AlertSettingInput[] | null | undefined): Record<string, string> | null {
   return list ? Object.fromEntries(list.map(({ name, value }) => [name, value])) : null;
@@ -154,7 +155,7 @@ export class AlertResolver {
   @Authorized(Access.Admin)
   @Subscription(() => AlertFiringType, {
     description: "Each alert firing as soon as it is committed (from any process): the console's toast.",
-    subscribe: ({ context }) => firings((context as RequestContext).services),
+    subscribe: listen(({ context }) => firings(context.services)),
   })
   alertFired(@Root() firing: AlertFiringType): AlertFiringType {
     return firing;

@@ -5,7 +5,7 @@ import type { AuditService } from "../log/audit.service";
 import { BadRequestError, NotFoundError, ValidationErrors } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
 import { requiredText } from "../../platform/common/validation";
-import type { Actor } from "../../finance/identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import type { AlertDeliveryRow, AlertRepository, FiringRow } from "./alert.repository";
 import { ALERT_PRESETS, presetOf, type AlertCondition, type AlertGroupBy, type AlertRuleRow } from "./alert.rules";
 

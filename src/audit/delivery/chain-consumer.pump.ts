@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Sequelize } from "sequelize";
-import { runInAuditContext } from "../log/audit-context";
+import { runInAuditContext } from "../../platform/common/audit-context";
 import type { Logger } from "../../platform/common/logger";
 import { Topic } from "../../platform/events/catalogue";
 import type { EventBus } from "../../platform/events/event-bus";

@@ -10,7 +10,7 @@ import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, RateLimi
 import { isUuid, newId } from "../../platform/common/ids";
 import type { Logger } from "../../platform/common/logger";
 import type { ExportConfig } from "../../platform/config/config";
-import type { Actor } from "../../finance/identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import type { ReportRepository } from "./report.repository";
 import { reportCsv, reportJson, reportPdf } from "./report.render";
 import { buildReport, parseReportParams, type ReportParams } from "./report.templates";

@@ -7,7 +7,7 @@ import type { EventBus } from "../../platform/events/event-bus";
 import { effectiveSeverity, isAuditEventType, isSeverity, type AuditEventType, type Severity } from "./audit.catalogue";
 import { verifyChain, type ChainReport } from "./audit-chain-verify";
 import { clampLimit, decodeCursor, encodeCursor, matchesFilter, parseFilter, type AuditFilterInput } from "./audit-filter";
-import { currentAuditContext } from "./audit-context";
+import { currentAuditContext, type AuditContext } from "../../platform/common/audit-context";
 import { redact, redactChanges, type Changes } from "./audit-changes";
 import type { AuditEventRow, AuditRepository } from "./audit.repository";
 
@@ -86,6 +86,11 @@ export class AuditService {
     private readonly settings: { partitionsAhead: number; countBudgetMs: number; histogramBudgetMs?: number },
     private readonly logger?: Logger,
   ) {}
+
+  /** Where the current action comes from (the one reader of the request origin): what `record` stores with each event. */
+  origin(): AuditContext {
+    return currentAuditContext();
+  }
 
   /**
    * Records an event inside the caller's transaction, so it commits or rolls back with the change it

@@ -3,7 +3,7 @@ import { Access } from "../../transports/graphql/auth-checker";
 import type { RequestContext } from "../../transports/graphql/context";
 import { ConnectedAccountType, SsoProviderInput, SsoProviderTestType, SsoProviderType } from "./sso.type";
 import { CurrentActor } from "../../transports/graphql/current-actor";
-import type { Actor } from "../../finance/identity/actor";
+import type { Actor } from "../../platform/security/actor";
 
 @Resolver()
 export class SsoResolver {

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Actor } from "../../finance/identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import type { OutboundGuard } from "../../platform/outbound/outbound.guard";
 import { webhookBody, webhookHeaders } from "../delivery/webhook-signing";
 import { createSender } from "./senders/create-sender";

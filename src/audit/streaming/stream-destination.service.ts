@@ -3,7 +3,7 @@ import { diffChanges, REDACTED, type Changes } from "../log/audit-changes";
 import type { AuditService } from "../log/audit.service";
 import { BadRequestError, NotFoundError } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
-import type { Actor } from "../../finance/identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import type { OutboundGuard } from "../../platform/outbound/outbound.guard";
 import type { SecretBox } from "../../platform/security/secret-box";
 import { newWebhookSecret } from "../delivery/webhook-signing";

@@ -3,7 +3,7 @@ import { Access } from "../../transports/graphql/auth-checker";
 import type { RequestContext } from "../../transports/graphql/context";
 import { UserDeletionType, UserPageType, UserProfileInput, UserType } from "./identity.type";
 import { CurrentActor } from "../../transports/graphql/current-actor";
-import type { Actor } from "./actor";
+import type { Actor } from "../../platform/security/actor";
 
 /** Instance-wide user administration: administrators only; changes need a read_write credential. */
 @Resolver()

@@ -3,7 +3,7 @@ import { Access } from "../../transports/graphql/auth-checker";
 import type { RequestContext } from "../../transports/graphql/context";
 import { MerchantInput, MerchantPageType, MerchantType } from "./merchant.type";
 import { CurrentActor } from "../../transports/graphql/current-actor";
-import type { Actor } from "../identity/actor";
+import type { Actor } from "../../platform/security/actor";
 
 @Resolver(() => MerchantType)
 export class MerchantResolver {
