@@ -1,6 +1,7 @@
 import path from "node:path";
 import { ArchiveWriter, writeManifest, type DataSummary } from "../../platform/files/archive-writer";
-import { EXPORT_BATCH_FIELDS, type AuditRepository, type ExportKey } from "../log/audit.repository";
+import type { AuditRepository } from "../log/audit.repository";
+import { EXPORT_BATCH_FIELDS, type ExportKey } from "../log/audit-export.sql";
 import { parseFilter, type AuditFilterInput } from "../log/audit-filter";
 import type { ExportConfig } from "../../platform/config/config";
 import { CopyBinaryDecoder, fieldText } from "../../platform/db/copy-binary";
