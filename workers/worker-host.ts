@@ -63,7 +63,7 @@ export function checkRunners(runners: Runners): void {
   for (const loop of Object.keys(runners.loops)) if (!loops.has(loop)) throw new Error(`handler for undeclared loop ${loop}`);
 }
 
-/** Runs a worker per queue and registers the recurring schedules. */
+/** Runs a worker per queue, registers the recurring schedules, and runs the loops (LOOPS). */
 export class WorkerHost {
   private readonly workers: Worker[] = [];
 
