@@ -19,7 +19,8 @@ export async function createRateLimiter(config: Config, store: RateLimitStore): 
   if ("redis" in store) return new RateLimiterRedis({ ...common, storeClient: store.redis });
   return new Promise((resolve, reject) => {
     const limiter: RateLimiterPostgres = new RateLimiterPostgres(
-      { ...common, storeClient: store.sequelize, storeType: "sequelize", tableName: "rate_limits" },
+      // Migration 0013 creates the table: a table made at run time would be missing from a restored schema.
+      { ...common, storeClient: store.sequelize, storeType: "sequelize", tableName: "rate_limits", tableCreated: true },
       (error?: Error) => (error ? reject(error) : resolve(limiter)),
     );
   });
