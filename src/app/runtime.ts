@@ -143,7 +143,7 @@ export async function startRuntime(config: Config, roles: Roles, options: Runtim
         redis.on("error", (error: Error) => logger.debug({ err: error }, "rate-limit connection to Redis failed; reconnecting"));
         stops.push(async () => redis.disconnect());
       }
-      const rateLimiter = await createRateLimiter(config, redis ? { redis } : { sequelize });
+      const rateLimiter = createRateLimiter(config, redis ? { redis } : { sequelize });
       runtime.schema = await createSchema(events);
       runtime.app = await createApp({
         config,
