@@ -1,5 +1,6 @@
 import path from "node:path";
 import type { OutboundPolicy } from "../outbound/outbound.guard";
+import { settingDoc } from "../common/docs-pages";
 import { settings, type Settings } from "./settings";
 
 /**
@@ -161,9 +162,6 @@ function assistantConfig(s: Settings): AssistantConfig {
 
 export class ConfigError extends Error {}
 
-/** The settings reference, as a path from the project folder (where operators run the service). */
-export const SETTINGS_PAGE = "docs/settings.md";
-
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ""));
   const parsed = settings.safeParse(present);
@@ -171,7 +169,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // Each problem names its setting and where the setting is described, so the message says how to fix it.
     const problems = parsed.error.issues.map((issue) => {
       const name = issue.path.join(".");
-      return `${name}: ${issue.message} (see ${SETTINGS_PAGE}#${name.toLowerCase()})`;
+      return `${name}: ${issue.message} (see ${settingDoc(name)})`;
     });
     throw new ConfigError(`Invalid configuration:\n  ${problems.join("\n  ")}`);
   }
