@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { anchorsOf, brokenLinks, linksOf } from "../helpers/markdown-links";
 
@@ -18,7 +19,7 @@ test("every relative link and anchor of README.md, CONTRIBUTING.md and docs/*.md
 });
 
 test("the checker finds a missing page, a missing anchor and a root-relative link, and ignores links in code", () => {
-  const dir = fs.mkdtempSync(path.join(ROOT, ".links-test-"));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fg-links-"));
   try {
     fs.writeFileSync(
       path.join(dir, "a.md"),
@@ -35,11 +36,10 @@ test("the checker finds a missing page, a missing anchor and a root-relative lin
       ].join("\n"),
     );
     fs.writeFileSync(path.join(dir, "b.md"), "# B\n## Section B\n");
-    const name = path.basename(dir);
-    expect(brokenLinks(ROOT, [`${name}/a.md`])).toEqual([
-      `${name}/a.md:5: missing.md: no such file`,
-      `${name}/a.md:5: b.md#nowhere: no heading or anchor "nowhere" in ${name}/b.md`,
-      `${name}/a.md:5: /docs/b.md: a root-relative link resolves differently on each Git host; link relative to the page`,
+    expect(brokenLinks(dir, ["a.md"])).toEqual([
+      "a.md:5: missing.md: no such file",
+      'a.md:5: b.md#nowhere: no heading or anchor "nowhere" in b.md',
+      "a.md:5: /docs/b.md: a root-relative link resolves differently on each Git host; link relative to the page",
     ]);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

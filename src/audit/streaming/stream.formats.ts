@@ -4,7 +4,7 @@ import type { AuditEvent } from "../log/audit.service";
 import type { Severity } from "../log/audit.catalogue";
 
 /**
- * One canonical audit event, one formatter per destination (README, "Streaming audit events"). Pure
+ * One canonical audit event, one formatter per destination (docs/audit-streaming.md). Pure
  * functions: the senders (stream.senders.ts) batch what these produce within each platform's limits.
  */
 export const VENDOR = "finance-gateway";

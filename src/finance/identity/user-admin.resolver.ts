@@ -58,7 +58,7 @@ export class UserAdminResolver {
   }
 
   @Authorized(Access.Admin, Access.Write)
-  @Mutation(() => UserDeletionType, { description: "Deletes a user as the README's user deletion policy describes (user.deleted)." })
+  @Mutation(() => UserDeletionType, { description: "Deletes a user as docs/users.md's user deletion policy describes (user.deleted)." })
   deleteUser(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
     return services.userAdmin.delete(actor!, id);
   }
