@@ -17,7 +17,7 @@ import { createApp, type App } from "./http-app";
 import { createRateLimiter } from "../transports/http/rate-limit";
 import { createServices, type Services } from "./services";
 import { createServiceMetrics, type ServiceMetrics } from "../platform/metrics/metrics";
-import { startMetricsServer } from "../platform/metrics/metrics.http";
+import { startMetricsServer } from "../transports/http/metrics.http";
 
 export type Roles = { api: boolean; workers: boolean };
 

@@ -15,6 +15,9 @@ import {
   AuditHistogramType,
   AuditSavedSearchType,
 } from "./audit.type";
+import { CurrentActor } from "../../transports/graphql/current-actor";
+import { listen } from "../../transports/graphql/subscription";
+import type { Actor } from "../../platform/security/actor";
 
 @ArgsType()
 class AuditSubscriptionArgs {
@@ -106,48 +109,52 @@ export class AuditResolver {
 
   @Authorized(Access.Audit)
   @Query(() => [AuditSavedSearchType], { description: "Your saved audit searches, by name." })
-  auditSavedSearches(@Ctx() { services, actor }: RequestContext) {
-    return services.auditSavedSearches.list(actor!.userId);
+  auditSavedSearches(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor) {
+    return services.auditSavedSearches.list(actor.userId);
   }
 
   @Authorized(Access.Audit)
   @Query(() => AuditSavedSearchType, { description: "Reopens one of your saved searches." })
-  auditSavedSearch(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.auditSavedSearches.get(actor!.userId, id);
+  auditSavedSearch(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return services.auditSavedSearches.get(actor.userId, id);
   }
 
   @Authorized(Access.Audit)
   @Mutation(() => AuditSavedSearchType)
   createAuditSavedSearch(
-    @Ctx() { services, actor }: RequestContext,
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
     @Arg("name") name: string,
     @Arg("filter", () => AuditEventFilterInput) filter: AuditEventFilterInput,
   ) {
-    return services.auditSavedSearches.create(actor!.userId, name, { ...filter });
+    return services.auditSavedSearches.create(actor.userId, name, { ...filter });
   }
 
   @Authorized(Access.Audit)
   @Mutation(() => AuditSavedSearchType)
-  renameAuditSavedSearch(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string, @Arg("name") name: string) {
-    return services.auditSavedSearches.rename(actor!.userId, id, name);
+  renameAuditSavedSearch(
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
+    @Arg("id", () => ID) id: string,
+    @Arg("name") name: string,
+  ) {
+    return services.auditSavedSearches.rename(actor.userId, id, name);
   }
 
   @Authorized(Access.Audit)
   @Mutation(() => AuditSavedSearchType)
-  deleteAuditSavedSearch(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.auditSavedSearches.delete(actor!.userId, id);
+  deleteAuditSavedSearch(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return services.auditSavedSearches.delete(actor.userId, id);
   }
 
   @Authorized(Access.Audit)
   @Subscription(() => AuditEventType, {
     description: "Each audit event matching the filter, as soon as its transaction commits (from any process).",
-    subscribe: ({ args, context }) => {
-      const { filter } = args as AuditSubscriptionArgs;
+    subscribe: listen<AuditSubscriptionArgs>(({ context: { services }, args: { filter } }) => {
       // Checked here so a bad filter fails the subscription instead of every event.
       parseFilter(filter);
-      const { services } = context as RequestContext;
       return matching(services.events.subscribe(Topic.AuditEventRecorded), services.audit, services.audit.matcher(filter));
-    },
+    }),
   })
   auditEventRecorded(@Root() event: AuditEvent, @Args() _args: AuditSubscriptionArgs): AuditEvent {
     return event;

@@ -8,8 +8,9 @@ import { isUuid } from "../../platform/common/ids";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/common/pagination";
 import { optionalText, saveUnique } from "../../platform/common/validation";
 import type { EventBus } from "../../platform/events/event-bus";
-import type { Actor } from "./actor";
-import { isUserRole, type UserStatus } from "./user.model";
+import type { Actor } from "../../platform/security/actor";
+import { isUserRole } from "../../platform/security/actor";
+import { type UserStatus } from "./user.model";
 import type { RemovedRows, UserRepository, UserRow } from "./user.repository";
 import { isValidEmail, summarizeRow, type UserService, type UserSummary } from "./user.service";
 

@@ -1,7 +1,8 @@
 import type { CreationAttributes, Sequelize, Transaction } from "sequelize";
 import { bindParam, likePattern, selectRows } from "../../platform/common/sql";
 import { FamilyModel } from "./family.model";
-import { UserModel, type UserRole, type UserStatus } from "./user.model";
+import { UserModel, type UserStatus } from "./user.model";
+import { type UserRole } from "../../platform/security/actor";
 
 export type UserRow = {
   id: string;

@@ -1,6 +1,6 @@
 import type { AuthChecker } from "type-graphql";
 import { ForbiddenError, UnauthenticatedError } from "../../platform/common/errors";
-import { canAdminister, canReadAudit, canWrite, insufficientScope } from "../../finance/identity/actor";
+import { canAdminister, canReadAudit, canWrite, insufficientScope } from "../../platform/security/actor";
 import type { RequestContext } from "./context";
 
 /** What a root field needs: `@Authorized(Access.Read)`, `Access.Write`, `Access.Audit` or `Access.Admin`. */
