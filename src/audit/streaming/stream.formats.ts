@@ -4,7 +4,7 @@ import type { Severity } from "../log/audit.catalogue";
 import { PRODUCT, PRODUCT_VERSION } from "../delivery/webhook-signing";
 
 /**
- * One canonical audit event, one formatter per destination (README, "Streaming audit events"). Pure
+ * One canonical audit event, one formatter per destination (docs/audit-streaming.md). Pure
  * functions: the senders (senders/) batch what these produce within each platform's limits.
  */
 export const VENDOR = "finance-gateway";

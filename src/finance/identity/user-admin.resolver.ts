@@ -70,7 +70,7 @@ export class UserAdminResolver {
   }
 
   @Authorized()
-  @Mutation(() => UserDeletionType, { description: "Deletes a user as the README's user deletion policy describes (user.deleted)." })
+  @Mutation(() => UserDeletionType, { description: "Deletes a user as docs/users.md's user deletion policy describes (user.deleted)." })
   deleteUser(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
     return services.userAdmin.delete(actor, id);
   }
