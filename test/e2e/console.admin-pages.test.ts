@@ -1,7 +1,7 @@
+import { eventually } from "../helpers/eventually";
 import type { Page } from "playwright-core";
 import type { AuditEventType } from "../../src/audit/log/audit.catalogue";
 import { startIdp, type TestIdp } from "../fakes/oidc-idp";
-import { eventually } from "../helpers/chromium";
 import { PASSWORD, signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
 import { documentationScreenshot } from "../helpers/screenshots";
 

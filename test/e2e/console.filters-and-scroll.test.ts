@@ -1,5 +1,5 @@
+import { eventually } from "../helpers/eventually";
 import type { Page } from "playwright-core";
-import { eventually } from "../helpers/chromium";
 import { signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
 
 /**
@@ -125,13 +125,16 @@ test("scrolling loads older events page by page by cursor, with a bounded number
     let mostRows = 0;
     // Scroll to the end of the list, the oldest event: five more pages of 100 behind the first, each asked for by cursor.
     const target = bulk(1);
-    await eventually(async () => {
-      await scroller.evaluate((element) => {
-        element.scrollTop = element.scrollHeight;
-      });
-      mostRows = Math.max(mostRows, await rows(page).count());
-      expect(await scroller.textContent()).toContain(target);
-    }, 60_000);
+    await eventually(
+      async () => {
+        await scroller.evaluate((element) => {
+          element.scrollTop = element.scrollHeight;
+        });
+        mostRows = Math.max(mostRows, await rows(page).count());
+        expect(await scroller.textContent()).toContain(target);
+      },
+      { timeout: 60_000 },
+    );
     expect(new Set(cursors).size).toBeGreaterThanOrEqual(5);
     // Virtualised: a screenful and some overscan, not the hundreds loaded.
     expect(mostRows).toBeLessThan(100);

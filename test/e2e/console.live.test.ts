@@ -1,8 +1,8 @@
+import { eventually } from "../helpers/eventually";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import type { Page } from "playwright-core";
 import { CLI } from "../helpers/cli";
-import { eventually } from "../helpers/chromium";
 import { failLogin, signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
 import { redisUrl } from "../helpers/database-urls";
 
@@ -43,7 +43,7 @@ test("live: an event recorded by another process appears at the top within 2 s",
       },
     });
     const recorded = Date.now();
-    await eventually(async () => expect((await rowTexts(page))[0]).toContain(email), 5_000);
+    await eventually(async () => expect((await rowTexts(page))[0]).toContain(email), { timeout: 5_000 });
     expect(Date.now() - recorded).toBeLessThan(2_000);
   } finally {
     await context.close();
