@@ -180,7 +180,10 @@ test("Sentinel: an OAuth2 client-credentials token, refreshed before it expires,
     for (let round = 0; round < 3; round++) {
       ids.push(...(await recordAuditEvents(app.runtime, 10, "auth.token.refreshed")));
       await eventually(() => sentinel.rows.length >= ids.length, { what: `round ${round}` });
-      await new Promise((resolve) => setTimeout(resolve, 1100));
+      // Until the newest token is past its refresh point (half its lifetime, as the gateway reckons it from
+      // the answer a moment after the fake issued it: 100 ms of margin), and still 900 ms short of expiring.
+      const newest = sentinel.tokensIssued[sentinel.tokensIssued.length - 1];
+      await eventually(() => Date.now() >= newest.expiresAt - 900, { what: "the token's refresh point" });
     }
     expect(sentinel.rows.map((row) => row.EventId)).toEqual(ids);
     expect(sentinel.tokensIssued.length).toBeGreaterThanOrEqual(2);

@@ -134,7 +134,8 @@ test("Retry-After is honoured; 410 disables the endpoint and is audited; undeliv
     resource: { type: "stream_destination", id: hook.id },
     changes: { enabled: { old: true, new: false } },
   });
-  await new Promise((resolve) => setTimeout(resolve, 400));
+  // Delivery has done all it would: the later event is linked, and the pump found nothing more to send.
+  await app.runtime.workers!.drain();
   expect(hook.receiver.attempts.filter((attempt) => attempt.id === laterId)).toEqual([]);
   // Enabled again: the events that waited are delivered.
   const enabled = await gql(`mutation ($id: ID!) { updateStreamDestination(id: $id, input: { enabled: true }) { enabled } }`, {
@@ -193,8 +194,7 @@ test("pause holds delivery (lag grows), resume catches up; replay from a sequenc
   const hook = await receiverFor(["user.roles.updated"]);
   await gql(`mutation ($id: ID!) { pauseStreamDestination(id: $id) { health { paused } } }`, { id: hook.id });
   const ids = await recordAuditEvents(app.runtime, 5, "user.roles.updated");
-  await app.runtime.services.audit.chainCommitted();
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await app.runtime.workers!.drain();
   expect(hook.receiver.received).toEqual([]);
   expect(Number((await destination(hook.id)).health.lag)).toBeGreaterThanOrEqual(5);
   await gql(`mutation ($id: ID!) { resumeStreamDestination(id: $id) { id } }`, { id: hook.id });
@@ -242,8 +242,7 @@ test("a webhook created disabled receives nothing until enabled; its secret is s
   expect((await destination(created.id)).health.paused).toBe(true);
 
   const ids = await recordAuditEvents(app.runtime, 3, "user.suspended");
-  await app.runtime.services.audit.chainCommitted();
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await app.runtime.workers!.drain();
   expect(receiver.attempts).toEqual([]);
   expect(Number((await destination(created.id)).health.lag)).toBeGreaterThanOrEqual(3);
 
