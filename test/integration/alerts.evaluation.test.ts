@@ -1,3 +1,4 @@
+import { QueryTypes } from "sequelize";
 import { eventually } from "../helpers/eventually";
 import { createUser, type TestUser } from "../helpers/fixtures";
 import { alertAdmin, evaluatorCaughtUp, failedLogin, login } from "../helpers/alerts";
@@ -102,7 +103,17 @@ test("7 failed logins from one IP fire the brute-force preset once, by e-mail wi
   await burst(3);
   await evaluatorCaughtUp(app.runtime);
   expect(await alerts.firings(short.id)).toHaveLength(1);
-  await new Promise((resolve) => setTimeout(resolve, 3100));
+  // Until the window (and the firing's quiet time) has passed the last of those events, by the database's clock that stamped them.
+  await eventually(
+    async () => {
+      const [row] = await app.runtime.sequelize.query<{ passed: boolean }>(
+        "SELECT now() > max(occurred_at) + interval '3100 milliseconds' AS passed FROM audit_events WHERE event_type = 'auth.login.failed'",
+        { type: QueryTypes.SELECT },
+      );
+      return row.passed;
+    },
+    { what: "the 3-second window to pass", interval: 100 },
+  );
   await burst(4);
   await evaluatorCaughtUp(app.runtime);
   expect(await alerts.firings(short.id)).toHaveLength(1);
