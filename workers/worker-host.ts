@@ -132,8 +132,11 @@ export class WorkerHost {
 
   /** Stops taking jobs and waits for the running ones to finish. */
   async stop(): Promise<void> {
+    // No new job from here on (BullMQ's close stops fetching at once); the running ones finish meanwhile.
+    const closing = Promise.all(this.workers.map((worker) => worker.close()));
+    this.deps.logger.info("taking no new jobs; finishing the running ones");
     await this.deps.services.streamPump.stop();
     await this.deps.services.alertDispatcher.stop();
-    await Promise.all(this.workers.map((worker) => worker.close()));
+    await closing;
   }
 }

