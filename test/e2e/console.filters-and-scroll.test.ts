@@ -157,6 +157,8 @@ test("scrolling loads older events page by page by cursor, with a bounded number
       // Until the count has given up (its connection resets the budget, AUDIT_COUNT_BUDGET_MS, 40 ms), while
       // the page's own read waits for the table.
       await eventually(async () => {
+        // Activity is read afresh each time: within a transaction PostgreSQL keeps its first reading.
+        await sequelize.query("SELECT pg_stat_clear_snapshot()", { transaction: lock });
         const [row] = await sequelize.query<{ ended: number }>(
           "SELECT count(*)::int AS ended FROM pg_stat_activity WHERE datname = current_database() AND query = 'RESET statement_timeout' AND query_start > $1",
           { bind: [since], type: QueryTypes.SELECT, transaction: lock },

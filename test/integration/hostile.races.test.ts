@@ -38,6 +38,8 @@ async function deletedDuring(table: string, id: string, request: () => Promise<H
   const pending = request().finally(() => (answered = true));
   await eventually(
     async () => {
+      // Activity is read afresh each time: within a transaction PostgreSQL keeps its first reading.
+      await sequelize.query("SELECT pg_stat_clear_snapshot()", { transaction });
       const [{ blocked }] = await sequelize.query<{ blocked: number }>(
         "SELECT count(*)::int AS blocked FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))",
         { bind: [pid], type: QueryTypes.SELECT, transaction },
