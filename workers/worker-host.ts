@@ -63,6 +63,9 @@ export function checkRunners(runners: Runners): void {
   for (const loop of Object.keys(runners.loops)) if (!loops.has(loop)) throw new Error(`handler for undeclared loop ${loop}`);
 }
 
+/** How often drain() looks at the queues when no job of this process finishes meanwhile. */
+const JOB_POLL_MS = 50;
+
 /** Runs a worker per queue, registers the recurring schedules, and runs the loops (LOOPS). */
 export class WorkerHost {
   private readonly workers: Worker[] = [];
@@ -112,9 +115,56 @@ export class WorkerHost {
     });
   }
 
+  /**
+   * Resolves once background work has caught up: no job waiting or active in any queue (delayed jobs,
+   * schedules and retries in backoff, wait for their time), every event committed so far linked into
+   * the audit chain, and the stream pump at rest (ChainConsumerPump.drain). Tests await it instead of
+   * sleeping; work still arriving from outside (another process) can make it wait longer.
+   */
+  async drain(): Promise<void> {
+    for (;;) {
+      while (!(await this.jobsAtRest())) await this.nextJobSettled();
+      await this.deps.services.audit.chainCommitted();
+      await this.deps.services.streamPump.drain();
+      // Delivery may have queued jobs (and jobs recorded events): done only when both are at rest at once.
+      if (await this.jobsAtRest()) return;
+    }
+  }
+
+  private async jobsAtRest(): Promise<boolean> {
+    const counts = await Promise.all(
+      Object.values(QueueName).map((queue) =>
+        this.backend.queue(queue).getJobCounts("waiting", "active", "prioritized", "waiting-children"),
+      ),
+    );
+    return counts.every((count) => Object.values(count).every((n) => n === 0));
+  }
+
+  /** A job finishing on this process's workers, or a short while (a job taken by another process). */
+  private nextJobSettled(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        for (const worker of this.workers) {
+          worker.off("completed", done);
+          worker.off("failed", done);
+        }
+        resolve();
+      };
+      const timer = setTimeout(done, JOB_POLL_MS);
+      for (const worker of this.workers) {
+        worker.on("completed", done);
+        worker.on("failed", done);
+      }
+    });
+  }
+
   /** Stops taking jobs and waits for the running ones to finish. */
   async stop(): Promise<void> {
+    // No new job from here on (BullMQ's close stops fetching at once); the running ones finish meanwhile.
+    const closing = Promise.all(this.workers.map((worker) => worker.close()));
+    this.deps.logger.info("taking no new jobs; finishing the running ones");
     for (const loop of Object.values(LOOPS)) await LOOP_HANDLERS[loop](this.deps.services).stop();
-    await Promise.all(this.workers.map((worker) => worker.close()));
+    await closing;
   }
 }

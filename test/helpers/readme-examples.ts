@@ -436,17 +436,19 @@ export function runBash(
   script: string,
   options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
 ): Promise<{ stdout: string; stderr: string; code: number | null }> {
-  const child = spawn("bash", ["-c", script], { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn("bash", ["-c", script], {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ["ignore", "pipe", "pipe"],
+    timeout: options.timeoutMs,
+    killSignal: "SIGKILL",
+  });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs);
     child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ stdout, stderr, code });
-    });
+    child.on("close", (code) => resolve({ stdout, stderr, code }));
   });
 }

@@ -31,6 +31,8 @@ const WAKE_INTERVAL_MS = 50;
  * - one worker per consumer at a time: a lease (SKIP LOCKED claim, owner-checked settle);
  * - nothing is held in memory or in Redis: a restart of anything resumes from the positions.
  */
+type PumpDrainer = { resolve: () => void; reject: (error: Error) => void };
+
 export class ChainConsumerPump {
   private readonly owner = `${process.pid}:${randomUUID()}`;
   private running = false;
@@ -41,6 +43,8 @@ export class ChainConsumerPump {
   private wakeups: AsyncIterator<unknown> | null = null;
   private wakePending = false;
   private lastCycle = 0;
+  /** drain() callers, each waiting for a cycle that starts after its call and finds nothing to do. */
+  private drainers: PumpDrainer[] = [];
 
   constructor(
     private readonly sequelize: Sequelize,
@@ -97,8 +101,13 @@ export class ChainConsumerPump {
       this.timer = null;
       this.wakePending = false;
       this.lastCycle = Date.now();
+      const drainers = this.drainers.splice(0);
       this.cycling = this.cycle()
-        .catch((error) => this.logger.warn({ err: error }, "audit stream delivery cycle failed"))
+        .then((claimed) => this.settleDrainers(drainers, claimed === 0 && this.inFlight.size === 0))
+        .catch((error) => {
+          this.settleDrainers(drainers, false);
+          this.logger.warn({ err: error }, "audit stream delivery cycle failed");
+        })
         .finally(() => {
           this.cycling = null;
           const more = this.again;
@@ -109,12 +118,17 @@ export class ChainConsumerPump {
     }, ms);
   }
 
-  /** Claims what this process has room for and starts those turns; a finished turn wakes the pump again. */
-  private async cycle(): Promise<void> {
+  /**
+   * Claims what this process has room for and starts those turns; a finished turn wakes the pump again.
+   * Resolves with the number of consumers claimed (-1 when there was no room to claim).
+   */
+  private async cycle(): Promise<number> {
+    let total = 0;
     for (const handler of this.handlers) {
       const room = this.options.concurrency - this.inFlight.size;
-      if (room <= 0) return;
+      if (room <= 0) return -1;
       const claimed = await this.consumers.claimDue(this.owner, this.options.leaseMs, room, handler.prefix);
+      total += claimed.length;
       if (claimed.length === 0) continue;
       try {
         await handler.prepare?.(claimed);
@@ -130,6 +144,28 @@ export class ChainConsumerPump {
         this.inFlight.set(consumer.id, turn);
       }
     }
+    return total;
+  }
+
+  /**
+   * Resolves once delivery has caught up: a claim cycle that started after this call found no consumer
+   * due and no turn in flight, so every consumer is at the chain head, paused, failing, waiting for its
+   * next retry or leased by another process. Tests await it instead of sleeping; events must be linked
+   * into the chain first (audit.chainCommitted()) to count. Rejects when the pump is not running.
+   */
+  drain(): Promise<void> {
+    if (!this.running) return Promise.reject(new Error("the audit stream pump is not running"));
+    const drained = new Promise<void>((resolve, reject) => this.drainers.push({ resolve, reject }));
+    // A cycle already running may have looked before the caller's commit: the next one decides.
+    if (this.cycling) this.again = true;
+    else this.schedule(0);
+    return drained;
+  }
+
+  /** Caught up: the drainers resolve; otherwise they wait for the next cycle (a finished turn asks for one). */
+  private settleDrainers(drainers: PumpDrainer[], caughtUp: boolean): void {
+    if (caughtUp) for (const drainer of drainers) drainer.resolve();
+    else this.drainers.unshift(...drainers);
   }
 
   /** Events a turn records (a destination disabled or failing) correlate by the turn, as a job's do by the job. */
@@ -163,5 +199,6 @@ export class ChainConsumerPump {
     await this.wakeups?.return?.();
     await this.cycling;
     await Promise.allSettled([...this.inFlight.values()]);
+    for (const drainer of this.drainers.splice(0)) drainer.reject(new Error("the audit stream pump stopped"));
   }
 }
