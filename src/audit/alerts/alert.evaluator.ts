@@ -1,12 +1,12 @@
 import type { Transaction } from "sequelize";
-import type { AuditEventType } from "../log/audit.catalogue";
-import type { AuditEvent, AuditService } from "../log/audit.service";
+import type { AuditEventName as AuditEventType } from "../log";
+import type { AuditEvent, AuditService } from "../log";
 import { newId } from "../../platform/common/ids";
 import { Topic } from "../../platform/events/catalogue";
 import type { EventBus } from "../../platform/events/event-bus";
-import type { ChainConsumerHandler, TurnOutcome } from "../streaming/chain-consumer.pump";
-import { expandPatterns } from "../streaming/destination.handler";
-import type { ConsumerRow, ConsumerSettlement } from "../streaming/stream.repository";
+import type { ChainConsumerHandler, TurnOutcome } from "../streaming";
+import { expandPatterns } from "../streaming";
+import type { ConsumerRow, ConsumerSettlement } from "../streaming";
 import type { GeoCountryLookup } from "./geo-country";
 import { windowId, type AlertRepository, type NewFiring, type WindowKey } from "./alert.repository";
 import { countStep, groupKeyOf, ruleMatches, summaryOf, userKeyOf, type AlertRuleRow, type WindowState } from "./alert.rules";

@@ -1,14 +1,14 @@
 import type { Sequelize, Transaction } from "sequelize";
-import { expandEventTypePattern, isSeverity } from "../log/audit.catalogue";
-import { diffChanges, type Changes } from "../log/audit-changes";
-import type { AuditService } from "../log/audit.service";
+import { expandEventTypePattern, isSeverity } from "../log";
+import { diffChanges, type Changes } from "../log";
+import type { AuditService } from "../log";
 import { BadRequestError, NotFoundError, ValidationErrors } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
 import { requiredText } from "../../platform/common/validation";
 import type { Actor } from "../../platform/security/actor";
 import type { OutboundGuard } from "../../platform/outbound/outbound.guard";
 import type { SecretBox } from "../../platform/security/secret-box";
-import { newWebhookSecret } from "../streaming/stream.formats";
+import { newWebhookSecret } from "../streaming";
 import { recipients, sendAlert } from "./alert.channels";
 import { targetOf } from "./alert.dispatcher";
 import type { AlertChannelKind, AlertChannelRow, AlertDeliveryRow, AlertRepository, FiringRow } from "./alert.repository";

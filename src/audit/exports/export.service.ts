@@ -1,11 +1,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { Sequelize, Transaction } from "sequelize";
-import { ArchiveWriter, manifestPathOf, writeManifest, type DataSummary } from "../retention/archive-writer";
-import type { AuditEventType } from "../log/audit.catalogue";
-import { EXPORT_BATCH_FIELDS, type AuditRepository, type ExportKey } from "../log/audit.repository";
-import { parseFilter, type AuditFilterInput } from "../log/audit-filter";
-import type { AuditService } from "../log/audit.service";
+import { ArchiveWriter, manifestPathOf, writeManifest, type DataSummary } from "../retention";
+import type { AuditEventName as AuditEventType } from "../log";
+import { EXPORT_BATCH_FIELDS, type AuditRepository, type ExportKey } from "../log";
+import { parseFilter, type AuditFilterInput } from "../log";
+import type { AuditService } from "../log";
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, RateLimitedError } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
 import type { Logger } from "../../platform/common/logger";

@@ -1,6 +1,6 @@
 import type { Transaction } from "sequelize";
-import { expandEventTypePattern, type AuditEventType } from "../log/audit.catalogue";
-import type { AuditService } from "../log/audit.service";
+import { expandEventTypePattern, type AuditEventName as AuditEventType } from "../log";
+import type { AuditService } from "../log";
 import type { Logger } from "../../platform/common/logger";
 import type { OutboundGuard } from "../../platform/outbound/outbound.guard";
 import type { SecretBox } from "../../platform/security/secret-box";

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { Sequelize, Transaction } from "sequelize";
-import { expandEventTypePattern } from "../log/audit.catalogue";
-import { diffChanges, REDACTED, type Changes } from "../log/audit-changes";
-import type { AuditService } from "../log/audit.service";
+import { expandEventTypePattern } from "../log";
+import { diffChanges, REDACTED, type Changes } from "../log";
+import type { AuditService } from "../log";
 import { BadRequestError, NotFoundError, ValidationErrors } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
 import { optionalText, requiredText } from "../../platform/common/validation";

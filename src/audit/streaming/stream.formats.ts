@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from "node:crypto";
 import { isIP } from "node:net";
-import type { AuditEvent } from "../log/audit.service";
-import type { Severity } from "../log/audit.catalogue";
+import type { AuditEvent } from "../log";
+import type { Severity } from "../log";
 
 /**
  * One canonical audit event, one formatter per destination (README, "Streaming audit events"). Pure

@@ -1,6 +1,6 @@
 import os from "node:os";
 import type { Socket } from "node:net";
-import type { AuditEvent } from "../log/audit.service";
+import type { AuditEvent } from "../log";
 import { OutboundFailedError, OutboundRefusedError } from "../../platform/common/errors";
 import type { OutboundGuard, OutboundRequest } from "../../platform/outbound/outbound.guard";
 import {

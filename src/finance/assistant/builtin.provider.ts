@@ -1,5 +1,5 @@
 import Decimal from "decimal.js";
-import { formatMoney } from "../money/money";
+import { formatMoney } from "../money";
 import {
   currentMonth,
   describe,

@@ -2,7 +2,9 @@ import { DataTypes, Model, type CreationOptional, type InferAttributes, type Inf
 import type { SyncState } from "./provider";
 
 export type BankProvider = "lunchflow" | "simplefin";
-export type ConnectionStatus = "good" | "requires_update" | "failed";
+import type { ConnectionStatus } from "../../platform/events/catalogue";
+
+export type { ConnectionStatus };
 export type SyncRunStatus = "pending" | "syncing" | "completed" | "failed";
 
 export class BankConnectionModel extends Model<InferAttributes<BankConnectionModel>, InferCreationAttributes<BankConnectionModel>> {

@@ -1,6 +1,9 @@
 import type { AuditEvent } from "../../audit/log/audit.service";
-import type { ConnectionStatus } from "../../finance/banking/banking.model";
-import type { ReplyStatus } from "../../finance/chats/chat.model";
+
+/** A bank connection's state, as its sync events publish it (and banking.model stores it). */
+export type ConnectionStatus = "good" | "requires_update" | "failed";
+/** A chat reply's state, as chat events publish it (and chat.model stores it). */
+export type ReplyStatus = "pending" | "complete" | "failed";
 
 /**
  * Every event-bus topic and the payload it carries, in one place (like workers/queues.ts for jobs).

@@ -1,0 +1,14 @@
+/** What other features use of log: the one entry into it (docs/architecture.md, feature entry files). */
+export { checkLink } from "./audit-chain-verify";
+export type { ChainBreak, ChainReport } from "./audit-chain-verify";
+export { REDACTED, diffChanges } from "./audit-changes";
+export type { Changes } from "./audit-changes";
+export { clampLimit, matchesFilter, parseFilter } from "./audit-filter";
+export type { AuditFilterInput } from "./audit-filter";
+export { SEVERITIES, expandEventTypePattern, isSeverity } from "./audit.catalogue";
+/** The union of event type names; `AuditEventType` is the GraphQL type of an event. */
+export type { AuditEventType as AuditEventName, Severity } from "./audit.catalogue";
+export { EXPORT_BATCH_FIELDS, auditConditions } from "./audit.repository";
+export type { AuditEventFields, AuditQuery, AuditRepository, ExportKey, VerifyRow } from "./audit.repository";
+export type { AuditEvent, AuditService, AuditUser } from "./audit.service";
+export { AuditEventFilterInput, AuditEventType } from "./audit.type";
