@@ -122,7 +122,6 @@ export default tseslint.config(
     // injected, these files name the app layer from below it.
     files: [
       "src/transports/graphql/context.ts",
-      "src/transports/http/authenticate.ts",
       "src/transports/http/graphql-socket.ts",
       "src/finance/auth/auth.router.ts",
       "src/finance/banking/banking.loaders.ts",

@@ -1,16 +1,12 @@
 import type { Job, Worker } from "bullmq";
 import { runInAuditContext } from "../src/platform/common/audit-context";
-import type { Logger } from "../src/platform/common/logger";
 import type { ServiceMetrics } from "../src/platform/metrics/metrics";
-import type { Services } from "../src/app/services";
 import { assistantHandlers } from "./assistant.processor";
 import { bankSyncHandlers } from "./bank-sync.processor";
 import { exportHandlers } from "./exports.processor";
 import { maintenanceHandlers } from "./maintenance.processor";
+import type { JobDeps, JobHandlers } from "./job-handlers";
 import { CONCURRENCY, JOBS, ON_START, QueueName, SCHEDULES, type QueueBackend } from "./queues";
-
-export type JobDeps = { services: Services; logger: Logger };
-export type JobHandlers = Record<string, (job: Job, deps: JobDeps) => Promise<unknown>>;
 
 const HANDLERS: Record<QueueName, JobHandlers> = {
   [QueueName.Maintenance]: maintenanceHandlers,
