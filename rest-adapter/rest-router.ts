@@ -79,7 +79,12 @@ function valueAt(data: unknown, path: string[]): unknown {
  * (compiled once by graphql-jit) against the same schema and per-request context as /graphql; REST never reaches
  * resolvers any other way.
  */
-export function createRestRouter(schema: GraphQLSchema, contextOf: RestContextFactory, routes: RestRoute[] = allRoutes): RequestHandler {
+export function createRestRouter(
+  schema: GraphQLSchema,
+  contextOf: RestContextFactory,
+  parseBody: RequestHandler,
+  routes: RestRoute[] = allRoutes,
+): RequestHandler {
   const prepared = prepareOperations(
     schema,
     routes.map((route) => route.operation),
@@ -96,7 +101,11 @@ export function createRestRouter(schema: GraphQLSchema, contextOf: RestContextFa
     const route = compiled[resolution.index];
     nameRoute(res, route);
     try {
-      await run(route, schema, req, res, contextOf(req));
+      const context = contextOf(req);
+      // A read-only key is refused before its body is even parsed: 403, not the 400 of a body that does not parse, as upstream.
+      if (route.prepared.definition.operation === "mutation" && context.actor && !canWrite(context.actor)) throw insufficientScope();
+      await new Promise<void>((resolve, reject) => parseBody(req, res, (error?: unknown) => (error ? reject(error) : resolve())));
+      await run(route, schema, req, res, context);
     } catch (error) {
       if (error instanceof DomainError) return sendError(req, res, error);
       next(error);
@@ -105,8 +114,6 @@ export function createRestRouter(schema: GraphQLSchema, contextOf: RestContextFa
 }
 
 async function run(route: CompiledRoute, schema: GraphQLSchema, req: Request, res: Response, context: RequestContext): Promise<void> {
-  // A read-only key is refused before its body is looked at, so it gets 403 rather than a 400 or 422.
-  if (route.prepared.definition.operation === "mutation" && context.actor && !canWrite(context.actor)) throw insufficientScope();
   const match = route.pattern.exec(req.path)!;
   const params = Object.fromEntries(route.paramNames.map((name, index) => [name, decodeSegment(match[index + 1])]));
   let body: Record<string, unknown> | undefined;

@@ -134,15 +134,9 @@ export async function createApp(deps: AppDeps): Promise<App> {
   });
   // Before /api/v1's own routes: upstream's /api/v1/auth/login and /refresh are served here, unauthenticated.
   app.use(createAuthRouter(services, limit));
-  const restRouter = createRestRouter(schema, (req) => contextOf(req.res!));
-  app.use(
-    API_PREFIX,
-    unknownRouteGuard(),
-    authenticate(services, { required: true }),
-    ...limit,
-    express.json({ limit: BODY_LIMIT }),
-    restRouter,
-  );
+  // The router parses the body itself, after the credential's scope is checked.
+  const restRouter = createRestRouter(schema, (req) => contextOf(req.res!), express.json({ limit: BODY_LIMIT }));
+  app.use(API_PREFIX, unknownRouteGuard(), authenticate(services, { required: true }), ...limit, restRouter);
   app.use(createSsoRouter(services, limit));
   app.use(createExportRouter(services, limit));
   app.use(createAdminConsoleRouter());

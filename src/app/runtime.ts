@@ -1,5 +1,6 @@
 import type { JobType } from "bullmq";
 import type { GraphQLSchema } from "graphql";
+import type { ClassType } from "type-graphql";
 import IORedis from "ioredis";
 import type { Sequelize } from "sequelize";
 import { createQueueBackend, QueueName, type QueueBackend } from "../../workers/queues";
@@ -28,6 +29,8 @@ export type RuntimeOptions = {
   onStatement?: (sql: string) => void;
   /** How the outbound guard resolves host names; tests inject a hostile DNS. */
   resolve?: Resolver;
+  /** Resolvers added to the schema: the authorization matrix plants a fixture field that breaks its rule. */
+  extraResolvers?: ClassType[];
 };
 
 /** The wired service. Everything a process role needs, created once, stopped in reverse order. */
@@ -46,6 +49,8 @@ export type Runtime = {
   metrics: ServiceMetrics;
   /** http://host:port once listening. */
   url?: string;
+  /** The job workers and the audit stream pump, in a process with the workers role (tests await its drain()). */
+  workers?: WorkerHost;
   /** A worker-only process's /metrics server, when METRICS_PORT is set. */
   metricsUrl?: string;
   stop(): Promise<void>;
@@ -137,6 +142,7 @@ export async function startRuntime(config: Config, roles: Roles, options: Runtim
     if (roles.workers) {
       const host = new WorkerHost(queues, { services, logger }, metrics);
       await host.start();
+      runtime.workers = host;
       // Registered after the HTTP server's stop (below), so requests drain first, then jobs.
       stops.push(() => host.stop());
     }
@@ -147,8 +153,8 @@ export async function startRuntime(config: Config, roles: Roles, options: Runtim
         redis.on("error", (error: Error) => logger.debug({ err: error }, "rate-limit connection to Redis failed; reconnecting"));
         stops.push(async () => redis.disconnect());
       }
-      const rateLimiter = await createRateLimiter(config, redis ? { redis } : { sequelize });
-      runtime.schema = await createSchema(events);
+      const rateLimiter = createRateLimiter(config, redis ? { redis } : { sequelize });
+      runtime.schema = await createSchema(events, options.extraResolvers ?? []);
       runtime.app = await createApp({
         config,
         services,

@@ -1,13 +1,7 @@
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from "type-graphql";
-import { Access } from "../../transports/graphql/auth-checker";
 import type { RequestContext } from "../../transports/graphql/context";
-import {
-  destinationKinds,
-  type DestinationInput,
-  type DestinationKind,
-  type DestinationView,
-  type DestinationWithSecret,
-} from "./stream-destination.service";
+import { destinationKinds, type DestinationInput, type DestinationKind } from "./destination.settings";
+import type { DestinationView, DestinationWithSecret } from "./stream-destination.service";
 import {
   StreamDeliveryType,
   StreamDestinationKindType,
@@ -52,13 +46,13 @@ function withSecret(result: DestinationWithSecret): StreamDestinationWithSecretT
  */
 @Resolver()
 export class StreamResolver {
-  @Authorized(Access.Audit)
+  @Authorized()
   @Query(() => [StreamDestinationType], { description: "Webhooks and SIEM destinations of the audit stream, with their health." })
   async streamDestinations(@Ctx() { services }: RequestContext) {
     return (await services.streamDestinations.list()).map(toType);
   }
 
-  @Authorized(Access.Audit)
+  @Authorized()
   @Query(() => [StreamDestinationKindType], {
     description: "What each kind of destination takes: its settings (required or not) and credentials, for forms.",
   })
@@ -66,13 +60,13 @@ export class StreamResolver {
     return destinationKinds();
   }
 
-  @Authorized(Access.Audit)
+  @Authorized()
   @Query(() => StreamDestinationType)
   async streamDestination(@Ctx() { services }: RequestContext, @Arg("id", () => ID) id: string) {
     return toType(await services.streamDestinations.get(id));
   }
 
-  @Authorized(Access.Audit)
+  @Authorized()
   @Query(() => [StreamDeliveryType], {
     description: "A destination's delivery attempts, newest first (before: a delivery id, for the next page).",
   })
@@ -85,7 +79,7 @@ export class StreamResolver {
     return services.streamDestinations.deliveries(destinationId, first, before);
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => StreamDestinationWithSecretType, {
     description:
       "Adds a destination (stream.destination.created); it receives events recorded from now on. A webhook's secret is in the answer, once.",
@@ -98,7 +92,7 @@ export class StreamResolver {
     return withSecret(await services.streamDestinations.create(actor, toInput(input)));
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => StreamDestinationType, { description: "stream.destination.updated, with changes; credentials redacted." })
   async updateStreamDestination(
     @Ctx() { services }: RequestContext,
@@ -109,19 +103,19 @@ export class StreamResolver {
     return toType(await services.streamDestinations.update(actor, id, toInput(input)));
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => StreamDestinationType, { description: "stream.destination.deleted" })
   async deleteStreamDestination(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
     return toType(await services.streamDestinations.delete(actor, id));
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => StreamDestinationType, { description: "Stops delivery; events keep accumulating as lag (stream.destination.paused)." })
   async pauseStreamDestination(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
     return toType(await services.streamDestinations.setPaused(actor, id, true));
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => StreamDestinationType, {
     description: "Delivers again from the position, also after retries were exhausted (stream.destination.resumed).",
   })
@@ -129,7 +123,7 @@ export class StreamResolver {
     return toType(await services.streamDestinations.setPaused(actor, id, false));
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => StreamDestinationType, {
     description: "Delivers again from a chain sequence number or from the first event at or after a time (stream.destination.replayed).",
   })
@@ -143,7 +137,7 @@ export class StreamResolver {
     return toType(await services.streamDestinations.replay(actor, id, { sequence: fromSequence, time: fromTime }));
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => StreamDestinationWithSecretType, {
     description:
       "A new webhook secret, shown once; the old one keeps signing for overlapSeconds (default 86400) (stream.destination.secret_rotated).",
@@ -157,7 +151,7 @@ export class StreamResolver {
     return withSecret(await services.streamDestinations.rotateSecret(actor, id, overlapSeconds));
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => StreamTestResultType, { description: "Sends a test event now: webhook.test for webhooks (stream.destination.tested)." })
   testStreamDestination(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
     return services.streamDestinations.test(actor, id);

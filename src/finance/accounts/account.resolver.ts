@@ -1,6 +1,5 @@
 import { SafeIntResolver } from "graphql-scalars";
 import { Arg, Authorized, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from "type-graphql";
-import { Access } from "../../transports/graphql/auth-checker";
 import type { RequestContext } from "../../transports/graphql/context";
 import { formatMoney, toSignedMinorUnits } from "../money";
 import type { AccountRow } from "./account.repository";
@@ -10,13 +9,13 @@ import type { Actor } from "../../platform/security/actor";
 
 @Resolver(() => AccountType)
 export class AccountResolver {
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => [AccountType], { description: "The family's accounts ordered by name." })
   accounts(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor) {
     return services.accounts.list(actor);
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => AccountPageType, { description: "The family's accounts ordered by name, a page at a time." })
   accountPage(
     @Ctx() { services }: RequestContext,
@@ -27,7 +26,7 @@ export class AccountResolver {
     return services.accounts.page(actor, page, perPage);
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => BalanceSheetType)
   async balanceSheet(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor): Promise<BalanceSheetType> {
     const [own, ...others] = (await services.accounts.balanceSheet(actor)).map((totals) => {
@@ -79,19 +78,19 @@ export class AccountResolver {
     return (await services.accounts.get(actor, row.id)).institutionName ?? null;
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => AccountType)
   account(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
     return services.accounts.get(actor, id);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => AccountType)
   createAccount(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("input", () => AccountInput) input: AccountInput) {
     return services.accounts.create(actor, input);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => AccountType)
   updateAccount(
     @Ctx() { services }: RequestContext,
@@ -102,7 +101,7 @@ export class AccountResolver {
     return services.accounts.update(actor, id, input);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => AccountType, { description: "Deletes the account and its transactions." })
   deleteAccount(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
     return services.accounts.delete(actor, id);

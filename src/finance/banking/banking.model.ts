@@ -1,9 +1,8 @@
 import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type Sequelize } from "sequelize";
+import type { ConnectionStatus } from "../../platform/events/catalogue";
 import type { SyncState } from "./provider";
 
 export type BankProvider = "lunchflow" | "simplefin";
-import type { ConnectionStatus } from "../../platform/events/catalogue";
-
 export type { ConnectionStatus };
 export type SyncRunStatus = "pending" | "syncing" | "completed" | "failed";
 

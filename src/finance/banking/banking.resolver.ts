@@ -1,5 +1,4 @@
 import { Arg, Authorized, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from "type-graphql";
-import { Access } from "../../transports/graphql/auth-checker";
 import type { RequestContext } from "../../transports/graphql/context";
 import { Topic, type BankSyncEvent } from "../../platform/events/catalogue";
 import type { HoldingRow } from "./bank-account.repository";
@@ -52,7 +51,7 @@ function toHolding(row: HoldingRow): HoldingType {
 /** Holdings as bank providers reported them, with what upstream's API derives from them. */
 @Resolver(() => HoldingType)
 export class HoldingResolver {
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => HoldingPageType, { description: "Every holding snapshot the bank providers reported, newest date first." })
   async holdings(
     @Ctx() { services }: RequestContext,
@@ -65,7 +64,7 @@ export class HoldingResolver {
     return { items: items.map(toHolding), pagination };
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => HoldingType)
   async holding(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
     return toHolding(await services.banking.holding(actor, id));
@@ -100,13 +99,13 @@ export class HoldingResolver {
 
 @Resolver(() => BankConnectionType)
 export class BankConnectionResolver {
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => [BankConnectionType], { description: "The family's bank connections, oldest first." })
   bankConnections(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor) {
     return services.banking.list(actor);
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => BankSyncRunPageType, { description: "The syncs of every connection of the family, newest first." })
   async bankSyncRuns(
     @Ctx() { services }: RequestContext,
@@ -118,20 +117,20 @@ export class BankConnectionResolver {
     return { items: items.map((row) => toRun(row)), pagination };
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => BankSyncRunType)
   async bankSyncRun(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
     return toRun(await services.banking.run(actor, id));
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => BankSyncRunType, { nullable: true, description: "The family's newest sync, of any connection; null before the first." })
   async latestBankSyncRun(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor) {
     const row = await services.banking.latestRun(actor);
     return row && toRun(row);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => BankSyncAllType, {
     description: "Starts a sync of every connection that can sync (not those waiting for new credentials), or returns the ones under way.",
   })
@@ -176,13 +175,13 @@ export class BankConnectionResolver {
     return { syncing: latest?.inProgress ?? false, lastSyncedAt: connection.lastSyncAt, latest: latest ?? null };
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => BankConnectionType)
   bankConnection(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
     return services.banking.get(actor, id);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => BankConnectionType, { description: "Claims a SimpleFIN setup token (it works once) and starts the first sync." })
   connectSimplefin(
     @Ctx() { services }: RequestContext,
@@ -193,7 +192,7 @@ export class BankConnectionResolver {
     return services.banking.connectSimplefin(actor, setupToken, autoCreateAccounts ?? true);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => BankConnectionType, { description: "Checks a Lunch Flow API key and starts the first sync." })
   connectLunchflow(
     @Ctx() { services }: RequestContext,
@@ -206,7 +205,7 @@ export class BankConnectionResolver {
     return services.banking.connectLunchflow(actor, apiKey, baseUrl, autoCreateAccounts ?? true);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => BankConnectionType)
   updateBankConnection(
     @Ctx() { services }: RequestContext,
@@ -217,7 +216,7 @@ export class BankConnectionResolver {
     return services.banking.updateSettings(actor, id, settings);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => BankConnectionType, {
     description:
       "New credentials (a SimpleFIN setup token, or a Lunch Flow API key) for the same connection; all data is kept and a sync starts.",
@@ -233,13 +232,13 @@ export class BankConnectionResolver {
     return services.banking.replaceCredentials(actor, id, { setupToken, apiKey, baseUrl });
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => BankConnectionType, { description: "Deletes the connection; the accounts and transactions it imported stay." })
   deleteBankConnection(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
     return services.banking.delete(actor, id);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => BankAccountType, {
     description:
       "Feeds an existing account from a provider account, before anything was imported for it (422 after, or when the currency differs " +
@@ -254,13 +253,13 @@ export class BankConnectionResolver {
     return services.banking.linkAccount(actor, providerAccountId, accountId);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => BankSyncRunType, { description: "Starts a sync now, or returns the one already waiting or running." })
   async syncBankConnection(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
     return toRun(await services.banking.sync(actor, id));
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Subscription(() => BankSyncEventType, {
     description: "Status changes of the family's bank syncs.",
     subscribe: listen(({ context, actor }) => context.services.events.subscribe(Topic.BankSyncEvent, actor.familyId)),

@@ -1,5 +1,4 @@
 import { Arg, Authorized, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from "type-graphql";
-import { Access } from "../../transports/graphql/auth-checker";
 import type { RequestContext } from "../../transports/graphql/context";
 import type { CategoryRow } from "./category.repository";
 import { CategoryInput, CategoryPageType, CategoryParentType, CategoryType } from "./category.type";
@@ -8,13 +7,13 @@ import type { Actor } from "../../platform/security/actor";
 
 @Resolver(() => CategoryType)
 export class CategoryResolver {
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => [CategoryType], { description: "The family's categories ordered by name." })
   categories(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor) {
     return services.categories.list(actor);
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => CategoryPageType, { description: "The family's categories ordered by name, a page at a time." })
   categoryPage(
     @Ctx() { services }: RequestContext,
@@ -27,7 +26,7 @@ export class CategoryResolver {
     return services.categories.page(actor, { rootsOnly: rootsOnly ?? false, parentId }, page, perPage);
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => CategoryType)
   category(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
     return services.categories.get(actor, id);
@@ -50,7 +49,7 @@ export class CategoryResolver {
     return row.subcategoriesCount ?? (await services.categories.get(actor, row.id)).subcategoriesCount!;
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => CategoryType)
   createCategory(
     @Ctx() { services }: RequestContext,
@@ -60,7 +59,7 @@ export class CategoryResolver {
     return services.categories.create(actor, input);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => CategoryType)
   updateCategory(
     @Ctx() { services }: RequestContext,
@@ -71,7 +70,7 @@ export class CategoryResolver {
     return services.categories.update(actor, id, input);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => CategoryType, { description: "Transactions in it become uncategorised." })
   deleteCategory(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
     return services.categories.delete(actor, id);

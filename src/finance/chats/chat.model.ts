@@ -1,5 +1,4 @@
 import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type Sequelize } from "sequelize";
-
 import type { ReplyStatus } from "../../platform/events/catalogue";
 
 export type { ReplyStatus };

@@ -1,5 +1,4 @@
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver, Root, Subscription } from "type-graphql";
-import { Access } from "../../transports/graphql/auth-checker";
 import type { RequestContext } from "../../transports/graphql/context";
 import { Topic, type ChatEventPayload } from "../../platform/events/catalogue";
 import type { ChatDetail } from "./chat.service";
@@ -25,7 +24,7 @@ function detail(chat: ChatDetail) {
 
 @Resolver()
 export class ChatResolver {
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => ChatPageType, { description: "Your chats, newest first." })
   chats(
     @Ctx() { services }: RequestContext,
@@ -36,7 +35,7 @@ export class ChatResolver {
     return services.chats.list(actor, page, perPage);
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => ChatType)
   async chat(
     @Ctx() { services }: RequestContext,
@@ -48,13 +47,13 @@ export class ChatResolver {
     return detail(await services.chats.get(actor, id, page, perPage));
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => ChatType)
   async createChat(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("input", () => ChatInput) input: ChatInput) {
     return detail(await services.chats.create(actor, input));
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => ChatType)
   async updateChat(
     @Ctx() { services }: RequestContext,
@@ -65,13 +64,13 @@ export class ChatResolver {
     return detail(await services.chats.rename(actor, id, input));
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => ChatSummaryType, { description: "Deletes the chat with its messages." })
   deleteChat(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
     return services.chats.delete(actor, id);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => ChatMessageType, { description: "Posts a message; the reply is written by a worker (watch chatEvents)." })
   async createChatMessage(
     @Ctx() { services }: RequestContext,
@@ -82,7 +81,7 @@ export class ChatResolver {
     return new ChatMessageType(await services.chats.postMessage(actor, chatId, input));
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => ChatRetryType, {
     description: "Generates the reply to the chat's last message again: after a failure, or replacing a complete reply.",
   })
@@ -90,7 +89,7 @@ export class ChatResolver {
     return services.chats.retry(actor, chatId);
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Subscription(() => ChatEventType, {
     description: "Messages stored in the chat, reply status changes and streamed reply text, from any process.",
     // The chat must be the subscriber's own before anything is listened to.

@@ -182,7 +182,7 @@ export class UserAdminService {
   }
 
   /**
-   * Deletes a user as the README's "User deletion policy" describes, in one transaction: sessions
+   * Deletes a user as docs/users.md's "User deletion policy" describes, in one transaction: sessions
    * ended (each recorded), credentials and the user's own content removed, the family's financial data
    * removed when no other member is left, and the user row anonymised so audit events keep its id.
    */

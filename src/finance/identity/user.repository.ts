@@ -25,7 +25,7 @@ const USER_COLUMNS = `id, family_id AS "familyId", email, name, role, status, ai
   created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /**
- * What belongs to one user alone and goes when their account is deleted (README, "User deletion
+ * What belongs to one user alone and goes when their account is deleted (docs/users.md, "User deletion
  * policy"). Credentials first: every way of signing in or acting as the user. Access and refresh
  * tokens and the SSO sessions' ID tokens go with their sessions (ON DELETE CASCADE). A new kind of
  * credential belongs in this list.

@@ -1,5 +1,4 @@
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from "type-graphql";
-import { Access } from "../../transports/graphql/auth-checker";
 import type { RequestContext } from "../../transports/graphql/context";
 import { MerchantInput, MerchantPageType, MerchantType } from "./merchant.type";
 import { CurrentActor } from "../../transports/graphql/current-actor";
@@ -7,7 +6,7 @@ import type { Actor } from "../../platform/security/actor";
 
 @Resolver(() => MerchantType)
 export class MerchantResolver {
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => MerchantPageType, { description: "The family's merchants ordered by name." })
   merchants(
     @Ctx() { services }: RequestContext,
@@ -18,13 +17,13 @@ export class MerchantResolver {
     return services.merchants.list(actor, page, perPage);
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => MerchantType)
   merchant(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
     return services.merchants.get(actor, id);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => MerchantType)
   createMerchant(
     @Ctx() { services }: RequestContext,
@@ -34,7 +33,7 @@ export class MerchantResolver {
     return services.merchants.create(actor, input);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => MerchantType)
   updateMerchant(
     @Ctx() { services }: RequestContext,
@@ -45,7 +44,7 @@ export class MerchantResolver {
     return services.merchants.update(actor, id, input);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => MerchantType, { description: "Deletes the merchant; its transactions keep existing without one." })
   deleteMerchant(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
     return services.merchants.delete(actor, id);

@@ -1,6 +1,5 @@
 import type { GraphQLResolveInfo } from "graphql";
 import { Arg, Authorized, Ctx, ID, Info, Int, Mutation, Query, Resolver } from "type-graphql";
-import { Access } from "../../transports/graphql/auth-checker";
 import type { RequestContext } from "../../transports/graphql/context";
 import { CurrentActor } from "../../transports/graphql/current-actor";
 import type { Actor } from "../../platform/security/actor";
@@ -19,7 +18,7 @@ import type { TransactionRow } from "./transaction.repository";
 
 @Resolver(() => TransactionType)
 export class TransactionResolver {
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => TransactionPageType, { description: "Newest first." })
   async transactions(
     @Ctx() context: RequestContext,
@@ -33,7 +32,7 @@ export class TransactionResolver {
     return { items: await withSelectedRelations(context, info, [["items"]], items), pagination };
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => TransactionType)
   async transaction(
     @Ctx() context: RequestContext,
@@ -46,7 +45,7 @@ export class TransactionResolver {
     return transaction;
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => CreateTransactionPayload)
   async createTransaction(
     @Ctx() context: RequestContext,
@@ -59,7 +58,7 @@ export class TransactionResolver {
     return { transaction: built, created };
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => TransactionType)
   async updateTransaction(
     @Ctx() context: RequestContext,
@@ -73,7 +72,7 @@ export class TransactionResolver {
     return transaction;
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => TransactionType, { description: "Returns the deleted transaction." })
   async deleteTransaction(
     @Ctx() context: RequestContext,
@@ -86,7 +85,7 @@ export class TransactionResolver {
     return transaction;
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => TransferPayload)
   async createTransfer(
     @Ctx() context: RequestContext,

@@ -1,7 +1,6 @@
 import type { GraphQLResolveInfo } from "graphql";
 import { SafeIntResolver } from "graphql-scalars";
 import { Arg, Authorized, Ctx, FieldResolver, ID, Info, Int, Query, Resolver, Root } from "type-graphql";
-import { Access } from "../../transports/graphql/auth-checker";
 import type { RequestContext } from "../../transports/graphql/context";
 import { CurrentActor } from "../../transports/graphql/current-actor";
 import type { Actor } from "../../platform/security/actor";
@@ -17,7 +16,7 @@ import { TransferFilterInput, TransferPageType, TransferPayload } from "./transa
  */
 @Resolver(() => TransferPayload)
 export class TransferResolver {
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => TransferPageType, { description: "The family's transfers, newest first." })
   async transfers(
     @Ctx() context: RequestContext,
@@ -31,7 +30,7 @@ export class TransferResolver {
     return { items: await build(context, info, ["items"], items), pagination };
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => TransferPayload)
   async transfer(
     @Ctx() context: RequestContext,

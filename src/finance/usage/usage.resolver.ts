@@ -1,5 +1,4 @@
 import { Authorized, Ctx, Query, Resolver } from "type-graphql";
-import { Access } from "../../transports/graphql/auth-checker";
 import type { RequestContext } from "../../transports/graphql/context";
 import { UsageType } from "./usage.type";
 import { CurrentActor } from "../../transports/graphql/current-actor";
@@ -7,7 +6,7 @@ import type { Actor } from "../../platform/security/actor";
 
 @Resolver(() => UsageType)
 export class UsageResolver {
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => UsageType, { description: "The credential making this request and its rate-limit state." })
   async usage(@Ctx() { services, rateLimit }: RequestContext, @CurrentActor() actor: Actor): Promise<UsageType> {
     const usage = await services.usage.usage(actor, rateLimit);

@@ -62,6 +62,16 @@ export type CredentialChecks = {
   apiKeys: { authenticate(key: string): Promise<Actor> };
 };
 
+/**
+ * Login CSRF: a page elsewhere posting a form to the sign-in route would sign the browser in to an
+ * account of the attacker's choosing (the session cookie is set by the answer), so a cross-site
+ * sign-in is refused like any cross-site write with the cookie.
+ */
+export function refuseCrossSiteSignIn(req: Request, res: Response, next: NextFunction): void {
+  if (isCrossSiteWrite(req)) return sendError(req, res, new ForbiddenError("Cross-site sign-in refused: sign in from this site"));
+  next();
+}
+
 /** Resolves a bearer token (tried first), an API key, then (where `cookie`) the session cookie. */
 export async function resolveActor(
   services: CredentialChecks,

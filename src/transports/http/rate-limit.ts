@@ -21,15 +21,17 @@ export type RateLimitState = {
 export type RateLimitStore = { redis: IORedis } | { sequelize: Sequelize };
 
 /** A fixed window per API key or token (per client IP before authentication); null when turned off. */
-export async function createRateLimiter(config: Config, store: RateLimitStore): Promise<RateLimiterAbstract | null> {
+export function createRateLimiter(config: Config, store: RateLimitStore): RateLimiterAbstract | null {
   if (config.rateLimitRequests === 0) return null;
   const common = { points: config.rateLimitRequests, duration: config.rateLimitWindowSeconds, keyPrefix: `${config.redisPrefix}:rl` };
   if ("redis" in store) return new RateLimiterRedis({ ...common, storeClient: store.redis });
-  return new Promise((resolve, reject) => {
-    const limiter: RateLimiterPostgres = new RateLimiterPostgres(
-      { ...common, storeClient: store.sequelize, storeType: "sequelize", tableName: "rate_limits" },
-      (error?: Error) => (error ? reject(error) : resolve(limiter)),
-    );
+  // Migration 0013 creates the table: a table made at run time would be missing from a restored schema.
+  return new RateLimiterPostgres({
+    ...common,
+    storeClient: store.sequelize,
+    storeType: "sequelize",
+    tableName: "rate_limits",
+    tableCreated: true,
   });
 }
 
