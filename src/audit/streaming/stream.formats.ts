@@ -1,7 +1,7 @@
 import { isIP } from "node:net";
-import type { AuditEvent } from "../log/audit.service";
-import type { Severity } from "../log/audit.catalogue";
-import { PRODUCT, PRODUCT_VERSION } from "../delivery/webhook-signing";
+import type { AuditEvent } from "../log";
+import type { Severity } from "../log";
+import { PRODUCT, PRODUCT_VERSION } from "../delivery";
 
 /**
  * One canonical audit event, one formatter per destination (docs/audit-streaming.md). Pure

@@ -1,8 +1,8 @@
 import type { Sequelize, Transaction } from "sequelize";
-import { diffChanges } from "../../audit/log/audit-changes";
-import type { AuditService, AuditUser } from "../../audit/log/audit.service";
-import { announceAccessEnded } from "../auth/access-ended";
-import type { SessionService } from "../auth/session.service";
+import { diffChanges } from "../../audit/log";
+import type { AuditService, AuditUser } from "../../audit/log";
+import { announceAccessEnded } from "../auth";
+import type { SessionService } from "../auth";
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError, ValidationErrors } from "../../platform/common/errors";
 import { isUuid } from "../../platform/common/ids";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/common/pagination";

@@ -1,11 +1,11 @@
 import type { Sequelize, Transaction } from "sequelize";
-import type { AuditService, AuditUser } from "../../audit/log/audit.service";
-import { announceAccessEnded } from "../auth/access-ended";
-import { hashPassword } from "../auth/password";
+import type { AuditService, AuditUser } from "../../audit/log";
+import { announceAccessEnded } from "../auth";
+import { hashPassword } from "../auth";
 import { ConflictError, NotFoundError, ValidationError, ValidationErrors } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
 import type { EventBus } from "../../platform/events/event-bus";
-import { isKnownCurrency } from "../money/money";
+import { isKnownCurrency } from "../money";
 import { isUserRole, ROLE_PRIVILEGE, USER_ROLES, type UserRole } from "../../platform/security/actor";
 import { type UserStatus } from "./user.model";
 import type { UserRepository, UserRow } from "./user.repository";

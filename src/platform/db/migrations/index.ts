@@ -1,4 +1,4 @@
-import type { MigrationContext } from "../migrator";
+import type { MigrationContext } from "./context";
 import * as foundation from "./0001-foundation";
 import * as chats from "./0002-chats";
 import * as audit from "./0003-audit";
