@@ -104,6 +104,11 @@ test("a walk through the service produces every event type of the catalogue", as
     const spare = (await http.post("/auth/login", { email: "root@walk.test", password: PASSWORD })).body;
     await client(app.url, { authorization: `Bearer ${spare.access_token}` }).post("/auth/logout");
   });
+  let apiKeyId = "";
+  await step("create an API key", ["auth.api_key.created"], async () => {
+    apiKeyId = (await gql(`mutation { createApiKey(scope: "read", name: "walk") { apiKey { id } } }`)).createApiKey.apiKey.id;
+  });
+  await step("revoke it", ["auth.api_key.revoked"], () => gql(`mutation ($id: ID!) { revokeApiKey(id: $id) { id } }`, { id: apiKeyId }));
 
   let acmeId = "";
   let globexId = "";
