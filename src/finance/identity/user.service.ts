@@ -19,6 +19,9 @@ export type UserSummary = {
   status: UserStatus;
   createdAt: Date;
   updatedAt: Date;
+  lockedUntil: Date | null;
+  lastSignInAt: Date | null;
+  lastSignInMethod: string | null;
 };
 
 /** How a role change is recorded: by hand (`user.roles.updated`) or from an identity provider (`user.roles.synced`). */
@@ -209,5 +212,8 @@ export function summarizeRow(row: UserRow): UserSummary {
     status: row.status,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
+    lockedUntil: row.lockedUntil ?? null,
+    lastSignInAt: row.lastSignInAt ?? null,
+    lastSignInMethod: row.lastSignInMethod ?? null,
   };
 }
