@@ -4,7 +4,7 @@ import fs from "node:fs";
 import { parseArgs } from "node:util";
 import type { Sequelize } from "sequelize";
 import { randomUUID } from "node:crypto";
-import { runInAuditContext } from "../audit/log/audit-context";
+import { runInAuditContext } from "../platform/common/audit-context";
 import { generatePassword } from "../finance/auth/password";
 import { commandUsage, findCommand, USAGE, type CommandSpec } from "./cli/commands";
 import { seedDemo } from "./cli/demo";

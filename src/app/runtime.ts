@@ -18,7 +18,7 @@ import { createApp, type App } from "./http-app";
 import { createRateLimiter } from "../transports/http/rate-limit";
 import { createServices, type Services } from "./services";
 import { createServiceMetrics, type ServiceMetrics } from "../platform/metrics/metrics";
-import { startMetricsServer } from "../platform/metrics/metrics.http";
+import { startMetricsServer } from "../transports/http/metrics.http";
 
 export type Roles = { api: boolean; workers: boolean };
 
@@ -48,6 +48,8 @@ export type Runtime = {
   metrics: ServiceMetrics;
   /** http://host:port once listening. */
   url?: string;
+  /** The job workers and the audit stream pump, in a process with the workers role (tests await its drain()). */
+  workers?: WorkerHost;
   /** A worker-only process's /metrics server, when METRICS_PORT is set. */
   metricsUrl?: string;
   stop(): Promise<void>;
@@ -136,6 +138,7 @@ export async function startRuntime(config: Config, roles: Roles, options: Runtim
     if (roles.workers) {
       const host = new WorkerHost(queues, { services, logger }, metrics);
       await host.start();
+      runtime.workers = host;
       // Registered after the HTTP server's stop (below), so requests drain first, then jobs.
       stops.push(() => host.stop());
     }

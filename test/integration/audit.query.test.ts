@@ -5,8 +5,10 @@
 import { randomUUID } from "node:crypto";
 import type { AuditEventType, Severity } from "../../src/audit/log/audit.catalogue";
 import type { NewAuditEvent } from "../../src/audit/log/audit.repository";
+import { QueryTypes } from "sequelize";
 import { client } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
+import { eventually } from "../helpers/eventually";
 
 let app: TestApp;
 const PASSWORD = "a long enough password";
@@ -257,9 +259,25 @@ describe("GraphQL auditEvents filters", () => {
     // Another session holds the table, so the count waits past its budget; the page waits for the lock.
     const lock = await sequelize.transaction();
     await sequelize.query("LOCK TABLE audit_events IN ACCESS EXCLUSIVE MODE", { transaction: lock });
+    const [{ since }] = await sequelize.query<{ since: Date }>("SELECT clock_timestamp() AS since", {
+      type: QueryTypes.SELECT,
+      transaction: lock,
+    });
     const pending = services.audit.list(filter, { first: 2 });
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    await lock.rollback();
+    try {
+      // The count gave up when its connection resets the budget it was given (statement_timeout).
+      await eventually(async () => {
+        // Activity is read afresh each time: within a transaction PostgreSQL keeps its first reading.
+        await sequelize.query("SELECT pg_stat_clear_snapshot()", { transaction: lock });
+        const [row] = await sequelize.query<{ ended: number }>(
+          "SELECT count(*)::int AS ended FROM pg_stat_activity WHERE datname = current_database() AND query = 'RESET statement_timeout' AND query_start > $1",
+          { bind: [since], type: QueryTypes.SELECT, transaction: lock },
+        );
+        expect(row.ended).toBe(1);
+      });
+    } finally {
+      await lock.rollback();
+    }
     const page = await pending;
     expect(page.events.map((event) => event.id)).toEqual(exact.events.map((event) => event.id));
     // At least the page plus the one row that showed there is more.

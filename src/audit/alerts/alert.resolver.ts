@@ -2,7 +2,8 @@ import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver, Root, Subscri
 import { Topic } from "../../platform/events/catalogue";
 import type { RequestContext } from "../../transports/graphql/context";
 import type { Services } from "../../app/services";
-import type { ChannelInput, ChannelView, FiringView, RuleInput } from "./alert.service";
+import type { ChannelInput, ChannelView } from "./alert-channel.service";
+import type { FiringView, RuleInput } from "./alert.service";
 import {
   AlertChannelInput,
   AlertChannelTestResultType,
@@ -15,7 +16,8 @@ import {
   type AlertSettingInput,
 } from "./alert.type";
 import { CurrentActor } from "../../transports/graphql/current-actor";
-import type { Actor } from "../../finance/identity/actor";
+import { listen } from "../../transports/graphql/subscription";
+import type { Actor } from "../../platform/security/actor";
 
 function pairs(list: AlertSettingInput[] | null | undefined): Record<string, string> | null {
   return list ? Object.fromEntries(list.map(({ name, value }) => [name, value])) : null;
@@ -71,7 +73,7 @@ export class AlertResolver {
   @Authorized()
   @Query(() => [AlertChannelType])
   async alertChannels(@Ctx() { services }: RequestContext) {
-    return (await services.alerts.channels()).map(toChannel);
+    return (await services.alertChannels.channels()).map(toChannel);
   }
 
   @Authorized()
@@ -122,7 +124,7 @@ export class AlertResolver {
   @Authorized()
   @Mutation(() => AlertChannelWithSecretType, { description: "alert.channel.created; a webhook channel's secret is in the answer, once." })
   async createAlertChannel(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("input") input: AlertChannelInput) {
-    const created = await services.alerts.createChannel(actor, toChannelInput(input));
+    const created = await services.alertChannels.createChannel(actor, toChannelInput(input));
     return { channel: toChannel(created.channel), secret: created.secret };
   }
 
@@ -134,25 +136,25 @@ export class AlertResolver {
     @Arg("id", () => ID) id: string,
     @Arg("input") input: AlertChannelInput,
   ) {
-    return toChannel(await services.alerts.updateChannel(actor, id, toChannelInput(input)));
+    return toChannel(await services.alertChannels.updateChannel(actor, id, toChannelInput(input)));
   }
 
   @Authorized()
   @Mutation(() => AlertChannelType, { description: "alert.channel.deleted; rules stop using it." })
   async deleteAlertChannel(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
-    return toChannel(await services.alerts.deleteChannel(actor, id));
+    return toChannel(await services.alertChannels.deleteChannel(actor, id));
   }
 
   @Authorized()
   @Mutation(() => AlertChannelTestResultType, { description: "Sends a test alert now (alert.channel.tested)." })
   testAlertChannel(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
-    return services.alerts.testChannel(actor, id);
+    return services.alertChannels.testChannel(actor, id);
   }
 
   @Authorized()
   @Subscription(() => AlertFiringType, {
     description: "Each alert firing as soon as it is committed (from any process): the console's toast.",
-    subscribe: ({ context }) => firings((context as RequestContext).services),
+    subscribe: listen(({ context }) => firings(context.services)),
   })
   alertFired(@Root() firing: AlertFiringType): AlertFiringType {
     return firing;

@@ -2,7 +2,7 @@ import { Arg, Authorized, Ctx, ID, Mutation, Query, Resolver } from "type-graphq
 import type { RequestContext } from "../../transports/graphql/context";
 import { AuditExportDownloadType, AuditExportInput, AuditExportKind, AuditExportType, AuditReportInput } from "./export.type";
 import { CurrentActor } from "../../transports/graphql/current-actor";
-import type { Actor } from "../../finance/identity/actor";
+import type { Actor } from "../../platform/security/actor";
 
 /** Audit exports and compliance reports: administrators and auditors, each seeing their own requests. */
 @Resolver(() => AuditExportType)

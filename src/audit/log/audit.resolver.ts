@@ -15,7 +15,8 @@ import {
   AuditSavedSearchType,
 } from "./audit.type";
 import { CurrentActor } from "../../transports/graphql/current-actor";
-import type { Actor } from "../../finance/identity/actor";
+import { listen } from "../../transports/graphql/subscription";
+import type { Actor } from "../../platform/security/actor";
 
 @ArgsType()
 class AuditSubscriptionArgs {
@@ -148,13 +149,11 @@ export class AuditResolver {
   @Authorized()
   @Subscription(() => AuditEventType, {
     description: "Each audit event matching the filter, as soon as its transaction commits (from any process).",
-    subscribe: ({ args, context }) => {
-      const { filter } = args as AuditSubscriptionArgs;
+    subscribe: listen<AuditSubscriptionArgs>(({ context: { services }, args: { filter } }) => {
       // Checked here so a bad filter fails the subscription instead of every event.
       parseFilter(filter);
-      const { services } = context as RequestContext;
       return matching(services.events.subscribe(Topic.AuditEventRecorded), services.audit, services.audit.matcher(filter));
-    },
+    }),
   })
   auditEventRecorded(@Root() event: AuditEvent, @Args() _args: AuditSubscriptionArgs): AuditEvent {
     return event;

@@ -1,12 +1,7 @@
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from "type-graphql";
 import type { RequestContext } from "../../transports/graphql/context";
-import {
-  destinationKinds,
-  type DestinationInput,
-  type DestinationKind,
-  type DestinationView,
-  type DestinationWithSecret,
-} from "./stream-destination.service";
+import { destinationKinds, type DestinationInput, type DestinationKind } from "./destination.settings";
+import type { DestinationView, DestinationWithSecret } from "./stream-destination.service";
 import {
   StreamDeliveryType,
   StreamDestinationKindType,
@@ -17,7 +12,7 @@ import {
   StreamTestResultType,
 } from "./stream.type";
 import { CurrentActor } from "../../transports/graphql/current-actor";
-import type { Actor } from "../../finance/identity/actor";
+import type { Actor } from "../../platform/security/actor";
 
 function pairs(list: StreamSettingInput[] | null | undefined): Record<string, string> | null {
   return list ? Object.fromEntries(list.map(({ name, value }) => [name, value])) : null;

@@ -5,7 +5,7 @@ import { formatMoney, toSignedMinorUnits } from "../money/money";
 import type { AccountRow } from "./account.repository";
 import { AccountInput, AccountPageType, AccountType, BalanceSheetType } from "./account.type";
 import { CurrentActor } from "../../transports/graphql/current-actor";
-import type { Actor } from "../identity/actor";
+import type { Actor } from "../../platform/security/actor";
 
 @Resolver(() => AccountType)
 export class AccountResolver {

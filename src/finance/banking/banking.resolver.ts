@@ -23,7 +23,8 @@ import Decimal from "decimal.js";
 import { AccountType } from "../accounts/account.type";
 import { formatMoney } from "../money/money";
 import { CurrentActor } from "../../transports/graphql/current-actor";
-import type { Actor } from "../identity/actor";
+import { listen } from "../../transports/graphql/subscription";
+import type { Actor } from "../../platform/security/actor";
 
 const AUTO_CREATE = "Create an account for each provider account on first sight (default); false: link them with linkBankAccount.";
 
@@ -260,9 +261,8 @@ export class BankConnectionResolver {
 
   @Authorized()
   @Subscription(() => BankSyncEventType, {
-    topics: Topic.BankSyncEvent,
-    topicId: ({ context }: { context: RequestContext }) => context.actor?.familyId,
     description: "Status changes of the family's bank syncs.",
+    subscribe: listen(({ context, actor }) => context.services.events.subscribe(Topic.BankSyncEvent, actor.familyId)),
   })
   bankSyncEvents(@Root() event: BankSyncEvent): BankSyncEventType {
     return event;

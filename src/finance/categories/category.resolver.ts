@@ -3,7 +3,7 @@ import type { RequestContext } from "../../transports/graphql/context";
 import type { CategoryRow } from "./category.repository";
 import { CategoryInput, CategoryPageType, CategoryParentType, CategoryType } from "./category.type";
 import { CurrentActor } from "../../transports/graphql/current-actor";
-import type { Actor } from "../identity/actor";
+import type { Actor } from "../../platform/security/actor";
 
 @Resolver(() => CategoryType)
 export class CategoryResolver {

@@ -14,8 +14,9 @@ import {
   ChatType,
   ChatUpdateInput,
 } from "./chat.type";
-import { actorOf, CurrentActor } from "../../transports/graphql/current-actor";
-import type { Actor } from "../identity/actor";
+import { CurrentActor } from "../../transports/graphql/current-actor";
+import { listen } from "../../transports/graphql/subscription";
+import type { Actor } from "../../platform/security/actor";
 
 function detail(chat: ChatDetail) {
   return { ...chat, messages: chat.messages.map((message) => new ChatMessageType(message)) };
@@ -92,11 +93,10 @@ export class ChatResolver {
   @Subscription(() => ChatEventType, {
     description: "Messages stored in the chat, reply status changes and streamed reply text, from any process.",
     // The chat must be the subscriber's own before anything is listened to.
-    subscribe: async ({ args, context }) => {
-      const { services } = context as RequestContext;
-      await services.chats.own(actorOf(context as RequestContext), args.chatId as string);
-      return services.events.subscribe(Topic.ChatEvent, args.chatId as string);
-    },
+    subscribe: listen<{ chatId: string }>(async ({ context, actor, args }) => {
+      await context.services.chats.own(actor, args.chatId);
+      return context.services.events.subscribe(Topic.ChatEvent, args.chatId);
+    }),
   })
   async chatEvents(
     @Root() event: ChatEventPayload,

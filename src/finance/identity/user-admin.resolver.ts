@@ -2,7 +2,7 @@ import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from "type-g
 import type { RequestContext } from "../../transports/graphql/context";
 import { UserDeletionType, UserPageType, UserProfileInput, UserType } from "./identity.type";
 import { CurrentActor } from "../../transports/graphql/current-actor";
-import type { Actor } from "./actor";
+import type { Actor } from "../../platform/security/actor";
 
 /** Instance-wide user administration: administrators only; changes need a read_write credential. */
 @Resolver()
@@ -78,7 +78,7 @@ export class UserAdminResolver {
   }
 
   @Authorized()
-  @Mutation(() => UserDeletionType, { description: "Deletes a user as the README's user deletion policy describes (user.deleted)." })
+  @Mutation(() => UserDeletionType, { description: "Deletes a user as docs/users.md's user deletion policy describes (user.deleted)." })
   deleteUser(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
     return services.userAdmin.delete(actor, id);
   }

@@ -2,7 +2,7 @@ import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from "type-g
 import type { RequestContext } from "../../transports/graphql/context";
 import { MerchantInput, MerchantPageType, MerchantType } from "./merchant.type";
 import { CurrentActor } from "../../transports/graphql/current-actor";
-import type { Actor } from "../identity/actor";
+import type { Actor } from "../../platform/security/actor";
 
 @Resolver(() => MerchantType)
 export class MerchantResolver {

@@ -2,7 +2,7 @@ import { Arg, Authorized, Ctx, ID, Mutation, Query, Resolver } from "type-graphq
 import type { RequestContext } from "../../transports/graphql/context";
 import { TagInput, TagType } from "./tag.type";
 import { CurrentActor } from "../../transports/graphql/current-actor";
-import type { Actor } from "../identity/actor";
+import type { Actor } from "../../platform/security/actor";
 
 @Resolver(() => TagType)
 export class TagResolver {

@@ -2,7 +2,7 @@ import type { GraphQLResolveInfo } from "graphql";
 import { Arg, Authorized, Ctx, ID, Info, Int, Mutation, Query, Resolver } from "type-graphql";
 import type { RequestContext } from "../../transports/graphql/context";
 import { CurrentActor } from "../../transports/graphql/current-actor";
-import type { Actor } from "../identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import type { RelationKinds } from "./transaction-relations.read-ahead";
 import { selectedFieldNames } from "../../transports/graphql/selection";
 import {

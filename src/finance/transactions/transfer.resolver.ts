@@ -3,7 +3,7 @@ import { SafeIntResolver } from "graphql-scalars";
 import { Arg, Authorized, Ctx, FieldResolver, ID, Info, Int, Query, Resolver, Root } from "type-graphql";
 import type { RequestContext } from "../../transports/graphql/context";
 import { CurrentActor } from "../../transports/graphql/current-actor";
-import type { Actor } from "../identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import { CalendarDateScalar } from "../../transports/graphql/scalars";
 import { absolute, formatMoney, toMinorUnits } from "../money/money";
 import { withSelectedRelations } from "./transaction.resolver";

@@ -2,7 +2,7 @@ import { Authorized, Ctx, Query, Resolver } from "type-graphql";
 import type { RequestContext } from "../../transports/graphql/context";
 import { UsageType } from "./usage.type";
 import { CurrentActor } from "../../transports/graphql/current-actor";
-import type { Actor } from "../identity/actor";
+import type { Actor } from "../../platform/security/actor";
 
 @Resolver(() => UsageType)
 export class UsageResolver {

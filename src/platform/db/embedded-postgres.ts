@@ -3,6 +3,7 @@ import net from "node:net";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { Client } from "pg";
+import { DOCS_PAGES, settingDoc } from "../common/docs-pages";
 import type { Logger } from "../common/logger";
 import { startPostgresProcess } from "./postgres-process";
 
@@ -44,7 +45,7 @@ async function choosePort(preferred: number, logger: Logger): Promise<number> {
     }
   }
   throw new Error(
-    `ports ${preferred}-${preferred + PORT_ATTEMPTS - 1} are all taken: set EMBEDDED_POSTGRES_PORT to a free port (0 picks any)`,
+    `ports ${preferred}-${preferred + PORT_ATTEMPTS - 1} are all taken: set EMBEDDED_POSTGRES_PORT to a free port (0 picks any; see ${settingDoc("EMBEDDED_POSTGRES_PORT")})`,
   );
 }
 
@@ -79,7 +80,7 @@ function checkOwnership(dataDir: string, databaseDir: string): void {
     const mustMatch = dir === databaseDir || process.getuid?.() !== 0;
     if (mustMatch && owner !== expected) {
       throw new Error(
-        `${dir} is owned by another user (uid ${owner}, expected ${expected}): run as that user, change the owner, or set DATA_DIR to a folder you own`,
+        `${dir} is owned by another user (uid ${owner}, expected ${expected}): run as that user, change the owner, or set DATA_DIR to a folder you own (see ${DOCS_PAGES.database})`,
       );
     }
   }
@@ -151,7 +152,7 @@ export async function startEmbeddedPostgres(dataDir: string, preferredPort: numb
   if (runningPort) {
     if (!(await answers(runningPort))) {
       throw new Error(
-        `the embedded database in ${databaseDir} is locked by another process (see its postmaster.pid) that does not answer on port ${runningPort}: stop that process, or set DATA_DIR to another folder`,
+        `the embedded database in ${databaseDir} is locked by another process (see its postmaster.pid) that does not answer on port ${runningPort}: stop that process, or set DATA_DIR to another folder (see ${DOCS_PAGES.database})`,
       );
     }
     logger.debug({ port: runningPort }, "using the embedded PostgreSQL another process started");

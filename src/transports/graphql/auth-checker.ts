@@ -1,6 +1,6 @@
 import type { AuthChecker } from "type-graphql";
 import { ForbiddenError, UnauthenticatedError } from "../../platform/common/errors";
-import { canAdminister, canReadAudit, canWrite, insufficientScope } from "../../finance/identity/actor";
+import { canAdminister, canReadAudit, canWrite, insufficientScope } from "../../platform/security/actor";
 import { accessRuleOf } from "./access-rules";
 import type { RequestContext } from "./context";
 

@@ -1,5 +1,5 @@
 import { createParameterDecorator } from "type-graphql";
-import type { Actor } from "../../finance/identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import { UnauthenticatedError } from "../../platform/common/errors";
 import type { RequestContext } from "./context";
 

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from "express";
-import { auditContextFor, runInAuditContext, setCurrentSessionId } from "../../audit/log/audit-context";
+import { auditContextFor, runInAuditContext, setCurrentSessionId } from "../../platform/common/audit-context";
 import { DomainError, ForbiddenError, UnauthenticatedError } from "../../platform/common/errors";
-import { sessionIdOf, type Actor } from "../../finance/identity/actor";
+import { sessionIdOf, type Actor } from "../../platform/security/actor";
 import type { Services } from "../../app/services";
 import { sendError } from "./respond";
 
