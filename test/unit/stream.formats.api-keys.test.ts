@@ -1,5 +1,6 @@
 import type { AuditEvent } from "../../src/audit/log/audit.service";
-import { cefMessage, ecsDocument, leefMessage, sentinelRow, webhookBody } from "../../src/audit/streaming/stream.formats";
+import { webhookBody } from "../../src/audit/delivery/webhook-signing";
+import { cefMessage, ecsDocument, leefMessage, sentinelRow } from "../../src/audit/streaming/stream.formats";
 
 /** Issue 27: API key issue and revocation reach every streaming format as identity-management events. */
 function event(eventType: AuditEvent["eventType"], severity: AuditEvent["severity"]): AuditEvent {
