@@ -162,6 +162,14 @@ export class AuthRepository {
     return row?.locked ?? false;
   }
 
+  /** A session was opened for the user: when, and how (password, or sso and the provider's id). */
+  async recordSignIn(userId: string, method: string, transaction: Transaction): Promise<void> {
+    await this.sequelize.query(`UPDATE users SET last_sign_in_at = now(), last_sign_in_method = $2 WHERE id = $1`, {
+      bind: [userId, method],
+      transaction,
+    });
+  }
+
   async clearFailedLogins(userId: string, transaction: Transaction): Promise<void> {
     await this.sequelize.query(`UPDATE users SET failed_login_count = 0, locked_until = NULL WHERE id = $1`, {
       bind: [userId],

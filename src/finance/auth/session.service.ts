@@ -75,6 +75,7 @@ export class SessionService {
       },
       transaction,
     );
+    await this.repository.recordSignIn(user.id, options.provider ? `${options.method}:${options.provider}` : options.method, transaction);
     const pair = await this.issuePair(session.id, sessionExpiresAt, transaction);
     await this.audit.record(transaction, {
       type: "auth.token.issued",

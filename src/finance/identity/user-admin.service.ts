@@ -215,6 +215,23 @@ export class UserAdminService {
     });
   }
 
+  /** Lifts a lock after repeated wrong passwords now (`user.unlocked`); an account not locked is left as it is. */
+  async unlock(actor: Actor, id: string): Promise<UserSummary> {
+    return this.sequelize.transaction(async (transaction) => {
+      const user = await this.changeable(id, transaction);
+      if (!user.lockedUntil) return summarizeRow(user);
+      const unlocked = await this.repository.unlock(user.id, transaction);
+      await this.audit.record(transaction, {
+        type: "user.unlocked",
+        user: auditUserOf(actor),
+        action: "unlock",
+        resource: { type: "user", id: user.id, label: user.email },
+        changes: { locked_until: { old: user.lockedUntil.toISOString(), new: null } },
+      });
+      return summarizeRow(unlocked);
+    });
+  }
+
   /** The user, locked for the rest of the transaction; deleted accounts are final. */
   private async changeable(id: string, transaction: Transaction): Promise<UserRow> {
     const user = isUuid(id) ? await this.repository.byId(id, transaction, true) : null;

@@ -20,6 +20,9 @@ export type UserSummary = {
   status: UserStatus;
   createdAt: Date;
   updatedAt: Date;
+  lockedUntil: Date | null;
+  lastSignInAt: Date | null;
+  lastSignInMethod: string | null;
 };
 
 /** How a role change is recorded: by hand (`user.roles.updated`) or from an identity provider (`user.roles.synced`). */
@@ -210,5 +213,8 @@ export function summarizeRow(row: UserRow): UserSummary {
     status: row.status,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
+    lockedUntil: row.lockedUntil ?? null,
+    lastSignInAt: row.lastSignInAt ?? null,
+    lastSignInMethod: row.lastSignInMethod ?? null,
   };
 }

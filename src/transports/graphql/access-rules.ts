@@ -177,6 +177,7 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     setUserRole: "adminWrite",
     suspendUser: "adminWrite",
     updateUser: "adminWrite",
+    unlockUser: "adminWrite",
   },
   Subscription: {
     // AlertResolver
