@@ -1,4 +1,4 @@
-import type { MigrationContext } from "../migrator";
+import type { MigrationContext } from "./context";
 
 /**
  * When and how each user last signed in, kept on the user: the administrators' Users view shows it
