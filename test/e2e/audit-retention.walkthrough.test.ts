@@ -1,5 +1,5 @@
 /**
- * The acceptance walk, as the README tells it: with a short database window configured, a fresh
+ * The acceptance walk, as docs/audit-retention.md tells it: with a short database window configured, a fresh
  * instance archives a month (the console's "Run retention now"), finds an event inside the archive,
  * restores the month (live search finds it again), and `audit verify --checkpoint FILE` reports an
  * intact chain across the archive and the database against the published checkpoint.

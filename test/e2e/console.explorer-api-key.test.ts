@@ -31,7 +31,7 @@ test("the explorer at /graphql runs a query and a subscription with an API key (
     socket.on("framesent", ({ payload }) => String(payload).includes("connection_init") && sent.socketInits.push(String(payload))),
   );
   try {
-    // The README's URL, opened without signing in to the console: no session cookie exists in this context.
+    // docs/graphql.md's URL, opened without signing in to the console: no session cookie exists in this context.
     const schemaLoaded = page.waitForResponse((answer) => Boolean(answer.request().postData()?.includes("IntrospectionQuery")));
     await page.goto("/graphql");
     await schemaLoaded;

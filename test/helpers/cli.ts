@@ -16,8 +16,10 @@ export function spawnUntilJson<Json = Record<string, string>>(
   key: string,
   timeoutMs = 90_000,
   command = process.execPath,
+  /** In a process group of its own, as a terminal runs a command: signal it whole with process.kill(-pid). */
+  detached = false,
 ): Promise<{ child: ChildProcess; json: Json; output: () => string }> {
-  const child = spawn(command, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(command, args, { env, stdio: ["ignore", "pipe", "pipe"], detached });
   let output = "";
   const printed = new Promise<{ child: ChildProcess; json: Json; output: () => string }>((resolve, reject) => {
     let found = false;

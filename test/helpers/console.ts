@@ -2,7 +2,7 @@ import fs from "node:fs";
 import type { Locator, Page } from "playwright-core";
 import type { Roles } from "../../src/app/runtime";
 import { launchChromium, openContext, type HeadlessChromium } from "./chromium";
-import { runInAuditContext } from "../../src/audit/log/audit-context";
+import { runInAuditContext } from "../../src/platform/common/audit-context";
 import { startTestApp, type TestApp } from "./test-app";
 
 export const PASSWORD = "console test password 1";

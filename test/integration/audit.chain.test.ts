@@ -11,7 +11,7 @@ import path from "node:path";
 import { QueueEvents } from "bullmq";
 import IORedis from "ioredis";
 import { Client } from "pg";
-import { runInAuditContext } from "../../src/audit/log/audit-context";
+import { runInAuditContext } from "../../src/platform/common/audit-context";
 import { AuditRepository } from "../../src/audit/log/audit.repository";
 import { AuditService, type AuditEventInput } from "../../src/audit/log/audit.service";
 import { Topic, type AuditEventJson } from "../../src/platform/events/catalogue";

@@ -16,6 +16,7 @@ const alice = { id: randomUUID(), email: "alice@example.test" };
 const bob = { id: randomUUID(), email: "bob@example.test" };
 const ids: Record<string, string> = {};
 let adminKey: string;
+let adminWriteKey: string;
 let auditorKey: string;
 let memberKey: string;
 let adminToken: string;
@@ -101,6 +102,7 @@ beforeAll(async () => {
   const auditor = await make("auditor");
   const member = await make("member");
   [adminKey, auditorKey, memberKey] = [admin.key, auditor.key, member.key];
+  adminWriteKey = (await services.apiKeys.create(admin.user.id, { scope: "read_write" })).plaintext;
   adminToken = (await client(app.url).post("/auth/login", { email: admin.user.email, password: PASSWORD })).body.access_token;
   memberToken = (await client(app.url).post("/auth/login", { email: member.user.email, password: PASSWORD })).body.access_token;
   await sequelize.transaction(async (transaction) => {
@@ -369,8 +371,11 @@ describe("saved searches", () => {
       .then((response) => response.body);
 
   test("create, list, rename, reopen and delete, per administrator", async () => {
+    // Saving a search changes stored data: a read-only key is refused (issue 27).
+    const refused = await gql(adminKey, `mutation { createAuditSavedSearch(name: "Nope", filter: {}) { id } }`);
+    expect(refused.errors[0]).toMatchObject({ extensions: { code: "FORBIDDEN", restError: "insufficient_scope" } });
     const created = await gql(
-      adminKey,
+      adminWriteKey,
       `mutation($filter: AuditEventFilter!) { createAuditSavedSearch(name: "Okta failures", filter: $filter) { id name filter { providers eventTypes from to } } }`,
       { filter: { providers: ["okta"], eventTypes: ["auth.login.failed"], ...YEAR_2024 } },
     );
@@ -380,17 +385,23 @@ describe("saved searches", () => {
       filter: { providers: ["okta"], eventTypes: ["auth.login.failed"], ...YEAR_2024 },
     });
 
-    const duplicate = await gql(adminKey, `mutation { createAuditSavedSearch(name: "okta failures", filter: {}) { id } }`);
+    const duplicate = await gql(adminWriteKey, `mutation { createAuditSavedSearch(name: "okta failures", filter: {}) { id } }`);
     expect(duplicate.errors[0].extensions.code).toBe("VALIDATION_FAILED");
 
-    const renamed = await gql(adminKey, `mutation($id: ID!) { renameAuditSavedSearch(id: $id, name: "Okta login failures") { name } }`, {
-      id: saved.id,
-    });
+    const renamed = await gql(
+      adminWriteKey,
+      `mutation($id: ID!) { renameAuditSavedSearch(id: $id, name: "Okta login failures") { name } }`,
+      {
+        id: saved.id,
+      },
+    );
     expect(renamed.data.renameAuditSavedSearch.name).toBe("Okta login failures");
-    expect((await gql(adminKey, `{ auditSavedSearches { name } }`)).data.auditSavedSearches).toEqual([{ name: "Okta login failures" }]);
+    expect((await gql(adminWriteKey, `{ auditSavedSearches { name } }`)).data.auditSavedSearches).toEqual([
+      { name: "Okta login failures" },
+    ]);
 
     const reopened = await gql(
-      adminKey,
+      adminWriteKey,
       `query($id: ID!) { auditSavedSearch(id: $id) { filter { search userIds providers eventTypes severities from to ipAddress } } }`,
       { id: saved.id },
     );
@@ -402,7 +413,7 @@ describe("saved searches", () => {
     expect(foreign.errors[0].extensions.code).toBe("NOT_FOUND");
     expect((await gql(memberKey, `{ auditSavedSearches { id } }`)).errors[0].extensions.code).toBe("FORBIDDEN");
 
-    await gql(adminKey, `mutation($id: ID!) { deleteAuditSavedSearch(id: $id) { id } }`, { id: saved.id });
-    expect((await gql(adminKey, `{ auditSavedSearches { id } }`)).data.auditSavedSearches).toEqual([]);
+    await gql(adminWriteKey, `mutation($id: ID!) { deleteAuditSavedSearch(id: $id) { id } }`, { id: saved.id });
+    expect((await gql(adminWriteKey, `{ auditSavedSearches { id } }`)).data.auditSavedSearches).toEqual([]);
   });
 });

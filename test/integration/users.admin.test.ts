@@ -3,7 +3,7 @@
  * profiles, set roles, suspend, reactivate and delete. Each change records its audit event (with the
  * administrator as actor and `changes` old → new) in the change's transaction. A suspension takes
  * effect at once for every credential: bearer tokens, session cookies, API keys and open graphql-ws
- * connections. Deletion follows the README's "User deletion policy". Guard rails keep an instance from
+ * connections. Deletion follows docs/users.md's "User deletion policy". Guard rails keep an instance from
  * losing its last active administrator.
  */
 import { createClient, type Client } from "graphql-ws";

@@ -1,10 +1,23 @@
 import { randomUUID } from "node:crypto";
-import type { Sequelize, Transaction } from "sequelize";
-import { runInAuditContext } from "../log/audit-context";
+import type { Sequelize } from "sequelize";
+import { runInAuditContext } from "../../platform/common/audit-context";
 import type { Logger } from "../../platform/common/logger";
 import { Topic } from "../../platform/events/catalogue";
 import type { EventBus } from "../../platform/events/event-bus";
-import type { ConsumerRepository, ConsumerRow, ConsumerSettlement } from "./stream.repository";
+import type { ChainConsumerHandler, TurnOutcome } from "./chain-consumer.handler";
+import type { ConsumerRepository, ConsumerRow } from "./consumer.repository";
+import { settlementOf } from "./retry-policy";
+
+export type PumpOptions = {
+  pollMs: number;
+  leaseMs: number;
+  /** Turns in flight at once in this process. */
+  concurrency: number;
+  /** Waits before the 1st, 2nd, … retry of a failing batch; past the last one the consumer is marked failing. */
+  retryScheduleMs: number[];
+};
+
+const WAKE_INTERVAL_MS = 50;
 
 /**
  * The reusable half of the delivery machine. Every consumer of the committed audit stream (a webhook,
@@ -18,74 +31,6 @@ import type { ConsumerRepository, ConsumerRow, ConsumerSettlement } from "./stre
  * - one worker per consumer at a time: a lease (SKIP LOCKED claim, owner-checked settle);
  * - nothing is held in memory or in Redis: a restart of anything resumes from the positions.
  */
-export type TurnOutcome = {
-  /** The new position: every event up to it is handled. */
-  position: string;
-  /** Set when the turn stopped on a failure: the consumer retries from `position` later. */
-  failure?: { error: string; retryAfterMs: number | null; gone: boolean } | null;
-};
-
-export interface ChainConsumerHandler<Outcome extends TurnOutcome = TurnOutcome> {
-  /** Consumer ids this handler serves start with it (`destination:`, `alerts:`). */
-  readonly prefix: string;
-  /**
-   * Called once per claim with every consumer just leased to this handler, before their turns: a
-   * handler reads what its turns need in one query rather than one per turn (the claims run while the
-   * stream is busy, on the database that records it).
-   */
-  prepare?(consumers: ConsumerRow[]): Promise<void>;
-  /** One turn for a leased consumer; should return before `deadline` (its lease ends a little later). */
-  turn(consumer: ConsumerRow, deadline: number): Promise<Outcome>;
-  /** Writes the handler's records of the outcome in the transaction that moves the position. */
-  record(consumer: ConsumerRow, outcome: Outcome, settlement: ConsumerSettlement, transaction: Transaction): Promise<void>;
-}
-
-export type PumpOptions = {
-  pollMs: number;
-  leaseMs: number;
-  /** Turns in flight at once in this process. */
-  concurrency: number;
-  /** Waits before the 1st, 2nd, … retry of a failing batch; past the last one the consumer is marked failing. */
-  retryScheduleMs: number[];
-};
-
-/** ±20 % so that consumers failing together do not retry together. */
-function jitter(ms: number): number {
-  return Math.round(ms * (0.8 + Math.random() * 0.4));
-}
-
-const WAKE_INTERVAL_MS = 50;
-
-/** A Retry-After longer than this is read as "a day": a receiver cannot park a consumer for weeks. */
-const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
-
-/** Where the consumer stands after a turn: success resets the retries, a failure schedules the next one. */
-export function settlementOf(consumer: ConsumerRow, outcome: TurnOutcome, schedule: number[], now = new Date()): ConsumerSettlement {
-  if (!outcome.failure) {
-    return {
-      position: outcome.position,
-      failures: 0,
-      nextAttemptAt: now,
-      success: BigInt(outcome.position) > BigInt(consumer.position) ? now : null,
-    };
-  }
-  const failures = consumer.failures + 1;
-  const exhausted = failures > schedule.length;
-  const scheduled = jitter(schedule[Math.min(failures, schedule.length) - 1] ?? 0);
-  const asked = outcome.failure.retryAfterMs === null ? 0 : Math.min(outcome.failure.retryAfterMs, MAX_RETRY_AFTER_MS);
-  const progressed = BigInt(outcome.position) > BigInt(consumer.position);
-  return {
-    position: outcome.position,
-    // Progress before the failure: the retries of the batch that failed start afresh.
-    failures: progressed ? 1 : failures,
-    nextAttemptAt: new Date(now.getTime() + Math.max(scheduled, asked)),
-    failing: !progressed && exhausted ? true : undefined,
-    paused: outcome.failure.gone ? true : undefined,
-    success: progressed ? now : null,
-    failure: { at: now, error: outcome.failure.error },
-  };
-}
-
 type PumpDrainer = { resolve: () => void; reject: (error: Error) => void };
 
 export class ChainConsumerPump {
@@ -109,6 +54,11 @@ export class ChainConsumerPump {
     private readonly events: EventBus,
     private readonly logger: Logger,
   ) {}
+
+  /** The prefixes of the consumers this pump serves, one per plug-in (checked against workers/queues.ts's CHAIN_CONSUMERS at boot). */
+  get prefixes(): string[] {
+    return this.handlers.map((handler) => handler.prefix);
+  }
 
   start(): void {
     if (this.running) return;
