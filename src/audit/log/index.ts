@@ -1,4 +1,7 @@
 /** What other features use of log: the one entry into it (docs/architecture.md, feature entry files). */
+// The GraphQL classes below carry decorators that need the metadata API: a caller outside the schema
+// (a worker, a test importing a service) loads them through this file.
+import "reflect-metadata";
 export { checkLink } from "./audit-chain-verify";
 export type { ChainBreak, ChainReport } from "./audit-chain-verify";
 export { REDACTED, diffChanges } from "./audit-changes";

@@ -1,4 +1,7 @@
 /** What other features use of accounts: the one entry into it (docs/architecture.md, feature entry files). */
+// The GraphQL classes below carry decorators that need the metadata API: a caller outside the schema
+// (a worker, a test importing a service) loads them through this file.
+import "reflect-metadata";
 export { AccountModel, classificationOf } from "./account.model";
 /** `AccountKind` is the union of account kinds; `AccountType` is the GraphQL type of an account. */
 export type { AccountType as AccountKind } from "./account.model";

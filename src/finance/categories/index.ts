@@ -1,3 +1,6 @@
 /** What other features use of categories: the one entry into it (docs/architecture.md, feature entry files). */
+// The GraphQL classes below carry decorators that need the metadata API: a caller outside the schema
+// (a worker, a test importing a service) loads them through this file.
+import "reflect-metadata";
 export type { CategoryRepository, CategoryRow } from "./category.repository";
 export { CategoryType } from "./category.type";
