@@ -1,6 +1,7 @@
 import { useCallback, useMemo, useState } from "react";
 import { Link, useSearchParams } from "react-router";
 import { useZone } from "../../app/zone";
+import { Problem } from "../../kit";
 import type { SavedSearchFieldsFragment } from "../../gql/graphql";
 import { alertFor, alertSettings, enableNotifications } from "./alerts";
 import { EventChart } from "./EventChart";
@@ -56,7 +57,8 @@ export function AuditLogsPage() {
   const openSaved = (search: SavedSearchFieldsFragment) => apply(filtersFromSaved(search.filter));
   const onScrolledAway = useCallback((away: boolean) => log.setHoldNew(away), [log]);
 
-  const total = log.pageInfo ? `${log.pageInfo.totalCapped ? "≥ " : ""}${(log.pageInfo.total + log.liveAdded).toLocaleString("en")}` : "…";
+  const count = log.pageInfo ? log.pageInfo.total + log.liveAdded : null;
+  const total = count === null ? "…" : `${log.pageInfo?.totalCapped ? "≥ " : ""}${count.toLocaleString("en")}`;
 
   return (
     <div className="audit-page">
@@ -64,7 +66,7 @@ export function AuditLogsPage() {
       <FilterBar key={filterKey} filters={filters} userLabels={userLabels} onApply={apply} />
       <div className="toolbar">
         <p className="total" aria-live="polite">
-          <strong data-testid="total">{total}</strong> events
+          <strong data-testid="total">{total}</strong> {count === 1 && !log.pageInfo?.totalCapped ? "event" : "events"}
         </p>
         <label className="check">
           <input
@@ -121,11 +123,7 @@ export function AuditLogsPage() {
         </details>
       </div>
       <EventChart filter={apiFilter} filterKey={filterKey} />
-      {log.error && (
-        <p className="error" role="alert">
-          {log.error}
-        </p>
-      )}
+      <Problem error={log.error} />
       <div className={`events-area${selected ? " with-detail" : ""}`}>
         <EventsTable
           events={log.events}

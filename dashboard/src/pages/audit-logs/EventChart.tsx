@@ -2,6 +2,7 @@ import { useQuery } from "urql";
 import { formatInZone } from "../../app/time";
 import { useZone } from "../../app/zone";
 import { AuditHistogramDocument, type AuditEventFilter } from "../../gql/graphql";
+import { problemOf } from "../../kit";
 import { SEVERITIES } from "./filters";
 
 const WIDTH = 1000;
@@ -18,7 +19,7 @@ export function EventChart({ filter, filterKey }: { filter: AuditEventFilter; fi
   const { zone } = useZone();
   const [{ data, error, fetching }] = useQuery({ query: AuditHistogramDocument, variables: { filter, buckets: 60 }, context: undefined });
   const histogram = data?.auditEventHistogram;
-  if (error) return <p className="chart-note">The chart could not be loaded: {error.graphQLErrors[0]?.message ?? error.message}</p>;
+  if (error) return <p className="chart-note">The chart could not be loaded: {problemOf(error)}</p>;
   if (!histogram) return <div className="chart placeholder" aria-busy={fetching} key={filterKey} />;
   const peak = Math.max(1, ...histogram.buckets.map((bucket) => bucket.total));
   const barWidth = WIDTH / Math.max(1, histogram.buckets.length);

@@ -1,6 +1,7 @@
 import { useMemo, useState, type FormEvent } from "react";
 import { useQuery } from "urql";
 import { AuditEventTypesDocument, ProviderChoicesDocument, UserSuggestionsDocument } from "../../gql/graphql";
+import { Field } from "../../kit";
 import { RANGE_PRESETS, SEVERITIES, type Filters } from "./filters";
 
 type Props = { filters: Filters; userLabels: Map<string, string>; onApply(filters: Filters, labels: Map<string, string>): void };
@@ -26,8 +27,7 @@ export function UserPicker({
   const suggestions = (data?.users.items ?? []).filter((user) => !selected.includes(user.id));
   return (
     <div className="user-picker">
-      <label>
-        <span>Users</span>
+      <Field label="Users">
         <input
           value={text}
           onChange={(event) => setText(event.target.value)}
@@ -38,7 +38,7 @@ export function UserPicker({
           aria-controls="user-suggestions"
           aria-autocomplete="list"
         />
-      </label>
+      </Field>
       <span id="user-picker-hint" className="sr-only">
         Type two letters to see matching users.
       </span>
@@ -103,8 +103,7 @@ export function EventTypeSelect({
     return [...byCategory.entries()];
   }, [types]);
   return (
-    <label>
-      <span>{label}</span>
+    <Field label={<>{label}</>}>
       <select
         multiple
         size={size}
@@ -124,7 +123,7 @@ export function EventTypeSelect({
           </optgroup>
         ))}
       </select>
-    </label>
+    </Field>
   );
 }
 
@@ -143,15 +142,14 @@ export function FilterBar({ filters, userLabels, onApply }: Props) {
 
   return (
     <form className="filters" onSubmit={submit} aria-label="Filters">
-      <label className="grow">
-        <span>Search</span>
+      <Field label="Search" className="grow">
         <input
           type="search"
           value={draft.search}
           onChange={(event) => set("search", event.target.value)}
           placeholder="words in any field"
         />
-      </label>
+      </Field>
       <UserPicker
         selected={draft.userIds}
         labels={labels}
@@ -160,8 +158,7 @@ export function FilterBar({ filters, userLabels, onApply }: Props) {
           setLabels(next);
         }}
       />
-      <label>
-        <span>Providers</span>
+      <Field label="Providers">
         <input
           value={draft.providers.join(", ")}
           onChange={(event) => set("providers", splitList(event.target.value))}
@@ -175,7 +172,7 @@ export function FilterBar({ filters, userLabels, onApply }: Props) {
             </option>
           ))}
         </datalist>
-      </label>
+      </Field>
       <EventTypeSelect label="Event types" size={4} value={draft.eventTypes} onChange={(eventTypes) => set("eventTypes", eventTypes)} />
       <fieldset className="severities">
         <legend>Severities</legend>
@@ -192,8 +189,7 @@ export function FilterBar({ filters, userLabels, onApply }: Props) {
           </label>
         ))}
       </fieldset>
-      <label>
-        <span>Date range</span>
+      <Field label="Date range">
         <select
           value={rangeChoice}
           onChange={(event) => {
@@ -214,28 +210,25 @@ export function FilterBar({ filters, userLabels, onApply }: Props) {
           ))}
           <option value="custom">Custom days…</option>
         </select>
-      </label>
+      </Field>
       {rangeChoice === "custom" && (
         <>
-          <label>
-            <span>From (day)</span>
+          <Field label="From (day)">
             <input type="date" value={draft.from.slice(0, 10)} onChange={(event) => set("from", event.target.value)} />
-          </label>
-          <label>
-            <span>To (day, inclusive)</span>
+          </Field>
+          <Field label="To (day, inclusive)">
             <input type="date" value={draft.to.slice(0, 10)} onChange={(event) => set("to", event.target.value)} />
-          </label>
+          </Field>
         </>
       )}
-      <label>
-        <span>IP address</span>
+      <Field label="IP address">
         <input
           value={draft.ipAddress}
           onChange={(event) => set("ipAddress", event.target.value)}
           placeholder="10.1.* or 10.1.2.3"
           className="mono"
         />
-      </label>
+      </Field>
       <div className="filter-actions">
         <button type="submit" className="primary">
           Apply filters
