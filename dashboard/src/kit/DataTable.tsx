@@ -2,7 +2,8 @@ import type { HTMLAttributes, ReactNode } from "react";
 
 /** One column: its header and what each row shows in it. `when: false` leaves it out (e.g. actions for readers). */
 export type Column<Row> = {
-  header: ReactNode;
+  /** Also each cell's caption when a phone shows the rows as cards. */
+  header: string;
   cell(row: Row): ReactNode;
   className?: string;
   when?: boolean;
@@ -23,8 +24,9 @@ type Props<Row> = {
 };
 
 /**
- * The console's table: a header row, one row per item, an empty state instead of a bare header. On a
- * narrow screen it scrolls sideways inside its own box (the first column stays put), never the page.
+ * The console's table: a header row, one row per item, an empty state instead of a bare header. Wider
+ * than its room, it scrolls sideways inside its own box (the first column stays put), never the page;
+ * on a phone each row is a card of captioned lines (styles.css), so nothing is cut and every action shows.
  */
 export function DataTable<Row>({ rows, columns, rowKey, label, labelledBy, empty, loaded = true, rowProps }: Props<Row>) {
   const shown = columns.filter((column) => column.when !== false);
@@ -45,7 +47,7 @@ export function DataTable<Row>({ rows, columns, rowKey, label, labelledBy, empty
           {rows.map((row) => (
             <tr key={rowKey(row)} {...rowProps?.(row)}>
               {shown.map((column, index) => (
-                <td key={index} className={column.className}>
+                <td key={index} className={column.className} data-label={column.header}>
                   {column.cell(row)}
                 </td>
               ))}

@@ -4,3 +4,4 @@ export { DataTable, type Column } from "./DataTable";
 export { Field } from "./Field";
 export { plural } from "./plural";
 export { OutcomeLine, Problem, problemOf, useActionOutcome, type Outcome } from "./problem";
+export { useMediaQuery } from "./use-media-query";

@@ -274,7 +274,7 @@ export function AlertsPage() {
               <>
                 <button
                   type="button"
-                  aria-label={`Send a test to ${channel.name}`}
+                  aria-label={`Send test to ${channel.name}`}
                   onClick={() =>
                     void testChannel({ id: channel.id }).then((tested) => {
                       const result = tested.data?.testAlertChannel;

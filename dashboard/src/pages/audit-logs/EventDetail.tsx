@@ -62,6 +62,12 @@ function show(value: unknown): string {
 export function EventDetail({ event, onClose, onFilter, onOpen }: Props) {
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => heading.current?.focus(), [event.id]);
+  // A drawer over the table: Escape closes it, as it would any overlay.
+  useEffect(() => {
+    const onKey = (key: KeyboardEvent) => key.key === "Escape" && onClose();
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [onClose]);
   const changes = Object.entries(event.changes ?? {}) as Array<[string, { old?: unknown; new?: unknown } | unknown]>;
   const fields: Array<[string, React.ReactNode]> = [
     ["Time", <Time value={event.timestamp} key="t" />],

@@ -1,9 +1,22 @@
 import { useEffect, useRef, useState, type KeyboardEvent } from "react";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { Time } from "../../app/zone";
+import { useMediaQuery } from "../../kit";
 import type { AuditEvent } from "./use-audit-log";
 
+/** A cell that may be cut short: its whole text is on hover (and in the event's detail). */
+function Cell({ text, className }: { text: string | null | undefined; className?: string }) {
+  return (
+    <span role="gridcell" className={className} title={text ?? undefined}>
+      {text ?? "—"}
+    </span>
+  );
+}
+
 const ROW_HEIGHT = 36;
+/** On a phone each event is a card of three lines (time and severity; type; user and address). */
+const CARD_HEIGHT = 70;
+export const PHONE = "(max-width: 700px)";
 export const COLUMNS = ["Time", "Type", "Severity", "User", "Provider", "IP address", "Action", "Resource"];
 
 type Props = {
@@ -26,10 +39,12 @@ type Props = {
 export function EventsTable({ events, hasMore, loading, selectedId, onOpen, onLoadMore, onScrolledAway, scrollToTopSignal }: Props) {
   const scroller = useRef<HTMLDivElement>(null);
   const [active, setActive] = useState(0);
+  const phone = useMediaQuery(PHONE);
+  const rowHeight = phone ? CARD_HEIGHT : ROW_HEIGHT;
   const virtualizer = useVirtualizer({
     count: events.length,
     getScrollElement: () => scroller.current,
-    estimateSize: () => ROW_HEIGHT,
+    estimateSize: () => rowHeight,
     overscan: 10,
     getItemKey: (index) => events[index].id,
   });
@@ -39,6 +54,8 @@ export function EventsTable({ events, hasMore, loading, selectedId, onOpen, onLo
   useEffect(() => {
     if (last && last.index >= events.length - 20 && hasMore && !loading) onLoadMore();
   }, [last, events.length, hasMore, loading, onLoadMore]);
+
+  useEffect(() => virtualizer.measure(), [rowHeight, virtualizer]);
 
   useEffect(() => {
     if (scrollToTopSignal) scroller.current?.scrollTo({ top: 0 });
@@ -50,7 +67,7 @@ export function EventsTable({ events, hasMore, loading, selectedId, onOpen, onLo
     virtualizer.scrollToIndex(next, { align: "auto" });
   };
   const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
-    const page = Math.max(1, Math.floor((scroller.current?.clientHeight ?? 400) / ROW_HEIGHT) - 1);
+    const page = Math.max(1, Math.floor((scroller.current?.clientHeight ?? 400) / rowHeight) - 1);
     const keys: Record<string, () => void> = {
       ArrowDown: () => move(active + 1),
       ArrowUp: () => move(active - 1),
@@ -91,7 +108,7 @@ export function EventsTable({ events, hasMore, loading, selectedId, onOpen, onLo
         role="rowgroup"
         tabIndex={0}
         aria-label="Event rows"
-        onScroll={(event) => onScrolledAway(event.currentTarget.scrollTop > ROW_HEIGHT)}
+        onScroll={(event) => onScrolledAway(event.currentTarget.scrollTop > rowHeight)}
       >
         <div style={{ height: virtualizer.getTotalSize(), position: "relative" }} role="presentation">
           {items.map((item) => {
@@ -104,7 +121,7 @@ export function EventsTable({ events, hasMore, loading, selectedId, onOpen, onLo
                 aria-rowindex={item.index + 2}
                 aria-selected={event.id === selectedId}
                 className={`events-row sev-${event.severity}${item.index === active ? " active" : ""}`}
-                style={{ transform: `translateY(${item.start}px)`, height: ROW_HEIGHT }}
+                style={{ transform: `translateY(${item.start}px)`, height: rowHeight }}
                 onClick={() => {
                   setActive(item.index);
                   onOpen(event);
@@ -113,19 +130,15 @@ export function EventsTable({ events, hasMore, loading, selectedId, onOpen, onLo
                 <span role="gridcell">
                   <Time value={event.timestamp} />
                 </span>
-                <span role="gridcell" className="mono">
-                  {event.eventType}
-                </span>
+                <Cell className="mono" text={event.eventType} />
                 <span role="gridcell">
                   <span className={`severity severity-${event.severity}`}>{event.severity}</span>
                 </span>
-                <span role="gridcell">{event.user?.email ?? "—"}</span>
-                <span role="gridcell">{event.provider ?? "—"}</span>
-                <span role="gridcell" className="mono">
-                  {event.ipAddress ?? "—"}
-                </span>
-                <span role="gridcell">{event.action ?? "—"}</span>
-                <span role="gridcell">{event.resource ? `${event.resource.type} ${event.resource.label ?? event.resource.id}` : "—"}</span>
+                <Cell text={event.user?.email} />
+                <Cell text={event.provider} />
+                <Cell className="mono" text={event.ipAddress} />
+                <Cell text={event.action} />
+                <Cell text={event.resource ? `${event.resource.type} ${event.resource.label ?? event.resource.id}` : null} />
               </div>
             );
           })}

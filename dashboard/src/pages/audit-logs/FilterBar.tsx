@@ -139,125 +139,149 @@ export function FilterBar({ filters, userLabels, onApply }: Props) {
   };
   const custom = draft.range === "" && (draft.from !== "" || draft.to !== "");
   const [rangeChoice, setRangeChoice] = useState(draft.range || (custom ? "custom" : "any"));
+  // On a narrow screen the filters fold into a panel (closed until asked for) so the results come first.
+  const [open, setOpen] = useState(false);
+  const active = activeCount(filters);
 
   return (
-    <form className="filters" onSubmit={submit} aria-label="Filters">
-      <Field label="Search" className="grow">
-        <input
-          type="search"
-          value={draft.search}
-          onChange={(event) => set("search", event.target.value)}
-          placeholder="words in any field"
-        />
-      </Field>
-      <UserPicker
-        selected={draft.userIds}
-        labels={labels}
-        onChange={(ids, next) => {
-          set("userIds", ids);
-          setLabels(next);
-        }}
-      />
-      <Field label="Providers">
-        <input
-          value={draft.providers.join(", ")}
-          onChange={(event) => set("providers", splitList(event.target.value))}
-          list="provider-choices"
-          placeholder="slug, slug"
-        />
-        <datalist id="provider-choices">
-          {(providers?.ssoProviders ?? []).map((provider) => (
-            <option key={provider.slug} value={provider.slug}>
-              {provider.name}
-            </option>
-          ))}
-        </datalist>
-      </Field>
-      <EventTypeSelect label="Event types" size={4} value={draft.eventTypes} onChange={(eventTypes) => set("eventTypes", eventTypes)} />
-      <fieldset className="severities">
-        <legend>Severities</legend>
-        {SEVERITIES.map((severity) => (
-          <label key={severity} className="check">
-            <input
-              type="checkbox"
-              checked={draft.severities.includes(severity)}
-              onChange={(event) =>
-                set("severities", event.target.checked ? [...draft.severities, severity] : draft.severities.filter((s) => s !== severity))
-              }
-            />
-            {severity}
-          </label>
-        ))}
-      </fieldset>
-      <Field label="Date range">
-        <select
-          value={rangeChoice}
-          onChange={(event) => {
-            const choice = event.target.value;
-            setRangeChoice(choice);
-            setDraft((current) => ({
-              ...current,
-              range: choice === "any" || choice === "custom" ? "" : choice,
-              ...(choice !== "custom" ? { from: "", to: "" } : {}),
-            }));
+    <div className={`filters-panel${open ? " open" : ""}`}>
+      <button type="button" className="filters-toggle" aria-expanded={open} aria-controls="filters-form" onClick={() => setOpen(!open)}>
+        Filters{active ? ` (${active} active)` : ""}
+      </button>
+      <form className="filters" id="filters-form" onSubmit={submit} aria-label="Filters">
+        <Field label="Search" className="grow">
+          <input
+            type="search"
+            value={draft.search}
+            onChange={(event) => set("search", event.target.value)}
+            placeholder="words in any field"
+          />
+        </Field>
+        <UserPicker
+          selected={draft.userIds}
+          labels={labels}
+          onChange={(ids, next) => {
+            set("userIds", ids);
+            setLabels(next);
           }}
-        >
-          <option value="any">Any time</option>
-          {RANGE_PRESETS.map((preset) => (
-            <option key={preset.value} value={preset.value}>
-              {preset.label}
-            </option>
-          ))}
-          <option value="custom">Custom days…</option>
-        </select>
-      </Field>
-      {rangeChoice === "custom" && (
-        <>
-          <Field label="From (day)">
-            <input type="date" value={draft.from.slice(0, 10)} onChange={(event) => set("from", event.target.value)} />
-          </Field>
-          <Field label="To (day, inclusive)">
-            <input type="date" value={draft.to.slice(0, 10)} onChange={(event) => set("to", event.target.value)} />
-          </Field>
-        </>
-      )}
-      <Field label="IP address">
-        <input
-          value={draft.ipAddress}
-          onChange={(event) => set("ipAddress", event.target.value)}
-          placeholder="10.1.* or 10.1.2.3"
-          className="mono"
         />
-      </Field>
-      <div className="filter-actions">
-        <button type="submit" className="primary">
-          Apply filters
-        </button>
-        <button
-          type="button"
-          onClick={() => {
-            const empty = {
-              ...draft,
-              search: "",
-              userIds: [],
-              providers: [],
-              eventTypes: [],
-              severities: [],
-              range: "",
-              from: "",
-              to: "",
-              ipAddress: "",
-              requestId: "",
-              sessionId: "",
-            };
-            setDraft(empty);
-            setRangeChoice("any");
-            onApply(empty, labels);
-          }}
-        >
-          Clear
-        </button>
-      </div>
-    </form>
+        <Field label="Providers">
+          <input
+            value={draft.providers.join(", ")}
+            onChange={(event) => set("providers", splitList(event.target.value))}
+            list="provider-choices"
+            placeholder="slug, slug"
+          />
+          <datalist id="provider-choices">
+            {(providers?.ssoProviders ?? []).map((provider) => (
+              <option key={provider.slug} value={provider.slug}>
+                {provider.name}
+              </option>
+            ))}
+          </datalist>
+        </Field>
+        <EventTypeSelect label="Event types" size={4} value={draft.eventTypes} onChange={(eventTypes) => set("eventTypes", eventTypes)} />
+        <fieldset className="severities">
+          <legend>Severities</legend>
+          {SEVERITIES.map((severity) => (
+            <label key={severity} className="check">
+              <input
+                type="checkbox"
+                checked={draft.severities.includes(severity)}
+                onChange={(event) =>
+                  set("severities", event.target.checked ? [...draft.severities, severity] : draft.severities.filter((s) => s !== severity))
+                }
+              />
+              {severity}
+            </label>
+          ))}
+        </fieldset>
+        <Field label="Date range">
+          <select
+            value={rangeChoice}
+            onChange={(event) => {
+              const choice = event.target.value;
+              setRangeChoice(choice);
+              setDraft((current) => ({
+                ...current,
+                range: choice === "any" || choice === "custom" ? "" : choice,
+                ...(choice !== "custom" ? { from: "", to: "" } : {}),
+              }));
+            }}
+          >
+            <option value="any">Any time</option>
+            {RANGE_PRESETS.map((preset) => (
+              <option key={preset.value} value={preset.value}>
+                {preset.label}
+              </option>
+            ))}
+            <option value="custom">Custom days…</option>
+          </select>
+        </Field>
+        {rangeChoice === "custom" && (
+          <>
+            <Field label="From (day)">
+              <input type="date" value={draft.from.slice(0, 10)} onChange={(event) => set("from", event.target.value)} />
+            </Field>
+            <Field label="To (day, inclusive)">
+              <input type="date" value={draft.to.slice(0, 10)} onChange={(event) => set("to", event.target.value)} />
+            </Field>
+          </>
+        )}
+        <Field label="IP address">
+          <input
+            value={draft.ipAddress}
+            onChange={(event) => set("ipAddress", event.target.value)}
+            placeholder="10.1.* or 10.1.2.3"
+            className="mono"
+          />
+        </Field>
+        <div className="filter-actions">
+          <button type="submit" className="primary">
+            Apply filters
+          </button>
+          <button
+            type="button"
+            onClick={() => {
+              const empty = {
+                ...draft,
+                search: "",
+                userIds: [],
+                providers: [],
+                eventTypes: [],
+                severities: [],
+                range: "",
+                from: "",
+                to: "",
+                ipAddress: "",
+                requestId: "",
+                sessionId: "",
+              };
+              setDraft(empty);
+              setRangeChoice("any");
+              onApply(empty, labels);
+            }}
+          >
+            Clear
+          </button>
+        </div>
+      </form>
+    </div>
   );
+}
+
+/** How many kinds of filter are set (a range counts once). */
+function activeCount(filters: Filters): number {
+  const { search, userIds, providers, eventTypes, severities, range, from, to, ipAddress, requestId, sessionId } = filters;
+  return [
+    search,
+    userIds.length,
+    providers.length,
+    eventTypes.length,
+    severities.length,
+    range || from || to,
+    ipAddress,
+    requestId,
+    sessionId,
+  ].filter(Boolean).length;
 }
