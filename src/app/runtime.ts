@@ -14,7 +14,7 @@ import { initModels } from "./models";
 import { createEventBus } from "../platform/events/event-bus";
 import { createSchema } from "./schema";
 import { createApp, type App } from "./http-app";
-import { createRateLimiter } from "../transports/http/rate-limit";
+import { createRateLimiters } from "../transports/http/rate-limit";
 import { createServices, type Services } from "./services";
 import { createServiceMetrics, type ServiceMetrics } from "../platform/metrics/metrics";
 import { startMetricsServer } from "../platform/metrics/metrics.http";
@@ -143,14 +143,14 @@ export async function startRuntime(config: Config, roles: Roles, options: Runtim
         redis.on("error", (error: Error) => logger.debug({ err: error }, "rate-limit connection to Redis failed; reconnecting"));
         stops.push(async () => redis.disconnect());
       }
-      const rateLimiter = await createRateLimiter(config, redis ? { redis } : { sequelize });
+      const rateLimiters = await createRateLimiters(config, redis ? { redis } : { sequelize });
       runtime.schema = await createSchema(events);
       runtime.app = await createApp({
         config,
         services,
         schema: runtime.schema,
         logger,
-        rateLimiter,
+        rateLimiters,
         readiness: () => readiness(sequelize, queues),
         metrics,
       });

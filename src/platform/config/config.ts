@@ -91,6 +91,7 @@ const settings = z.object({
   LOG_FORMAT: z.enum(["auto", "json", "pretty"]).default("auto"),
   RATE_LIMIT_REQUESTS: z.coerce.number().int().min(0).default(1000),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(3600),
+  RATE_LIMIT_CONSOLE_REQUESTS: z.coerce.number().int().min(1).default(20000),
   TRUST_PROXY: trustProxy.default(["loopback"]),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(10000),
   METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
@@ -212,6 +213,8 @@ export type Config = Readonly<{
   /** Requests per API key or token per window; 0 turns rate limiting off. */
   rateLimitRequests: number;
   rateLimitWindowSeconds: number;
+  /** A signed-in console session's own budget per window (see transports/http/rate-limit.ts). */
+  rateLimitConsoleRequests: number;
   trustProxy: boolean | number | string[];
   shutdownTimeoutMs: number;
   /**
@@ -366,6 +369,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     launchedByNpm: s.npm_lifecycle_event !== undefined,
     rateLimitRequests: s.RATE_LIMIT_REQUESTS,
     rateLimitWindowSeconds: s.RATE_LIMIT_WINDOW_SECONDS,
+    rateLimitConsoleRequests: s.RATE_LIMIT_CONSOLE_REQUESTS,
     trustProxy: s.TRUST_PROXY,
     shutdownTimeoutMs: s.SHUTDOWN_TIMEOUT_MS,
     metrics: Object.freeze({ token: s.METRICS_TOKEN, workerPort: s.METRICS_PORT }),

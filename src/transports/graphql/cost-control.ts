@@ -1,10 +1,10 @@
 import type { ApolloServerPlugin } from "@apollo/server";
 import { GraphQLError, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from "graphql";
-import { RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import { RateLimiterRes } from "rate-limiter-flexible";
 import { currentAuditContext } from "../../audit/log/audit-context";
 import type { Logger } from "../../platform/common/logger";
 import type { Actor } from "../../finance/identity/actor";
-import { rateLimitKey } from "../http/rate-limit";
+import { limiterFor, rateLimitKey, type RateLimiters } from "../http/rate-limit";
 import type { RequestContext } from "./context";
 import { checkOperation, limitsFor, measureOperation, operationRefusal } from "./operation-limits";
 
@@ -15,7 +15,7 @@ export type CostControlOptions = {
   schema: GraphQLSchema;
   /** Upper bound of an authenticated operation's estimated cost; 0 turns the limits (and the charge) off. */
   maxCost: number;
-  rateLimiter: RateLimiterAbstract | null;
+  rateLimiters: RateLimiters | null;
   logger: Logger;
 };
 
@@ -43,12 +43,13 @@ export class CostControl {
     const measure = measureOperation(this.options.schema, request.document, request.operation, request.variables);
     const refused = checkOperation(measure, limitsFor(request.actor !== null, this.options.maxCost));
     if (refused) return refused;
-    return this.charge(rateLimitKey(request.actor, request.clientIp), Math.floor(measure.cost / COST_PER_POINT));
+    return this.charge(request.actor, rateLimitKey(request.actor, request.clientIp), Math.floor(measure.cost / COST_PER_POINT));
   }
 
-  private async charge(key: string, points: number): Promise<GraphQLError | null> {
-    const limiter = this.options.rateLimiter;
-    if (!limiter || points <= 0) return null;
+  private async charge(actor: Actor | null, key: string, points: number): Promise<GraphQLError | null> {
+    const limiters = this.options.rateLimiters;
+    if (!limiters || points <= 0) return null;
+    const limiter = limiterFor(limiters, actor);
     try {
       await limiter.consume(key, points);
       return null;

@@ -12,17 +12,44 @@ import { sendError } from "./respond";
 
 export type RateLimitStore = { redis: IORedis } | { sequelize: Sequelize };
 
-/** A fixed window per API key or token (per client IP before authentication); null when turned off. */
-export async function createRateLimiter(config: Config, store: RateLimitStore): Promise<RateLimiterAbstract | null> {
+/**
+ * The two budgets: the API's (per API key or token, per client IP before authentication) and a signed-in
+ * console session's own. A person reading the console spends many small reads (every page, the live
+ * view's polling, a destination's health every few seconds): on the API's budget a morning's work ran
+ * out of it, and an integration sharing the account would be refused because someone looked at a page.
+ */
+export type RateLimiters = { api: RateLimiterAbstract; console: RateLimiterAbstract };
+
+/** A fixed window per credential for each budget; null when rate limiting is turned off. */
+export async function createRateLimiters(config: Config, store: RateLimitStore): Promise<RateLimiters | null> {
   if (config.rateLimitRequests === 0) return null;
-  const common = { points: config.rateLimitRequests, duration: config.rateLimitWindowSeconds, keyPrefix: `${config.redisPrefix}:rl` };
-  if ("redis" in store) return new RateLimiterRedis({ ...common, storeClient: store.redis });
+  const duration = config.rateLimitWindowSeconds;
+  return {
+    api: await createLimiter(store, { points: config.rateLimitRequests, duration, keyPrefix: `${config.redisPrefix}:rl` }),
+    console: await createLimiter(store, {
+      points: config.rateLimitConsoleRequests,
+      duration,
+      keyPrefix: `${config.redisPrefix}:rl-console`,
+    }),
+  };
+}
+
+function createLimiter(
+  store: RateLimitStore,
+  options: { points: number; duration: number; keyPrefix: string },
+): Promise<RateLimiterAbstract> {
+  if ("redis" in store) return Promise.resolve(new RateLimiterRedis({ ...options, storeClient: store.redis }));
   return new Promise((resolve, reject) => {
     const limiter: RateLimiterPostgres = new RateLimiterPostgres(
-      { ...common, storeClient: store.sequelize, storeType: "sequelize", tableName: "rate_limits" },
+      { ...options, storeClient: store.sequelize, storeType: "sequelize", tableName: "rate_limits" },
       (error?: Error) => (error ? reject(error) : resolve(limiter)),
     );
   });
+}
+
+/** The budget a request spends: a console session's own (the session cookie), else the API's. */
+export function limiterFor(limiters: RateLimiters, actor: Actor | null): RateLimiterAbstract {
+  return actor?.credential.kind === "session" ? limiters.console : limiters.api;
 }
 
 /** Whose points a request spends: its credential's, or its client address's before authentication. */
@@ -37,9 +64,10 @@ declare module "express-serve-static-core" {
   }
 }
 
-/** Consumes one point for the request's identity and sets the X-RateLimit-* headers of docs/rest-compat.md. */
-export function rateLimit(limiter: RateLimiterAbstract, logger: Logger) {
+/** Consumes one point of the request's budget for its identity and sets the X-RateLimit-* headers of docs/rest-compat.md. */
+export function rateLimit(limiters: RateLimiters, logger: Logger) {
   return async (req: Request, res: Response, next: NextFunction) => {
+    const limiter = limiterFor(limiters, res.locals.actor ?? null);
     try {
       const state = await limiter.consume(rateLimitKey(res.locals.actor, currentAuditContext().ipAddress ?? req.ip ?? null));
       setHeaders(res, limiter.points, state);
