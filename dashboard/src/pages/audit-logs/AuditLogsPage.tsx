@@ -122,7 +122,7 @@ export function AuditLogsPage() {
           <SavedSearches current={apiFilter} onOpen={openSaved} />
         </details>
       </div>
-      <EventChart filter={apiFilter} filterKey={filterKey} />
+      <EventChart filter={apiFilter} onRange={(from, to) => apply({ ...filters, range: "", from, to })} />
       <Problem error={log.error} />
       <div className={`events-area${selected ? " with-detail" : ""}`}>
         <EventsTable
