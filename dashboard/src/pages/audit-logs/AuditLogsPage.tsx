@@ -7,6 +7,7 @@ import { alertFor, alertSettings, enableNotifications } from "./alerts";
 import { EventChart } from "./EventChart";
 import { EventDetail } from "./EventDetail";
 import { EventsTable } from "./EventsTable";
+import { Facets } from "./Facets";
 import { FilterBar } from "./FilterBar";
 import { filtersFromParams, filtersFromSaved, filtersToParams, toApiFilter, type Filters } from "./filters";
 import { SavedSearches } from "./SavedSearches";
@@ -134,6 +135,11 @@ export function AuditLogsPage() {
           onLoadMore={() => void log.loadMore()}
           onScrolledAway={onScrolledAway}
           scrollToTopSignal={scrollTop}
+        />
+        <Facets
+          filter={apiFilter}
+          filters={filters}
+          onApply={(next, user) => apply(next, user ? new Map(userLabels).set(user[0], user[1]) : undefined)}
         />
         {selected && (
           <EventDetail
