@@ -1,6 +1,7 @@
-import { useMemo, useState, type FormEvent } from "react";
+import { useState, type FormEvent } from "react";
 import { useQuery } from "urql";
-import { AuditEventTypesDocument, ProviderChoicesDocument, UserSuggestionsDocument } from "../../gql/graphql";
+import { ProviderChoicesDocument, UserSuggestionsDocument } from "../../gql/graphql";
+import { EventTypePicker } from "./EventTypePicker";
 import { Field } from "../../kit";
 import { RANGE_PRESETS, SEVERITIES, type Filters } from "./filters";
 
@@ -84,49 +85,6 @@ export function UserPicker({
   );
 }
 
-/** The catalogue's event types by category, each category also as a whole ("auth.*"); several may be chosen. */
-export function EventTypeSelect({
-  label,
-  size,
-  value,
-  onChange,
-}: {
-  label: string;
-  size: number;
-  value: string[];
-  onChange(types: string[]): void;
-}) {
-  const [{ data: types }] = useQuery({ query: AuditEventTypesDocument });
-  const groups = useMemo(() => {
-    const byCategory = new Map<string, string[]>();
-    for (const type of types?.auditEventTypes ?? []) byCategory.set(type.category, [...(byCategory.get(type.category) ?? []), type.type]);
-    return [...byCategory.entries()];
-  }, [types]);
-  return (
-    <Field label={<>{label}</>}>
-      <select
-        multiple
-        size={size}
-        value={value}
-        onChange={(event) => onChange(Array.from(event.target.selectedOptions, (option) => option.value))}
-      >
-        {groups.map(([category, members]) => (
-          <optgroup key={category} label={category}>
-            <option value={`${category}.*`}>
-              {category}.* (every {category} event)
-            </option>
-            {members.map((type) => (
-              <option key={type} value={type}>
-                {type}
-              </option>
-            ))}
-          </optgroup>
-        ))}
-      </select>
-    </Field>
-  );
-}
-
 /** The filters of spec 4.1; applying them changes the URL, so back and forward step through searches. */
 export function FilterBar({ filters, userLabels, onApply }: Props) {
   const [draft, setDraft] = useState(filters);
@@ -180,7 +138,7 @@ export function FilterBar({ filters, userLabels, onApply }: Props) {
             ))}
           </datalist>
         </Field>
-        <EventTypeSelect label="Event types" size={4} value={draft.eventTypes} onChange={(eventTypes) => set("eventTypes", eventTypes)} />
+        <EventTypePicker label="Event types" value={draft.eventTypes} onChange={(eventTypes) => set("eventTypes", eventTypes)} />
         <fieldset className="severities">
           <legend>Severities</legend>
           {SEVERITIES.map((severity) => (

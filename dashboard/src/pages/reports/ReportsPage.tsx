@@ -11,7 +11,8 @@ import {
   type AuditReportInput,
   type AuditReportTemplate,
 } from "../../gql/graphql";
-import { EventTypeSelect, UserPicker } from "../audit-logs/FilterBar";
+import { EventTypePicker } from "../audit-logs/EventTypePicker";
+import { UserPicker } from "../audit-logs/FilterBar";
 import { Field, problemOf, type Outcome } from "../../kit";
 import { ExportRequests, SubmitRow } from "../exports/ExportRequests";
 
@@ -184,7 +185,7 @@ export function ReportsPage() {
         </Field>
         {custom && (
           <>
-            <EventTypeSelect label="Event types (none chosen: all)" size={6} value={eventTypes} onChange={setEventTypes} />
+            <EventTypePicker label="Event types (none chosen: all)" value={eventTypes} onChange={setEventTypes} />
             <Field label="Group by">
               <select value={groupBy} onChange={(event) => setGroupBy(event.target.value as AuditReportGroupBy)}>
                 {GROUP_BY.map((choice) => (
