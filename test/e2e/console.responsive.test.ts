@@ -1,6 +1,7 @@
 import type { Page } from "playwright-core";
 import { eventually } from "../helpers/chromium";
 import { apiAs, failLogin, seriousViolations, signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
+import { documentationScreenshot, SCREEN_PAGES, SCREEN_WIDTHS } from "../helpers/screenshots";
 
 // Functions passed to page.evaluate run in the browser, where these exist.
 declare const window: any;
@@ -14,17 +15,23 @@ declare const document: any;
 jest.setTimeout(600_000);
 let rig: ConsoleRig;
 const WIDTHS = [390, 768, 1280];
-const PAGES = [
-  "/admin/audit-logs",
-  "/admin/audit-logs?type=auth.login.failed&event=",
-  "/admin/alerts",
-  "/admin/streaming",
-  "/admin/exports",
-  "/admin/reports",
-  "/admin/archives",
-  "/admin/sso-providers",
-  "/admin/users",
+/** Each page, and the name of its screenshots in docs/console/. */
+const PAGES: Array<[string, (typeof SCREEN_PAGES)[number]]> = [
+  ["/admin/audit-logs", "audit-log"],
+  ["/admin/audit-logs?type=auth.login.failed&event=", "event-detail"],
+  ["/admin/alerts", "alerts"],
+  ["/admin/streaming", "streaming"],
+  ["/admin/exports", "exports"],
+  ["/admin/reports", "reports"],
+  ["/admin/archives", "archives"],
+  ["/admin/sso-providers", "sso-providers"],
+  ["/admin/users", "users"],
 ];
+/** The screenshots in docs/console/ are the light theme's at a phone's and a desktop's width. */
+const screenshot = (page: Page, name: (typeof SCREEN_PAGES)[number], width: number, scheme: string) =>
+  scheme === "light" && (SCREEN_WIDTHS as readonly number[]).includes(width)
+    ? documentationScreenshot(page, `${name}-${width as (typeof SCREEN_WIDTHS)[number]}.png`)
+    : Promise.resolve();
 
 beforeAll(async () => {
   rig = await startConsoleRig({ RATE_LIMIT_REQUESTS: "0", OUTBOUND_ALLOWLIST: "127.0.0.1/32" });
@@ -95,15 +102,22 @@ for (const scheme of ["light", "dark"] as const) {
       const { context, page, problems } = await rig.open({ colorScheme: scheme, viewport: { width, height: 844 } });
       try {
         await page.goto("/admin/sign-in");
+        await page.getByLabel("E-mail").waitFor();
+        await screenshot(page, "sign-in", width, scheme);
         await signIn(page, rig.admin.email);
         await page.waitForURL(/\/admin\/audit-logs/);
-        for (const view of PAGES) {
+        for (const [view, name] of PAGES) {
           await page.goto(view);
           await page.locator(".topbar").waitFor();
           if (view.includes("event=")) await openEventDetail(page);
           await page.waitForLoadState("networkidle");
+          await screenshot(page, name, width, scheme);
+          if (name === "audit-log" && width === 1280) {
+            // Names, not ids: provider.created names the provider by id; the table shows its name, the id on hover.
+            const cell = page.locator(".events-scroller [role=gridcell]", { hasText: "Acme identity" }).first();
+            await eventually(async () => expect(await cell.getAttribute("title")).toMatch(/^[0-9a-f-]{36}$/));
+          }
           const where = { view, width, scheme };
-          if (process.env.CONSOLE_LOOK) await page.screenshot({ path: `/tmp/look-${view.replace(/\W+/g, "_")}-${width}-${scheme}.png` });
 
           // The page and its scrolling main area: neither is wider than the window.
           const widths = await page.evaluate(() =>

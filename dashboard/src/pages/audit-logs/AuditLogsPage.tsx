@@ -2,7 +2,8 @@ import { useCallback, useMemo, useState } from "react";
 import { Link, useSearchParams } from "react-router";
 import { useZone } from "../../app/zone";
 import { Problem } from "../../kit";
-import type { SavedSearchFieldsFragment } from "../../gql/graphql";
+import { useQuery } from "urql";
+import { ProviderChoicesDocument, type SavedSearchFieldsFragment } from "../../gql/graphql";
 import { alertFor, alertSettings, enableNotifications } from "./alerts";
 import { EventChart } from "./EventChart";
 import { EventDetail } from "./EventDetail";
@@ -34,6 +35,20 @@ export function AuditLogsPage() {
   const [notify, setNotify] = useState(alertSettings.notify);
   const [sound, setSound] = useState(alertSettings.sound);
   const [scrollTop, setScrollTop] = useState(0);
+  const [{ data: providerChoices }] = useQuery({ query: ProviderChoicesDocument });
+  const providerNames = useMemo(
+    () =>
+      new Map(
+        (providerChoices?.ssoProviders ?? []).flatMap(
+          (provider) =>
+            [
+              [provider.id, provider.name],
+              [provider.slug, provider.name],
+            ] as const,
+        ),
+      ),
+    [providerChoices],
+  );
   const log = useAuditLog(apiFilter, filterKey, live, alertFor);
   const selected = eventId ? (log.events.find((event) => event.id === eventId) ?? (opened?.id === eventId ? opened : null)) : null;
 
@@ -135,16 +150,19 @@ export function AuditLogsPage() {
           onLoadMore={() => void log.loadMore()}
           onScrolledAway={onScrolledAway}
           scrollToTopSignal={scrollTop}
+          providerNames={providerNames}
         />
         <Facets
           filter={apiFilter}
           filters={filters}
+          providerNames={providerNames}
           onApply={(next, user) => apply(next, user ? new Map(userLabels).set(user[0], user[1]) : undefined)}
         />
         {selected && (
           <EventDetail
             event={selected}
             onOpen={open}
+            providerNames={providerNames}
             onClose={() => update((draft) => draft.delete("event"), true)}
             onFilter={(change) => apply({ ...filters, ...change })}
           />

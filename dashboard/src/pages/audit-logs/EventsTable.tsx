@@ -5,9 +5,9 @@ import { useMediaQuery } from "../../kit";
 import type { AuditEvent } from "./use-audit-log";
 
 /** A cell that may be cut short: its whole text is on hover (and in the event's detail). */
-function Cell({ text, className }: { text: string | null | undefined; className?: string }) {
+function Cell({ text, className, hover }: { text: string | null | undefined; className?: string; hover?: string }) {
   return (
-    <span role="gridcell" className={className} title={text ?? undefined}>
+    <span role="gridcell" className={className} title={hover ?? text ?? undefined}>
       {text ?? "—"}
     </span>
   );
@@ -29,6 +29,8 @@ type Props = {
   /** Whether the reader has scrolled away from the newest events. */
   onScrolledAway(away: boolean): void;
   scrollToTopSignal: number;
+  /** SSO providers' names by id and by slug: events name a provider by either. */
+  providerNames: Map<string, string>;
 };
 
 /**
@@ -36,7 +38,17 @@ type Props = {
  * loaded; nearing the end loads the next page. Arrow keys, Page Up/Down, Home and End move between
  * rows, Enter opens one.
  */
-export function EventsTable({ events, hasMore, loading, selectedId, onOpen, onLoadMore, onScrolledAway, scrollToTopSignal }: Props) {
+export function EventsTable({
+  events,
+  hasMore,
+  loading,
+  selectedId,
+  onOpen,
+  onLoadMore,
+  onScrolledAway,
+  scrollToTopSignal,
+  providerNames,
+}: Props) {
   const scroller = useRef<HTMLDivElement>(null);
   const [active, setActive] = useState(0);
   const phone = useMediaQuery(PHONE);
@@ -135,7 +147,10 @@ export function EventsTable({ events, hasMore, loading, selectedId, onOpen, onLo
                   <span className={`severity severity-${event.severity}`}>{event.severity}</span>
                 </span>
                 <Cell text={event.user?.email} />
-                <Cell text={event.provider} />
+                <Cell
+                  text={event.provider ? (providerNames.get(event.provider) ?? event.provider) : null}
+                  hover={event.provider ?? undefined}
+                />
                 <Cell className="mono" text={event.ipAddress} />
                 <Cell text={event.action} />
                 <Cell text={event.resource ? `${event.resource.type} ${event.resource.label ?? event.resource.id}` : null} />

@@ -38,9 +38,12 @@ export function Facets({
   filter,
   filters,
   onApply,
+  providerNames,
 }: {
   filter: AuditEventFilter;
   filters: Filters;
+  /** SSO providers' names by id and by slug: a provider is shown by name, its id on hover. */
+  providerNames: Map<string, string>;
   onApply(filters: Filters, userLabel?: [string, string]): void;
 }) {
   const wide = useMediaQuery("(min-width: 1101px)");
@@ -68,25 +71,31 @@ export function Facets({
                   <p className="muted">None in these events.</p>
                 ) : (
                   <ul data-testid={`facet-${dimension}`}>
-                    {values.map((entry) => (
-                      <li key={entry.value}>
-                        <button
-                          type="button"
-                          className="facet-value"
-                          title={entry.label === entry.value ? undefined : entry.value}
-                          data-value={entry.value}
-                          onClick={() =>
-                            onApply(
-                              narrowed(filters, dimension, entry.value),
-                              dimension === "user" ? [entry.value, entry.label] : undefined,
-                            )
-                          }
-                        >
-                          <span className="facet-label">{entry.label}</span>{" "}
-                          <span className="facet-count">{entry.count.toLocaleString("en")}</span>
-                        </button>
-                      </li>
-                    ))}
+                    {values
+                      .map(({ value, count, label }) => ({
+                        value,
+                        count,
+                        label: dimension === "provider" ? (providerNames.get(value) ?? label) : label,
+                      }))
+                      .map((entry) => (
+                        <li key={entry.value}>
+                          <button
+                            type="button"
+                            className="facet-value"
+                            title={entry.label === entry.value ? undefined : entry.value}
+                            data-value={entry.value}
+                            onClick={() =>
+                              onApply(
+                                narrowed(filters, dimension, entry.value),
+                                dimension === "user" ? [entry.value, entry.label] : undefined,
+                              )
+                            }
+                          >
+                            <span className="facet-label">{entry.label}</span>{" "}
+                            <span className="facet-count">{entry.count.toLocaleString("en")}</span>
+                          </button>
+                        </li>
+                      ))}
                   </ul>
                 )}
               </div>
