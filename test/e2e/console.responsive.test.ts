@@ -15,7 +15,7 @@ declare const document: any;
 jest.setTimeout(600_000);
 let rig: ConsoleRig;
 const WIDTHS = [390, 768, 1280];
-/** Each page, and the name of its screenshots in docs/console/. */
+/** Each page, and the name of its documentation screenshots. */
 const PAGES: Array<[string, (typeof SCREEN_PAGES)[number]]> = [
   ["/admin/audit-logs", "audit-log"],
   ["/admin/audit-logs?type=auth.login.failed&event=", "event-detail"],
@@ -27,7 +27,7 @@ const PAGES: Array<[string, (typeof SCREEN_PAGES)[number]]> = [
   ["/admin/sso-providers", "sso-providers"],
   ["/admin/users", "users"],
 ];
-/** The screenshots in docs/console/ are the light theme's at a phone's and a desktop's width. */
+/** The documentation screenshots are the light theme at a phone's and a desktop's width. */
 const screenshot = (page: Page, name: (typeof SCREEN_PAGES)[number], width: number, scheme: string) =>
   scheme === "light" && (SCREEN_WIDTHS as readonly number[]).includes(width)
     ? documentationScreenshot(page, `${name}-${width as (typeof SCREEN_WIDTHS)[number]}.png`)
