@@ -1,5 +1,5 @@
 import type { Page } from "playwright-core";
-import { eventually } from "../helpers/chromium";
+import { eventually } from "../helpers/eventually";
 import { apiAs, signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
 
 /**

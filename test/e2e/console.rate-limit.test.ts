@@ -1,5 +1,6 @@
 import { loadConfig } from "../../src/platform/config/config";
 import { signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
+import { eventually } from "../helpers/eventually";
 
 /**
  * A signed-in console session spends a budget of its own (RATE_LIMIT_CONSOLE_REQUESTS), not the API's:
@@ -47,7 +48,7 @@ test(`every console page ${TOURS} times in one session under the default rate li
         await nav.getByRole("link", { name: title, exact: true }).click();
         await page.getByRole("heading", { level: 1, name: title, exact: true }).waitFor();
         // The page's own reads answered before the next page: each visit costs what a person's would.
-        for (let waited = 0; inFlight > 0 && waited < 5000; waited += 20) await page.waitForTimeout(20);
+        await eventually(() => inFlight === 0, { what: "the page's reads to be answered" });
       }
       expect(new URL(page.url()).pathname).not.toBe("/admin/sign-in");
     }

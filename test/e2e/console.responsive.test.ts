@@ -1,5 +1,5 @@
 import type { Page } from "playwright-core";
-import { eventually } from "../helpers/chromium";
+import { eventually } from "../helpers/eventually";
 import { apiAs, failLogin, seriousViolations, signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
 import { documentationScreenshot, SCREEN_PAGES, SCREEN_WIDTHS } from "../helpers/screenshots";
 

@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { Page } from "playwright-core";
 
-/** The console's screenshots, committed and shown in the README. */
+/** The console's screenshots, committed and shown in the README and the pages of docs/. */
 export const SCREENSHOT_DIR = path.join(__dirname, "..", "..", "docs", "console");
 
 /** Every page of the console as a phone (390 px) and a desktop (1280 px) show it, in docs/console.md. */
@@ -20,7 +20,7 @@ export const SCREEN_PAGES = [
 export const SCREEN_WIDTHS = [390, 1280] as const;
 const SCREENS = SCREEN_PAGES.flatMap((page) => SCREEN_WIDTHS.map((width) => `${page}-${width}.png` as const));
 
-/** Every screenshot the README or docs/console.md shows, by file name under docs/console/. */
+/** Every screenshot the manual shows, by file name under docs/console/. */
 export const CONSOLE_SCREENSHOTS = [
   ...SCREENS,
   "sign-in.png",
@@ -36,7 +36,7 @@ export const CONSOLE_SCREENSHOTS = [
 ] as const;
 
 /**
- * Takes one of the README's screenshots, only when asked: `npm run docs:screenshots` sets
+ * Takes one of the manual's screenshots, only when asked: `npm run docs:screenshots` sets
  * CONSOLE_SCREENSHOTS=1. An ordinary test run leaves the committed images alone.
  */
 export async function documentationScreenshot(

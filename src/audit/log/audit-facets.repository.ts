@@ -1,6 +1,6 @@
 import type { Sequelize } from "sequelize";
 import { bindParam, readRows, readRowsWithin } from "../../platform/common/sql";
-import { auditConditions, type AuditQuery } from "./audit.repository";
+import { auditConditions, type AuditQuery } from "./audit-query.sql";
 
 /** The fields the console shows facets for, as the service names them. */
 export const FACET_DIMENSIONS = ["eventType", "user", "ipAddress", "provider", "severity"] as const;

@@ -1,5 +1,4 @@
 import { Arg, Authorized, Ctx, Field, Int, ObjectType, Query, Resolver } from "type-graphql";
-import { Access } from "../../transports/graphql/auth-checker";
 import type { RequestContext } from "../../transports/graphql/context";
 import { AuditEventFilterInput } from "./audit.type";
 
@@ -25,7 +24,7 @@ export class AuditFacetsType {
 
 @Resolver()
 export class AuditFacetResolver {
-  @Authorized(Access.Audit)
+  @Authorized()
   @Query(() => AuditFacetsType, {
     description:
       "The top values of event type, user, IP address, provider and severity among the filter's events, with counts (the console's facets), within the histogram's time budget.",

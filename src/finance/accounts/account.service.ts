@@ -2,7 +2,7 @@ import { NotFoundError, ValidationErrors } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/common/pagination";
 import { requiredText } from "../../platform/common/validation";
-import type { Actor } from "../identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import Decimal from "decimal.js";
 import { isKnownCurrency, toAmountString } from "../money/money";
 import { ACCOUNT_TYPES, classificationOf, type AccountType } from "./account.model";

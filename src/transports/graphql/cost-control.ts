@@ -1,10 +1,11 @@
 import type { ApolloServerPlugin } from "@apollo/server";
 import { GraphQLError, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from "graphql";
 import { RateLimiterRes } from "rate-limiter-flexible";
-import { currentAuditContext } from "../../audit/log/audit-context";
+import { graphqlRefusal } from "../../platform/common/error-edges";
+import { RateLimitedError } from "../../platform/common/errors";
 import type { Logger } from "../../platform/common/logger";
-import type { Actor } from "../../finance/identity/actor";
-import { limiterFor, rateLimitKey, type RateLimiters } from "../http/rate-limit";
+import type { Actor } from "../../platform/security/actor";
+import { limiterFor, type RateLimiters } from "../http/rate-limit";
 import type { RequestContext } from "./context";
 import { checkOperation, limitsFor, measureOperation, operationRefusal } from "./operation-limits";
 
@@ -24,7 +25,8 @@ export type OperationRequest = {
   operation: OperationDefinitionNode;
   variables: Readonly<Record<string, unknown>> | undefined;
   actor: Actor | null;
-  clientIp: string | null;
+  /** Whose rate limit the cost is charged to (`rateLimitKey`); null when limiting is off. */
+  rateLimitKey: string | null;
 };
 
 /**
@@ -43,13 +45,13 @@ export class CostControl {
     const measure = measureOperation(this.options.schema, request.document, request.operation, request.variables);
     const refused = checkOperation(measure, limitsFor(request.actor !== null, this.options.maxCost));
     if (refused) return refused;
-    return this.charge(request.actor, rateLimitKey(request.actor, request.clientIp), Math.floor(measure.cost / COST_PER_POINT));
+    return this.charge(request.rateLimitKey, Math.floor(measure.cost / COST_PER_POINT));
   }
 
-  private async charge(actor: Actor | null, key: string, points: number): Promise<GraphQLError | null> {
+  private async charge(key: string | null, points: number): Promise<GraphQLError | null> {
     const limiters = this.options.rateLimiters;
-    if (!limiters || points <= 0) return null;
-    const limiter = limiterFor(limiters, actor);
+    if (!limiters || key === null || points <= 0) return null;
+    const limiter = limiterFor(limiters, key);
     try {
       await limiter.consume(key, points);
       return null;
@@ -59,13 +61,10 @@ export class CostControl {
         return null;
       }
       const resetInSeconds = Math.ceil(rejection.msBeforeNext / 1000);
-      return new GraphQLError(`Rate limit exceeded by this operation's cost. Try again in ${resetInSeconds} seconds.`, {
-        extensions: {
-          code: "RATE_LIMITED",
-          details: { limit: limiter.points, reset_in_seconds: resetInSeconds },
-          http: { status: 429, headers: new Map([["retry-after", String(resetInSeconds)]]) },
-        },
+      const error = new RateLimitedError(`Rate limit exceeded by this operation's cost. Try again in ${resetInSeconds} seconds.`, {
+        details: { limit: limiter.points, reset_in_seconds: resetInSeconds },
       });
+      return graphqlRefusal(error, { headers: { "retry-after": String(resetInSeconds) } });
     }
   }
 
@@ -85,8 +84,7 @@ export class CostControl {
             operation,
             variables: request.variables,
             actor: contextValue.actor,
-            // The HTTP request's origin, entered once by enterRequestOrigin.
-            clientIp: currentAuditContext().ipAddress,
+            rateLimitKey: contextValue.rateLimitKey,
           });
           if (refused) throw refused;
         },

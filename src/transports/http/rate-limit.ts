@@ -2,11 +2,11 @@ import type { NextFunction, Request, Response } from "express";
 import type IORedis from "ioredis";
 import { RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import type { Sequelize } from "sequelize";
-import { currentAuditContext } from "../../audit/log/audit-context";
+import { clientAddress } from "../../platform/common/audit-context";
 import { RateLimitedError } from "../../platform/common/errors";
 import type { Logger } from "../../platform/common/logger";
 import type { Config } from "../../platform/config/config";
-import type { Actor } from "../../finance/identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import type { RateLimitState } from "../../finance/usage/usage.service";
 import { sendError } from "./respond";
 
@@ -21,35 +21,30 @@ export type RateLimitStore = { redis: IORedis } | { sequelize: Sequelize };
 export type RateLimiters = { api: RateLimiterAbstract; console: RateLimiterAbstract };
 
 /** A fixed window per credential for each budget; null when rate limiting is turned off. */
-export async function createRateLimiters(config: Config, store: RateLimitStore): Promise<RateLimiters | null> {
+export function createRateLimiters(config: Config, store: RateLimitStore): RateLimiters | null {
   if (config.rateLimitRequests === 0) return null;
   const duration = config.rateLimitWindowSeconds;
   return {
-    api: await createLimiter(store, { points: config.rateLimitRequests, duration, keyPrefix: `${config.redisPrefix}:rl` }),
-    console: await createLimiter(store, {
-      points: config.rateLimitConsoleRequests,
-      duration,
-      keyPrefix: `${config.redisPrefix}:rl-console`,
-    }),
+    api: createLimiter(store, { points: config.rateLimitRequests, duration, keyPrefix: `${config.redisPrefix}:rl` }),
+    console: createLimiter(store, { points: config.rateLimitConsoleRequests, duration, keyPrefix: `${config.redisPrefix}:rl-console` }),
   };
 }
 
-function createLimiter(
-  store: RateLimitStore,
-  options: { points: number; duration: number; keyPrefix: string },
-): Promise<RateLimiterAbstract> {
-  if ("redis" in store) return Promise.resolve(new RateLimiterRedis({ ...options, storeClient: store.redis }));
-  return new Promise((resolve, reject) => {
-    const limiter: RateLimiterPostgres = new RateLimiterPostgres(
-      { ...options, storeClient: store.sequelize, storeType: "sequelize", tableName: "rate_limits" },
-      (error?: Error) => (error ? reject(error) : resolve(limiter)),
-    );
+function createLimiter(store: RateLimitStore, options: { points: number; duration: number; keyPrefix: string }): RateLimiterAbstract {
+  if ("redis" in store) return new RateLimiterRedis({ ...options, storeClient: store.redis });
+  // Migration 0013 creates the table: a table made at run time would be missing from a restored schema.
+  return new RateLimiterPostgres({
+    ...options,
+    storeClient: store.sequelize,
+    storeType: "sequelize",
+    tableName: "rate_limits",
+    tableCreated: true,
   });
 }
 
-/** The budget a request spends: a console session's own (the session cookie), else the API's. */
-export function limiterFor(limiters: RateLimiters, actor: Actor | null): RateLimiterAbstract {
-  return actor?.credential.kind === "session" ? limiters.console : limiters.api;
+/** The budget a key (`rateLimitKey`) spends: a console session's own (its cookie), else the API's. */
+export function limiterFor(limiters: RateLimiters, key: string): RateLimiterAbstract {
+  return key.startsWith("session:") ? limiters.console : limiters.api;
 }
 
 /** Whose points a request spends: its credential's, or its client address's before authentication. */
@@ -61,15 +56,18 @@ declare module "express-serve-static-core" {
   interface Locals {
     /** The limit as this request left it; unset when rate limiting is off or its store is down. */
     rateLimit?: RateLimitState;
+    /** Whose points this request spends (`rateLimitKey`), for the GraphQL cost charge; unset when limiting is off. */
+    rateLimitKey?: string;
   }
 }
 
 /** Consumes one point of the request's budget for its identity and sets the X-RateLimit-* headers of docs/rest-compat.md. */
 export function rateLimit(limiters: RateLimiters, logger: Logger) {
   return async (req: Request, res: Response, next: NextFunction) => {
-    const limiter = limiterFor(limiters, res.locals.actor ?? null);
+    res.locals.rateLimitKey = rateLimitKey(res.locals.actor, clientAddress(req.ip) ?? req.ip ?? null);
+    const limiter = limiterFor(limiters, res.locals.rateLimitKey);
     try {
-      const state = await limiter.consume(rateLimitKey(res.locals.actor, currentAuditContext().ipAddress ?? req.ip ?? null));
+      const state = await limiter.consume(res.locals.rateLimitKey);
       setHeaders(res, limiter.points, state);
       res.locals.rateLimit = {
         limit: limiter.points,
