@@ -69,7 +69,7 @@ describe("a worker killed with SIGKILL mid-batch", () => {
 
   test("another worker takes the batch over after the lease: every event arrives, in order, some twice", async () => {
     const { receiver, id } = await webhookTo(app, admin, ["auth.login.failed"]);
-    receiver.delayMs = 15; // a turn of 100 events takes about 1.5 s: long enough to kill it in the middle
+    receiver.respondAfterMs = 15; // a turn of 100 events takes about 1.5 s: long enough to kill it in the middle
     const ids = await recordAuditEvents(app.runtime, 300, "auth.login.failed");
     const first = startWorker(app);
     await eventually(() => receiver.received.length >= 30, { what: "the first worker to be mid-batch", timeout: 30_000, interval: 10 });

@@ -70,7 +70,7 @@ afterAll(async () => {
 });
 
 test("several connections sync in parallel", async () => {
-  bridge.http.delayMs = 100;
+  bridge.http.respondAfterMs = 100;
   const worker = startWorker();
   const ids = await Promise.all([connect(), connect(), connect()]);
   const runs = await Promise.all(ids.map((id) => waitForSync(app.runtime.services, id, 40_000)));
@@ -95,7 +95,7 @@ test("several connections sync in parallel", async () => {
 });
 
 test("a worker killed mid-sync is taken over by another, which resumes without duplicates", async () => {
-  bridge.http.delayMs = 250;
+  bridge.http.respondAfterMs = 250;
   const first = startWorker();
   const seen = bridge.http.requestsTo(/\/accounts$/).length;
   const connectionId = await connect();

@@ -40,10 +40,7 @@ async function main(): Promise<void> {
   const inboxUrl = `http://127.0.0.1:${(inbox.address() as AddressInfo).port}/messages`;
   console.log(JSON.stringify({ smtp: { host: "127.0.0.1", port: smtpPort }, inbox: inboxUrl }));
   console.log(`SMTP on 127.0.0.1:${smtpPort} (no TLS, no authentication); messages listed at ${inboxUrl}`);
-  let shown = 0;
-  setInterval(() => {
-    for (; shown < sink.messages.length; shown++) console.log(`mail to ${sink.messages[shown].to}: ${sink.messages[shown].subject}`);
-  }, 200).unref();
+  sink.onMessage = (message) => console.log(`mail to ${message.to}: ${message.subject}`);
   const stop = () => {
     inbox.close();
     void sink.stop().then(() => process.exit(0));

@@ -1,5 +1,6 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { respondAfter } from "./latency";
 
 /** What a fake server saw: every request, in order. */
 export type RecordedRequest = {
@@ -32,7 +33,7 @@ export class FakeHttpServer {
   private readonly server: http.Server;
   private readonly sockets = new Set<import("node:net").Socket>();
   /** Delay before each answer, to make concurrency observable. */
-  delayMs = 0;
+  respondAfterMs = 0;
   private inFlight = 0;
   /** The most requests this server had in flight at once. */
   maxInFlight = 0;
@@ -95,7 +96,7 @@ export class FakeHttpServer {
       this.inFlight -= 1;
       recorded.finishedAt = Date.now();
     });
-    if (this.delayMs) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+    if (this.respondAfterMs) await respondAfter(this.respondAfterMs);
     const slot = this.faults.find((entry) => entry.remaining > 0 && entry.match.test(url.pathname));
     if (slot) {
       slot.remaining -= 1;

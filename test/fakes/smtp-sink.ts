@@ -24,6 +24,8 @@ export class SmtpSink {
   readonly messages: ReceivedMail[] = [];
   /** Every DATA attempt in order, with the answer code. */
   readonly attempts: Array<{ code: number; at: number }> = [];
+  /** Told of each message as it is stored (the dev SMTP server prints it). */
+  onMessage: (message: ReceivedMail) => void = () => undefined;
   private refusals = 0;
   private readonly server: SMTPServer;
 
@@ -63,6 +65,7 @@ export class SmtpSink {
                 headers: mail.headers,
                 receivedAt: Date.now(),
               });
+              this.onMessage(this.messages[this.messages.length - 1]);
               callback();
             },
             (error: Error) => callback(error),

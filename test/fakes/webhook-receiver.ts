@@ -1,6 +1,7 @@
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { Webhook } from "standardwebhooks";
+import { respondAfter } from "./latency";
 
 /** A message the receiver accepted: verified by the `standardwebhooks` package, the independent oracle. */
 export type ReceivedWebhook = {
@@ -32,7 +33,7 @@ export class WebhookReceiver {
   private readonly sockets = new Set<Socket>();
   private port = 0;
   /** Delay before answering, to make a batch observable mid-flight. */
-  delayMs = 0;
+  respondAfterMs = 0;
 
   constructor(private secrets: string[]) {}
 
@@ -88,7 +89,7 @@ export class WebhookReceiver {
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString("utf8");
     const id = req.headers["webhook-id"] as string | undefined;
-    if (this.delayMs) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+    if (this.respondAfterMs) await respondAfter(this.respondAfterMs);
     const answer = (status: number, headers: Record<string, string> = {}) => {
       this.attempts.push({ id, status, at: Date.now() });
       res.writeHead(status, headers);

@@ -65,16 +65,15 @@ afterAll(async () => {
   await receiver?.stop();
 });
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** Sends through the proxy until answered with something other than a 5xx, as a client that retries does. */
 async function untilAnswered(path: string, options: Parameters<typeof freshConnection>[1]): Promise<FreshResponse> {
-  for (let attempt = 0; ; attempt++) {
-    const answer = await freshConnection(`${cluster.proxy.url}${path}`, { timeoutMs: 15_000, ...options }).catch(() => null);
-    if (answer && answer.status < 500) return answer;
-    if (attempt > 50) throw new Error(`${path} never answered: ${answer?.status} ${answer?.text}`);
-    await sleep(100);
-  }
+  return eventually(
+    async () => {
+      const answer = await freshConnection(`${cluster.proxy.url}${path}`, { timeoutMs: 15_000, ...options }).catch(() => null);
+      return answer !== null && answer.status < 500 && answer;
+    },
+    { what: `${path} to answer with less than a 5xx`, timeout: 60_000, interval: 100 },
+  );
 }
 
 test("promise: after kill -9 of an API and a worker under load, no committed audit event is lost, the chain verifies, a stream destination receives every one, no idempotent create is duplicated, no reply is doubled, no sync stays running", async () => {
@@ -91,7 +90,7 @@ test("promise: after kill -9 of an API and a worker under load, no committed aud
   const chat = (await apiKeyClient(`${cluster.apis[1].url}/api/v1`, user.key).post("/chats", { title: "Under load" })).body;
   // Each provider answer takes 1.2 s (under the 5 s upstream timeout above), so a sync of 2 accounts × 365 days
   // lasts well beyond the kills even on an idle machine: it is running when the worker dies.
-  bridge.http.delayMs = 1200;
+  bridge.http.respondAfterMs = 1200;
   const connect = async () =>
     (
       await apiKeyClient(cluster.apis[1].url!, user.key).graphql(`mutation ($t: String!) { connectSimplefin(setupToken: $t) { id } }`, {
@@ -146,7 +145,9 @@ test("promise: after kill -9 of an API and a worker under load, no committed aud
           body: { content: `How much did I spend? (${i})` },
         }).catch(() => null);
         if (answer?.status === 201) messages.push(answer.body.id);
-        await sleep(50);
+        // Paced by the sign-ins: one message per sign-in answered, so replies do not swamp the workers.
+        const paced = signIns.length;
+        await eventually(() => signIns.length > paced || !loading, { what: "the next sign-in", timeout: 60_000 });
       }
     },
     async () => {
@@ -156,12 +157,18 @@ test("promise: after kill -9 of an API and a worker under load, no committed aud
   let syncingAtKill: Array<string | undefined> | undefined;
   const running = lanes.map((lane) => lane());
   try {
-    await sleep(1500);
+    // Each kill lands under load: some of every kind answered before it, and more after it.
+    const answered = () => ({ signIns: signIns.length, creates: externalIds.length, messages: messages.length });
+    const moreThan = (before: ReturnType<typeof answered>) => () => {
+      const now = answered();
+      return now.signIns > before.signIns && now.creates > before.creates && now.messages > before.messages;
+    };
+    await eventually(moreThan({ signIns: 0, creates: 0, messages: 0 }), { what: "load before the kills", timeout: 30_000 });
     await cluster.apis[0].kill("SIGKILL");
-    await sleep(1000);
+    await eventually(moreThan(answered()), { what: "load on the surviving API", timeout: 30_000 });
     syncingAtKill = await Promise.all(connectionIds.map(async (id) => (await cluster.control.services.banking.runs(id, 1))[0]?.status));
     await cluster.workers[0].kill("SIGKILL");
-    await sleep(1000);
+    await eventually(moreThan(answered()), { what: "load after the worker's death", timeout: 30_000 });
     // Enough of each kind, however busy the machine: the survivors carry the load from here.
     await eventually(() => signIns.length > 0 && externalIds.length > 5 && messages.length > 3, {
       what: "some of each request kind",

@@ -4,7 +4,7 @@ import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/com
 import { requiredText } from "../../platform/common/validation";
 import type { Actor } from "../../platform/security/actor";
 import Decimal from "decimal.js";
-import { isKnownCurrency, toAmountString } from "../money/money";
+import { isKnownCurrency, toAmountString } from "../money";
 import { ACCOUNT_TYPES, classificationOf, type AccountType } from "./account.model";
 import type { AccountFields, AccountRepository, AccountRow } from "./account.repository";
 
