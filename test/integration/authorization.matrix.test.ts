@@ -10,6 +10,8 @@ import fs from "node:fs";
 import path from "node:path";
 import {
   getIntrospectionQuery,
+  parse,
+  subscribe,
   type IntrospectionField,
   type IntrospectionInputTypeRef,
   type IntrospectionInputValue,
@@ -17,9 +19,10 @@ import {
   type IntrospectionType,
   type IntrospectionTypeRef,
 } from "graphql";
-import { createClient } from "graphql-ws";
 import { Authorized, Field, ObjectType, Query, Resolver } from "type-graphql";
-import WebSocket from "ws";
+import { RequestContext } from "../../src/transports/graphql/context";
+import { formatGraphQLError } from "../../src/transports/graphql/errors";
+import { resolveActor } from "../../src/transports/http/authenticate";
 import { ACCESS_RULES, type AccessRule, type RootType } from "../../src/transports/graphql/access-rules";
 import { OPERATIONS_DIR } from "../../rest-adapter/operations";
 import { routes, API_PREFIX } from "../../rest-adapter/routes";
@@ -177,31 +180,27 @@ async function callOverHttp(persona: Persona, query: string, variables: Record<s
   return classify(fieldError);
 }
 
-function callOverSocket(persona: Persona, query: string, variables: Record<string, unknown>): Promise<Outcome> {
-  return new Promise((resolve) => {
-    const socket = createClient({
-      url: `${app.url.replace(/^http/, "ws")}/graphql`,
-      webSocketImpl: WebSocket,
-      connectionParams: persona === "none" ? {} : { "X-Api-Key": keys[persona] },
-      retryAttempts: 0,
-      lazy: true,
-    });
-    const done = (outcome: Outcome) => {
-      clearTimeout(timer);
-      void socket.dispose();
-      resolve(outcome);
-    };
-    // A subscription that is allowed waits quietly for events; a refusal arrives at once (generously timed for a loaded machine).
-    const timer = setTimeout(() => done("allowed"), 5000);
-    socket.subscribe(
-      { query, variables },
-      {
-        next: (result) => done(classify((result.errors as Array<{ extensions?: { code?: string; restError?: string } }> | undefined)?.[0])),
-        error: (error) => done(Array.isArray(error) ? classify(error[0]) : classify(undefined)),
-        complete: () => undefined,
-      },
-    );
+/**
+ * A subscription as the socket runs it: the connection's credential resolved by the same checks, then
+ * graphql-js subscribes with the caller's context. subscribe() answers at once (errors when refused, an
+ * event stream when allowed), so no wait decides the outcome; the socket's own connection rules are
+ * tested in hostile.websocket.
+ */
+async function callSubscription(persona: Persona, query: string, variables: Record<string, unknown>): Promise<Outcome> {
+  const { services, schema, logger } = app.runtime;
+  const actor = persona === "none" ? null : await resolveActor(services, { apiKey: keys[persona] });
+  const result = await subscribe({
+    schema: schema!,
+    document: parse(query),
+    variableValues: variables,
+    contextValue: new RequestContext(services, actor, randomUUID(), logger),
   });
+  if (Symbol.asyncIterator in result) {
+    await result.return?.();
+    return "allowed";
+  }
+  const [error] = result.errors ?? [];
+  return classify(error && formatGraphQLError(logger)(error.toJSON(), error));
 }
 
 test("every root field of the schema has a declared rule, and every rule names a field", () => {
@@ -224,7 +223,7 @@ test("every GraphQL query, mutation and subscription answers each caller as its 
         const { query, variables } = document(kind, field);
         const outcomes = await Promise.all(
           PERSONAS.map((persona) =>
-            kind === "Subscription" ? callOverSocket(persona, query, variables) : callOverHttp(persona, query, variables, field.name),
+            kind === "Subscription" ? callSubscription(persona, query, variables) : callOverHttp(persona, query, variables, field.name),
           ),
         );
         calls += outcomes.length;
