@@ -11,7 +11,8 @@ const api = globalThis.process?.env.API_URL ?? "http://127.0.0.1:3000";
 export default defineConfig({
   root: import.meta.dirname,
   base: "/admin/",
-  publicDir: false,
+  // Copied as is into the build: the icon the service serves at /favicon.ico.
+  publicDir: "public",
   oxc: { jsx: { runtime: "automatic" } },
   build: {
     outDir: resolve(import.meta.dirname, "../dist/admin"),

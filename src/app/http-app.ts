@@ -9,7 +9,6 @@ import { expressMiddleware } from "@as-integrations/express5";
 import express, { type NextFunction, type Request, type Response } from "express";
 import type { GraphQLSchema } from "graphql";
 import proxyAddr from "proxy-addr";
-import type { RateLimiterAbstract } from "rate-limiter-flexible";
 import { createRestRouter, unknownRouteGuard } from "../../rest-adapter/rest-router";
 import { API_PREFIX } from "../../rest-adapter/routes";
 import type { Logger } from "../platform/common/logger";
@@ -30,7 +29,7 @@ import { createAdminConsoleRouter, explorerPage } from "../transports/http/admin
 import { authenticate, enterRequestOrigin } from "../transports/http/authenticate";
 import { answerClientErrors } from "../transports/http/client-errors";
 import { attachGraphQLSocket } from "../transports/http/graphql-socket";
-import { rateLimit } from "../transports/http/rate-limit";
+import { rateLimit, type RateLimiters } from "../transports/http/rate-limit";
 import { refuseCredentialsInQuery } from "../transports/http/query-credentials";
 import { securityHeaders } from "../transports/http/security-headers";
 import { assignRequestId } from "../transports/http/request-id";
@@ -42,7 +41,7 @@ export type AppDeps = {
   services: Services;
   schema: GraphQLSchema;
   logger: Logger;
-  rateLimiter: RateLimiterAbstract | null;
+  rateLimiters: RateLimiters | null;
   /** Names each backend that does not answer; empty when ready. */
   readiness: () => Promise<string[]>;
   /** Counts requests and serves GET /metrics (see src/platform/metrics). */
@@ -126,7 +125,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
       res.locals.rateLimit ?? null,
       res.locals.rateLimitKey ?? null,
     );
-  const limit = deps.rateLimiter ? [rateLimit(deps.rateLimiter, logger)] : [];
+  const limit = deps.rateLimiters ? [rateLimit(deps.rateLimiters, logger)] : [];
 
   const openapi = fs.readFileSync(path.join(projectRoot, "schema", "openapi.yaml"), "utf8");
   app.get(`${API_PREFIX}/openapi.yaml`, (_req, res) => {
@@ -141,7 +140,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
   app.use(createExportRouter(services, limit));
   app.use(createAdminConsoleRouter());
 
-  const costControl = new CostControl({ schema, maxCost: config.graphqlMaxCost, rateLimiter: deps.rateLimiter, logger });
+  const costControl = new CostControl({ schema, maxCost: config.graphqlMaxCost, rateLimiters: deps.rateLimiters, logger });
   const socket = attachGraphQLSocket({
     httpServer,
     schema,

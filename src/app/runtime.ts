@@ -16,7 +16,7 @@ import { initModels } from "./models";
 import { createEventBus } from "../platform/events/event-bus";
 import { createSchema } from "./schema";
 import { createApp, type App } from "./http-app";
-import { createRateLimiter } from "../transports/http/rate-limit";
+import { createRateLimiters } from "../transports/http/rate-limit";
 import { createServices, type Services } from "./services";
 import { createServiceMetrics, type ServiceMetrics } from "../platform/metrics/metrics";
 import { startMetricsServer } from "../transports/http/metrics.http";
@@ -153,14 +153,14 @@ export async function startRuntime(config: Config, roles: Roles, options: Runtim
         redis.on("error", (error: Error) => logger.debug({ err: error }, "rate-limit connection to Redis failed; reconnecting"));
         stops.push(async () => redis.disconnect());
       }
-      const rateLimiter = createRateLimiter(config, redis ? { redis } : { sequelize });
+      const rateLimiters = createRateLimiters(config, redis ? { redis } : { sequelize });
       runtime.schema = await createSchema(events, options.extraResolvers ?? []);
       runtime.app = await createApp({
         config,
         services,
         schema: runtime.schema,
         logger,
-        rateLimiter,
+        rateLimiters,
         readiness: () => readiness(sequelize, queues),
         metrics,
       });

@@ -5,6 +5,7 @@ import { AccountResolver } from "../finance/accounts/account.resolver";
 import { AlertResolver } from "../audit/alerts/alert.resolver";
 import { BankAccountResolver, BankConnectionResolver, HoldingResolver } from "../finance/banking/banking.resolver";
 import { AuditResolver } from "../audit/log/audit.resolver";
+import { AuditFacetResolver } from "../audit/log/audit-facets.resolver";
 import { AuditExportResolver } from "../audit/exports/export.resolver";
 import { RetentionResolver } from "../audit/retention/retention.resolver";
 import { CategoryResolver } from "../finance/categories/category.resolver";
@@ -34,6 +35,7 @@ export const resolvers = [
   BankAccountResolver,
   HoldingResolver,
   AuditResolver,
+  AuditFacetResolver,
   AuditExportResolver,
   RetentionResolver,
   SsoResolver,

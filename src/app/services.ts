@@ -33,6 +33,8 @@ import type { EventBus } from "../platform/events/event-bus";
 import { AuditSavedSearchRepository } from "../audit/log/audit-saved-search.repository";
 import { AuditSavedSearchService } from "../audit/log/audit-saved-search.service";
 import { AuditRepository } from "../audit/log/audit.repository";
+import { AuditFacetRepository } from "../audit/log/audit-facets.repository";
+import { AuditFacetService } from "../audit/log/audit-facets.service";
 import { AuditService } from "../audit/log/audit.service";
 import { AuthRepository } from "../finance/auth/auth.repository";
 import { LoginService } from "../finance/auth/login.service";
@@ -85,6 +87,7 @@ function createRepositories(sequelize: Sequelize) {
     finance: new FinanceRepository(sequelize),
     banking: createBankingRepositories(sequelize),
     audit: new AuditRepository(sequelize),
+    auditFacets: new AuditFacetRepository(sequelize),
     auditSavedSearches: new AuditSavedSearchRepository(),
     auth: new AuthRepository(sequelize),
     users: new UserRepository(sequelize),
@@ -230,6 +233,7 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     bankSync: new BankSyncService(repositories.banking, secrets, config, events, logger, outbound),
     audit,
     auditSavedSearches: new AuditSavedSearchService(repositories.auditSavedSearches),
+    auditFacets: new AuditFacetService(repositories.auditFacets, { budgetMs: config.auditHistogramBudgetMs }),
     retention: new RetentionService(
       sequelize,
       repositories.retention,

@@ -50,7 +50,7 @@ test("enable a preset, see the firing as a toast and in the history", async () =
     const history = page.getByRole("table", { name: "Firing history" });
     await eventually(async () => expect(await history.textContent()).toContain("81.2.69.142"), { timeout: 10_000 });
     expect(await history.locator("tbody tr").count()).toBe(1);
-    expect(await history.textContent()).toContain("5 triggering event(s)");
+    expect(await history.textContent()).toContain("5 triggering events");
 
     // The toast is console-wide: another page gets the next firing too.
     await page.getByRole("link", { name: "Users" }).click();

@@ -31,6 +31,8 @@ test("the bundled explorer at /graphql runs a query and a subscription with the 
       throw error;
     });
     await documentationScreenshot(page, "explorer.png");
+    // A way back to the console, above the editor.
+    expect(await page.getByRole("link", { name: "← Admin console" }).getAttribute("href")).toBe("/admin/");
 
     const subscription = "subscription Live { auditEventRecorded { timestamp eventType ipAddress } }";
     schemaLoaded = introspected();

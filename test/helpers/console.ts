@@ -194,3 +194,23 @@ export async function seriousViolations(page: Page): Promise<string[]> {
     .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
     .map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`);
 }
+
+/** GraphQL as `email` (a bearer token from a password sign-in): setup a page then shows, or the API's own answer to compare with. */
+export async function apiAs(baseUrl: string, email: string) {
+  const login = await fetch(`${baseUrl}/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email, password: PASSWORD }),
+  });
+  const { access_token } = (await login.json()) as { access_token: string };
+  return async <Data = Record<string, any>>(query: string, variables: Record<string, unknown> = {}): Promise<Data> => {
+    const response = await fetch(`${baseUrl}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${access_token}` },
+      body: JSON.stringify({ query, variables }),
+    });
+    const body = (await response.json()) as { data?: Data; errors?: Array<{ message: string }> };
+    if (body.errors?.length) throw new Error(`GraphQL refused: ${body.errors.map((error) => error.message).join("; ")}`);
+    return body.data!;
+  };
+}

@@ -4,8 +4,25 @@ import type { Page } from "playwright-core";
 /** The console's screenshots, committed and shown in the README and the pages of docs/. */
 export const SCREENSHOT_DIR = path.join(__dirname, "..", "..", "docs", "console");
 
+/** Every page of the console as a phone (390 px) and a desktop (1280 px) show it, in docs/console.md. */
+export const SCREEN_PAGES = [
+  "sign-in",
+  "audit-log",
+  "event-detail",
+  "alerts",
+  "streaming",
+  "exports",
+  "reports",
+  "archives",
+  "sso-providers",
+  "users",
+] as const;
+export const SCREEN_WIDTHS = [390, 1280] as const;
+const SCREENS = SCREEN_PAGES.flatMap((page) => SCREEN_WIDTHS.map((width) => `${page}-${width}.png` as const));
+
 /** Every screenshot the manual shows, by file name under docs/console/. */
 export const CONSOLE_SCREENSHOTS = [
+  ...SCREENS,
   "sign-in.png",
   "audit-log.png",
   "event-detail.png",

@@ -192,6 +192,40 @@ describe("authentication", () => {
   });
 });
 
+describe("rate limiting: a signed-in console session has a budget of its own", () => {
+  const app = useApp({ RATE_LIMIT_REQUESTS: "3", RATE_LIMIT_CONSOLE_REQUESTS: "6", RATE_LIMIT_WINDOW_SECONDS: "600" });
+  const graphql = (headers: Record<string, string>) =>
+    fetch(`${app().url}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify({ query: "{ me { email } }" }),
+    });
+
+  test("the session cookie spends RATE_LIMIT_CONSOLE_REQUESTS; the same person's bearer token still has the API's whole budget", async () => {
+    const email = `console-budget-${Date.now()}@example.test`;
+    await app().runtime.services.users.create({ email, role: "admin", password: "console budget password 1" });
+    const login = await fetch(`${app().url}/auth/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email, password: "console budget password 1" }),
+    });
+    const cookie = login.headers.get("set-cookie")!.split(";")[0];
+    const { access_token } = (await login.json()) as { access_token: string };
+
+    const seen = [];
+    for (let i = 0; i < 6; i += 1) {
+      const response = await graphql({ cookie });
+      seen.push([response.status, response.headers.get("x-ratelimit-limit"), response.headers.get("x-ratelimit-remaining")]);
+    }
+    expect(seen).toEqual([0, 1, 2, 3, 4, 5].map((spent) => [200, "6", String(5 - spent)]));
+    expect((await graphql({ cookie })).status).toBe(429);
+
+    // More console requests than the API's budget, yet the API budget is untouched.
+    const api = await graphql({ authorization: `Bearer ${access_token}` });
+    expect([api.status, api.headers.get("x-ratelimit-limit"), api.headers.get("x-ratelimit-remaining")]).toEqual([200, "3", "2"]);
+  });
+});
+
 describe("rate limiting: 3 requests per 2-second window", () => {
   const app = useApp({ RATE_LIMIT_REQUESTS: "3", RATE_LIMIT_WINDOW_SECONDS: "2" });
   const rest = (key: string) => apiKeyClient(`${app().url}/api/v1`, key);

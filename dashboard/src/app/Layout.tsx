@@ -1,4 +1,4 @@
-import { useEffect } from "react";
+import { useEffect, useState } from "react";
 import { Navigate, NavLink, Outlet, useLocation } from "react-router";
 import { PAGES } from "./navigation";
 import { CONSOLE_ROLES, useSession } from "./session";
@@ -9,8 +9,11 @@ export function Layout() {
   const session = useSession();
   const location = useLocation();
   const page = PAGES.find((candidate) => location.pathname.startsWith(`/${candidate.path}`));
+  // On a narrow screen the navigation and the viewer sit behind a menu button; a new page closes it.
+  const [menuOpen, setMenuOpen] = useState(false);
   useEffect(() => {
     document.title = `${page?.title ?? "Admin console"} · finance-gateway`;
+    setMenuOpen(false);
   }, [page]);
 
   if (session.status === "loading") return <p className="centered">Loading…</p>;
@@ -42,26 +45,37 @@ export function Layout() {
         </a>
         <header className="topbar">
           <span className="brand">finance-gateway admin</span>
-          <nav aria-label="Console">
-            <ul>
-              {pages.map((candidate) => (
-                <li key={candidate.path}>
-                  <NavLink to={`/${candidate.path}`}>{candidate.title}</NavLink>
+          <button
+            type="button"
+            className="menu-toggle"
+            aria-expanded={menuOpen}
+            aria-controls="console-menu"
+            onClick={() => setMenuOpen((open) => !open)}
+          >
+            Menu
+          </button>
+          <div id="console-menu" className={`menu${menuOpen ? " open" : ""}`}>
+            <nav aria-label="Console">
+              <ul>
+                {pages.map((candidate) => (
+                  <li key={candidate.path}>
+                    <NavLink to={`/${candidate.path}`}>{candidate.title}</NavLink>
+                  </li>
+                ))}
+                <li>
+                  <a href="/graphql">GraphQL explorer</a>
                 </li>
-              ))}
-              <li>
-                <a href="/graphql">GraphQL explorer</a>
-              </li>
-            </ul>
-          </nav>
-          <div className="who">
-            <TimeZonePicker />
-            <span className="viewer" title={viewer.email}>
-              {viewer.email} <span className="role-badge">{viewer.role}</span>
-            </span>
-            <button type="button" onClick={() => void signOut()}>
-              Sign out
-            </button>
+              </ul>
+            </nav>
+            <div className="who">
+              <TimeZonePicker />
+              <span className="viewer" title={viewer.email}>
+                {viewer.email} <span className="role-badge">{viewer.role}</span>
+              </span>
+              <button type="button" onClick={() => void signOut()}>
+                Sign out
+              </button>
+            </div>
           </div>
         </header>
         <main id="main" className="content">

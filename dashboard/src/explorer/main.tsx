@@ -56,10 +56,20 @@ const fetcher: Fetcher = (params, options) => {
   }) as unknown as ReturnType<Fetcher>;
 };
 
-const DEFAULT_QUERY = `# Signed in to the admin console? Your session works here. Otherwise put
-#   {"X-Api-Key": "fgk_…"}  or  {"Authorization": "Bearer fga_…"}
-# in the Headers tab below. Subscriptions run over the WebSocket, e.g.
-#   subscription { auditEventRecorded { timestamp eventType severity ipAddress } }
+// Short lines: the editor does not wrap, and a comment cut at the pane's edge reads as nonsense.
+const DEFAULT_QUERY = `# Signed in to the admin console?
+# Your session works here. Otherwise put
+#   {"X-Api-Key": "fgk_…"}
+# or
+#   {"Authorization": "Bearer fga_…"}
+# in the Headers tab below.
+#
+# Subscriptions run over the WebSocket:
+#   subscription {
+#     auditEventRecorded {
+#       timestamp eventType severity
+#     }
+#   }
 query RecentFailedLogins {
   me {
     email
@@ -83,6 +93,10 @@ const linkedQuery = new URLSearchParams(window.location.hash.slice(1)).get("quer
 
 createRoot(document.getElementById("explorer")!).render(
   <StrictMode>
+    <header className="explorer-bar">
+      <a href="/admin/">← Admin console</a>
+      <span>GraphQL explorer</span>
+    </header>
     <GraphiQL fetcher={fetcher} defaultQuery={DEFAULT_QUERY} query={linkedQuery} />
   </StrictMode>,
 );

@@ -32,6 +32,8 @@ export type Config = Readonly<{
   /** Requests per API key or token per window; 0 turns rate limiting off. */
   rateLimitRequests: number;
   rateLimitWindowSeconds: number;
+  /** A signed-in console session's own budget per window (see transports/http/rate-limit.ts). */
+  rateLimitConsoleRequests: number;
   trustProxy: boolean | number | string[];
   shutdownTimeoutMs: number;
   /**
@@ -190,6 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     launchedByNpm: s.npm_lifecycle_event !== undefined,
     rateLimitRequests: s.RATE_LIMIT_REQUESTS,
     rateLimitWindowSeconds: s.RATE_LIMIT_WINDOW_SECONDS,
+    rateLimitConsoleRequests: s.RATE_LIMIT_CONSOLE_REQUESTS,
     trustProxy: s.TRUST_PROXY,
     shutdownTimeoutMs: s.SHUTDOWN_TIMEOUT_MS,
     metrics: Object.freeze({ token: s.METRICS_TOKEN, workerPort: s.METRICS_PORT }),

@@ -82,6 +82,12 @@ export const settings = z.object({
     "Server",
     "Length of the fixed rate-limit window, in seconds.",
   ),
+  RATE_LIMIT_CONSOLE_REQUESTS: setting(
+    z.coerce.number().int().min(1).default(20000),
+    "Server",
+    "Requests allowed per signed-in admin console session (its session cookie) per window: a budget of its own, so reading " +
+      "the console never spends an API key's or token's. See [the console](console.md#rate-limit-the-console-has-a-budget-of-its-own).",
+  ),
   TRUST_PROXY: setting(
     trustProxy.default(["loopback"]),
     "Server",

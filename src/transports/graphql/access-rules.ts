@@ -34,6 +34,7 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     // AuditResolver
     auditChainHeadSeq: "audit",
     auditChainVerification: "audit",
+    auditEventFacets: "audit",
     auditEventHistogram: "audit",
     auditEventTypes: "audit",
     auditEvents: "audit",

@@ -1,10 +1,11 @@
 import type { ApolloServerPlugin } from "@apollo/server";
 import { GraphQLError, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from "graphql";
-import { RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import { RateLimiterRes } from "rate-limiter-flexible";
 import { graphqlRefusal } from "../../platform/common/error-edges";
 import { RateLimitedError } from "../../platform/common/errors";
 import type { Logger } from "../../platform/common/logger";
 import type { Actor } from "../../platform/security/actor";
+import { limiterFor, type RateLimiters } from "../http/rate-limit";
 import type { RequestContext } from "./context";
 import { checkOperation, limitsFor, measureOperation, operationRefusal } from "./operation-limits";
 
@@ -15,7 +16,7 @@ export type CostControlOptions = {
   schema: GraphQLSchema;
   /** Upper bound of an authenticated operation's estimated cost; 0 turns the limits (and the charge) off. */
   maxCost: number;
-  rateLimiter: RateLimiterAbstract | null;
+  rateLimiters: RateLimiters | null;
   logger: Logger;
 };
 
@@ -48,8 +49,9 @@ export class CostControl {
   }
 
   private async charge(key: string | null, points: number): Promise<GraphQLError | null> {
-    const limiter = this.options.rateLimiter;
-    if (!limiter || key === null || points <= 0) return null;
+    const limiters = this.options.rateLimiters;
+    if (!limiters || key === null || points <= 0) return null;
+    const limiter = limiterFor(limiters, key);
     try {
       await limiter.consume(key, points);
       return null;

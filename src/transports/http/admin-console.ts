@@ -72,6 +72,14 @@ export function createAdminConsoleRouter(): express.Router {
     }),
     (req, res) => sendError(req, res, new RouteNotFoundError(`No asset ${req.originalUrl}`)),
   );
+  // The console's icon, bundled by the build (dashboard/public/): browsers ask for /favicon.ico on any page.
+  router.get(["/favicon.ico", `${CONSOLE_PATH}/favicon.ico`], (req, res) => {
+    const icon = path.join(CONSOLE_BUILD_DIR, "favicon.ico");
+    if (!fs.existsSync(icon)) return sendError(req, res, new RouteNotFoundError("No icon: run npm run build"));
+    res.setHeader("Cache-Control", "public, max-age=86400");
+    res.setHeader("Cross-Origin-Resource-Policy", "same-origin");
+    res.type("image/x-icon").sendFile(icon);
+  });
   // Express matches /admin and /admin/ alike (non-strict routing): only the bare path is redirected.
   router.get([CONSOLE_PATH, `${CONSOLE_PATH}/{*route}`], (req, res) => {
     if (req.originalUrl.split("?")[0] === CONSOLE_PATH) return res.redirect(301, `${CONSOLE_PATH}/`);

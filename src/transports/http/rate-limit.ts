@@ -20,19 +20,39 @@ export type RateLimitState = {
 
 export type RateLimitStore = { redis: IORedis } | { sequelize: Sequelize };
 
-/** A fixed window per API key or token (per client IP before authentication); null when turned off. */
-export function createRateLimiter(config: Config, store: RateLimitStore): RateLimiterAbstract | null {
+/**
+ * The two budgets: the API's (per API key or token, per client IP before authentication) and a signed-in
+ * console session's own. A person reading the console spends many small reads (every page, the live
+ * view's polling, a destination's health every few seconds): on the API's budget a morning's work ran
+ * out of it, and an integration sharing the account would be refused because someone looked at a page.
+ */
+export type RateLimiters = { api: RateLimiterAbstract; console: RateLimiterAbstract };
+
+/** A fixed window per credential for each budget; null when rate limiting is turned off. */
+export function createRateLimiters(config: Config, store: RateLimitStore): RateLimiters | null {
   if (config.rateLimitRequests === 0) return null;
-  const common = { points: config.rateLimitRequests, duration: config.rateLimitWindowSeconds, keyPrefix: `${config.redisPrefix}:rl` };
-  if ("redis" in store) return new RateLimiterRedis({ ...common, storeClient: store.redis });
+  const duration = config.rateLimitWindowSeconds;
+  return {
+    api: createLimiter(store, { points: config.rateLimitRequests, duration, keyPrefix: `${config.redisPrefix}:rl` }),
+    console: createLimiter(store, { points: config.rateLimitConsoleRequests, duration, keyPrefix: `${config.redisPrefix}:rl-console` }),
+  };
+}
+
+function createLimiter(store: RateLimitStore, options: { points: number; duration: number; keyPrefix: string }): RateLimiterAbstract {
+  if ("redis" in store) return new RateLimiterRedis({ ...options, storeClient: store.redis });
   // Migration 0013 creates the table: a table made at run time would be missing from a restored schema.
   return new RateLimiterPostgres({
-    ...common,
+    ...options,
     storeClient: store.sequelize,
     storeType: "sequelize",
     tableName: "rate_limits",
     tableCreated: true,
   });
+}
+
+/** The budget a key (`rateLimitKey`) spends: a console session's own (its cookie), else the API's. */
+export function limiterFor(limiters: RateLimiters, key: string): RateLimiterAbstract {
+  return key.startsWith("session:") ? limiters.console : limiters.api;
 }
 
 /** Whose points a request spends: its credential's, or its client address's before authentication. */
@@ -49,11 +69,12 @@ declare module "express-serve-static-core" {
   }
 }
 
-/** Consumes one point for the request's identity and sets the X-RateLimit-* headers of docs/rest-compat.md. */
-export function rateLimit(limiter: RateLimiterAbstract, logger: Logger) {
+/** Consumes one point of the request's budget for its identity and sets the X-RateLimit-* headers of docs/rest-compat.md. */
+export function rateLimit(limiters: RateLimiters, logger: Logger) {
   return async (req: Request, res: Response, next: NextFunction) => {
+    res.locals.rateLimitKey = rateLimitKey(res.locals.actor, clientAddress(req.ip) ?? req.ip ?? null);
+    const limiter = limiterFor(limiters, res.locals.rateLimitKey);
     try {
-      res.locals.rateLimitKey = rateLimitKey(res.locals.actor, clientAddress(req.ip) ?? req.ip ?? null);
       const state = await limiter.consume(res.locals.rateLimitKey);
       setHeaders(res, limiter.points, state);
       res.locals.rateLimit = {

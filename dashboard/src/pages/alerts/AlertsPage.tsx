@@ -11,10 +11,11 @@ import {
   EnableAlertPresetDocument,
   TestAlertChannelDocument,
   UpdateAlertRuleDocument,
+  type AlertFiringFieldsFragment,
+  type AlertsQuery,
 } from "../../gql/graphql";
+import { ConfirmButton, DataTable, Field, OutcomeLine, plural, Problem, problemOf, useActionOutcome } from "../../kit";
 import { ALERT_FIRED_EVENT } from "./AlertToasts";
-
-type Outcome = { error?: { message: string; graphQLErrors: Array<{ message: string; extensions?: Record<string, unknown> }> } };
 
 /** Fields of a new channel per kind: settings are shown back later, credentials are write-only. */
 const CHANNEL_FIELDS: Record<string, Array<{ name: string; label: string; credential?: boolean; placeholder?: string }>> = {
@@ -38,13 +39,6 @@ const CHANNEL_FIELDS: Record<string, Array<{ name: string; label: string; creden
   ],
 };
 
-function errorText(outcome: Outcome): string | null {
-  if (!outcome.error) return null;
-  const first = outcome.error.graphQLErrors[0];
-  const details = first?.extensions?.errors as string[] | undefined;
-  return details?.join("; ") ?? first?.message ?? outcome.error.message;
-}
-
 function windowText(seconds: number): string {
   return seconds % 60 === 0 ? `${seconds / 60} min` : `${seconds} s`;
 }
@@ -64,7 +58,7 @@ function ChannelForm({ onDone }: { onDone(message: string): void }) {
     const outcome = await create({
       input: { kind, name: String(form.get("name") ?? ""), settings: pairs(false), credentials: pairs(true) },
     });
-    const problem = errorText(outcome);
+    const problem = outcome.error ? problemOf(outcome.error) : null;
     setError(problem);
     if (problem) return;
     const secret = outcome.data?.createAlertChannel.secret;
@@ -77,36 +71,33 @@ function ChannelForm({ onDone }: { onDone(message: string): void }) {
   return (
     <form className="panel-form" aria-label="New alert channel" onSubmit={(event) => void submit(event)}>
       <h2>New channel</h2>
-      <label>
-        <span>Kind</span>
+      <Field label="Kind">
         <select value={kind} onChange={(event) => setKind(event.target.value)}>
           <option value="email">E-mail (SMTP)</option>
           <option value="chat">Chat (incoming webhook)</option>
           <option value="webhook">Webhook (signed)</option>
           <option value="sms">SMS (Twilio-compatible gateway)</option>
         </select>
-      </label>
-      <label>
-        <span>Name</span>
+      </Field>
+      <Field label="Name">
         <input name="name" required maxLength={100} />
-      </label>
+      </Field>
       {CHANNEL_FIELDS[kind].map((field) => (
-        <label key={`${kind}-${field.name}`}>
-          <span>{field.label}</span>
+        <Field key={`${kind}-${field.name}`} label={field.label}>
           <input name={field.name} type={field.credential ? "password" : "text"} placeholder={field.placeholder} autoComplete="off" />
-        </label>
+        </Field>
       ))}
       <div>
         <button type="submit">Add channel</button>
       </div>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <Problem error={error} />
     </form>
   );
 }
+
+type Rule = AlertsQuery["alertRules"][number];
+type Preset = AlertsQuery["alertPresets"][number];
+type Channel = AlertsQuery["alertChannels"][number];
 
 /** Alert rules (the spec's presets in one click), channels with "send test", and the firing history. */
 export function AlertsPage() {
@@ -118,9 +109,10 @@ export function AlertsPage() {
   const [, deleteRule] = useMutation(DeleteAlertRuleDocument);
   const [, deleteChannel] = useMutation(DeleteAlertChannelDocument);
   const [, testChannel] = useMutation(TestAlertChannelDocument);
-  const [message, setMessage] = useState<string | null>(null);
-  const [chosen, setChosen] = useState<string[]>([]);
+  // null until the administrator picks: then the channels the enabled presets already send to.
+  const [picked, setPicked] = useState<string[] | null>(null);
   const [adding, setAdding] = useState(false);
+  const { outcome, run, say } = useActionOutcome(() => reload({ requestPolicy: "network-only" }));
 
   useEffect(() => {
     const refresh = () => reloadHistory({ requestPolicy: "network-only" });
@@ -128,128 +120,119 @@ export function AlertsPage() {
     return () => window.removeEventListener(ALERT_FIRED_EVENT, refresh);
   }, [reloadHistory]);
 
-  const run = async (promise: Promise<Outcome>, done: string) => {
-    const outcome = await promise;
-    setMessage(errorText(outcome) ?? done);
-    reload({ requestPolicy: "network-only" });
-  };
   const channels = data?.alertChannels ?? [];
+  const rules = data?.alertRules ?? [];
   const channelName = (id: string) => channels.find((channel) => channel.id === id)?.name ?? "(removed)";
+  const presetRule = (preset: Preset) => rules.find((rule) => rule.id === preset.ruleId);
+  const presetChannels = [...new Set((data?.alertPresets ?? []).flatMap((preset) => presetRule(preset)?.channelIds ?? []))];
+  const chosen = picked ?? presetChannels;
 
   return (
     <section aria-labelledby="alerts-title">
       <h1 id="alerts-title">Alerts</h1>
-      {message && <p role="status">{message}</p>}
-      {error && (
-        <p className="error" role="alert">
-          {error.graphQLErrors[0]?.message ?? error.message}
-        </p>
-      )}
+      <OutcomeLine outcome={outcome} />
+      <Problem error={error} />
 
       <h2>Presets</h2>
       {canWrite && channels.length > 0 && (
         <fieldset className="filters compact">
           <legend>Send preset alerts to</legend>
           {channels.map((channel) => (
-            <label key={channel.id}>
+            <label key={channel.id} className="check">
               <input
                 type="checkbox"
                 checked={chosen.includes(channel.id)}
-                onChange={(event) =>
-                  setChosen((current) => (event.target.checked ? [...current, channel.id] : current.filter((id) => id !== channel.id)))
-                }
-              />{" "}
+                onChange={(event) => setPicked(event.target.checked ? [...chosen, channel.id] : chosen.filter((id) => id !== channel.id))}
+              />
               {channel.name}
             </label>
           ))}
         </fieldset>
       )}
-      <table className="data-table" aria-label="Alert presets">
-        <thead>
-          <tr>
-            <th scope="col">Preset</th>
-            <th scope="col">What it watches</th>
-            <th scope="col">State</th>
-            {canWrite && <th scope="col">Actions</th>}
-          </tr>
-        </thead>
-        <tbody>
-          {(data?.alertPresets ?? []).map((preset) => (
-            <tr key={preset.key}>
-              <td>{preset.name}</td>
-              <td>{preset.description}</td>
-              <td>{preset.enabled ? "enabled" : "off"}</td>
-              {canWrite && (
-                <td className="row-actions">
-                  {!preset.enabled && (
-                    <button
-                      type="button"
-                      aria-label={`Enable ${preset.name}`}
-                      onClick={() => void run(enablePreset({ preset: preset.key, channelIds: chosen }), `${preset.name} enabled.`)}
-                    >
-                      Enable
-                    </button>
-                  )}
-                </td>
-              )}
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <DataTable<Preset>
+        label="Alert presets"
+        rows={data?.alertPresets ?? []}
+        loaded={Boolean(data)}
+        rowKey={(preset) => preset.key}
+        empty="No preset is offered."
+        columns={[
+          { header: "Preset", cell: (preset) => preset.name },
+          { header: "What it watches", cell: (preset) => preset.description },
+          { header: "State", cell: (preset) => (preset.enabled ? "enabled" : "off") },
+          {
+            header: "Sends to",
+            cell: (preset) => {
+              const rule = presetRule(preset);
+              return rule ? rule.channelIds.map(channelName).join(", ") || "history only" : "—";
+            },
+          },
+          {
+            header: "Actions",
+            when: canWrite,
+            className: "row-actions",
+            cell: (preset) =>
+              !preset.enabled && (
+                <button
+                  type="button"
+                  aria-label={`Enable ${preset.name}`}
+                  onClick={() => void run(enablePreset({ preset: preset.key, channelIds: chosen }), `${preset.name} enabled.`)}
+                >
+                  Enable
+                </button>
+              ),
+          },
+        ]}
+      />
 
       <h2>Rules</h2>
-      <table className="data-table" aria-label="Alert rules">
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Condition</th>
-            <th scope="col">Channels</th>
-            <th scope="col">State</th>
-            {canWrite && <th scope="col">Actions</th>}
-          </tr>
-        </thead>
-        <tbody>
-          {(data?.alertRules ?? []).map((rule) => (
-            <tr key={rule.id}>
-              <td>{rule.name}</td>
-              <td>
-                {rule.condition === "new_country"
-                  ? "a login from a country new for the user"
-                  : `≥ ${rule.threshold} × ${rule.eventTypes.join(", ")} (${rule.minSeverity}+) within ${windowText(rule.windowSeconds)}${rule.groupBy ? ` per ${rule.groupBy}` : ""}`}
-              </td>
-              <td>{rule.channelIds.map(channelName).join(", ") || "history only"}</td>
-              <td>{rule.enabled ? "enabled" : "disabled"}</td>
-              {canWrite && (
-                <td className="row-actions">
-                  <button
-                    type="button"
-                    aria-label={`${rule.enabled ? "Disable" : "Enable"} rule ${rule.name}`}
-                    onClick={() =>
-                      void run(
-                        updateRule({ id: rule.id, input: { enabled: !rule.enabled } }),
-                        `${rule.name} ${rule.enabled ? "disabled" : "enabled"}.`,
-                      )
-                    }
-                  >
-                    {rule.enabled ? "Disable" : "Enable"}
-                  </button>
-                  <button
-                    type="button"
-                    className="danger"
-                    aria-label={`Delete rule ${rule.name}`}
-                    onClick={() => {
-                      if (window.confirm(`Delete the rule ${rule.name}? Its firing history stays.`))
-                        void run(deleteRule({ id: rule.id }), `${rule.name} deleted.`);
-                    }}
-                  >
-                    Delete
-                  </button>
-                </td>
-              )}
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <DataTable<Rule>
+        label="Alert rules"
+        rows={rules}
+        loaded={Boolean(data)}
+        rowKey={(rule) => rule.id}
+        empty="No rule yet: enable a preset above."
+        columns={[
+          { header: "Name", cell: (rule) => <span title={`id ${rule.id}`}>{rule.name}</span> },
+          {
+            header: "Condition",
+            cell: (rule) =>
+              rule.condition === "new_country"
+                ? "a login from a country new for the user"
+                : `≥ ${rule.threshold} × ${rule.eventTypes.join(", ")} (${rule.minSeverity}+) within ${windowText(rule.windowSeconds)}${rule.groupBy ? ` per ${rule.groupBy}` : ""}`,
+          },
+          { header: "Channels", cell: (rule) => rule.channelIds.map(channelName).join(", ") || "history only" },
+          { header: "State", cell: (rule) => (rule.enabled ? "enabled" : "disabled") },
+          {
+            header: "Actions",
+            when: canWrite,
+            className: "row-actions",
+            cell: (rule) => (
+              <>
+                <button
+                  type="button"
+                  aria-label={`${rule.enabled ? "Disable" : "Enable"} rule ${rule.name}`}
+                  onClick={() =>
+                    void run(
+                      updateRule({ id: rule.id, input: { enabled: !rule.enabled } }),
+                      `${rule.name} ${rule.enabled ? "disabled" : "enabled"}.`,
+                    )
+                  }
+                >
+                  {rule.enabled ? "Disable" : "Enable"}
+                </button>
+                <ConfirmButton
+                  className="danger"
+                  aria-label={`Delete rule ${rule.name}`}
+                  question={`Delete the rule ${rule.name}? Its firing history stays.`}
+                  onConfirm={() => void run(deleteRule({ id: rule.id }), `${rule.name} deleted.`)}
+                >
+                  Delete
+                </ConfirmButton>
+              </>
+            ),
+          },
+        ]}
+      />
 
       <h2>Channels</h2>
       {canWrite && !adding && (
@@ -261,94 +244,86 @@ export function AlertsPage() {
         <ChannelForm
           onDone={(done) => {
             setAdding(false);
-            setMessage(done);
+            say(done);
             reload({ requestPolicy: "network-only" });
           }}
         />
       )}
-      <table className="data-table" aria-label="Alert channels">
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Settings</th>
-            {canWrite && <th scope="col">Actions</th>}
-          </tr>
-        </thead>
-        <tbody>
-          {channels.map((channel) => (
-            <tr key={channel.id}>
-              <td>{channel.name}</td>
-              <td>{channel.kind}</td>
-              <td>
-                {[
-                  ...channel.settings.map((setting) => `${setting.name}=${setting.value}`),
-                  ...channel.credentialNames.map((name) => `${name}=••••`),
-                ].join(", ")}
-              </td>
-              {canWrite && (
-                <td className="row-actions">
-                  <button
-                    type="button"
-                    aria-label={`Send a test to ${channel.name}`}
-                    onClick={() =>
-                      void testChannel({ id: channel.id }).then((outcome) => {
-                        const result = outcome.data?.testAlertChannel;
-                        setMessage(
-                          errorText(outcome) ??
-                            (result?.ok
-                              ? `Test sent to ${channel.name} (${result.latencyMs} ms).`
-                              : `Test to ${channel.name} failed: ${result?.error}`),
-                        );
-                      })
-                    }
-                  >
-                    Send test
-                  </button>
-                  <button
-                    type="button"
-                    className="danger"
-                    aria-label={`Delete channel ${channel.name}`}
-                    onClick={() => {
-                      if (window.confirm(`Delete the channel ${channel.name}? Rules stop sending to it.`))
-                        void run(deleteChannel({ id: channel.id }), `${channel.name} deleted.`);
-                    }}
-                  >
-                    Delete
-                  </button>
-                </td>
-              )}
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <DataTable<Channel>
+        label="Alert channels"
+        rows={channels}
+        loaded={Boolean(data)}
+        rowKey={(channel) => channel.id}
+        empty="No channel yet: alerts are kept in the history only."
+        columns={[
+          { header: "Name", cell: (channel) => <span title={`id ${channel.id}`}>{channel.name}</span> },
+          { header: "Kind", cell: (channel) => channel.kind },
+          {
+            header: "Settings",
+            cell: (channel) =>
+              [
+                ...channel.settings.map((setting) => `${setting.name}=${setting.value}`),
+                ...channel.credentialNames.map((name) => `${name}=••••`),
+              ].join(", "),
+          },
+          {
+            header: "Actions",
+            when: canWrite,
+            className: "row-actions",
+            cell: (channel) => (
+              <>
+                <button
+                  type="button"
+                  aria-label={`Send test to ${channel.name}`}
+                  onClick={() =>
+                    void testChannel({ id: channel.id }).then((tested) => {
+                      const result = tested.data?.testAlertChannel;
+                      if (tested.error) return say(problemOf(tested.error), true);
+                      say(
+                        result?.ok
+                          ? `Test sent to ${channel.name} (${result.latencyMs} ms).`
+                          : `Test to ${channel.name} failed: ${result?.error}`,
+                      );
+                    })
+                  }
+                >
+                  Send test
+                </button>
+                <ConfirmButton
+                  className="danger"
+                  aria-label={`Delete channel ${channel.name}`}
+                  question={`Delete the channel ${channel.name}? Rules stop sending to it.`}
+                  onConfirm={() => void run(deleteChannel({ id: channel.id }), `${channel.name} deleted.`)}
+                >
+                  Delete
+                </ConfirmButton>
+              </>
+            ),
+          },
+        ]}
+      />
 
       <h2>Firing history</h2>
       <button type="button" onClick={() => reloadHistory({ requestPolicy: "network-only" })}>
         Refresh
       </button>
-      <table className="data-table" aria-label="Firing history">
-        <thead>
-          <tr>
-            <th scope="col">Fired</th>
-            <th scope="col">Rule</th>
-            <th scope="col">Group</th>
-            <th scope="col">What happened</th>
-            <th scope="col">Sent to</th>
-          </tr>
-        </thead>
-        <tbody>
-          {(history?.alertFirings ?? []).map((firing) => (
-            <tr key={firing.id}>
-              <td>
-                <Time value={firing.firedAt} />
-              </td>
-              <td>{firing.ruleName}</td>
-              <td>{firing.groupKey}</td>
-              <td>
+      <DataTable<AlertFiringFieldsFragment>
+        label="Firing history"
+        rows={history?.alertFirings ?? []}
+        loaded={Boolean(history)}
+        rowKey={(firing) => firing.id}
+        empty="No alert has fired yet."
+        columns={[
+          { header: "Fired", cell: (firing) => <Time value={firing.firedAt} /> },
+          { header: "Rule", cell: (firing) => firing.ruleName },
+          { header: "Group", cell: (firing) => firing.groupKey },
+          {
+            header: "What happened",
+            cell: (firing) => (
+              <>
                 {firing.summary}
                 <details>
-                  <summary>{firing.events.length} triggering event(s)</summary>
+                  <summary>{plural(firing.events.length, "triggering event")}</summary>
                   <ul>
                     {firing.events.map((event) => (
                       <li key={event.id}>
@@ -357,22 +332,25 @@ export function AlertsPage() {
                     ))}
                   </ul>
                 </details>
-              </td>
-              <td>
-                <ul>
-                  {firing.deliveries.map((delivery) => (
-                    <li key={delivery.id}>
-                      {delivery.channelName}: {delivery.status} after {delivery.attempts} attempt(s)
-                      {delivery.errors.length > 0 && ` (last error: ${delivery.errors[delivery.errors.length - 1].error})`}
-                    </li>
-                  ))}
-                  {firing.deliveries.length === 0 && <li>history only</li>}
-                </ul>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+              </>
+            ),
+          },
+          {
+            header: "Sent to",
+            cell: (firing) => (
+              <ul>
+                {firing.deliveries.map((delivery) => (
+                  <li key={delivery.id}>
+                    {delivery.channelName}: {delivery.status} after {plural(delivery.attempts, "attempt")}
+                    {delivery.errors.length > 0 && ` (last error: ${delivery.errors[delivery.errors.length - 1].error})`}
+                  </li>
+                ))}
+                {firing.deliveries.length === 0 && <li>history only</li>}
+              </ul>
+            ),
+          },
+        ]}
+      />
     </section>
   );
 }

@@ -10,7 +10,9 @@ import {
   RunAuditRetentionDocument,
   UpdateAuditRetentionDocument,
   type AuditArchiveSearchQuery,
+  type AuditRetentionQuery,
 } from "../../gql/graphql";
+import { DataTable, Field, OutcomeLine, plural, Problem, problemOf, useActionOutcome } from "../../kit";
 
 type Manifest = {
   rows: number;
@@ -21,6 +23,8 @@ type Manifest = {
   lastTimestamp: string | null;
 };
 type Found = AuditArchiveSearchQuery["auditArchiveSearch"];
+type Archive = AuditRetentionQuery["auditArchives"][number];
+type FoundEvent = Found["nodes"][number];
 
 /**
  * Retention: the tiers in force (administrators change them), the latest run, every archive with its
@@ -34,7 +38,6 @@ export function ArchivesPage() {
   const [, runNow] = useMutation(RunAuditRetentionDocument);
   const [, restore] = useMutation(RestoreAuditArchiveDocument);
   const [, release] = useMutation(ReleaseAuditArchiveDocument);
-  const [message, setMessage] = useState<string | null>(null);
   const [chosen, setChosen] = useState<string[]>([]);
   const [search, setSearch] = useState("");
   const [eventType, setEventType] = useState("");
@@ -42,17 +45,13 @@ export function ArchivesPage() {
   const [draft, setDraft] = useState<{ databaseDays: string; defaultTier: string; rules: string } | null>(null);
 
   const refresh = () => reload({ requestPolicy: "network-only" });
-  const act = async (promise: Promise<{ error?: { message: string; graphQLErrors: Array<{ message: string }> } }>, done: string) => {
-    const result = await promise;
-    setMessage(result.error ? (result.error.graphQLErrors[0]?.message ?? result.error.message) : done);
-    refresh();
-  };
+  const { outcome, run: act, say } = useActionOutcome(refresh);
   const find = async (after: string | null) => {
     const filter = { search: search || null, eventTypes: eventType ? [eventType] : null };
     const result = await client
       .query(AuditArchiveSearchDocument, { archiveIds: chosen, filter, after }, { requestPolicy: "network-only" })
       .toPromise();
-    if (result.error) setMessage(result.error.graphQLErrors[0]?.message ?? result.error.message);
+    if (result.error) say(problemOf(result.error), true);
     else if (result.data)
       setFound(
         after && found
@@ -73,12 +72,8 @@ export function ArchivesPage() {
   return (
     <section aria-labelledby="archives-title">
       <h1 id="archives-title">Retention &amp; archives</h1>
-      {message && <p role="status">{message}</p>}
-      {error && (
-        <p className="error" role="alert">
-          {error.graphQLErrors[0]?.message ?? error.message}
-        </p>
-      )}
+      <OutcomeLine outcome={outcome} />
+      <Problem error={error} />
       {retention && (
         <section aria-labelledby="tiers-title">
           <h2 id="tiers-title">Tiers</h2>
@@ -107,8 +102,7 @@ export function ArchivesPage() {
               ).then(() => setDraft(null));
             }}
           >
-            <label>
-              <span>Days in the database</span>
+            <Field label="Days in the database">
               <input
                 type="number"
                 min={0}
@@ -116,9 +110,8 @@ export function ArchivesPage() {
                 disabled={!canWrite}
                 onChange={(event) => setDraft({ ...settings, databaseDays: event.target.value })}
               />
-            </label>
-            <label>
-              <span>Default tier</span>
+            </Field>
+            <Field label="Default tier">
               <select
                 value={settings.defaultTier}
                 disabled={!canWrite}
@@ -128,16 +121,15 @@ export function ArchivesPage() {
                   <option key={tier.name}>{tier.name}</option>
                 ))}
               </select>
-            </label>
-            <label className="grow">
-              <span>Categories under other tiers</span>
+            </Field>
+            <Field label="Categories under other tiers" className="grow">
               <input
                 value={settings.rules}
                 disabled={!canWrite}
                 placeholder="auth.*=compliance, user.deleted=extended"
                 onChange={(event) => setDraft({ ...settings, rules: event.target.value })}
               />
-            </label>
+            </Field>
             {canWrite && <button type="submit">Save retention</button>}
           </form>
           <p className="muted">
@@ -165,7 +157,7 @@ export function ArchivesPage() {
             <ul aria-label="Moved">
               {run.moved.map((month) => (
                 <li key={month.month}>
-                  Moved {month.month}: {month.rows} events
+                  Moved {month.month}: {plural(month.rows, "event")}
                 </li>
               ))}
               {run.kept.map((month) => (
@@ -175,7 +167,7 @@ export function ArchivesPage() {
               ))}
               {run.deleted.map((archive) => (
                 <li key={`${archive.month}-${archive.tier}`}>
-                  Deleted archive {archive.month} {archive.tier} ({archive.rows} events)
+                  Deleted archive {archive.month} {archive.tier} ({plural(archive.rows, "event")})
                 </li>
               ))}
             </ul>
@@ -192,54 +184,54 @@ export function ArchivesPage() {
 
       <section aria-labelledby="archive-list-title">
         <h2 id="archive-list-title">Archives</h2>
-        <table className="data-table">
-          <thead>
-            <tr>
-              <th scope="col">Search</th>
-              <th scope="col">Month</th>
-              <th scope="col">Tier</th>
-              <th scope="col">State</th>
-              <th scope="col">Events</th>
-              <th scope="col">Sequences</th>
-              <th scope="col">SHA-256</th>
-              <th scope="col">Kept until</th>
-            </tr>
-          </thead>
-          <tbody>
-            {(data?.auditArchives ?? []).map((archive) => {
-              const manifest = archive.manifest as Manifest;
-              return (
-                <tr key={archive.id}>
-                  <td>
-                    {archive.state === "stored" && (
-                      <input
-                        type="checkbox"
-                        aria-label={`Search archive ${archive.month} ${archive.tier}`}
-                        checked={chosen.includes(archive.id)}
-                        onChange={(event) =>
-                          setChosen(event.target.checked ? [...chosen, archive.id] : chosen.filter((id) => id !== archive.id))
-                        }
-                      />
-                    )}
-                  </td>
-                  <td>{archive.month}</td>
-                  <td>{archive.tier}</td>
-                  <td>{archive.restored ? "restored" : archive.state}</td>
-                  <td>{manifest.rows}</td>
-                  <td>
-                    {manifest.firstSeq ?? "—"}–{manifest.lastSeq ?? "—"}
-                  </td>
-                  <td>
-                    <code title={manifest.sha256}>{manifest.sha256.slice(0, 12)}…</code>
-                  </td>
-                  <td>
-                    <Time value={archive.keepUntil} />
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
+        <DataTable<Archive>
+          label="Archives"
+          rows={data?.auditArchives ?? []}
+          loaded={Boolean(data)}
+          rowKey={(archive) => archive.id}
+          empty="No archive yet: months move out of the database once they are older than the days above, at the next retention run."
+          columns={[
+            {
+              header: "Archive",
+              cell: (archive) => (
+                <span title={`id ${archive.id}`}>
+                  {archive.month} {archive.tier}
+                </span>
+              ),
+            },
+            {
+              header: "Search",
+              cell: (archive) =>
+                archive.state === "stored" && (
+                  <input
+                    type="checkbox"
+                    aria-label={`Search archive ${archive.month} ${archive.tier}`}
+                    checked={chosen.includes(archive.id)}
+                    onChange={(event) =>
+                      setChosen(event.target.checked ? [...chosen, archive.id] : chosen.filter((id) => id !== archive.id))
+                    }
+                  />
+                ),
+            },
+            { header: "State", cell: (archive) => (archive.restored ? "restored" : archive.state) },
+            { header: "Events", cell: (archive) => (archive.manifest as Manifest).rows },
+            {
+              header: "Sequences",
+              cell: (archive) => {
+                const manifest = archive.manifest as Manifest;
+                return `${manifest.firstSeq ?? "—"}–${manifest.lastSeq ?? "—"}`;
+              },
+            },
+            {
+              header: "SHA-256",
+              cell: (archive) => {
+                const { sha256 } = archive.manifest as Manifest;
+                return <code title={sha256}>{sha256.slice(0, 12)}…</code>;
+              },
+            },
+            { header: "Kept until", cell: (archive) => <Time value={archive.keepUntil} /> },
+          ]}
+        />
         {canWrite && months.length > 0 && (
           <div className="row-actions">
             {months.map((month) => {
@@ -267,46 +259,33 @@ export function ArchivesPage() {
             void find(null);
           }}
         >
-          <label className="grow">
-            <span>Archive search</span>
+          <Field label="Archive search" className="grow">
             <input type="search" value={search} onChange={(event) => setSearch(event.target.value)} placeholder="words, e-mail, IP…" />
-          </label>
-          <label>
-            <span>Event type</span>
+          </Field>
+          <Field label="Event type">
             <input value={eventType} onChange={(event) => setEventType(event.target.value)} placeholder="auth.*" />
-          </label>
+          </Field>
           <button type="submit" disabled={chosen.length === 0}>
             Search archives
           </button>
         </form>
         {found && (
           <>
-            <table className="data-table" aria-label="Archived events">
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">User</th>
-                  <th scope="col">IP</th>
-                  <th scope="col">Sequence</th>
-                </tr>
-              </thead>
-              <tbody>
-                {found.nodes.map((event) => (
-                  <tr key={event.id}>
-                    <td>
-                      <Time value={event.timestamp} />
-                    </td>
-                    <td>{event.eventType}</td>
-                    <td>{event.user?.email ?? "—"}</td>
-                    <td>{event.ipAddress ?? "—"}</td>
-                    <td>{event.seq}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <DataTable<FoundEvent>
+              label="Archived events"
+              rows={found.nodes}
+              rowKey={(event) => event.id}
+              empty="No archived event matches."
+              columns={[
+                { header: "Time", cell: (event) => <Time value={event.timestamp} /> },
+                { header: "Type", cell: (event) => event.eventType },
+                { header: "User", cell: (event) => event.user?.email ?? "—" },
+                { header: "IP", cell: (event) => event.ipAddress ?? "—" },
+                { header: "Sequence", cell: (event) => event.seq },
+              ]}
+            />
             <p className="muted">
-              {found.nodes.length} found{found.hasNextPage ? " so far" : ""}.
+              {plural(found.nodes.length, "event")} found{found.hasNextPage ? " so far" : ""}.
             </p>
             {found.hasNextPage && (
               <button type="button" onClick={() => void find(found.endCursor)}>

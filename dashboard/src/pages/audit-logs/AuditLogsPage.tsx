@@ -1,11 +1,14 @@
 import { useCallback, useMemo, useState } from "react";
 import { Link, useSearchParams } from "react-router";
 import { useZone } from "../../app/zone";
-import type { SavedSearchFieldsFragment } from "../../gql/graphql";
+import { Problem } from "../../kit";
+import { useQuery } from "urql";
+import { ProviderChoicesDocument, type SavedSearchFieldsFragment } from "../../gql/graphql";
 import { alertFor, alertSettings, enableNotifications } from "./alerts";
 import { EventChart } from "./EventChart";
 import { EventDetail } from "./EventDetail";
 import { EventsTable } from "./EventsTable";
+import { Facets } from "./Facets";
 import { FilterBar } from "./FilterBar";
 import { filtersFromParams, filtersFromSaved, filtersToParams, toApiFilter, type Filters } from "./filters";
 import { SavedSearches } from "./SavedSearches";
@@ -32,6 +35,20 @@ export function AuditLogsPage() {
   const [notify, setNotify] = useState(alertSettings.notify);
   const [sound, setSound] = useState(alertSettings.sound);
   const [scrollTop, setScrollTop] = useState(0);
+  const [{ data: providerChoices }] = useQuery({ query: ProviderChoicesDocument });
+  const providerNames = useMemo(
+    () =>
+      new Map(
+        (providerChoices?.ssoProviders ?? []).flatMap(
+          (provider) =>
+            [
+              [provider.id, provider.name],
+              [provider.slug, provider.name],
+            ] as const,
+        ),
+      ),
+    [providerChoices],
+  );
   const log = useAuditLog(apiFilter, filterKey, live, alertFor);
   const selected = eventId ? (log.events.find((event) => event.id === eventId) ?? (opened?.id === eventId ? opened : null)) : null;
 
@@ -56,7 +73,8 @@ export function AuditLogsPage() {
   const openSaved = (search: SavedSearchFieldsFragment) => apply(filtersFromSaved(search.filter));
   const onScrolledAway = useCallback((away: boolean) => log.setHoldNew(away), [log]);
 
-  const total = log.pageInfo ? `${log.pageInfo.totalCapped ? "≥ " : ""}${(log.pageInfo.total + log.liveAdded).toLocaleString("en")}` : "…";
+  const count = log.pageInfo ? log.pageInfo.total + log.liveAdded : null;
+  const total = count === null ? "…" : `${log.pageInfo?.totalCapped ? "≥ " : ""}${count.toLocaleString("en")}`;
 
   return (
     <div className="audit-page">
@@ -64,7 +82,7 @@ export function AuditLogsPage() {
       <FilterBar key={filterKey} filters={filters} userLabels={userLabels} onApply={apply} />
       <div className="toolbar">
         <p className="total" aria-live="polite">
-          <strong data-testid="total">{total}</strong> events
+          <strong data-testid="total">{total}</strong> {count === 1 && !log.pageInfo?.totalCapped ? "event" : "events"}
         </p>
         <label className="check">
           <input
@@ -120,12 +138,8 @@ export function AuditLogsPage() {
           <SavedSearches current={apiFilter} onOpen={openSaved} />
         </details>
       </div>
-      <EventChart filter={apiFilter} filterKey={filterKey} />
-      {log.error && (
-        <p className="error" role="alert">
-          {log.error}
-        </p>
-      )}
+      <EventChart filter={apiFilter} onRange={(from, to) => apply({ ...filters, range: "", from, to })} />
+      <Problem error={log.error} />
       <div className={`events-area${selected ? " with-detail" : ""}`}>
         <EventsTable
           events={log.events}
@@ -136,11 +150,19 @@ export function AuditLogsPage() {
           onLoadMore={() => void log.loadMore()}
           onScrolledAway={onScrolledAway}
           scrollToTopSignal={scrollTop}
+          providerNames={providerNames}
+        />
+        <Facets
+          filter={apiFilter}
+          filters={filters}
+          providerNames={providerNames}
+          onApply={(next, user) => apply(next, user ? new Map(userLabels).set(user[0], user[1]) : undefined)}
         />
         {selected && (
           <EventDetail
             event={selected}
             onOpen={open}
+            providerNames={providerNames}
             onClose={() => update((draft) => draft.delete("event"), true)}
             onFilter={(change) => apply({ ...filters, ...change })}
           />

@@ -12,6 +12,8 @@ type Props = {
   onClose(): void;
   onFilter(change: { userIds?: string[]; ipAddress?: string }): void;
   onOpen(event: AuditEvent): void;
+  /** SSO providers' names by id and by slug. */
+  providerNames: Map<string, string>;
 };
 
 function Related({
@@ -59,9 +61,15 @@ function show(value: unknown): string {
 }
 
 /** Every field of one event, its changes as old → new, its neighbours by request and session, and its chain link. */
-export function EventDetail({ event, onClose, onFilter, onOpen }: Props) {
+export function EventDetail({ event, onClose, onFilter, onOpen, providerNames }: Props) {
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => heading.current?.focus(), [event.id]);
+  // A drawer over the table: Escape closes it, as it would any overlay.
+  useEffect(() => {
+    const onKey = (key: KeyboardEvent) => key.key === "Escape" && onClose();
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [onClose]);
   const changes = Object.entries(event.changes ?? {}) as Array<[string, { old?: unknown; new?: unknown } | unknown]>;
   const fields: Array<[string, React.ReactNode]> = [
     ["Time", <Time value={event.timestamp} key="t" />],
@@ -78,7 +86,12 @@ export function EventDetail({ event, onClose, onFilter, onOpen }: Props) {
       </span>,
     ],
     ["User", event.user ? `${event.user.email}${event.user.id ? ` (${event.user.id})` : ""}` : "—"],
-    ["Provider", event.provider ?? "—"],
+    [
+      "Provider",
+      event.provider
+        ? `${providerNames.get(event.provider) ?? event.provider}${providerNames.has(event.provider) ? ` (${event.provider})` : ""}`
+        : "—",
+    ],
     ["Action", event.action ?? "—"],
     [
       "Resource",

@@ -1,9 +1,22 @@
 import { useEffect, useRef, useState, type KeyboardEvent } from "react";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { Time } from "../../app/zone";
+import { useMediaQuery } from "../../kit";
 import type { AuditEvent } from "./use-audit-log";
 
+/** A cell that may be cut short: its whole text is on hover (and in the event's detail). */
+function Cell({ text, className, hover }: { text: string | null | undefined; className?: string; hover?: string }) {
+  return (
+    <span role="gridcell" className={className} title={hover ?? text ?? undefined}>
+      {text ?? "—"}
+    </span>
+  );
+}
+
 const ROW_HEIGHT = 36;
+/** On a phone each event is a card of three lines (time and severity; type; user and address). */
+const CARD_HEIGHT = 70;
+export const PHONE = "(max-width: 700px)";
 export const COLUMNS = ["Time", "Type", "Severity", "User", "Provider", "IP address", "Action", "Resource"];
 
 type Props = {
@@ -16,6 +29,8 @@ type Props = {
   /** Whether the reader has scrolled away from the newest events. */
   onScrolledAway(away: boolean): void;
   scrollToTopSignal: number;
+  /** SSO providers' names by id and by slug: events name a provider by either. */
+  providerNames: Map<string, string>;
 };
 
 /**
@@ -23,13 +38,25 @@ type Props = {
  * loaded; nearing the end loads the next page. Arrow keys, Page Up/Down, Home and End move between
  * rows, Enter opens one.
  */
-export function EventsTable({ events, hasMore, loading, selectedId, onOpen, onLoadMore, onScrolledAway, scrollToTopSignal }: Props) {
+export function EventsTable({
+  events,
+  hasMore,
+  loading,
+  selectedId,
+  onOpen,
+  onLoadMore,
+  onScrolledAway,
+  scrollToTopSignal,
+  providerNames,
+}: Props) {
   const scroller = useRef<HTMLDivElement>(null);
   const [active, setActive] = useState(0);
+  const phone = useMediaQuery(PHONE);
+  const rowHeight = phone ? CARD_HEIGHT : ROW_HEIGHT;
   const virtualizer = useVirtualizer({
     count: events.length,
     getScrollElement: () => scroller.current,
-    estimateSize: () => ROW_HEIGHT,
+    estimateSize: () => rowHeight,
     overscan: 10,
     getItemKey: (index) => events[index].id,
   });
@@ -39,6 +66,8 @@ export function EventsTable({ events, hasMore, loading, selectedId, onOpen, onLo
   useEffect(() => {
     if (last && last.index >= events.length - 20 && hasMore && !loading) onLoadMore();
   }, [last, events.length, hasMore, loading, onLoadMore]);
+
+  useEffect(() => virtualizer.measure(), [rowHeight, virtualizer]);
 
   useEffect(() => {
     if (scrollToTopSignal) scroller.current?.scrollTo({ top: 0 });
@@ -50,7 +79,7 @@ export function EventsTable({ events, hasMore, loading, selectedId, onOpen, onLo
     virtualizer.scrollToIndex(next, { align: "auto" });
   };
   const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
-    const page = Math.max(1, Math.floor((scroller.current?.clientHeight ?? 400) / ROW_HEIGHT) - 1);
+    const page = Math.max(1, Math.floor((scroller.current?.clientHeight ?? 400) / rowHeight) - 1);
     const keys: Record<string, () => void> = {
       ArrowDown: () => move(active + 1),
       ArrowUp: () => move(active - 1),
@@ -91,7 +120,7 @@ export function EventsTable({ events, hasMore, loading, selectedId, onOpen, onLo
         role="rowgroup"
         tabIndex={0}
         aria-label="Event rows"
-        onScroll={(event) => onScrolledAway(event.currentTarget.scrollTop > ROW_HEIGHT)}
+        onScroll={(event) => onScrolledAway(event.currentTarget.scrollTop > rowHeight)}
       >
         <div style={{ height: virtualizer.getTotalSize(), position: "relative" }} role="presentation">
           {items.map((item) => {
@@ -104,7 +133,7 @@ export function EventsTable({ events, hasMore, loading, selectedId, onOpen, onLo
                 aria-rowindex={item.index + 2}
                 aria-selected={event.id === selectedId}
                 className={`events-row sev-${event.severity}${item.index === active ? " active" : ""}`}
-                style={{ transform: `translateY(${item.start}px)`, height: ROW_HEIGHT }}
+                style={{ transform: `translateY(${item.start}px)`, height: rowHeight }}
                 onClick={() => {
                   setActive(item.index);
                   onOpen(event);
@@ -113,19 +142,18 @@ export function EventsTable({ events, hasMore, loading, selectedId, onOpen, onLo
                 <span role="gridcell">
                   <Time value={event.timestamp} />
                 </span>
-                <span role="gridcell" className="mono">
-                  {event.eventType}
-                </span>
+                <Cell className="mono" text={event.eventType} />
                 <span role="gridcell">
                   <span className={`severity severity-${event.severity}`}>{event.severity}</span>
                 </span>
-                <span role="gridcell">{event.user?.email ?? "—"}</span>
-                <span role="gridcell">{event.provider ?? "—"}</span>
-                <span role="gridcell" className="mono">
-                  {event.ipAddress ?? "—"}
-                </span>
-                <span role="gridcell">{event.action ?? "—"}</span>
-                <span role="gridcell">{event.resource ? `${event.resource.type} ${event.resource.label ?? event.resource.id}` : "—"}</span>
+                <Cell text={event.user?.email} />
+                <Cell
+                  text={event.provider ? (providerNames.get(event.provider) ?? event.provider) : null}
+                  hover={event.provider ?? undefined}
+                />
+                <Cell className="mono" text={event.ipAddress} />
+                <Cell text={event.action} />
+                <Cell text={event.resource ? `${event.resource.type} ${event.resource.label ?? event.resource.id}` : null} />
               </div>
             );
           })}

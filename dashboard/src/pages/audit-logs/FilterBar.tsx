@@ -1,6 +1,8 @@
-import { useMemo, useState, type FormEvent } from "react";
+import { useState, type FormEvent } from "react";
 import { useQuery } from "urql";
-import { AuditEventTypesDocument, ProviderChoicesDocument, UserSuggestionsDocument } from "../../gql/graphql";
+import { ProviderChoicesDocument, UserSuggestionsDocument } from "../../gql/graphql";
+import { EventTypePicker } from "./EventTypePicker";
+import { Field } from "../../kit";
 import { RANGE_PRESETS, SEVERITIES, type Filters } from "./filters";
 
 type Props = { filters: Filters; userLabels: Map<string, string>; onApply(filters: Filters, labels: Map<string, string>): void };
@@ -26,8 +28,7 @@ export function UserPicker({
   const suggestions = (data?.users.items ?? []).filter((user) => !selected.includes(user.id));
   return (
     <div className="user-picker">
-      <label>
-        <span>Users</span>
+      <Field label="Users">
         <input
           value={text}
           onChange={(event) => setText(event.target.value)}
@@ -38,7 +39,7 @@ export function UserPicker({
           aria-controls="user-suggestions"
           aria-autocomplete="list"
         />
-      </label>
+      </Field>
       <span id="user-picker-hint" className="sr-only">
         Type two letters to see matching users.
       </span>
@@ -84,50 +85,6 @@ export function UserPicker({
   );
 }
 
-/** The catalogue's event types by category, each category also as a whole ("auth.*"); several may be chosen. */
-export function EventTypeSelect({
-  label,
-  size,
-  value,
-  onChange,
-}: {
-  label: string;
-  size: number;
-  value: string[];
-  onChange(types: string[]): void;
-}) {
-  const [{ data: types }] = useQuery({ query: AuditEventTypesDocument });
-  const groups = useMemo(() => {
-    const byCategory = new Map<string, string[]>();
-    for (const type of types?.auditEventTypes ?? []) byCategory.set(type.category, [...(byCategory.get(type.category) ?? []), type.type]);
-    return [...byCategory.entries()];
-  }, [types]);
-  return (
-    <label>
-      <span>{label}</span>
-      <select
-        multiple
-        size={size}
-        value={value}
-        onChange={(event) => onChange(Array.from(event.target.selectedOptions, (option) => option.value))}
-      >
-        {groups.map(([category, members]) => (
-          <optgroup key={category} label={category}>
-            <option value={`${category}.*`}>
-              {category}.* (every {category} event)
-            </option>
-            {members.map((type) => (
-              <option key={type} value={type}>
-                {type}
-              </option>
-            ))}
-          </optgroup>
-        ))}
-      </select>
-    </label>
-  );
-}
-
 /** The filters of spec 4.1; applying them changes the URL, so back and forward step through searches. */
 export function FilterBar({ filters, userLabels, onApply }: Props) {
   const [draft, setDraft] = useState(filters);
@@ -140,131 +97,149 @@ export function FilterBar({ filters, userLabels, onApply }: Props) {
   };
   const custom = draft.range === "" && (draft.from !== "" || draft.to !== "");
   const [rangeChoice, setRangeChoice] = useState(draft.range || (custom ? "custom" : "any"));
+  // On a narrow screen the filters fold into a panel (closed until asked for) so the results come first.
+  const [open, setOpen] = useState(false);
+  const active = activeCount(filters);
 
   return (
-    <form className="filters" onSubmit={submit} aria-label="Filters">
-      <label className="grow">
-        <span>Search</span>
-        <input
-          type="search"
-          value={draft.search}
-          onChange={(event) => set("search", event.target.value)}
-          placeholder="words in any field"
-        />
-      </label>
-      <UserPicker
-        selected={draft.userIds}
-        labels={labels}
-        onChange={(ids, next) => {
-          set("userIds", ids);
-          setLabels(next);
-        }}
-      />
-      <label>
-        <span>Providers</span>
-        <input
-          value={draft.providers.join(", ")}
-          onChange={(event) => set("providers", splitList(event.target.value))}
-          list="provider-choices"
-          placeholder="slug, slug"
-        />
-        <datalist id="provider-choices">
-          {(providers?.ssoProviders ?? []).map((provider) => (
-            <option key={provider.slug} value={provider.slug}>
-              {provider.name}
-            </option>
-          ))}
-        </datalist>
-      </label>
-      <EventTypeSelect label="Event types" size={4} value={draft.eventTypes} onChange={(eventTypes) => set("eventTypes", eventTypes)} />
-      <fieldset className="severities">
-        <legend>Severities</legend>
-        {SEVERITIES.map((severity) => (
-          <label key={severity} className="check">
-            <input
-              type="checkbox"
-              checked={draft.severities.includes(severity)}
-              onChange={(event) =>
-                set("severities", event.target.checked ? [...draft.severities, severity] : draft.severities.filter((s) => s !== severity))
-              }
-            />
-            {severity}
-          </label>
-        ))}
-      </fieldset>
-      <label>
-        <span>Date range</span>
-        <select
-          value={rangeChoice}
-          onChange={(event) => {
-            const choice = event.target.value;
-            setRangeChoice(choice);
-            setDraft((current) => ({
-              ...current,
-              range: choice === "any" || choice === "custom" ? "" : choice,
-              ...(choice !== "custom" ? { from: "", to: "" } : {}),
-            }));
+    <div className={`filters-panel${open ? " open" : ""}`}>
+      <button type="button" className="filters-toggle" aria-expanded={open} aria-controls="filters-form" onClick={() => setOpen(!open)}>
+        Filters{active ? ` (${active} active)` : ""}
+      </button>
+      <form className="filters" id="filters-form" onSubmit={submit} aria-label="Filters">
+        <Field label="Search" className="grow">
+          <input
+            type="search"
+            value={draft.search}
+            onChange={(event) => set("search", event.target.value)}
+            placeholder="words in any field"
+          />
+        </Field>
+        <UserPicker
+          selected={draft.userIds}
+          labels={labels}
+          onChange={(ids, next) => {
+            set("userIds", ids);
+            setLabels(next);
           }}
-        >
-          <option value="any">Any time</option>
-          {RANGE_PRESETS.map((preset) => (
-            <option key={preset.value} value={preset.value}>
-              {preset.label}
-            </option>
-          ))}
-          <option value="custom">Custom days…</option>
-        </select>
-      </label>
-      {rangeChoice === "custom" && (
-        <>
-          <label>
-            <span>From (day)</span>
-            <input type="date" value={draft.from.slice(0, 10)} onChange={(event) => set("from", event.target.value)} />
-          </label>
-          <label>
-            <span>To (day, inclusive)</span>
-            <input type="date" value={draft.to.slice(0, 10)} onChange={(event) => set("to", event.target.value)} />
-          </label>
-        </>
-      )}
-      <label>
-        <span>IP address</span>
-        <input
-          value={draft.ipAddress}
-          onChange={(event) => set("ipAddress", event.target.value)}
-          placeholder="10.1.* or 10.1.2.3"
-          className="mono"
         />
-      </label>
-      <div className="filter-actions">
-        <button type="submit" className="primary">
-          Apply filters
-        </button>
-        <button
-          type="button"
-          onClick={() => {
-            const empty = {
-              ...draft,
-              search: "",
-              userIds: [],
-              providers: [],
-              eventTypes: [],
-              severities: [],
-              range: "",
-              from: "",
-              to: "",
-              ipAddress: "",
-              requestId: "",
-              sessionId: "",
-            };
-            setDraft(empty);
-            setRangeChoice("any");
-            onApply(empty, labels);
-          }}
-        >
-          Clear
-        </button>
-      </div>
-    </form>
+        <Field label="Providers">
+          <input
+            value={draft.providers.join(", ")}
+            onChange={(event) => set("providers", splitList(event.target.value))}
+            list="provider-choices"
+            placeholder="slug, slug"
+          />
+          <datalist id="provider-choices">
+            {(providers?.ssoProviders ?? []).map((provider) => (
+              <option key={provider.slug} value={provider.slug}>
+                {provider.name}
+              </option>
+            ))}
+          </datalist>
+        </Field>
+        <EventTypePicker label="Event types" value={draft.eventTypes} onChange={(eventTypes) => set("eventTypes", eventTypes)} />
+        <fieldset className="severities">
+          <legend>Severities</legend>
+          {SEVERITIES.map((severity) => (
+            <label key={severity} className="check">
+              <input
+                type="checkbox"
+                checked={draft.severities.includes(severity)}
+                onChange={(event) =>
+                  set("severities", event.target.checked ? [...draft.severities, severity] : draft.severities.filter((s) => s !== severity))
+                }
+              />
+              {severity}
+            </label>
+          ))}
+        </fieldset>
+        <Field label="Date range">
+          <select
+            value={rangeChoice}
+            onChange={(event) => {
+              const choice = event.target.value;
+              setRangeChoice(choice);
+              setDraft((current) => ({
+                ...current,
+                range: choice === "any" || choice === "custom" ? "" : choice,
+                ...(choice !== "custom" ? { from: "", to: "" } : {}),
+              }));
+            }}
+          >
+            <option value="any">Any time</option>
+            {RANGE_PRESETS.map((preset) => (
+              <option key={preset.value} value={preset.value}>
+                {preset.label}
+              </option>
+            ))}
+            <option value="custom">Custom days…</option>
+          </select>
+        </Field>
+        {rangeChoice === "custom" && (
+          <>
+            <Field label="From (day)">
+              <input type="date" value={draft.from.slice(0, 10)} onChange={(event) => set("from", event.target.value)} />
+            </Field>
+            <Field label="To (day, inclusive)">
+              <input type="date" value={draft.to.slice(0, 10)} onChange={(event) => set("to", event.target.value)} />
+            </Field>
+          </>
+        )}
+        <Field label="IP address">
+          <input
+            value={draft.ipAddress}
+            onChange={(event) => set("ipAddress", event.target.value)}
+            placeholder="10.1.* or 10.1.2.3"
+            className="mono"
+          />
+        </Field>
+        <div className="filter-actions">
+          <button type="submit" className="primary">
+            Apply filters
+          </button>
+          <button
+            type="button"
+            onClick={() => {
+              const empty = {
+                ...draft,
+                search: "",
+                userIds: [],
+                providers: [],
+                eventTypes: [],
+                severities: [],
+                range: "",
+                from: "",
+                to: "",
+                ipAddress: "",
+                requestId: "",
+                sessionId: "",
+              };
+              setDraft(empty);
+              setRangeChoice("any");
+              onApply(empty, labels);
+            }}
+          >
+            Clear
+          </button>
+        </div>
+      </form>
+    </div>
   );
+}
+
+/** How many kinds of filter are set (a range counts once). */
+function activeCount(filters: Filters): number {
+  const { search, userIds, providers, eventTypes, severities, range, from, to, ipAddress, requestId, sessionId } = filters;
+  return [
+    search,
+    userIds.length,
+    providers.length,
+    eventTypes.length,
+    severities.length,
+    range || from || to,
+    ipAddress,
+    requestId,
+    sessionId,
+  ].filter(Boolean).length;
 }

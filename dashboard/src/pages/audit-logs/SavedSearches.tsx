@@ -8,6 +8,7 @@ import {
   type AuditEventFilter,
   type SavedSearchFieldsFragment,
 } from "../../gql/graphql";
+import { ConfirmButton, Field, OutcomeLine, useActionOutcome } from "../../kit";
 
 type Props = { current: AuditEventFilter; onOpen(search: SavedSearchFieldsFragment): void };
 
@@ -18,23 +19,22 @@ export function SavedSearches({ current, onOpen }: Props) {
   const [, rename] = useMutation(RenameSavedSearchDocument);
   const [, remove] = useMutation(DeleteSavedSearchDocument);
   const [name, setName] = useState("");
-  const [message, setMessage] = useState<string | null>(null);
+  const { outcome, run } = useActionOutcome();
   const [renaming, setRenaming] = useState<{ id: string; name: string } | null>(null);
   const refresh = () => reload({ requestPolicy: "network-only" });
 
   const save = async (event: FormEvent) => {
     event.preventDefault();
-    const result = await create({ name, filter: current });
-    if (result.error) return setMessage(result.error.graphQLErrors[0]?.message ?? result.error.message);
-    setMessage(`Saved “${result.data!.createAuditSavedSearch.name}”.`);
+    const result = await run(create({ name, filter: current }), `Saved “${name}”.`);
+    if (result.error) return;
     setName("");
     refresh();
   };
   const submitRename = async (event: FormEvent) => {
     event.preventDefault();
     if (!renaming) return;
-    const result = await rename(renaming);
-    if (result.error) return setMessage(result.error.graphQLErrors[0]?.message ?? result.error.message);
+    const result = await run(rename(renaming), `Renamed to “${renaming.name}”.`);
+    if (result.error) return;
     setRenaming(null);
     refresh();
   };
@@ -43,17 +43,12 @@ export function SavedSearches({ current, onOpen }: Props) {
     <section className="saved-searches" aria-labelledby="saved-title">
       <h2 id="saved-title">Saved searches</h2>
       <form onSubmit={(event) => void save(event)} className="inline-form">
-        <label>
-          <span>Name of this search</span>
+        <Field label="Name of this search">
           <input value={name} onChange={(event) => setName(event.target.value)} required maxLength={100} />
-        </label>
+        </Field>
         <button type="submit">Save current filters</button>
       </form>
-      {message && (
-        <p role="status" className="muted">
-          {message}
-        </p>
-      )}
+      <OutcomeLine outcome={outcome} className="muted" />
       <ul>
         {(data?.auditSavedSearches ?? []).map((search) => (
           <li key={search.id}>
@@ -86,24 +81,20 @@ export function SavedSearches({ current, onOpen }: Props) {
                   >
                     Rename
                   </button>
-                  <button
-                    type="button"
+                  <ConfirmButton
                     aria-label={`Delete ${search.name}`}
-                    onClick={async () => {
-                      if (!window.confirm(`Delete the saved search “${search.name}”?`)) return;
-                      await remove({ id: search.id });
-                      refresh();
-                    }}
+                    question={`Delete the saved search “${search.name}”?`}
+                    onConfirm={() => void run(remove({ id: search.id }), `Deleted “${search.name}”.`).then(refresh)}
                   >
                     Delete
-                  </button>
+                  </ConfirmButton>
                 </span>
               </>
             )}
           </li>
         ))}
       </ul>
-      {data && data.auditSavedSearches.length === 0 && <p className="muted">None yet.</p>}
+      {data && data.auditSavedSearches.length === 0 && <p className="muted empty-state">None yet.</p>}
     </section>
   );
 }

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useRef, useState } from "react";
 import { useClient } from "urql";
 import { print } from "graphql";
 import { useLiveConnection } from "../../app/live-connection";
+import { problemOf } from "../../kit";
 import {
   AuditChainHeadDocument,
   AuditEventRecordedDocument,
@@ -114,7 +115,7 @@ export function useAuditLog(filter: AuditEventFilter, filterKey: string, live: b
       if (gen !== generation.current) return;
       setLoading(false);
       if (result.error || !result.data) {
-        setError(result.error?.graphQLErrors[0]?.message ?? result.error?.message ?? "The events could not be loaded");
+        setError(result.error ? problemOf(result.error) : "The events could not be loaded");
         return;
       }
       lastSeq.current = head.data?.auditChainHeadSeq ?? "0";
@@ -139,7 +140,7 @@ export function useAuditLog(filter: AuditEventFilter, filterKey: string, live: b
       .toPromise();
     if (gen !== generation.current) return;
     setLoading(false);
-    if (!result.data) return setError(result.error?.message ?? "More events could not be loaded");
+    if (!result.data) return setError(result.error ? problemOf(result.error) : "More events could not be loaded");
     const nodes = result.data.auditEvents.nodes.filter((event) => !seen.current.has(event.id));
     nodes.forEach((event) => seen.current.add(event.id));
     setEvents((list) => [...list, ...nodes]);

@@ -1,4 +1,4 @@
-import { useEffect, useState } from "react";
+import { useEffect } from "react";
 import { useClient, useQuery } from "urql";
 import { formatInZone } from "../../app/time";
 import { Time, useZone } from "../../app/zone";
@@ -8,6 +8,7 @@ import {
   type AuditExportFieldsFragment,
   type AuditExportKind,
 } from "../../gql/graphql";
+import { DataTable, OutcomeLine, Problem, problemOf, useActionOutcome, type Outcome } from "../../kit";
 
 /** How often the list asks again while one of its requests is waiting or being written. */
 const PROGRESS_POLL_MS = 1_000;
@@ -22,6 +23,11 @@ const STATUS_LABELS: Record<AuditExportFieldsFragment["status"], string> = {
 
 export type ExportRequest = AuditExportFieldsFragment;
 
+/** A day stays a day; an instant is shown in the viewer's zone, as every other time on the page. */
+function instant(value: unknown, zone: string): string {
+  return /^\d{4}-\d{2}-\d{2}$/.test(String(value)) ? String(value) : formatInZone(String(value), zone);
+}
+
 /** What a request covers, in a line: the export's filter (its instants in the viewer's zone) or the report's template and period. */
 export function describeRequest(request: ExportRequest, zone: string): string {
   const params = request.params as {
@@ -31,11 +37,10 @@ export function describeRequest(request: ExportRequest, zone: string): string {
   };
   if (params.report) {
     const { template, from, to } = params.report;
-    return `${template.replace(/_/g, " ")} report, ${from} to ${to}`;
+    return `${template.replace(/_/g, " ")} report, ${instant(from, zone)} to ${instant(to, zone)}`;
   }
   const { from, to, ...rest } = params.filter ?? {};
-  const instant = (value: unknown) => (/^\d{4}-\d{2}-\d{2}$/.test(String(value)) ? String(value) : formatInZone(String(value), zone));
-  const range = from ? `${instant(from)} to ${instant(to)}` : `up to ${instant(to)}`;
+  const range = from ? `${instant(from, zone)} to ${instant(to, zone)}` : `up to ${instant(to, zone)}`;
   const parts = Object.entries(rest).map(([key, value]) => `${key}: ${Array.isArray(value) ? value.join(", ") : String(value)}`);
   return [range, ...parts].join("; ");
 }
@@ -55,7 +60,7 @@ export function ExportRequests({ kind, title, refresh }: { kind: AuditExportKind
   const client = useClient();
   const { zone } = useZone();
   const [{ data, error }, reload] = useQuery({ query: AuditExportListDocument, variables: { kind }, requestPolicy: "network-only" });
-  const [message, setMessage] = useState<string | null>(null);
+  const { outcome, say } = useActionOutcome();
   const requests = data?.auditExports ?? [];
   const active = requests.some((request) => request.status === "QUEUED" || request.status === "RUNNING");
 
@@ -70,12 +75,15 @@ export function ExportRequests({ kind, title, refresh }: { kind: AuditExportKind
     if (refresh > 0) reload({ requestPolicy: "network-only" });
   }, [refresh, reload]);
 
+  const labelOf = (request: ExportRequest) =>
+    `${request.format.toUpperCase()} ${kind === "EVENTS" ? "export" : "report"} of ${describeRequest(request, zone)}`;
+
   const download = async (request: ExportRequest) => {
-    setMessage(null);
+    say(null);
     const result = await client.mutation(CreateAuditExportDownloadUrlDocument, { id: request.id }).toPromise();
     const url = result.data?.createAuditExportDownloadUrl.url;
     if (!url) {
-      setMessage(result.error?.graphQLErrors[0]?.message ?? result.error?.message ?? "No download link");
+      say(result.error ? problemOf(result.error) : "No download link", true);
       return;
     }
     // The link is signed for this viewer and lives a few minutes: it is followed at once, never shown or kept.
@@ -85,86 +93,70 @@ export function ExportRequests({ kind, title, refresh }: { kind: AuditExportKind
     document.body.append(link);
     link.click();
     link.remove();
-    setMessage(`Downloading ${request.fileName}.`);
+    say(`Downloading ${request.fileName}.`);
   };
 
   return (
     <section aria-labelledby={`${kind}-list-title`} className="export-requests">
       <h2 id={`${kind}-list-title`}>{title}</h2>
-      {message && <p role="status">{message}</p>}
-      {error && (
-        <p className="error" role="alert">
-          {error.graphQLErrors[0]?.message ?? error.message}
-        </p>
-      )}
-      {data && requests.length === 0 && <p className="muted">None yet.</p>}
-      {requests.length > 0 && (
-        <table className="data-table">
-          <thead>
-            <tr>
-              <th scope="col">Asked for</th>
-              <th scope="col">What</th>
-              <th scope="col">Format</th>
-              <th scope="col">Status</th>
-              <th scope="col">Events</th>
-              <th scope="col">File</th>
-            </tr>
-          </thead>
-          <tbody>
-            {requests.map((request) => {
-              const label = `${request.format.toUpperCase()} ${kind === "EVENTS" ? "export" : "report"} of ${describeRequest(request, zone)}`;
-              return (
-                <tr key={request.id} data-testid={`request-${request.id}`} data-status={request.status}>
-                  <td>
-                    <Time value={request.createdAt} />
-                  </td>
-                  <td>{describeRequest(request, zone)}</td>
-                  <td>
-                    {request.format.toUpperCase()}
-                    {(request.params as { compression?: string }).compression === "zip" ? " (zip)" : kind === "EVENTS" ? " (gzip)" : ""}
-                  </td>
-                  <td>
-                    <span className={`request-status status-${request.status.toLowerCase()}`}>{STATUS_LABELS[request.status]}</span>
-                    {(request.status === "RUNNING" || request.status === "QUEUED") && (
-                      <progress max={1} value={request.progress} aria-label={`Progress of the ${label}`}>
-                        {Math.round(request.progress * 100)}%
-                      </progress>
-                    )}
-                    {request.error && <span className="error"> {request.error}</span>}
-                  </td>
-                  <td>{request.rowsWritten.toLocaleString("en")}</td>
-                  <td>
-                    {request.status === "COMPLETED" ? (
+      <OutcomeLine outcome={outcome} />
+      <Problem error={error} />
+      <DataTable<ExportRequest>
+        label={title}
+        rows={requests}
+        loaded={Boolean(data)}
+        rowKey={(request) => request.id}
+        rowProps={(request) => ({ "data-testid": `request-${request.id}`, "data-status": request.status })}
+        empty="None yet."
+        columns={[
+          { header: "Asked for", cell: (request) => <Time value={request.createdAt} /> },
+          { header: "What", cell: (request) => describeRequest(request, zone) },
+          {
+            header: "Format",
+            cell: (request) =>
+              `${request.format.toUpperCase()}${(request.params as { compression?: string }).compression === "zip" ? " (zip)" : kind === "EVENTS" ? " (gzip)" : ""}`,
+          },
+          {
+            header: "Status",
+            cell: (request) => (
+              <>
+                <span className={`request-status status-${request.status.toLowerCase()}`}>{STATUS_LABELS[request.status]}</span>
+                {(request.status === "RUNNING" || request.status === "QUEUED") && (
+                  <progress max={1} value={request.progress} aria-label={`Progress of the ${labelOf(request)}`}>
+                    {Math.round(request.progress * 100)}%
+                  </progress>
+                )}
+                {request.error && <span className="error"> {request.error}</span>}
+              </>
+            ),
+          },
+          { header: "Events", cell: (request) => request.rowsWritten.toLocaleString("en") },
+          {
+            header: "File",
+            cell: (request) =>
+              request.status === "COMPLETED" ? (
+                <>
+                  <button type="button" onClick={() => void download(request)} aria-label={`Download the ${labelOf(request)}`}>
+                    Download
+                  </button>{" "}
+                  <span className="muted">
+                    {size(request.fileBytes)}
+                    {request.expiresAt && (
                       <>
-                        <button type="button" onClick={() => void download(request)} aria-label={`Download the ${label}`}>
-                          Download
-                        </button>{" "}
-                        <span className="muted">
-                          {size(request.fileBytes)}
-                          {request.expiresAt && (
-                            <>
-                              , until <Time value={request.expiresAt} />
-                            </>
-                          )}
-                        </span>
+                        , until <Time value={request.expiresAt} />
                       </>
-                    ) : (
-                      <span className="muted">—</span>
                     )}
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      )}
+                  </span>
+                </>
+              ) : (
+                <span className="muted">—</span>
+              ),
+          },
+        ]}
+      />
     </section>
   );
 }
-
-/** What became of the last request from a form: the new request, or why it was refused. */
-export type Outcome = { error: boolean; text: string };
-
 /** A request form's submit button, with what became of the last request beside it (announced to screen readers). */
 export function SubmitRow({ label, disabled, outcome }: { label: string; disabled: boolean; outcome: Outcome | null }) {
   return (

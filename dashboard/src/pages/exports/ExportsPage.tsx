@@ -10,7 +10,8 @@ import {
 } from "../../gql/graphql";
 import { FilterBar } from "../audit-logs/FilterBar";
 import { filtersFromParams, filtersToParams, isEmpty, toApiFilter, type Filters } from "../audit-logs/filters";
-import { ExportRequests, SubmitRow, type Outcome } from "./ExportRequests";
+import { problemOf, type Outcome } from "../../kit";
+import { ExportRequests, SubmitRow } from "./ExportRequests";
 
 const FORMATS: Array<{ value: AuditExportFormat; label: string; hint: string }> = [
   { value: "CSV", label: "CSV", hint: "RFC 4180, one event a row; opens in a spreadsheet" },
@@ -53,7 +54,7 @@ export function ExportsPage() {
     // Resolved now: "last 24 hours" means the 24 hours before the click, as the audit log would show them.
     const result = await create({ input: { filter: toApiFilter(filters, zone), format, compression } });
     if (result.error || !result.data) {
-      setOutcome({ error: true, text: result.error?.graphQLErrors[0]?.message ?? result.error?.message ?? "The export was refused" });
+      setOutcome({ error: true, text: result.error ? problemOf(result.error) : "The export was refused" });
       return;
     }
     setOutcome({

@@ -11,8 +11,10 @@ import {
   type AuditReportInput,
   type AuditReportTemplate,
 } from "../../gql/graphql";
-import { EventTypeSelect, UserPicker } from "../audit-logs/FilterBar";
-import { ExportRequests, SubmitRow, type Outcome } from "../exports/ExportRequests";
+import { EventTypePicker } from "../audit-logs/EventTypePicker";
+import { UserPicker } from "../audit-logs/FilterBar";
+import { Field, problemOf, type Outcome } from "../../kit";
+import { ExportRequests, SubmitRow } from "../exports/ExportRequests";
 
 const TEMPLATES: Array<{ value: AuditReportTemplate; label: string; controls: string; shows: string }> = [
   {
@@ -124,7 +126,7 @@ export function ReportsPage() {
     if (custom) Object.assign(input, { eventTypes: eventTypes.length ? eventTypes : null, groupBy, columns });
     const result = await create({ input });
     if (result.error || !result.data) {
-      setOutcome({ error: true, text: result.error?.graphQLErrors[0]?.message ?? result.error?.message ?? "The report was refused" });
+      setOutcome({ error: true, text: result.error ? problemOf(result.error) : "The report was refused" });
       return;
     }
     setOutcome({ error: false, text: `${chosen.label} report (${format}) requested: it appears below and can be downloaded when ready.` });
@@ -136,8 +138,7 @@ export function ReportsPage() {
       <h1>Reports</h1>
       <form className="panel-form report-form" aria-labelledby="new-report-title" onSubmit={(event) => void submit(event)}>
         <h2 id="new-report-title">New report</h2>
-        <label>
-          <span>Template</span>
+        <Field label="Template">
           <select
             value={template}
             onChange={(event) => setTemplate(event.target.value as AuditReportTemplate)}
@@ -149,18 +150,16 @@ export function ReportsPage() {
               </option>
             ))}
           </select>
-        </label>
+        </Field>
         <p id="template-hint" className="template-hint">
           <strong>Controls:</strong> {chosen.controls}. <strong>Shows:</strong> {chosen.shows}.
         </p>
-        <label>
-          <span>From (day)</span>
+        <Field label="From (day)">
           <input type="date" required value={from} onChange={(event) => setFrom(event.target.value)} />
-        </label>
-        <label>
-          <span>To (day, inclusive)</span>
+        </Field>
+        <Field label="To (day, inclusive)">
           <input type="date" required value={to} onChange={(event) => setTo(event.target.value)} />
-        </label>
+        </Field>
         <p className="muted span-all">Days are whole days in {zone}.</p>
         {canWrite ? (
           <UserPicker
@@ -172,25 +171,22 @@ export function ReportsPage() {
             }}
           />
         ) : (
-          <label>
-            <span>User ids (optional)</span>
+          <Field label="User ids (optional)">
             <input
               value={userIdText}
               onChange={(event) => setUserIdText(event.target.value)}
               placeholder="id, id (from an event's detail)"
               className="mono"
             />
-          </label>
+          </Field>
         )}
-        <label>
-          <span>Providers (optional)</span>
+        <Field label="Providers (optional)">
           <input value={providers} onChange={(event) => setProviders(event.target.value)} placeholder="slug, slug" />
-        </label>
+        </Field>
         {custom && (
           <>
-            <EventTypeSelect label="Event types (none chosen: all)" size={6} value={eventTypes} onChange={setEventTypes} />
-            <label>
-              <span>Group by</span>
+            <EventTypePicker label="Event types (none chosen: all)" value={eventTypes} onChange={setEventTypes} />
+            <Field label="Group by">
               <select value={groupBy} onChange={(event) => setGroupBy(event.target.value as AuditReportGroupBy)}>
                 {GROUP_BY.map((choice) => (
                   <option key={choice.value} value={choice.value}>
@@ -198,7 +194,7 @@ export function ReportsPage() {
                   </option>
                 ))}
               </select>
-            </label>
+            </Field>
             <fieldset className="span-all columns-choice">
               <legend>Columns</legend>
               {COLUMNS.map((column) => (

@@ -1,6 +1,7 @@
 import { useEffect, useState, type FormEvent } from "react";
 import { Navigate, useSearchParams } from "react-router";
 import { CONSOLE_ROLES, useSession } from "../../app/session";
+import { Field } from "../../kit";
 
 type SsoChoice = { slug: string; name: string };
 
@@ -55,14 +56,12 @@ export function SignInPage() {
     <main className="sign-in" aria-labelledby="sign-in-title">
       <h1 id="sign-in-title">Sign in to the admin console</h1>
       <form onSubmit={(event) => void submit(event)} aria-describedby={error ? "sign-in-error" : undefined}>
-        <label>
-          <span>E-mail</span>
+        <Field label="E-mail">
           <input name="email" type="email" autoComplete="username" required autoFocus />
-        </label>
-        <label>
-          <span>Password</span>
+        </Field>
+        <Field label="Password">
           <input name="password" type="password" autoComplete="current-password" required />
-        </label>
+        </Field>
         {error && (
           <p id="sign-in-error" className="error" role="alert">
             {error}

@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from "react";
 import { useMutation, useQuery } from "urql";
 import { useViewer } from "../../app/session";
+import { ConfirmButton, DataTable, Field, Problem, problemOf, useActionOutcome } from "../../kit";
 import { Time } from "../../app/zone";
 import {
   CreateSsoProviderDocument,
@@ -46,11 +47,7 @@ function ProviderForm({ provider, onDone }: { provider: SsoProviderFieldsFragmen
     };
     if (text("clientSecret")) input.clientSecret = text("clientSecret");
     const result = provider ? await update({ id: provider.id, input }) : await create({ input });
-    if (result.error) {
-      const details = result.error.graphQLErrors[0]?.extensions?.errors as Array<{ field?: string; message: string }> | undefined;
-      setError(details?.map((detail) => detail.message).join("; ") ?? result.error.graphQLErrors[0]?.message ?? result.error.message);
-      return;
-    }
+    if (result.error) return setError(problemOf(result.error));
     onDone();
   };
   return (
@@ -60,55 +57,42 @@ function ProviderForm({ provider, onDone }: { provider: SsoProviderFieldsFragmen
       aria-label={provider ? `Edit ${provider.name}` : "New SSO provider"}
     >
       <h2>{provider ? `Edit ${provider.name}` : "New SSO provider"}</h2>
-      <label>
-        <span>Name</span>
+      <Field label="Name">
         <input name="name" required defaultValue={provider?.name} />
-      </label>
-      <label>
-        <span>Slug (in the URLs)</span>
+      </Field>
+      <Field label="Slug (in the URLs)">
         <input name="slug" required defaultValue={provider?.slug} pattern="[a-z0-9-]+" />
-      </label>
-      <label>
-        <span>Issuer URL</span>
+      </Field>
+      <Field label="Issuer URL">
         <input name="issuer" type="url" required defaultValue={provider?.issuer} />
-      </label>
-      <label>
-        <span>Client id</span>
+      </Field>
+      <Field label="Client id">
         <input name="clientId" required defaultValue={provider?.clientId} />
-      </label>
-      <label>
-        <span>Client secret {provider ? "(leave empty to keep)" : ""}</span>
+      </Field>
+      <Field label={<>Client secret {provider ? "(leave empty to keep)" : ""}</>}>
         <input name="clientSecret" type="password" autoComplete="off" required={!provider} />
-      </label>
-      <label>
-        <span>Scopes</span>
+      </Field>
+      <Field label="Scopes">
         <input name="scopes" defaultValue={(provider?.scopes ?? ["openid", "email", "profile"]).join(" ")} />
-      </label>
-      <label>
-        <span>Allowed e-mail domains (empty: any)</span>
+      </Field>
+      <Field label="Allowed e-mail domains (empty: any)">
         <input name="allowedDomains" defaultValue={provider?.allowedDomains.join(", ")} />
-      </label>
-      <label>
-        <span>Role mappings (one group=role a line)</span>
+      </Field>
+      <Field label="Role mappings (one group=role a line)">
         <textarea name="roleMappings" rows={3} defaultValue={provider?.roleMappings.map((m) => `${m.group}=${m.role}`).join("\n")} />
-      </label>
-      <label>
-        <span>Default role</span>
+      </Field>
+      <Field label="Default role">
         <select name="defaultRole" defaultValue={provider?.defaultRole ?? "member"}>
           {ROLES.map((role) => (
             <option key={role}>{role}</option>
           ))}
         </select>
-      </label>
+      </Field>
       <label className="check">
         <input name="jitProvisioning" type="checkbox" defaultChecked={provider?.jitProvisioning ?? true} />
         Create accounts at first sign-in
       </label>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <Problem error={error} />
       <div className="filter-actions">
         <button type="submit" className="primary">
           {provider ? "Save changes" : "Create provider"}
@@ -130,13 +114,9 @@ export function SsoProvidersPage() {
   const [, remove] = useMutation(DeleteSsoProviderDocument);
   const [, test] = useMutation(TestSsoProviderDocument);
   const [editing, setEditing] = useState<SsoProviderFieldsFragment | "new" | null>(null);
-  const [message, setMessage] = useState<{ text: string; link?: string } | null>(null);
+  const [testLink, setTestLink] = useState<string | null>(null);
   const refresh = () => reload({ requestPolicy: "network-only" });
-  const run = async (promise: Promise<{ error?: { message: string; graphQLErrors: Array<{ message: string }> } }>, done: string) => {
-    const result = await promise;
-    setMessage({ text: result.error ? (result.error.graphQLErrors[0]?.message ?? result.error.message) : done });
-    refresh();
-  };
+  const { outcome, run, say } = useActionOutcome(refresh);
 
   return (
     <section aria-labelledby="providers-title">
@@ -148,21 +128,17 @@ export function SsoProvidersPage() {
           </button>
         )}
       </div>
-      {message && (
+      {outcome && (
         <p role="status">
-          {message.text}{" "}
-          {message.link && (
-            <a href={message.link} target="_blank" rel="noreferrer">
+          {outcome.text}{" "}
+          {testLink && (
+            <a href={testLink} target="_blank" rel="noreferrer">
               Open the test sign-in
             </a>
           )}
         </p>
       )}
-      {error && (
-        <p className="error" role="alert">
-          {error.graphQLErrors[0]?.message ?? error.message}
-        </p>
-      )}
+      <Problem error={error} />
       {editing && (
         <ProviderForm
           provider={editing === "new" ? null : editing}
@@ -172,83 +148,82 @@ export function SsoProvidersPage() {
           }}
         />
       )}
-      <table className="data-table">
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Slug</th>
-            <th scope="col">Issuer</th>
-            <th scope="col">Status</th>
-            <th scope="col">Updated</th>
-            {canWrite && <th scope="col">Actions</th>}
-          </tr>
-        </thead>
-        <tbody>
-          {(data?.ssoProviders ?? []).map((provider) => (
-            <tr key={provider.id}>
-              <td>{provider.name}</td>
-              <td className="mono">{provider.slug}</td>
-              <td className="mono">{provider.issuer}</td>
-              <td>{provider.enabled ? "enabled" : "disabled"}</td>
-              <td>
-                <Time value={provider.updatedAt} />
-              </td>
-              {canWrite && (
-                <td className="row-actions">
-                  <button type="button" onClick={() => setEditing(provider)} aria-label={`Edit ${provider.name}`}>
-                    Edit
-                  </button>
-                  {provider.enabled ? (
-                    <button
-                      type="button"
-                      onClick={() => void run(disable({ id: provider.id }), `${provider.name} disabled.`)}
-                      aria-label={`Disable ${provider.name}`}
-                    >
-                      Disable
-                    </button>
-                  ) : (
-                    <button
-                      type="button"
-                      onClick={() => void run(enable({ id: provider.id }), `${provider.name} enabled.`)}
-                      aria-label={`Enable ${provider.name}`}
-                    >
-                      Enable
-                    </button>
-                  )}
+      <DataTable<SsoProviderFieldsFragment>
+        label="SSO providers"
+        rows={data?.ssoProviders ?? []}
+        loaded={Boolean(data)}
+        rowKey={(provider) => provider.id}
+        empty="No SSO provider yet."
+        columns={[
+          { header: "Name", cell: (provider) => <span title={`id ${provider.id}`}>{provider.name}</span> },
+          { header: "Slug", className: "mono", cell: (provider) => provider.slug },
+          { header: "Issuer", className: "mono", cell: (provider) => provider.issuer },
+          { header: "Status", cell: (provider) => (provider.enabled ? "enabled" : "disabled") },
+          { header: "Updated", cell: (provider) => <Time value={provider.updatedAt} /> },
+          {
+            header: "Actions",
+            when: canWrite,
+            className: "row-actions",
+            cell: (provider) => (
+              <>
+                <button type="button" onClick={() => setEditing(provider)} aria-label={`Edit ${provider.name}`}>
+                  Edit
+                </button>
+                {provider.enabled ? (
                   <button
                     type="button"
-                    aria-label={`Test ${provider.name}`}
-                    onClick={async () => {
-                      const result = await test({ id: provider.id });
-                      const outcome = result.data?.testSsoProvider;
-                      setMessage(
-                        outcome?.ok
-                          ? { text: `Discovery of ${provider.name} succeeded.`, link: outcome.loginUrl ?? undefined }
-                          : { text: `Test of ${provider.name} failed: ${outcome?.error ?? result.error?.message}` },
-                      );
-                    }}
-                  >
-                    Test
-                  </button>
-                  <button
-                    type="button"
-                    className="danger"
-                    aria-label={`Delete ${provider.name}`}
                     onClick={() => {
-                      if (window.confirm(`Delete the SSO provider “${provider.name}”? People can no longer sign in with it.`)) {
-                        void run(remove({ id: provider.id }), `${provider.name} deleted.`);
-                      }
+                      setTestLink(null);
+                      void run(disable({ id: provider.id }), `${provider.name} disabled.`);
                     }}
+                    aria-label={`Disable ${provider.name}`}
                   >
-                    Delete
+                    Disable
                   </button>
-                </td>
-              )}
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {data && data.ssoProviders.length === 0 && <p className="muted">No SSO provider yet.</p>}
+                ) : (
+                  <button
+                    type="button"
+                    onClick={() => {
+                      setTestLink(null);
+                      void run(enable({ id: provider.id }), `${provider.name} enabled.`);
+                    }}
+                    aria-label={`Enable ${provider.name}`}
+                  >
+                    Enable
+                  </button>
+                )}
+                <button
+                  type="button"
+                  aria-label={`Test ${provider.name}`}
+                  onClick={async () => {
+                    const result = await test({ id: provider.id });
+                    const tested = result.data?.testSsoProvider;
+                    setTestLink(tested?.ok ? (tested.loginUrl ?? null) : null);
+                    say(
+                      tested?.ok
+                        ? `Discovery of ${provider.name} succeeded.`
+                        : `Test of ${provider.name} failed: ${tested?.error ?? (result.error ? problemOf(result.error) : "")}`,
+                    );
+                  }}
+                >
+                  Test
+                </button>
+                <ConfirmButton
+                  className="danger"
+                  aria-label={`Delete ${provider.name}`}
+                  question={`Delete the SSO provider “${provider.name}”? People can no longer sign in with it.`}
+                  onConfirm={() => {
+                    setTestLink(null);
+                    void run(remove({ id: provider.id }), `${provider.name} deleted.`);
+                  }}
+                >
+                  Delete
+                </ConfirmButton>
+              </>
+            ),
+          },
+        ]}
+      />
     </section>
   );
 }

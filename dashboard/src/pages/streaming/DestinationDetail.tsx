@@ -2,8 +2,15 @@ import { useEffect, useRef, useState, type FormEvent, type ReactNode } from "rea
 import { useMutation, useQuery } from "urql";
 import { zonedInstant } from "../../app/time";
 import { Time, useZone } from "../../app/zone";
-import { ReplayStreamDestinationDocument, StreamDeliveriesDocument, type StreamDestinationFieldsFragment } from "../../gql/graphql";
-import { problemOf } from "./problems";
+import {
+  ReplayStreamDestinationDocument,
+  StreamDeliveriesDocument,
+  type StreamDeliveriesQuery,
+  type StreamDestinationFieldsFragment,
+} from "../../gql/graphql";
+
+type Delivery = StreamDeliveriesQuery["streamDeliveries"][number];
+import { DataTable, Field, Problem, problemOf } from "../../kit";
 
 const PAGE = 50;
 
@@ -48,21 +55,15 @@ function ReplayForm({ destination, onDone }: { destination: StreamDestinationFie
         </label>
       </fieldset>
       {from === "sequence" ? (
-        <label>
-          <span>First sequence number to deliver again</span>
+        <Field label="First sequence number to deliver again">
           <input key="sequence" name="from" inputMode="numeric" pattern="[0-9]+" required placeholder={destination.health.position} />
-        </label>
+        </Field>
       ) : (
-        <label>
-          <span>Deliver again from</span>
+        <Field label="Deliver again from">
           <input key="time" name="from" type="datetime-local" step={1} required />
-        </label>
+        </Field>
       )}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <Problem error={error} />
       <button type="submit">Replay</button>
     </form>
   );
@@ -131,47 +132,40 @@ export function DestinationDetail({
           Refresh log
         </button>
       </div>
-      {error && (
-        <p className="error" role="alert">
-          {problemOf(error)}
-        </p>
-      )}
-      <table className="data-table" aria-labelledby="delivery-log-title">
-        <thead>
-          <tr>
-            <th scope="col">Time</th>
-            <th scope="col">Outcome</th>
-            <th scope="col">Status</th>
-            <th scope="col">Latency</th>
-            <th scope="col">Events</th>
-            <th scope="col">Error</th>
-          </tr>
-        </thead>
-        <tbody>
-          {deliveries.map((delivery) => (
-            <tr key={delivery.id}>
-              <td>
-                <Time value={delivery.attemptedAt} />
-              </td>
-              <td>
+      <Problem error={error} />
+      <DataTable<Delivery>
+        label="Delivery log"
+        labelledBy="delivery-log-title"
+        rows={deliveries}
+        loaded={Boolean(data)}
+        rowKey={(delivery) => delivery.id}
+        empty={`No delivery attempt ${before ? "older than these" : "yet"}.`}
+        columns={[
+          { header: "Time", cell: (delivery) => <Time value={delivery.attemptedAt} /> },
+          {
+            header: "Outcome",
+            cell: (delivery) => (
+              <>
                 <span className={`state state-${delivery.outcome}`}>{delivery.outcome}</span>
                 {delivery.test ? " (test)" : ""}
-              </td>
-              <td>{delivery.status ?? "—"}</td>
-              <td>{delivery.latencyMs} ms</td>
-              <td className="mono">
-                {delivery.test
-                  ? "test event"
-                  : delivery.firstSeq === delivery.lastSeq
-                    ? `#${delivery.firstSeq}`
-                    : `${delivery.events}: #${delivery.firstSeq}–#${delivery.lastSeq}`}
-              </td>
-              <td>{delivery.error ?? ""}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {data && deliveries.length === 0 && <p className="muted">No delivery attempt {before ? "older than these" : "yet"}.</p>}
+              </>
+            ),
+          },
+          { header: "Status", cell: (delivery) => delivery.status ?? "—" },
+          { header: "Latency", cell: (delivery) => `${delivery.latencyMs} ms` },
+          {
+            header: "Events",
+            className: "mono",
+            cell: (delivery) =>
+              delivery.test
+                ? "test event"
+                : delivery.firstSeq === delivery.lastSeq
+                  ? `#${delivery.firstSeq}`
+                  : `${delivery.events}: #${delivery.firstSeq}–#${delivery.lastSeq}`,
+          },
+          { header: "Error", cell: (delivery) => delivery.error ?? "" },
+        ]}
+      />
       <div className="filter-actions">
         {before && (
           <button type="button" onClick={() => setBefore(null)}>

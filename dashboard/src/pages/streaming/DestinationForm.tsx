@@ -7,7 +7,7 @@ import {
   type StreamDestinationInput,
   type StreamDestinationsQuery,
 } from "../../gql/graphql";
-import { problemOf } from "./problems";
+import { Field, Problem, problemOf } from "../../kit";
 
 export type DestinationKind = StreamDestinationsQuery["streamDestinationKinds"][number];
 
@@ -104,8 +104,7 @@ export function DestinationForm({
   return (
     <form className="panel-form" onSubmit={(event) => void submit(event)} aria-label={title}>
       <h2>{title}</h2>
-      <label>
-        <span>Kind</span>
+      <Field label="Kind">
         <select name="kind" value={kindName} disabled={Boolean(destination)} onChange={(event) => setKindName(event.target.value)}>
           {kinds.map((candidate) => (
             <option key={candidate.kind} value={candidate.kind}>
@@ -113,17 +112,14 @@ export function DestinationForm({
             </option>
           ))}
         </select>
-      </label>
-      <label>
-        <span>Name</span>
+      </Field>
+      <Field label="Name">
         <input name="name" required maxLength={100} defaultValue={destination?.name} />
-      </label>
-      <label>
-        <span>Description</span>
+      </Field>
+      <Field label="Description">
         <input name="description" maxLength={500} defaultValue={destination?.description ?? ""} />
-      </label>
-      <label>
-        <span>{kind?.syslog ? "Syslog URL (syslog://host:port or syslog+tls://host:port)" : "URL"}</span>
+      </Field>
+      <Field label={<>{kind?.syslog ? "Syslog URL (syslog://host:port or syslog+tls://host:port)" : "URL"}</>}>
         <input
           name="url"
           required
@@ -131,37 +127,27 @@ export function DestinationForm({
           placeholder={kind?.syslog ? "syslog+tls://siem.example.com:6514" : URL_HINTS[kindName]}
           spellCheck={false}
         />
-      </label>
-      <label>
-        <span>Event types (exact types or prefixes such as auth.*; empty: every event)</span>
+      </Field>
+      <Field label="Event types (exact types or prefixes such as auth.*; empty: every event)">
         <input name="eventTypes" defaultValue={destination?.eventTypes.join(", ")} spellCheck={false} />
-      </label>
+      </Field>
       {kind?.settings.map((setting) =>
         setting.name === "caCertificate" ? (
-          <label key={`${kindName}:${setting.name}`}>
-            <span>{kindLabel(setting.name)}</span>
+          <Field key={`${kindName}:${setting.name}`} label={kindLabel(setting.name)}>
             <textarea name={`setting:${setting.name}`} rows={3} defaultValue={stored(setting.name)} spellCheck={false} />
-          </label>
+          </Field>
         ) : (
-          <label key={`${kindName}:${setting.name}`}>
-            <span>
-              {kindLabel(setting.name)}
-              {setting.required ? "" : " (optional)"}
-            </span>
+          <Field key={`${kindName}:${setting.name}`} label={`${kindLabel(setting.name)}${setting.required ? "" : " (optional)"}`}>
             <input name={`setting:${setting.name}`} required={setting.required} defaultValue={stored(setting.name)} spellCheck={false} />
-          </label>
+          </Field>
         ),
       )}
       {kind?.credentials.map((name) => {
         const kept = destination?.credentialNames.includes(name);
         return (
-          <label key={`${kindName}:${name}`}>
-            <span>
-              {kindLabel(name)}
-              {kept ? " (stored; leave empty to keep)" : ""}
-            </span>
+          <Field key={`${kindName}:${name}`} label={`${kindLabel(name)}${kept ? " (stored; leave empty to keep)" : ""}`}>
             <input name={`credential:${name}`} type="password" autoComplete="off" required={!kept} />
-          </label>
+          </Field>
         );
       })}
       {kindName === "webhook" && !destination && (
@@ -171,11 +157,7 @@ export function DestinationForm({
         <input name="enabled" type="checkbox" defaultChecked={destination?.enabled ?? true} />
         Enabled
       </label>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <Problem error={error} />
       <div className="filter-actions">
         <button type="submit" className="primary">
           {destination ? "Save changes" : "Create destination"}

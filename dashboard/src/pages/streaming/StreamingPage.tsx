@@ -1,5 +1,5 @@
 import { useEffect, useState } from "react";
-import { useMutation, useQuery, type CombinedError } from "urql";
+import { useMutation, useQuery } from "urql";
 import { useViewer } from "../../app/session";
 import { Time } from "../../app/zone";
 import {
@@ -13,7 +13,7 @@ import {
 } from "../../gql/graphql";
 import { DestinationDetail } from "./DestinationDetail";
 import { DestinationForm, kindLabel } from "./DestinationForm";
-import { problemOf } from "./problems";
+import { ConfirmButton, DataTable, OutcomeLine, Problem, problemOf, useActionOutcome } from "../../kit";
 
 /** Health and lag change by themselves (deliveries, retries): the list is read again this often. */
 const REFRESH_MS = 5000;
@@ -60,7 +60,6 @@ export function StreamingPage() {
   const [, test] = useMutation(TestStreamDestinationDocument);
   const [editing, setEditing] = useState<Destination | "new" | null>(null);
   const [selectedId, setSelectedId] = useState<string | null>(null);
-  const [message, setMessage] = useState<string | null>(null);
   const [secret, setSecret] = useState<{ name: string; value: string } | null>(null);
   const refresh = () => reload({ requestPolicy: "network-only" });
   useEffect(() => {
@@ -70,11 +69,7 @@ export function StreamingPage() {
 
   const destinations = data?.streamDestinations ?? [];
   const selected = destinations.find((destination) => destination.id === selectedId) ?? null;
-  const run = async (promise: Promise<{ error?: CombinedError }>, done: string) => {
-    const result = await promise;
-    setMessage(result.error ? problemOf(result.error) : done);
-    refresh();
-  };
+  const { outcome, run, say } = useActionOutcome(refresh);
 
   return (
     <section aria-labelledby="streaming-title">
@@ -90,13 +85,9 @@ export function StreamingPage() {
         Webhooks and SIEMs receive the audit log as it is committed, in chain order, at least once. Lag is the number of events recorded but
         not yet delivered.
       </p>
-      {message && <p role="status">{message}</p>}
+      <OutcomeLine outcome={outcome} />
       {secret && <SecretNotice secret={secret} onDismiss={() => setSecret(null)} />}
-      {error && (
-        <p className="error" role="alert">
-          {problemOf(error)}
-        </p>
-      )}
+      <Problem error={error} />
       {editing && data && (
         <DestinationForm
           kinds={data.streamDestinationKinds}
@@ -104,136 +95,133 @@ export function StreamingPage() {
           onCreated={(name, value) => value && setSecret({ name, value })}
           onDone={(done) => {
             setEditing(null);
-            if (done) setMessage(done);
+            if (done) say(done);
             refresh();
           }}
         />
       )}
-      <table className="data-table">
-        <caption className="sr-only">Destinations and their health</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Kind</th>
-            <th scope="col">State</th>
-            <th scope="col">Lag</th>
-            <th scope="col">Last success</th>
-            <th scope="col">Last failure</th>
-            {canWrite && <th scope="col">Actions</th>}
-          </tr>
-        </thead>
-        <tbody>
-          {destinations.map((destination) => {
-            const state = stateOf(destination);
-            const { name, id, health } = destination;
-            return (
-              <tr key={id} aria-current={id === selectedId ? "true" : undefined}>
-                <td>
-                  <button
-                    type="button"
-                    className="link"
-                    aria-expanded={id === selectedId}
-                    onClick={() => setSelectedId(id === selectedId ? null : id)}
-                  >
-                    {name}
-                  </button>
-                  <div className="muted mono">{destination.url}</div>
-                </td>
-                <td>{kindLabel(destination.kind)}</td>
-                <td>
+      <DataTable<Destination>
+        label="Destinations and their health"
+        rows={destinations}
+        loaded={Boolean(data)}
+        rowKey={(destination) => destination.id}
+        rowProps={(destination) => ({ "aria-current": destination.id === selectedId ? "true" : undefined })}
+        empty="No destination yet."
+        columns={[
+          {
+            header: "Name",
+            cell: ({ id, name, url }) => (
+              <>
+                <button
+                  type="button"
+                  className="link"
+                  title={`id ${id}`}
+                  aria-expanded={id === selectedId}
+                  onClick={() => setSelectedId(id === selectedId ? null : id)}
+                >
+                  {name}
+                </button>
+                <div className="muted mono cell-url">{url}</div>
+              </>
+            ),
+          },
+          { header: "Kind", cell: (destination) => kindLabel(destination.kind) },
+          {
+            header: "State",
+            cell: (destination) => {
+              const state = stateOf(destination);
+              return (
+                <>
                   <span className={`state state-${state.label}`}>{state.label}</span>
                   {state.detail && <div className="muted">{state.detail}</div>}
-                </td>
-                <td data-testid="lag">{health.lag}</td>
-                <td>{health.lastSuccessAt ? <Time value={health.lastSuccessAt} /> : "—"}</td>
-                <td>{health.lastFailureAt ? <Time value={health.lastFailureAt} /> : "—"}</td>
-                {canWrite && (
-                  <td>
-                    <div className="row-actions">
-                      <button type="button" aria-label={`Edit ${name}`} onClick={() => setEditing(destination)}>
-                        Edit
-                      </button>
-                      <button
-                        type="button"
-                        aria-label={`Send a test event to ${name}`}
-                        onClick={async () => {
-                          const result = await test({ id });
-                          const outcome = result.data?.testStreamDestination;
-                          setMessage(
-                            outcome?.ok
-                              ? `Test event delivered to ${name} (${outcome.status ?? "syslog"}, ${outcome.latencyMs} ms).`
-                              : `Test event to ${name} failed: ${outcome?.error ?? (result.error ? problemOf(result.error) : "")}`,
-                          );
-                          refresh();
-                        }}
-                      >
-                        Test
-                      </button>
-                      {health.paused ? (
-                        <button type="button" aria-label={`Resume ${name}`} onClick={() => void run(resume({ id }), `${name} resumed.`)}>
-                          Resume
-                        </button>
-                      ) : (
-                        <button type="button" aria-label={`Pause ${name}`} onClick={() => void run(pause({ id }), `${name} paused.`)}>
-                          Pause
-                        </button>
-                      )}
-                      {health.failing && !health.paused && (
-                        <button
-                          type="button"
-                          aria-label={`Retry now for ${name}`}
-                          onClick={() => void run(resume({ id }), `${name} retries now.`)}
-                        >
-                          Retry now
-                        </button>
-                      )}
-                      {destination.kind === "webhook" && (
-                        <button
-                          type="button"
-                          aria-label={`Rotate secret of ${name}`}
-                          onClick={async () => {
-                            if (!window.confirm(`Rotate the signing secret of “${name}”? The old one keeps signing for 24 hours.`)) return;
-                            const result = await rotate({ id });
-                            const value = result.data?.rotateStreamWebhookSecret.secret;
-                            if (value) setSecret({ name, value });
-                            setMessage(result.error ? problemOf(result.error) : `New secret for ${name}; both sign for 24 hours.`);
-                            refresh();
-                          }}
-                        >
-                          Rotate secret
-                        </button>
-                      )}
-                      <button
-                        type="button"
-                        className="danger"
-                        aria-label={`Delete ${name}`}
-                        onClick={() => {
-                          if (
-                            window.confirm(`Delete the destination “${name}”? It stops receiving the audit log; its delivery log goes too.`)
-                          ) {
-                            if (selectedId === id) setSelectedId(null);
-                            void run(remove({ id }), `${name} deleted.`);
-                          }
-                        }}
-                      >
-                        Delete
-                      </button>
-                    </div>
-                  </td>
-                )}
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-      {data && destinations.length === 0 && <p className="muted">No destination yet.</p>}
+                </>
+              );
+            },
+          },
+          { header: "Lag", cell: (destination) => <span data-testid="lag">{destination.health.lag}</span> },
+          { header: "Last success", cell: ({ health }) => (health.lastSuccessAt ? <Time value={health.lastSuccessAt} /> : "—") },
+          { header: "Last failure", cell: ({ health }) => (health.lastFailureAt ? <Time value={health.lastFailureAt} /> : "—") },
+          {
+            header: "Actions",
+            when: canWrite,
+            cell: (destination) => {
+              const { id, name, health } = destination;
+              return (
+                <div className="row-actions">
+                  <button type="button" aria-label={`Edit ${name}`} onClick={() => setEditing(destination)}>
+                    Edit
+                  </button>
+                  <button
+                    type="button"
+                    aria-label={`Send a test event to ${name}`}
+                    onClick={async () => {
+                      const result = await test({ id });
+                      const tested = result.data?.testStreamDestination;
+                      say(
+                        tested?.ok
+                          ? `Test event delivered to ${name} (${tested.status ?? "syslog"}, ${tested.latencyMs} ms).`
+                          : `Test event to ${name} failed: ${tested?.error ?? (result.error ? problemOf(result.error) : "")}`,
+                      );
+                      refresh();
+                    }}
+                  >
+                    Test
+                  </button>
+                  {health.paused ? (
+                    <button type="button" aria-label={`Resume ${name}`} onClick={() => void run(resume({ id }), `${name} resumed.`)}>
+                      Resume
+                    </button>
+                  ) : (
+                    <button type="button" aria-label={`Pause ${name}`} onClick={() => void run(pause({ id }), `${name} paused.`)}>
+                      Pause
+                    </button>
+                  )}
+                  {health.failing && !health.paused && (
+                    <button
+                      type="button"
+                      aria-label={`Retry now for ${name}`}
+                      onClick={() => void run(resume({ id }), `${name} retries now.`)}
+                    >
+                      Retry now
+                    </button>
+                  )}
+                  {destination.kind === "webhook" && (
+                    <ConfirmButton
+                      aria-label={`Rotate secret of ${name}`}
+                      question={`Rotate the signing secret of “${name}”? The old one keeps signing for 24 hours.`}
+                      onConfirm={async () => {
+                        const result = await run(rotate({ id }), `New secret for ${name}; both sign for 24 hours.`);
+                        const value = result.data?.rotateStreamWebhookSecret.secret;
+                        if (value) setSecret({ name, value });
+                      }}
+                    >
+                      Rotate secret
+                    </ConfirmButton>
+                  )}
+                  <ConfirmButton
+                    className="danger"
+                    aria-label={`Delete ${name}`}
+                    question={`Delete the destination “${name}”? It stops receiving the audit log; its delivery log goes too.`}
+                    onConfirm={() => {
+                      if (selectedId === id) setSelectedId(null);
+                      void run(remove({ id }), `${name} deleted.`);
+                    }}
+                  >
+                    Delete
+                  </ConfirmButton>
+                </div>
+              );
+            },
+          },
+        ]}
+      />
       {selected && (
         <DestinationDetail
           key={selected.id}
           destination={selected}
           canWrite={canWrite}
           onChanged={(done) => {
-            setMessage(done);
+            say(done);
             refresh();
           }}
         />

@@ -3,6 +3,7 @@ import { useMutation, useQuery } from "urql";
 import { useViewer } from "../../app/session";
 import { Time } from "../../app/zone";
 import { DeleteUserDocument, ReactivateUserDocument, SetUserRoleDocument, SuspendUserDocument, UsersDocument } from "../../gql/graphql";
+import { ConfirmButton, DataTable, Field, OutcomeLine, plural, Problem, useActionOutcome } from "../../kit";
 
 const ROLES = ["member", "auditor", "admin"];
 const STATUSES = ["", "active", "suspended", "deleted"];
@@ -17,23 +18,17 @@ export function UsersPage() {
   const [, suspend] = useMutation(SuspendUserDocument);
   const [, reactivate] = useMutation(ReactivateUserDocument);
   const [, remove] = useMutation(DeleteUserDocument);
-  const [message, setMessage] = useState<string | null>(null);
-  const run = async (promise: Promise<{ error?: { message: string; graphQLErrors: Array<{ message: string }> } }>, done: string) => {
-    const result = await promise;
-    setMessage(result.error ? (result.error.graphQLErrors[0]?.message ?? result.error.message) : done);
-    reload({ requestPolicy: "network-only" });
-  };
+  const { outcome, run } = useActionOutcome(() => reload({ requestPolicy: "network-only" }));
+  type User = NonNullable<typeof data>["users"]["items"][number];
 
   return (
     <section aria-labelledby="users-title">
       <h1 id="users-title">Users</h1>
       <div className="filters compact">
-        <label className="grow">
-          <span>Search</span>
+        <Field label="Search" className="grow">
           <input type="search" value={search} onChange={(event) => setSearch(event.target.value)} placeholder="e-mail, name or id" />
-        </label>
-        <label>
-          <span>Status</span>
+        </Field>
+        <Field label="Status">
           <select value={status} onChange={(event) => setStatus(event.target.value)}>
             {STATUSES.map((choice) => (
               <option key={choice} value={choice}>
@@ -41,99 +36,86 @@ export function UsersPage() {
               </option>
             ))}
           </select>
-        </label>
+        </Field>
       </div>
-      {message && <p role="status">{message}</p>}
-      {error && (
-        <p className="error" role="alert">
-          {error.graphQLErrors[0]?.message ?? error.message}
-        </p>
-      )}
-      <table className="data-table">
-        <thead>
-          <tr>
-            <th scope="col">E-mail</th>
-            <th scope="col">Name</th>
-            <th scope="col">Role</th>
-            <th scope="col">Status</th>
-            <th scope="col">Created</th>
-            {canWrite && <th scope="col">Actions</th>}
-          </tr>
-        </thead>
-        <tbody>
-          {(data?.users.items ?? []).map((user) => (
-            <tr key={user.id}>
-              <td>{user.email}</td>
-              <td>{user.name ?? "—"}</td>
-              <td>
-                {canWrite && user.status !== "deleted" && user.id !== viewer.id ? (
-                  <label>
-                    <span className="sr-only">Role of {user.email}</span>
-                    <select
-                      value={user.role}
-                      onChange={(event) =>
-                        void run(setRole({ id: user.id, role: event.target.value }), `${user.email} is now ${event.target.value}.`)
-                      }
-                    >
-                      {ROLES.map((role) => (
-                        <option key={role}>{role}</option>
-                      ))}
-                    </select>
-                  </label>
-                ) : (
-                  user.role
+      <OutcomeLine outcome={outcome} />
+      <Problem error={error} />
+      <DataTable<User>
+        label="Users"
+        rows={data?.users.items ?? []}
+        loaded={Boolean(data)}
+        rowKey={(user) => user.id}
+        empty={search || status ? "No user matches this search." : "No user yet."}
+        columns={[
+          { header: "E-mail", cell: (user) => <span title={`id ${user.id}`}>{user.email}</span> },
+          { header: "Name", cell: (user) => user.name ?? "—" },
+          {
+            header: "Role",
+            cell: (user) =>
+              canWrite && user.status !== "deleted" && user.id !== viewer.id ? (
+                <label>
+                  <span className="sr-only">Role of {user.email}</span>
+                  <select
+                    value={user.role}
+                    onChange={(event) =>
+                      void run(setRole({ id: user.id, role: event.target.value }), `${user.email} is now ${event.target.value}.`)
+                    }
+                  >
+                    {ROLES.map((role) => (
+                      <option key={role}>{role}</option>
+                    ))}
+                  </select>
+                </label>
+              ) : (
+                user.role
+              ),
+          },
+          { header: "Status", cell: (user) => user.status },
+          { header: "Created", cell: (user) => <Time value={user.createdAt} /> },
+          {
+            header: "Actions",
+            when: canWrite,
+            className: "row-actions",
+            cell: (user) => (
+              <>
+                {user.status === "active" && user.id !== viewer.id && (
+                  <ConfirmButton
+                    reason
+                    question={`Suspend ${user.email}? Their sessions end at once. Reason (recorded):`}
+                    aria-label={`Suspend ${user.email}`}
+                    onConfirm={(reason) => void run(suspend({ id: user.id, reason }), `${user.email} suspended.`)}
+                  >
+                    Suspend
+                  </ConfirmButton>
                 )}
-              </td>
-              <td>{user.status}</td>
-              <td>
-                <Time value={user.createdAt} />
-              </td>
-              {canWrite && (
-                <td className="row-actions">
-                  {user.status === "active" && user.id !== viewer.id && (
-                    <button
-                      type="button"
-                      aria-label={`Suspend ${user.email}`}
-                      onClick={() => {
-                        const reason = window.prompt(`Suspend ${user.email}? Their sessions end at once. Reason (recorded):`, "");
-                        if (reason !== null) void run(suspend({ id: user.id, reason: reason || null }), `${user.email} suspended.`);
-                      }}
-                    >
-                      Suspend
-                    </button>
-                  )}
-                  {user.status === "suspended" && (
-                    <button
-                      type="button"
-                      aria-label={`Reactivate ${user.email}`}
-                      onClick={() => void run(reactivate({ id: user.id }), `${user.email} reactivated.`)}
-                    >
-                      Reactivate
-                    </button>
-                  )}
-                  {user.status !== "deleted" && user.id !== viewer.id && (
-                    <button
-                      type="button"
-                      className="danger"
-                      aria-label={`Delete ${user.email}`}
-                      onClick={() => {
-                        if (window.confirm(`Delete ${user.email}? This cannot be undone; their audit events are kept.`)) {
-                          void run(remove({ id: user.id }), `${user.email} deleted.`);
-                        }
-                      }}
-                    >
-                      Delete
-                    </button>
-                  )}
-                </td>
-              )}
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {data && (
+                {user.status === "suspended" && (
+                  <button
+                    type="button"
+                    aria-label={`Reactivate ${user.email}`}
+                    onClick={() => void run(reactivate({ id: user.id }), `${user.email} reactivated.`)}
+                  >
+                    Reactivate
+                  </button>
+                )}
+                {user.status !== "deleted" && user.id !== viewer.id && (
+                  <ConfirmButton
+                    className="danger"
+                    question={`Delete ${user.email}? This cannot be undone; their audit events are kept.`}
+                    aria-label={`Delete ${user.email}`}
+                    onConfirm={() => void run(remove({ id: user.id }), `${user.email} deleted.`)}
+                  >
+                    Delete
+                  </ConfirmButton>
+                )}
+              </>
+            ),
+          },
+        ]}
+      />
+      {data && data.users.pagination.totalCount > 0 && (
         <p className="muted">
-          {data.users.pagination.totalCount} users{data.users.pagination.totalPages > 1 ? " (first 50 shown: narrow the search)" : ""}
+          {plural(data.users.pagination.totalCount, "user")}
+          {data.users.pagination.totalPages > 1 ? " (first 50 shown: narrow the search)" : ""}
         </p>
       )}
     </section>
