@@ -241,8 +241,9 @@ describe("the openai provider", () => {
     });
     expect(answer).toEqual({ content: "You have one account." });
     expect(fake.requests[0].stream).toBeFalsy();
+    // Opened with 1000, then the 42.50 at the corner shop: the balance follows the ledger.
     expect(tools.calls[0].result).toEqual({
-      accounts: [{ name: "Checking", type: "depository", classification: "asset", balance: "1000", currency: "USD" }],
+      accounts: [{ name: "Checking", type: "depository", classification: "asset", balance: "957.5", currency: "USD" }],
     });
   });
 });
