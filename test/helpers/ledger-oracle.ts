@@ -1,4 +1,7 @@
 import { Client } from "pg";
+import type { TestUser } from "./fixtures";
+import { apiKeyClient } from "./http";
+import type { TestApp } from "./test-app";
 
 /**
  * What the ledger's figures must be, computed here in plain SQL that shares nothing with the service:
@@ -79,4 +82,35 @@ export async function oracle(databaseUrl: string, familyId: string) {
   } finally {
     await client.end();
   }
+}
+
+export async function allBalanceRows(app: TestApp, user: TestUser, query = ""): Promise<Array<Record<string, any>>> {
+  const rows: Array<Record<string, any>> = [];
+  for (let page = 1; ; page++) {
+    const response = await apiKeyClient(`${app.url}/api/v1`, user.key).get(`/balances?per_page=100&page=${page}${query}`);
+    expect(response.status).toBe(200);
+    rows.push(...response.body.balances);
+    if (page >= response.body.pagination.total_pages) return rows;
+  }
+}
+
+export const cents = (amount: string) => Math.round(Number(amount) * 100);
+
+/** The account, the balance sheet and /balances, each against the oracle. */
+export async function expectMatchesOracle(app: TestApp, user: TestUser): Promise<void> {
+  const expected = await oracle(app.database.url, user.familyId);
+  const accounts = (await apiKeyClient(`${app.url}/api/v1`, user.key).get("/accounts?per_page=100")).body.accounts as Array<
+    Record<string, any>
+  >;
+  for (const account of accounts)
+    expect([account.id, account.balance_cents]).toEqual([account.id, cents(expected.balances.get(account.id)!)]);
+  const rows = await allBalanceRows(app, user);
+  const seen = rows.map((row) => ({ accountId: row.account.id, date: row.date, cents: row.end_balance_cents }));
+  const wanted = expected.days.map((day) => ({ accountId: day.accountId, date: day.date, cents: cents(day.balance) }));
+  const order = (a: { accountId: string; date: string }, b: { accountId: string; date: string }) =>
+    a.accountId.localeCompare(b.accountId) || a.date.localeCompare(b.date);
+  expect(seen.sort(order)).toEqual(wanted.sort(order));
+  const sheet = (await apiKeyClient(`${app.url}/api/v1`, user.key).get("/balance_sheet")).body;
+  const own = expected.sheet.find((row) => row.currency === sheet.currency) ?? { assets: "0.00", liabilities: "0.00" };
+  expect([sheet.assets.amount, sheet.liabilities.amount].map(cents)).toEqual([cents(own.assets), cents(own.liabilities)]);
 }

@@ -1,7 +1,7 @@
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
 import { graphqlClient } from "../helpers/graphql";
 import { apiKeyClient } from "../helpers/http";
-import { oracle } from "../helpers/ledger-oracle";
+import { allBalanceRows as rowsOf, expectMatchesOracle as matchesOracle } from "../helpers/ledger-oracle";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 
 /**
@@ -16,35 +16,8 @@ beforeAll(async () => {
 afterAll(() => app.stop());
 
 const api = (user: TestUser) => apiKeyClient(`${app.url}/api/v1`, user.key);
-
-async function allBalanceRows(user: TestUser, query = ""): Promise<Array<Record<string, any>>> {
-  const rows: Array<Record<string, any>> = [];
-  for (let page = 1; ; page++) {
-    const response = await api(user).get(`/balances?per_page=100&page=${page}${query}`);
-    expect(response.status).toBe(200);
-    rows.push(...response.body.balances);
-    if (page >= response.body.pagination.total_pages) return rows;
-  }
-}
-
-const cents = (amount: string) => Math.round(Number(amount) * 100);
-
-/** The account, the balance sheet and /balances, each against the oracle. */
-async function expectMatchesOracle(user: TestUser): Promise<void> {
-  const expected = await oracle(app.database.url, user.familyId);
-  const accounts = (await api(user).get("/accounts?per_page=100")).body.accounts as Array<Record<string, any>>;
-  for (const account of accounts)
-    expect([account.id, account.balance_cents]).toEqual([account.id, cents(expected.balances.get(account.id)!)]);
-  const rows = await allBalanceRows(user);
-  const seen = rows.map((row) => ({ accountId: row.account.id, date: row.date, cents: row.end_balance_cents }));
-  const wanted = expected.days.map((day) => ({ accountId: day.accountId, date: day.date, cents: cents(day.balance) }));
-  const order = (a: { accountId: string; date: string }, b: { accountId: string; date: string }) =>
-    a.accountId.localeCompare(b.accountId) || a.date.localeCompare(b.date);
-  expect(seen.sort(order)).toEqual(wanted.sort(order));
-  const sheet = (await api(user).get("/balance_sheet")).body;
-  const own = expected.sheet.find((row) => row.currency === sheet.currency) ?? { assets: "0.00", liabilities: "0.00" };
-  expect([sheet.assets.amount, sheet.liabilities.amount].map(cents)).toEqual([cents(own.assets), cents(own.liabilities)]);
-}
+const allBalanceRows = (user: TestUser, query = "") => rowsOf(app, user, query);
+const expectMatchesOracle = (user: TestUser) => matchesOracle(app, user);
 
 describe("a manual account", () => {
   let user: TestUser;
