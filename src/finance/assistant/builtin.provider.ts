@@ -140,7 +140,8 @@ function unusedParts(asked: Asked): string[] {
     parts.push(
       `amounts ${AMOUNT_WORDS[asked.amount.operator].replace(/^in amounts /, "")} ${formatMoney(asked.amount.value, asked.currency)}`,
     );
-  if (asked.period && asked.kind !== "income_statement") parts.push(describe(asked.period));
+  // Balances and net worth are read on the period's last day (net worth's change across it).
+  if (asked.period && !["income_statement", "balances", "net_worth"].includes(asked.kind)) parts.push(describe(asked.period));
   return parts;
 }
 
@@ -150,11 +151,11 @@ async function answerAsked(asked: Asked, context: FamilyContext, tools: ToolRunn
   if (asked.unknown.length) return notFound(asked, context);
   switch (asked.kind) {
     case "net_worth":
-      return netWorth(context, tools, asked.history);
+      return asked.period ? netWorthChange(context, tools, asked.period) : netWorth(context, tools, asked.history);
     case "income_statement":
       return incomeStatement(context, tools, asked.period ?? currentMonth(context.today));
     case "balances":
-      return balances(tools, asked.subjects);
+      return asked.period ? balancesOn(tools, asked.subjects, asked.period) : balances(tools, asked.subjects);
     case "recurring":
       return recurring(context, tools);
     case "extremes":
@@ -537,6 +538,39 @@ async function balances(tools: ToolRunner, subjects: Subject[]): Promise<string>
       `- ${account.name}: **${formatMoney(account.balance, account.currency)}**${account.classification === "liability" ? " owed" : ""}`,
     );
   return lines.join("\n");
+}
+
+/** Each (wanted) account's balance at the end of the period's last day, from the ledger's daily balances. */
+async function balancesOn(tools: ToolRunner, subjects: Subject[], period: Period): Promise<string> {
+  const result = await tools.call("get_balances_on", { date: period.end });
+  const wanted = new Set(subjects.filter((subject) => subject.kind === "account").map((subject) => subject.name));
+  const accounts = (result.accounts as Array<{ name: string; balance: string | null; currency: string; classification: string }>).filter(
+    (account) => wanted.size === 0 || wanted.has(account.name),
+  );
+  if (accounts.length === 0) return "You have no accounts yet.";
+  const day = period.start === period.end ? `on ${period.end}` : `at the end of ${period.end} (${period.name})`;
+  const lines = [wanted.size === 1 ? `Balance ${day}:` : `Your account balances ${day}:`, ""];
+  for (const account of accounts)
+    lines.push(
+      account.balance === null
+        ? `- ${account.name}: no history yet`
+        : `- ${account.name}: **${formatMoney(account.balance, account.currency)}**${account.classification === "liability" ? " owed" : ""}`,
+    );
+  return lines.join("\n");
+}
+
+/** Net worth at the start and end of the period and how it moved. */
+async function netWorthChange(context: FamilyContext, tools: ToolRunner, period: Period): Promise<string> {
+  const result = await tools.call("get_net_worth_change", { start_date: period.start, end_date: period.end });
+  const money = (value: unknown) => formatMoney(String(value), context.currency);
+  const start = result.start as { date: string; net_worth: string };
+  const end = result.end as { date: string; net_worth: string };
+  const change = new Decimal(String(result.change));
+  const moved = change.isZero() ? "did not change" : `went ${change.isNegative() ? "down" : "up"} by **${money(change.abs().toFixed())}**`;
+  return (
+    `Your net worth ${moved} ${describe(period)}: from ${money(start.net_worth)} at the end of ${start.date} ` +
+    `to **${money(end.net_worth)}** at the end of ${end.date}.`
+  );
 }
 
 async function netWorth(context: FamilyContext, tools: ToolRunner, history: boolean): Promise<string> {

@@ -12,6 +12,10 @@ import { FULL_HISTORY, recomputeStatement } from "../../../finance/ledger/ledger
  * balance less every transaction's effect, so walking forward through the transactions lands on the
  * stored balance again. An account fed by a bank provider that reported a balance also gets a current
  * anchor holding that balance, dated today or on its newest transaction, whichever is later.
+ *
+ * A write in the middle of an account's history rewrites every later row's figures (never an indexed
+ * column), so `balances` leaves half of each page free: the new versions stay on their page (HOT
+ * updates, no new index entries) and are pruned as pages are read, and autovacuum visits it early.
  */
 export async function up({ sequelize }: MigrationContext): Promise<void> {
   await sequelize.query(`
@@ -45,7 +49,7 @@ export async function up({ sequelize }: MigrationContext): Promise<void> {
       created_at timestamptz NOT NULL DEFAULT now(),
       updated_at timestamptz NOT NULL DEFAULT now(),
       UNIQUE (account_id, date)
-    );
+    ) WITH (fillfactor = 50, autovacuum_vacuum_scale_factor = 0.02, autovacuum_vacuum_cost_delay = 0);
 
     INSERT INTO valuations (id, family_id, account_id, date, amount, currency, kind, name)
     SELECT gen_random_uuid(), a.family_id, a.id,
