@@ -16,6 +16,7 @@ import type { TransactionWrite } from "./bank-import.repository";
 import { LunchflowClient, LunchflowSync } from "./lunchflow.client";
 import type { OutboundGuard } from "../../platform/outbound/outbound.guard";
 import { withoutMalformedRows } from "./imported-rows";
+import { groupBy, securityKeyOf } from "./bank-sync.keys";
 import type { ImportBatch, ImportedAccount, ProviderSync, SyncState } from "./provider";
 import { SimplefinClient, SimplefinSync } from "./simplefin.client";
 import { redactor, UpstreamError, type UpstreamHttpOptions } from "./upstream-http";
@@ -391,30 +392,4 @@ export class BankSyncService {
       );
     }
   }
-}
-
-function securityKeyOf(holding: {
-  figi: string | null;
-  isin: string | null;
-  cusip: string | null;
-  ticker: string | null;
-  name: string | null;
-  currency: string;
-}): string {
-  if (holding.figi) return `figi:${holding.figi}`;
-  if (holding.isin) return `isin:${holding.isin}`;
-  if (holding.cusip) return `cusip:${holding.cusip}`;
-  if (holding.ticker) return `ticker:${holding.ticker.toUpperCase()}:${holding.currency}`;
-  return `name:${(holding.name ?? "unknown").toLowerCase()}:${holding.currency}`;
-}
-
-function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const item of items) {
-    const key = keyOf(item);
-    const group = groups.get(key);
-    if (group) group.push(item);
-    else groups.set(key, [item]);
-  }
-  return groups;
 }
