@@ -105,6 +105,8 @@ describe("the openai provider", () => {
       "get_accounts",
       "get_balance_sheet",
       "get_income_statement",
+      "get_balances_on",
+      "get_net_worth_change",
     ]);
     expect(first.tools[0].function.parameters.properties.amount.properties.operator.enum).toContain("greater_than");
     expect(first.tools[0].function.parameters.properties.order.enum).toEqual(["newest", "oldest", "largest", "smallest"]);
