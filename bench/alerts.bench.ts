@@ -24,7 +24,7 @@ import path from "node:path";
 import pg from "pg";
 import { EVALUATOR_CONSUMER } from "../src/audit/alerts/alert.evaluator";
 import { loadConfig } from "../src/platform/config/config";
-import type { Actor } from "../src/finance/identity/actor";
+import type { Actor } from "../src/platform/security/actor";
 import { startRuntime, type Runtime } from "../src/app/runtime";
 
 function numberSetting(name: string, fallback: number): number {
@@ -167,7 +167,11 @@ async function main(): Promise<void> {
 
     // 2. Commit → channel send: a rule that fires on every event (one group per event), to a signed webhook.
     for (const rule of await alerts.rules()) await alerts.deleteRule(actor, rule.id);
-    const channel = await alerts.createChannel(actor, { kind: "webhook", name: "bench", settings: { url: receiverUrl } });
+    const channel = await runtime.services.alertChannels.createChannel(actor, {
+      kind: "webhook",
+      name: "bench",
+      settings: { url: receiverUrl },
+    });
     await alerts.createRule(actor, {
       name: "Every failed login",
       eventTypes: ["auth.login.failed"],

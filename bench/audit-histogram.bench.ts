@@ -17,7 +17,7 @@ import "reflect-metadata";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { parseFilter, type AuditFilterInput } from "../src/audit/log/audit-filter";
-import { auditConditions } from "../src/audit/log/audit.repository";
+import { auditConditions } from "../src/audit/log/audit-query.sql";
 import { loadConfig } from "../src/platform/config/config";
 import { startRuntime } from "../src/app/runtime";
 import { integerSetting } from "./bench-settings";

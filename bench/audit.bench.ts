@@ -28,7 +28,7 @@ import "reflect-metadata";
 import { randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
 import type { Sequelize } from "sequelize";
-import { runInAuditContext } from "../src/audit/log/audit-context";
+import { runInAuditContext } from "../src/platform/common/audit-context";
 import type { AuditEventInput } from "../src/audit/log/audit.service";
 import type { AuditFilterInput } from "../src/audit/log/audit-filter";
 import { createLogger } from "../src/platform/common/logger";

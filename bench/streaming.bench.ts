@@ -26,7 +26,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import pg from "pg";
 import { loadConfig } from "../src/platform/config/config";
-import type { Actor } from "../src/finance/identity/actor";
+import type { Actor } from "../src/platform/security/actor";
 import { startRuntime, type Runtime } from "../src/app/runtime";
 
 function numberSetting(name: string, fallback: number): number {

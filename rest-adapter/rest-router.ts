@@ -1,10 +1,10 @@
 import type { GraphQLSchema } from "graphql";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
-import { restErrorOf, type RestErrorResponse } from "../src/platform/common/error-edges";
 import { BadRequestError, DomainError, MethodNotAllowedError, RouteNotFoundError } from "../src/platform/common/errors";
 import type { RequestContext } from "../src/transports/graphql/context";
-import { canWrite, insufficientScope } from "../src/finance/identity/actor";
+import { canWrite, insufficientScope } from "../src/platform/security/actor";
 import { prepareOperations, type PreparedOperation } from "./operations";
+import { sendError } from "../src/transports/http/respond";
 import { domainErrorOf } from "./rest-errors";
 import { API_PREFIX, type RestRoute, routes as allRoutes } from "./routes";
 import { buildVariables } from "./variables";
@@ -49,9 +49,9 @@ function nameRoute(res: Response, route: RestRoute): void {
 }
 
 /** Answers a request no route serves: 404, or 405 with the Allow header. */
-function refuse(res: Response, resolution: Extract<Resolution, { kind: "error" }>): void {
+function refuse(req: Request, res: Response, resolution: Extract<Resolution, { kind: "error" }>): void {
   if (resolution.allow) res.setHeader("Allow", resolution.allow);
-  sendError(res, restErrorOf(resolution.error));
+  sendError(req, res, resolution.error);
 }
 
 /**
@@ -66,7 +66,7 @@ export function unknownRouteGuard(routes: RestRoute[] = allRoutes): RequestHandl
       nameRoute(res, patterns[resolution.index]);
       return next();
     }
-    refuse(res, resolution);
+    refuse(req, res, resolution);
   };
 }
 
@@ -79,7 +79,12 @@ function valueAt(data: unknown, path: string[]): unknown {
  * (compiled once by graphql-jit) against the same schema and per-request context as /graphql; REST never reaches
  * resolvers any other way.
  */
-export function createRestRouter(schema: GraphQLSchema, contextOf: RestContextFactory, routes: RestRoute[] = allRoutes): RequestHandler {
+export function createRestRouter(
+  schema: GraphQLSchema,
+  contextOf: RestContextFactory,
+  parseBody: RequestHandler,
+  routes: RestRoute[] = allRoutes,
+): RequestHandler {
   const prepared = prepareOperations(
     schema,
     routes.map((route) => route.operation),
@@ -92,21 +97,23 @@ export function createRestRouter(schema: GraphQLSchema, contextOf: RestContextFa
 
   return async (req: Request, res: Response, next: NextFunction) => {
     const resolution = resolve(compiled, req.method, req.path, req.originalUrl);
-    if (resolution.kind === "error") return refuse(res, resolution);
+    if (resolution.kind === "error") return refuse(req, res, resolution);
     const route = compiled[resolution.index];
     nameRoute(res, route);
     try {
-      await run(route, schema, req, res, contextOf(req));
+      const context = contextOf(req);
+      // A read-only key is refused before its body is even parsed: 403, not the 400 of a body that does not parse, as upstream.
+      if (route.prepared.definition.operation === "mutation" && context.actor && !canWrite(context.actor)) throw insufficientScope();
+      await new Promise<void>((resolve, reject) => parseBody(req, res, (error?: unknown) => (error ? reject(error) : resolve())));
+      await run(route, schema, req, res, context);
     } catch (error) {
-      if (error instanceof DomainError) return sendError(res, restErrorOf(error));
+      if (error instanceof DomainError) return sendError(req, res, error);
       next(error);
     }
   };
 }
 
 async function run(route: CompiledRoute, schema: GraphQLSchema, req: Request, res: Response, context: RequestContext): Promise<void> {
-  // A read-only key is refused before its body is looked at, so it gets 403 rather than a 400 or 422.
-  if (route.prepared.definition.operation === "mutation" && context.actor && !canWrite(context.actor)) throw insufficientScope();
   const match = route.pattern.exec(req.path)!;
   const params = Object.fromEntries(route.paramNames.map((name, index) => [name, decodeSegment(match[index + 1])]));
   let body: Record<string, unknown> | undefined;
@@ -133,12 +140,12 @@ async function run(route: CompiledRoute, schema: GraphQLSchema, req: Request, re
   const result = await route.prepared.run(context, variableValues);
   if (result.errors?.length) {
     const domainError = domainErrorOf(result.errors);
-    if (domainError) return sendError(res, restErrorOf(domainError));
+    if (domainError) return sendError(req, res, domainError);
     context.logger.error(
       { errors: result.errors.map((e) => ({ message: e.message, path: e.path, cause: e.originalError })) },
       "REST operation failed",
     );
-    return sendError(res, restErrorOf(null));
+    return sendError(req, res, null);
   }
   const status =
     route.alternateStatus && valueAt(result.data, route.alternateStatus.when) === route.alternateStatus.equals
@@ -156,8 +163,4 @@ function decodeSegment(segment: string): string {
   } catch {
     return segment;
   }
-}
-
-function sendError(res: Response, { status, body }: RestErrorResponse): void {
-  res.status(status).json(body);
 }

@@ -3,8 +3,9 @@ import { createPostgresBackend, Queue, Worker, withBackend, type JobsOptions, ty
 import type { Config } from "../src/platform/config/config";
 
 /**
- * Every queue, job and job option of the service, in one place. This is also the only module that
- * knows whether BullMQ runs on Redis (REDIS_URL set) or on its PostgreSQL backend (zero-config start).
+ * Every background runner of the service, in one place: queues, jobs and job options, schedules, and
+ * the runners that are not jobs (CHAIN_CONSUMERS, LOOPS). This is also the only module that knows
+ * whether BullMQ runs on Redis (REDIS_URL set) or on its PostgreSQL backend (zero-config start).
  */
 export enum QueueName {
   Maintenance = "maintenance",
@@ -134,6 +135,28 @@ export const ON_START = [{ queue: QueueName.Exports, job: JOBS[QueueName.Exports
  * model server or a bank provider, so more of them run side by side.
  */
 export const CONCURRENCY: Partial<Record<QueueName, number>> = { [QueueName.Assistant]: 8, [QueueName.BankSync]: 4 };
+
+/**
+ * The worker role's runners that are not BullMQ jobs. Chain consumers read the committed audit stream,
+ * each with its position and lease in audit_stream_consumers; the delivery engine's pump
+ * (src/audit/delivery/) leases them and hands each to the plug-in whose prefix starts its id. Loops are
+ * the in-process runners the worker host starts and stops. Declared here, like the jobs, and checked
+ * at boot (worker-host.ts): a declared runner nothing serves, or a served one nothing declares, stops
+ * the worker.
+ */
+export const CHAIN_CONSUMERS = {
+  /** Webhooks and SIEMs, one consumer per destination (`destination:<id>`): src/audit/streaming/destination.handler.ts. */
+  streamDestinations: "destination:",
+  /** The alert evaluator, one consumer (`alerts:evaluator`, created by migration 0010): src/audit/alerts/alert.evaluator.ts. */
+  alertEvaluator: "alerts:",
+} as const;
+
+export const LOOPS = {
+  /** Leases due chain consumers and runs their turns (src/audit/delivery/chain-consumer.pump.ts). */
+  chainConsumerPump: "chain-consumer-pump",
+  /** Sends what alert firings committed; alert_deliveries is its outbox (src/audit/alerts/alert.dispatcher.ts). */
+  alertDispatcher: "alert-dispatcher",
+} as const;
 
 export type ReplyJobData = { messageId: string; attempt: number };
 

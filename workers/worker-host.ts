@@ -1,5 +1,5 @@
 import type { Job, Worker } from "bullmq";
-import { runInAuditContext } from "../src/audit/log/audit-context";
+import { runInAuditContext } from "../src/platform/common/audit-context";
 import type { Logger } from "../src/platform/common/logger";
 import type { ServiceMetrics } from "../src/platform/metrics/metrics";
 import type { Services } from "../src/app/services";
@@ -7,16 +7,29 @@ import { assistantHandlers } from "./assistant.processor";
 import { bankSyncHandlers } from "./bank-sync.processor";
 import { exportHandlers } from "./exports.processor";
 import { maintenanceHandlers } from "./maintenance.processor";
-import { CONCURRENCY, JOBS, ON_START, QueueName, SCHEDULES, type QueueBackend } from "./queues";
+import { CHAIN_CONSUMERS, CONCURRENCY, JOBS, LOOPS, ON_START, QueueName, SCHEDULES, type QueueBackend } from "./queues";
 
 export type JobDeps = { services: Services; logger: Logger };
 export type JobHandlers = Record<string, (job: Job, deps: JobDeps) => Promise<unknown>>;
 
-const HANDLERS: Record<QueueName, JobHandlers> = {
+export type Loop = { start(): void; stop(): Promise<void> };
+export type LoopHandlers = Record<string, (services: Services) => Loop>;
+
+export const HANDLERS: Record<QueueName, JobHandlers> = {
   [QueueName.Maintenance]: maintenanceHandlers,
   [QueueName.Assistant]: assistantHandlers,
   [QueueName.BankSync]: bankSyncHandlers,
   [QueueName.Exports]: exportHandlers,
+};
+
+/**
+ * The loops this host runs, by their names in LOOPS; started in this order, stopped in it too (the pump
+ * first: its alert evaluator wakes the dispatcher). Audit stream delivery is not a queue: consumers'
+ * positions live in PostgreSQL, so it goes on while Redis is down.
+ */
+export const LOOP_HANDLERS: LoopHandlers = {
+  [LOOPS.chainConsumerPump]: (services) => services.streamPump,
+  [LOOPS.alertDispatcher]: (services) => services.alertDispatcher,
 };
 
 /**
@@ -32,7 +45,28 @@ export function checkHandlers(handlers: Partial<Record<QueueName, JobHandlers>> 
   }
 }
 
-/** Runs a worker per queue and registers the recurring schedules. */
+/** What a worker host would run: job handlers per queue, the chain consumers its pump serves (by prefix), its loops. */
+export type Runners = { jobs: Partial<Record<QueueName, JobHandlers>>; chainConsumers: string[]; loops: LoopHandlers };
+
+/**
+ * checkHandlers for every runner of queues.ts: each declared chain consumer has a plug-in in the pump
+ * and each plug-in a declaration; each declared loop a handler here and each handler a declaration.
+ */
+export function checkRunners(runners: Runners): void {
+  checkHandlers(runners.jobs);
+  const declared = new Set<string>(Object.values(CHAIN_CONSUMERS));
+  const served = new Set(runners.chainConsumers);
+  for (const prefix of declared) if (!served.has(prefix)) throw new Error(`no chain consumer handler for prefix ${prefix}`);
+  for (const prefix of served) if (!declared.has(prefix)) throw new Error(`chain consumer handler for undeclared prefix ${prefix}`);
+  const loops = new Set<string>(Object.values(LOOPS));
+  for (const loop of loops) if (!runners.loops[loop]) throw new Error(`loop ${loop}: no handler`);
+  for (const loop of Object.keys(runners.loops)) if (!loops.has(loop)) throw new Error(`handler for undeclared loop ${loop}`);
+}
+
+/** How often drain() looks at the queues when no job of this process finishes meanwhile. */
+const JOB_POLL_MS = 50;
+
+/** Runs a worker per queue, registers the recurring schedules, and runs the loops (LOOPS). */
 export class WorkerHost {
   private readonly workers: Worker[] = [];
 
@@ -43,7 +77,7 @@ export class WorkerHost {
   ) {}
 
   async start(): Promise<void> {
-    checkHandlers();
+    checkRunners({ jobs: HANDLERS, chainConsumers: this.deps.services.streamPump.prefixes, loops: LOOP_HANDLERS });
     for (const queue of Object.values(QueueName)) {
       const handlers = HANDLERS[queue];
       const worker = this.backend.worker(
@@ -67,9 +101,7 @@ export class WorkerHost {
       await this.backend.queue(schedule.queue).upsertJobScheduler(schedule.id, { every: schedule.everyMs }, { name: schedule.job });
     }
     for (const { queue, job } of ON_START) await this.backend.queue(queue).add(job, {});
-    // Audit stream delivery is not a queue: consumers' positions live in PostgreSQL, so it goes on while Redis is down.
-    this.deps.services.streamPump.start();
-    this.deps.services.alertDispatcher.start();
+    for (const loop of Object.values(LOOPS)) LOOP_HANDLERS[loop](this.deps.services).start();
   }
 
   /** Job outcomes for /metrics: a failure is "retrying" while attempts remain. */
@@ -83,10 +115,56 @@ export class WorkerHost {
     });
   }
 
+  /**
+   * Resolves once background work has caught up: no job waiting or active in any queue (delayed jobs,
+   * schedules and retries in backoff, wait for their time), every event committed so far linked into
+   * the audit chain, and the stream pump at rest (ChainConsumerPump.drain). Tests await it instead of
+   * sleeping; work still arriving from outside (another process) can make it wait longer.
+   */
+  async drain(): Promise<void> {
+    for (;;) {
+      while (!(await this.jobsAtRest())) await this.nextJobSettled();
+      await this.deps.services.audit.chainCommitted();
+      await this.deps.services.streamPump.drain();
+      // Delivery may have queued jobs (and jobs recorded events): done only when both are at rest at once.
+      if (await this.jobsAtRest()) return;
+    }
+  }
+
+  private async jobsAtRest(): Promise<boolean> {
+    const counts = await Promise.all(
+      Object.values(QueueName).map((queue) =>
+        this.backend.queue(queue).getJobCounts("waiting", "active", "prioritized", "waiting-children"),
+      ),
+    );
+    return counts.every((count) => Object.values(count).every((n) => n === 0));
+  }
+
+  /** A job finishing on this process's workers, or a short while (a job taken by another process). */
+  private nextJobSettled(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        for (const worker of this.workers) {
+          worker.off("completed", done);
+          worker.off("failed", done);
+        }
+        resolve();
+      };
+      const timer = setTimeout(done, JOB_POLL_MS);
+      for (const worker of this.workers) {
+        worker.on("completed", done);
+        worker.on("failed", done);
+      }
+    });
+  }
+
   /** Stops taking jobs and waits for the running ones to finish. */
   async stop(): Promise<void> {
-    await this.deps.services.streamPump.stop();
-    await this.deps.services.alertDispatcher.stop();
-    await Promise.all(this.workers.map((worker) => worker.close()));
+    // No new job from here on (BullMQ's close stops fetching at once); the running ones finish meanwhile.
+    const closing = Promise.all(this.workers.map((worker) => worker.close()));
+    this.deps.logger.info("taking no new jobs; finishing the running ones");
+    for (const loop of Object.values(LOOPS)) await LOOP_HANDLERS[loop](this.deps.services).stop();
+    await closing;
   }
 }

@@ -4,6 +4,9 @@ import { lexicographicSortSchema, printSchema, type GraphQLSchema } from "graphq
 import { buildOpenApi } from "../../rest-adapter/openapi";
 import { AUDIT_EVENTS_DOC, renderAuditEventsDoc } from "../audit/log/audit-docs";
 import { projectRoot } from "../platform/config/project-root";
+import { renderSettingsDoc, SETTINGS_DOC } from "../platform/config/settings-doc";
+import { settings } from "../platform/config/settings";
+import { CLI_DOC, renderCliDoc } from "./cli/cli-doc";
 
 export const SCHEMA_FILE = path.join(projectRoot, "schema", "schema.graphql");
 export const OPENAPI_FILE = path.join(projectRoot, "schema", "openapi.yaml");
@@ -22,5 +25,7 @@ export function writeContracts(schema: GraphQLSchema): string[] {
   fs.writeFileSync(SCHEMA_FILE, graphql);
   fs.writeFileSync(OPENAPI_FILE, openapi);
   fs.writeFileSync(AUDIT_EVENTS_DOC, renderAuditEventsDoc(fs.readFileSync(AUDIT_EVENTS_DOC, "utf8")));
-  return [SCHEMA_FILE, OPENAPI_FILE, AUDIT_EVENTS_DOC];
+  fs.writeFileSync(SETTINGS_DOC, renderSettingsDoc(fs.readFileSync(SETTINGS_DOC, "utf8"), settings));
+  fs.writeFileSync(CLI_DOC, renderCliDoc(fs.readFileSync(CLI_DOC, "utf8")));
+  return [SCHEMA_FILE, OPENAPI_FILE, AUDIT_EVENTS_DOC, SETTINGS_DOC, CLI_DOC];
 }

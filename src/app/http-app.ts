@@ -21,7 +21,8 @@ import { formatGraphQLError } from "../transports/graphql/errors";
 import { MAX_TOKENS } from "../transports/graphql/operation-limits";
 import type { Services } from "./services";
 import type { ServiceMetrics } from "../platform/metrics/metrics";
-import { metricsRoute, recordRequests } from "../platform/metrics/metrics.http";
+import { healthRoutes } from "../transports/http/health";
+import { metricsRoute, recordRequests } from "../transports/http/metrics.http";
 import { createAuthRouter } from "../finance/auth/auth.router";
 import { createSsoRouter } from "../audit/sso/sso.router";
 import { createExportRouter } from "../audit/exports/export.router";
@@ -112,18 +113,19 @@ export async function createApp(deps: AppDeps): Promise<App> {
   // Mounted only when its lines are wanted: below info it would time every request for nothing.
   if (logger.isLevelEnabled("info")) app.use(requestLog(logger));
 
-  app.get("/healthz", (_req, res) => {
-    res.json({ status: "ok" });
-  });
-  app.get("/readyz", async (_req, res) => {
-    const down = await deps.readiness();
-    res.status(down.length ? 503 : 200).json(down.length ? { status: "unavailable", down } : { status: "ready" });
-  });
+  app.use(healthRoutes(deps.readiness));
   // Not behind API keys or rate limits: its own rule (a bearer token, or loopback only) in metrics.http.ts.
   if (deps.metrics) app.get("/metrics", metricsRoute(config, deps.metrics));
 
   const contextOf = (res: Response) =>
-    new RequestContext(services, res.locals.actor, res.locals.requestId, logger, res.locals.rateLimit ?? null);
+    new RequestContext(
+      services,
+      res.locals.actor,
+      res.locals.requestId,
+      logger,
+      res.locals.rateLimit ?? null,
+      res.locals.rateLimitKey ?? null,
+    );
   const limit = deps.rateLimiter ? [rateLimit(deps.rateLimiter, logger)] : [];
 
   const openapi = fs.readFileSync(path.join(projectRoot, "schema", "openapi.yaml"), "utf8");
@@ -132,15 +134,9 @@ export async function createApp(deps: AppDeps): Promise<App> {
   });
   // Before /api/v1's own routes: upstream's /api/v1/auth/login and /refresh are served here, unauthenticated.
   app.use(createAuthRouter(services, limit));
-  const restRouter = createRestRouter(schema, (req) => contextOf(req.res!));
-  app.use(
-    API_PREFIX,
-    unknownRouteGuard(),
-    authenticate(services, { required: true }),
-    ...limit,
-    express.json({ limit: BODY_LIMIT }),
-    restRouter,
-  );
+  // The router parses the body itself, after the credential's scope is checked.
+  const restRouter = createRestRouter(schema, (req) => contextOf(req.res!), express.json({ limit: BODY_LIMIT }));
+  app.use(API_PREFIX, unknownRouteGuard(), authenticate(services, { required: true }), ...limit, restRouter);
   app.use(createSsoRouter(services, limit));
   app.use(createExportRouter(services, limit));
   app.use(createAdminConsoleRouter());

@@ -4,11 +4,12 @@ import fs from "node:fs";
 import { parseArgs } from "node:util";
 import type { Sequelize } from "sequelize";
 import { randomUUID } from "node:crypto";
-import { runInAuditContext } from "../audit/log/audit-context";
+import { runInAuditContext } from "../platform/common/audit-context";
 import { generatePassword } from "../finance/auth/password";
 import { commandUsage, findCommand, USAGE, type CommandSpec } from "./cli/commands";
 import { seedDemo } from "./cli/demo";
 import { backupDatabase, restoreDatabase } from "../platform/db/backup";
+import { embeddedPostgresInUse } from "../platform/db/embedded-postgres";
 import { DomainError } from "../platform/common/errors";
 import { createLogger, type Logger } from "../platform/common/logger";
 import { loadConfig, type Config } from "../platform/config/config";
@@ -95,6 +96,15 @@ async function run(argv: string[]): Promise<void> {
 
   const config = loadConfig();
   if (command === "start" || command === "api" || command === "worker") {
+    if (command === "start" && !config.databaseUrl) {
+      // Commands share the running service's database; a second service on it would only compete for its port and jobs.
+      const port = await embeddedPostgresInUse(config.dataDir);
+      if (port !== null) {
+        throw new Error(
+          `finance-gateway is already running on DATA_DIR ${config.dataDir} (its database listens on port ${port}): stop it first, or set DATA_DIR to another folder`,
+        );
+      }
+    }
     return serve(config, { api: command !== "worker", workers: command !== "api" }, print);
   }
   if (command === "emit-contracts") {

@@ -1,4 +1,5 @@
 import type { GraphQLSchema } from "graphql";
+import type { ClassType } from "type-graphql";
 import IORedis from "ioredis";
 import type { Sequelize } from "sequelize";
 import { createQueueBackend, type QueueBackend } from "../../workers/queues";
@@ -17,7 +18,7 @@ import { createApp, type App } from "./http-app";
 import { createRateLimiter } from "../transports/http/rate-limit";
 import { createServices, type Services } from "./services";
 import { createServiceMetrics, type ServiceMetrics } from "../platform/metrics/metrics";
-import { startMetricsServer } from "../platform/metrics/metrics.http";
+import { startMetricsServer } from "../transports/http/metrics.http";
 
 export type Roles = { api: boolean; workers: boolean };
 
@@ -27,6 +28,8 @@ export type RuntimeOptions = {
   onStatement?: (sql: string) => void;
   /** How the outbound guard resolves host names; tests inject a hostile DNS. */
   resolve?: Resolver;
+  /** Resolvers added to the schema: the authorization matrix plants a fixture field that breaks its rule. */
+  extraResolvers?: ClassType[];
 };
 
 /** The wired service. Everything a process role needs, created once, stopped in reverse order. */
@@ -45,6 +48,8 @@ export type Runtime = {
   metrics: ServiceMetrics;
   /** http://host:port once listening. */
   url?: string;
+  /** The job workers and the audit stream pump, in a process with the workers role (tests await its drain()). */
+  workers?: WorkerHost;
   /** A worker-only process's /metrics server, when METRICS_PORT is set. */
   metricsUrl?: string;
   stop(): Promise<void>;
@@ -133,6 +138,7 @@ export async function startRuntime(config: Config, roles: Roles, options: Runtim
     if (roles.workers) {
       const host = new WorkerHost(queues, { services, logger }, metrics);
       await host.start();
+      runtime.workers = host;
       // Registered after the HTTP server's stop (below), so requests drain first, then jobs.
       stops.push(() => host.stop());
     }
@@ -143,8 +149,8 @@ export async function startRuntime(config: Config, roles: Roles, options: Runtim
         redis.on("error", (error: Error) => logger.debug({ err: error }, "rate-limit connection to Redis failed; reconnecting"));
         stops.push(async () => redis.disconnect());
       }
-      const rateLimiter = await createRateLimiter(config, redis ? { redis } : { sequelize });
-      runtime.schema = await createSchema(events);
+      const rateLimiter = createRateLimiter(config, redis ? { redis } : { sequelize });
+      runtime.schema = await createSchema(events, options.extraResolvers ?? []);
       runtime.app = await createApp({
         config,
         services,

@@ -1,6 +1,6 @@
 import "reflect-metadata";
 import type { GraphQLSchema } from "graphql";
-import { buildSchema } from "type-graphql";
+import { buildSchema, type ClassType } from "type-graphql";
 import { AccountResolver } from "../finance/accounts/account.resolver";
 import { AlertResolver } from "../audit/alerts/alert.resolver";
 import { BankAccountResolver, BankConnectionResolver, HoldingResolver } from "../finance/banking/banking.resolver";
@@ -51,6 +51,6 @@ export const resolvers = [
  * Builds the one schema every transport executes against. Input rules live in services, not
  * decorators. Subscriptions listen on the event bus, so they see events from every process.
  */
-export function createSchema(events: EventBus): Promise<GraphQLSchema> {
-  return buildSchema({ resolvers, authChecker, validate: false, pubSub: events.pubSub });
+export function createSchema(events: EventBus, extraResolvers: ClassType[] = []): Promise<GraphQLSchema> {
+  return buildSchema({ resolvers: [...resolvers, ...extraResolvers], authChecker, validate: false, pubSub: events.pubSub });
 }

@@ -12,6 +12,7 @@ import {
 import { AlertDispatcher } from "../audit/alerts/alert.dispatcher";
 import { AlertEvaluator } from "../audit/alerts/alert.evaluator";
 import { AlertRepository } from "../audit/alerts/alert.repository";
+import { AlertChannelService } from "../audit/alerts/alert-channel.service";
 import { AlertService } from "../audit/alerts/alert.service";
 import { GeoCountryLookup } from "../audit/alerts/geo-country";
 import { AccountRepository } from "../finance/accounts/account.repository";
@@ -50,10 +51,11 @@ import { ExportRepository } from "../audit/exports/export.repository";
 import { AuditExportService, type ExportQueue } from "../audit/exports/export.service";
 import { DownloadSigner } from "../audit/exports/signed-url";
 import { ReportRepository } from "../audit/exports/report.repository";
-import { ChainConsumerPump } from "../audit/streaming/chain-consumer.pump";
+import { ChainConsumerPump } from "../audit/delivery/chain-consumer.pump";
 import { DestinationHandler } from "../audit/streaming/destination.handler";
 import { StreamDestinationService } from "../audit/streaming/stream-destination.service";
-import { ConsumerRepository, DestinationRepository } from "../audit/streaming/stream.repository";
+import { ConsumerRepository } from "../audit/delivery/consumer.repository";
+import { DestinationRepository } from "../audit/streaming/stream.repository";
 import { ConnectedAccountService } from "../audit/sso/connected-accounts.service";
 import { OidcClient } from "../audit/sso/oidc-client";
 import { SsoLoginService } from "../audit/sso/sso-login.service";
@@ -300,7 +302,8 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
       events,
       logger,
     ),
-    alerts: new AlertService(sequelize, repositories.alerts, audit, secrets, outbound),
+    alerts: new AlertService(sequelize, repositories.alerts, audit),
+    alertChannels: new AlertChannelService(sequelize, repositories.alerts, audit, secrets, outbound),
     /** Sends what alert firings committed; started with the stream pump (workers/worker-host.ts). */
     alertDispatcher: new AlertDispatcher(
       repositories.alerts,

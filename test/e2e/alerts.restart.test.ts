@@ -1,8 +1,8 @@
+import { eventually } from "../helpers/eventually";
 import { spawn, type ChildProcess } from "node:child_process";
 import { alertAdmin, evaluatorCaughtUp, failedLogin } from "../helpers/alerts";
 import { CLI } from "../helpers/cli";
 import { createUser } from "../helpers/fixtures";
-import { eventually } from "../helpers/streaming";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 
 /**
@@ -65,7 +65,7 @@ test("kill -9 mid-window keeps the count; kill -9 after the firing does not fire
   worker = startWorker();
   await failedLogin(app.url, "81.2.69.142"); // the fifth: the window fires with the count carried over
   await evaluatorCaughtUp(app.runtime, 60_000);
-  const fired = await eventually(async () => (await alerts.firings(rule.id)).length === 1, "the firing");
+  const fired = await eventually(async () => (await alerts.firings(rule.id)).length === 1, { what: "the firing" });
   expect(fired).toBe(true);
   expect((await alerts.firings(rule.id))[0]).toMatchObject({ groupKey: "81.2.69.142", count: 5 });
   await kill(worker);

@@ -8,6 +8,7 @@ import { waitForReply } from "../helpers/chats";
 import { createUser, type TestUser } from "../helpers/fixtures";
 import { apiKeyClient } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
+import { eventually } from "../helpers/eventually";
 
 /**
  * The API runs here; replies are written by `finance-gateway worker` processes spawned from the built
@@ -93,14 +94,6 @@ function subscribe(client: Client, chatId: string, onEvent: (event: Event) => vo
   );
 }
 
-async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
 test("a subscriber on the API sees pending, the streamed text and complete from a worker in another process", async () => {
   const worker = await startWorker();
   const chat = (await api.post("/chats", { title: "Live" })).body;
@@ -115,12 +108,15 @@ test("a subscriber on the API sees pending, the streamed text and complete from 
     // A first exchange proves the subscription is live before the message under test is sent.
     fake.script({ kind: "text", content: "Warming up." });
     const probe = await api.post(`/chats/${chat.id}/messages`, { content: "ping" });
-    await until(() => events.some((e) => e.messageId === probe.body.id && e.aiResponseStatus === "complete"), "the probe's reply");
+    await eventually(() => events.some((e) => e.messageId === probe.body.id && e.aiResponseStatus === "complete"), {
+      what: "the probe's reply",
+      timeout: 20_000,
+    });
     events.length = 0;
 
     fake.script({ kind: "text", content: "Your savings are growing nicely this month." });
     const posted = await api.post(`/chats/${chat.id}/messages`, { content: "How are my savings?" });
-    await until(() => events.some((e) => e.aiResponseStatus === "complete"), "complete");
+    await eventually(() => events.some((e) => e.aiResponseStatus === "complete"), { what: "complete", timeout: 20_000 });
 
     expect(events.map((e) => e.kind)).toEqual(expect.arrayContaining(["MESSAGE", "STATUS", "PARTIAL"]));
     const statuses = events.filter((e) => e.kind === "STATUS").map((e) => [e.messageId, e.aiResponseStatus]);
@@ -155,7 +151,7 @@ test("a subscriber cannot listen to another user's chat", async () => {
   });
   const events: Event[] = [];
   subscribe(client, chat.id, (event) => events.push(event));
-  await until(() => events.length > 0, "an answer");
+  await eventually(() => events.length > 0, { what: "an answer", timeout: 20_000 });
   expect(events[0].kind).toBe("error");
   expect(events[0].messageId).toContain("Chat not found");
   await client.dispose();
@@ -170,7 +166,7 @@ test("a worker killed in the middle of a reply: another worker takes the job ove
   );
   const chat = (await api.post("/chats", { title: "Crash" })).body;
   const posted = await api.post(`/chats/${chat.id}/messages`, { content: "Hello?" });
-  await until(() => fake.requests.length === 1, "the first worker to call the model");
+  await eventually(() => fake.requests.length === 1, { what: "the first worker to call the model", timeout: 20_000 });
   await stopWorker(first, "SIGKILL");
 
   const second = await startWorker();

@@ -1,8 +1,8 @@
 /**
- * The README's "Audit exports and reports" walk-through, run as printed (in one bash, in the project
+ * The walk-through of docs/audit-exports.md, run as printed (in one bash, in the project
  * folder, against the real CLI and a service started as a user would) on a fresh instance holding some
  * events of last month: an auditor exports last month as CSV, checks it against its manifest, and
- * downloads the authentication report as a PDF. Each step's output is compared with what the README shows.
+ * downloads the authentication report as a PDF. Each step's output is compared with what the page shows.
  */
 import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -10,12 +10,12 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { CLI, spawnUntilJson, stopChild } from "../helpers/cli";
-import { checkSteps, runSteps, stepsOf } from "../helpers/readme-examples";
+import { checkSteps, readPage, runSteps, stepsOf } from "../helpers/readme-examples";
 import { createTestDatabase, type TestDatabase } from "../helpers/test-database";
 
 const ROOT = path.join(__dirname, "..", "..");
-const README = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
-const SECTION = "Audit exports and reports";
+const PAGE = readPage(ROOT, "docs/audit-exports.md");
+const SECTION = "Walk-through: last month as CSV, a report as PDF";
 const SEEDED = 40;
 jest.setTimeout(180_000);
 
@@ -55,7 +55,7 @@ afterAll(async () => {
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-test("an auditor following the README exports last month as CSV and downloads a report as PDF", async () => {
+test("an auditor following the page exports last month as CSV and downloads a report as PDF", async () => {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     DATABASE_URL: database.url,
@@ -69,11 +69,11 @@ test("an auditor following the README exports last month as CSV and downloads a 
   delete env.PUBLIC_URL;
   const { child, json } = await spawnUntilJson<{ rest: string }>([CLI, "start", "--json"], env, "rest");
   service = child;
-  const steps = stepsOf(README, SECTION);
+  const steps = stepsOf(PAGE, SECTION);
   expect(steps.length).toBeGreaterThan(5);
-  const run = await runSteps(steps, { address: "http://localhost:3000", base: json.rest.replace(/\/api\/v1$/, ""), cwd: ROOT, env });
+  const run = await runSteps(steps, { substitutions: [["http://localhost:3000", json.rest.replace(/\/api\/v1$/, "")]], cwd: ROOT, env });
   const problems = checkSteps(steps, run);
-  if (problems.length > 0) throw new Error(`README examples that do not work as printed:\n\n${problems.join("\n\n")}`);
+  if (problems.length > 0) throw new Error(`docs/audit-exports.md examples that do not work as printed:\n\n${problems.join("\n\n")}`);
   // The export holds every event of last month: the seeded ones (this month's own events are not in it).
   const summary = run.outputs[steps.findIndex((step) => step.command.includes("rowsWritten"))];
   expect(summary).toContain(`rowsWritten: ${SEEDED}`);

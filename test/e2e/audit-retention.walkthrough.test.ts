@@ -1,15 +1,15 @@
 /**
- * The acceptance walk, as the README tells it: with a short database window configured, a fresh
+ * The acceptance walk, as docs/audit-retention.md tells it: with a short database window configured, a fresh
  * instance archives a month (the console's "Run retention now"), finds an event inside the archive,
  * restores the month (live search finds it again), and `audit verify --checkpoint FILE` reports an
  * intact chain across the archive and the database against the published checkpoint.
  */
+import { eventually } from "../helpers/eventually";
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "pg";
-import { eventually } from "../helpers/chromium";
 import { CLI } from "../helpers/cli";
 import { signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
 import { redisUrl } from "../helpers/database-urls";

@@ -6,6 +6,7 @@ import { createUser, type TestUser } from "../helpers/fixtures";
 import { apiKeyClient } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 import { FakeSimplefinBridge, generateHistory } from "../fakes/simplefin-bridge";
+import { eventually } from "../helpers/eventually";
 
 /**
  * Bank syncs across real worker processes (the built CLI, as deployed): several connections sync in
@@ -44,14 +45,6 @@ async function connect(): Promise<string> {
     t: bridge.newSetupToken(),
   });
   return response.body.data.connectSimplefin.id;
-}
-
-async function until(condition: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 beforeAll(async () => {
@@ -106,7 +99,7 @@ test("a worker killed mid-sync is taken over by another, which resumes without d
   const first = startWorker();
   const seen = bridge.http.requestsTo(/\/accounts$/).length;
   const connectionId = await connect();
-  await until(() => bridge.http.requestsTo(/\/accounts$/).length >= seen + 4);
+  await eventually(() => bridge.http.requestsTo(/\/accounts$/).length >= seen + 4, { timeout: 20_000 });
   first.kill("SIGKILL");
   await new Promise((resolve) => first.once("exit", resolve));
   const [interrupted] = await app.runtime.services.banking.runs(connectionId, 1);

@@ -1,5 +1,5 @@
+import { eventually } from "../helpers/eventually";
 import { startIdp, type TestIdp } from "../fakes/oidc-idp";
-import { eventually } from "../helpers/chromium";
 import { PASSWORD, signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
 
 let rig: ConsoleRig;

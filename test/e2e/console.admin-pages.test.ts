@@ -1,8 +1,8 @@
+import { eventually } from "../helpers/eventually";
 import type { Page } from "playwright-core";
 import type { AuditEventType } from "../../src/audit/log/audit.catalogue";
 import { startIdp, type TestIdp } from "../fakes/oidc-idp";
-import { eventually } from "../helpers/chromium";
-import { PASSWORD, signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
+import { declineConfirmation, PASSWORD, signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
 import { documentationScreenshot } from "../helpers/screenshots";
 
 /**
@@ -144,9 +144,7 @@ test("SSO providers: list, create, edit, disable and enable, test against a real
     await documentationScreenshot(page, "sso-providers.png");
 
     // Delete: declining the confirmation changes nothing; accepting removes it.
-    page.once("dialog", (dialog) => void dialog.dismiss());
-    await page.getByRole("button", { name: "Delete Existing IdP" }).click();
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await declineConfirmation(page, page.getByRole("button", { name: "Delete Existing IdP" }))).toEqual([]);
     const existing = (await services.ssoProviders.bySlug("existing"))!;
     expect(existing).not.toBeNull();
     expect(await auditOf("provider.deleted", existing.id)).toEqual([]);
@@ -206,9 +204,7 @@ test("Users: search, change a role, suspend and reactivate, delete only after co
     await documentationScreenshot(page, "users.png");
 
     // Delete: declining changes nothing; accepting deletes (the row leaves the default list).
-    page.once("dialog", (dialog) => void dialog.dismiss());
-    await page.getByRole("button", { name: `Delete ${grace.email}` }).click();
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await declineConfirmation(page, page.getByRole("button", { name: `Delete ${grace.email}` }))).toEqual([]);
     expect((await services.users.getById(grace.id)).status).toBe("active");
     expect(await auditOf("user.deleted", grace.id)).toEqual([]);
     let question = "";

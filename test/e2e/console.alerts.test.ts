@@ -1,5 +1,6 @@
+import { eventually } from "../helpers/eventually";
 import { evaluatorCaughtUp, failedLogin } from "../helpers/alerts";
-import { eventually, launchChromium, openContext, type HeadlessChromium } from "../helpers/chromium";
+import { launchChromium, openContext, type HeadlessChromium } from "../helpers/chromium";
 import { PASSWORD, signIn } from "../helpers/console";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 
@@ -41,11 +42,13 @@ test("enable a preset, see the firing as a toast and in the history", async () =
     await Promise.all(Array.from({ length: 6 }, () => failedLogin(app.url, "81.2.69.142")));
     await evaluatorCaughtUp(app.runtime);
     const toast = page.locator(".toast");
-    await eventually(async () => expect(await toast.first().textContent()).toContain("Alert: Failed logins from one IP"), 10_000);
+    await eventually(async () => expect(await toast.first().textContent()).toContain("Alert: Failed logins from one IP"), {
+      timeout: 10_000,
+    });
     expect(await toast.count()).toBe(1);
     expect(await toast.first().textContent()).toContain("5 auth.login.failed event(s) from IP 81.2.69.142 within 10 min");
     const history = page.getByRole("table", { name: "Firing history" });
-    await eventually(async () => expect(await history.textContent()).toContain("81.2.69.142"), 10_000);
+    await eventually(async () => expect(await history.textContent()).toContain("81.2.69.142"), { timeout: 10_000 });
     expect(await history.locator("tbody tr").count()).toBe(1);
     expect(await history.textContent()).toContain("5 triggering event(s)");
 
@@ -54,7 +57,9 @@ test("enable a preset, see the firing as a toast and in the history", async () =
     await page.waitForURL(/\/admin\/users/);
     await page.getByRole("button", { name: /^Dismiss alert/ }).click();
     await Promise.all(Array.from({ length: 5 }, () => failedLogin(app.url, "8.8.8.8")));
-    await eventually(async () => expect(await page.locator(".toast").first().textContent()).toContain("from IP 8.8.8.8"), 10_000);
+    await eventually(async () => expect(await page.locator(".toast").first().textContent()).toContain("from IP 8.8.8.8"), {
+      timeout: 10_000,
+    });
   } finally {
     await context.close();
   }

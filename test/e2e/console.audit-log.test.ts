@@ -1,4 +1,4 @@
-import { eventually } from "../helpers/chromium";
+import { eventually } from "../helpers/eventually";
 import { failLogin, PASSWORD, signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
 import { documentationScreenshot } from "../helpers/screenshots";
 

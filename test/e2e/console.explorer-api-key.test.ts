@@ -1,5 +1,5 @@
+import { eventually } from "../helpers/eventually";
 import type { Page } from "playwright-core";
-import { eventually } from "../helpers/chromium";
 import { failLogin, startConsoleRig, type ConsoleRig } from "../helpers/console";
 
 let rig: ConsoleRig;
@@ -31,7 +31,7 @@ test("the explorer at /graphql runs a query and a subscription with an API key (
     socket.on("framesent", ({ payload }) => String(payload).includes("connection_init") && sent.socketInits.push(String(payload))),
   );
   try {
-    // The README's URL, opened without signing in to the console: no session cookie exists in this context.
+    // docs/graphql.md's URL, opened without signing in to the console: no session cookie exists in this context.
     const schemaLoaded = page.waitForResponse((answer) => Boolean(answer.request().postData()?.includes("IntrospectionQuery")));
     await page.goto("/graphql");
     await schemaLoaded;
@@ -51,7 +51,7 @@ test("the explorer at /graphql runs a query and a subscription with an API key (
     await eventually(() => expect(sent.socketInits.some((frame) => frame.includes(apiKey))).toBe(true));
     await eventually(async () => {
       await failLogin(rig.app.url, "later@example.test", "10.9.8.7");
-      await eventually(async () => expect(await result.textContent()).toContain("10.9.8.7"), 2_000);
+      await eventually(async () => expect(await result.textContent()).toContain("10.9.8.7"), { timeout: 2_000 });
     });
     expect(await result.textContent()).toContain("auth.login.failed");
 

@@ -6,6 +6,7 @@
  * (poppler's pdftotext, not our code) has the totals SQL gives. Keyboard only where a person would
  * press keys; axe-core finds nothing serious; an auditor sees no administrator's controls.
  */
+import { eventually } from "../helpers/eventually";
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -16,7 +17,6 @@ import type { Page } from "playwright-core";
 import { createLogger } from "../../src/platform/common/logger";
 import { CSV_COLUMNS } from "../../src/audit/exports/export-formats";
 import { WorkerHost } from "../../workers/worker-host";
-import { eventually } from "../helpers/chromium";
 import { documentationScreenshot } from "../helpers/screenshots";
 import { seriousViolations, signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
 
@@ -129,7 +129,7 @@ test("an auditor exports last month as CSV from the audit log's view; the file i
     await eventually(async () => expect(await newestRow(page).getAttribute("data-status")).toBe("QUEUED"));
     await newestRow(page).getByRole("progressbar").waitFor();
     await startWorker();
-    await eventually(async () => expect(await newestRow(page).getAttribute("data-status")).toBe("COMPLETED"), 30_000);
+    await eventually(async () => expect(await newestRow(page).getAttribute("data-status")).toBe("COMPLETED"), { timeout: 30_000 });
     expect(await newestRow(page).locator("td").nth(4).textContent()).toBe(String(SEEDED));
     expect({ exports: await seriousViolations(page) }).toEqual({ exports: [] });
     await documentationScreenshot(page, "exports.png", { fullPage: true });
@@ -178,7 +178,7 @@ test("an auditor downloads last month's authentication report as PDF; its totals
 
     await startWorker();
     await page.getByRole("button", { name: "Create report" }).press("Enter");
-    await eventually(async () => expect(await newestRow(page).getAttribute("data-status")).toBe("COMPLETED"), 30_000);
+    await eventually(async () => expect(await newestRow(page).getAttribute("data-status")).toBe("COMPLETED"), { timeout: 30_000 });
     await documentationScreenshot(page, "reports.png", { fullPage: true });
     const { file } = await downloadFrom(page, "authentication-report.pdf");
     expect(fs.readFileSync(file).subarray(0, 5).toString()).toBe("%PDF-");

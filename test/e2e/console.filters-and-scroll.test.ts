@@ -1,5 +1,6 @@
+import { QueryTypes } from "sequelize";
+import { eventually } from "../helpers/eventually";
 import type { Page } from "playwright-core";
-import { eventually } from "../helpers/chromium";
 import { signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
 
 /**
@@ -18,15 +19,17 @@ beforeAll(async () => {
   const { services, sequelize } = rig.app.runtime;
   await sequelize.transaction(async (transaction) => {
     // Six pages of events to scroll through.
+    let newest = 0;
     for (let n = 1; n <= BULK; n++) {
       // Events share a millisecond on a fast machine (ties are ordered by id): the last one is made strictly
       // the newest, since the test expects it on top.
-      if (n === BULK) await new Promise((resolve) => setTimeout(resolve, 5));
-      await services.audit.record(transaction, {
+      if (n === BULK) await eventually(() => Date.now() > newest, { what: "the clock to pass the previous event", interval: 1 });
+      const event = await services.audit.record(transaction, {
         type: "user.updated",
         user: { id: rig.admin.id, email: rig.admin.email },
         resource: { type: "user", id: rig.admin.id, label: bulk(n) },
       });
+      newest = event.timestamp.getTime();
     }
     for (const [provider, severity] of [
       ["okta", "critical"],
@@ -125,13 +128,16 @@ test("scrolling loads older events page by page by cursor, with a bounded number
     let mostRows = 0;
     // Scroll to the end of the list, the oldest event: five more pages of 100 behind the first, each asked for by cursor.
     const target = bulk(1);
-    await eventually(async () => {
-      await scroller.evaluate((element) => {
-        element.scrollTop = element.scrollHeight;
-      });
-      mostRows = Math.max(mostRows, await rows(page).count());
-      expect(await scroller.textContent()).toContain(target);
-    }, 60_000);
+    await eventually(
+      async () => {
+        await scroller.evaluate((element) => {
+          element.scrollTop = element.scrollHeight;
+        });
+        mostRows = Math.max(mostRows, await rows(page).count());
+        expect(await scroller.textContent()).toContain(target);
+      },
+      { timeout: 60_000 },
+    );
     expect(new Set(cursors).size).toBeGreaterThanOrEqual(5);
     // Virtualised: a screenful and some overscan, not the hundreds loaded.
     expect(mostRows).toBeLessThan(100);
@@ -141,11 +147,24 @@ test("scrolling loads older events page by page by cursor, with a bounded number
     const lock = await sequelize.transaction();
     try {
       await sequelize.query("LOCK TABLE audit_events IN ACCESS EXCLUSIVE MODE", { transaction: lock });
+      const [{ since }] = await sequelize.query<{ since: Date }>("SELECT clock_timestamp() AS since", {
+        type: QueryTypes.SELECT,
+        transaction: lock,
+      });
       const asked = page.waitForRequest((request) => Boolean(request.postData()?.includes("query AuditEvents(")));
       await page.reload({ waitUntil: "commit" });
       await asked;
-      // Long past the count's budget (AUDIT_COUNT_BUDGET_MS, 40 ms), while the page's own read waits for the table.
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      // Until the count has given up (its connection resets the budget, AUDIT_COUNT_BUDGET_MS, 40 ms), while
+      // the page's own read waits for the table.
+      await eventually(async () => {
+        // Activity is read afresh each time: within a transaction PostgreSQL keeps its first reading.
+        await sequelize.query("SELECT pg_stat_clear_snapshot()", { transaction: lock });
+        const [row] = await sequelize.query<{ ended: number }>(
+          "SELECT count(*)::int AS ended FROM pg_stat_activity WHERE datname = current_database() AND query = 'RESET statement_timeout' AND query_start > $1",
+          { bind: [since], type: QueryTypes.SELECT, transaction: lock },
+        );
+        expect(row.ended).toBeGreaterThanOrEqual(1);
+      });
     } finally {
       await lock.rollback();
     }

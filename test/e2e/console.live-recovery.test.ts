@@ -1,5 +1,5 @@
+import { eventually } from "../helpers/eventually";
 import type { Page } from "playwright-core";
-import { eventually } from "../helpers/chromium";
 import {
   failLogin,
   holdRequests,
@@ -85,7 +85,7 @@ test("after the WebSocket drops, the state says so; once it is back every missed
     // The gap fill is held back on the wire (a slow answer) until an event newer than the gap has come through the new socket.
     const gapFill = holdRequests(page, (body) => body.includes("AuditEventsAfterSeq"));
     socket.allow();
-    await eventually(async () => expect(await liveState(page)).toContain(LIVE), 30_000);
+    await eventually(async () => expect(await liveState(page)).toContain(LIVE), { timeout: 30_000 });
     await eventually(() => expect(gapFill.held).toBeGreaterThan(0));
     await failedLogins(["198.51.100.6"]);
     await eventually(async () => expect((await rowIps(page))[0]).toBe("198.51.100.6"));

@@ -1,7 +1,7 @@
+import { eventually } from "../helpers/eventually";
 import type { Page } from "playwright-core";
 import { SplunkReceiver } from "../fakes/siem-receivers";
 import { WebhookReceiver } from "../fakes/webhook-receiver";
-import { eventually } from "../helpers/chromium";
 import { documentationScreenshot } from "../helpers/screenshots";
 import { failLogin, seriousViolations, signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
 
@@ -86,11 +86,13 @@ test("an administrator creates a webhook, tests it, sees its deliveries, pauses,
     await page.getByRole("button", { name: `Pause ${HOOK}` }).click();
     await eventually(async () => expect(await row(page, HOOK).getByText("paused").count()).toBe(1));
     await failedLogin(2);
-    await eventually(async () => expect(Number(await row(page, HOOK).getByTestId("lag").textContent())).toBeGreaterThan(0), 20_000);
+    await eventually(async () => expect(Number(await row(page, HOOK).getByTestId("lag").textContent())).toBeGreaterThan(0), {
+      timeout: 20_000,
+    });
     expect(delivered("auth.login.failed")).toHaveLength(1);
     await page.getByRole("button", { name: `Resume ${HOOK}` }).click();
     await eventually(async () => expect(delivered("auth.login.failed")).toHaveLength(2));
-    await eventually(async () => expect(await row(page, HOOK).getByTestId("lag").textContent()).toBe("0"), 20_000);
+    await eventually(async () => expect(await row(page, HOOK).getByTestId("lag").textContent()).toBe("0"), { timeout: 20_000 });
 
     // Replay from the first event's sequence number: it arrives again, with the same webhook-id.
     await detail.getByLabel("First sequence number to deliver again").fill(first.data.seq!);
@@ -118,7 +120,7 @@ test("an administrator creates a webhook, tests it, sees its deliveries, pauses,
     await edit.getByRole("button", { name: "Save changes" }).click();
     await eventually(async () => expect(await status(page).textContent()).toBe("Splunk saved."));
 
-    await eventually(async () => expect(await row(page, "Splunk").getByTestId("lag").textContent()).toBe("0"), 20_000);
+    await eventually(async () => expect(await row(page, "Splunk").getByTestId("lag").textContent()).toBe("0"), { timeout: 20_000 });
     expect(await seriousViolations(page)).toEqual([]);
     await documentationScreenshot(page, "streaming.png", { fullPage: true });
 

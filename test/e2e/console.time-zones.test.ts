@@ -1,5 +1,5 @@
+import { eventually } from "../helpers/eventually";
 import type { Page } from "playwright-core";
-import { eventually } from "../helpers/chromium";
 import { signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
 
 /**

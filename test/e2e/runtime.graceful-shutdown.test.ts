@@ -7,6 +7,7 @@ import { CLI, spawnUntilJson } from "../helpers/cli";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
 import { apiKeyClient } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
+import { eventually } from "../helpers/eventually";
 
 /**
  * SIGTERM to real `finance-gateway api` and `finance-gateway worker` processes while they work: the
@@ -19,7 +20,7 @@ jest.setTimeout(60_000);
 type Service = { child: ChildProcess; url?: string; output: () => string; exited: Promise<number | null> };
 
 async function startService(role: "api" | "worker", env: Record<string, string>): Promise<Service> {
-  const settings = { ...process.env, ...env, HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "warn", LOG_FORMAT: "json" };
+  const settings = { ...process.env, HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "warn", LOG_FORMAT: "json", ...env };
   const { child, json, output } = await spawnUntilJson<{ rest?: string }>([CLI, role, "--json"], settings, "roles");
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   return { child, url: json.rest?.replace(/\/api\/v1$/, ""), output, exited };
@@ -48,16 +49,6 @@ function send(url: string, key: string, body?: unknown): Promise<Outcome> {
     request.on("error", (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }));
     request.end(payload);
   });
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
 }
 
 let fake: FakeOpenAI;
@@ -103,16 +94,23 @@ test("SIGTERM to an API process under load: requests it accepted are answered, n
           transaction: { account_id: accountId, date: "2026-01-15", amount: 1, name },
         });
         creates.push({ name, outcome });
-        if ("error" in outcome) await sleep(20);
+        // Refused: the listener is closed for good, so this client's part of the load is over.
+        if ("error" in outcome) return;
       }
     });
-    await until(() => creates.length >= 10, "load before SIGTERM");
+    await eventually(() => creates.length >= 10, { what: "load before SIGTERM", timeout: 15_000 });
     const waiting = "SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'chats'::regclass";
-    await until(async () => (await blocker.query(waiting)).rows[0].n >= 4, "the chats requests to wait on the lock");
+    await eventually(async () => (await blocker.query(waiting)).rows[0].n >= 4, {
+      what: "the chats requests to wait on the lock",
+      timeout: 15_000,
+    });
 
     api.child.kill("SIGTERM");
     // Draining: the listening socket is closed at once, while the held requests wait.
-    await until(async () => "error" in (await send(`${api.url}/healthz`, user.key)), "new connections to be refused", 5000);
+    await eventually(async () => "error" in (await send(`${api.url}/healthz`, user.key)), {
+      what: "new connections to be refused",
+      timeout: 5000,
+    });
     expect(await send(`${api.url}/api/v1/accounts`, user.key)).toEqual({ error: "ECONNREFUSED" });
     expect(api.child.exitCode).toBeNull();
     await blocker.query("COMMIT");
@@ -150,17 +148,18 @@ test("SIGTERM to a worker with a reply in flight: the job completes, no new job 
   const apiProcess = await startService("api", env);
   children.push(apiProcess.child);
   const api = apiKeyClient(`${apiProcess.url}/api/v1`, user.key);
-  const worker = await startService("worker", env);
+  // At info level the worker says when it stops taking jobs.
+  const worker = await startService("worker", { ...env, LOG_LEVEL: "info" });
   children.push(worker.child);
   const chat = (await api.post("/chats", { title: "Shutdown" })).body;
   fake.reset();
   // The model answers the first question after 2 s: long enough to stop the worker in the middle.
   fake.script({ kind: "delay", ms: 2000, then: { kind: "text", content: "First answer." } }, { kind: "text", content: "Second answer." });
   const first = (await api.post(`/chats/${chat.id}/messages`, { content: "first question" })).body;
-  await until(() => fake.requests.length === 1, "the worker to ask the model");
+  await eventually(() => fake.requests.length === 1, { what: "the worker to ask the model", timeout: 15_000 });
 
   worker.child.kill("SIGTERM");
-  await sleep(200);
+  await eventually(() => worker.output().includes("taking no new jobs"), { what: "the worker to stop taking jobs" });
   // Posted while the worker drains: it must stay queued, not be started by a process on its way out.
   const second = (await api.post(`/chats/${chat.id}/messages`, { content: "second question" })).body;
   expect(await worker.exited).toBe(0);

@@ -4,6 +4,7 @@ import { COMMANDS } from "../../src/app/cli/commands";
 import { main } from "../../src/app/main";
 import { CLI, spawnUntilJson } from "../helpers/cli";
 import { createTestDatabase, type TestDatabase } from "../helpers/test-database";
+import { eventually } from "../helpers/eventually";
 
 /**
  * Issue 16: every command answers --help, a wrong option gets the command's usage, the demo is honest
@@ -123,8 +124,7 @@ test("LOG_FORMAT=pretty writes one readable line per request, without headers", 
       .find((line) => line.startsWith('{"rest"'))!;
     const base = JSON.parse(banner).rest.replace(/\/api\/v1$/, "");
     await fetch(`${base}/healthz`, { headers: { "x-request-id": "pretty-1", "x-api-key": "fgk_not_logged" } });
-    const deadline = Date.now() + 5000;
-    while (!output().includes("pretty-1") && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    await eventually(() => output().includes("pretty-1"), { what: "the request's log line", timeout: 5000 });
     const lines = output().split("\n");
     const request = lines.findIndex((line) => /INFO.*GET \/healthz 200 [\d.]+ms \[pretty-1\]$/.test(line));
     expect(request).toBeGreaterThan(-1);

@@ -50,7 +50,7 @@ test("port in use", async () => {
     expectOneLine(
       start({ DATABASE_URL: database.url, PORT: String(port) }),
       new RegExp(
-        `^port ${port} is already in use on 127\\.0\\.0\\.1: stop the other process or set PORT to a free port \\(0 picks one\\)$`,
+        `^port ${port} is already in use on 127\\.0\\.0\\.1: stop the other process or set PORT to a free port \\(0 picks one; see docs/settings\\.md#port\\)$`,
       ),
     );
   } finally {
@@ -61,22 +61,22 @@ test("port in use", async () => {
 test("database unreachable, or refusing the user or the database name", () => {
   expectOneLine(
     start({ DATABASE_URL: "postgres://postgres@127.0.0.1:1/finance" }),
-    /^cannot reach the database at 127\.0\.0\.1:1 \(connection refused\): check DATABASE_URL and that PostgreSQL runs there$/,
+    /^cannot reach the database at 127\.0\.0\.1:1 \(connection refused\): check DATABASE_URL and that PostgreSQL runs there \(see docs\/operating\.md#the-database\)$/,
   );
   expectOneLine(
     start({ DATABASE_URL: withUrl((url) => (url.username = "nobody_here")) }),
-    /^the database at [^ ]+ refused user nobody_here \(.*nobody_here.*\): check the user and password in DATABASE_URL$/,
+    /^the database at [^ ]+ refused user nobody_here \(.*nobody_here.*\): check the user and password in DATABASE_URL \(see docs\/operating\.md#the-database\)$/,
   );
   expectOneLine(
     start({ DATABASE_URL: withUrl((url) => (url.pathname = "/no_such_database_here")) }),
-    /^the database at [^ ]+ answers but database "no_such_database_here" does not exist: create it, or name an existing one in DATABASE_URL$/,
+    /^the database at [^ ]+ answers but database "no_such_database_here" does not exist: create it, or name an existing one in DATABASE_URL \(see docs\/settings\.md#database_url\)$/,
   );
 });
 
 test("Redis unreachable", () => {
   expectOneLine(
     start({ DATABASE_URL: database.url, REDIS_URL: "redis://127.0.0.1:1" }),
-    /^cannot reach Redis at 127\.0\.0\.1:1 \(connection refused\): check REDIS_URL, or unset it to run the queues on PostgreSQL$/,
+    /^cannot reach Redis at 127\.0\.0\.1:1 \(connection refused\): check REDIS_URL, or unset it to run the queues on PostgreSQL \(see docs\/settings\.md#redis_url\)$/,
   );
 });
 
@@ -88,7 +88,7 @@ test("embedded data directory owned by another user, or locked by another proces
     expectOneLine(
       start({ DATABASE_URL: undefined }),
       new RegExp(
-        `^${path.join(dataDir, "postgres")} is owned by another user \\(uid 65534, expected \\d+\\): .*set DATA_DIR to a folder you own$`,
+        `^${path.join(dataDir, "postgres")} is owned by another user \\(uid 65534, expected \\d+\\): .*set DATA_DIR to a folder you own \\(see docs/operating\\.md#the-database\\)$`,
       ),
     );
     fs.rmSync(path.join(dataDir, "postgres"), { recursive: true });
@@ -109,7 +109,7 @@ test("embedded data directory owned by another user, or locked by another proces
   fs.writeFileSync(path.join(dataDir, "postgres", "postmaster.pid"), `${process.pid}\n${dataDir}\n0\n${port}\n`);
   expectOneLine(
     start({ DATABASE_URL: undefined }),
-    /^the embedded database in .* is locked by another process \(see its postmaster\.pid\) that does not answer on port \d+: stop that process, or set DATA_DIR to another folder$/,
+    /^the embedded database in .* is locked by another process \(see its postmaster\.pid\) that does not answer on port \d+: stop that process, or set DATA_DIR to another folder \(see docs\/operating\.md#the-database\)$/,
   );
 });
 

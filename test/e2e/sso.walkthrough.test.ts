@@ -8,10 +8,10 @@ import { client } from "../helpers/http";
 import { createTestDatabase, type TestDatabase } from "../helpers/test-database";
 
 /**
- * The README's "SSO walk-through", step by step, as a new administrator would follow it: the built
+ * The "SSO walk-through" of docs/sso.md, step by step, as a new administrator would follow it: the built
  * service, the local IdP (`npm run sso:dev-idp`, here its built script), `admin create`, a token from
- * /auth/login, the README's own createSsoProvider request body, the test sign-in, a real sign-in, and
- * the audit log showing each step. Ports differ from the README's (3000, 8090) so runs never collide.
+ * /auth/login, the page's own createSsoProvider request body, the test sign-in, a real sign-in, and
+ * the audit log showing each step. Ports differ from the page's (3000, 8090) so runs never collide.
  */
 const ROOT = path.join(__dirname, "..", "..");
 const DEV_IDP = path.join(ROOT, "dist", "test", "fakes", "dev-idp.js");
@@ -37,12 +37,12 @@ function freePort(): Promise<number> {
   });
 }
 
-/** The body of the README's `curl … -d @- <<'JSON'` request that creates the provider. */
+/** The body of the page's `curl … -d @- <<'JSON'` request that creates the provider. */
 function readmeCreateProviderBody(): { query: string; variables: { input: Record<string, unknown> } } {
-  const readme = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
-  const section = readme.slice(readme.indexOf("### SSO walk-through"));
+  const page = fs.readFileSync(path.join(ROOT, "docs", "sso.md"), "utf8");
+  const section = page.slice(page.indexOf("## SSO walk-through"));
   const match = /<<'JSON'\n([\s\S]*?)\nJSON\n/.exec(section);
-  if (!match) throw new Error("README walk-through has no createSsoProvider request body");
+  if (!match) throw new Error("docs/sso.md's walk-through has no createSsoProvider request body");
   return JSON.parse(match[1]);
 }
 
@@ -70,7 +70,7 @@ afterAll(async () => {
   await database?.drop();
 });
 
-test("a new administrator configures a provider and signs in by following the README", async () => {
+test("a new administrator configures a provider and signs in by following docs/sso.md", async () => {
   // Terminal 1: the service.
   const service = await spawnUntilJsonLine([CLI, "start", "--json"], "rest");
   const base = service.json.rest.replace(/\/api\/v1$/, "");
@@ -94,7 +94,7 @@ test("a new administrator configures a provider and signs in by following the RE
   expect(login.status).toBe(200);
   const bearer = client(base, { authorization: `Bearer ${login.body.access_token}` });
 
-  // Configure the provider with the README's request, pointed at this run's IdP.
+  // Configure the provider with the page's request, pointed at this run's IdP.
   const body = readmeCreateProviderBody();
   expect(body.variables.input.issuer).toBe("http://127.0.0.1:8090");
   body.variables.input.issuer = idp.issuer;

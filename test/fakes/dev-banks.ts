@@ -2,8 +2,8 @@ import { FakeLunchflowServer, type FakeLunchflowTransaction } from "./lunchflow-
 import { FakeSimplefinBridge, type FakeSimplefinTransaction } from "./simplefin-bridge";
 
 /**
- * Local sandboxes of both bank-data providers, for trying bank connections by hand (README, "Bank
- * connections"): the same protocol-strict fakes the tests run, filled with a few months of realistic
+ * Local sandboxes of both bank-data providers, for trying bank connections by hand
+ * (docs/bank-connections.md, "Try it without a bank"): the same protocol-strict fakes the tests run, filled with a few months of realistic
  * data in several currencies, posted and pending transactions, and a brokerage account with holdings
  * on each side. Prints one JSON line with what to paste, then a human summary.
  *

@@ -1,7 +1,7 @@
 import { startIdp } from "./oidc-idp";
 
 /**
- * A local OpenID Connect identity provider for trying SSO by hand (README, "SSO walk-through"): the
+ * A local OpenID Connect identity provider for trying SSO by hand (docs/sso.md, "SSO walk-through"): the
  * same real oidc-provider IdP the tests run, with the service registered as a client and two people.
  * Like a fresh Keycloak realm with one client, minus the admin console; it signs in as `--login-as`
  * without a password page. Prints one JSON line with everything the provider configuration needs.

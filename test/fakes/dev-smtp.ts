@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { SmtpSink } from "./smtp-sink";
 
 /**
- * A local mail catcher for trying alerts by hand (README, "Alerts"): the SMTP server the tests use,
+ * A local mail catcher for trying alerts by hand (docs/alerts.md, its walk-through): the SMTP server the tests use,
  * without authentication, and an HTTP inbox listing what arrived (`GET /messages`, JSON). Prints one
  * JSON line with both addresses, then a line per message.
  *

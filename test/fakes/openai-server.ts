@@ -11,7 +11,9 @@ export type FakeStep =
   | { kind: "tool_calls"; calls: Array<{ name: string; arguments: string }> }
   | { kind: "status"; status: number; message?: string }
   /** Waits before answering with `then` (or hangs for good when `then` is absent, until the client gives up). */
-  | { kind: "delay"; ms: number; then?: FakeStep };
+  | { kind: "delay"; ms: number; then?: FakeStep }
+  /** Holds the answer until the test opens the gate (resolves `opened`), then answers with `then`. */
+  | { kind: "gate"; opened: Promise<unknown>; then: FakeStep };
 
 export type FakeOpenAI = {
   url: string;
@@ -37,7 +39,12 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     const body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
     requests.push(body);
     let step: FakeStep = steps.shift() ?? { kind: "text", content: "Fake answer." };
-    while (step.kind === "delay") {
+    while (step.kind === "gate" || step.kind === "delay") {
+      if (step.kind === "gate") {
+        await step.opened;
+        step = step.then;
+        continue;
+      }
       const ms = step.ms;
       // A client that gives up (a timeout, a killed worker) ends the wait.
       await new Promise<void>((resolve) => {
@@ -76,7 +83,12 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   };
 }
 
-function respond(res: http.ServerResponse, body: Record<string, any>, step: Exclude<FakeStep, { kind: "delay" }>, id: string): void {
+function respond(
+  res: http.ServerResponse,
+  body: Record<string, any>,
+  step: Exclude<FakeStep, { kind: "delay" | "gate" }>,
+  id: string,
+): void {
   if (step.kind === "status") {
     res
       .writeHead(step.status, { "content-type": "application/json" })

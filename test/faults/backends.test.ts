@@ -1,3 +1,4 @@
+import { eventually } from "../helpers/eventually";
 import { createClient } from "graphql-ws";
 import WebSocket from "ws";
 import { startOfTomorrowUtc } from "../../src/finance/banking/provider";
@@ -8,7 +9,6 @@ import { startCluster, untilChatEventsArrive, type Cluster } from "../helpers/cl
 import { createUser, type TestUser } from "../helpers/fixtures";
 import { freshConnection, type FreshResponse } from "../helpers/fresh-connection";
 import { apiKeyClient } from "../helpers/http";
-import { eventually } from "../helpers/streaming";
 
 /**
  * The backends fail under a running API process and worker process: PostgreSQL restarts, Redis
@@ -67,28 +67,24 @@ function readyzAnswers(status: number, what: string): Promise<FreshResponse> {
   return eventually(
     async () => {
       const answer = await freshConnection(`${cluster.apis[0].url}/readyz`, { timeoutMs: 10_000 });
-      return answer.status === status ? answer : null;
+      return answer.status === status ? answer : false;
     },
-    what,
-    30_000,
-    200,
-  ) as Promise<FreshResponse>;
+    { what, timeout: 30_000, interval: 200 },
+  );
 }
 
 /** Posts a message and waits until its reply is no longer pending; returns the reply's status. */
 async function replyStatus(chatId: string, content: string, timeoutMs = 30_000): Promise<string> {
   const posted = await api().post(`/chats/${chatId}/messages`, { content });
   expect(posted.status).toBe(201);
-  return eventually<string | null>(
+  return eventually(
     async () => {
       const chat = await api().get(`/chats/${chatId}?per_page=100`);
       const status = chat.body.messages?.find((message: { id: string }) => message.id === posted.body.id)?.ai_response_status;
-      return status && status !== "pending" ? (status as string) : null;
+      return status && status !== "pending" ? (status as string) : false;
     },
-    `the reply to "${content}"`,
-    timeoutMs,
-    100,
-  ) as Promise<string>;
+    { what: `the reply to "${content}"`, timeout: timeoutMs, interval: 100 },
+  );
 }
 
 function expectAlive(): void {
@@ -140,7 +136,11 @@ describe("PostgreSQL restarted", () => {
 
       await cluster.postgres.start();
       await readyzAnswers(200, "/readyz to say ready again");
-      await eventually(async () => (await api().get("/accounts")).status === 200, "requests to succeed again", 30_000, 200);
+      await eventually(async () => (await api().get("/accounts")).status === 200, {
+        what: "requests to succeed again",
+        timeout: 30_000,
+        interval: 200,
+      });
     } finally {
       loading = false;
       await Promise.all(load);
@@ -177,7 +177,9 @@ describe("Redis restarted", () => {
     );
     try {
       const before = await api().post(`/chats/${chat.id}/messages`, { content: "Before" });
-      await eventually(() => events.some((e) => e.messageId === before.body.id && e.aiResponseStatus === "complete"), "the reply before");
+      await eventually(() => events.some((e) => e.messageId === before.body.id && e.aiResponseStatus === "complete"), {
+        what: "the reply before",
+      });
 
       // The worker is frozen (alive, taking nothing), so the next messages stay queued in Redis.
       const worker = cluster.workers[0];
@@ -199,11 +201,10 @@ describe("Redis restarted", () => {
       const after = await api().post(`/chats/${chat.id}/messages`, { content: "After" });
       const done = (id: string) => events.some((e) => e.messageId === id && e.aiResponseStatus === "complete");
       // The worker reconnected by itself and did what was queued before the restart, then the new message.
-      await eventually(
-        () => [...queued, after.body.id].every(done),
-        "the queued replies and the new one, on the open subscription",
-        40_000,
-      );
+      await eventually(() => [...queued, after.body.id].every(done), {
+        what: "the queued replies and the new one, on the open subscription",
+        timeout: 40_000,
+      });
       const replies = (await api().get(`/chats/${chat.id}?per_page=100`)).body.messages.filter(
         (m: { role: string }) => m.role === "assistant",
       );

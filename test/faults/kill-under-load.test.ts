@@ -1,3 +1,4 @@
+import { eventually } from "../helpers/eventually";
 import { QueryTypes } from "sequelize";
 import { startOfTomorrowUtc } from "../../src/finance/banking/provider";
 import { FakeSimplefinBridge, generateHistory } from "../fakes/simplefin-bridge";
@@ -6,7 +7,7 @@ import { startCluster, type Cluster } from "../helpers/cluster";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
 import { freshConnection, type FreshResponse } from "../helpers/fresh-connection";
 import { apiKeyClient } from "../helpers/http";
-import { eventually, streamAdmin } from "../helpers/streaming";
+import { streamAdmin } from "../helpers/streaming";
 import { WebhookReceiver } from "../fakes/webhook-receiver";
 
 /**
@@ -162,7 +163,10 @@ test("promise: after kill -9 of an API and a worker under load, no committed aud
     await cluster.workers[0].kill("SIGKILL");
     await sleep(1000);
     // Enough of each kind, however busy the machine: the survivors carry the load from here.
-    await eventually(() => signIns.length > 0 && externalIds.length > 5 && messages.length > 3, "some of each request kind", 30_000);
+    await eventually(() => signIns.length > 0 && externalIds.length > 5 && messages.length > 3, {
+      what: "some of each request kind",
+      timeout: 30_000,
+    });
   } finally {
     loading = false;
     await Promise.all(running);
@@ -193,9 +197,7 @@ test("promise: after kill -9 of an API and a worker under load, no committed aud
     async () =>
       (await sql<{ pending: number }>("SELECT count(*)::int AS pending FROM chat_messages WHERE ai_response_status = 'pending'"))[0]
         .pending === 0,
-    "every reply to be written",
-    40_000,
-    200,
+    { what: "every reply to be written", timeout: 40_000, interval: 200 },
   );
   const replies = await sql<{ id: string; replies: number }>(
     `SELECT m.id, count(r.id)::int AS replies FROM chat_messages m LEFT JOIN chat_messages r ON r.reply_to_message_id = m.id
@@ -218,10 +220,9 @@ test("promise: after kill -9 of an API and a worker under load, no committed aud
     "SELECT id FROM audit_events WHERE event_type = 'auth.login.success' AND request_id LIKE 'sign-in-%'",
   );
   expect(streamed.length).toBeGreaterThanOrEqual(signIns.length);
-  await eventually(
-    () => streamed.every((row) => receiver.firstArrivals().includes(row.id)),
-    "every sign-in event at the destination",
-    30_000,
-  );
+  await eventually(() => streamed.every((row) => receiver.firstArrivals().includes(row.id)), {
+    what: "every sign-in event at the destination",
+    timeout: 30_000,
+  });
   expect(receiver.rejected).toEqual([]);
 });

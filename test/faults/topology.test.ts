@@ -1,3 +1,4 @@
+import { eventually } from "../helpers/eventually";
 import { createClient, type Client } from "graphql-ws";
 import WebSocket from "ws";
 import { JOBS, QueueName, SCHEDULES } from "../../workers/queues";
@@ -5,7 +6,6 @@ import { startCluster, untilChatEventsArrive, type Cluster } from "../helpers/cl
 import { createUser, type TestUser } from "../helpers/fixtures";
 import { apiKeyClient, client } from "../helpers/http";
 import { freshConnection } from "../helpers/fresh-connection";
-import { eventually } from "../helpers/streaming";
 
 /**
  * The deployed topology: two `finance-gateway api` and two `finance-gateway worker` processes on one
@@ -50,7 +50,7 @@ test("promise: a subscription through the proxy, on either API process, receives
   const sockets = onEach.map((events) => subscribeToChat(cluster.proxy.url, user.key, chat.id, events));
   try {
     // Round robin: the two WebSocket connections went to different API processes.
-    await eventually(() => cluster.proxy.routed.length >= routedBefore + 2, "both WebSocket connections");
+    await eventually(() => cluster.proxy.routed.length >= routedBefore + 2, { what: "both WebSocket connections" });
     expect(new Set(cluster.proxy.routed.slice(routedBefore, routedBefore + 2))).toEqual(new Set([first.port, second.port]));
     for (const events of onEach) await untilChatEventsArrive(cluster, chat.id, events);
 
@@ -59,11 +59,10 @@ test("promise: a subscription through the proxy, on either API process, receives
       await apiKeyClient(`${first.url}/api/v1`, user.key).post(`/chats/${chat.id}/messages`, { content: "What did I spend?" })
     ).body;
     for (const events of onEach) {
-      await eventually(
-        () => events.some((event) => event.messageId === posted.id && event.aiResponseStatus === "complete"),
-        "the worker's reply on every subscriber",
-        30_000,
-      );
+      await eventually(() => events.some((event) => event.messageId === posted.id && event.aiResponseStatus === "complete"), {
+        what: "the worker's reply on every subscriber",
+        timeout: 30_000,
+      });
       expect(events.filter((event) => event.kind === "MESSAGE").map((event) => event.message!.role)).toEqual(["user", "assistant"]);
     }
   } finally {
@@ -154,7 +153,7 @@ test("promise: a user suspended through one API process is cut off on the other 
     // The next request on the other process is refused: nothing there remembered the credentials.
     expect((await onSecond.get("/accounts", bearer)).status).toBe(401);
     expect((await onSecond.get("/accounts", { "x-api-key": target.key })).status).toBe(401);
-    await eventually(() => closes.includes(4401), "the WebSocket on the other API process to close with 4401", 10_000);
+    await eventually(() => closes.includes(4401), { what: "the WebSocket on the other API process to close with 4401", timeout: 10_000 });
   } finally {
     await socket.dispose();
   }

@@ -1,7 +1,8 @@
+import { eventually } from "./eventually";
 import type { Runtime } from "../../src/app/runtime";
 import { EVALUATOR_CONSUMER } from "../../src/audit/alerts/alert.evaluator";
 import { apiKeyClient } from "./http";
-import { eventually, type GqlAnswer } from "./streaming";
+import { type GqlAnswer } from "./streaming";
 
 export const FIRING_FIELDS = `id ruleId ruleName groupKey windowStart firedAt count summary
   events { id seq eventType ipAddress user country }
@@ -53,11 +54,10 @@ export function alertAdmin(baseUrl: string, adminKey: string) {
 export async function evaluatorCaughtUp({ services }: Pick<Runtime, "services">, timeoutMs = 20_000): Promise<void> {
   await services.audit.chainCommitted();
   const head = BigInt(await services.audit.chainHeadSeq());
-  await eventually(
-    async () => BigInt((await services.repositories.streamConsumers.get(EVALUATOR_CONSUMER))!.position) >= head,
-    "the alert evaluator to reach the chain head",
-    timeoutMs,
-  );
+  await eventually(async () => BigInt((await services.repositories.streamConsumers.get(EVALUATOR_CONSUMER))!.position) >= head, {
+    what: "the alert evaluator to reach the chain head",
+    timeout: timeoutMs,
+  });
 }
 
 /** A failed login from `ip` under an address no account has (no lockout involved). */

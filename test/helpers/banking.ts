@@ -1,3 +1,4 @@
+import { eventually } from "./eventually";
 import type { SyncRunRow } from "../../src/finance/banking/bank-connection.repository";
 import type { Services } from "../../src/app/services";
 
@@ -13,11 +14,11 @@ export const BANK_TEST_ENV = {
 
 /** Waits until the connection's newest run has finished (completed or failed) and returns it. */
 export async function waitForSync(services: Services, connectionId: string, timeoutMs = 20_000): Promise<SyncRunRow> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const [run] = await services.banking.runs(connectionId, 1);
-    if (run && (run.status === "completed" || run.status === "failed")) return run;
-    if (Date.now() > deadline) throw new Error(`sync of ${connectionId} did not finish: ${JSON.stringify(run)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return eventually(
+    async () => {
+      const [run] = await services.banking.runs(connectionId, 1);
+      return (run?.status === "completed" || run?.status === "failed") && run;
+    },
+    { what: `the sync of ${connectionId} to finish`, timeout: timeoutMs },
+  );
 }

@@ -66,20 +66,3 @@ export async function openContext(
   page.on("pageerror", (error) => problems.push(error.message));
   return { context, page, foreign, problems };
 }
-
-/**
- * Retries an assertion (jest's expect inside `check`) until it passes or `timeoutMs` runs out, then
- * throws its last failure: pages update asynchronously, and a loaded machine is slow.
- */
-export async function eventually(check: () => unknown | Promise<unknown>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-}

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
+import { within } from "./eventually";
 
 /** The built CLI, run as a user would (`npm test` builds first). */
 export const CLI = path.join(__dirname, "..", "..", "bin", "finance-gateway.js");
@@ -15,11 +16,12 @@ export function spawnUntilJson<Json = Record<string, string>>(
   key: string,
   timeoutMs = 90_000,
   command = process.execPath,
+  /** In a process group of its own, as a terminal runs a command: signal it whole with process.kill(-pid). */
+  detached = false,
 ): Promise<{ child: ChildProcess; json: Json; output: () => string }> {
-  const child = spawn(command, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(command, args, { env, stdio: ["ignore", "pipe", "pipe"], detached });
   let output = "";
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${args.join(" ")} printed no ${key}:\n${output}`)), timeoutMs);
+  const printed = new Promise<{ child: ChildProcess; json: Json; output: () => string }>((resolve, reject) => {
     let found = false;
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
@@ -27,12 +29,14 @@ export function spawnUntilJson<Json = Record<string, string>>(
       const line = output.split("\n").find((candidate) => candidate.startsWith("{") && candidate.includes(`"${key}"`));
       if (!line) return;
       found = true;
-      clearTimeout(timer);
       resolve({ child, json: JSON.parse(line) as Json, output: () => output });
     };
     child.stdout!.on("data", onData);
     child.stderr!.on("data", onData);
     child.on("exit", (code) => reject(new Error(`${args.join(" ")} exited with ${code}:\n${output}`)));
+  });
+  return within(printed, timeoutMs, `${args.join(" ")} to print ${key}`).catch((error: Error) => {
+    throw new Error(`${error.message}:\n${output}`);
   });
 }
 

@@ -1,3 +1,4 @@
+import { eventually } from "./eventually";
 import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import net from "node:net";
@@ -7,7 +8,6 @@ import { Topic } from "../../src/platform/events/catalogue";
 import { startRuntime, type Runtime } from "../../src/app/runtime";
 import { CLI, spawnUntilJson } from "./cli";
 import { startOwnPostgres, startOwnRedis, type OwnPostgres, type OwnRedis } from "./own-servers";
-import { eventually } from "./streaming";
 
 /**
  * The deployed topology in a test: `finance-gateway api` and `finance-gateway worker` processes (the
@@ -224,9 +224,7 @@ export async function untilChatEventsArrive(
       });
       return false;
     },
-    "chat events to arrive on the subscription",
-    timeoutMs,
-    200,
+    { what: "chat events to arrive on the subscription", timeout: timeoutMs, interval: 200 },
   );
   events.length = 0;
 }

@@ -1,8 +1,8 @@
 import fs from "node:fs";
-import type { Page } from "playwright-core";
+import type { Locator, Page } from "playwright-core";
 import type { Roles } from "../../src/app/runtime";
 import { launchChromium, openContext, type HeadlessChromium } from "./chromium";
-import { runInAuditContext } from "../../src/audit/log/audit-context";
+import { runInAuditContext } from "../../src/platform/common/audit-context";
 import { startTestApp, type TestApp } from "./test-app";
 
 export const PASSWORD = "console test password 1";
@@ -152,6 +152,28 @@ export function holdRequests(page: Page, matches: (body: string) => boolean) {
       await Promise.all(held.splice(0).map((send) => send()));
     },
   };
+}
+
+/**
+ * Clicks `button` and declines the confirmation it asks. Resolves once the page has handled the answer,
+ * with the GraphQL POSTs it sent from the click on: a declined confirmation sends none, so nothing changed.
+ */
+export async function declineConfirmation(page: Page, button: Locator): Promise<string[]> {
+  const sent: string[] = [];
+  const record = (request: { url(): string; method(): string; postData(): string | null }) => {
+    if (request.method() === "POST" && request.url().endsWith("/graphql")) sent.push(request.postData() ?? "");
+  };
+  page.on("request", record);
+  try {
+    const declined = new Promise<void>((resolve) => page.once("dialog", (dialog) => void dialog.dismiss().then(resolve)));
+    await button.click();
+    await declined;
+    // A task after the click handler's: whatever the answer made it do has started by then.
+    await page.evaluate(() => undefined);
+    return sent;
+  } finally {
+    page.off("request", record);
+  }
 }
 
 const AXE = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");

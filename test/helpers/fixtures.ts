@@ -1,5 +1,5 @@
 import type { AccountRow } from "../../src/finance/accounts/account.repository";
-import type { Actor } from "../../src/finance/identity/actor";
+import type { Actor } from "../../src/platform/security/actor";
 import type { Services } from "../../src/app/services";
 
 let sequence = 0;

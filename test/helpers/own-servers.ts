@@ -3,6 +3,7 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { eventually } from "./eventually";
 
 /**
  * PostgreSQL and Redis servers of a test's own, on free loopback ports in temporary directories: the
@@ -19,19 +20,17 @@ export async function freePort(): Promise<number> {
 
 /** Resolves once something accepts connections on the port, or rejects after `timeoutMs`. */
 export async function waitForPort(port: number, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = net.connect(port, "127.0.0.1", () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.on("error", () => resolve(false));
-    });
-    if (open) return;
-    if (Date.now() > deadline) throw new Error(`${what} did not listen on port ${port} within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await eventually(
+    () =>
+      new Promise<boolean>((resolve) => {
+        const socket = net.connect(port, "127.0.0.1", () => {
+          socket.destroy();
+          resolve(true);
+        });
+        socket.on("error", () => resolve(false));
+      }),
+    { what: `${what} to listen on port ${port}`, timeout: timeoutMs },
+  );
 }
 
 function exited(child: ChildProcess): Promise<void> {

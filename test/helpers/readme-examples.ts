@@ -1,10 +1,13 @@
 import { spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
 
 /**
- * Reads the README's shell examples and the outputs it prints for them, and compares those outputs with
- * what the commands really print. Used by test/e2e/readme.tour.test.ts and the other README walk-through tests.
+ * Reads the shell examples of README.md and the pages of docs/, and the outputs they print for them, and
+ * compares those outputs with what the commands really print. Used by the walk-through tests
+ * (test/e2e/docs.*.walkthrough.test.ts, test/e2e/audit-exports-walkthrough.test.ts).
  *
- * A step is one or more command lines and the output the README shows for them: the `# …` comment lines
+ * A step is one or more command lines and the output the page shows for them: the `# …` comment lines
  * right after the commands, or a ```json / ``` block right after the ```sh block (for its last step).
  */
 
@@ -12,11 +15,13 @@ import { spawn } from "node:child_process";
 export type Fence = { lang: string; line: number; end: number; lines: string[]; section: string; subsection: string };
 
 export type Step = {
+  /** The page, as a path from the project folder (`README.md`, `docs/rest-api.md`). */
+  file: string;
   section: string;
-  /** README line (1-based) of the step's first command line. */
+  /** Line (1-based) of the step's first command line in its page. */
   line: number;
   command: string;
-  /** What the README prints after the command, `# ` prefixes and `(notes)` removed; null when it prints nothing. */
+  /** What the page prints after the command, `# ` prefixes and `(notes)` removed; null when it prints nothing. */
   expected: string | null;
 };
 
@@ -47,16 +52,21 @@ export function readFences(readme: string): Fence[] {
 /** Text after a printed output that explains it, e.g. `(exit status 1)` or `(seconds until the window resets)`. */
 const NOTE = /\s{2,}\([^)]*\)\s*$/;
 
-/** The steps of one `## section`, in README order. */
-export function stepsOf(readme: string, section: string): Step[] {
-  const lines = readme.split("\n");
-  const fences = readFences(readme).filter((fence) => fence.section === section);
-  if (fences.length === 0) throw new Error(`README has no code blocks under "## ${section}"`);
+/** A page of the project, read as its walk-through test reads it. */
+export function readPage(root: string, file: string): { file: string; text: string } {
+  return { file, text: fs.readFileSync(path.join(root, file), "utf8") };
+}
+
+/** The steps of one `## section` of a page (every section when `section` is null), in page order. */
+export function stepsOf(page: { file: string; text: string }, section: string | null): Step[] {
+  const lines = page.text.split("\n");
+  const fences = readFences(page.text).filter((fence) => section === null || fence.section === section);
+  if (fences.length === 0) throw new Error(`${page.file} has no code blocks under "## ${section}"`);
   const steps: Step[] = [];
   let previousShell: Fence | null = null;
   for (const fence of fences) {
     if (fence.lang === "sh") {
-      steps.push(...shellSteps(fence));
+      steps.push(...shellSteps(fence, page.file));
       previousShell = fence;
       continue;
     }
@@ -64,7 +74,7 @@ export function stepsOf(readme: string, section: string): Step[] {
     const directlyAfterShell = previousShell !== null && lines.slice(previousShell.end, fence.line - 1).every((line) => line.trim() === "");
     if (isOutput && directlyAfterShell) {
       const last = steps[steps.length - 1];
-      if (last.expected !== null) throw new Error(`README.md:${fence.line}: output block after a step that already shows its output`);
+      if (last.expected !== null) throw new Error(`${page.file}:${fence.line}: output block after a step that already shows its output`);
       last.expected = fence.lines.map((line) => line.replace(NOTE, "")).join("\n");
     }
     previousShell = null;
@@ -72,7 +82,7 @@ export function stepsOf(readme: string, section: string): Step[] {
   return steps;
 }
 
-function shellSteps(fence: Fence): Step[] {
+function shellSteps(fence: Fence, file: string): Step[] {
   const steps: Array<{ line: number; commands: string[]; outputs: string[] }> = [];
   let current: (typeof steps)[number] | null = null;
   let afterBlank = false;
@@ -93,6 +103,7 @@ function shellSteps(fence: Fence): Step[] {
     }
   });
   return steps.map((step) => ({
+    file,
     section: fence.section,
     line: step.line,
     command: step.commands.join("\n"),
@@ -220,10 +231,10 @@ export function readOutput(text: string): OutputRecord[] {
 
 // ---------------------------------------------------------------------------------------------------
 // Comparison. Keys, status codes, error codes and messages, names, classifications, page and per_page
-// must be equal. What the README says differs from run to run is compared by its form: ids (UUIDs),
+// must be equal. What the page says differs from run to run is compared by its form: ids (UUIDs),
 // dates, timestamps, counts and amounts (numbers and `$` amounts keep their sign). The same shortened id
 // shown twice (`55f220c7-…`) must be the same id both times. Paths listed as illustrative (one sample
-// of generated data) are compared by shape only: keys and types, any value where the README shows null.
+// of generated data) are compared by shape only: keys and types, any value where the page shows null.
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -248,13 +259,13 @@ function matchesPattern(path: string[], pattern: string): boolean {
   return parts.length === path.length && parts.every((part, index) => part === "*" || part === path[index]);
 }
 
-/** Problems found comparing what the README prints (`expected`) with what was printed (`actual`). */
+/** Problems found comparing what the page prints (`expected`) with what was printed (`actual`). */
 export function compareOutput(expected: string, actual: string, comparison: Comparison): string[] {
   const want = readOutput(expected);
   const got = readOutput(actual);
   const problems: string[] = [];
   if (want.length !== got.length) {
-    return [`the README shows ${want.length} output record(s), the command printed ${got.length}`];
+    return [`the page shows ${want.length} output record(s), the command printed ${got.length}`];
   }
   want.forEach((record, index) => {
     const other = got[index];
@@ -310,7 +321,7 @@ function compareValue(expected: unknown, actual: unknown, path: string[], compar
     const missing = keys.filter((name) => !(name in actual));
     const unexpected = expected[MORE] ? [] : Object.keys(actual).filter((name) => !(name in expected));
     if (missing.length) fail(`missing key(s) ${missing.join(", ")}`);
-    if (unexpected.length) fail(`key(s) the README does not show: ${unexpected.join(", ")}`);
+    if (unexpected.length) fail(`key(s) the page does not show: ${unexpected.join(", ")}`);
     for (const name of keys) if (name in actual) compareValue(expected[name], actual[name], [...path, name], comparison, problems);
   }
 }
@@ -322,7 +333,7 @@ function compareString(expected: string, actual: string, key: string, comparison
       if (!UUID.test(actual)) return `expected an id, got ${show(actual)}`;
       const seen = comparison.shortIds.get(prefix);
       if (seen !== undefined && seen !== actual)
-        return `the README shows the same id ${show(expected)} earlier, which was ${seen}; got ${actual}`;
+        return `the page shows the same id ${show(expected)} earlier, which was ${seen}; got ${actual}`;
       comparison.shortIds.set(prefix, actual);
       return null;
     }
@@ -337,7 +348,7 @@ function compareString(expected: string, actual: string, key: string, comparison
   return expected === actual ? null : `expected ${show(expected)}, got ${show(actual)}`;
 }
 
-/** Keys and types only; where the README shows null (no category, no transfer) any value fits. */
+/** Keys and types only; where the page shows null (no category, no transfer) any value fits. */
 function compareShape(expected: unknown, actual: unknown, path: string[], problems: string[]): void {
   const fail = (message: string) => problems.push(`${path.join(".")}: ${message}`);
   if (expected === ELLIPSIS || expected === null) return;
@@ -351,7 +362,7 @@ function compareShape(expected: unknown, actual: unknown, path: string[], proble
     const missing = Object.keys(expected).filter((name) => !(name in actual));
     const unexpected = expected[MORE] ? [] : Object.keys(actual).filter((name) => !(name in expected));
     if (missing.length) fail(`missing key(s) ${missing.join(", ")}`);
-    if (unexpected.length) fail(`key(s) the README does not show: ${unexpected.join(", ")}`);
+    if (unexpected.length) fail(`key(s) the page does not show: ${unexpected.join(", ")}`);
     for (const name of Object.keys(expected)) if (name in actual) compareShape(expected[name], actual[name], [...path, name], problems);
   } else if (typeof actual !== typeof expected) {
     fail(`expected a ${typeof expected} like ${show(expected)}, got ${show(actual)}`);
@@ -360,19 +371,25 @@ function compareShape(expected: unknown, actual: unknown, path: string[], proble
 
 // ---------------------------------------------------------------------------------------------------
 // Running steps: all of them in ONE bash process (so variables flow from block to block), exactly as
-// printed but for the service's address, with a marker before each step on stdout and stderr and a line
+// printed but for the addresses, with a marker before each step on stdout and stderr and a line
 // for each failing command (`set -o pipefail` and an ERR trap, so a failure inside `$(…)` or a pipe counts).
 
 export type StepRun = { outputs: string[]; stderr: string[]; failures: string[][] };
 
 export async function runSteps(
   steps: Step[],
-  options: { address: string; base: string; cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number },
+  options: {
+    /** What the page prints → what this run uses instead: addresses only (the service's, a sandbox's). */
+    substitutions: Array<[string, string]>;
+    cwd: string;
+    env: NodeJS.ProcessEnv;
+    timeoutMs?: number;
+  },
 ): Promise<StepRun> {
   const parts = ["set -o pipefail", `trap 'printf "\\n@@FAILED %s\\n" "$?"' ERR`];
   steps.forEach((step, index) => {
     parts.push(`printf '\\n@@STEP ${index}\\n'; printf '\\n@@STEP ${index}\\n' >&2`);
-    parts.push(step.command.split(options.address).join(options.base));
+    parts.push(options.substitutions.reduce((text, [from, to]) => text.split(from).join(to), step.command));
   });
   parts.push("printf '\\n@@STEP end\\n'; printf '\\n@@STEP end\\n' >&2", "exit 0");
   const { stdout, stderr, code } = await runBash(parts.join("\n"), {
@@ -391,7 +408,7 @@ export async function runSteps(
   };
 }
 
-/** What went wrong, one entry per failing step naming its README line; empty when every step printed what the README shows. */
+/** What went wrong, one entry per failing step naming its page line; empty when every step printed what the page shows. */
 export function checkSteps(steps: Step[], run: StepRun, illustrativeOf: (step: Step) => string[] = () => []): string[] {
   const comparison: Comparison = { illustrative: [], shortIds: new Map() };
   const problems: string[] = [];
@@ -402,7 +419,7 @@ export function checkSteps(steps: Step[], run: StepRun, illustrativeOf: (step: S
     if (found.length === 0) return;
     problems.push(
       [
-        `README.md:${step.line} (${step.section}): ${step.command.split("\n")[0]}`,
+        `${step.file}:${step.line} (${step.section}): ${step.command.split("\n")[0]}`,
         ...found.map((problem) => `  - ${problem}`),
         `  printed: ${clip(run.outputs[index]) || "(nothing)"}`,
         `  stderr: ${clip(run.stderr[index] ?? "") || "(nothing)"}`,
@@ -419,17 +436,19 @@ export function runBash(
   script: string,
   options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
 ): Promise<{ stdout: string; stderr: string; code: number | null }> {
-  const child = spawn("bash", ["-c", script], { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn("bash", ["-c", script], {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ["ignore", "pipe", "pipe"],
+    timeout: options.timeoutMs,
+    killSignal: "SIGKILL",
+  });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs);
     child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ stdout, stderr, code });
-    });
+    child.on("close", (code) => resolve({ stdout, stderr, code }));
   });
 }

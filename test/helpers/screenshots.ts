@@ -1,10 +1,10 @@
 import path from "node:path";
 import type { Page } from "playwright-core";
 
-/** The console's screenshots, committed and shown in the README. */
+/** The console's screenshots, committed and shown in the README and the pages of docs/. */
 export const SCREENSHOT_DIR = path.join(__dirname, "..", "..", "docs", "console");
 
-/** Every screenshot the README shows, by file name under docs/console/. */
+/** Every screenshot the manual shows, by file name under docs/console/. */
 export const CONSOLE_SCREENSHOTS = [
   "sign-in.png",
   "audit-log.png",
@@ -19,7 +19,7 @@ export const CONSOLE_SCREENSHOTS = [
 ] as const;
 
 /**
- * Takes one of the README's screenshots, only when asked: `npm run docs:screenshots` sets
+ * Takes one of the manual's screenshots, only when asked: `npm run docs:screenshots` sets
  * CONSOLE_SCREENSHOTS=1. An ordinary test run leaves the committed images alone.
  */
 export async function documentationScreenshot(

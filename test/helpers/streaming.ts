@@ -31,17 +31,6 @@ export async function recordAuditEvents(
   return ids;
 }
 
-/** Polls `check` until it returns a truthy value or `timeoutMs` passes (then throws with `what`). */
-export async function eventually<T>(check: () => T | Promise<T>, what: string, timeoutMs = 15_000, everyMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
-}
-
 export const DESTINATION_FIELDS = `id kind name url eventTypes enabled disabledReason credentialNames rotationOverlapUntil
   settings { name value }
   health { position head lag paused failing failures nextAttemptAt lastSuccessAt lastFailureAt lastError }`;

@@ -1,3 +1,4 @@
+import type { ClassType } from "type-graphql";
 import { randomBytes } from "node:crypto";
 import IORedis from "ioredis";
 import type { Logger } from "../../src/platform/common/logger";
@@ -22,7 +23,7 @@ export type TestApp = {
  * environment would give them).
  */
 export async function startTestApp(
-  options: { env?: Record<string, string>; roles?: Partial<Roles>; logger?: Logger; resolve?: Resolver } = {},
+  options: { env?: Record<string, string>; roles?: Partial<Roles>; logger?: Logger; resolve?: Resolver; extraResolvers?: ClassType[] } = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase();
   const prefix = `fgtest_${process.env.JEST_WORKER_ID ?? "0"}_${randomBytes(4).toString("hex")}`;
@@ -40,7 +41,12 @@ export async function startTestApp(
   const runtime = await startRuntime(
     config,
     { api: true, workers: false, ...options.roles },
-    { onStatement: (sql) => statements.push(sql), logger: options.logger, resolve: options.resolve },
+    {
+      onStatement: (sql) => statements.push(sql),
+      logger: options.logger,
+      resolve: options.resolve,
+      extraResolvers: options.extraResolvers,
+    },
   );
   return {
     url: runtime.url!,

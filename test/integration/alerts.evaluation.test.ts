@@ -1,6 +1,8 @@
+import { QueryTypes } from "sequelize";
+import { eventually } from "../helpers/eventually";
 import { createUser, type TestUser } from "../helpers/fixtures";
 import { alertAdmin, evaluatorCaughtUp, failedLogin, login } from "../helpers/alerts";
-import { eventually, recordAuditEvents } from "../helpers/streaming";
+import { recordAuditEvents } from "../helpers/streaming";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 import { chatWebhook, smsGateway, SMS_ACCOUNT_SID, SMS_AUTH_TOKEN } from "../fakes/alert-receivers";
 import type { FakeHttpServer } from "../fakes/fake-http";
@@ -72,10 +74,9 @@ test("7 failed logins from one IP fire the brute-force preset once, by e-mail wi
   expect(firings[0].events).toHaveLength(5);
   expect(firings[0].events.every((event: any) => event.eventType === "auth.login.failed" && event.ipAddress === "81.2.69.142")).toBe(true);
 
-  const mail = (await eventually(
-    () => smtp.messages.find((message) => message.subject.includes("Failed logins from one IP")),
-    "the alert mail",
-  ))!;
+  const mail = await eventually(() => smtp.messages.find((message) => message.subject.includes("Failed logins from one IP")) ?? false, {
+    what: "the alert mail",
+  });
   expect(mail.envelopeTo).toEqual(["security@finance.example"]);
   expect(mail.from).toBe("alerts@finance.example");
   expect(mail.subject).toBe(
@@ -85,7 +86,7 @@ test("7 failed logins from one IP fire the brute-force preset once, by e-mail wi
   expect(mail.text.match(/auth\.login\.failed user=\S+ ip=81\.2\.69\.142/g)).toHaveLength(5);
   expect(mail.html).toContain("<h1>Failed logins from one IP</h1>");
   expect(mail.html.match(/<td>81\.2\.69\.142<\/td>/g)).toHaveLength(5);
-  await eventually(async () => (await alerts.firings(preset.id))[0].deliveries[0]?.status === "sent", "the delivery marked sent");
+  await eventually(async () => (await alerts.firings(preset.id))[0].deliveries[0]?.status === "sent", { what: "the delivery marked sent" });
 
   // The same rule with a 3-second window: a burst fires, more in that window do not, a burst after it fires again.
   const short = await alerts.rule({
@@ -102,7 +103,17 @@ test("7 failed logins from one IP fire the brute-force preset once, by e-mail wi
   await burst(3);
   await evaluatorCaughtUp(app.runtime);
   expect(await alerts.firings(short.id)).toHaveLength(1);
-  await new Promise((resolve) => setTimeout(resolve, 3100));
+  // Until the window (and the firing's quiet time) has passed the last of those events, by the database's clock that stamped them.
+  await eventually(
+    async () => {
+      const [row] = await app.runtime.sequelize.query<{ passed: boolean }>(
+        "SELECT now() > max(occurred_at) + interval '3100 milliseconds' AS passed FROM audit_events WHERE event_type = 'auth.login.failed'",
+        { type: QueryTypes.SELECT },
+      );
+      return row.passed;
+    },
+    { what: "the 3-second window to pass", interval: 100 },
+  );
   await burst(4);
   await evaluatorCaughtUp(app.runtime);
   expect(await alerts.firings(short.id)).toHaveLength(1);
@@ -124,7 +135,7 @@ test("provider.deleted fires the provider-change preset through the chat webhook
   const [firing, ...more] = await alerts.firings(preset.id);
   expect(more).toEqual([]);
   expect(firing).toMatchObject({ groupKey: provider.createSsoProvider.id, count: 1, summary: `provider.deleted by ${admin.email} (corp)` });
-  const posted = await eventually(() => chat.requestsTo(/^\/hooks\/T000\/B000\/secret-token$/)[0], "the chat message");
+  const posted = await eventually(() => chat.requestsTo(/^\/hooks\/T000\/B000\/secret-token$/)[0] ?? false, { what: "the chat message" });
   expect(JSON.parse(posted.body).text).toContain(`provider.deleted by ${admin.email} (corp)`);
   // The chat URL is a credential: sealed at rest, never returned, redacted in the audit event.
   const row = await app.runtime.services.repositories.alerts.getChannel(channel.id);
@@ -167,12 +178,14 @@ test("a login from a new country fires (SMS and signed webhook); a known country
   expect(firings[0].summary).toContain("from US (8.8.8.8)");
   expect(firings[0].summary).toContain("known: GB");
 
-  const text = await eventually(() => sms.requests[0], "the SMS");
+  const text = await eventually(() => sms.requests[0] ?? false, { what: "the SMS" });
   const form = new URLSearchParams(text.body);
   expect(form.get("To")).toBe("+447700900123");
   expect(form.get("From")).toBe("+15005550006");
   expect(form.get("Body")).toContain("Login from a new country");
-  const received = (await eventually(() => webhook.received.find((message) => message.type === "alert.fired"), "the signed webhook"))!;
+  const received = await eventually(() => webhook.received.find((message) => message.type === "alert.fired") ?? false, {
+    what: "the signed webhook",
+  });
   expect(webhook.rejected).toEqual([]);
   expect(received.data).toMatchObject({ rule: "Login from a new country", group: email, count: 1 });
 });
@@ -211,10 +224,13 @@ test("every channel's failure is retried and shown; one that keeps failing ends 
   await recordAuditEvents(app.runtime, 1, "user.roles.updated");
   await evaluatorCaughtUp(app.runtime);
 
-  const settled = await eventually(async () => {
-    const [firing] = await alerts.firings(rule.id);
-    return firing?.deliveries.length === 5 && firing.deliveries.every((d: any) => d.status !== "pending") ? firing : null;
-  }, "every delivery settled");
+  const settled = await eventually(
+    async () => {
+      const [firing] = await alerts.firings(rule.id);
+      return firing?.deliveries.length === 5 && firing.deliveries.every((d: any) => d.status !== "pending") ? firing : false;
+    },
+    { what: "every delivery settled" },
+  );
   const byName = Object.fromEntries(settled.deliveries.map((d: any) => [d.channelName, d]));
   expect(byName["Security mailbox"]).toMatchObject({ status: "sent", attempts: 2 });
   expect(byName["Security mailbox"].errors[0].error).toMatch(/451/);

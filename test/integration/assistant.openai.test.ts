@@ -9,6 +9,7 @@ import { replyTo, waitForReply } from "../helpers/chats";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
 import { apiKeyClient } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
+import { eventually } from "../helpers/eventually";
 
 /**
  * The openai provider, configured from settings alone, against a fake OpenAI-compatible server on
@@ -288,8 +289,11 @@ describe("the watchdog", () => {
     const schedulers = await app.runtime.queues.queue(QueueName.Assistant).getJobSchedulers();
     expect(schedulers.map((scheduler) => scheduler.key)).toContain("expire-stale-replies-minutely");
 
-    fake.script({ kind: "delay", ms: 400, then: { kind: "text", content: "Too late." } });
+    let answer!: () => void;
+    fake.script({ kind: "gate", opened: new Promise<void>((resolve) => (answer = resolve)), then: { kind: "text", content: "Too late." } });
+    const asked = fake.requests.length;
     const { chatId, messageId } = await post("Hello");
+    await eventually(() => fake.requests.length > asked, { what: "the reply job to ask the model" });
     await app.runtime.sequelize.query("UPDATE chat_messages SET reply_requested_at = now() - interval '61 seconds' WHERE id = $1", {
       bind: [messageId],
     });
@@ -299,7 +303,8 @@ describe("the watchdog", () => {
     expect(detail.body.messages[0]).toMatchObject({ ai_response_status: "failed", ai_response_message: sentence });
     expect(detail.body.error).toBe(sentence);
     // The late answer loses to the watchdog: nothing is stored for the abandoned attempt.
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    answer();
+    await app.runtime.workers!.drain();
     expect(await replies(messageId)).toHaveLength(0);
   });
 });

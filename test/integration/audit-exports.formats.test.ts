@@ -19,6 +19,7 @@ import { DownloadSigner } from "../../src/audit/exports/signed-url";
 import { SecretBox } from "../../src/platform/security/secret-box";
 import { client } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
+import { eventually } from "../helpers/eventually";
 
 let app: TestApp;
 let exportDir: string;
@@ -110,14 +111,14 @@ async function requestExport(filter: Record<string, unknown>, format: string, us
 }
 
 async function finished(id: string, user = auditor): Promise<any> {
-  const deadline = Date.now() + 20_000;
-  for (let polls = 0; polls < 400 && Date.now() < deadline; polls++) {
-    const { body } = await as(user).graphql(`query ($id: ID!) { auditExport(id: $id) { ${EXPORT_FIELDS} } }`, { id });
-    const record = body.data.auditExport;
-    if (record.status === "COMPLETED" || record.status === "FAILED") return record;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`export ${id} did not finish in time`);
+  return eventually(
+    async () => {
+      const { body } = await as(user).graphql(`query ($id: ID!) { auditExport(id: $id) { ${EXPORT_FIELDS} } }`, { id });
+      const record = body.data.auditExport;
+      return (record.status === "COMPLETED" || record.status === "FAILED") && record;
+    },
+    { what: `export ${id} to finish`, timeout: 20_000 },
+  );
 }
 
 async function exportOf(filter: Record<string, unknown>, format: string) {
@@ -468,16 +469,15 @@ test("progress is visible while the export runs", async () => {
     ),
   );
   const running = exporter.run(record.id);
-  let seen: any = null;
-  const deadline = Date.now() + 10_000;
-  for (let polls = 0; polls < 200 && Date.now() < deadline; polls++) {
-    const { body } = await as(auditor).graphql(`query ($id: ID!) { auditExport(id: $id) { status rowsWritten progress } }`, {
-      id: record.id,
-    });
-    seen = body.data.auditExport;
-    if (seen.rowsWritten > 0) break;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  const seen = await eventually(
+    async () => {
+      const { body } = await as(auditor).graphql(`query ($id: ID!) { auditExport(id: $id) { status rowsWritten progress } }`, {
+        id: record.id,
+      });
+      return body.data.auditExport.rowsWritten > 0 && body.data.auditExport;
+    },
+    { what: "the first rows written", timeout: 10_000, interval: 20 },
+  );
   // Part of the first batch of 100 written (progress is reported as rows arrive): a fraction of January's
   // events, and of its days (they are spread over the month).
   expect(seen.status).toBe("RUNNING");

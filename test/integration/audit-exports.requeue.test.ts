@@ -14,6 +14,7 @@ import { DownloadSigner } from "../../src/audit/exports/signed-url";
 import { exportJobId, JOBS, QueueName } from "../../workers/queues";
 import { WorkerHost } from "../../workers/worker-host";
 import { startTestApp, type TestApp } from "../helpers/test-app";
+import { eventually } from "../helpers/eventually";
 
 let app: TestApp;
 let exportDir: string;
@@ -70,14 +71,6 @@ async function statusOf(id: string): Promise<string | undefined> {
   return (await app.runtime.services.repositories.exports.find(id))?.status;
 }
 
-async function until(what: string, check: () => Promise<boolean>, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 /** Every job of the exports queue that writes this request, in any state. */
 async function writeJobsOf(id: string): Promise<number> {
   const jobs = await app.runtime.queues
@@ -116,8 +109,9 @@ test("requests stranded by a failed enqueue, a job that failed first or a worker
     },
     1,
   );
-  await until("its job to fail", async () =>
-    Boolean(await (await app.runtime.queues.queue(QueueName.Exports).getJob(exportJobId(created.id)))?.isFailed()),
+  await eventually(
+    async () => Boolean(await (await app.runtime.queues.queue(QueueName.Exports).getJob(exportJobId(created.id)))?.isFailed()),
+    { what: "its job to fail", timeout: 30_000, interval: 100 },
   );
   await failing.close();
   await backdate(created.id, STALE_REQUEST_MS + 5_000);
@@ -138,8 +132,9 @@ test("requests stranded by a failed enqueue, a job that failed first or a worker
     },
     1,
   );
-  await until("its job to fail", async () =>
-    Boolean(await (await app.runtime.queues.queue(QueueName.Exports).getJob(exportJobId(claimed.id)))?.isFailed()),
+  await eventually(
+    async () => Boolean(await (await app.runtime.queues.queue(QueueName.Exports).getJob(exportJobId(claimed.id)))?.isFailed()),
+    { what: "its job to fail", timeout: 30_000, interval: 100 },
   );
   await dying.close();
   await backdate(claimed.id, STALE_REQUEST_MS + 5_000);
@@ -148,7 +143,12 @@ test("requests stranded by a failed enqueue, a job that failed first or a worker
 
   host = new WorkerHost(app.runtime.queues, { services: app.runtime.services, logger: createLogger("silent") });
   await host.start();
-  for (const record of stranded) await until(`${record.id} to complete`, async () => (await statusOf(record.id)) === "completed");
+  for (const record of stranded)
+    await eventually(async () => (await statusOf(record.id)) === "completed", {
+      what: `${record.id} to complete`,
+      timeout: 30_000,
+      interval: 100,
+    });
   expect(await statusOf(recent.id)).toBe("queued");
   const schedulers = await app.runtime.queues.queue(QueueName.Exports).getJobSchedulers();
   expect(schedulers.find((scheduler) => scheduler.key === "requeue-stale-exports-minutely")).toMatchObject({
@@ -165,7 +165,11 @@ test("sweeps at once, and again after the request was written, never give it a s
   const sweeps = await Promise.all([1, 2, 3].map(() => app.runtime.services.auditExports.requeueStale(later)));
   for (const found of sweeps) expect(found).toBeGreaterThanOrEqual(0);
   expect(sweeps.some((found) => found >= 1)).toBe(true);
-  await until("the recent request to complete", async () => (await statusOf(recent.id)) === "completed");
+  await eventually(async () => (await statusOf(recent.id)) === "completed", {
+    what: "the recent request to complete",
+    timeout: 30_000,
+    interval: 100,
+  });
   expect(await app.runtime.services.auditExports.requeueStale(later)).toBe(0);
   expect(await writeJobsOf(recent.id)).toBe(1);
   expect(await app.runtime.queues.queue(QueueName.Exports).getJob(exportJobId(recent.id))).toBeTruthy();

@@ -1,4 +1,4 @@
-import { runInAuditContext, auditContextFor } from "../../src/audit/log/audit-context";
+import { runInAuditContext, auditContextFor } from "../../src/platform/common/audit-context";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 
 let app: TestApp;

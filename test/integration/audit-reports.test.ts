@@ -14,6 +14,7 @@ import type { AuditEventType } from "../../src/audit/log/audit.catalogue";
 import { defaultSeverity } from "../../src/audit/log/audit.catalogue";
 import { client } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
+import { eventually } from "../helpers/eventually";
 
 let app: TestApp;
 let exportDir: string;
@@ -165,14 +166,15 @@ async function report(input: Record<string, unknown>): Promise<{ record: any; by
   });
   expect(created.body.errors).toBeUndefined();
   const id = created.body.data.createAuditReport.id;
-  const deadline = Date.now() + 20_000;
-  let record: any;
-  for (let polls = 0; polls < 400 && Date.now() < deadline; polls++) {
-    record = (await api().graphql(`query ($id: ID!) { auditExport(id: $id) { id status fileName manifest rowsWritten error } }`, { id }))
-      .body.data.auditExport;
-    if (record.status === "COMPLETED" || record.status === "FAILED") break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  const record = await eventually(
+    async () => {
+      const current = (
+        await api().graphql(`query ($id: ID!) { auditExport(id: $id) { id status fileName manifest rowsWritten error } }`, { id })
+      ).body.data.auditExport;
+      return (current.status === "COMPLETED" || current.status === "FAILED") && current;
+    },
+    { what: `report ${id} to finish`, timeout: 20_000 },
+  );
   expect(record.status).toBe("COMPLETED");
   const url = (await api().graphql(`mutation ($id: ID!) { createAuditExportDownloadUrl(id: $id) { url } }`, { id })).body.data
     .createAuditExportDownloadUrl.url;

@@ -17,6 +17,7 @@ import { RetentionRepository } from "../../src/audit/retention/retention.reposit
 import { RetentionService, type RetentionStep } from "../../src/audit/retention/retention.service";
 import { monthRows, seedMonth } from "../helpers/retention";
 import { startTestApp, type TestApp } from "../helpers/test-app";
+import { eventually, within } from "../helpers/eventually";
 
 let app: TestApp;
 let superuser: Client;
@@ -187,14 +188,24 @@ test("a long read of the audit log never holds audit writes up behind retention:
   try {
     await reader.query("BEGIN");
     await reader.query("SELECT count(*) FROM audit_events WHERE occurred_at >= '2023-07-01' AND occurred_at < '2023-08-01'");
-    const run = services().retention.run(new Date("2023-10-15T00:00:00Z"));
-    // Meanwhile the service records an event: it must not wait for the read to end.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    let ran = false;
+    const run = services()
+      .retention.run(new Date("2023-10-15T00:00:00Z"))
+      .finally(() => (ran = true));
+    // Once retention waits behind the read for the log's lock, the service records an event: it must not wait for the read to end.
+    await eventually(
+      async () => {
+        const { rows } = await reader.query(
+          "SELECT count(*)::int AS waiting FROM pg_locks WHERE NOT granted AND locktype = 'relation' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+        );
+        return rows[0].waiting > 0 || ran;
+      },
+      { what: "retention to wait for the audit log's lock" },
+    );
     const recorded = app.runtime.sequelize.transaction((transaction) =>
       services().audit.record(transaction, { type: "auth.login.failed", action: "login", error: "recorded during a long read" }),
     );
-    const stuck = new Promise((resolve) => setTimeout(() => resolve("still waiting"), 15_000));
-    expect(await Promise.race([recorded.then(() => "recorded"), stuck])).toBe("recorded");
+    await within(recorded, 15_000, "the event recorded during the long read");
     const outcome = (await run)!;
     expect(outcome.error).toBeNull();
     expect(outcome.kept).toContainEqual({

@@ -7,7 +7,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "pg";
-import { readBackArchive } from "../../src/audit/retention/archive-writer";
+import { readBackArchive } from "../../src/platform/files/archive-writer";
 import { S3Store } from "../../src/audit/retention/archive-store";
 import { checkpointSigner } from "../../src/audit/retention/checkpoint-key";
 import { RetentionRepository } from "../../src/audit/retention/retention.repository";

@@ -4,10 +4,10 @@
  * on loopback, and checks after each step which event types that step produced. Nothing here writes
  * to the audit log; the one direct SQL write ages a session, standing in for the passing of time.
  */
+import { eventually } from "../helpers/eventually";
 import { AUDIT_EVENT_TYPES, SPEC_EVENT_TYPES, type AuditEventType } from "../../src/audit/log/audit.catalogue";
 import { startIdp, type TestIdp } from "../fakes/oidc-idp";
 import { WebhookReceiver } from "../fakes/webhook-receiver";
-import { eventually } from "../helpers/streaming";
 import { Browser } from "../helpers/browser";
 import { client } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
@@ -203,13 +203,13 @@ test("a walk through the service produces every event type of the catalogue", as
     await step("its receiver fails until the retries run out", ["stream.destination.failing"], async () => {
       receiver.failNext({ status: 503, times: 100 });
       await gql(`mutation ($id: ID!) { disableSsoProvider(id: $id) { id } }`, { id: acmeId });
-      await eventually(async () => (await health()).health.failing, "the webhook failing");
+      await eventually(async () => (await health()).health.failing, { what: "the webhook failing" });
     });
     await step("its receiver answers 410 Gone", ["stream.destination.disabled", "stream.destination.resumed"], async () => {
       receiver.clearFaults();
       receiver.failNext({ status: 410, times: 1 });
       await hook(`resumeStreamDestination(id: $id) { id }`);
-      await eventually(async () => !(await health()).enabled, "the webhook disabled");
+      await eventually(async () => !(await health()).enabled, { what: "the webhook disabled" });
     });
     await step("delete it", ["stream.destination.deleted"], () => hook(`deleteStreamDestination(id: $id) { id }`));
     let channelId = "";

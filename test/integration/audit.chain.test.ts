@@ -11,13 +11,14 @@ import path from "node:path";
 import { QueueEvents } from "bullmq";
 import IORedis from "ioredis";
 import { Client } from "pg";
-import { runInAuditContext } from "../../src/audit/log/audit-context";
+import { runInAuditContext } from "../../src/platform/common/audit-context";
 import { AuditRepository } from "../../src/audit/log/audit.repository";
 import { AuditService, type AuditEventInput } from "../../src/audit/log/audit.service";
 import { Topic, type AuditEventJson } from "../../src/platform/events/catalogue";
 import { createSequelize } from "../../src/platform/db/database";
 import { JOBS, QueueName } from "../../workers/queues";
 import { redisUrl } from "../helpers/database-urls";
+import { eventually, within } from "../helpers/eventually";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 
 const CLI = path.join(__dirname, "..", "..", "bin", "finance-gateway.js");
@@ -127,22 +128,30 @@ test("a writer does not wait for another writer's transaction to commit", async 
   });
   await slowRecorded;
   // With the slow transaction still open, another records and commits; its event is linked at once.
-  const fast = await Promise.race([record({ action: "fast" }), new Promise<null>((resolve) => setTimeout(() => resolve(null), 5000))]);
-  expect(fast).not.toBeNull();
-  expect((await rows()).map((link) => link.id)).toContain(fast!.id);
+  const fast = await within(record({ action: "fast" }), 5000, "another writer to commit while the slow transaction is open");
+  expect((await rows()).map((link) => link.id)).toContain(fast.id);
   release();
   const slowEvent = await slow;
-  expect((await rows()).slice(-2).map((link) => link.id)).toEqual([fast!.id, slowEvent.id]);
+  expect((await rows()).slice(-2).map((link) => link.id)).toEqual([fast.id, slowEvent.id]);
   expect((await services.audit.verify()).ok).toBe(true);
 });
 
 test("concurrent writers keep the chain linear", async () => {
   const { sequelize, services } = app.runtime;
+  // Interleaved in open transactions: a writer records its i-th event once the writer before it has
+  // recorded its own i-th (a relay, not a ring, so a pool smaller than 12 connections cannot deadlock).
+  const recorded = Array.from({ length: 12 }, () =>
+    Array.from({ length: 4 }, () => {
+      let resolve!: () => void;
+      return { promise: new Promise<void>((done) => (resolve = done)), resolve: () => resolve() };
+    }),
+  );
   const writers = Array.from({ length: 12 }, (_, writer) =>
     sequelize.transaction(async (transaction) => {
       for (let i = 0; i < 4; i += 1) {
+        if (writer > 0) await recorded[writer - 1][i].promise;
         await services.audit.record(transaction, { type: "auth.token.issued", action: `writer-${writer}-${i}` });
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * 5));
+        recorded[writer][i].resolve();
       }
     }),
   );
@@ -239,7 +248,7 @@ test("an event whose process died before linking it is linked and published by t
   }
   const chain = await rows();
   expect(chain[chain.length - 1]).toMatchObject({ id, action: "orphaned" });
-  for (let i = 0; i < 100 && !published.some((event) => event.id === id); i += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+  await eventually(() => published.some((event) => event.id === id), { what: "the orphan's publication" });
   expect(published.find((event) => event.id === id)).toMatchObject({ seq: chain[chain.length - 1].seq, action: "orphaned" });
   await iterator.return!();
   await collecting;

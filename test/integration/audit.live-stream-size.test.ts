@@ -7,6 +7,7 @@ import { createLogger } from "../../src/platform/common/logger";
 import { Topic, type AuditEventRecorded } from "../../src/platform/events/catalogue";
 import { createEventBus, type EventBus } from "../../src/platform/events/event-bus";
 import { startTestApp, type TestApp } from "../helpers/test-app";
+import { within } from "../helpers/eventually";
 
 const logger = createLogger("silent");
 let app: TestApp;
@@ -32,15 +33,14 @@ afterAll(async () => {
 
 /** The next notice for `id`, or a failure after a deadline (the old bus dropped oversized events silently). */
 async function noticeOf(source: AsyncIterator<AuditEventRecorded>, id: () => string | null, timeoutMs = 5000): Promise<AuditEventRecorded> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const remaining = deadline - Date.now();
-    if (remaining <= 0) throw new Error("the event never reached the subscriber");
-    const next = await Promise.race([source.next(), new Promise<null>((resolve) => setTimeout(() => resolve(null), remaining).unref())]);
-    if (next === null) throw new Error("the event never reached the subscriber");
-    if (next.done) throw new Error("the subscription ended");
-    if (next.value.id === id()) return next.value;
-  }
+  const notice = async () => {
+    for (;;) {
+      const next = await source.next();
+      if (next.done) throw new Error("the subscription ended");
+      if (next.value.id === id()) return next.value;
+    }
+  };
+  return within(notice(), timeoutMs, "the event to reach the subscriber");
 }
 
 async function recordWithChanges(text: string) {

@@ -5,8 +5,10 @@
 import { randomUUID } from "node:crypto";
 import type { AuditEventType, Severity } from "../../src/audit/log/audit.catalogue";
 import type { NewAuditEvent } from "../../src/audit/log/audit.repository";
+import { QueryTypes } from "sequelize";
 import { client } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
+import { eventually } from "../helpers/eventually";
 
 let app: TestApp;
 const PASSWORD = "a long enough password";
@@ -14,6 +16,7 @@ const alice = { id: randomUUID(), email: "alice@example.test" };
 const bob = { id: randomUUID(), email: "bob@example.test" };
 const ids: Record<string, string> = {};
 let adminKey: string;
+let adminWriteKey: string;
 let auditorKey: string;
 let memberKey: string;
 let adminToken: string;
@@ -99,6 +102,7 @@ beforeAll(async () => {
   const auditor = await make("auditor");
   const member = await make("member");
   [adminKey, auditorKey, memberKey] = [admin.key, auditor.key, member.key];
+  adminWriteKey = (await services.apiKeys.create(admin.user.id, { scope: "read_write" })).plaintext;
   adminToken = (await client(app.url).post("/auth/login", { email: admin.user.email, password: PASSWORD })).body.access_token;
   memberToken = (await client(app.url).post("/auth/login", { email: member.user.email, password: PASSWORD })).body.access_token;
   await sequelize.transaction(async (transaction) => {
@@ -255,9 +259,25 @@ describe("GraphQL auditEvents filters", () => {
     // Another session holds the table, so the count waits past its budget; the page waits for the lock.
     const lock = await sequelize.transaction();
     await sequelize.query("LOCK TABLE audit_events IN ACCESS EXCLUSIVE MODE", { transaction: lock });
+    const [{ since }] = await sequelize.query<{ since: Date }>("SELECT clock_timestamp() AS since", {
+      type: QueryTypes.SELECT,
+      transaction: lock,
+    });
     const pending = services.audit.list(filter, { first: 2 });
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    await lock.rollback();
+    try {
+      // The count gave up when its connection resets the budget it was given (statement_timeout).
+      await eventually(async () => {
+        // Activity is read afresh each time: within a transaction PostgreSQL keeps its first reading.
+        await sequelize.query("SELECT pg_stat_clear_snapshot()", { transaction: lock });
+        const [row] = await sequelize.query<{ ended: number }>(
+          "SELECT count(*)::int AS ended FROM pg_stat_activity WHERE datname = current_database() AND query = 'RESET statement_timeout' AND query_start > $1",
+          { bind: [since], type: QueryTypes.SELECT, transaction: lock },
+        );
+        expect(row.ended).toBe(1);
+      });
+    } finally {
+      await lock.rollback();
+    }
     const page = await pending;
     expect(page.events.map((event) => event.id)).toEqual(exact.events.map((event) => event.id));
     // At least the page plus the one row that showed there is more.
@@ -351,8 +371,11 @@ describe("saved searches", () => {
       .then((response) => response.body);
 
   test("create, list, rename, reopen and delete, per administrator", async () => {
+    // Saving a search changes stored data: a read-only key is refused (issue 27).
+    const refused = await gql(adminKey, `mutation { createAuditSavedSearch(name: "Nope", filter: {}) { id } }`);
+    expect(refused.errors[0]).toMatchObject({ extensions: { code: "FORBIDDEN", restError: "insufficient_scope" } });
     const created = await gql(
-      adminKey,
+      adminWriteKey,
       `mutation($filter: AuditEventFilter!) { createAuditSavedSearch(name: "Okta failures", filter: $filter) { id name filter { providers eventTypes from to } } }`,
       { filter: { providers: ["okta"], eventTypes: ["auth.login.failed"], ...YEAR_2024 } },
     );
@@ -362,17 +385,23 @@ describe("saved searches", () => {
       filter: { providers: ["okta"], eventTypes: ["auth.login.failed"], ...YEAR_2024 },
     });
 
-    const duplicate = await gql(adminKey, `mutation { createAuditSavedSearch(name: "okta failures", filter: {}) { id } }`);
+    const duplicate = await gql(adminWriteKey, `mutation { createAuditSavedSearch(name: "okta failures", filter: {}) { id } }`);
     expect(duplicate.errors[0].extensions.code).toBe("VALIDATION_FAILED");
 
-    const renamed = await gql(adminKey, `mutation($id: ID!) { renameAuditSavedSearch(id: $id, name: "Okta login failures") { name } }`, {
-      id: saved.id,
-    });
+    const renamed = await gql(
+      adminWriteKey,
+      `mutation($id: ID!) { renameAuditSavedSearch(id: $id, name: "Okta login failures") { name } }`,
+      {
+        id: saved.id,
+      },
+    );
     expect(renamed.data.renameAuditSavedSearch.name).toBe("Okta login failures");
-    expect((await gql(adminKey, `{ auditSavedSearches { name } }`)).data.auditSavedSearches).toEqual([{ name: "Okta login failures" }]);
+    expect((await gql(adminWriteKey, `{ auditSavedSearches { name } }`)).data.auditSavedSearches).toEqual([
+      { name: "Okta login failures" },
+    ]);
 
     const reopened = await gql(
-      adminKey,
+      adminWriteKey,
       `query($id: ID!) { auditSavedSearch(id: $id) { filter { search userIds providers eventTypes severities from to ipAddress } } }`,
       { id: saved.id },
     );
@@ -384,7 +413,7 @@ describe("saved searches", () => {
     expect(foreign.errors[0].extensions.code).toBe("NOT_FOUND");
     expect((await gql(memberKey, `{ auditSavedSearches { id } }`)).errors[0].extensions.code).toBe("FORBIDDEN");
 
-    await gql(adminKey, `mutation($id: ID!) { deleteAuditSavedSearch(id: $id) { id } }`, { id: saved.id });
-    expect((await gql(adminKey, `{ auditSavedSearches { id } }`)).data.auditSavedSearches).toEqual([]);
+    await gql(adminWriteKey, `mutation($id: ID!) { deleteAuditSavedSearch(id: $id) { id } }`, { id: saved.id });
+    expect((await gql(adminWriteKey, `{ auditSavedSearches { id } }`)).data.auditSavedSearches).toEqual([]);
   });
 });

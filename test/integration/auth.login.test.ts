@@ -188,3 +188,23 @@ test("API keys keep working, and a bad bearer with a good key falls back to the 
   const response = await client(app.url, { authorization: "Bearer fga_nonsense", "x-api-key": member.key }).get("/api/v1/transactions");
   expect(response.status).toBe(200);
 });
+
+test("login CSRF: a sign-in posted from another site is refused and sets no cookie; from this site it works", async () => {
+  const before = (await events("auth.login.success")).length;
+  const fields = { email: adminEmail, password: PASSWORD };
+  const crossSite = await http().post("/auth/login", new URLSearchParams(fields).toString(), {
+    "content-type": "application/x-www-form-urlencoded",
+    origin: "https://attacker.example",
+  });
+  expect(crossSite.status).toBe(403);
+  expect(crossSite.body).toEqual({ error: "forbidden", message: "Cross-site sign-in refused: sign in from this site" });
+  expect(crossSite.headers.get("set-cookie")).toBeNull();
+  const fetchMetadataOnly = await login(adminEmail, PASSWORD, { "sec-fetch-site": "cross-site" });
+  expect(fetchMetadataOnly.status).toBe(403);
+  await app.runtime.services.audit.settle();
+  expect((await events("auth.login.success")).length).toBe(before);
+
+  const sameSite = await login(adminEmail, PASSWORD, { origin: app.url, "sec-fetch-site": "same-origin" });
+  expect(sameSite.status).toBe(200);
+  expect(sameSite.headers.get("set-cookie")).toMatch(/HttpOnly/i);
+});

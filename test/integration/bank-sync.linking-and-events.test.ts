@@ -6,6 +6,7 @@ import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
 import { apiKeyClient } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 import { FakeLunchflowServer, type FakeLunchflowTransaction } from "../fakes/lunchflow-server";
+import { eventually } from "../helpers/eventually";
 
 /**
  * Issue 6, item 1 (provider accounts linked to existing accounts instead of created) and item 2
@@ -227,24 +228,18 @@ function subscribeEvents(key: string, events: SyncEvent[]): Client {
   return client;
 }
 
-async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
 /** Publishes a marker to the family until its subscriber has it: the subscription is live, and (one ordered channel) everything published earlier has arrived. */
 async function probe(familyId: string, events: SyncEvent[]): Promise<void> {
   const marker = `probe-${Math.random()}`;
   const event: BankSyncEvent = { connectionId: marker, runId: marker, runStatus: "probe", connectionStatus: "good", message: null };
-  const deadline = Date.now() + 10_000;
-  while (!events.some((received) => received.connectionId === marker)) {
-    if (Date.now() > deadline) throw new Error("the subscription never went live");
-    app.runtime.services.events.publish(Topic.BankSyncEvent, familyId, event);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await eventually(
+    () => {
+      if (events.some((received) => received.connectionId === marker)) return true;
+      app.runtime.services.events.publish(Topic.BankSyncEvent, familyId, event);
+      return false;
+    },
+    { what: "the subscription to go live", timeout: 10_000 },
+  );
 }
 
 describe("bankSyncEvents", () => {
@@ -263,7 +258,7 @@ describe("bankSyncEvents", () => {
       const api = apiKeyClient(app.url, member.key);
       const connected = await api.graphql(CONNECT, { k: "lf_events_key", u: baseUrl });
       const connectionId = connected.body.data.connectLunchflow.id;
-      await until(() => syncEvents().some((event) => event.runStatus === "completed"), "completed");
+      await eventually(() => syncEvents().some((event) => event.runStatus === "completed"), { what: "completed", timeout: 20_000 });
       const [first] = await app.runtime.services.banking.runs(connectionId, 1);
       expect(syncEvents()).toEqual([
         { connectionId, runId: first.id, runStatus: "syncing", connectionStatus: "good", message: null },
@@ -274,7 +269,7 @@ describe("bankSyncEvents", () => {
       lunchflow.keys.set("lf_events_key", "revoked");
       const started = await api.graphql(`mutation ($id: ID!) { syncBankConnection(id: $id) { id } }`, { id: connectionId });
       const secondRunId = started.body.data.syncBankConnection.id;
-      await until(() => syncEvents().some((event) => event.runStatus === "failed"), "failed");
+      await eventually(() => syncEvents().some((event) => event.runStatus === "failed"), { what: "failed", timeout: 20_000 });
       expect(syncEvents().slice(2)).toEqual([
         { connectionId, runId: secondRunId, runStatus: "syncing", connectionStatus: "good", message: null },
         {

@@ -115,7 +115,8 @@ describe("SimpleFIN setup tokens", () => {
     const loopback = Buffer.from("http://127.0.0.1:9/claim/x").toString("base64");
     const outbound = new OutboundGuard(loadConfig({}).outbound, fakeDns({ "bridge.simplefin.org": "104.18.1.1" }));
     const http = (httpsOnly: boolean, guard = outbound) => ({ ...UPSTREAM_OPTIONS, outbound: guard, httpsOnly });
-    await expect(claimUrlOf(loopback, http(true))).rejects.toThrow(/not valid/);
+    // Plain http refused by configuration names the settings that allow it (the local sandbox's case).
+    await expect(claimUrlOf(loopback, http(true))).rejects.toThrow(/claim URL must be an https URL: .*ALLOW_INSECURE_UPSTREAMS=true/);
     await expect(claimUrlOf(loopback, http(false))).rejects.toThrow(/not valid/);
     await expect(claimUrlOf(Buffer.from("https://127.0.0.1/claim/x").toString("base64"), http(true))).rejects.toThrow(/not valid/);
     expect(await claimUrlOf(Buffer.from("https://bridge.simplefin.org/simplefin/claim/abc").toString("base64"), http(true))).toBe(

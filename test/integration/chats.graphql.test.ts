@@ -1,6 +1,7 @@
 import { createUser, type TestUser } from "../helpers/fixtures";
 import { apiKeyClient } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
+import { eventually } from "../helpers/eventually";
 
 /**
  * The chat operations over POST /graphql (REST runs the same operations through the adapter; this is
@@ -21,14 +22,14 @@ afterAll(() => app.stop());
 const CHAT = `query($id: ID!) { chat(id: $id) { id title error messageCount messages { id role type content aiResponseStatus toolCalls { functionName } } } }`;
 
 async function waitUntilAnswered(chatId: string, messageId: string): Promise<any> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const { data } = await gql(CHAT, { id: chatId });
-    const message = data.chat.messages.find((m: { id: string }) => m.id === messageId);
-    if (message.aiResponseStatus !== "pending") return data.chat;
-    if (Date.now() > deadline) throw new Error("reply still pending");
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return eventually(
+    async () => {
+      const { data } = await gql(CHAT, { id: chatId });
+      const message = data.chat.messages.find((m: { id: string }) => m.id === messageId);
+      return message.aiResponseStatus !== "pending" && data.chat;
+    },
+    { what: "the reply" },
+  );
 }
 
 test("a chat is created, answered, renamed, listed and deleted through GraphQL", async () => {

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { Client } from "pg";
 import { createLogger } from "../../src/platform/common/logger";
 import { Topic } from "../../src/platform/events/catalogue";
 import { createEventBus, type EventBus } from "../../src/platform/events/event-bus";
@@ -76,14 +77,22 @@ test("a PostgreSQL bus closed while it is still connecting closes cleanly (a qui
   const onUnhandled = (reason: unknown) => unhandled.push(reason);
   process.on("unhandledRejection", onUnhandled);
   try {
-    // Closing at staggered moments hits every stage of connecting: before the socket, during the handshake, during LISTEN.
-    const closings = Array.from({ length: 30 }, async (_, delay) => {
-      const bus = createEventBus({ redisPrefix: "unused", databaseUrl: database.url }, logger);
-      await new Promise((resolve) => setTimeout(resolve, delay));
-      await bus.close();
-    });
-    await Promise.all(closings);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Closing at staggered moments hits every stage of connecting: before the socket, during the handshake,
+    // during LISTEN. The stagger is counted in round trips to the same server, the steps a handshake takes.
+    const pacer = new Client({ connectionString: database.url });
+    await pacer.connect();
+    try {
+      const closings = Array.from({ length: 30 }, async (_, roundTrips) => {
+        const bus = createEventBus({ redisPrefix: "unused", databaseUrl: database.url }, logger);
+        for (let i = 0; i < roundTrips; i++) await pacer.query("SELECT 1");
+        await bus.close();
+      });
+      await Promise.all(closings);
+    } finally {
+      await pacer.end();
+    }
+    // close() resolves once both clients have ended; a rejection nobody handled is reported by the next turn.
+    await new Promise((resolve) => setImmediate(resolve));
   } finally {
     process.off("unhandledRejection", onUnhandled);
   }

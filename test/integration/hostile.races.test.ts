@@ -7,10 +7,11 @@
  * transaction, so the request's own checks still see it while its insert waits on that row's lock, then
  * commits the delete.
  */
-import type { Transaction } from "sequelize";
+import { QueryTypes, type Transaction } from "sequelize";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
 import { apiKeyClient, type HttpResponse } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
+import { eventually } from "../helpers/eventually";
 
 let app: TestApp;
 let user: TestUser;
@@ -24,14 +25,29 @@ beforeAll(async () => {
 });
 afterAll(() => app.stop());
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Deletes `id` from `table` in a transaction held open while `request` runs, then commits it. */
+/**
+ * Deletes `id` from `table` in a transaction held open while `request` runs (until the request waits
+ * on the deleted row's lock, or has answered), then commits it.
+ */
 async function deletedDuring(table: string, id: string, request: () => Promise<HttpResponse>): Promise<HttpResponse> {
-  const transaction: Transaction = await app.runtime.sequelize.transaction();
-  await app.runtime.sequelize.query(`DELETE FROM ${table} WHERE id = $1`, { bind: [id], transaction });
-  const pending = request();
-  await sleep(300);
+  const { sequelize } = app.runtime;
+  const transaction: Transaction = await sequelize.transaction();
+  await sequelize.query(`DELETE FROM ${table} WHERE id = $1`, { bind: [id], transaction });
+  const [{ pid }] = await sequelize.query<{ pid: number }>("SELECT pg_backend_pid() AS pid", { type: QueryTypes.SELECT, transaction });
+  let answered = false;
+  const pending = request().finally(() => (answered = true));
+  await eventually(
+    async () => {
+      // Activity is read afresh each time: within a transaction PostgreSQL keeps its first reading.
+      await sequelize.query("SELECT pg_stat_clear_snapshot()", { transaction });
+      const [{ blocked }] = await sequelize.query<{ blocked: number }>(
+        "SELECT count(*)::int AS blocked FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))",
+        { bind: [pid], type: QueryTypes.SELECT, transaction },
+      );
+      return blocked > 0 || answered;
+    },
+    { what: "the request to wait on the deleted row" },
+  );
   await transaction.commit();
   return pending;
 }

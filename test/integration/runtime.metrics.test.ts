@@ -8,6 +8,7 @@ import { createUser, type TestUser } from "../helpers/fixtures";
 import { apiKeyClient, client } from "../helpers/http";
 import { histogramCount, parseMetrics, type Scrape } from "../helpers/metrics";
 import { startTestApp, type TestApp } from "../helpers/test-app";
+import { eventually } from "../helpers/eventually";
 
 /**
  * /metrics as Prometheus reads it (parsed by a parser that is not ours): requests by route template,
@@ -123,10 +124,13 @@ test("the database pool, the event bus's lag and the audit sequencer's backlog",
     await blocker.query("BEGIN");
     await blocker.query("SELECT pg_advisory_xact_lock(hashtextextended('finance-gateway:audit-chain', 0))");
     await createUser(app.runtime.services);
-    await new Promise((resolve) => setTimeout(resolve, 1100));
-    const held = await scrape();
+    // The oldest unlinked event's age is reported in whole seconds: wait until it has one.
+    const held = await eventually(async () => {
+      const scraped = await scrape();
+      expect(scraped.value("finance_gateway_audit_unchained_oldest_seconds")).toBeGreaterThanOrEqual(1);
+      return scraped;
+    });
     expect(held.value("finance_gateway_audit_unchained_events")).toBeGreaterThanOrEqual(1);
-    expect(held.value("finance_gateway_audit_unchained_oldest_seconds")).toBeGreaterThanOrEqual(1);
     expect(held.value("finance_gateway_db_pool_connections", { state: "max" })).toBe(5);
     expect(held.value("finance_gateway_db_pool_connections", { state: "in_use" })).toBeGreaterThanOrEqual(1);
     expect(held.value("finance_gateway_db_pool_waiting")).toBe(0);
@@ -134,12 +138,11 @@ test("the database pool, the event bus's lag and the audit sequencer's backlog",
   } finally {
     await blocker.end();
   }
-  let after = await scrape();
-  for (let tries = 0; after.value("finance_gateway_audit_unchained_events") > 0 && tries < 100; tries += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    after = await scrape();
-  }
-  expect(after.value("finance_gateway_audit_unchained_events")).toBe(0);
+  const after = await eventually(async () => {
+    const scraped = await scrape();
+    expect(scraped.value("finance_gateway_audit_unchained_events")).toBe(0);
+    return scraped;
+  });
   expect(after.value("finance_gateway_audit_unchained_oldest_seconds")).toBe(0);
   // Each linked event is published on the bus and comes back to this process: its age is observed.
   expect(await histogramCount(app.runtime.metrics.registry, "finance_gateway_event_bus_lag_seconds")).toBeGreaterThanOrEqual(1);

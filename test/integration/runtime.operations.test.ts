@@ -1,6 +1,7 @@
 import { Writable } from "node:stream";
 import { createLogger } from "../../src/platform/common/logger";
 import { createUser } from "../helpers/fixtures";
+import { eventually } from "../helpers/eventually";
 import { apiKeyClient, client } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 
@@ -23,8 +24,14 @@ test("every request is one JSON line (method, path, status, time, request id) wi
   const api = apiKeyClient(`${app.url}/api/v1`, user.key);
   await api.get("/merchants?page=1&per_page=5", { "x-request-id": "trace-me-123", authorization: "Bearer some-secret-token" });
   await client(`${app.url}/api/v1`, { "x-api-key": "fgk_wrong_key_value" }).get("/merchants");
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  const entries = lines.map((line) => JSON.parse(line));
+  // A request's line is written as its response finishes, which can be just after the client has read it.
+  const entries = await eventually(
+    () => {
+      const parsed = lines.map((line) => JSON.parse(line));
+      return parsed.filter((entry) => entry.path === "/api/v1/merchants" && entry.status).length >= 2 && parsed;
+    },
+    { what: "both requests' log lines" },
+  );
   const traced = entries.filter((entry) => entry.requestId === "trace-me-123");
   expect(traced).toHaveLength(1);
   expect(traced[0]).toMatchObject({

@@ -11,6 +11,7 @@ import { CopyBinaryDecoder, fieldText } from "../../src/platform/db/copy-binary"
 import { createSequelize } from "../../src/platform/db/database";
 import { hostileText } from "../helpers/hostile-values";
 import { createTestDatabase, type TestDatabase } from "../helpers/test-database";
+import { eventually } from "../helpers/eventually";
 
 let database: TestDatabase;
 let sequelize: Sequelize;
@@ -63,14 +64,16 @@ test("a consumer that stops after the first chunk: the connection is closed, not
         break;
       }
     }
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Once the server has ended the COPYs (their connections closed), whatever closing them could throw has been thrown.
+    await eventually(async () => {
+      const [row] = await readRows<{ copies: string }>(
+        sequelize,
+        "SELECT count(*) AS copies FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'COPY%' AND state = 'active'",
+        [],
+      );
+      expect(Number(row.copies)).toBe(0);
+    });
     expect(uncaught).toEqual([]);
-    const [row] = await readRows<{ copies: string }>(
-      sequelize,
-      "SELECT count(*) AS copies FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'COPY%' AND state = 'active'",
-      [],
-    );
-    expect(Number(row.copies)).toBe(0);
   } finally {
     process.off("uncaughtException", record);
   }

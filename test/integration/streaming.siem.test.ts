@@ -1,5 +1,6 @@
+import { eventually } from "../helpers/eventually";
 import { createUser, type TestUser } from "../helpers/fixtures";
-import { eventually, recordAuditEvents, streamAdmin } from "../helpers/streaming";
+import { recordAuditEvents, streamAdmin } from "../helpers/streaming";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 import { selfSignedCertificate } from "../helpers/tls-certificate";
 import { DatadogReceiver, ElasticReceiver, SentinelReceiver, SplunkReceiver, SyslogReceiver } from "../fakes/siem-receivers";
@@ -54,7 +55,7 @@ test("Splunk HEC: concatenated event envelopes with epoch time, sourcetype and i
       (i) => ({ email: `s${i}@example.test`, error: AWKWARD }),
       350,
     );
-    await eventually(() => splunk.events.length >= 700, "700 HEC events");
+    await eventually(() => splunk.events.length >= 700, { what: "700 HEC events" });
     expect(splunk.events.map((event) => event.event.id)).toEqual(ids);
     expect(splunk.events[0]).toMatchObject({
       sourcetype: "fg:audit",
@@ -83,7 +84,7 @@ test("Elastic: ECS documents through _bulk, typed as ECS says; a redelivery is a
     });
     const failed = await recordAuditEvents(app.runtime, 3, "auth.login.failed", () => ({ error: "bad password" }));
     const ok = await recordAuditEvents(app.runtime, 2, "auth.login.success");
-    await eventually(() => elastic.documents.size >= 5, "5 ECS documents");
+    await eventually(() => elastic.documents.size >= 5, { what: "5 ECS documents" });
     expect(elastic.order).toEqual([...failed, ...ok]);
     const doc = elastic.documents.get(failed[0])!;
     expect(doc.index).toBe("fg-audit");
@@ -101,8 +102,8 @@ test("Elastic: ECS documents through _bulk, typed as ECS says; a redelivery is a
       id,
       seq: String(elastic.documents.get(failed[0])!.doc.event.sequence),
     });
-    await eventually(() => elastic.duplicates >= 5, "the replayed documents as 409s");
-    await eventually(async () => (await admin$.destination(id)).health.lag === "0", "the replay to finish");
+    await eventually(() => elastic.duplicates >= 5, { what: "the replayed documents as 409s" });
+    await eventually(async () => (await admin$.destination(id)).health.lag === "0", { what: "the replay to finish" });
     expect((await admin$.destination(id)).health.failures).toBe(0);
   } finally {
     await elastic.stop();
@@ -126,7 +127,7 @@ test("Datadog: JSON arrays of at most 1000 entries with ddsource, service and dd
     const ids = await recordAuditEvents(app.runtime, 1500, "auth.token.issued", undefined, 500);
     await app.runtime.services.audit.chainCommitted();
     await admin$.gql(`mutation ($id: ID!) { resumeStreamDestination(id: $id) { id } }`, { id });
-    await eventually(() => datadog.entries.length >= 1500, "1500 Datadog entries", 30_000);
+    await eventually(() => datadog.entries.length >= 1500, { what: "1500 Datadog entries", timeout: 30_000 });
     expect(datadog.entries.map((entry) => entry.audit.id)).toEqual(ids);
     expect(datadog.largestBatch).toBe(1000);
     expect(datadog.requests.every((request) => request.status === 202)).toBe(true);
@@ -138,7 +139,7 @@ test("Datadog: JSON arrays of at most 1000 entries with ddsource, service and dd
           { replacements: { id }, type: "SELECT" },
         )) as Array<{ rows: number; events: number }>
       )[0];
-    await eventually(async () => (await logged()).events === 1500, "the delivery log of the 1500 entries");
+    await eventually(async () => (await logged()).events === 1500, { what: "the delivery log of the 1500 entries" });
     expect(await logged()).toEqual({ rows: datadog.requests.length, events: 1500 });
     expect(datadog.entries[0]).toMatchObject({
       ddsource: "finance-gateway",
@@ -178,8 +179,11 @@ test("Sentinel: an OAuth2 client-credentials token, refreshed before it expires,
     const ids: string[] = [];
     for (let round = 0; round < 3; round++) {
       ids.push(...(await recordAuditEvents(app.runtime, 10, "auth.token.refreshed")));
-      await eventually(() => sentinel.rows.length >= ids.length, `round ${round}`);
-      await new Promise((resolve) => setTimeout(resolve, 1100));
+      await eventually(() => sentinel.rows.length >= ids.length, { what: `round ${round}` });
+      // Until the newest token is past its refresh point (half its lifetime, as the gateway reckons it from
+      // the answer a moment after the fake issued it: 100 ms of margin), and still 900 ms short of expiring.
+      const newest = sentinel.tokensIssued[sentinel.tokensIssued.length - 1];
+      await eventually(() => Date.now() >= newest.expiresAt - 900, { what: "the token's refresh point" });
     }
     expect(sentinel.rows.map((row) => row.EventId)).toEqual(ids);
     expect(sentinel.tokensIssued.length).toBeGreaterThanOrEqual(2);
@@ -206,7 +210,7 @@ test("QRadar: LEEF 2.0 over syslog TLS, escaping read back by an independent par
       settings: settingsOf({ caCertificate: certificate.cert }),
     });
     const ids = await recordAuditEvents(app.runtime, 5, "user.suspended", (i) => ({ email: `q${i}@example.test`, error: AWKWARD }));
-    await eventually(() => qradar.records.length + qradar.problems.length >= 5, "5 LEEF records");
+    await eventually(() => qradar.records.length + qradar.problems.length >= 5, { what: "5 LEEF records" });
     expect(qradar.problems).toEqual([]);
     expect(qradar.records.map((record) => record.fields.eventId)).toEqual(ids);
     const [record] = qradar.records;
@@ -229,7 +233,7 @@ test("ArcSight: CEF over syslog TCP, header and extension escaping read back by 
       error: AWKWARD,
       action: "a|b=c",
     }));
-    await eventually(() => arcsight.records.length + arcsight.problems.length >= 5, "5 CEF records");
+    await eventually(() => arcsight.records.length + arcsight.problems.length >= 5, { what: "5 CEF records" });
     expect(arcsight.problems).toEqual([]);
     expect(arcsight.records.map((record) => record.fields.externalId)).toEqual(ids);
     const [record] = arcsight.records;

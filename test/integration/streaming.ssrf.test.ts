@@ -1,7 +1,8 @@
+import { eventually } from "../helpers/eventually";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { createUser } from "../helpers/fixtures";
-import { eventually, recordAuditEvents, streamAdmin } from "../helpers/streaming";
+import { recordAuditEvents, streamAdmin } from "../helpers/streaming";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 
 /**
@@ -81,7 +82,7 @@ test("a receiver that redirects (here to the metadata address) is not followed: 
       eventTypes: ["auth.logout"],
     });
     await recordAuditEvents(app.runtime, 1, "auth.logout");
-    await eventually(async () => (await admin$.destination(id)).health.failures === 1, "the refused attempt");
+    await eventually(async () => (await admin$.destination(id)).health.failures === 1, { what: "the refused attempt" });
     const log = await admin$.gql(`query ($id: ID!) { streamDeliveries(destinationId: $id) { outcome status error } }`, { id });
     expect(log.data.streamDeliveries).toEqual([
       { outcome: "refused", status: null, error: "refused: answered 302 with a redirect, which is not followed" },

@@ -1,6 +1,7 @@
+import { eventually } from "../helpers/eventually";
 import { createUser, type TestUser } from "../helpers/fixtures";
 import { apiKeyClient } from "../helpers/http";
-import { eventually, recordAuditEvents, streamAdmin } from "../helpers/streaming";
+import { recordAuditEvents, streamAdmin } from "../helpers/streaming";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 import { WebhookReceiver } from "../fakes/webhook-receiver";
 
@@ -59,7 +60,7 @@ test("events reach a webhook in chain order, signed, with the Standard Webhooks 
     email: `who${i}@example.test`,
     error: i % 2 ? "bad password" : null,
   }));
-  await eventually(() => auth.receiver.received.length >= 30, "30 webhooks");
+  await eventually(() => auth.receiver.received.length >= 30, { what: "30 webhooks" });
   expect(auth.receiver.firstArrivals()).toEqual(ids);
   expect(auth.receiver.rejected).toEqual([]);
   const first = auth.receiver.received[0];
@@ -75,7 +76,9 @@ test("events reach a webhook in chain order, signed, with the Standard Webhooks 
   expect(Math.abs(first.timestamp - Date.now() / 1000)).toBeLessThan(60);
   // The user.created webhook saw none of them (only its own configuration events could match, and they are stream.*).
   expect(users.receiver.received).toEqual([]);
-  await eventually(async () => (await destination(users.id)).health.lag === "0", "the filtered destination to move past what it skips");
+  await eventually(async () => (await destination(users.id)).health.lag === "0", {
+    what: "the filtered destination to move past what it skips",
+  });
   const health = (await destination(auth.id)).health;
   expect(health).toMatchObject({ lag: "0", paused: false, failing: false, failures: 0 });
   expect(health.lastSuccessAt).not.toBeNull();
@@ -87,7 +90,7 @@ test("a receiver down for 5,000 events, then back: every event arrives, in order
   // First a few answers of 500: the same message is retried under the same webhook-id.
   hook.receiver.failNext({ status: 500, times: 3 });
   const [firstId] = await recordAuditEvents(app.runtime, 1, "auth.login.failed");
-  await eventually(() => hook.receiver.received.length === 1, "the first event after three 500s");
+  await eventually(() => hook.receiver.received.length === 1, { what: "the first event after three 500s" });
   expect(hook.receiver.attempts.map((attempt) => [attempt.id, attempt.status])).toEqual([
     [firstId, 500],
     [firstId, 500],
@@ -96,29 +99,33 @@ test("a receiver down for 5,000 events, then back: every event arrives, in order
   ]);
   await hook.receiver.stop();
   const ids = await recordAuditEvents(app.runtime, 5000, "auth.login.failed", undefined, 500);
-  await eventually(async () => (await destination(hook.id)).health.failures > 0, "a failed attempt while the receiver is down");
+  await eventually(async () => (await destination(hook.id)).health.failures > 0, { what: "a failed attempt while the receiver is down" });
   expect((await destination(hook.id)).health.lastError).toMatch(/ECONNREFUSED/);
   await hook.receiver.start();
-  await eventually(() => hook.receiver.received.length >= 5001, "5,000 events after the receiver came back", 180_000, 100);
+  await eventually(() => hook.receiver.received.length >= 5001, {
+    what: "5,000 events after the receiver came back",
+    timeout: 180_000,
+    interval: 100,
+  });
   expect(hook.receiver.firstArrivals()).toEqual([firstId, ...ids]);
   expect(hook.receiver.rejected).toEqual([]);
   expect(bystander.receiver.received).toEqual([]);
   // The last turn's position is written just after its messages arrived.
-  await eventually(async () => (await destination(hook.id)).health.lag === "0", "the position to reach the head");
+  await eventually(async () => (await destination(hook.id)).health.lag === "0", { what: "the position to reach the head" });
 }, 300_000);
 
 test("Retry-After is honoured; 410 disables the endpoint and is audited; undelivered events stay for replay", async () => {
   const hook = await receiverFor(["auth.logout"]);
   hook.receiver.failNext({ status: 429, headers: { "retry-after": "1" }, times: 1 });
   await recordAuditEvents(app.runtime, 1, "auth.logout");
-  await eventually(() => hook.receiver.received.length === 1, "the event after Retry-After");
+  await eventually(() => hook.receiver.received.length === 1, { what: "the event after Retry-After" });
   const [limited, delivered] = hook.receiver.attempts;
   expect(limited.status).toBe(429);
   expect(delivered.at - limited.at).toBeGreaterThanOrEqual(950);
 
   hook.receiver.failNext({ status: 410, times: 1 });
   const [goneId, laterId] = await recordAuditEvents(app.runtime, 2, "auth.logout");
-  await eventually(async () => (await destination(hook.id)).enabled === false, "the endpoint disabled by 410");
+  await eventually(async () => (await destination(hook.id)).enabled === false, { what: "the endpoint disabled by 410" });
   const disabled = await destination(hook.id);
   expect(disabled.disabledReason).toBe("the receiver answered 410 Gone");
   expect(disabled.health).toMatchObject({ paused: true, lag: expect.not.stringMatching(/^0$/) });
@@ -127,14 +134,15 @@ test("Retry-After is honoured; 410 disables the endpoint and is audited; undeliv
     resource: { type: "stream_destination", id: hook.id },
     changes: { enabled: { old: true, new: false } },
   });
-  await new Promise((resolve) => setTimeout(resolve, 400));
+  // Delivery has done all it would: the later event is linked, and the pump found nothing more to send.
+  await app.runtime.workers!.drain();
   expect(hook.receiver.attempts.filter((attempt) => attempt.id === laterId)).toEqual([]);
   // Enabled again: the events that waited are delivered.
   const enabled = await gql(`mutation ($id: ID!) { updateStreamDestination(id: $id, input: { enabled: true }) { enabled } }`, {
     id: hook.id,
   });
   expect(enabled.data.updateStreamDestination.enabled).toBe(true);
-  await eventually(() => hook.receiver.firstArrivals().includes(laterId), "the events after re-enabling");
+  await eventually(() => hook.receiver.firstArrivals().includes(laterId), { what: "the events after re-enabling" });
   expect(hook.receiver.firstArrivals().slice(-2)).toEqual([goneId, laterId]);
 });
 
@@ -153,19 +161,19 @@ test("secret rotation: both signatures during the overlap, only the new one afte
   // A receiver that knows only the new secret, and one that still knows only the old: both verify.
   hook.receiver.trust([newSecret]);
   await recordAuditEvents(app.runtime, 1, "auth.token.issued");
-  await eventually(() => hook.receiver.received.length === 1, "a message signed by both secrets");
+  await eventually(() => hook.receiver.received.length === 1, { what: "a message signed by both secrets" });
   expect(hook.receiver.received[0].signatures).toHaveLength(2);
   hook.receiver.trust([oldSecret]);
   await recordAuditEvents(app.runtime, 1, "auth.token.issued");
-  await eventually(() => hook.receiver.received.length === 2, "the old secret still verifying during the overlap");
+  await eventually(() => hook.receiver.received.length === 2, { what: "the old secret still verifying during the overlap" });
 
   const ended = await gql(`mutation ($id: ID!) { rotateStreamWebhookSecret(id: $id, overlapSeconds: 0) { secret } }`, { id: hook.id });
   const newest = ended.data.rotateStreamWebhookSecret.secret as string;
   hook.receiver.trust([newSecret]); // the previous secret, no longer signing
   await recordAuditEvents(app.runtime, 1, "auth.token.issued");
-  await eventually(() => hook.receiver.rejected.length >= 1, "a message the retired secret cannot verify");
+  await eventually(() => hook.receiver.rejected.length >= 1, { what: "a message the retired secret cannot verify" });
   hook.receiver.trust([newest]);
-  await eventually(() => hook.receiver.received.length === 3, "the retried message under the newest secret");
+  await eventually(() => hook.receiver.received.length === 3, { what: "the retried message under the newest secret" });
   expect(hook.receiver.received[2].signatures).toHaveLength(1);
 });
 
@@ -186,12 +194,11 @@ test("pause holds delivery (lag grows), resume catches up; replay from a sequenc
   const hook = await receiverFor(["user.roles.updated"]);
   await gql(`mutation ($id: ID!) { pauseStreamDestination(id: $id) { health { paused } } }`, { id: hook.id });
   const ids = await recordAuditEvents(app.runtime, 5, "user.roles.updated");
-  await app.runtime.services.audit.chainCommitted();
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await app.runtime.workers!.drain();
   expect(hook.receiver.received).toEqual([]);
   expect(Number((await destination(hook.id)).health.lag)).toBeGreaterThanOrEqual(5);
   await gql(`mutation ($id: ID!) { resumeStreamDestination(id: $id) { id } }`, { id: hook.id });
-  await eventually(() => hook.receiver.received.length === 5, "the paused events");
+  await eventually(() => hook.receiver.received.length === 5, { what: "the paused events" });
 
   const third = hook.receiver.received[2].data.seq as string;
   const replay = await gql(
@@ -202,12 +209,12 @@ test("pause holds delivery (lag grows), resume catches up; replay from a sequenc
     },
   );
   expect(replay.data.replayStreamDestination.health.position).toBe((BigInt(third) - 1n).toString());
-  await eventually(() => hook.receiver.received.length === 8, "three replayed events");
+  await eventually(() => hook.receiver.received.length === 8, { what: "three replayed events" });
   expect(hook.receiver.received.slice(5).map((message) => message.id)).toEqual(ids.slice(2));
 
   const from = hook.receiver.received[0].data.timestamp as string;
   await gql(`mutation ($id: ID!, $time: String) { replayStreamDestination(id: $id, fromTime: $time) { id } }`, { id: hook.id, time: from });
-  await eventually(() => hook.receiver.received.length === 13, "five events replayed from a time");
+  await eventually(() => hook.receiver.received.length === 13, { what: "five events replayed from a time" });
   expect(hook.receiver.received.slice(8).map((message) => message.id)).toEqual(ids);
 
   const bad = await gql(`mutation ($id: ID!) { replayStreamDestination(id: $id) { id } }`, { id: hook.id });
@@ -235,13 +242,12 @@ test("a webhook created disabled receives nothing until enabled; its secret is s
   expect((await destination(created.id)).health.paused).toBe(true);
 
   const ids = await recordAuditEvents(app.runtime, 3, "user.suspended");
-  await app.runtime.services.audit.chainCommitted();
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await app.runtime.workers!.drain();
   expect(receiver.attempts).toEqual([]);
   expect(Number((await destination(created.id)).health.lag)).toBeGreaterThanOrEqual(3);
 
   await gql(`mutation ($id: ID!) { updateStreamDestination(id: $id, input: { enabled: true }) { id } }`, { id: created.id });
-  await eventually(() => receiver.received.length === 3, "the events that waited while it was disabled");
+  await eventually(() => receiver.received.length === 3, { what: "the events that waited while it was disabled" });
   expect(receiver.firstArrivals()).toEqual(ids);
 });
 

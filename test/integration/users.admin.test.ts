@@ -3,7 +3,7 @@
  * profiles, set roles, suspend, reactivate and delete. Each change records its audit event (with the
  * administrator as actor and `changes` old → new) in the change's transaction. A suspension takes
  * effect at once for every credential: bearer tokens, session cookies, API keys and open graphql-ws
- * connections. Deletion follows the README's "User deletion policy". Guard rails keep an instance from
+ * connections. Deletion follows docs/users.md's "User deletion policy". Guard rails keep an instance from
  * losing its last active administrator.
  */
 import { createClient, type Client } from "graphql-ws";
@@ -14,6 +14,7 @@ import { BANK_TEST_ENV, waitForSync } from "../helpers/banking";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
 import { apiKeyClient, client } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
+import { eventually } from "../helpers/eventually";
 
 const PASSWORD = "admin test password 1";
 
@@ -73,18 +74,6 @@ afterAll(async () => {
 });
 
 const services = () => app.runtime.services;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor<T>(check: () => T | undefined | false, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await sleep(20);
-  }
-}
-
 async function events(type: string, userId?: string) {
   return (await services().audit.list({ eventTypes: [type] }, { first: 100 })).events.filter(
     (event) => !userId || event.resource?.id === userId || event.user?.id === userId,
@@ -146,9 +135,8 @@ async function liveSubscription(
     webSocketImpl: WebSocket,
     connectionParams,
     lazy: true,
-    retryWait: async () => {
-      await sleep(20);
-    },
+    // Reconnects at once (the default backoff waits seconds): a test sees a refused reconnection quickly.
+    retryWait: () => new Promise((resolve) => setImmediate(resolve)),
     on: {
       connected: () => (live.connections += 1),
       closed: (event) => live.closes.push((event as { code: number }).code),
@@ -158,7 +146,7 @@ async function liveSubscription(
     { query, variables },
     { next: () => undefined, error: (error) => live.errors.push(error), complete: () => undefined },
   );
-  await waitFor(() => live.connections > 0 || live.closes.length > 0);
+  await eventually(() => live.connections > 0 || live.closes.length > 0, { timeout: 10_000 });
   return live;
 }
 
@@ -404,7 +392,7 @@ describe("suspension takes effect at once", () => {
     const suspended = await admin.graphql(gql.suspend, { id: user.id, reason: "  left the household " });
     expect(suspended.body.data.suspendUser.status).toBe("suspended");
 
-    await waitFor(() => overToken.closes.length > 0 && overKey.closes.length > 0);
+    await eventually(() => overToken.closes.length > 0 && overKey.closes.length > 0, { timeout: 10_000 });
     expect([overToken.closes, overKey.closes]).toEqual([[4401], [4401]]);
     expect((await bearer.get("/api/v1/transactions")).status).toBe(401);
     expect((await cookie.graphql("{ me { id } }")).status).toBe(401);
@@ -464,7 +452,7 @@ describe("WebSocket connections close when their credential ends", () => {
       { bind: [session.access_token] },
     );
     const live = await liveSubscription({ Authorization: `Bearer ${session.access_token}` }, CHAT_EVENTS, { chatId });
-    await waitFor(() => live.closes.length > 0);
+    await eventually(() => live.closes.length > 0, { timeout: 10_000 });
     expect(live.connections).toBe(0);
     const [expired] = (await services().audit.list({ eventTypes: ["auth.session.expired"], userIds: [user.id] }, { first: 1 })).events;
     expect(expired).toMatchObject({ ipAddress: "127.0.0.1", requestId: expect.any(String) });
@@ -482,16 +470,16 @@ describe("WebSocket connections close when their credential ends", () => {
     const viaOtherKey = await liveSubscription({ "X-Api-Key": otherKey }, CHAT_EVENTS, { chatId });
 
     expect((await client(app.url, { authorization: `Bearer ${loggedIn.access_token}` }).post("/auth/logout")).status).toBe(200);
-    await waitFor(() => viaSession.closes.length > 0);
+    await eventually(() => viaSession.closes.length > 0, { timeout: 10_000 });
     expect(viaToken.closes).toEqual([]);
 
     await client(app.url).post("/oauth/revoke", { token: revokedToken.access_token });
-    await waitFor(() => viaToken.closes.length > 0);
+    await eventually(() => viaToken.closes.length > 0, { timeout: 10_000 });
 
     const keyId = (await services().apiKeys.authenticate(user.key)).credential.id;
     const revoked = await apiKeyClient(app.url, user.key).graphql(`mutation ($id: ID!) { revokeApiKey(id: $id) { id } }`, { id: keyId });
     expect(revoked.body.errors).toBeUndefined();
-    await waitFor(() => viaKey.closes.length > 0);
+    await eventually(() => viaKey.closes.length > 0, { timeout: 10_000 });
 
     expect([viaSession.closes, viaToken.closes, viaKey.closes]).toEqual([[4401], [4401], [4401]]);
     expect((await queryOver(viaOtherKey, "{ me { id } }")).data.me.id).toBe(user.id);
@@ -505,7 +493,7 @@ describe("WebSocket connections close when their credential ends", () => {
     const live = await liveSubscription({ "X-Api-Key": user.key }, CHAT_EVENTS, { chatId });
     expect((await queryOver(live, "{ me { role } }")).data.me.role).toBe("member");
     await admin.graphql(gql.setRole, { id: user.userId, role: "auditor" });
-    await waitFor(() => live.closes.length > 0 && live.connections > 1);
+    await eventually(() => live.closes.length > 0 && live.connections > 1, { timeout: 10_000 });
     expect(live.closes).toEqual([4403]);
     expect((await queryOver(live, "{ me { role } }")).data.me.role).toBe("auditor");
     await live.client.dispose();

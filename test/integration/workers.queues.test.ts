@@ -1,8 +1,11 @@
 import { QueueEvents } from "bullmq";
 import IORedis from "ioredis";
-import { JOBS, QueueName } from "../../workers/queues";
+import { CHAIN_CONSUMERS, JOBS, LOOPS, QueueName } from "../../workers/queues";
 import { maintenanceHandlers } from "../../workers/maintenance.processor";
-import { checkHandlers } from "../../workers/worker-host";
+import { checkHandlers, checkRunners, HANDLERS, LOOP_HANDLERS, WorkerHost } from "../../workers/worker-host";
+import { ChainConsumerPump } from "../../src/audit/delivery/chain-consumer.pump";
+import type { ChainConsumerHandler } from "../../src/audit/delivery/chain-consumer.handler";
+import { createLogger } from "../../src/platform/common/logger";
 import { redisUrl } from "../helpers/database-urls";
 import { createUser } from "../helpers/fixtures";
 import { startTestApp, type TestApp } from "../helpers/test-app";
@@ -61,5 +64,44 @@ describe("workers", () => {
     expect(() => checkHandlers({ [QueueName.Maintenance]: { ...maintenanceHandlers, "typo-job": handler } })).toThrow(
       "handler for undeclared job typo-job",
     );
+  });
+
+  test("refuse to start when a declared chain consumer or loop has no handler, or a handler no declaration", () => {
+    const declared = { jobs: HANDLERS, chainConsumers: Object.values(CHAIN_CONSUMERS), loops: LOOP_HANDLERS };
+    expect(() => checkRunners(declared)).not.toThrow();
+    expect(() => checkRunners({ ...declared, chainConsumers: [CHAIN_CONSUMERS.streamDestinations] })).toThrow(
+      "no chain consumer handler for prefix alerts:",
+    );
+    expect(() => checkRunners({ ...declared, chainConsumers: [...declared.chainConsumers, "typo:"] })).toThrow(
+      "chain consumer handler for undeclared prefix typo:",
+    );
+    const { [LOOPS.alertDispatcher]: dispatcher, ...withoutDispatcher } = LOOP_HANDLERS;
+    expect(() => checkRunners({ ...declared, loops: withoutDispatcher })).toThrow("loop alert-dispatcher: no handler");
+    expect(() => checkRunners({ ...declared, loops: { ...LOOP_HANDLERS, "typo-loop": dispatcher } })).toThrow(
+      "handler for undeclared loop typo-loop",
+    );
+    expect(() => checkRunners({ ...declared, jobs: { ...HANDLERS, [QueueName.Maintenance]: {} } })).toThrow(
+      "no handler for job prune-api-keys",
+    );
+  });
+
+  test("a worker host whose pump serves a consumer queues.ts does not declare refuses to start", async () => {
+    const { services, sequelize, config } = app.runtime;
+    const stray: ChainConsumerHandler = {
+      prefix: "stray:",
+      turn: async (consumer) => ({ position: consumer.position }),
+      record: async () => undefined,
+    };
+    const logger = createLogger("silent");
+    const pump = new ChainConsumerPump(
+      sequelize,
+      services.repositories.streamConsumers,
+      [stray],
+      config.streaming,
+      services.events,
+      logger,
+    );
+    const host = new WorkerHost(app.runtime.queues, { services: { ...services, streamPump: pump }, logger });
+    await expect(host.start()).rejects.toThrow("no chain consumer handler for prefix destination:");
   });
 });

@@ -21,6 +21,7 @@ import {
   ValidationError,
 } from "../../src/platform/common/errors";
 import { createLogger } from "../../src/platform/common/logger";
+import { SsoLoginError } from "../../src/audit/sso/sso-login.errors";
 import { finalErrorHandler, noRouteHandler } from "../../src/transports/http/respond";
 import { client } from "../helpers/http";
 
@@ -44,6 +45,11 @@ const EVERY_CODE: Record<ErrorCode, { error: DomainError; status: number; restEr
     restError: "rate_limit_exceeded",
   },
   [ErrorCode.UpstreamUnavailable]: { error: new UpstreamUnavailableError("bank down"), status: 503, restError: "upstream_unavailable" },
+  [ErrorCode.UpstreamFailed]: {
+    error: new SsoLoginError("token_exchange_failed", "the token endpoint answered 500"),
+    status: 502,
+    restError: "sso_login_failed",
+  },
   [ErrorCode.QueryTimeout]: { error: new QueryTimeoutError(), status: 503, restError: "query_timeout" },
   [ErrorCode.ServiceUnavailable]: { error: new ServiceUnavailableError(), status: 503, restError: "service_unavailable" },
 };
@@ -56,6 +62,7 @@ describe("the error edges", () => {
     expect(rest.status).toBe(status);
     expect(rest.body).toEqual({
       error: restError,
+      ...error.restFields,
       message: error.message,
       ...(error.errors ? { errors: error.errors } : {}),
       ...(error.details ? { details: error.details } : {}),
@@ -163,4 +170,25 @@ describe("the final express handler", () => {
       body: { error: "not_found", message: "No route matches GET /api/v1/nowhere" },
     });
   });
+});
+
+test.each([
+  ["state_mismatch", 400],
+  ["idp_error", 401],
+  ["nonce_mismatch", 401],
+  ["invalid_id_token", 401],
+  ["token_exchange_failed", 502],
+  ["provider_disabled", 403],
+  ["missing_email_claim", 403],
+  ["email_not_verified", 403],
+  ["domain_not_allowed", 403],
+  ["jit_disabled_no_account", 403],
+  ["user_suspended", 403],
+  ["user_deleted", 403],
+  ["identity_already_linked", 409],
+] as const)("a failed SSO sign-in (%s) is answered %i at the edge, with its reason and never its detail", (reason, status) => {
+  const { status: answered, body } = restErrorOf(new SsoLoginError(reason, "secret detail"));
+  expect(answered).toBe(status);
+  expect(body).toEqual({ error: "sso_login_failed", reason, message: expect.any(String) });
+  expect(JSON.stringify(body)).not.toContain("secret detail");
 });

@@ -1,6 +1,7 @@
 import type http from "node:http";
 import { loadConfig } from "../../src/platform/config/config";
-import { metricsAccess } from "../../src/platform/metrics/metrics.http";
+import { restErrorOf } from "../../src/platform/common/error-edges";
+import { metricsAccess } from "../../src/transports/http/metrics.http";
 
 /** Who may read /metrics: loopback peers without forwarding headers, or the bearer of METRICS_TOKEN. */
 function request(remoteAddress: string, headers: Record<string, string> = {}): http.IncomingMessage {
@@ -23,7 +24,10 @@ test.each([
   ["a loopback peer forwarding for someone (Forwarded)", "::1", { forwarded: "for=192.0.2.7" }],
   ["a loopback peer forwarding for someone (X-Real-IP)", "127.0.0.1", { "x-real-ip": "192.0.2.7" }],
 ])("without a token, %s is refused with 403", (_what, address, headers) => {
-  expect(metricsAccess(open, request(address, headers))).toEqual({ ok: false, status: 403, message: expect.stringContaining("loopback") });
+  const access = metricsAccess(open, request(address, headers));
+  expect(access.ok).toBe(false);
+  if (access.ok) return;
+  expect(restErrorOf(access.error)).toEqual({ status: 403, body: { error: "forbidden", message: expect.stringContaining("loopback") } });
 });
 
 test("with a token, only its bearer may read, from anywhere; loopback alone is not enough", () => {
@@ -31,7 +35,9 @@ test("with a token, only its bearer may read, from anywhere; loopback alone is n
   expect(metricsAccess(guarded, request("127.0.0.1", { authorization: `bearer ${token}` }))).toEqual({ ok: true });
   for (const authorization of [undefined, `Bearer ${token}x`, token, `Basic ${token}`, `Bearer ${token.slice(1)}`]) {
     const headers: Record<string, string> = authorization === undefined ? {} : { authorization };
-    expect(metricsAccess(guarded, request("127.0.0.1", headers))).toMatchObject({ ok: false, status: 401 });
+    const access = metricsAccess(guarded, request("127.0.0.1", headers));
+    expect(access.ok).toBe(false);
+    if (!access.ok) expect(restErrorOf(access.error)).toMatchObject({ status: 401, body: { error: "unauthorized" } });
   }
 });
 

@@ -31,7 +31,7 @@ export type AlertRuleInput = {
   windowSeconds?: number | null | undefined;
 };
 
-/** A channel setting or credential by name (see the README's Alerts). */
+/** A channel setting or credential by name (see docs/alerts.md). */
 export type AlertSettingInput = {
   name: string;
   value: string;
@@ -208,7 +208,7 @@ export type StreamDestinationInput = {
   url?: string | null | undefined;
 };
 
-/** A platform setting or credential by name (see the README's Streaming audit events). */
+/** A platform setting or credential by name (see docs/audit-streaming.md). */
 export type StreamSettingInput = {
   name: string;
   value: string;

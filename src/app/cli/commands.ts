@@ -123,7 +123,7 @@ export const COMMANDS: CommandSpec[] = [
   {
     name: "emit-contracts",
     synopsis: "",
-    summary: "regenerate schema/schema.graphql and schema/openapi.yaml",
+    summary: "regenerate schema/schema.graphql, schema/openapi.yaml and the generated pages of docs/",
     options: none,
     group: "Development",
   },

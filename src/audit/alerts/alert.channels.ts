@@ -1,11 +1,11 @@
 import nodemailer from "nodemailer";
 import type { OutboundGuard } from "../../platform/outbound/outbound.guard";
-import { PRODUCT, PRODUCT_VERSION, webhookBody, webhookHeaders } from "../streaming/stream.formats";
+import { PRODUCT, PRODUCT_VERSION, webhookBody, webhookHeaders } from "../delivery/webhook-signing";
 import type { AlertChannelKind } from "./alert.repository";
 import type { EventSummary } from "./alert.rules";
 
 /**
- * How an alert leaves: one message, four ways (README, "Alerts"). Every connection goes through the
+ * How an alert leaves: one message, four ways (docs/alerts.md, "Channels"). Every connection goes through the
  * outbound guard, SMTP included (nodemailer's getSocket hands it the guard's checked socket). A send
  * resolves when the receiver accepted the message and throws with the reason otherwise; the
  * dispatcher records the reason and retries.

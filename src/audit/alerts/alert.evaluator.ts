@@ -1,12 +1,11 @@
 import type { Transaction } from "sequelize";
-import type { AuditEventType } from "../log/audit.catalogue";
+import { expandEventTypePatterns, type AuditEventType } from "../log/audit.catalogue";
 import type { AuditEvent, AuditService } from "../log/audit.service";
 import { newId } from "../../platform/common/ids";
 import { Topic } from "../../platform/events/catalogue";
 import type { EventBus } from "../../platform/events/event-bus";
-import type { ChainConsumerHandler, TurnOutcome } from "../streaming/chain-consumer.pump";
-import { expandPatterns } from "../streaming/destination.handler";
-import type { ConsumerRow, ConsumerSettlement } from "../streaming/stream.repository";
+import type { ChainConsumerHandler, TurnOutcome } from "../delivery/chain-consumer.handler";
+import type { ConsumerRow, ConsumerSettlement } from "../delivery/consumer.repository";
 import type { GeoCountryLookup } from "./geo-country";
 import { windowId, type AlertRepository, type NewFiring, type WindowKey } from "./alert.repository";
 import { countStep, groupKeyOf, ruleMatches, summaryOf, userKeyOf, type AlertRuleRow, type WindowState } from "./alert.rules";
@@ -53,7 +52,7 @@ export class AlertEvaluator implements ChainConsumerHandler<EvaluatorOutcome> {
 
   async turn(consumer: ConsumerRow): Promise<EvaluatorOutcome> {
     const rules = await this.alerts.enabledRules();
-    const typesOf = new Map(rules.map((rule) => [rule.id, new Set<string>(expandPatterns(rule.eventTypes))]));
+    const typesOf = new Map(rules.map((rule) => [rule.id, new Set<string>(expandEventTypePatterns(rule.eventTypes))]));
     const eventTypes = [...new Set<AuditEventType>([LOGIN, ...rules.flatMap((rule) => [...typesOf.get(rule.id)!] as AuditEventType[])])];
     const read = await this.audit.readChain(consumer.position, { scanLinks: SCAN_LINKS, limit: TURN_EVENTS, eventTypes });
     const outcome: EvaluatorOutcome = { position: read.through, windows: [], countries: [], firings: [] };

@@ -1,9 +1,9 @@
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver, Root, Subscription } from "type-graphql";
 import { Topic } from "../../platform/events/catalogue";
-import { Access } from "../../transports/graphql/auth-checker";
 import type { RequestContext } from "../../transports/graphql/context";
 import type { Services } from "../../app/services";
-import type { ChannelInput, ChannelView, FiringView, RuleInput } from "./alert.service";
+import type { ChannelInput, ChannelView } from "./alert-channel.service";
+import type { FiringView, RuleInput } from "./alert.service";
 import {
   AlertChannelInput,
   AlertChannelTestResultType,
@@ -15,6 +15,9 @@ import {
   AlertRuleType,
   type AlertSettingInput,
 } from "./alert.type";
+import { CurrentActor } from "../../transports/graphql/current-actor";
+import { listen } from "../../transports/graphql/subscription";
+import type { Actor } from "../../platform/security/actor";
 
 function pairs(list: AlertSettingInput[] | null | undefined): Record<string, string> | null {
   return list ? Object.fromEntries(list.map(({ name, value }) => [name, value])) : null;
@@ -55,25 +58,25 @@ async function* firings(services: Services): AsyncGenerator<AlertFiringType> {
 /** Alerts administration: administrators only, changes need a read_write credential. */
 @Resolver()
 export class AlertResolver {
-  @Authorized(Access.Admin)
+  @Authorized()
   @Query(() => [AlertRuleType])
   alertRules(@Ctx() { services }: RequestContext) {
     return services.alerts.rules();
   }
 
-  @Authorized(Access.Admin)
+  @Authorized()
   @Query(() => [AlertPresetType], { description: "The spec's example rules, and whether each is enabled." })
   alertPresets(@Ctx() { services }: RequestContext) {
     return services.alerts.presets();
   }
 
-  @Authorized(Access.Admin)
+  @Authorized()
   @Query(() => [AlertChannelType])
   async alertChannels(@Ctx() { services }: RequestContext) {
-    return (await services.alerts.channels()).map(toChannel);
+    return (await services.alertChannels.channels()).map(toChannel);
   }
 
-  @Authorized(Access.Admin)
+  @Authorized()
   @Query(() => [AlertFiringType], { description: "Firing history, newest first (before: a firing id, for the next page)." })
   async alertFirings(
     @Ctx() { services }: RequestContext,
@@ -84,67 +87,74 @@ export class AlertResolver {
     return (await services.alerts.firings(first, before, ruleId)).map(toFiring);
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => AlertRuleType, { description: "Creates the preset's rule, or enables it again (alert.rule.created / updated)." })
   enableAlertPreset(
-    @Ctx() { services, actor }: RequestContext,
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
     @Arg("preset") preset: string,
     @Arg("channelIds", () => [ID], { nullable: true }) channelIds?: string[] | null,
   ) {
-    return services.alerts.enablePreset(actor!, preset, channelIds);
+    return services.alerts.enablePreset(actor, preset, channelIds);
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => AlertRuleType, { description: "alert.rule.created" })
-  createAlertRule(@Ctx() { services, actor }: RequestContext, @Arg("input") input: AlertRuleInput) {
-    return services.alerts.createRule(actor!, input as RuleInput);
+  createAlertRule(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("input") input: AlertRuleInput) {
+    return services.alerts.createRule(actor, input as RuleInput);
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => AlertRuleType, { description: "alert.rule.updated; a changed condition starts its windows afresh." })
-  updateAlertRule(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string, @Arg("input") input: AlertRuleInput) {
-    return services.alerts.updateRule(actor!, id, input as RuleInput);
+  updateAlertRule(
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
+    @Arg("id", () => ID) id: string,
+    @Arg("input") input: AlertRuleInput,
+  ) {
+    return services.alerts.updateRule(actor, id, input as RuleInput);
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => AlertRuleType, { description: "alert.rule.deleted; its firing history stays." })
-  deleteAlertRule(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.alerts.deleteRule(actor!, id);
+  deleteAlertRule(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return services.alerts.deleteRule(actor, id);
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => AlertChannelWithSecretType, { description: "alert.channel.created; a webhook channel's secret is in the answer, once." })
-  async createAlertChannel(@Ctx() { services, actor }: RequestContext, @Arg("input") input: AlertChannelInput) {
-    const created = await services.alerts.createChannel(actor!, toChannelInput(input));
+  async createAlertChannel(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("input") input: AlertChannelInput) {
+    const created = await services.alertChannels.createChannel(actor, toChannelInput(input));
     return { channel: toChannel(created.channel), secret: created.secret };
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => AlertChannelType, { description: "alert.channel.updated, credentials redacted." })
   async updateAlertChannel(
-    @Ctx() { services, actor }: RequestContext,
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
     @Arg("id", () => ID) id: string,
     @Arg("input") input: AlertChannelInput,
   ) {
-    return toChannel(await services.alerts.updateChannel(actor!, id, toChannelInput(input)));
+    return toChannel(await services.alertChannels.updateChannel(actor, id, toChannelInput(input)));
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => AlertChannelType, { description: "alert.channel.deleted; rules stop using it." })
-  async deleteAlertChannel(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return toChannel(await services.alerts.deleteChannel(actor!, id));
+  async deleteAlertChannel(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return toChannel(await services.alertChannels.deleteChannel(actor, id));
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => AlertChannelTestResultType, { description: "Sends a test alert now (alert.channel.tested)." })
-  testAlertChannel(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.alerts.testChannel(actor!, id);
+  testAlertChannel(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return services.alertChannels.testChannel(actor, id);
   }
 
-  @Authorized(Access.Admin)
+  @Authorized()
   @Subscription(() => AlertFiringType, {
     description: "Each alert firing as soon as it is committed (from any process): the console's toast.",
-    subscribe: ({ context }) => firings((context as RequestContext).services),
+    subscribe: listen(({ context }) => firings(context.services)),
   })
   alertFired(@Root() firing: AlertFiringType): AlertFiringType {
     return firing;

@@ -6,7 +6,7 @@ export class AlertSettingType {
   @Field() value!: string;
 }
 
-@InputType("AlertSettingInput", { description: "A channel setting or credential by name (see the README's Alerts)." })
+@InputType("AlertSettingInput", { description: "A channel setting or credential by name (see docs/alerts.md)." })
 export class AlertSettingInput {
   @Field() name!: string;
   @Field() value!: string;

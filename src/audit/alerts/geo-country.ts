@@ -5,7 +5,7 @@ import { classifyAddress } from "../../platform/outbound/outbound.addresses";
 
 /**
  * IP address → ISO 3166 country code, from the country database shipped in the npm package
- * `@ip-location-db/geo-whois-asn-country` (RIR whois + ASN data, CC BY 4.0 by the NRO; README, "Alerts").
+ * `@ip-location-db/geo-whois-asn-country` (RIR whois + ASN data, CC BY 4.0 by the NRO; docs/alerts.md, "Countries").
  * Its `-num.csv` files are inclusive ranges `start,end,CC` in ascending order; they are read once, on
  * the first lookup, into typed arrays searched by bisection (IPv6 by its upper 64 bits: the files'
  * ranges do not split a /64). Private, loopback and other non-public addresses have no country.

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import { pipeline } from "node:stream/promises";
 import express, { type NextFunction, type Request, type Response } from "express";
-import { restErrorOf } from "../../platform/common/error-edges";
+import { sendError } from "../../transports/http/respond";
 import { DomainError } from "../../platform/common/errors";
 import { authenticate } from "../../transports/http/authenticate";
 import type { Services } from "../../app/services";
@@ -32,8 +32,7 @@ export function createExportRouter(services: Services, rateLimit: express.Reques
         await pipeline(fs.createReadStream(download.path), res);
       } catch (error) {
         if (!(error instanceof DomainError)) return next(error);
-        const { status, body } = restErrorOf(error);
-        res.status(status).json(body);
+        sendError(req, res, error);
       }
     },
   );

@@ -1,21 +1,20 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { Sequelize, Transaction } from "sequelize";
-import { ArchiveWriter, manifestPathOf, writeManifest, type DataSummary } from "../retention/archive-writer";
+import { manifestPathOf } from "../../platform/files/archive-writer";
 import type { AuditEventType } from "../log/audit.catalogue";
-import { EXPORT_BATCH_FIELDS, type AuditRepository, type ExportKey } from "../log/audit.repository";
+import type { AuditRepository } from "../log/audit.repository";
 import { parseFilter, type AuditFilterInput } from "../log/audit-filter";
 import type { AuditService } from "../log/audit.service";
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, RateLimitedError } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
 import type { Logger } from "../../platform/common/logger";
 import type { ExportConfig } from "../../platform/config/config";
-import type { Actor } from "../../finance/identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import type { ReportRepository } from "./report.repository";
-import { reportCsv, reportJson, reportPdf } from "./report.render";
-import { buildReport, parseReportParams, type ReportParams } from "./report.templates";
-import { CopyBinaryDecoder, fieldText } from "../../platform/db/copy-binary";
-import { EXPORT_FORMATS, FRAMINGS, LineFramer, type ExportFormat } from "./export-formats";
+import { parseReportParams, type ReportParams } from "./report.templates";
+import { EXPORT_FORMATS, type ExportFormat } from "./export-formats";
+import { EXPORT_COMPRESSIONS, ExportWriter, REPORT_FORMATS, type ReportFormat } from "./export.writer";
 import type { ExportKind, ExportRecord, ExportRepository, FileFormat, UnfinishedKey } from "./export.repository";
 import type { DownloadSigner } from "./signed-url";
 
@@ -27,11 +26,6 @@ export type ExportQueue = {
   requeue(exportId: string): Promise<void>;
 };
 
-export const REPORT_FORMATS = ["pdf", "csv", "json"] as const;
-export const EXPORT_COMPRESSIONS = ["gzip", "zip"] as const;
-export type ExportCompression = (typeof EXPORT_COMPRESSIONS)[number];
-export type ReportFormat = (typeof REPORT_FORMATS)[number];
-
 export type ReportInput = Parameters<typeof parseReportParams>[0] & { format: string };
 
 const MIME_TYPES: Record<FileFormat, string> = {
@@ -41,8 +35,6 @@ const MIME_TYPES: Record<FileFormat, string> = {
   pdf: "application/pdf",
 };
 const LIST_LIMIT = 100;
-/** Progress is written at most this often while an export runs. */
-const PROGRESS_INTERVAL_MS = 500;
 const EXPIRE_BATCH = 100;
 const REQUEUE_BATCH = 500;
 /** A request queued or running this long may have lost its job; younger ones are still on their way to the queue. */
@@ -58,17 +50,21 @@ export type Download = { path: string; fileName: string; mimeType: string; bytes
  * the file, and its requester downloads it through a short-lived signed URL until it expires.
  */
 export class AuditExportService {
+  private readonly writer: ExportWriter;
+
   constructor(
     private readonly sequelize: Sequelize,
     private readonly repository: ExportRepository,
-    private readonly auditEvents: AuditRepository,
-    private readonly reports: ReportRepository,
+    auditEvents: AuditRepository,
+    reports: ReportRepository,
     private readonly audit: AuditService,
     private readonly queue: ExportQueue,
     private readonly signer: DownloadSigner,
     private readonly settings: ExportConfig,
     private readonly logger?: Logger,
-  ) {}
+  ) {
+    this.writer = new ExportWriter(repository, auditEvents, reports, settings);
+  }
 
   /**
    * Asks for an export of the events a search with `filter` shows, all of them. A filter that names
@@ -172,7 +168,7 @@ export class AuditExportService {
     const record = await this.repository.find(id);
     if (!record || !(await this.repository.start(id))) return null;
     try {
-      const written = record.kind === "events" ? await this.writeEvents(record) : await this.writeReport(record);
+      const written = record.kind === "events" ? await this.writer.writeEvents(record) : await this.writer.writeReport(record);
       return await this.sequelize.transaction(async (transaction) => {
         const completed = await this.repository.complete(
           id,
@@ -241,131 +237,6 @@ export class AuditExportService {
     }
   }
 
-  private async writeEvents(record: ExportRecord): Promise<Written> {
-    const { filter, compression = "gzip" } = record.params as { filter: AuditFilterInput; compression?: ExportCompression };
-    const query = parseFilter(filter);
-    const format = record.format as ExportFormat;
-    const framing = FRAMINGS[format];
-    const dataName = `audit-export-${record.id}.${framing.extension}`;
-    const fileName = compression === "zip" ? `${dataName}.zip` : `${dataName}.gz`;
-    const writer = await ArchiveWriter.create(path.join(this.settings.dir, fileName), { compression, entryName: dataName });
-    const batchRows = this.settings.batchRows;
-    const framer = new LineFramer(framing, EXPORT_BATCH_FIELDS.line);
-    let rows = 0;
-    let first: string | null = null;
-    let after: ExportKey | null = null;
-    // The first batch reports at once, so progress shows from the start; then at most every PROGRESS_INTERVAL_MS.
-    let reported = 0;
-    try {
-      await writer.write(framing.header);
-      // One statement per batch (a keyset on time and id) keeps each one short: no snapshot held for the
-      // whole export, nothing for retention's partition changes to wait behind, within any statement_timeout.
-      for (let more = true; more;) {
-        const decoder = new CopyBinaryDecoder(EXPORT_BATCH_FIELDS.width);
-        let batch = 0;
-        for await (const chunk of this.auditEvents.exportBatch(query, after, batchRows, framing.line)) {
-          const tuples = decoder.decode(chunk);
-          if (tuples.rows === 0) continue;
-          // Read before anything is awaited: the decoder's buffers hold these rows until its next chunk.
-          first ??= fieldText(tuples, 0, EXPORT_BATCH_FIELDS.at);
-          after = {
-            at: fieldText(tuples, tuples.rows - 1, EXPORT_BATCH_FIELDS.at),
-            id: fieldText(tuples, tuples.rows - 1, EXPORT_BATCH_FIELDS.id),
-          };
-          rows += tuples.rows;
-          batch += tuples.rows;
-          const piece = framer.add(tuples);
-          if (piece) await writer.write(piece.bytes, piece.rows);
-          if (Date.now() - reported >= PROGRESS_INTERVAL_MS) {
-            reported = Date.now();
-            const start = query.from?.getTime() ?? Date.parse(first);
-            const end = query.before?.getTime() ?? Date.now();
-            await this.repository.reportProgress(record.id, rows, end > start ? (Date.parse(after.at) - start) / (end - start) : 0);
-          }
-        }
-        decoder.finish();
-        more = batch === batchRows;
-      }
-      const piece = framer.take();
-      await writer.write(piece.bytes, piece.rows);
-      await writer.write(framing.footer(rows));
-    } catch (error) {
-      await writer.abort();
-      throw error;
-    }
-    const last = after?.at ?? null;
-    const details = {
-      format,
-      compression,
-      range: { from: query.from?.toISOString() ?? null, before: query.before?.toISOString() ?? null, firstEvent: first, lastEvent: last },
-      filters: filter,
-    };
-    const generatedAt = new Date();
-    // A zip carries its manifest as its last entry too (without the file's own checksum, which cannot be inside it).
-    const summary = await writer.finish((data) => ({
-      name: "manifest.json",
-      content: JSON.stringify(this.manifestOf(record, dataName, data, details, generatedAt), null, 2) + "\n",
-    }));
-    const manifest = {
-      ...this.manifestOf(record, fileName, summary, details, generatedAt),
-      fileSha256: summary.fileSha256,
-      fileBytes: summary.fileBytes,
-    };
-    await writeManifest(path.join(this.settings.dir, fileName), manifest);
-    return { rowsWritten: summary.rows, fileName, fileBytes: summary.fileBytes, manifest };
-  }
-
-  private async writeReport(record: ExportRecord): Promise<Written> {
-    const params = (record.params as { report: ReportParams }).report;
-    const report = await buildReport(this.reports, params, {
-      generatedBy: record.requestedByEmail,
-      generatedAt: new Date(),
-      maxRows: this.settings.reportMaxRows,
-    });
-    const format = record.format as ReportFormat;
-    const content = format === "pdf" ? await reportPdf(report) : format === "csv" ? reportCsv(report) : reportJson(report);
-    const fileName = `audit-report-${params.template.replace(/_/g, "-")}-${record.id}.${format}`;
-    const writer = await ArchiveWriter.create(path.join(this.settings.dir, fileName), { compression: "none" });
-    await writer.write(content, report.totalEvents);
-    const summary = await writer.finish();
-    const details = {
-      format,
-      compression: "none",
-      template: params.template,
-      range: { from: params.from, to: params.to },
-      filters: report.filters,
-      reportChecksum: report.checksum,
-    };
-    const manifest = {
-      ...this.manifestOf(record, fileName, summary, details),
-      fileSha256: summary.fileSha256,
-      fileBytes: summary.fileBytes,
-    };
-    await writeManifest(path.join(this.settings.dir, fileName), manifest);
-    return { rowsWritten: report.totalEvents, fileName, fileBytes: summary.fileBytes, manifest };
-  }
-
-  /** The manifest of a file, but for the file's own checksum and size (which a zip's inner manifest cannot know). */
-  private manifestOf(
-    record: ExportRecord,
-    fileName: string,
-    data: DataSummary,
-    details: Record<string, unknown>,
-    generatedAt = new Date(),
-  ): Manifest {
-    return {
-      kind: record.kind === "events" ? "audit-events-export" : "audit-report",
-      id: record.id,
-      file: fileName,
-      ...details,
-      rows: data.rows,
-      dataSha256: data.dataSha256,
-      dataBytes: data.dataBytes,
-      generatedBy: { id: record.requestedBy, email: record.requestedByEmail },
-      generatedAt: generatedAt.toISOString(),
-    };
-  }
-
   private async record(
     transaction: Transaction,
     record: ExportRecord,
@@ -383,9 +254,6 @@ export class AuditExportService {
     });
   }
 }
-
-type Manifest = Record<string, unknown> & { dataSha256: string };
-type Written = { rowsWritten: number; fileName: string; fileBytes: number; manifest: Manifest };
 
 function mimeTypeOf(fileName: string, format: FileFormat): string {
   if (fileName.endsWith(".gz")) return "application/gzip";

@@ -1,6 +1,6 @@
 import type { Sequelize } from "sequelize";
 import { selectRows } from "../../platform/common/sql";
-import { auditConditions, type AuditQuery } from "../log/audit.repository";
+import { auditConditions, type AuditQuery } from "../log/audit-query.sql";
 
 /** What a report table can be grouped by: each a fixed SQL expression over audit_events (never client text). */
 export const GROUP_KEYS = {

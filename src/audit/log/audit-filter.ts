@@ -2,7 +2,7 @@ import { BlockList, isIP } from "node:net";
 import { BadRequestError } from "../../platform/common/errors";
 import { isUuid } from "../../platform/common/ids";
 import { expandEventTypePattern, isSeverity, type AuditEventType, type Severity } from "./audit.catalogue";
-import type { AuditQuery, Keyset } from "./audit.repository";
+import type { AuditQuery, Keyset } from "./audit-query.sql";
 import type { AuditEvent } from "./audit.service";
 
 /**

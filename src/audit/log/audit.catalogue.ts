@@ -117,3 +117,8 @@ export function expandEventTypePattern(pattern: string): AuditEventType[] | null
   }
   return isAuditEventType(term) ? [term] : null;
 }
+
+/** The event types a list of patterns names, each once (empty: every type, as readChain reads it). */
+export function expandEventTypePatterns(patterns: string[]): AuditEventType[] {
+  return [...new Set(patterns.flatMap((pattern) => expandEventTypePattern(pattern) ?? []))];
+}

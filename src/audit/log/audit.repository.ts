@@ -1,7 +1,9 @@
 import type { Sequelize, Transaction } from "sequelize";
-import { bindParam, copyOut, likePattern, readRows, readRowsWithin, selectRows } from "../../platform/common/sql";
+import { bindParam, copyOut, readRows, readRowsWithin, selectRows } from "../../platform/common/sql";
 import type { AuditEventType, Severity } from "./audit.catalogue";
 import type { Changes } from "./audit-changes";
+import { exportBatchSql, type ExportKey } from "./audit-export.sql";
+import { histogramSql, textConditions, whereClause, whereSql, type AuditQuery, type HistogramRow, type Keyset } from "./audit-query.sql";
 
 /** What an event records, as stored (its id, time and chain link aside): the one list of its fields. */
 export type AuditEventFields = {
@@ -33,31 +35,6 @@ export type AuditEventRow = AuditEventFields & {
 
 export type NewAuditEvent = Omit<AuditEventRow, "seq" | "prevHash" | "hash">;
 
-/** A filter already checked and normalised by the service: every value here is safe to bind. */
-export type AuditQuery = {
-  /** Lower-case words, each matched as a substring of the search text. */
-  words: string[];
-  /** Lower-case whole e-mail addresses, each matched as an address in the search text. */
-  emails: string[];
-  userIds: string[];
-  providers: string[];
-  eventTypes: AuditEventType[];
-  severities: Severity[];
-  from: Date | null;
-  /** Exclusive upper bound (the service turns an inclusive end into this). */
-  before: Date | null;
-  ipCidr: string | null;
-  requestId: string | null;
-  sessionId: string | null;
-};
-
-export type Keyset = { timestamp: Date; id: string };
-
-/** An export's keyset: the timestamp as ISO text with microseconds, so no row is skipped or repeated. */
-export type ExportKey = { at: string; id: string };
-/** The fields of each row exportBatch writes, by position. */
-export const EXPORT_BATCH_FIELDS = { at: 0, id: 1, line: 2, width: 3 } as const;
-
 /** A chain link with what verification needs to know about its event. */
 export type VerifyRow = {
   id: string;
@@ -76,51 +53,6 @@ const EVENT_COLUMNS = `e.id, e.occurred_at AS "timestamp", e.event_type AS "even
   e.user_email AS "userEmail", e.provider, e.action, e.resource_type AS "resourceType", e.resource_id AS "resourceId",
   e.resource_label AS "resourceLabel", host(e.ip_address) AS "ipAddress", e.user_agent AS "userAgent",
   e.session_id AS "sessionId", e.request_id AS "requestId", e.changes, e.error`;
-
-/** An event as the export writes it: the fields and order of toEvent in the service, timestamps in ISO 8601 UTC. */
-const EXPORT_TIMESTAMP = `to_char(e.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-const EXPORT_JSON = `json_build_object('id', e.id, 'seq', c.seq::text, 'timestamp', ${EXPORT_TIMESTAMP}, 'eventType', e.event_type,
-  'severity', e.severity,
-  'user', CASE WHEN e.user_id IS NOT NULL OR e.user_email IS NOT NULL THEN json_build_object('id', e.user_id, 'email', coalesce(e.user_email, '')) END,
-  'provider', e.provider, 'action', e.action,
-  'resource', CASE WHEN e.resource_type IS NOT NULL THEN json_build_object('type', e.resource_type, 'id', coalesce(e.resource_id, ''), 'label', e.resource_label) END,
-  'ipAddress', host(e.ip_address), 'userAgent', e.user_agent, 'sessionId', e.session_id, 'requestId', e.request_id, 'changes', e.changes,
-  'error', e.error, 'prevHash', encode(c.prev_hash, 'hex'), 'hash', encode(c.hash, 'hex'))::text`;
-/**
- * One CSV field of a text column, written exactly as csvField (export-formats.ts) writes it: empty for
- * NULL, an apostrophe before a leading formula character, quoted (quotes doubled) when it holds a
- * quote, comma, CR or LF. `column` is read several times, so it must be a column, not an expression.
- */
-function csvFieldSql(column: string): string {
-  const neutral = `CASE WHEN left(${column}, 1) IN ('=', '+', '-', '@', E'\\t', E'\\r') THEN '''' || ${column} ELSE ${column} END`;
-  const special = [`'"'`, `','`, `E'\\n'`, `E'\\r'`].map((char) => `strpos(${column}, ${char}) > 0`).join(" OR ");
-  return `CASE WHEN ${column} IS NULL THEN '' WHEN ${special} THEN '"' || replace(${neutral}, '"', '""') || '"' ELSE ${neutral} END`;
-}
-/** A field that cannot hold a special character (an id, a number, a timestamp, hex, an address): only NULL needs care. */
-const plainField = (expression: string) => `coalesce(${expression}, '')`;
-/** The CSV record of an event (CSV_COLUMNS of export-formats.ts, in order), without its line end. */
-const EXPORT_CSV = `concat_ws(',', ${[
-  plainField("e.id::text"),
-  plainField("c.seq::text"),
-  plainField(EXPORT_TIMESTAMP),
-  csvFieldSql("e.event_type"),
-  csvFieldSql("e.severity"),
-  plainField("e.user_id::text"),
-  csvFieldSql("e.user_email"),
-  csvFieldSql("e.provider"),
-  csvFieldSql("e.action"),
-  csvFieldSql("e.resource_type"),
-  csvFieldSql("e.resource_id"),
-  csvFieldSql("e.resource_label"),
-  plainField("host(e.ip_address)"),
-  csvFieldSql("e.user_agent"),
-  csvFieldSql("e.session_id"),
-  csvFieldSql("e.request_id"),
-  csvFieldSql("e.changes_text"),
-  csvFieldSql("e.error"),
-  plainField("encode(c.prev_hash, 'hex')"),
-  plainField("encode(c.hash, 'hex')"),
-].join(", ")})`;
 
 const LINK_COLUMNS = `c.seq, c.prev_hash AS "prevHash", c.hash`;
 
@@ -269,20 +201,8 @@ export class AuditRepository {
    * byte of the file is rendered by PostgreSQL, so the export's Node side only frames, hashes and compresses.
    */
   exportBatch(query: AuditQuery, after: ExportKey | null, limit: number, line: "json" | "csv"): AsyncGenerator<Buffer> {
-    const { where, bind } = whereClause(query);
-    where.push(...textConditions(query, bind));
-    if (after) where.push(`(occurred_at, id) > (${bindParam(bind, after.at)}::timestamptz, ${bindParam(bind, after.id)}::uuid)`);
-    // A CSV record reads the changes' text several times: the subquery (its LIMIT keeps it one) renders it once.
-    const columns = line === "csv" ? "*, changes::text AS changes_text" : "*";
-    // One ordered index scan joined to the chain, streamed as it goes: the outer order is the scan's, so
-    // nothing is sorted and no row waits for the batch's last (a page of keys looked up row by row, as
-    // search does, would read the index twice and sort the batch before sending any of it).
-    const select = `SELECT to_char(e.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), e.id::text,
-              ${line === "json" ? EXPORT_JSON : EXPORT_CSV}
-         FROM (SELECT ${columns} FROM audit_events ${whereSql(where)} ORDER BY occurred_at, id LIMIT ${bindParam(bind, limit)}) AS e
-         LEFT JOIN audit_chain c ON c.occurred_at = e.occurred_at AND c.event_id = e.id
-        ORDER BY e.occurred_at, e.id`;
-    return copyOut(this.sequelize, select, bind, "binary");
+    const { sql, bind } = exportBatchSql(query, after, limit, line);
+    return copyOut(this.sequelize, sql, bind, "binary");
   }
 
   /**
@@ -466,64 +386,6 @@ export class AuditRepository {
     );
     return rows.map((row) => row.name);
   }
-}
-
-/** Every condition of a filter, free text included, as SQL over audit_events with its bind values (reports build on it). */
-export function auditConditions(query: AuditQuery, bind: unknown[] = []): { where: string[]; bind: unknown[] } {
-  const clause = whereClause(query);
-  const offset = bind.length;
-  // Renumber the clause's parameters after the caller's own.
-  const renumber = (sql: string) => sql.replace(/\$(\d+)/g, (_m, n) => `$${Number(n) + offset}`);
-  const where = clause.where.map(renumber);
-  bind.push(...clause.bind);
-  where.push(...textConditions(query, bind));
-  return { where, bind };
-}
-
-/** The conditions of every filter but the free-text ones (see textConditions), plus the keyset. */
-function whereClause(query: AuditQuery, after: Keyset | null = null): { where: string[]; bind: unknown[] } {
-  const where: string[] = [];
-  const bind: unknown[] = [];
-  if (query.userIds.length) where.push(`user_id = ANY(${bindParam(bind, query.userIds)}::uuid[])`);
-  if (query.providers.length) where.push(`provider = ANY(${bindParam(bind, query.providers)}::text[])`);
-  if (query.eventTypes.length) where.push(`event_type = ANY(${bindParam(bind, query.eventTypes)}::text[])`);
-  if (query.severities.length) where.push(`severity = ANY(${bindParam(bind, query.severities)}::text[])`);
-  if (query.from) where.push(`occurred_at >= ${bindParam(bind, query.from)}`);
-  if (query.before) where.push(`occurred_at < ${bindParam(bind, query.before)}`);
-  if (query.ipCidr) where.push(`ip_address <<= ${bindParam(bind, query.ipCidr)}::inet`);
-  if (query.requestId) where.push(`request_id = ${bindParam(bind, query.requestId)}`);
-  if (query.sessionId) where.push(`session_id = ${bindParam(bind, query.sessionId)}`);
-  if (after) where.push(`(occurred_at, id) < (${bindParam(bind, after.timestamp)}::timestamptz, ${bindParam(bind, after.id)}::uuid)`);
-  return { where, bind };
-}
-
-export type HistogramRow = { bucket: Date; severity: Severity; count: number };
-
-/** Counts per bucket and severity over the filter's rows within the range (and the filter's own dates). */
-function histogramSql(query: AuditQuery, range: { from: Date; before: Date }, bucketSeconds: number, samplePercent: number | null) {
-  const from = new Date(Math.max(range.from.getTime(), query.from?.getTime() ?? -Infinity));
-  const before = new Date(Math.min(range.before.getTime(), query.before?.getTime() ?? Infinity));
-  const { where, bind } = whereClause({ ...query, from, before });
-  where.push(...textConditions(query, bind));
-  const width = bindParam(bind, Math.trunc(bucketSeconds));
-  const sample = samplePercent === null ? "" : ` TABLESAMPLE SYSTEM (${bindParam(bind, samplePercent)})`;
-  const count = samplePercent === null ? "count(*)" : `round(count(*) * 100 / ${bindParam(bind, samplePercent)}::float8)`;
-  const sql = `SELECT date_bin(make_interval(secs => ${width}::int), occurred_at, 'epoch'::timestamptz) AS bucket, severity,
-                      ${count}::int AS count
-                 FROM audit_events${sample} ${whereSql(where)} GROUP BY 1, 2`;
-  return { sql, bind };
-}
-
-/** The free-text conditions: words anywhere in an event's text, whole e-mail addresses. */
-function textConditions(query: AuditQuery, bind: unknown[]): string[] {
-  return [
-    ...query.words.map((word) => `search_text LIKE ${bindParam(bind, likePattern(word))}`),
-    ...query.emails.map((email) => `audit_email_terms(search_text) @> ARRAY[${bindParam(bind, email)}::text]`),
-  ];
-}
-
-function whereSql(conditions: string[]): string {
-  return conditions.length ? `WHERE ${conditions.join(" AND ")}` : "";
 }
 
 /** A page's events with their chain links, from a statement that selects its keys (LIMIT 1 lookups, as in LINK_WITH_EVENT). */

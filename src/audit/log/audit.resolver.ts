@@ -1,5 +1,4 @@
 import { Arg, Args, ArgsType, Authorized, Ctx, Field, ID, Int, Mutation, Query, Resolver, Root, Subscription } from "type-graphql";
-import { Access } from "../../transports/graphql/auth-checker";
 import { AUDIT_EVENT_CATALOGUE, AUDIT_EVENT_TYPES } from "./audit.catalogue";
 import type { RequestContext } from "../../transports/graphql/context";
 import { Topic, type AuditEventRecorded } from "../../platform/events/catalogue";
@@ -15,6 +14,9 @@ import {
   AuditHistogramType,
   AuditSavedSearchType,
 } from "./audit.type";
+import { CurrentActor } from "../../transports/graphql/current-actor";
+import { listen } from "../../transports/graphql/subscription";
+import type { Actor } from "../../platform/security/actor";
 
 @ArgsType()
 class AuditSubscriptionArgs {
@@ -23,7 +25,7 @@ class AuditSubscriptionArgs {
 
 @Resolver(() => AuditEventType)
 export class AuditResolver {
-  @Authorized(Access.Audit)
+  @Authorized()
   @Query(() => AuditEventConnectionType, { description: "Audit events, newest first. Administrators and auditors only." })
   async auditEvents(
     @Ctx() { services }: RequestContext,
@@ -47,7 +49,7 @@ export class AuditResolver {
     };
   }
 
-  @Authorized(Access.Audit)
+  @Authorized()
   @Query(() => AuditHistogramType, {
     description:
       "Events per time bucket and severity for the filter (the console's chart): over its date range, or from the oldest event to now.",
@@ -61,7 +63,7 @@ export class AuditResolver {
     return services.audit.histogram(filter, buckets ?? undefined);
   }
 
-  @Authorized(Access.Audit)
+  @Authorized()
   @Query(() => AuditEventsAfterSeqType, {
     description:
       "Events linked into the chain after position afterSeq that match the filter, oldest first: what a live view missed while disconnected.",
@@ -74,7 +76,7 @@ export class AuditResolver {
     return services.audit.eventsAfterSeq(afterSeq, filter);
   }
 
-  @Authorized(Access.Audit)
+  @Authorized()
   @Query(() => [AuditEventTypeInfoType], { description: "The audit event catalogue: every type that can be recorded." })
   auditEventTypes() {
     return AUDIT_EVENT_TYPES.map((type) => ({
@@ -85,13 +87,13 @@ export class AuditResolver {
     }));
   }
 
-  @Authorized(Access.Audit)
+  @Authorized()
   @Query(() => String, { description: "The chain position of the last linked event (0 when none): where a live view starts." })
   async auditChainHeadSeq(@Ctx() { services }: RequestContext): Promise<string> {
     return services.audit.chainHeadSeq();
   }
 
-  @Authorized(Access.Audit)
+  @Authorized()
   @Query(() => AuditChainReportType, {
     description:
       "Verifies the hash chain and reports the first broken link: without a date range, across archived months and the database as one chain, with every signed checkpoint.",
@@ -104,50 +106,54 @@ export class AuditResolver {
     return from || to ? services.audit.verify({ from, to }) : services.retention.verify();
   }
 
-  @Authorized(Access.Audit)
+  @Authorized()
   @Query(() => [AuditSavedSearchType], { description: "Your saved audit searches, by name." })
-  auditSavedSearches(@Ctx() { services, actor }: RequestContext) {
-    return services.auditSavedSearches.list(actor!.userId);
+  auditSavedSearches(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor) {
+    return services.auditSavedSearches.list(actor.userId);
   }
 
-  @Authorized(Access.Audit)
+  @Authorized()
   @Query(() => AuditSavedSearchType, { description: "Reopens one of your saved searches." })
-  auditSavedSearch(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.auditSavedSearches.get(actor!.userId, id);
+  auditSavedSearch(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return services.auditSavedSearches.get(actor.userId, id);
   }
 
-  @Authorized(Access.Audit)
+  @Authorized()
   @Mutation(() => AuditSavedSearchType)
   createAuditSavedSearch(
-    @Ctx() { services, actor }: RequestContext,
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
     @Arg("name") name: string,
     @Arg("filter", () => AuditEventFilterInput) filter: AuditEventFilterInput,
   ) {
-    return services.auditSavedSearches.create(actor!.userId, name, { ...filter });
+    return services.auditSavedSearches.create(actor.userId, name, { ...filter });
   }
 
-  @Authorized(Access.Audit)
+  @Authorized()
   @Mutation(() => AuditSavedSearchType)
-  renameAuditSavedSearch(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string, @Arg("name") name: string) {
-    return services.auditSavedSearches.rename(actor!.userId, id, name);
+  renameAuditSavedSearch(
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
+    @Arg("id", () => ID) id: string,
+    @Arg("name") name: string,
+  ) {
+    return services.auditSavedSearches.rename(actor.userId, id, name);
   }
 
-  @Authorized(Access.Audit)
+  @Authorized()
   @Mutation(() => AuditSavedSearchType)
-  deleteAuditSavedSearch(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.auditSavedSearches.delete(actor!.userId, id);
+  deleteAuditSavedSearch(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return services.auditSavedSearches.delete(actor.userId, id);
   }
 
-  @Authorized(Access.Audit)
+  @Authorized()
   @Subscription(() => AuditEventType, {
     description: "Each audit event matching the filter, as soon as its transaction commits (from any process).",
-    subscribe: ({ args, context }) => {
-      const { filter } = args as AuditSubscriptionArgs;
+    subscribe: listen<AuditSubscriptionArgs>(({ context: { services }, args: { filter } }) => {
       // Checked here so a bad filter fails the subscription instead of every event.
       parseFilter(filter);
-      const { services } = context as RequestContext;
       return matching(services.events.subscribe(Topic.AuditEventRecorded), services.audit, services.audit.matcher(filter));
-    },
+    }),
   })
   auditEventRecorded(@Root() event: AuditEvent, @Args() _args: AuditSubscriptionArgs): AuditEvent {
     return event;

@@ -2,12 +2,12 @@ import type { Transaction } from "sequelize";
 import { BadRequestError } from "../../platform/common/errors";
 import { newId } from "../../platform/common/ids";
 import type { Logger } from "../../platform/common/logger";
-import { MAX_EVENT_PAYLOAD_BYTES, Topic, type AuditEventRecorded } from "../../platform/events/catalogue";
+import { MAX_EVENT_PAYLOAD_BYTES, Topic, type AuditEventJson, type AuditEventRecorded } from "../../platform/events/catalogue";
 import type { EventBus } from "../../platform/events/event-bus";
 import { effectiveSeverity, isAuditEventType, isSeverity, type AuditEventType, type Severity } from "./audit.catalogue";
 import { verifyChain, type ChainReport } from "./audit-chain-verify";
 import { clampLimit, decodeCursor, encodeCursor, matchesFilter, parseFilter, type AuditFilterInput } from "./audit-filter";
-import { currentAuditContext } from "./audit-context";
+import { currentAuditContext, type AuditContext } from "../../platform/common/audit-context";
 import { redact, redactChanges, type Changes } from "./audit-changes";
 import type { AuditEventRow, AuditRepository } from "./audit.repository";
 
@@ -15,7 +15,7 @@ import type { AuditEventRow, AuditRepository } from "./audit.repository";
 export const TOTAL_CAP = 10_000;
 
 /** The acting user; `id` is null for a failed login under an e-mail no account has. */
-export type AuditUser = { id: string | null; email: string };
+export type AuditUser = NonNullable<AuditEventJson["user"]>;
 export type AuditResource = { type: string; id: string; label?: string | null };
 
 /** What an emitter says about an event; where it came from (IP, user agent, request) comes from the context. */
@@ -33,25 +33,11 @@ export type AuditEventInput = {
   sessionId?: string | null;
 };
 
-export type AuditEvent = {
-  id: string;
-  /** Null until the sequencer has linked the event into the chain (normally milliseconds after commit). */
-  seq: string | null;
+/** A recorded event: its fields are the event bus's AuditEventJson (src/platform/events/catalogue.ts), typed. */
+export type AuditEvent = Omit<AuditEventJson, "timestamp" | "eventType" | "severity"> & {
   timestamp: Date;
   eventType: AuditEventType;
   severity: Severity;
-  user: AuditUser | null;
-  provider: string | null;
-  action: string | null;
-  resource: { type: string; id: string; label: string | null } | null;
-  ipAddress: string | null;
-  userAgent: string | null;
-  sessionId: string | null;
-  requestId: string | null;
-  changes: Changes | null;
-  error: string | null;
-  prevHash: string | null;
-  hash: string | null;
 };
 
 export type AuditPage = {
@@ -100,6 +86,11 @@ export class AuditService {
     private readonly settings: { partitionsAhead: number; countBudgetMs: number; histogramBudgetMs?: number },
     private readonly logger?: Logger,
   ) {}
+
+  /** Where the current action comes from (the one reader of the request origin): what `record` stores with each event. */
+  origin(): AuditContext {
+    return currentAuditContext();
+  }
 
   /**
    * Records an event inside the caller's transaction, so it commits or rolls back with the change it
@@ -268,7 +259,10 @@ export class AuditService {
   /** Whether a live event passes a subscriber's filter (the same rules as the query, evaluated here). */
   /** The event a live-stream notice stands for: carried whole, or read by its key; null if it is gone. */
   async received(notice: AuditEventRecorded): Promise<AuditEvent | null> {
-    if (notice.event) return { ...notice.event, timestamp: new Date(notice.event.timestamp) };
+    const json = notice.event;
+    // A type this process's catalogue does not know (another version publishing) is read as stored.
+    if (json && isAuditEventType(json.eventType) && isSeverity(json.severity))
+      return { ...json, eventType: json.eventType, severity: json.severity, timestamp: new Date(json.timestamp) };
     const row = await this.repository.byKey(notice.id, new Date(notice.timestamp));
     return row ? toEvent(row) : null;
   }

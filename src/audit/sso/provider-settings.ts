@@ -1,6 +1,6 @@
 import type { JWTPayload } from "jose";
 import type { ValidationErrors } from "../../platform/common/errors";
-import { isUserRole, ROLE_PRIVILEGE, USER_ROLES, type UserRole } from "../../finance/identity/user.model";
+import { isUserRole, ROLE_PRIVILEGE, USER_ROLES, type UserRole } from "../../platform/security/actor";
 import type { ClaimMapping, RoleMapping } from "./sso.model";
 
 export const DEFAULT_SCOPES = ["openid", "email", "profile"];

@@ -4,8 +4,8 @@ import type { AuditService, AuditUser } from "../log/audit.service";
 import type { OpenedSession, SessionService } from "../../finance/auth/session.service";
 import { ConflictError, NotFoundError, ValidationError } from "../../platform/common/errors";
 import { newId } from "../../platform/common/ids";
-import type { Actor } from "../../finance/identity/actor";
-import type { UserRole } from "../../finance/identity/user.model";
+import type { Actor } from "../../platform/security/actor";
+import type { UserRole } from "../../platform/security/actor";
 import type { UserRepository } from "../../finance/identity/user.repository";
 import type { UserService } from "../../finance/identity/user.service";
 import type { SecretBox } from "../../platform/security/secret-box";
@@ -17,67 +17,11 @@ import {
   type LoginPurpose,
   type LoginRequestRow,
 } from "./sso-login-request.repository";
-import { OidcCallbackError, type CallbackFailureReason, type OidcClient } from "./oidc-client";
+import { OidcCallbackError, type OidcClient } from "./oidc-client";
+import { SsoLoginError } from "./sso-login.errors";
 import { emailDomainAllowed, mapClaims, roleFromGroups, type MappedClaims } from "./provider-settings";
 import type { SsoProviderService } from "./sso-provider.service";
 import type { SsoProviderRow, SsoRepository } from "./sso.repository";
-
-/** Every way an SSO sign-in can fail, as recorded in `auth.login.failed` (or `provider.test`). */
-export type SsoFailureReason =
-  | CallbackFailureReason
-  | "idp_error"
-  | "provider_disabled"
-  | "missing_email_claim"
-  | "email_not_verified"
-  | "domain_not_allowed"
-  | "jit_disabled_no_account"
-  | "user_suspended"
-  | "user_deleted"
-  | "identity_already_linked";
-
-const FAILURE_STATUS: Record<SsoFailureReason, number> = {
-  state_mismatch: 400,
-  idp_error: 401,
-  nonce_mismatch: 401,
-  invalid_id_token: 401,
-  token_exchange_failed: 502,
-  provider_disabled: 403,
-  missing_email_claim: 403,
-  email_not_verified: 403,
-  domain_not_allowed: 403,
-  jit_disabled_no_account: 403,
-  user_suspended: 403,
-  user_deleted: 403,
-  identity_already_linked: 409,
-};
-
-/** What the user is told; the audit event also carries the technical detail. */
-const FAILURE_MESSAGE: Record<SsoFailureReason, string> = {
-  state_mismatch: "This sign-in link has expired or was opened in another browser. Start again.",
-  idp_error: "The identity provider did not sign you in.",
-  nonce_mismatch: "The identity provider's answer did not match this sign-in. Start again.",
-  invalid_id_token: "The identity provider's answer could not be verified.",
-  token_exchange_failed: "The identity provider could not complete the sign-in.",
-  provider_disabled: "Sign-in with this provider is disabled.",
-  missing_email_claim: "The identity provider did not share your e-mail address.",
-  email_not_verified: "Your e-mail address is not verified at the identity provider.",
-  domain_not_allowed: "Your e-mail domain is not allowed to sign in here.",
-  jit_disabled_no_account: "There is no account for you here. Ask an administrator to create one.",
-  user_suspended: "Your account has been suspended.",
-  user_deleted: "Your account has been deleted.",
-  identity_already_linked: "That identity is already connected to another account.",
-};
-
-export class SsoLoginError extends Error {
-  readonly status: number;
-  constructor(
-    readonly reason: SsoFailureReason,
-    readonly detail: string,
-  ) {
-    super(FAILURE_MESSAGE[reason]);
-    this.status = FAILURE_STATUS[reason];
-  }
-}
 
 export type StartedLogin = { authorizationUrl: string; browserSecret: string };
 

@@ -1,5 +1,5 @@
 import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type Sequelize } from "sequelize";
-import type { UserRole } from "../../finance/identity/user.model";
+import type { UserRole } from "../../platform/security/actor";
 
 /** Which ID token claims hold the e-mail, display name and groups (IdPs name them differently). */
 export type ClaimMapping = { email: string; name: string; groups: string };

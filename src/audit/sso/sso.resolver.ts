@@ -1,71 +1,77 @@
 import { Arg, Authorized, Ctx, ID, Mutation, Query, Resolver } from "type-graphql";
-import { Access } from "../../transports/graphql/auth-checker";
 import type { RequestContext } from "../../transports/graphql/context";
 import { ConnectedAccountType, SsoProviderInput, SsoProviderTestType, SsoProviderType } from "./sso.type";
+import { CurrentActor } from "../../transports/graphql/current-actor";
+import type { Actor } from "../../platform/security/actor";
 
 @Resolver()
 export class SsoResolver {
-  @Authorized(Access.Admin)
+  @Authorized()
   @Query(() => [SsoProviderType], { description: "Every SSO provider, oldest first." })
   ssoProviders(@Ctx() { services }: RequestContext) {
     return services.ssoProviders.list();
   }
 
-  @Authorized(Access.Admin)
+  @Authorized()
   @Query(() => SsoProviderType)
   ssoProvider(@Ctx() { services }: RequestContext, @Arg("id", () => ID) id: string) {
     return services.ssoProviders.get(id);
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => SsoProviderType, { description: "Adds a provider (provider.created)." })
-  createSsoProvider(@Ctx() { services, actor }: RequestContext, @Arg("input") input: SsoProviderInput) {
-    return services.ssoProviders.create(actor!, input);
+  createSsoProvider(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("input") input: SsoProviderInput) {
+    return services.ssoProviders.create(actor, input);
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => SsoProviderType, {
     description: "Changes a provider's configuration (provider.updated, with changes; secrets redacted).",
   })
-  updateSsoProvider(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string, @Arg("input") input: SsoProviderInput) {
-    return services.ssoProviders.update(actor!, id, input);
+  updateSsoProvider(
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
+    @Arg("id", () => ID) id: string,
+    @Arg("input") input: SsoProviderInput,
+  ) {
+    return services.ssoProviders.update(actor, id, input);
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => SsoProviderType, { description: "provider.enabled" })
-  enableSsoProvider(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.ssoProviders.setEnabled(actor!, id, true);
+  enableSsoProvider(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return services.ssoProviders.setEnabled(actor, id, true);
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => SsoProviderType, { description: "Nobody can sign in with it until enabled again (provider.disabled)." })
-  disableSsoProvider(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.ssoProviders.setEnabled(actor!, id, false);
+  disableSsoProvider(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return services.ssoProviders.setEnabled(actor, id, false);
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => SsoProviderType, { description: "Removes a provider and its connected accounts (provider.deleted)." })
-  deleteSsoProvider(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.ssoProviders.delete(actor!, id);
+  deleteSsoProvider(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return services.ssoProviders.delete(actor, id);
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => SsoProviderTestType, { description: "Discovers the provider now and returns a test sign-in URL (provider.test)." })
-  testSsoProvider(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.ssoProviders.test(actor!, id, (provider, admin) => services.ssoLogins.prepareTest(provider, admin));
+  testSsoProvider(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return services.ssoProviders.test(actor, id, (provider, admin) => services.ssoLogins.prepareTest(provider, admin));
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => [ConnectedAccountType], { description: "The SSO identities you sign in with." })
-  connectedAccounts(@Ctx() { services, actor }: RequestContext) {
-    return services.connectedAccounts.list(actor!.userId);
+  connectedAccounts(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor) {
+    return services.connectedAccounts.list(actor.userId);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => ConnectedAccountType, {
     description: "Disconnects one of your SSO identities (account.disconnected); your last way to sign in cannot be removed.",
   })
-  disconnectConnectedAccount(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.connectedAccounts.disconnect(actor!, id);
+  disconnectConnectedAccount(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return services.connectedAccounts.disconnect(actor, id);
   }
 }

@@ -1,11 +1,11 @@
 import express, { type NextFunction, type Request, type Response } from "express";
 import { authenticate, readCookie } from "../../transports/http/authenticate";
-import { restErrorOf } from "../../platform/common/error-edges";
 import { DomainError } from "../../platform/common/errors";
+import { sendError } from "../../transports/http/respond";
 import { setSessionCookie, tokenResponse } from "../../finance/auth/auth.router";
 import type { Services } from "../../app/services";
 import { LOGIN_REQUEST_TTL_SECONDS } from "./sso-login-request.repository";
-import { SsoLoginError, type CallbackOutcome, type StartedLogin } from "./sso-login.service";
+import type { CallbackOutcome, StartedLogin } from "./sso-login.service";
 
 /** Binds an authorization request to the browser that started it; scoped to one provider's paths. */
 const BROWSER_COOKIE = "fg_sso";
@@ -24,16 +24,9 @@ export function createSsoRouter(services: Services, rateLimit: express.RequestHa
       res.setHeader("Cache-Control", "no-store");
       await handler(req, res);
     } catch (error) {
-      if (error instanceof SsoLoginError) {
-        return answer(req, res, error.status, "Sign-in failed", error.message, {
-          error: "sso_login_failed",
-          reason: error.reason,
-          message: error.message,
-        });
-      }
+      // A failed sign-in (SsoLoginError, with its reason) or any other refusal: the edge's status and body, or a page.
       if (!(error instanceof DomainError)) return next(error);
-      const { status, body } = restErrorOf(error);
-      answer(req, res, status, "Sign-in failed", body.message, body);
+      sendError(req, res, error, { page: (message) => page("Sign-in failed", message) });
     }
   };
 
@@ -48,7 +41,7 @@ export function createSsoRouter(services: Services, rateLimit: express.RequestHa
 
   router.get(
     "/auth/sso/logged-out",
-    route(async (req, res) => answer(req, res, 200, "Signed out", "You are signed out.", { message: "Signed out" })),
+    route(async (req, res) => answer(req, res, "Signed out", "You are signed out.", { message: "Signed out" })),
   );
 
   router.get(
@@ -99,7 +92,7 @@ function respondToOutcome(req: Request, res: Response, outcome: CallbackOutcome)
       return;
     case "link":
       if (outcome.returnTo) return res.redirect(303, outcome.returnTo);
-      answer(req, res, 200, "Account connected", `Your ${outcome.providerSlug} account ${outcome.email ?? ""} is now connected.`, {
+      answer(req, res, "Account connected", `Your ${outcome.providerSlug} account ${outcome.email ?? ""} is now connected.`, {
         message: "Account connected",
         provider: outcome.providerSlug,
         email: outcome.email,
@@ -109,7 +102,6 @@ function respondToOutcome(req: Request, res: Response, outcome: CallbackOutcome)
       answer(
         req,
         res,
-        200,
         "Test sign-in succeeded",
         `The provider signed in ${outcome.email} (role ${outcome.role}). Nobody was signed in here.`,
         {
@@ -154,12 +146,12 @@ function wantsJson(req: Request): boolean {
   return (req.get("accept") ?? "").includes("application/json") && !asksForHtml(req);
 }
 
-function answer(req: Request, res: Response, status: number, title: string, message: string, body: object): void {
+function answer(req: Request, res: Response, title: string, message: string, body: object): void {
   if (asksForHtml(req)) {
-    res.status(status).type("html").send(page(title, message));
+    res.type("html").send(page(title, message));
     return;
   }
-  res.status(status).json(body);
+  res.json(body);
 }
 
 function page(title: string, message: string): string {

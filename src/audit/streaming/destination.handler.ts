@@ -1,12 +1,14 @@
 import type { Transaction } from "sequelize";
-import { expandEventTypePattern, type AuditEventType } from "../log/audit.catalogue";
+import { expandEventTypePatterns } from "../log/audit.catalogue";
 import type { AuditService } from "../log/audit.service";
 import type { Logger } from "../../platform/common/logger";
 import type { OutboundGuard } from "../../platform/outbound/outbound.guard";
 import type { SecretBox } from "../../platform/security/secret-box";
-import type { ChainConsumerHandler, TurnOutcome } from "./chain-consumer.pump";
-import type { ConsumerRow, ConsumerSettlement, DestinationRepository, DestinationRow } from "./stream.repository";
-import { createSender, type Attempt, type Sender, type SenderTarget } from "./stream.senders";
+import type { ChainConsumerHandler, TurnOutcome } from "../delivery/chain-consumer.handler";
+import type { ConsumerRow, ConsumerSettlement } from "../delivery/consumer.repository";
+import type { DestinationRepository, DestinationRow } from "./stream.repository";
+import { createSender } from "./senders/create-sender";
+import type { Attempt, Sender, SenderTarget } from "./senders/sender";
 
 export const DESTINATION_PREFIX = "destination:";
 
@@ -18,11 +20,6 @@ export function consumerIdOf(destinationId: string): string {
 const SCAN_LINKS = 20_000;
 
 type DestinationOutcome = TurnOutcome & { attempts: Attempt[]; destination: DestinationRow | null };
-
-/** The event types a destination's patterns name (empty: every type). */
-export function expandPatterns(patterns: string[]): AuditEventType[] {
-  return [...new Set(patterns.flatMap((pattern) => expandEventTypePattern(pattern) ?? []))];
-}
 
 /**
  * Webhooks and SIEMs as consumers of the audit stream: a turn reads the events after the position that
@@ -60,7 +57,7 @@ export class DestinationHandler implements ChainConsumerHandler<DestinationOutco
     const read = await this.audit.readChain(consumer.position, {
       scanLinks: SCAN_LINKS,
       limit: sender.turnSize,
-      eventTypes: expandPatterns(destination.eventTypes),
+      eventTypes: expandEventTypePatterns(destination.eventTypes),
     });
     if (read.events.length === 0) return { position: read.through, attempts: [], destination };
     const result = await sender.send(read.events, deadline);

@@ -1,68 +1,17 @@
-import { randomUUID } from "node:crypto";
 import type { Sequelize, Transaction } from "sequelize";
-import { expandEventTypePattern } from "../log/audit.catalogue";
 import { diffChanges, REDACTED, type Changes } from "../log/audit-changes";
 import type { AuditService } from "../log/audit.service";
-import { BadRequestError, NotFoundError, ValidationErrors } from "../../platform/common/errors";
+import { BadRequestError, NotFoundError } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
-import { optionalText, requiredText } from "../../platform/common/validation";
-import type { Actor } from "../../finance/identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import type { OutboundGuard } from "../../platform/outbound/outbound.guard";
 import type { SecretBox } from "../../platform/security/secret-box";
+import { newWebhookSecret } from "../delivery/webhook-signing";
+import type { ConsumerRepository, ConsumerRow } from "../delivery/consumer.repository";
 import { consumerIdOf, type DestinationHandler } from "./destination.handler";
-import { newWebhookSecret, webhookBody, webhookHeaders } from "./stream.formats";
-import { createSender } from "./stream.senders";
-import type {
-  ConsumerRepository,
-  ConsumerRow,
-  DeliveryRow,
-  DestinationKind,
-  DestinationRepository,
-  DestinationRow,
-} from "./stream.repository";
-
-export type { DestinationKind };
-
-export const DESTINATION_KINDS: DestinationKind[] = ["webhook", "splunk", "elastic", "datadog", "sentinel", "qradar", "arcsight"];
-
-/**
- * Per platform: the non-secret settings it takes (required ones marked) and the credentials it needs.
- * Webhooks get a generated `whsec_` secret instead of a credential.
- */
-const PLATFORM: Record<DestinationKind, { settings: Record<string, boolean>; credentials: string[]; syslog?: boolean }> = {
-  webhook: { settings: {}, credentials: [] },
-  splunk: { settings: { index: false, sourcetype: false, source: false, host: false }, credentials: ["token"] },
-  elastic: { settings: { index: false }, credentials: ["apiKey"] },
-  datadog: { settings: { service: false, tags: false, hostname: false }, credentials: ["apiKey"] },
-  sentinel: {
-    settings: { tenantId: true, clientId: true, dcrImmutableId: true, streamName: true, authorityUrl: false },
-    credentials: ["clientSecret"],
-  },
-  qradar: { settings: { caCertificate: false }, credentials: [], syslog: true },
-  arcsight: { settings: { caCertificate: false }, credentials: [], syslog: true },
-};
-
-/** What each kind takes, for the API's forms: the PLATFORM table as data. */
-export function destinationKinds() {
-  return DESTINATION_KINDS.map((kind) => ({
-    kind,
-    settings: Object.entries(PLATFORM[kind].settings).map(([name, required]) => ({ name, required })),
-    credentials: PLATFORM[kind].credentials,
-    syslog: PLATFORM[kind].syslog ?? false,
-  }));
-}
-
-export type DestinationInput = {
-  kind?: DestinationKind | null;
-  name?: string | null;
-  description?: string | null;
-  url?: string | null;
-  eventTypes?: string[] | null;
-  enabled?: boolean | null;
-  settings?: Record<string, unknown> | null;
-  /** Write-only: stored encrypted, never returned. Omitted on update: the stored ones stay. */
-  credentials?: Record<string, unknown> | null;
-};
+import { sendTestEvent, type TestResult } from "./destination.probe";
+import { auditedState, DESTINATION_KINDS, validateDestination, type DestinationInput } from "./destination.settings";
+import type { DeliveryRow, DestinationRepository, DestinationRow } from "./stream.repository";
 
 export type DestinationHealth = {
   position: string;
@@ -88,11 +37,6 @@ export type DestinationView = Omit<DestinationRow, "secretsEncrypted" | "previou
 /** A created webhook or a rotated secret: the secret is in this answer and nowhere else, ever. */
 export type DestinationWithSecret = { destination: DestinationView; secret: string | null };
 
-export type TestResult = { ok: boolean; status: number | null; latencyMs: number; error: string | null };
-
-const MAX_EVENT_TYPES = 100;
-const MAX_URL = 2048;
-const MAX_SETTING = 16_384;
 const DEFAULT_OVERLAP_SECONDS = 24 * 60 * 60;
 const MAX_OVERLAP_SECONDS = 7 * 24 * 60 * 60;
 
@@ -131,7 +75,7 @@ export class StreamDestinationService {
   async create(actor: Actor, input: DestinationInput): Promise<DestinationWithSecret> {
     const kind = input.kind;
     if (!kind || !DESTINATION_KINDS.includes(kind)) throw new BadRequestError(`kind must be one of ${DESTINATION_KINDS.join(", ")}`);
-    const checked = await this.validate(kind, input, null);
+    const checked = await validateDestination(this.guard, kind, input, null);
     const secret = kind === "webhook" ? newWebhookSecret() : null;
     const credentials = secret ? { secret } : (checked.credentials ?? {});
     const id = newId();
@@ -166,7 +110,7 @@ export class StreamDestinationService {
   async update(actor: Actor, id: string, input: DestinationInput): Promise<DestinationView> {
     const current = await this.find(id);
     if (input.kind && input.kind !== current.kind) throw new BadRequestError("kind cannot change; create a new destination");
-    const checked = await this.validate(current.kind, input, current);
+    const checked = await validateDestination(this.guard, current.kind, input, { row: current, credentials: this.credentialsOf(current) });
     await this.sequelize.transaction(async (transaction) => {
       await this.consumers.lock(consumerIdOf(id), transaction);
       const locked = (await this.destinations.get(id, transaction, true))!;
@@ -295,75 +239,11 @@ export class StreamDestinationService {
     return { destination: await this.get(id), secret };
   }
 
-  /**
-   * Sends one test event now, outside the stream, the way real events go: a webhook gets a signed
-   * `webhook.test` message; a SIEM gets a `stream.destination.tested` event in its format.
-   */
+  /** Sends one test event now (destination.probe.ts); the attempt is logged and audited. */
   async test(actor: Actor, id: string): Promise<TestResult> {
     const row = await this.find(id);
-    const target = this.handler.targetOf(row);
-    const now = new Date();
-    const testEvent = {
-      id: `test_${randomUUID()}`,
-      seq: null,
-      timestamp: now,
-      eventType: "stream.destination.tested" as const,
-      severity: "info" as const,
-      user: { id: actor.userId, email: actor.email },
-      provider: null,
-      action: "test",
-      resource: { type: "stream_destination", id: row.id, label: row.name },
-      ipAddress: null,
-      userAgent: null,
-      sessionId: null,
-      requestId: null,
-      changes: null,
-      error: null,
-      prevHash: null,
-      hash: null,
-    };
-    let result: TestResult;
     const attemptedAt = new Date();
-    if (row.kind === "webhook") {
-      const secrets = [target.secrets.secret, ...(target.previousSecrets ? [target.previousSecrets.secret] : [])];
-      const body = webhookBody("webhook.test", now, {
-        message: "test event from finance-gateway",
-        destinationId: row.id,
-        sentBy: actor.email,
-      });
-      const started = performance.now();
-      try {
-        const answer = await this.guard.request({
-          method: "POST",
-          url: row.url,
-          body,
-          headers: webhookHeaders(secrets, testEvent.id, body),
-        });
-        const ok = answer.status >= 200 && answer.status < 300;
-        result = {
-          ok,
-          status: answer.status,
-          latencyMs: Math.round(performance.now() - started),
-          error: ok ? null : `the receiver answered ${answer.status}`,
-        };
-      } catch (error) {
-        result = { ok: false, status: null, latencyMs: Math.round(performance.now() - started), error: (error as Error).message };
-      }
-    } else {
-      const sender = createSender(target, this.guard);
-      try {
-        const sent = await sender.send([testEvent], Date.now() + 60_000);
-        const attempt = sent.attempts[sent.attempts.length - 1];
-        result = {
-          ok: sent.failure === null,
-          status: attempt?.status ?? null,
-          latencyMs: attempt?.latencyMs ?? 0,
-          error: sent.failure?.error ?? null,
-        };
-      } finally {
-        sender.close();
-      }
-    }
+    const result = await sendTestEvent(this.guard, row, this.handler.targetOf(row), actor);
     await this.sequelize.transaction(async (transaction) => {
       await this.destinations.logDeliveries(
         [
@@ -436,74 +316,6 @@ export class StreamDestinationService {
     };
   }
 
-  private async validate(kind: DestinationKind, input: DestinationInput, current: DestinationRow | null) {
-    const problems = new ValidationErrors();
-    const platform = PLATFORM[kind];
-    const name = requiredText(problems, "Name", input.name ?? current?.name, 100);
-    const description =
-      input.description === undefined ? (current?.description ?? null) : optionalText(problems, "Description", input.description, 500);
-    const url = (input.url ?? current?.url ?? "").trim();
-    if (!url) problems.add("Url can't be blank");
-    else if (url.length > MAX_URL) problems.add(`Url is too long (maximum is ${MAX_URL} characters)`);
-    else {
-      const problem = platform.syslog ? await this.syslogUrlProblem(url) : await this.guard.urlProblem(url);
-      if (problem) problems.add(`Url ${problem}`);
-    }
-    const eventTypes = (input.eventTypes ?? current?.eventTypes ?? []).map((pattern) => pattern.trim());
-    if (eventTypes.length > MAX_EVENT_TYPES) problems.add(`Event types has too many entries (maximum is ${MAX_EVENT_TYPES})`);
-    for (const pattern of eventTypes)
-      if (!expandEventTypePattern(pattern)) problems.add(`Event type ${JSON.stringify(pattern)} is not a known event type or prefix`);
-    const settings = { ...(current?.settings ?? {}), ...(input.settings ?? {}) };
-    for (const [key, value] of Object.entries(settings)) {
-      if (!(key in platform.settings))
-        problems.add(`Setting ${key} is not one ${kind} takes (${Object.keys(platform.settings).join(", ") || "none"})`);
-      else if (value !== null && (typeof value !== "string" || value.length > MAX_SETTING))
-        problems.add(`Setting ${key} must be text up to ${MAX_SETTING} characters`);
-    }
-    for (const [key, required] of Object.entries(platform.settings))
-      if (required && !settings[key]) problems.add(`Setting ${key} is required for ${kind}`);
-    if (typeof settings.authorityUrl === "string" && settings.authorityUrl) {
-      const problem = await this.guard.urlProblem(settings.authorityUrl);
-      if (problem) problems.add(`Setting authorityUrl ${problem}`);
-    }
-    let credentials: Record<string, string> | null = null;
-    if (input.credentials) {
-      if (kind === "webhook") problems.add("A webhook's secret is generated; rotate it with rotateStreamWebhookSecret");
-      credentials = {};
-      for (const [key, value] of Object.entries(input.credentials)) {
-        if (!platform.credentials.includes(key))
-          problems.add(`Credential ${key} is not one ${kind} takes (${platform.credentials.join(", ") || "none"})`);
-        else if (typeof value !== "string" || value.trim() === "" || value.length > 4096)
-          problems.add(`Credential ${key} must be non-empty text`);
-        else credentials[key] = value;
-      }
-    }
-    if (!current && kind !== "webhook") {
-      for (const key of platform.credentials) if (!credentials?.[key]) problems.add(`Credential ${key} is required for ${kind}`);
-    } else if (current && credentials) {
-      credentials = { ...this.credentialsOf(current), ...credentials };
-    }
-    problems.throwIfAny();
-    const cleaned = Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== null && value !== ""));
-    return { name, description, url, eventTypes, enabled: input.enabled ?? current?.enabled ?? true, settings: cleaned, credentials };
-  }
-
-  private async syslogUrlProblem(raw: string): Promise<string | null> {
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      return "is not a valid URL";
-    }
-    if (url.protocol !== "syslog:" && url.protocol !== "syslog+tls:") return "must be syslog://host:port or syslog+tls://host:port";
-    try {
-      await this.guard.checkHost(url.hostname, Number(url.port || 514));
-      return null;
-    } catch (error) {
-      return (error as Error).message;
-    }
-  }
-
   private async record(
     transaction: Transaction,
     actor: Actor,
@@ -530,23 +342,4 @@ export class StreamDestinationService {
       error,
     });
   }
-}
-
-/** What a configuration event compares; credentials appear by name only (diffChanges redacts their values). */
-function auditedState(row: DestinationRow, credentials: Record<string, string>): Record<string, unknown> {
-  return {
-    kind: row.kind,
-    name: row.name,
-    description: row.description,
-    url: row.url,
-    eventTypes: row.eventTypes,
-    enabled: row.enabled,
-    settings: row.settings,
-    ...Object.fromEntries(Object.entries(credentials).map(([key, value]) => [credentialField(key), value])),
-  };
-}
-
-/** `token`, `apiKey`, `clientSecret`, `secret`: named so the redaction of audit changes recognises them. */
-function credentialField(key: string): string {
-  return /secret|token|api[_-]?key/i.test(key) ? key : `${key}Secret`;
 }

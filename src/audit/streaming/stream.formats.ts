@@ -1,54 +1,17 @@
-import { createHmac, randomBytes } from "node:crypto";
 import { isIP } from "node:net";
 import type { AuditEvent } from "../log/audit.service";
 import type { Severity } from "../log/audit.catalogue";
+import { PRODUCT, PRODUCT_VERSION } from "../delivery/webhook-signing";
 
 /**
- * One canonical audit event, one formatter per destination (README, "Streaming audit events"). Pure
- * functions: the senders (stream.senders.ts) batch what these produce within each platform's limits.
+ * One canonical audit event, one formatter per destination (docs/audit-streaming.md). Pure
+ * functions: the senders (senders/) batch what these produce within each platform's limits.
  */
 export const VENDOR = "finance-gateway";
-export const PRODUCT = "finance-gateway";
-export const PRODUCT_VERSION = "0.1.0";
 
 /** The event as destinations see it: the audit record with its chain link, timestamps as ISO 8601. */
 export function canonicalEvent(event: AuditEvent): Record<string, unknown> {
   return { ...event, timestamp: event.timestamp.toISOString() };
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Standard Webhooks
-
-/** A new signing secret: `whsec_` + base64 of 32 random bytes (shown once). */
-export function newWebhookSecret(): string {
-  return `whsec_${randomBytes(32).toString("base64")}`;
-}
-
-export function isWebhookSecret(value: string): boolean {
-  return /^whsec_[A-Za-z0-9+/]{22,}={0,2}$/.test(value) && Buffer.from(value.slice(6), "base64").length >= 24;
-}
-
-/** `v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">` under the secret's decoded bytes. */
-export function webhookSignature(secret: string, id: string, timestampSeconds: number, body: string): string {
-  const key = Buffer.from(secret.replace(/^whsec_/, ""), "base64");
-  return `v1,${createHmac("sha256", key).update(`${id}.${timestampSeconds}.${body}`).digest("base64")}`;
-}
-
-/** The body of a webhook message: `{type, timestamp, data}`. */
-export function webhookBody(type: string, timestamp: Date, data: Record<string, unknown>): string {
-  return JSON.stringify({ type, timestamp: timestamp.toISOString(), data });
-}
-
-/** The headers of one attempt; during a rotation every live secret signs (space-separated). */
-export function webhookHeaders(secrets: string[], id: string, body: string, now: Date = new Date()): Record<string, string> {
-  const timestamp = Math.floor(now.getTime() / 1000);
-  return {
-    "content-type": "application/json",
-    "user-agent": `${PRODUCT}/${PRODUCT_VERSION}`,
-    "webhook-id": id,
-    "webhook-timestamp": String(timestamp),
-    "webhook-signature": secrets.map((secret) => webhookSignature(secret, id, timestamp, body)).join(" "),
-  };
 }
 
 // ---------------------------------------------------------------------------------------------------

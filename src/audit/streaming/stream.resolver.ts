@@ -1,13 +1,7 @@
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from "type-graphql";
-import { Access } from "../../transports/graphql/auth-checker";
 import type { RequestContext } from "../../transports/graphql/context";
-import {
-  destinationKinds,
-  type DestinationInput,
-  type DestinationKind,
-  type DestinationView,
-  type DestinationWithSecret,
-} from "./stream-destination.service";
+import { destinationKinds, type DestinationInput, type DestinationKind } from "./destination.settings";
+import type { DestinationView, DestinationWithSecret } from "./stream-destination.service";
 import {
   StreamDeliveryType,
   StreamDestinationKindType,
@@ -17,6 +11,8 @@ import {
   StreamSettingInput,
   StreamTestResultType,
 } from "./stream.type";
+import { CurrentActor } from "../../transports/graphql/current-actor";
+import type { Actor } from "../../platform/security/actor";
 
 function pairs(list: StreamSettingInput[] | null | undefined): Record<string, string> | null {
   return list ? Object.fromEntries(list.map(({ name, value }) => [name, value])) : null;
@@ -50,13 +46,13 @@ function withSecret(result: DestinationWithSecret): StreamDestinationWithSecretT
  */
 @Resolver()
 export class StreamResolver {
-  @Authorized(Access.Audit)
+  @Authorized()
   @Query(() => [StreamDestinationType], { description: "Webhooks and SIEM destinations of the audit stream, with their health." })
   async streamDestinations(@Ctx() { services }: RequestContext) {
     return (await services.streamDestinations.list()).map(toType);
   }
 
-  @Authorized(Access.Audit)
+  @Authorized()
   @Query(() => [StreamDestinationKindType], {
     description: "What each kind of destination takes: its settings (required or not) and credentials, for forms.",
   })
@@ -64,13 +60,13 @@ export class StreamResolver {
     return destinationKinds();
   }
 
-  @Authorized(Access.Audit)
+  @Authorized()
   @Query(() => StreamDestinationType)
   async streamDestination(@Ctx() { services }: RequestContext, @Arg("id", () => ID) id: string) {
     return toType(await services.streamDestinations.get(id));
   }
 
-  @Authorized(Access.Audit)
+  @Authorized()
   @Query(() => [StreamDeliveryType], {
     description: "A destination's delivery attempts, newest first (before: a delivery id, for the next page).",
   })
@@ -83,74 +79,81 @@ export class StreamResolver {
     return services.streamDestinations.deliveries(destinationId, first, before);
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => StreamDestinationWithSecretType, {
     description:
       "Adds a destination (stream.destination.created); it receives events recorded from now on. A webhook's secret is in the answer, once.",
   })
-  async createStreamDestination(@Ctx() { services, actor }: RequestContext, @Arg("input") input: StreamDestinationInput) {
-    return withSecret(await services.streamDestinations.create(actor!, toInput(input)));
+  async createStreamDestination(
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
+    @Arg("input") input: StreamDestinationInput,
+  ) {
+    return withSecret(await services.streamDestinations.create(actor, toInput(input)));
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => StreamDestinationType, { description: "stream.destination.updated, with changes; credentials redacted." })
   async updateStreamDestination(
-    @Ctx() { services, actor }: RequestContext,
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
     @Arg("id", () => ID) id: string,
     @Arg("input") input: StreamDestinationInput,
   ) {
-    return toType(await services.streamDestinations.update(actor!, id, toInput(input)));
+    return toType(await services.streamDestinations.update(actor, id, toInput(input)));
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => StreamDestinationType, { description: "stream.destination.deleted" })
-  async deleteStreamDestination(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return toType(await services.streamDestinations.delete(actor!, id));
+  async deleteStreamDestination(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return toType(await services.streamDestinations.delete(actor, id));
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => StreamDestinationType, { description: "Stops delivery; events keep accumulating as lag (stream.destination.paused)." })
-  async pauseStreamDestination(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return toType(await services.streamDestinations.setPaused(actor!, id, true));
+  async pauseStreamDestination(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return toType(await services.streamDestinations.setPaused(actor, id, true));
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => StreamDestinationType, {
     description: "Delivers again from the position, also after retries were exhausted (stream.destination.resumed).",
   })
-  async resumeStreamDestination(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return toType(await services.streamDestinations.setPaused(actor!, id, false));
+  async resumeStreamDestination(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return toType(await services.streamDestinations.setPaused(actor, id, false));
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => StreamDestinationType, {
     description: "Delivers again from a chain sequence number or from the first event at or after a time (stream.destination.replayed).",
   })
   async replayStreamDestination(
-    @Ctx() { services, actor }: RequestContext,
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
     @Arg("id", () => ID) id: string,
     @Arg("fromSequence", () => String, { nullable: true }) fromSequence?: string | null,
     @Arg("fromTime", () => String, { nullable: true, description: "ISO 8601 date-time." }) fromTime?: string | null,
   ) {
-    return toType(await services.streamDestinations.replay(actor!, id, { sequence: fromSequence, time: fromTime }));
+    return toType(await services.streamDestinations.replay(actor, id, { sequence: fromSequence, time: fromTime }));
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => StreamDestinationWithSecretType, {
     description:
       "A new webhook secret, shown once; the old one keeps signing for overlapSeconds (default 86400) (stream.destination.secret_rotated).",
   })
   async rotateStreamWebhookSecret(
-    @Ctx() { services, actor }: RequestContext,
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
     @Arg("id", () => ID) id: string,
     @Arg("overlapSeconds", () => Int, { nullable: true }) overlapSeconds?: number | null,
   ) {
-    return withSecret(await services.streamDestinations.rotateSecret(actor!, id, overlapSeconds));
+    return withSecret(await services.streamDestinations.rotateSecret(actor, id, overlapSeconds));
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => StreamTestResultType, { description: "Sends a test event now: webhook.test for webhooks (stream.destination.tested)." })
-  testStreamDestination(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.streamDestinations.test(actor!, id);
+  testStreamDestination(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return services.streamDestinations.test(actor, id);
   }
 }

@@ -6,7 +6,7 @@ export class StreamSettingType {
   @Field() value!: string;
 }
 
-@InputType("StreamSettingInput", { description: "A platform setting or credential by name (see the README's Streaming audit events)." })
+@InputType("StreamSettingInput", { description: "A platform setting or credential by name (see docs/audit-streaming.md)." })
 export class StreamSettingInput {
   @Field() name!: string;
   @Field() value!: string;
@@ -99,7 +99,7 @@ export class StreamKindSettingType {
   @Field() required!: boolean;
 }
 
-@ObjectType("StreamDestinationKind", { description: "A kind of destination and what it takes (the README's Streaming audit events)." })
+@ObjectType("StreamDestinationKind", { description: "A kind of destination and what it takes (docs/audit-streaming.md)." })
 export class StreamDestinationKindType {
   @Field({ description: "webhook, splunk, elastic, datadog, sentinel, qradar or arcsight." }) kind!: string;
   @Field(() => [StreamKindSettingType], { description: "Non-secret settings." }) settings!: StreamKindSettingType[];

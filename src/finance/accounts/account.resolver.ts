@@ -1,34 +1,36 @@
 import { SafeIntResolver } from "graphql-scalars";
 import { Arg, Authorized, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from "type-graphql";
-import { Access } from "../../transports/graphql/auth-checker";
 import type { RequestContext } from "../../transports/graphql/context";
 import { cashPart } from "../ledger/balance.figures";
 import { formatMoney, toSignedMinorUnits } from "../money/money";
 import type { AccountRow } from "./account.repository";
 import { AccountInput, AccountPageType, AccountType, BalanceSheetType } from "./account.type";
+import { CurrentActor } from "../../transports/graphql/current-actor";
+import type { Actor } from "../../platform/security/actor";
 
 @Resolver(() => AccountType)
 export class AccountResolver {
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => [AccountType], { description: "The family's accounts ordered by name." })
-  accounts(@Ctx() { services, actor }: RequestContext) {
-    return services.accounts.list(actor!);
+  accounts(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor) {
+    return services.accounts.list(actor);
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => AccountPageType, { description: "The family's accounts ordered by name, a page at a time." })
   accountPage(
-    @Ctx() { services, actor }: RequestContext,
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
     @Arg("page", () => Int, { nullable: true }) page?: number,
     @Arg("perPage", () => Int, { nullable: true, description: "Default 25, at most 100." }) perPage?: number,
   ) {
-    return services.accounts.page(actor!, page, perPage);
+    return services.accounts.page(actor, page, perPage);
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => BalanceSheetType)
-  async balanceSheet(@Ctx() { services, actor }: RequestContext): Promise<BalanceSheetType> {
-    const [own, ...others] = (await services.accounts.balanceSheet(actor!)).map((totals) => {
+  async balanceSheet(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor): Promise<BalanceSheetType> {
+    const [own, ...others] = (await services.accounts.balanceSheet(actor)).map((totals) => {
       const money = (amount: string) => ({ amount, currency: totals.currency, formatted: formatMoney(amount, totals.currency) });
       return {
         currency: totals.currency,
@@ -67,37 +69,42 @@ export class AccountResolver {
   }
 
   @FieldResolver(() => String, { nullable: true, description: "The institution of the bank-provider account feeding it, if any." })
-  async institutionName(@Ctx() { services, actor }: RequestContext, @Root() row: AccountRow): Promise<string | null> {
+  async institutionName(
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
+    @Root() row: AccountRow,
+  ): Promise<string | null> {
     // The account routes read it with the account; an account reached as a relation looks it up.
     if (row.institutionName !== undefined) return row.institutionName;
-    return (await services.accounts.get(actor!, row.id)).institutionName ?? null;
+    return (await services.accounts.get(actor, row.id)).institutionName ?? null;
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => AccountType)
-  account(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.accounts.get(actor!, id);
+  account(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return services.accounts.get(actor, id);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => AccountType)
-  createAccount(@Ctx() { services, actor }: RequestContext, @Arg("input", () => AccountInput) input: AccountInput) {
-    return services.accounts.create(actor!, input);
+  createAccount(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("input", () => AccountInput) input: AccountInput) {
+    return services.accounts.create(actor, input);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => AccountType)
   updateAccount(
-    @Ctx() { services, actor }: RequestContext,
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
     @Arg("id", () => ID) id: string,
     @Arg("input", () => AccountInput) input: AccountInput,
   ) {
-    return services.accounts.update(actor!, id, input);
+    return services.accounts.update(actor, id, input);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => AccountType, { description: "Deletes the account and its transactions." })
-  deleteAccount(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.accounts.delete(actor!, id);
+  deleteAccount(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return services.accounts.delete(actor, id);
   }
 }

@@ -3,7 +3,7 @@ import { isUuid, newId } from "../../platform/common/ids";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/common/pagination";
 import { requiredText } from "../../platform/common/validation";
 import type { Sequelize } from "sequelize";
-import type { Actor } from "../identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import type { LedgerService } from "../ledger/ledger.service";
 import Decimal from "decimal.js";
 import { isKnownCurrency, toAmountString } from "../money/money";

@@ -1,6 +1,7 @@
 import type { CreationAttributes, Sequelize, Transaction } from "sequelize";
 import { selectRows } from "../../platform/common/sql";
-import type { UserRole, UserStatus } from "../identity/user.model";
+import type { UserRole } from "../../platform/security/actor";
+import type { UserStatus } from "../identity/user.model";
 import { AuthSessionModel, AuthTokenModel } from "./auth-session.model";
 
 export type TokenOwnerRow = {

@@ -2,7 +2,7 @@ import express, { type NextFunction, type Request, type Response } from "express
 import { API_PREFIX } from "../../../rest-adapter/routes";
 import { BadRequestError, DomainError, ErrorCode } from "../../platform/common/errors";
 import { sendError } from "../../transports/http/respond";
-import { authenticate, SESSION_COOKIE } from "../../transports/http/authenticate";
+import { authenticate, refuseCrossSiteSignIn, SESSION_COOKIE } from "../../transports/http/authenticate";
 import type { Services } from "../../app/services";
 import type { OpenedSession, TokenPair } from "./session.service";
 
@@ -29,6 +29,7 @@ export function createAuthRouter(services: Services, rateLimit: express.RequestH
 
   router.post(
     "/auth/login",
+    refuseCrossSiteSignIn,
     ...rateLimit,
     ...body,
     route(async (req, res) => {

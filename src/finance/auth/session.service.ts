@@ -3,9 +3,8 @@ import type { Sequelize, Transaction } from "sequelize";
 import { DomainError, ErrorCode, UnauthenticatedError } from "../../platform/common/errors";
 import { newId } from "../../platform/common/ids";
 import type { AuditService } from "../../audit/log/audit.service";
-import { currentAuditContext } from "../../audit/log/audit-context";
 import type { EventBus } from "../../platform/events/event-bus";
-import type { Actor } from "../identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import { announceAccessEnded } from "./access-ended";
 import type { AuthRepository, TokenOwnerRow } from "./auth.repository";
 
@@ -59,7 +58,7 @@ export class SessionService {
     user: { id: string; email: string },
     options: { method: string; provider?: string | null },
   ): Promise<OpenedSession> {
-    const context = currentAuditContext();
+    const context = this.audit.origin();
     const sessionSecret = secret(SESSION_PREFIX);
     const sessionExpiresAt = new Date(Date.now() + this.settings.sessionTtlSeconds * 1000);
     const session = { id: newId() };

@@ -1,8 +1,9 @@
 import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type Sequelize } from "sequelize";
+import type { ConnectionStatus } from "../../platform/events/catalogue";
 import type { SyncState } from "./provider";
 
 export type BankProvider = "lunchflow" | "simplefin";
-export type ConnectionStatus = "good" | "requires_update" | "failed";
+export type { ConnectionStatus };
 export type SyncRunStatus = "pending" | "syncing" | "completed" | "failed";
 
 export class BankConnectionModel extends Model<InferAttributes<BankConnectionModel>, InferCreationAttributes<BankConnectionModel>> {

@@ -1,5 +1,4 @@
 import { Arg, Authorized, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from "type-graphql";
-import { Access } from "../../transports/graphql/auth-checker";
 import type { RequestContext } from "../../transports/graphql/context";
 import { Topic, type BankSyncEvent } from "../../platform/events/catalogue";
 import type { HoldingRow } from "./bank-account.repository";
@@ -23,6 +22,9 @@ import {
 import Decimal from "decimal.js";
 import { AccountType } from "../accounts/account.type";
 import { formatMoney } from "../money/money";
+import { CurrentActor } from "../../transports/graphql/current-actor";
+import { listen } from "../../transports/graphql/subscription";
+import type { Actor } from "../../platform/security/actor";
 
 const AUTO_CREATE = "Create an account for each provider account on first sight (default); false: link them with linkBankAccount.";
 
@@ -49,22 +51,23 @@ function toHolding(row: HoldingRow): HoldingType {
 /** Holdings as bank providers reported them, with what upstream's API derives from them. */
 @Resolver(() => HoldingType)
 export class HoldingResolver {
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => HoldingPageType, { description: "Every holding snapshot the bank providers reported, newest date first." })
   async holdings(
-    @Ctx() { services, actor }: RequestContext,
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
     @Arg("filter", () => HoldingFilterInput, { nullable: true }) filter?: HoldingFilterInput,
     @Arg("page", () => Int, { nullable: true }) page?: number,
     @Arg("perPage", () => Int, { nullable: true, description: "Default 25, at most 100." }) perPage?: number,
   ) {
-    const { items, pagination } = await services.banking.holdings(actor!, filter ?? {}, page, perPage);
+    const { items, pagination } = await services.banking.holdings(actor, filter ?? {}, page, perPage);
     return { items: items.map(toHolding), pagination };
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => HoldingType)
-  async holding(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return toHolding(await services.banking.holding(actor!, id));
+  async holding(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return toHolding(await services.banking.holding(actor, id));
   }
 
   @FieldResolver(() => AccountType, { nullable: true, description: "The account holding it." })
@@ -96,42 +99,43 @@ export class HoldingResolver {
 
 @Resolver(() => BankConnectionType)
 export class BankConnectionResolver {
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => [BankConnectionType], { description: "The family's bank connections, oldest first." })
-  bankConnections(@Ctx() { services, actor }: RequestContext) {
-    return services.banking.list(actor!);
+  bankConnections(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor) {
+    return services.banking.list(actor);
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => BankSyncRunPageType, { description: "The syncs of every connection of the family, newest first." })
   async bankSyncRuns(
-    @Ctx() { services, actor }: RequestContext,
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
     @Arg("page", () => Int, { nullable: true }) page?: number,
     @Arg("perPage", () => Int, { nullable: true, description: "Default 25, at most 100." }) perPage?: number,
   ) {
-    const { items, pagination } = await services.banking.runsPage(actor!, page, perPage);
+    const { items, pagination } = await services.banking.runsPage(actor, page, perPage);
     return { items: items.map((row) => toRun(row)), pagination };
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => BankSyncRunType)
-  async bankSyncRun(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return toRun(await services.banking.run(actor!, id));
+  async bankSyncRun(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return toRun(await services.banking.run(actor, id));
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => BankSyncRunType, { nullable: true, description: "The family's newest sync, of any connection; null before the first." })
-  async latestBankSyncRun(@Ctx() { services, actor }: RequestContext) {
-    const row = await services.banking.latestRun(actor!);
+  async latestBankSyncRun(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor) {
+    const row = await services.banking.latestRun(actor);
     return row && toRun(row);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => BankSyncAllType, {
     description: "Starts a sync of every connection that can sync (not those waiting for new credentials), or returns the ones under way.",
   })
-  async syncAllBankConnections(@Ctx() { services, actor }: RequestContext): Promise<BankSyncAllType> {
-    const runs = await services.banking.syncAll(actor!);
+  async syncAllBankConnections(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor): Promise<BankSyncAllType> {
+    const runs = await services.banking.syncAll(actor);
     return {
       message: runs.length ? "Sync has been queued" : "No bank connection to sync",
       syncs: runs.map((row) => toRun(row)),
@@ -171,90 +175,94 @@ export class BankConnectionResolver {
     return { syncing: latest?.inProgress ?? false, lastSyncedAt: connection.lastSyncAt, latest: latest ?? null };
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => BankConnectionType)
-  bankConnection(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.banking.get(actor!, id);
+  bankConnection(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return services.banking.get(actor, id);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => BankConnectionType, { description: "Claims a SimpleFIN setup token (it works once) and starts the first sync." })
   connectSimplefin(
-    @Ctx() { services, actor }: RequestContext,
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
     @Arg("setupToken") setupToken: string,
     @Arg("autoCreateAccounts", () => Boolean, { nullable: true, defaultValue: true, description: AUTO_CREATE }) autoCreateAccounts: boolean,
   ) {
-    return services.banking.connectSimplefin(actor!, setupToken, autoCreateAccounts ?? true);
+    return services.banking.connectSimplefin(actor, setupToken, autoCreateAccounts ?? true);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => BankConnectionType, { description: "Checks a Lunch Flow API key and starts the first sync." })
   connectLunchflow(
-    @Ctx() { services, actor }: RequestContext,
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
     @Arg("apiKey") apiKey: string,
     @Arg("baseUrl", () => String, { nullable: true }) baseUrl?: string | null,
     @Arg("autoCreateAccounts", () => Boolean, { nullable: true, defaultValue: true, description: AUTO_CREATE })
     autoCreateAccounts?: boolean,
   ) {
-    return services.banking.connectLunchflow(actor!, apiKey, baseUrl, autoCreateAccounts ?? true);
+    return services.banking.connectLunchflow(actor, apiKey, baseUrl, autoCreateAccounts ?? true);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => BankConnectionType)
   updateBankConnection(
-    @Ctx() { services, actor }: RequestContext,
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
     @Arg("id", () => ID) id: string,
     @Arg("settings", () => BankConnectionSettingsInput) settings: BankConnectionSettingsInput,
   ) {
-    return services.banking.updateSettings(actor!, id, settings);
+    return services.banking.updateSettings(actor, id, settings);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => BankConnectionType, {
     description:
       "New credentials (a SimpleFIN setup token, or a Lunch Flow API key) for the same connection; all data is kept and a sync starts.",
   })
   replaceBankCredentials(
-    @Ctx() { services, actor }: RequestContext,
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
     @Arg("id", () => ID) id: string,
     @Arg("setupToken", () => String, { nullable: true }) setupToken?: string | null,
     @Arg("apiKey", () => String, { nullable: true }) apiKey?: string | null,
     @Arg("baseUrl", () => String, { nullable: true }) baseUrl?: string | null,
   ) {
-    return services.banking.replaceCredentials(actor!, id, { setupToken, apiKey, baseUrl });
+    return services.banking.replaceCredentials(actor, id, { setupToken, apiKey, baseUrl });
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => BankConnectionType, { description: "Deletes the connection; the accounts and transactions it imported stay." })
-  deleteBankConnection(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.banking.delete(actor!, id);
+  deleteBankConnection(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return services.banking.delete(actor, id);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => BankAccountType, {
     description:
       "Feeds an existing account from a provider account, before anything was imported for it (422 after, or when the currency differs " +
       "or the account is fed by another provider account). Starts a sync that imports the whole history into the account.",
   })
   linkBankAccount(
-    @Ctx() { services, actor }: RequestContext,
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
     @Arg("providerAccountId", () => ID) providerAccountId: string,
     @Arg("accountId", () => ID) accountId: string,
   ) {
-    return services.banking.linkAccount(actor!, providerAccountId, accountId);
+    return services.banking.linkAccount(actor, providerAccountId, accountId);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => BankSyncRunType, { description: "Starts a sync now, or returns the one already waiting or running." })
-  async syncBankConnection(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return toRun(await services.banking.sync(actor!, id));
+  async syncBankConnection(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return toRun(await services.banking.sync(actor, id));
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Subscription(() => BankSyncEventType, {
-    topics: Topic.BankSyncEvent,
-    topicId: ({ context }: { context: RequestContext }) => context.actor?.familyId,
     description: "Status changes of the family's bank syncs.",
+    subscribe: listen(({ context, actor }) => context.services.events.subscribe(Topic.BankSyncEvent, actor.familyId)),
   })
   bankSyncEvents(@Root() event: BankSyncEvent): BankSyncEventType {
     return event;

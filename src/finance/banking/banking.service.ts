@@ -4,7 +4,7 @@ import { isUuid, newId } from "../../platform/common/ids";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/common/pagination";
 import { requiredText } from "../../platform/common/validation";
 import type { Config } from "../../platform/config/config";
-import type { Actor } from "../identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import type { SecretBox } from "../../platform/security/secret-box";
 import type { BankProvider } from "./banking.model";
 import type { BankingRepositories } from "./banking.repository";

@@ -14,7 +14,14 @@ import {
   type ProviderSync,
   type SyncContext,
 } from "./provider";
-import { sanitizeUpstreamText, upstreamRequest, upstreamUrlProblem, UpstreamError, type UpstreamHttpOptions } from "./upstream-http";
+import {
+  LOCAL_SANDBOX_HINT,
+  sanitizeUpstreamText,
+  upstreamRequest,
+  upstreamUrlProblem,
+  UpstreamError,
+  type UpstreamHttpOptions,
+} from "./upstream-http";
 
 /**
  * SimpleFIN Bridge (docs/bank-providers.md). A setup token is base64 of a claim URL that works
@@ -31,7 +38,11 @@ export async function claimUrlOf(setupToken: string, http: UpstreamHttpOptions):
   ]);
   if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(token)) throw invalid;
   const decoded = Buffer.from(token, token.includes("-") || token.includes("_") ? "base64url" : "base64").toString("utf8");
-  if ((await upstreamUrlProblem(http, decoded)) !== null) throw invalid;
+  if (!URL.canParse(decoded)) throw invalid;
+  const problem = await upstreamUrlProblem(http, decoded);
+  // A token of the local sandbox decodes to a plain-http loopback URL: say what to change rather than "not valid".
+  if (problem?.includes(LOCAL_SANDBOX_HINT)) throw new ValidationError([`The setup token's claim URL ${problem}`]);
+  if (problem !== null) throw invalid;
   return decoded;
 }
 

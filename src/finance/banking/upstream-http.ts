@@ -1,3 +1,4 @@
+import { DOCS_PAGES } from "../../platform/common/docs-pages";
 import type { Logger } from "../../platform/common/logger";
 import { OutboundFailedError, OutboundRefusedError } from "../../platform/common/errors";
 import type { OutboundGuard, OutboundResponse } from "../../platform/outbound/outbound.guard";
@@ -144,9 +145,24 @@ export function sanitizeUpstreamText(text: string): string {
  * Why a provider URL may not be used, or null: https only unless ALLOW_INSECURE_UPSTREAMS (the test
  * fakes), and the outbound guard's address rules (the host resolved, every address checked).
  */
-export function upstreamUrlProblem(options: Pick<UpstreamHttpOptions, "outbound" | "httpsOnly">, url: string): Promise<string | null> {
-  return options.outbound.urlProblem(url, { httpsOnly: options.httpsOnly });
+export async function upstreamUrlProblem(
+  options: Pick<UpstreamHttpOptions, "outbound" | "httpsOnly">,
+  url: string,
+): Promise<string | null> {
+  try {
+    await options.outbound.check(url, { httpsOnly: options.httpsOnly });
+    return null;
+  } catch (error) {
+    if (!(error instanceof OutboundRefusedError)) throw error;
+    // Plain http is refused by configuration, not by nature: say which settings a local try-out needs.
+    return error.reason === "scheme" && url.startsWith("http:") ? `${error.message}: ${LOCAL_SANDBOX_HINT}` : error.message;
+  }
 }
+
+/** How to reach the `npm run dev:banks` sandboxes (plain http on loopback), which production refuses. */
+export const LOCAL_SANDBOX_HINT =
+  "to try the local sandboxes, start the service with ALLOW_INSECURE_UPSTREAMS=true OUTBOUND_ALLOW_PRIVATE=true " +
+  `(never for real banks; see ${DOCS_PAGES.bankSandbox})`;
 
 /** Replaces every occurrence of the given secrets (and URL userinfo) with [redacted]. */
 export function redactor(secrets: string[]): (text: string) => string {

@@ -2,7 +2,7 @@ import { NotFoundError, ValidationError, ValidationErrors } from "../../platform
 import { isUuid, newId } from "../../platform/common/ids";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/common/pagination";
 import { checkColor, requiredText, saveUnique } from "../../platform/common/validation";
-import type { Actor } from "../identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import { CATEGORY_CLASSIFICATIONS, type CategoryClassification } from "./category.model";
 import type { CategoryFields, CategoryListFilter, CategoryRepository, CategoryRow } from "./category.repository";
 

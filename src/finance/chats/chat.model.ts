@@ -1,7 +1,8 @@
 import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type Sequelize } from "sequelize";
+import type { ReplyStatus } from "../../platform/events/catalogue";
 
-export const REPLY_STATUSES = ["pending", "complete", "failed"] as const;
-export type ReplyStatus = (typeof REPLY_STATUSES)[number];
+export type { ReplyStatus };
+export const REPLY_STATUSES = ["pending", "complete", "failed"] as const satisfies readonly ReplyStatus[];
 export type MessageRole = "user" | "assistant";
 
 export class ChatModel extends Model<InferAttributes<ChatModel>, InferCreationAttributes<ChatModel>> {

@@ -1,5 +1,4 @@
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver, Root, Subscription } from "type-graphql";
-import { Access } from "../../transports/graphql/auth-checker";
 import type { RequestContext } from "../../transports/graphql/context";
 import { Topic, type ChatEventPayload } from "../../platform/events/catalogue";
 import type { ChatDetail } from "./chat.service";
@@ -15,6 +14,9 @@ import {
   ChatType,
   ChatUpdateInput,
 } from "./chat.type";
+import { CurrentActor } from "../../transports/graphql/current-actor";
+import { listen } from "../../transports/graphql/subscription";
+import type { Actor } from "../../platform/security/actor";
 
 function detail(chat: ChatDetail) {
   return { ...chat, messages: chat.messages.map((message) => new ChatMessageType(message)) };
@@ -22,84 +24,88 @@ function detail(chat: ChatDetail) {
 
 @Resolver()
 export class ChatResolver {
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => ChatPageType, { description: "Your chats, newest first." })
   chats(
-    @Ctx() { services, actor }: RequestContext,
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
     @Arg("page", () => Int, { nullable: true }) page?: number,
     @Arg("perPage", () => Int, { nullable: true, description: "Default 20, at most 100." }) perPage?: number,
   ) {
-    return services.chats.list(actor!, page, perPage);
+    return services.chats.list(actor, page, perPage);
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => ChatType)
   async chat(
-    @Ctx() { services, actor }: RequestContext,
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
     @Arg("id", () => ID) id: string,
     @Arg("page", () => Int, { nullable: true }) page?: number,
     @Arg("perPage", () => Int, { nullable: true, description: "Messages per page; default 50, at most 100." }) perPage?: number,
   ) {
-    return detail(await services.chats.get(actor!, id, page, perPage));
+    return detail(await services.chats.get(actor, id, page, perPage));
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => ChatType)
-  async createChat(@Ctx() { services, actor }: RequestContext, @Arg("input", () => ChatInput) input: ChatInput) {
-    return detail(await services.chats.create(actor!, input));
+  async createChat(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("input", () => ChatInput) input: ChatInput) {
+    return detail(await services.chats.create(actor, input));
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => ChatType)
   async updateChat(
-    @Ctx() { services, actor }: RequestContext,
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
     @Arg("id", () => ID) id: string,
     @Arg("input", () => ChatUpdateInput) input: ChatUpdateInput,
   ) {
-    return detail(await services.chats.rename(actor!, id, input));
+    return detail(await services.chats.rename(actor, id, input));
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => ChatSummaryType, { description: "Deletes the chat with its messages." })
-  deleteChat(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.chats.delete(actor!, id);
+  deleteChat(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return services.chats.delete(actor, id);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => ChatMessageType, { description: "Posts a message; the reply is written by a worker (watch chatEvents)." })
   async createChatMessage(
-    @Ctx() { services, actor }: RequestContext,
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
     @Arg("chatId", () => ID) chatId: string,
     @Arg("input", () => ChatMessageInput) input: ChatMessageInput,
   ) {
-    return new ChatMessageType(await services.chats.postMessage(actor!, chatId, input));
+    return new ChatMessageType(await services.chats.postMessage(actor, chatId, input));
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => ChatRetryType, {
     description: "Generates the reply to the chat's last message again: after a failure, or replacing a complete reply.",
   })
-  retryChatReply(@Ctx() { services, actor }: RequestContext, @Arg("chatId", () => ID) chatId: string) {
-    return services.chats.retry(actor!, chatId);
+  retryChatReply(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("chatId", () => ID) chatId: string) {
+    return services.chats.retry(actor, chatId);
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Subscription(() => ChatEventType, {
     description: "Messages stored in the chat, reply status changes and streamed reply text, from any process.",
     // The chat must be the subscriber's own before anything is listened to.
-    subscribe: async ({ args, context }) => {
-      const { services, actor } = context as RequestContext;
-      await services.chats.own(actor!, args.chatId as string);
-      return services.events.subscribe(Topic.ChatEvent, args.chatId as string);
-    },
+    subscribe: listen<{ chatId: string }>(async ({ context, actor, args }) => {
+      await context.services.chats.own(actor, args.chatId);
+      return context.services.events.subscribe(Topic.ChatEvent, args.chatId);
+    }),
   })
   async chatEvents(
     @Root() event: ChatEventPayload,
-    @Ctx() { services, actor }: RequestContext,
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
     @Arg("chatId", () => ID) _chatId: string,
   ): Promise<ChatEventType> {
     const base = { kind: event.kind as ChatEventKind, chatId: event.chatId, messageId: event.messageId };
-    if (event.kind === "message") return { ...base, message: new ChatMessageType(await services.chats.message(actor!, event.messageId)) };
+    if (event.kind === "message") return { ...base, message: new ChatMessageType(await services.chats.message(actor, event.messageId)) };
     if (event.kind === "status")
       return { ...base, aiResponseStatus: event.status, aiResponseMessage: event.statusMessage, chatError: event.chatError };
     return { ...base, delta: event.delta };

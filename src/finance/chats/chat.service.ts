@@ -5,7 +5,7 @@ import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/com
 import { optionalText, requiredText } from "../../platform/common/validation";
 import type { AssistantConfig } from "../../platform/config/config";
 import type { EventBus } from "../../platform/events/event-bus";
-import type { Actor } from "../identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import { Topic, type ChatEventPayload } from "../../platform/events/catalogue";
 import type { ChatRepository, ChatRow, MessageRow, ToolCallRow } from "./chat.repository";
 

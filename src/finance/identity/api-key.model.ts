@@ -1,7 +1,6 @@
 import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type Sequelize } from "sequelize";
 
-export const API_KEY_SCOPES = ["read", "read_write"] as const;
-export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
+import type { ApiKeyScope } from "../../platform/security/actor";
 
 export class ApiKeyModel extends Model<InferAttributes<ApiKeyModel>, InferCreationAttributes<ApiKeyModel>> {
   declare id: string;

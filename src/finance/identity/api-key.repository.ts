@@ -1,7 +1,9 @@
 import type { CreationAttributes, Sequelize } from "sequelize";
 import { readRows } from "../../platform/common/sql";
-import { ApiKeyModel, type ApiKeyScope } from "./api-key.model";
-import type { UserRole, UserStatus } from "./user.model";
+import { ApiKeyModel } from "./api-key.model";
+import { type ApiKeyScope } from "../../platform/security/actor";
+import type { UserRole } from "../../platform/security/actor";
+import type { UserStatus } from "./user.model";
 
 export type ApiKeyRow = {
   id: string;

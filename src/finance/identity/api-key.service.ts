@@ -3,8 +3,8 @@ import { NotFoundError, UnauthenticatedError, ValidationErrors } from "../../pla
 import { isUuid, newId } from "../../platform/common/ids";
 import { Topic } from "../../platform/events/catalogue";
 import type { EventBus } from "../../platform/events/event-bus";
-import type { Actor } from "./actor";
-import { API_KEY_SCOPES, type ApiKeyScope } from "./api-key.model";
+import type { Actor } from "../../platform/security/actor";
+import { API_KEY_SCOPES, type ApiKeyScope } from "../../platform/security/actor";
 import type { ApiKeyRepository, ApiKeyRow } from "./api-key.repository";
 
 const KEY_PREFIX = "fgk_";

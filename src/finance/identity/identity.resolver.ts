@@ -1,42 +1,44 @@
 import { Arg, Authorized, Ctx, ID, Mutation, Query, Resolver } from "type-graphql";
-import { Access } from "../../transports/graphql/auth-checker";
 import type { RequestContext } from "../../transports/graphql/context";
 import { ApiKeyType, CreatedApiKeyType, UserType } from "./identity.type";
+import { CurrentActor } from "../../transports/graphql/current-actor";
+import type { Actor } from "../../platform/security/actor";
 
 @Resolver()
 export class IdentityResolver {
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => UserType, { description: "The user the request's credentials belong to." })
-  me(@Ctx() { services, actor }: RequestContext) {
-    return services.users.getById(actor!.userId);
+  me(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor) {
+    return services.users.getById(actor.userId);
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => [ApiKeyType], { description: "Your API keys, newest first, revoked ones included." })
-  apiKeys(@Ctx() { services, actor }: RequestContext) {
-    return services.apiKeys.listForUser(actor!.userId);
+  apiKeys(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor) {
+    return services.apiKeys.listForUser(actor.userId);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => CreatedApiKeyType)
   createApiKey(
-    @Ctx() { services, actor }: RequestContext,
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
     @Arg("scope", { description: "read or read_write." }) scope: string,
     @Arg("name", () => String, { nullable: true }) name?: string,
     @Arg("expiresAt", () => Date, { nullable: true }) expiresAt?: Date,
   ) {
-    return services.apiKeys.create(actor!.userId, { scope, name, expiresAt });
+    return services.apiKeys.create(actor.userId, { scope, name, expiresAt });
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => UserType, { description: "Turns the AI assistant on for yourself (user.updated)." })
-  enableAi(@Ctx() { services, actor }: RequestContext) {
-    return services.userAdmin.enableAi(actor!);
+  enableAi(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor) {
+    return services.userAdmin.enableAi(actor);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => ApiKeyType, { description: "Revokes one of your keys; it stops working at once." })
-  revokeApiKey(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.apiKeys.revokeOwn(actor!, id);
+  revokeApiKey(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return services.apiKeys.revokeOwn(actor, id);
   }
 }

@@ -1,12 +1,13 @@
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from "type-graphql";
-import { Access } from "../../transports/graphql/auth-checker";
 import type { RequestContext } from "../../transports/graphql/context";
 import { UserDeletionType, UserPageType, UserProfileInput, UserType } from "./identity.type";
+import { CurrentActor } from "../../transports/graphql/current-actor";
+import type { Actor } from "../../platform/security/actor";
 
 /** Instance-wide user administration: administrators only; changes need a read_write credential. */
 @Resolver()
 export class UserAdminResolver {
-  @Authorized(Access.Admin)
+  @Authorized()
   @Query(() => UserPageType, {
     description: 'Every user of the instance, by e-mail. Deleted (anonymised) users only with status: "deleted".',
   })
@@ -21,45 +22,56 @@ export class UserAdminResolver {
     return services.userAdmin.list({ search, role, status }, { page, perPage });
   }
 
-  @Authorized(Access.Admin)
+  @Authorized()
   @Query(() => UserType)
   user(@Ctx() { services }: RequestContext, @Arg("id", () => ID) id: string) {
     return services.userAdmin.get(id);
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => UserType, { description: "Changes a user's name or e-mail (user.updated)." })
-  updateUser(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string, @Arg("input") input: UserProfileInput) {
-    return services.userAdmin.updateProfile(actor!, id, input);
+  updateUser(
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
+    @Arg("id", () => ID) id: string,
+    @Arg("input") input: UserProfileInput,
+  ) {
+    return services.userAdmin.updateProfile(actor, id, input);
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => UserType, { description: "Sets a user's role: admin, auditor or member (user.roles.updated)." })
-  setUserRole(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string, @Arg("role") role: string) {
-    return services.userAdmin.setRole(actor!, id, role);
+  setUserRole(
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
+    @Arg("id", () => ID) id: string,
+    @Arg("role") role: string,
+  ) {
+    return services.userAdmin.setRole(actor, id, role);
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => UserType, {
     description: "Suspends a user at once: their sessions end, their tokens and API keys are refused, their WebSocket connections close.",
   })
   suspendUser(
-    @Ctx() { services, actor }: RequestContext,
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
     @Arg("id", () => ID) id: string,
     @Arg("reason", () => String, { nullable: true, description: "Recorded in the user.suspended event." }) reason?: string | null,
   ) {
-    return services.userAdmin.suspend(actor!, id, reason);
+    return services.userAdmin.suspend(actor, id, reason);
   }
 
-  @Authorized(Access.Admin, Access.Write)
+  @Authorized()
   @Mutation(() => UserType, { description: "Lets a suspended user back in; their API keys work again, ended sessions stay ended." })
-  reactivateUser(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.userAdmin.reactivate(actor!, id);
+  reactivateUser(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return services.userAdmin.reactivate(actor, id);
   }
 
-  @Authorized(Access.Admin, Access.Write)
-  @Mutation(() => UserDeletionType, { description: "Deletes a user as the README's user deletion policy describes (user.deleted)." })
-  deleteUser(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.userAdmin.delete(actor!, id);
+  @Authorized()
+  @Mutation(() => UserDeletionType, { description: "Deletes a user as docs/users.md's user deletion policy describes (user.deleted)." })
+  deleteUser(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return services.userAdmin.delete(actor, id);
   }
 }

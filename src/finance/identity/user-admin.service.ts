@@ -8,8 +8,9 @@ import { isUuid } from "../../platform/common/ids";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/common/pagination";
 import { optionalText, saveUnique } from "../../platform/common/validation";
 import type { EventBus } from "../../platform/events/event-bus";
-import type { Actor } from "./actor";
-import { isUserRole, type UserStatus } from "./user.model";
+import type { Actor } from "../../platform/security/actor";
+import { isUserRole } from "../../platform/security/actor";
+import { type UserStatus } from "./user.model";
 import type { RemovedRows, UserRepository, UserRow } from "./user.repository";
 import { isValidEmail, summarizeRow, type UserService, type UserSummary } from "./user.service";
 
@@ -181,7 +182,7 @@ export class UserAdminService {
   }
 
   /**
-   * Deletes a user as the README's "User deletion policy" describes, in one transaction: sessions
+   * Deletes a user as docs/users.md's "User deletion policy" describes, in one transaction: sessions
    * ended (each recorded), credentials and the user's own content removed, the family's financial data
    * removed when no other member is left, and the user row anonymised so audit events keep its id.
    */

@@ -1,14 +1,7 @@
 import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type Sequelize } from "sequelize";
 
-export const USER_ROLES = ["admin", "auditor", "member"] as const;
-export type UserRole = (typeof USER_ROLES)[number];
+import type { UserRole } from "../../platform/security/actor";
 
-/** Roles by privilege: each includes the rights of those below it. */
-export const ROLE_PRIVILEGE: Record<UserRole, number> = { member: 0, auditor: 1, admin: 2 };
-
-export function isUserRole(value: string): value is UserRole {
-  return (USER_ROLES as readonly string[]).includes(value);
-}
 export type UserStatus = "active" | "suspended" | "deleted";
 
 export class UserModel extends Model<InferAttributes<UserModel>, InferCreationAttributes<UserModel>> {

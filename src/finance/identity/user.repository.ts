@@ -1,7 +1,8 @@
 import type { CreationAttributes, Sequelize, Transaction } from "sequelize";
 import { bindParam, likePattern, selectRows } from "../../platform/common/sql";
 import { FamilyModel } from "./family.model";
-import { UserModel, type UserRole, type UserStatus } from "./user.model";
+import { UserModel, type UserStatus } from "./user.model";
+import { type UserRole } from "../../platform/security/actor";
 
 export type UserRow = {
   id: string;
@@ -24,7 +25,7 @@ const USER_COLUMNS = `id, family_id AS "familyId", email, name, role, status, ai
   created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /**
- * What belongs to one user alone and goes when their account is deleted (README, "User deletion
+ * What belongs to one user alone and goes when their account is deleted (docs/users.md, "User deletion
  * policy"). Credentials first: every way of signing in or acting as the user. Access and refresh
  * tokens and the SSO sessions' ID tokens go with their sessions (ON DELETE CASCADE). A new kind of
  * credential belongs in this list.

@@ -6,7 +6,8 @@ import { ConflictError, NotFoundError, ValidationError, ValidationErrors } from 
 import { isUuid, newId } from "../../platform/common/ids";
 import type { EventBus } from "../../platform/events/event-bus";
 import { isKnownCurrency } from "../money/money";
-import { isUserRole, ROLE_PRIVILEGE, USER_ROLES, type UserRole, type UserStatus } from "./user.model";
+import { isUserRole, ROLE_PRIVILEGE, USER_ROLES, type UserRole } from "../../platform/security/actor";
+import { type UserStatus } from "./user.model";
 import type { UserRepository, UserRow } from "./user.repository";
 
 export type UserSummary = {

@@ -1,6 +1,5 @@
 import { SafeIntResolver } from "graphql-scalars";
 import { Arg, Authorized, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from "type-graphql";
-import { Access } from "../../transports/graphql/auth-checker";
 import type { RequestContext } from "../../transports/graphql/context";
 import { CalendarDateScalar } from "../../transports/graphql/scalars";
 import type { AccountRow } from "../accounts/account.repository";
@@ -44,7 +43,7 @@ function toValuation(row: ValuationRow): ValuationType {
 
 @Resolver(() => BalanceType)
 export class BalanceResolver {
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => BalancePageType, { description: "Daily balance rows of the family's accounts, newest day first." })
   async balances(
     @Ctx() { services, actor }: RequestContext,
@@ -56,13 +55,13 @@ export class BalanceResolver {
     return { items: items.map(toBalance), pagination };
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => BalanceType)
   async balance(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string): Promise<BalanceType> {
     return toBalance(await services.balances.get(actor!, id));
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => [NetWorthPointType], {
     description: "Net worth at the end of each interval from `from` (default: a year before `to`) to `to` (default: today), per currency.",
   })
@@ -105,7 +104,7 @@ export class AccountHistoryResolver {
 
 @Resolver(() => ValuationType)
 export class ValuationResolver {
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => ValuationPageType, { description: "The family's valuations, anchors included, newest first." })
   async valuations(
     @Ctx() { services, actor }: RequestContext,
@@ -117,13 +116,13 @@ export class ValuationResolver {
     return { items: items.map(toValuation), pagination };
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => ValuationType)
   async valuation(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string): Promise<ValuationType> {
     return toValuation(await services.valuations.get(actor!, id));
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => CreateValuationPayload, {
     description:
       "Records the account's balance at the end of a day (a reconciliation); a day that already has a valuation gets it updated.",
@@ -137,7 +136,7 @@ export class ValuationResolver {
     return { valuation: toValuation(valuation), created, upserted: Boolean(upsert ?? input.upsert) && !created };
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => ValuationType)
   async updateValuation(
     @Ctx() { services, actor }: RequestContext,
@@ -147,7 +146,7 @@ export class ValuationResolver {
     return toValuation(await services.valuations.update(actor!, id, input));
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => ValuationType, { description: "Removes a reconciliation (anchors stay); returns it." })
   async deleteValuation(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string): Promise<ValuationType> {
     return toValuation(await services.valuations.delete(actor!, id));

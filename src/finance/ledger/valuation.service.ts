@@ -6,7 +6,7 @@ import { isUuid } from "../../platform/common/ids";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/common/pagination";
 import { optionalText } from "../../platform/common/validation";
 import type { AccountRepository } from "../accounts/account.repository";
-import type { Actor } from "../identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import { toAmountString } from "../money/money";
 import type { LedgerService } from "./ledger.service";
 import type { ValuationRepository, ValuationRow } from "./valuation.repository";

@@ -1,45 +1,52 @@
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from "type-graphql";
-import { Access } from "../../transports/graphql/auth-checker";
 import type { RequestContext } from "../../transports/graphql/context";
 import { MerchantInput, MerchantPageType, MerchantType } from "./merchant.type";
+import { CurrentActor } from "../../transports/graphql/current-actor";
+import type { Actor } from "../../platform/security/actor";
 
 @Resolver(() => MerchantType)
 export class MerchantResolver {
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => MerchantPageType, { description: "The family's merchants ordered by name." })
   merchants(
-    @Ctx() { services, actor }: RequestContext,
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
     @Arg("page", () => Int, { nullable: true }) page?: number,
     @Arg("perPage", () => Int, { nullable: true }) perPage?: number,
   ) {
-    return services.merchants.list(actor!, page, perPage);
+    return services.merchants.list(actor, page, perPage);
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => MerchantType)
-  merchant(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.merchants.get(actor!, id);
+  merchant(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return services.merchants.get(actor, id);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => MerchantType)
-  createMerchant(@Ctx() { services, actor }: RequestContext, @Arg("input", () => MerchantInput) input: MerchantInput) {
-    return services.merchants.create(actor!, input);
+  createMerchant(
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
+    @Arg("input", () => MerchantInput) input: MerchantInput,
+  ) {
+    return services.merchants.create(actor, input);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => MerchantType)
   updateMerchant(
-    @Ctx() { services, actor }: RequestContext,
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
     @Arg("id", () => ID) id: string,
     @Arg("input", () => MerchantInput) input: MerchantInput,
   ) {
-    return services.merchants.update(actor!, id, input);
+    return services.merchants.update(actor, id, input);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => MerchantType, { description: "Deletes the merchant; its transactions keep existing without one." })
-  deleteMerchant(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.merchants.delete(actor!, id);
+  deleteMerchant(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return services.merchants.delete(actor, id);
   }
 }

@@ -2,7 +2,7 @@ import { NotFoundError, ValidationErrors } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/common/pagination";
 import { checkColor, checkHttpUrl, requiredText, saveUnique } from "../../platform/common/validation";
-import type { Actor } from "../identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import type { MerchantFields, MerchantRepository, MerchantRow } from "./merchant.repository";
 
 export type MerchantInput = { name?: string | null; color?: string | null; logoUrl?: string | null };

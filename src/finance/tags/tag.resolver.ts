@@ -1,37 +1,43 @@
 import { Arg, Authorized, Ctx, ID, Mutation, Query, Resolver } from "type-graphql";
-import { Access } from "../../transports/graphql/auth-checker";
 import type { RequestContext } from "../../transports/graphql/context";
 import { TagInput, TagType } from "./tag.type";
+import { CurrentActor } from "../../transports/graphql/current-actor";
+import type { Actor } from "../../platform/security/actor";
 
 @Resolver(() => TagType)
 export class TagResolver {
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => [TagType], { description: "The family's tags ordered by name." })
-  tags(@Ctx() { services, actor }: RequestContext) {
-    return services.tags.list(actor!);
+  tags(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor) {
+    return services.tags.list(actor);
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => TagType)
-  tag(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.tags.get(actor!, id);
+  tag(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return services.tags.get(actor, id);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => TagType)
-  createTag(@Ctx() { services, actor }: RequestContext, @Arg("input", () => TagInput) input: TagInput) {
-    return services.tags.create(actor!, input);
+  createTag(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("input", () => TagInput) input: TagInput) {
+    return services.tags.create(actor, input);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => TagType)
-  updateTag(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string, @Arg("input", () => TagInput) input: TagInput) {
-    return services.tags.update(actor!, id, input);
+  updateTag(
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
+    @Arg("id", () => ID) id: string,
+    @Arg("input", () => TagInput) input: TagInput,
+  ) {
+    return services.tags.update(actor, id, input);
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => TagType, { description: "Removes the tag from every transaction." })
-  deleteTag(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string) {
-    return services.tags.delete(actor!, id);
+  deleteTag(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return services.tags.delete(actor, id);
   }
 }

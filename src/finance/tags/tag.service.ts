@@ -1,7 +1,7 @@
 import { NotFoundError, ValidationErrors } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
 import { checkColor, requiredText, saveUnique } from "../../platform/common/validation";
-import type { Actor } from "../identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import type { TagFields, TagRepository, TagRow } from "./tag.repository";
 
 export type TagInput = { name?: string | null; color?: string | null };

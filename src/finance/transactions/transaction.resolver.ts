@@ -1,7 +1,8 @@
 import type { GraphQLResolveInfo } from "graphql";
 import { Arg, Authorized, Ctx, ID, Info, Int, Mutation, Query, Resolver } from "type-graphql";
-import { Access } from "../../transports/graphql/auth-checker";
 import type { RequestContext } from "../../transports/graphql/context";
+import { CurrentActor } from "../../transports/graphql/current-actor";
+import type { Actor } from "../../platform/security/actor";
 import type { RelationKinds } from "./transaction-relations.read-ahead";
 import { selectedFieldNames } from "../../transports/graphql/selection";
 import {
@@ -17,68 +18,82 @@ import type { TransactionRow } from "./transaction.repository";
 
 @Resolver(() => TransactionType)
 export class TransactionResolver {
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => TransactionPageType, { description: "Newest first." })
   async transactions(
     @Ctx() context: RequestContext,
+    @CurrentActor() actor: Actor,
     @Info() info: GraphQLResolveInfo,
     @Arg("filter", () => TransactionFilterInput, { nullable: true }) filter?: TransactionFilterInput,
     @Arg("page", () => Int, { nullable: true }) page?: number,
     @Arg("perPage", () => Int, { nullable: true }) perPage?: number,
   ) {
-    const { items, pagination } = await context.services.transactions.list(context.actor!, filter ?? {}, page, perPage);
+    const { items, pagination } = await context.services.transactions.list(actor, filter ?? {}, page, perPage);
     return { items: await withSelectedRelations(context, info, [["items"]], items), pagination };
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => TransactionType)
-  async transaction(@Ctx() context: RequestContext, @Info() info: GraphQLResolveInfo, @Arg("id", () => ID) id: string) {
-    const row = await context.services.transactions.get(context.actor!, id);
+  async transaction(
+    @Ctx() context: RequestContext,
+    @CurrentActor() actor: Actor,
+    @Info() info: GraphQLResolveInfo,
+    @Arg("id", () => ID) id: string,
+  ) {
+    const row = await context.services.transactions.get(actor, id);
     const [transaction] = await withSelectedRelations(context, info, [[]], [row]);
     return transaction;
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => CreateTransactionPayload)
   async createTransaction(
     @Ctx() context: RequestContext,
+    @CurrentActor() actor: Actor,
     @Info() info: GraphQLResolveInfo,
     @Arg("input", () => TransactionInput) input: TransactionInput,
   ) {
-    const { transaction, created } = await context.services.transactions.create(context.actor!, input);
+    const { transaction, created } = await context.services.transactions.create(actor, input);
     const [built] = await withSelectedRelations(context, info, [["transaction"]], [transaction]);
     return { transaction: built, created };
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => TransactionType)
   async updateTransaction(
     @Ctx() context: RequestContext,
+    @CurrentActor() actor: Actor,
     @Info() info: GraphQLResolveInfo,
     @Arg("id", () => ID) id: string,
     @Arg("input", () => TransactionInput) input: TransactionInput,
   ) {
-    const row = await context.services.transactions.update(context.actor!, id, input);
+    const row = await context.services.transactions.update(actor, id, input);
     const [transaction] = await withSelectedRelations(context, info, [[]], [row]);
     return transaction;
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => TransactionType, { description: "Returns the deleted transaction." })
-  async deleteTransaction(@Ctx() context: RequestContext, @Info() info: GraphQLResolveInfo, @Arg("id", () => ID) id: string) {
-    const row = await context.services.transactions.delete(context.actor!, id);
+  async deleteTransaction(
+    @Ctx() context: RequestContext,
+    @CurrentActor() actor: Actor,
+    @Info() info: GraphQLResolveInfo,
+    @Arg("id", () => ID) id: string,
+  ) {
+    const row = await context.services.transactions.delete(actor, id);
     const [transaction] = await withSelectedRelations(context, info, [[]], [row]);
     return transaction;
   }
 
-  @Authorized(Access.Write)
+  @Authorized()
   @Mutation(() => TransferPayload)
   async createTransfer(
     @Ctx() context: RequestContext,
+    @CurrentActor() actor: Actor,
     @Info() info: GraphQLResolveInfo,
     @Arg("input", () => TransferInput) input: TransferInput,
   ) {
-    const { id, outflow, inflow } = await context.services.transactions.createTransfer(context.actor!, input);
+    const { id, outflow, inflow } = await context.services.transactions.createTransfer(actor, input);
     const [outflowType, inflowType] = await withSelectedRelations(context, info, [["outflow"], ["inflow"]], [outflow, inflow]);
     return { id, outflow: outflowType, inflow: inflowType };
   }

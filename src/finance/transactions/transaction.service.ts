@@ -5,7 +5,7 @@ import { NotFoundError, ValidationErrors } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/common/pagination";
 import { optionalText, requiredText, saveUnique } from "../../platform/common/validation";
-import type { Actor } from "../identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import type { LedgerService } from "../ledger/ledger.service";
 import type { MerchantRepository } from "../merchants/merchant.repository";
 import { absolute, isKnownCurrency, negate } from "../money/money";

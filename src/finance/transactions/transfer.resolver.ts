@@ -1,8 +1,9 @@
 import type { GraphQLResolveInfo } from "graphql";
 import { SafeIntResolver } from "graphql-scalars";
 import { Arg, Authorized, Ctx, FieldResolver, ID, Info, Int, Query, Resolver, Root } from "type-graphql";
-import { Access } from "../../transports/graphql/auth-checker";
 import type { RequestContext } from "../../transports/graphql/context";
+import { CurrentActor } from "../../transports/graphql/current-actor";
+import type { Actor } from "../../platform/security/actor";
 import { CalendarDateScalar } from "../../transports/graphql/scalars";
 import { absolute, formatMoney, toMinorUnits } from "../money/money";
 import { withSelectedRelations } from "./transaction.resolver";
@@ -15,23 +16,29 @@ import { TransferFilterInput, TransferPageType, TransferPayload } from "./transa
  */
 @Resolver(() => TransferPayload)
 export class TransferResolver {
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => TransferPageType, { description: "The family's transfers, newest first." })
   async transfers(
     @Ctx() context: RequestContext,
+    @CurrentActor() actor: Actor,
     @Info() info: GraphQLResolveInfo,
     @Arg("filter", () => TransferFilterInput, { nullable: true }) filter?: TransferFilterInput,
     @Arg("page", () => Int, { nullable: true }) page?: number,
     @Arg("perPage", () => Int, { nullable: true, description: "Default 25, at most 100." }) perPage?: number,
   ) {
-    const { items, pagination } = await context.services.transactions.transfers(context.actor!, filter ?? {}, page, perPage);
+    const { items, pagination } = await context.services.transactions.transfers(actor, filter ?? {}, page, perPage);
     return { items: await build(context, info, ["items"], items), pagination };
   }
 
-  @Authorized(Access.Read)
+  @Authorized()
   @Query(() => TransferPayload)
-  async transfer(@Ctx() context: RequestContext, @Info() info: GraphQLResolveInfo, @Arg("id", () => ID) id: string) {
-    const [built] = await build(context, info, [], [await context.services.transactions.transfer(context.actor!, id)]);
+  async transfer(
+    @Ctx() context: RequestContext,
+    @CurrentActor() actor: Actor,
+    @Info() info: GraphQLResolveInfo,
+    @Arg("id", () => ID) id: string,
+  ) {
+    const [built] = await build(context, info, [], [await context.services.transactions.transfer(actor, id)]);
     return built;
   }
 

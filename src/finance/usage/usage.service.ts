@@ -1,5 +1,5 @@
 import { NotFoundError } from "../../platform/common/errors";
-import type { Actor } from "../identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import type { ApiKeyService, ApiKeySummary } from "../identity/api-key.service";
 
 /** A credential's rate-limit window as the request that asks left it (that request counted). */

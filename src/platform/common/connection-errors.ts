@@ -1,4 +1,5 @@
 import IORedis from "ioredis";
+import { DOCS_PAGES, settingDoc } from "./docs-pages";
 
 /**
  * One-line answers for the backends a self-hoster configures: each names where it tried, what went
@@ -43,8 +44,8 @@ export function explainDatabaseError(error: unknown, url: string, setting: "DATA
   const where = addressOf(url, 5432);
   const fix =
     setting === "DATABASE_URL"
-      ? "check DATABASE_URL and that PostgreSQL runs there"
-      : "the embedded PostgreSQL stopped answering: check DATA_DIR and EMBEDDED_POSTGRES_PORT";
+      ? `check DATABASE_URL and that PostgreSQL runs there (see ${DOCS_PAGES.database})`
+      : `the embedded PostgreSQL stopped answering: check DATA_DIR and EMBEDDED_POSTGRES_PORT (see ${DOCS_PAGES.database})`;
   if (code && UNREACHABLE[code]) return `cannot reach the database at ${where} (${UNREACHABLE[code]}): ${fix}`;
   if (code === "28P01" || code === "28000") {
     const user = (() => {
@@ -54,11 +55,12 @@ export function explainDatabaseError(error: unknown, url: string, setting: "DATA
         return "(unknown)";
       }
     })();
-    return `the database at ${where} refused user ${user} (${message}): check the user and password in ${setting === "DATABASE_URL" ? "DATABASE_URL" : "DATA_DIR/postgres-password"}`;
+    return `the database at ${where} refused user ${user} (${message}): check the user and password in ${setting === "DATABASE_URL" ? "DATABASE_URL" : "DATA_DIR/postgres-password"} (see ${DOCS_PAGES.database})`;
   }
-  if (code === "3D000") return `the database at ${where} answers but ${message}: create it, or name an existing one in DATABASE_URL`;
+  if (code === "3D000")
+    return `the database at ${where} answers but ${message}: create it, or name an existing one in DATABASE_URL (see ${settingDoc("DATABASE_URL")})`;
   if (code === "53300")
-    return `the database at ${where} has no free connections (${message}): lower DATABASE_POOL_MAX or raise max_connections`;
+    return `the database at ${where} has no free connections (${message}): lower DATABASE_POOL_MAX or raise max_connections (see ${settingDoc("DATABASE_POOL_MAX")})`;
   return null;
 }
 
@@ -84,7 +86,7 @@ export async function checkRedisReachable(url: string, timeoutMs = 5000): Promis
     const { code, message } = rootCause(reported ?? error);
     const why = (code && UNREACHABLE[code]) ?? message;
     throw new Error(
-      `cannot reach Redis at ${addressOf(url, 6379)} (${why}): check REDIS_URL, or unset it to run the queues on PostgreSQL`,
+      `cannot reach Redis at ${addressOf(url, 6379)} (${why}): check REDIS_URL, or unset it to run the queues on PostgreSQL (see ${settingDoc("REDIS_URL")})`,
       {
         cause: error,
       },
@@ -98,10 +100,12 @@ export async function checkRedisReachable(url: string, timeoutMs = 5000): Promis
 export function explainListenError(error: unknown, host: string, port: number): Error {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === "EADDRINUSE") {
-    return new Error(`port ${port} is already in use on ${host}: stop the other process or set PORT to a free port (0 picks one)`);
+    return new Error(
+      `port ${port} is already in use on ${host}: stop the other process or set PORT to a free port (0 picks one; see ${settingDoc("PORT")})`,
+    );
   }
-  if (code === "EACCES") return new Error(`not allowed to listen on port ${port}: set PORT to 1024 or above`);
+  if (code === "EACCES") return new Error(`not allowed to listen on port ${port}: set PORT to 1024 or above (see ${settingDoc("PORT")})`);
   if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND")
-    return new Error(`cannot listen on ${host}: set HOST to an address of this machine`);
+    return new Error(`cannot listen on ${host}: set HOST to an address of this machine (see ${settingDoc("HOST")})`);
   return error as Error;
 }

@@ -1,4 +1,5 @@
-import { asDomainError, ErrorCode } from "./errors";
+import { GraphQLError } from "graphql";
+import { asDomainError, type DomainError, ErrorCode } from "./errors";
 
 /**
  * The two edges where a domain error leaves the service: one function per transport, used by every
@@ -7,7 +8,13 @@ import { asDomainError, ErrorCode } from "./errors";
  */
 
 /** The REST error body of docs/rest-compat.md. */
-export type RestErrorBody = { error: string; message: string; errors?: string[]; details?: Record<string, unknown> };
+export type RestErrorBody = {
+  error: string;
+  message: string;
+  errors?: string[];
+  details?: Record<string, unknown>;
+  [field: string]: unknown;
+};
 
 export type RestErrorResponse = { status: number; body: RestErrorBody };
 
@@ -29,6 +36,7 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   [ErrorCode.ValidationFailed]: 422,
   [ErrorCode.RateLimited]: 429,
   [ErrorCode.UpstreamUnavailable]: 503,
+  [ErrorCode.UpstreamFailed]: 502,
   [ErrorCode.QueryTimeout]: 503,
   [ErrorCode.ServiceUnavailable]: 503,
 };
@@ -45,7 +53,7 @@ export const INTERNAL_GRAPHQL_CODE = "INTERNAL_SERVER_ERROR";
 export function restErrorOf(thrown: unknown): RestErrorResponse {
   const error = asDomainError(thrown);
   if (!error) return INTERNAL_REST_ERROR;
-  const body: RestErrorBody = { error: error.restError, message: error.message };
+  const body: RestErrorBody = { error: error.restError, ...error.restFields, message: error.message };
   if (error.errors) body.errors = error.errors;
   if (error.details) body.details = error.details;
   return { status: STATUS_BY_CODE[error.code], body };
@@ -56,4 +64,16 @@ export function graphqlExtensionsOf(thrown: unknown): GraphQLErrorExtensions {
   const error = asDomainError(thrown);
   if (!error) return { code: INTERNAL_GRAPHQL_CODE };
   return { code: error.code, restError: error.restError, errors: error.errors, details: error.details };
+}
+
+/**
+ * GraphQL edge for a refusal before execution (operation limits, the cost charge), which GraphQL
+ * servers answer with an HTTP status of its own: the status is the domain error's. `graphqlCode` names
+ * a refusal more precisely than the error's code (`QUERY_TOO_DEEP` rather than `BAD_REQUEST`) and then
+ * stands alone in `extensions`; `headers` go on the HTTP answer (a rate limit's `retry-after`).
+ */
+export function graphqlRefusal(error: DomainError, options: { graphqlCode?: string; headers?: Record<string, string> } = {}): GraphQLError {
+  const extensions = options.graphqlCode ? { code: options.graphqlCode } : graphqlExtensionsOf(error);
+  const http = { status: STATUS_BY_CODE[error.code], ...(options.headers ? { headers: new Map(Object.entries(options.headers)) } : {}) };
+  return new GraphQLError(error.message, { extensions: { ...extensions, http } });
 }

@@ -12,6 +12,8 @@ export enum ErrorCode {
   Conflict = "CONFLICT",
   RateLimited = "RATE_LIMITED",
   UpstreamUnavailable = "UPSTREAM_UNAVAILABLE",
+  /** The other side answered, but not with anything usable (an identity provider's failed token exchange). */
+  UpstreamFailed = "UPSTREAM_FAILED",
   /** Transport-level refusals: a REST path that exists for other methods, a request body over the limit. */
   MethodNotAllowed = "METHOD_NOT_ALLOWED",
   PayloadTooLarge = "PAYLOAD_TOO_LARGE",
@@ -26,6 +28,8 @@ export abstract class DomainError extends Error {
   abstract readonly restError: string;
   readonly errors?: string[];
   readonly details?: Record<string, unknown>;
+  /** Fields a protocol puts at the top of its REST error body, next to `error` and `message` (SSO's `reason`). */
+  readonly restFields?: Readonly<Record<string, string>>;
 
   constructor(message: string, options: { errors?: string[]; details?: Record<string, unknown> } = {}) {
     super(message);

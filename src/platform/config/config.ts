@@ -1,193 +1,13 @@
 import path from "node:path";
-import proxyAddr from "proxy-addr";
-import { z } from "zod";
 import type { OutboundPolicy } from "../outbound/outbound.guard";
-import { parseAllowlist } from "../outbound/outbound.addresses";
-import { projectRoot } from "./project-root";
+import { settingDoc } from "../common/docs-pages";
+import { settings, type Settings } from "./settings";
 
 /**
  * Every setting of the service, parsed once at boot. This module is the only reader of process.env:
- * everything else receives a Config. The README's configuration table mirrors `settings` below.
+ * everything else receives a Config. The settings themselves, and what each means, are declared in
+ * settings.ts (docs/settings.md is generated from there).
  */
-const booleanFlag = z
-  .enum(["true", "false", "1", "0", "yes", "no"])
-  .transform((value) => value === "true" || value === "1" || value === "yes");
-
-const postgresUrl = z.string().refine((value) => /^postgres(ql)?:\/\//.test(value), "must be a postgres:// or postgresql:// URL");
-
-const redisUrl = z.string().refine((value) => /^rediss?:\/\//.test(value), "must be a redis:// or rediss:// URL");
-
-/**
- * Which proxies' X-Forwarded-For to believe, as express reads it: true/false, a hop count, or
- * comma-separated addresses, CIDR ranges and the names loopback, linklocal, uniquelocal.
- */
-const trustProxy = z.string().transform((value, ctx): boolean | number | string[] => {
-  if (value === "true" || value === "false") return value === "true";
-  if (/^\d+$/.test(value)) return Number(value);
-  const list = value.split(",").map((part) => part.trim());
-  try {
-    proxyAddr.compile(list);
-  } catch (error) {
-    ctx.addIssue({
-      code: "custom",
-      message: `must be true, false, a hop count, or addresses/CIDRs/loopback (${(error as Error).message})`,
-    });
-    return z.NEVER;
-  }
-  return list;
-});
-
-/** 32 random bytes, base64: the AES-256-GCM key for secrets at rest (see src/platform/security/secret-box.ts). */
-const encryptionKey = z.string().refine((value) => {
-  const bytes = Buffer.from(value, "base64");
-  return bytes.length === 32 && bytes.toString("base64").replace(/=+$/, "") === value.trim().replace(/=+$/, "");
-}, "must be the base64 encoding of exactly 32 bytes (openssl rand -base64 32)");
-
-/** Comma-separated hosts (`api.example.com`, `*.corp.example`) and addresses or CIDR ranges the outbound guard lets through. */
-const outboundAllowlist = z.string().transform((value, ctx): string[] => {
-  const entries = value
-    .split(",")
-    .map((entry) => entry.trim())
-    .filter(Boolean);
-  try {
-    parseAllowlist(entries);
-  } catch (error) {
-    ctx.addIssue({ code: "custom", message: (error as Error).message });
-    return z.NEVER;
-  }
-  return entries;
-});
-
-/** Durations like `5s`, `2m`, `1h`, `500ms`, comma-separated: the waits before each retry of a failing delivery. */
-const durationList = z.string().transform((value, ctx): number[] => {
-  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-  const parts = value.split(",").map((part) => part.trim());
-  const durations = parts.map((part) => {
-    const match = /^(\d+)(ms|s|m|h|d)$/.exec(part);
-    return match ? Number(match[1]) * units[match[2]] : NaN;
-  });
-  if (parts.length === 0 || parts.length > 50 || durations.some((ms) => !Number.isFinite(ms) || ms > 7 * 86_400_000)) {
-    ctx.addIssue({ code: "custom", message: "must be comma-separated durations such as 5s,1m,1h (each at most 7d, at most 50)" });
-    return z.NEVER;
-  }
-  return durations;
-});
-
-const settings = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  HOST: z.string().min(1).default("0.0.0.0"),
-  PUBLIC_URL: z.url().optional(),
-  DATABASE_URL: postgresUrl.optional(),
-  DATABASE_POOL_MAX: z.coerce.number().int().min(2).max(200).default(10),
-  DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(30000),
-  DATA_DIR: z.string().min(1).default(path.join(projectRoot, ".data")),
-  EMBEDDED_POSTGRES_PORT: z.coerce.number().int().min(0).max(65535).default(54320),
-  REDIS_URL: redisUrl.optional(),
-  REDIS_PREFIX: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]+$/, "letters, digits, _ and - only")
-    .default("fg"),
-  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  LOG_FORMAT: z.enum(["auto", "json", "pretty"]).default("auto"),
-  RATE_LIMIT_REQUESTS: z.coerce.number().int().min(0).default(1000),
-  RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(3600),
-  TRUST_PROXY: trustProxy.default(["loopback"]),
-  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(10000),
-  METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
-  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
-  GRAPHQL_LANDING_PAGE: booleanFlag.default(true),
-  GRAPHQL_MAX_COST: z.coerce.number().int().min(0).default(50000),
-  JOB_LOCK_MS: z.coerce.number().int().min(500).default(30000),
-  ASSISTANT_PROVIDER: z.enum(["builtin", "openai"]).optional(),
-  OPENAI_BASE_URL: z.url().optional(),
-  OPENAI_API_KEY: z.string().optional(),
-  ASSISTANT_MODEL: z.string().min(1).optional(),
-  ASSISTANT_MODELS: z.string().optional(),
-  ASSISTANT_STREAM: booleanFlag.default(true),
-  ASSISTANT_TIMEOUT_MS: z.coerce.number().int().min(100).default(60000),
-  ASSISTANT_MAX_TOOL_ROUNDS: z.coerce.number().int().min(1).max(20).default(5),
-  ASSISTANT_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
-  ASSISTANT_RETRY_DELAY_MS: z.coerce.number().int().min(0).default(2000),
-  ASSISTANT_REPLY_TIMEOUT_SECONDS: z.coerce.number().int().min(1).default(300),
-  ENCRYPTION_KEY: encryptionKey.optional(),
-  ALLOW_INSECURE_UPSTREAMS: booleanFlag.default(false),
-  BANK_SYNC_INTERVAL_HOURS: z.coerce
-    .number()
-    .min(0.01)
-    .max(24 * 30)
-    .default(24),
-  BANK_INCLUDE_PENDING: booleanFlag.default(true),
-  BANK_HISTORY_DAYS: z.coerce.number().int().min(1).max(3650).default(730),
-  SIMPLEFIN_DAILY_REQUEST_BUDGET: z.coerce.number().int().min(1).max(1000).default(24),
-  LUNCHFLOW_BASE_URL: z.url().default("https://lunchflow.app/api/v1"),
-  BANK_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).default(30000),
-  BANK_RETRY_BASE_MS: z.coerce.number().int().min(1).default(1000),
-  ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(30).max(86400).default(900),
-  SESSION_TTL_SECONDS: z.coerce.number().int().min(300).default(604800),
-  LOGIN_MAX_FAILURES: z.coerce.number().int().min(1).max(100).default(5),
-  LOGIN_LOCKOUT_SECONDS: z.coerce.number().int().min(1).default(900),
-  AUDIT_PARTITIONS_AHEAD: z.coerce.number().int().min(1).max(36).default(3),
-  AUDIT_COUNT_BUDGET_MS: z.coerce.number().int().min(1).max(60000).default(40),
-  EXPORT_DIR: z.string().min(1).optional(),
-  EXPORT_RETENTION_HOURS: z.coerce
-    .number()
-    .min(0.01)
-    .max(24 * 365)
-    .default(24),
-  EXPORT_URL_TTL_SECONDS: z.coerce.number().int().min(10).max(86400).default(300),
-  EXPORT_BATCH_ROWS: z.coerce.number().int().min(100).max(100000).default(20000),
-  REPORT_MAX_ROWS: z.coerce.number().int().min(10).max(100000).default(5000),
-  AUDIT_HISTOGRAM_BUDGET_MS: z.coerce.number().int().min(1).max(60000).default(500),
-  SSO_DISCOVERY_TTL_SECONDS: z.coerce.number().int().min(0).default(3600),
-  SSO_JWKS_COOLDOWN_MS: z.coerce.number().int().min(0).default(30000),
-  SSO_CLOCK_TOLERANCE_SECONDS: z.coerce.number().int().min(0).max(300).default(60),
-  SSO_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(120).default(10),
-  STREAM_POLL_MS: z.coerce.number().int().min(50).max(60000).default(1000),
-  STREAM_LEASE_MS: z.coerce.number().int().min(1000).default(120000),
-  STREAM_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(8),
-  STREAM_RETRY_SCHEDULE: durationList.default([
-    5e3, 30e3, 120e3, 600e3, 1800e3, 3600e3, 7200e3, 14400e3, 28800e3, 43200e3, 57600e3, 86400e3,
-  ]),
-  STREAM_DELIVERY_LOG_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
-  AUDIT_RETENTION_DATABASE_DAYS: z.coerce.number().int().min(0).max(36500).optional(),
-  AUDIT_RETENTION_TIERS: z
-    .string()
-    .regex(
-      /^(standard|extended|compliance)(,[a-z0-9._*]+=(standard|extended|compliance))*$/,
-      "a tier (standard, extended or compliance), then optional category=tier rules: extended,auth.*=compliance",
-    )
-    .optional(),
-  AUDIT_ARCHIVE_DIR: z.string().min(1).optional(),
-  AUDIT_ARCHIVE_S3_BUCKET: z.string().min(1).optional(),
-  AUDIT_ARCHIVE_S3_PREFIX: z.string().default(""),
-  AUDIT_ARCHIVE_S3_ENDPOINT: z.url().optional(),
-  AUDIT_ARCHIVE_S3_REGION: z.string().min(1).default("us-east-1"),
-  AUDIT_ARCHIVE_S3_ACCESS_KEY_ID: z.string().min(1).optional(),
-  AUDIT_ARCHIVE_S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
-  AUDIT_ARCHIVE_S3_FORCE_PATH_STYLE: booleanFlag.default(false),
-  AUDIT_CHECKPOINT_KEY: z.string().min(1).optional(),
-  AUDIT_CHECKPOINT_ORIGIN: z
-    .string()
-    .regex(/^[\x21-\x2a\x2c-\x7e]+$/, "printable ASCII without spaces or +")
-    .default("finance-gateway/audit"),
-  AUDIT_CHECKPOINT_FILE: z.string().min(1).optional(),
-  ALERT_POLL_MS: z.coerce.number().int().min(50).max(60000).default(1000),
-  ALERT_RETRY_SCHEDULE: durationList.default([10e3, 60e3, 300e3, 900e3, 3600e3]),
-  ALERT_GEO_DIRECTORY: z.string().min(1).optional(),
-  OUTBOUND_ALLOW_PRIVATE: booleanFlag.default(false),
-  OUTBOUND_ALLOWLIST: outboundAllowlist.default([]),
-  OUTBOUND_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(50).max(120000).default(5000),
-  OUTBOUND_TIMEOUT_MS: z.coerce.number().int().min(100).max(600000).default(30000),
-  OUTBOUND_MAX_RESPONSE_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1024)
-    .max(256 * 1024 * 1024)
-    .default(1024 * 1024),
-  // Set by npm for the scripts it runs (`npm start`, `npx …`): not a setting, see Config.launchedByNpm.
-  npm_lifecycle_event: z.string().optional(),
-});
-
 export type Config = Readonly<{
   port: number;
   host: string;
@@ -201,9 +21,9 @@ export type Config = Readonly<{
   embeddedPostgresPort: number;
   redisUrl?: string;
   redisPrefix: string;
-  logLevel: z.infer<typeof settings>["LOG_LEVEL"];
+  logLevel: Settings["LOG_LEVEL"];
   /** auto: pretty lines on a terminal, JSON lines otherwise. */
-  logFormat: z.infer<typeof settings>["LOG_FORMAT"];
+  logFormat: Settings["LOG_FORMAT"];
   /**
    * Run by npm (`npm start`, `npx finance-gateway`): npm's shell dies on SIGTERM without passing it on,
    * so the service also stops when its parent process goes away.
@@ -317,7 +137,7 @@ export type RetentionConfig = Readonly<{
 
 export const BUILTIN_MODEL = "builtin";
 
-function assistantConfig(s: z.infer<typeof settings>): AssistantConfig {
+function assistantConfig(s: Settings): AssistantConfig {
   // A model server named by URL or key means the operator wants it; otherwise the offline assistant answers.
   const provider = s.ASSISTANT_PROVIDER ?? (s.OPENAI_BASE_URL || s.OPENAI_API_KEY ? "openai" : "builtin");
   const defaultModel = provider === "builtin" ? BUILTIN_MODEL : (s.ASSISTANT_MODEL ?? "gpt-4o-mini");
@@ -346,7 +166,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ""));
   const parsed = settings.safeParse(present);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
+    // Each problem names its setting and where the setting is described, so the message says how to fix it.
+    const problems = parsed.error.issues.map((issue) => {
+      const name = issue.path.join(".");
+      return `${name}: ${issue.message} (see ${settingDoc(name)})`;
+    });
     throw new ConfigError(`Invalid configuration:\n  ${problems.join("\n  ")}`);
   }
   const s = parsed.data;

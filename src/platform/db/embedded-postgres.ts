@@ -2,7 +2,10 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
+import { Client } from "pg";
+import { DOCS_PAGES, settingDoc } from "../common/docs-pages";
 import type { Logger } from "../common/logger";
+import { startPostgresProcess } from "./postgres-process";
 
 export type EmbeddedPostgres = {
   url: string;
@@ -42,7 +45,7 @@ async function choosePort(preferred: number, logger: Logger): Promise<number> {
     }
   }
   throw new Error(
-    `ports ${preferred}-${preferred + PORT_ATTEMPTS - 1} are all taken: set EMBEDDED_POSTGRES_PORT to a free port (0 picks any)`,
+    `ports ${preferred}-${preferred + PORT_ATTEMPTS - 1} are all taken: set EMBEDDED_POSTGRES_PORT to a free port (0 picks any; see ${settingDoc("EMBEDDED_POSTGRES_PORT")})`,
   );
 }
 
@@ -77,7 +80,7 @@ function checkOwnership(dataDir: string, databaseDir: string): void {
     const mustMatch = dir === databaseDir || process.getuid?.() !== 0;
     if (mustMatch && owner !== expected) {
       throw new Error(
-        `${dir} is owned by another user (uid ${owner}, expected ${expected}): run as that user, change the owner, or set DATA_DIR to a folder you own`,
+        `${dir} is owned by another user (uid ${owner}, expected ${expected}): run as that user, change the owner, or set DATA_DIR to a folder you own (see ${DOCS_PAGES.database})`,
       );
     }
   }
@@ -132,7 +135,9 @@ async function loadWithoutExitHooks() {
 
 /**
  * The zero-configuration database: the real PostgreSQL binaries shipped in the embedded-postgres
- * package, with data under DATA_DIR/postgres so restarts keep it. Listens on loopback only.
+ * package, with data under DATA_DIR/postgres so restarts keep it. Listens on loopback only. The package
+ * initialises the data directory; the server itself is started by startPostgresProcess, in a session of
+ * its own (see there).
  */
 export async function startEmbeddedPostgres(dataDir: string, preferredPort: number, logger: Logger): Promise<EmbeddedPostgres> {
   const EmbeddedPostgresServer = await loadWithoutExitHooks();
@@ -147,7 +152,7 @@ export async function startEmbeddedPostgres(dataDir: string, preferredPort: numb
   if (runningPort) {
     if (!(await answers(runningPort))) {
       throw new Error(
-        `the embedded database in ${databaseDir} is locked by another process (see its postmaster.pid) that does not answer on port ${runningPort}: stop that process, or set DATA_DIR to another folder`,
+        `the embedded database in ${databaseDir} is locked by another process (see its postmaster.pid) that does not answer on port ${runningPort}: stop that process, or set DATA_DIR to another folder (see ${DOCS_PAGES.database})`,
       );
     }
     logger.debug({ port: runningPort }, "using the embedded PostgreSQL another process started");
@@ -168,11 +173,33 @@ export async function startEmbeddedPostgres(dataDir: string, preferredPort: numb
     logger.info({ databaseDir }, "initialising embedded PostgreSQL");
     await server.initialise();
   }
-  await server.start();
+  const postgres = await startPostgresProcess(databaseDir, port, logger);
   try {
-    await server.createDatabase(DATABASE);
+    await createDatabase(`postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`);
   } catch (error) {
-    if (!/already exists/.test(String(error))) throw error;
+    await postgres.stop();
+    throw error;
   }
-  return { url: urlFor(port), port, startedHere: true, stop: () => server.stop() };
+  return { url: urlFor(port), port, startedHere: true, stop: () => postgres.stop() };
+}
+
+async function createDatabase(url: string): Promise<void> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE ${DATABASE}`);
+  } catch (error) {
+    if ((error as { code?: string }).code !== "42P04") throw error;
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * The port of the embedded PostgreSQL another process runs on this data directory (its service, or a
+ * command started without one), null when none does.
+ */
+export async function embeddedPostgresInUse(dataDir: string): Promise<number | null> {
+  const port = runningServerPort(path.join(dataDir, "postgres"));
+  return port !== null && (await answers(port)) ? port : null;
 }

@@ -1,7 +1,3 @@
-import type { AuditEvent } from "../../audit/log/audit.service";
-import type { ConnectionStatus } from "../../finance/banking/banking.model";
-import type { ReplyStatus } from "../../finance/chats/chat.model";
-
 /**
  * Every event-bus topic and the payload it carries, in one place (like workers/queues.ts for jobs).
  * Publishers and subscribers name a topic from `Topic`; the bus's generic publish/subscribe then
@@ -10,6 +6,9 @@ import type { ReplyStatus } from "../../finance/chats/chat.model";
  * Payloads cross processes as JSON (dates arrive as strings) and must stay small: PostgreSQL refuses
  * NOTIFY payloads of 8000 bytes or more. Durable facts live in tables; an event says "look, this
  * changed" and carries ids, or, where it is small, the fact itself.
+ *
+ * The catalogue is the bottom layer and imports no feature: the payloads' shapes are declared here,
+ * and the features that publish them import those types from here.
  */
 export const Topic = {
   /** A chat's messages, reply statuses and streamed reply text; scoped by chat id. */
@@ -29,10 +28,16 @@ export type TopicName = (typeof Topic)[keyof typeof Topic];
 /** The largest payload (as JSON, in bytes) a publisher may send; room is left for the envelope. */
 export const MAX_EVENT_PAYLOAD_BYTES = 7000;
 
+/** A chat reply's status, as chat_messages stores it and the bus carries it. */
+export type ReplyStatus = "pending" | "complete" | "failed";
+
 export type ChatEventPayload =
   | { kind: "message"; chatId: string; messageId: string }
   | { kind: "status"; chatId: string; messageId: string; status: ReplyStatus; statusMessage: string | null; chatError: string | null }
   | { kind: "partial"; chatId: string; messageId: string; delta: string };
+
+/** A bank connection's health, as bank_connections stores it and the bus carries it. */
+export type ConnectionStatus = "good" | "requires_update" | "failed";
 
 export type BankSyncEvent = {
   connectionId: string;
@@ -52,8 +57,34 @@ export type AccessEnded =
   | { kind: "access_token"; tokenId: string; reason: string }
   | { kind: "api_key"; apiKeyId: string; reason: string };
 
-/** An audit event as JSON carries it. */
-export type AuditEventJson = Omit<AuditEvent, "timestamp"> & { timestamp: string };
+/**
+ * An audit event as JSON carries it: the one list of an event's fields. The audit log's AuditEvent
+ * (src/audit/log/audit.service.ts) is this with a Date and its catalogue's types for `eventType` and
+ * `severity`, which it checks when it reads an event off the bus.
+ */
+export type AuditEventJson = {
+  id: string;
+  /** Null until the sequencer has linked the event into the chain (normally milliseconds after commit). */
+  seq: string | null;
+  /** ISO 8601. */
+  timestamp: string;
+  eventType: string;
+  severity: string;
+  /** The acting user; `id` is null for a failed login under an e-mail no account has. */
+  user: { id: string | null; email: string } | null;
+  provider: string | null;
+  action: string | null;
+  resource: { type: string; id: string; label: string | null } | null;
+  ipAddress: string | null;
+  userAgent: string | null;
+  sessionId: string | null;
+  requestId: string | null;
+  /** What changed, secrets already redacted. */
+  changes: Record<string, { old: unknown; new: unknown }> | null;
+  error: string | null;
+  prevHash: string | null;
+  hash: string | null;
+};
 
 /**
  * A recorded audit event: whole when it fits the payload limit, otherwise only its key (`event` is

@@ -1,6 +1,6 @@
 import { BankingLoaders } from "../../finance/banking/banking.loaders";
 import type { Logger } from "../../platform/common/logger";
-import type { Actor } from "../../finance/identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import type { Services } from "../../app/services";
 import type { RateLimitState } from "../../finance/usage/usage.service";
 import { TransactionRelationsReadAhead } from "../../finance/transactions/transaction-relations.read-ahead";
@@ -17,6 +17,8 @@ export class RequestContext {
     readonly logger: Logger,
     /** The request's rate-limit state, for the usage query; null when limiting is off or not HTTP. */
     readonly rateLimit: RateLimitState | null = null,
+    /** Whose rate limit the request spends (the HTTP limiter's key), for the GraphQL cost charge; null when not limited. */
+    readonly rateLimitKey: string | null = null,
   ) {}
 
   /** Per-request read-ahead of relations, scoped to the actor's family so a read can never cross families. */

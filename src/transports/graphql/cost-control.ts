@@ -1,10 +1,10 @@
 import type { ApolloServerPlugin } from "@apollo/server";
 import { GraphQLError, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from "graphql";
 import { RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
-import { currentAuditContext } from "../../audit/log/audit-context";
+import { graphqlRefusal } from "../../platform/common/error-edges";
+import { RateLimitedError } from "../../platform/common/errors";
 import type { Logger } from "../../platform/common/logger";
-import type { Actor } from "../../finance/identity/actor";
-import { rateLimitKey } from "../http/rate-limit";
+import type { Actor } from "../../platform/security/actor";
 import type { RequestContext } from "./context";
 import { checkOperation, limitsFor, measureOperation, operationRefusal } from "./operation-limits";
 
@@ -24,7 +24,8 @@ export type OperationRequest = {
   operation: OperationDefinitionNode;
   variables: Readonly<Record<string, unknown>> | undefined;
   actor: Actor | null;
-  clientIp: string | null;
+  /** Whose rate limit the cost is charged to (`rateLimitKey`); null when limiting is off. */
+  rateLimitKey: string | null;
 };
 
 /**
@@ -43,12 +44,12 @@ export class CostControl {
     const measure = measureOperation(this.options.schema, request.document, request.operation, request.variables);
     const refused = checkOperation(measure, limitsFor(request.actor !== null, this.options.maxCost));
     if (refused) return refused;
-    return this.charge(rateLimitKey(request.actor, request.clientIp), Math.floor(measure.cost / COST_PER_POINT));
+    return this.charge(request.rateLimitKey, Math.floor(measure.cost / COST_PER_POINT));
   }
 
-  private async charge(key: string, points: number): Promise<GraphQLError | null> {
+  private async charge(key: string | null, points: number): Promise<GraphQLError | null> {
     const limiter = this.options.rateLimiter;
-    if (!limiter || points <= 0) return null;
+    if (!limiter || key === null || points <= 0) return null;
     try {
       await limiter.consume(key, points);
       return null;
@@ -58,13 +59,10 @@ export class CostControl {
         return null;
       }
       const resetInSeconds = Math.ceil(rejection.msBeforeNext / 1000);
-      return new GraphQLError(`Rate limit exceeded by this operation's cost. Try again in ${resetInSeconds} seconds.`, {
-        extensions: {
-          code: "RATE_LIMITED",
-          details: { limit: limiter.points, reset_in_seconds: resetInSeconds },
-          http: { status: 429, headers: new Map([["retry-after", String(resetInSeconds)]]) },
-        },
+      const error = new RateLimitedError(`Rate limit exceeded by this operation's cost. Try again in ${resetInSeconds} seconds.`, {
+        details: { limit: limiter.points, reset_in_seconds: resetInSeconds },
       });
+      return graphqlRefusal(error, { headers: { "retry-after": String(resetInSeconds) } });
     }
   }
 
@@ -84,8 +82,7 @@ export class CostControl {
             operation,
             variables: request.variables,
             actor: contextValue.actor,
-            // The HTTP request's origin, entered once by enterRequestOrigin.
-            clientIp: currentAuditContext().ipAddress,
+            rateLimitKey: contextValue.rateLimitKey,
           });
           if (refused) throw refused;
         },

@@ -1,5 +1,5 @@
 import {
-  GraphQLError,
+  type GraphQLError,
   type FieldNode,
   type FragmentSpreadNode,
   type InlineFragmentNode,
@@ -19,6 +19,8 @@ import {
   type ValueNode,
   type DocumentNode,
 } from "graphql";
+import { graphqlRefusal } from "../../platform/common/error-edges";
+import { BadRequestError } from "../../platform/common/errors";
 
 /**
  * What an operation will cost before it runs, so a client cannot make the service do unbounded work
@@ -64,9 +66,9 @@ export function limitsFor(authenticated: boolean, maxCost: number): OperationLim
     : { maxDepth: 15, maxAliases: 5, maxIntrospections: 1, maxCost: Math.min(maxCost, 1000) };
 }
 
-/** A refusal before execution, with a code per limit; HTTP answers it with 400. */
+/** A refusal before execution, with a code per limit; a bad request at the edge. */
 export function operationRefusal(message: string, code: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code, http: { status: 400 } } });
+  return graphqlRefusal(new BadRequestError(message), { graphqlCode: code });
 }
 
 /** The first limit the operation exceeds, as a GraphQL error, or null. */

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from "express";
-import { auditContextFor, runInAuditContext, setCurrentSessionId } from "../../audit/log/audit-context";
+import { auditContextFor, runInAuditContext, setCurrentSessionId } from "../../platform/common/audit-context";
 import { DomainError, ForbiddenError, UnauthenticatedError } from "../../platform/common/errors";
-import { sessionIdOf, type Actor } from "../../finance/identity/actor";
+import { sessionIdOf, type Actor } from "../../platform/security/actor";
 import type { Services } from "../../app/services";
 import { sendError } from "./respond";
 
@@ -52,6 +52,16 @@ function isCrossSiteWrite(req: Request): boolean {
   if (origin !== undefined) return origin !== `${req.protocol}://${req.get("host")}`;
   const site = req.get("sec-fetch-site");
   return site !== undefined && site !== "same-origin" && site !== "none";
+}
+
+/**
+ * Login CSRF: a page elsewhere posting a form to the sign-in route would sign the browser in to an
+ * account of the attacker's choosing (the session cookie is set by the answer), so a cross-site
+ * sign-in is refused like any cross-site write with the cookie.
+ */
+export function refuseCrossSiteSignIn(req: Request, res: Response, next: NextFunction): void {
+  if (isCrossSiteWrite(req)) return sendError(req, res, new ForbiddenError("Cross-site sign-in refused: sign in from this site"));
+  next();
 }
 
 /** Resolves a bearer token (tried first), an API key, then (where `cookie`) the session cookie. */

@@ -4,13 +4,14 @@ import { execute, getOperationAST, GraphQLError, parse, validate, type GraphQLSc
 import { useServer } from "graphql-ws/use/ws";
 import type { Request } from "express";
 import { WebSocketServer, type WebSocket } from "ws";
-import { auditContextFor, runInAuditContext, type AuditContext } from "../../audit/log/audit-context";
+import { auditContextFor, runInAuditContext, type AuditContext } from "../../platform/common/audit-context";
+import { rateLimitKey } from "./rate-limit";
 import type { Logger } from "../../platform/common/logger";
 import { RequestContext } from "../graphql/context";
 import type { CostControl } from "../graphql/cost-control";
 import { formatGraphQLError } from "../graphql/errors";
 import { MAX_TOKENS } from "../graphql/operation-limits";
-import type { Actor } from "../../finance/identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import type { Services } from "../../app/services";
 import { bearerToken, readCookie, resolveActor, SESSION_COOKIE } from "./authenticate";
 import { LiveSockets } from "./live-sockets";
@@ -152,7 +153,7 @@ export function attachGraphQLSocket(deps: GraphQLSocketDeps): { dispose(): Promi
           operation,
           variables: payload.variables ?? undefined,
           actor,
-          clientIp: origin.ipAddress,
+          rateLimitKey: rateLimitKey(actor, origin.ipAddress),
         });
         if (refused) return [refused];
         const contextValue = new RequestContext(services, actor, origin.requestId!, logger);

@@ -3,7 +3,7 @@ import type { WebSocket } from "ws";
 import { Topic, type AccessEnded } from "../../platform/events/catalogue";
 import type { Logger } from "../../platform/common/logger";
 import type { EventBus } from "../../platform/events/event-bus";
-import type { Actor } from "../../finance/identity/actor";
+import type { Actor } from "../../platform/security/actor";
 
 /**
  * The authenticated WebSocket connections of this process, each with the actor its credential

@@ -2,26 +2,28 @@ import type { NextFunction, Request, Response } from "express";
 import type IORedis from "ioredis";
 import { RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import type { Sequelize } from "sequelize";
-import { currentAuditContext } from "../../audit/log/audit-context";
+import { clientAddress } from "../../platform/common/audit-context";
 import { RateLimitedError } from "../../platform/common/errors";
 import type { Logger } from "../../platform/common/logger";
 import type { Config } from "../../platform/config/config";
-import type { Actor } from "../../finance/identity/actor";
+import type { Actor } from "../../platform/security/actor";
 import type { RateLimitState } from "../../finance/usage/usage.service";
 import { sendError } from "./respond";
 
 export type RateLimitStore = { redis: IORedis } | { sequelize: Sequelize };
 
 /** A fixed window per API key or token (per client IP before authentication); null when turned off. */
-export async function createRateLimiter(config: Config, store: RateLimitStore): Promise<RateLimiterAbstract | null> {
+export function createRateLimiter(config: Config, store: RateLimitStore): RateLimiterAbstract | null {
   if (config.rateLimitRequests === 0) return null;
   const common = { points: config.rateLimitRequests, duration: config.rateLimitWindowSeconds, keyPrefix: `${config.redisPrefix}:rl` };
   if ("redis" in store) return new RateLimiterRedis({ ...common, storeClient: store.redis });
-  return new Promise((resolve, reject) => {
-    const limiter: RateLimiterPostgres = new RateLimiterPostgres(
-      { ...common, storeClient: store.sequelize, storeType: "sequelize", tableName: "rate_limits" },
-      (error?: Error) => (error ? reject(error) : resolve(limiter)),
-    );
+  // Migration 0013 creates the table: a table made at run time would be missing from a restored schema.
+  return new RateLimiterPostgres({
+    ...common,
+    storeClient: store.sequelize,
+    storeType: "sequelize",
+    tableName: "rate_limits",
+    tableCreated: true,
   });
 }
 
@@ -34,6 +36,8 @@ declare module "express-serve-static-core" {
   interface Locals {
     /** The limit as this request left it; unset when rate limiting is off or its store is down. */
     rateLimit?: RateLimitState;
+    /** Whose points this request spends (`rateLimitKey`), for the GraphQL cost charge; unset when limiting is off. */
+    rateLimitKey?: string;
   }
 }
 
@@ -41,7 +45,8 @@ declare module "express-serve-static-core" {
 export function rateLimit(limiter: RateLimiterAbstract, logger: Logger) {
   return async (req: Request, res: Response, next: NextFunction) => {
     try {
-      const state = await limiter.consume(rateLimitKey(res.locals.actor, currentAuditContext().ipAddress ?? req.ip ?? null));
+      res.locals.rateLimitKey = rateLimitKey(res.locals.actor, clientAddress(req.ip) ?? req.ip ?? null);
+      const state = await limiter.consume(res.locals.rateLimitKey);
       setHeaders(res, limiter.points, state);
       res.locals.rateLimit = {
         limit: limiter.points,

@@ -1,3 +1,4 @@
+import type http from "node:http";
 import type { NextFunction, Request, Response } from "express";
 import { graphqlExtensionsOf, restErrorOf } from "../../platform/common/error-edges";
 import {
@@ -10,20 +11,38 @@ import {
 } from "../../platform/common/errors";
 import type { Logger } from "../../platform/common/logger";
 
+export type SendErrorOptions = {
+  /** Extra headers of the answer (`www-authenticate`). */
+  headers?: Record<string, string>;
+  /** A page for browsers that ask for HTML (the SSO flow), given the error's message. */
+  page?: (message: string) => string;
+};
+
 /**
  * Answers an error raised outside a GraphQL execution (authentication, the rate limit, body parsing,
- * a route's handler, the final handler), through the one edge per transport: REST clients get the
- * docs/rest-compat.md body, GraphQL clients a GraphQL error response, both with the status of the
- * error's code.
+ * a route's handler, the final handler, the metrics port), through the one edge per transport: REST
+ * clients get the docs/rest-compat.md body, GraphQL clients a GraphQL error response, both with the
+ * status of the error's code. Works on express' response and on a bare node one (the worker's metrics port).
  */
-export function sendError(req: Request, res: Response, error: unknown): void {
+export function sendError(req: http.IncomingMessage, res: http.ServerResponse, error: unknown, options: SendErrorOptions = {}): void {
   const { status, body } = restErrorOf(error);
   // Refusals made before routing (a credential in the query string) have no baseUrl yet.
-  if ((req.baseUrl || req.path).startsWith("/graphql")) {
-    res.status(status).json({ errors: [{ message: body.message, extensions: graphqlExtensionsOf(error) }] });
+  const express = req as Partial<Request>;
+  const path = express.baseUrl || express.path || (req.url ?? "/").split("?")[0];
+  const answer = path.startsWith("/graphql") ? { errors: [{ message: body.message, extensions: graphqlExtensionsOf(error) }] } : body;
+  for (const [name, value] of Object.entries(options.headers ?? {})) res.setHeader(name, value);
+  const page = options.page && (req.headers.accept ?? "").includes("text/html") ? options.page(body.message) : null;
+  if (isExpress(res)) {
+    if (page !== null) res.status(status).type("html").send(page);
+    else res.status(status).json(answer);
     return;
   }
-  res.status(status).json(body);
+  res.writeHead(status, { "content-type": page === null ? "application/json; charset=utf-8" : "text/html; charset=utf-8" });
+  res.end(page ?? JSON.stringify(answer));
+}
+
+function isExpress(res: http.ServerResponse): res is Response {
+  return typeof (res as Partial<Response>).json === "function";
 }
 
 /** Mounted after every route: nothing answered this path. */

@@ -11,7 +11,8 @@ import * as auditStreaming from "./0009-audit-streaming";
 import * as alerts from "./0010-alerts";
 import * as auditRetention from "./0011-audit-retention";
 import * as auditHistogramIndex from "./0012-audit-histogram-index";
-import * as ledger from "./0013-ledger";
+import * as rateLimits from "./0013-rate-limits";
+import * as ledger from "./0014-ledger";
 
 export type Migration = { name: string; up: (context: MigrationContext) => Promise<void> };
 
@@ -29,5 +30,6 @@ export const migrations: Migration[] = [
   { name: "0010-alerts", up: alerts.up },
   { name: "0011-audit-retention", up: auditRetention.up },
   { name: "0012-audit-histogram-index", up: auditHistogramIndex.up },
-  { name: "0013-ledger", up: ledger.up },
+  { name: "0013-rate-limits", up: rateLimits.up },
+  { name: "0014-ledger", up: ledger.up },
 ];

@@ -1,6 +1,21 @@
-import { ForbiddenError } from "../../platform/common/errors";
-import type { ApiKeyScope } from "./api-key.model";
-import type { UserRole } from "./user.model";
+import { ForbiddenError } from "../common/errors";
+
+/**
+ * Who may do what: the caller of every transport and the roles and scopes it carries. Below every
+ * feature, because every layer names it (transports authenticate it, features authorise on it).
+ */
+export const USER_ROLES = ["admin", "auditor", "member"] as const;
+export type UserRole = (typeof USER_ROLES)[number];
+
+/** Roles by privilege: each includes the rights of those below it. */
+export const ROLE_PRIVILEGE: Record<UserRole, number> = { member: 0, auditor: 1, admin: 2 };
+
+export function isUserRole(value: string): value is UserRole {
+  return (USER_ROLES as readonly string[]).includes(value);
+}
+
+export const API_KEY_SCOPES = ["read", "read_write"] as const;
+export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
 
 /** Who is making a request, resolved once per request from its credentials. */
 export type Actor = Readonly<{

@@ -41,7 +41,7 @@ const MAX_USER_AGENT = 512;
  */
 export function auditContextFor(request: { clientIp?: string; userAgent?: string; requestId: string }): AuditContext {
   return {
-    ipAddress: normalizeIp(request.clientIp),
+    ipAddress: clientAddress(request.clientIp),
     userAgent: request.userAgent ? request.userAgent.slice(0, MAX_USER_AGENT) : null,
     requestId: request.requestId,
     sessionId: null,
@@ -52,7 +52,7 @@ export function auditContextFor(request: { clientIp?: string; userAgent?: string
  * A client address as PostgreSQL's inet stores it, or null. An IPv6 zone id (`fe80::1%eth0`) names an
  * interface of the sender's host, which means nothing here, and inet refuses it.
  */
-function normalizeIp(raw: string | undefined): string | null {
+export function clientAddress(raw: string | undefined): string | null {
   if (!raw) return null;
   const ip = raw.includes("%") ? raw.slice(0, raw.indexOf("%")) : raw;
   const unmapped = ip.startsWith("::ffff:") && isIP(ip.slice(7)) === 4 ? ip.slice(7) : ip;

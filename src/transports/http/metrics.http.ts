@@ -1,10 +1,12 @@
 import { timingSafeEqual, createHash } from "node:crypto";
 import http from "node:http";
 import type { NextFunction, Request, Response } from "express";
-import { explainListenError } from "../common/connection-errors";
-import type { Logger } from "../common/logger";
-import type { Config } from "../config/config";
-import type { ServiceMetrics } from "./metrics";
+import { explainListenError } from "../../platform/common/connection-errors";
+import { ForbiddenError, RouteNotFoundError, UnauthenticatedError } from "../../platform/common/errors";
+import type { Logger } from "../../platform/common/logger";
+import type { Config } from "../../platform/config/config";
+import type { ServiceMetrics } from "../../platform/metrics/metrics";
+import { sendError } from "./respond";
 
 /**
  * The route a request matched, as a template (`/api/v1/transactions/{id}`), never its raw path: a
@@ -55,19 +57,22 @@ function sameToken(given: string, expected: string): boolean {
  * loopback address and the request carries no forwarding header (a reverse proxy on this machine
  * would otherwise make every outside client look local). TRUST_PROXY is deliberately not consulted.
  */
-export function metricsAccess(config: Config, req: http.IncomingMessage): { ok: true } | { ok: false; status: 401 | 403; message: string } {
+export function metricsAccess(
+  config: Config,
+  req: http.IncomingMessage,
+): { ok: true } | { ok: false; error: UnauthenticatedError | ForbiddenError } {
   const token = config.metrics.token;
   if (token) {
     const header = req.headers.authorization ?? "";
     const match = /^Bearer\s+(\S+)$/i.exec(header);
     return match && sameToken(match[1], token)
       ? { ok: true }
-      : { ok: false, status: 401, message: "/metrics needs the bearer token set in METRICS_TOKEN" };
+      : { ok: false, error: new UnauthenticatedError("/metrics needs the bearer token set in METRICS_TOKEN") };
   }
   const local = LOOPBACK.test(req.socket.remoteAddress ?? "") && !FORWARDED.some((name) => name in req.headers);
   return local
     ? { ok: true }
-    : { ok: false, status: 403, message: "/metrics answers loopback clients only; set METRICS_TOKEN to read it from elsewhere" };
+    : { ok: false, error: new ForbiddenError("/metrics answers loopback clients only; set METRICS_TOKEN to read it from elsewhere") };
 }
 
 /** GET /metrics in Prometheus' text format, after the access rule above. */
@@ -79,12 +84,9 @@ export async function answerMetrics(
 ): Promise<void> {
   const access = metricsAccess(config, req);
   if (!access.ok) {
-    const error = access.status === 401 ? "unauthorized" : "forbidden";
-    res.writeHead(access.status, {
-      "content-type": "application/json; charset=utf-8",
-      ...(access.status === 401 ? { "www-authenticate": 'Bearer realm="metrics"' } : {}),
-    });
-    res.end(JSON.stringify({ error, message: access.message }));
+    const challenge: Record<string, string> =
+      access.error instanceof UnauthenticatedError ? { "www-authenticate": 'Bearer realm="metrics"' } : {};
+    sendError(req, res, access.error, { headers: challenge });
     return;
   }
   const body = await metrics.registry.metrics();
@@ -113,8 +115,8 @@ export async function startMetricsServer(
     if (req.method === "GET" && path === "/metrics") {
       answerMetrics(config, metrics, req, res).catch((error) => {
         logger.error({ err: error }, "metrics failed");
-        if (!res.headersSent) res.writeHead(500, { "content-type": "application/json; charset=utf-8" });
-        res.end(JSON.stringify({ error: "internal_server_error", message: "An unexpected error occurred" }));
+        if (!res.headersSent) sendError(req, res, error);
+        else res.end();
       });
       return;
     }
@@ -123,8 +125,7 @@ export async function startMetricsServer(
       res.end(JSON.stringify({ status: "ok" }));
       return;
     }
-    res.writeHead(404, { "content-type": "application/json; charset=utf-8" });
-    res.end(JSON.stringify({ error: "not_found", message: "this port serves GET /metrics and GET /healthz only" }));
+    sendError(req, res, new RouteNotFoundError("this port serves GET /metrics and GET /healthz only"));
   });
   server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve, reject) => {

@@ -1,50 +1,28 @@
 import type { ChildProcess } from "node:child_process";
-import fs from "node:fs";
 import path from "node:path";
 import { CLI, spawnUntilJson, stopChild } from "../helpers/cli";
-import { checkSteps, compareOutput, readFences, runSteps, stepsOf, type Comparison, type Step } from "../helpers/readme-examples";
+import { checkSteps, compareOutput, readFences, readPage, runSteps, stepsOf, type Comparison, type Step } from "../helpers/readme-examples";
 import { createTestDatabase, type TestDatabase } from "../helpers/test-database";
 
 /**
- * Issue 2's promise: "every curl in the README works as printed". The README's shell examples of the
- * "API tour" and "REST conventions" sections run in order, in ONE bash process (so KEY, API, TX, BODY…
- * flow from block to block), in the project folder, exactly as printed: `npx finance-gateway demo` is
- * the real CLI. The one substitution is the address: `http://localhost:3000` becomes the address of the
- * service this test starts (port 0, its own database). Each step's output is compared with what the
- * README prints after it (see test/helpers/readme-examples.ts for how), and a step that exits non-zero
- * fails too (`set -o pipefail` and an ERR trap, so a failing command inside `$(…)` or a pipe counts).
- * A failure names the README line of the step.
- *
- * Left out, and why:
- * - "SSO walk-through": test/e2e/sso.walkthrough.test.ts runs it, with its local IdP and browser steps,
- *   which bash cannot do. "Bank connections": test/e2e/readme.banks.test.ts runs it against the
- *   `npm run dev:banks` sandboxes.
- * - "CLI" examples: not curl; `start`, `api` and `worker` run until stopped, one names an unreachable
- *   database host, `emit-contracts` rewrites the committed contracts, and `audit verify` shows a tampered
- *   log's answer. test/e2e/runtime.zero-config.test.ts covers `start` and `demo`.
- * - "Quick start", "Testing", "Benchmarks" (`npm ci`, `npm start`, `npm test`, `npm run bench:*`): they
- *   install, build or run whole suites.
- * - "Configuration" (`PORT=99999 … start`) and "Model providers" (`OPENAI_BASE_URL=… npm start`): they
- *   start (or fail to start) another service; the second needs a model server.
- * - "GraphQL" `ws-demo.mjs`: JavaScript, not a shell example; the WebSocket tests cover it.
- * The last test below fails when a curl example appears in any other section.
+ * Issue 2's promise: "every curl works as printed". The shell examples of docs/rest-api.md's "API tour"
+ * and "REST conventions" run in order, in ONE bash process (so KEY, API, TX, BODY… flow from block to
+ * block), in the project folder, exactly as printed: `npx finance-gateway demo` is the real CLI. The one
+ * substitution is the address: `http://localhost:3000` becomes the address of the service this test
+ * starts (port 0, its own database). Each step's output is compared with what the page prints after it
+ * (see test/helpers/readme-examples.ts for how), and a step that exits non-zero fails too (`set -o
+ * pipefail` and an ERR trap, so a failing command inside `$(…)` or a pipe counts). A failure names the
+ * page line of the step. test/unit/docs.walkthroughs.test.ts checks that every curl example of the
+ * project's pages is run by this test or another.
  */
 const ROOT = path.join(__dirname, "..", "..");
-const README = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
+const PAGE = readPage(ROOT, "docs/rest-api.md");
 const SECTIONS = ["API tour", "REST conventions"];
-const CHECKED_ELSEWHERE = new Set([
-  "SSO walk-through (local IdP)",
-  "Bank connections",
-  // test/e2e/audit-exports-walkthrough.test.ts
-  "Walk-through: last month as CSV, a report as PDF",
-  // test/e2e/readme.alerts.test.ts
-  "Alerts",
-]);
-const README_ADDRESS = "http://localhost:3000";
+const ADDRESS = "http://localhost:3000";
 jest.setTimeout(150_000);
 
 /**
- * README outputs that show one sample of the generated demo data rather than something every run
+ * Outputs that show one sample of the generated demo data rather than something every run
  * prints: compared by shape only. The demo data is generated relative to today, so which transaction
  * is the newest changes from day to day.
  */
@@ -57,7 +35,7 @@ const ILLUSTRATIVE: Array<{ command: string; paths: string[] }> = [
 let database: TestDatabase;
 let env: NodeJS.ProcessEnv;
 let service: ChildProcess | undefined;
-const steps: Step[] = SECTIONS.flatMap((section) => stepsOf(README, section));
+const steps: Step[] = SECTIONS.flatMap((section) => stepsOf(PAGE, section));
 const outputs = new Map<Step, string>();
 
 async function start(): Promise<{ child: ChildProcess; base: string }> {
@@ -77,19 +55,19 @@ afterAll(async () => {
   await database?.drop();
 });
 
-test("every shell example of the API tour and the REST conventions works as printed, in order", async () => {
+test("every shell example of the REST API page works as printed, in order", async () => {
   const started = await start();
   service = started.child;
 
-  const run = await runSteps(steps, { address: README_ADDRESS, base: started.base, cwd: ROOT, env });
+  const run = await runSteps(steps, { substitutions: [[ADDRESS, started.base]], cwd: ROOT, env });
   const problems = checkSteps(steps, run, (step) =>
     ILLUSTRATIVE.filter((entry) => step.command.includes(entry.command)).flatMap((entry) => entry.paths),
   );
   steps.forEach((step, index) => outputs.set(step, run.outputs[index]));
-  if (problems.length > 0) throw new Error(`README examples that do not work as printed:\n\n${problems.join("\n\n")}`);
+  if (problems.length > 0) throw new Error(`docs/rest-api.md examples that do not work as printed:\n\n${problems.join("\n\n")}`);
 });
 
-test("a README example whose output changes fails the comparison, naming what differs", () => {
+test("an example whose output changes fails the comparison, naming what differs", () => {
   const find = (text: string) => {
     const step = steps.find((candidate) => candidate.command.includes(text) && outputs.has(candidate));
     if (!step?.expected) throw new Error(`no step with output runs ${text}`);
@@ -122,23 +100,17 @@ test("a README example whose output changes fails the comparison, naming what di
   ]);
 });
 
-test("every curl example of the README is run, by this test or by the one named for its section", () => {
-  const curlFences = readFences(README).filter((fence) => fence.lang === "sh" && fence.lines.some((line) => /\bcurl\b/.test(line)));
-  const unchecked = curlFences.filter(
-    (fence) => !SECTIONS.includes(fence.section) && !CHECKED_ELSEWHERE.has(fence.subsection) && !CHECKED_ELSEWHERE.has(fence.section),
-  );
-  expect(unchecked.map((fence) => `README.md:${fence.line} (${fence.section} / ${fence.subsection})`)).toEqual([]);
-  // …and every curl line of the sections this test runs is part of a step it runs.
+test("every curl line of the page is part of a step this test runs, and only the address is substituted", () => {
   const run = steps.map((step) => step.command).join("\n");
-  const skipped = curlFences
-    .filter((fence) => SECTIONS.includes(fence.section))
+  const skipped = readFences(PAGE.text)
+    .filter((fence) => fence.lang === "sh" && SECTIONS.includes(fence.section))
     .flatMap((fence) => fence.lines.map((line, offset) => ({ line, at: fence.line + 1 + offset })))
     .filter(({ line }) => /\bcurl\b/.test(line) && !run.includes(line));
-  expect(skipped.map(({ at, line }) => `README.md:${at}: ${line.trim()}`)).toEqual([]);
+  expect(skipped.map(({ at, line }) => `docs/rest-api.md:${at}: ${line.trim()}`)).toEqual([]);
   for (const section of SECTIONS) expect(steps.filter((step) => step.section === section).length).toBeGreaterThan(0);
   // The only substitution is the address; any other spelling of it would reach no service.
-  const otherAddresses = steps.filter((step) => /localhost:\d+/.test(step.command.split(README_ADDRESS).join("")));
-  expect(otherAddresses.map((step) => `README.md:${step.line}`)).toEqual([]);
-  // Every entry of ILLUSTRATIVE still names exactly one README command, so none outlives its example.
+  const otherAddresses = steps.filter((step) => /localhost:\d+/.test(step.command.split(ADDRESS).join("")));
+  expect(otherAddresses.map((step) => `docs/rest-api.md:${step.line}`)).toEqual([]);
+  // Every entry of ILLUSTRATIVE still names exactly one command, so none outlives its example.
   for (const entry of ILLUSTRATIVE) expect(steps.filter((step) => step.command.includes(entry.command))).toHaveLength(1);
 });

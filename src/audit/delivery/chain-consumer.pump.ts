@@ -1,10 +1,23 @@
 import { randomUUID } from "node:crypto";
-import type { Sequelize, Transaction } from "sequelize";
-import { runInAuditContext } from "../log/audit-context";
+import type { Sequelize } from "sequelize";
+import { runInAuditContext } from "../../platform/common/audit-context";
 import type { Logger } from "../../platform/common/logger";
 import { Topic } from "../../platform/events/catalogue";
 import type { EventBus } from "../../platform/events/event-bus";
-import type { ConsumerRepository, ConsumerRow, ConsumerSettlement } from "./stream.repository";
+import type { ChainConsumerHandler, TurnOutcome } from "./chain-consumer.handler";
+import type { ConsumerRepository, ConsumerRow } from "./consumer.repository";
+import { settlementOf } from "./retry-policy";
+
+export type PumpOptions = {
+  pollMs: number;
+  leaseMs: number;
+  /** Turns in flight at once in this process. */
+  concurrency: number;
+  /** Waits before the 1st, 2nd, … retry of a failing batch; past the last one the consumer is marked failing. */
+  retryScheduleMs: number[];
+};
+
+const WAKE_INTERVAL_MS = 50;
 
 /**
  * The reusable half of the delivery machine. Every consumer of the committed audit stream (a webhook,
@@ -18,73 +31,7 @@ import type { ConsumerRepository, ConsumerRow, ConsumerSettlement } from "./stre
  * - one worker per consumer at a time: a lease (SKIP LOCKED claim, owner-checked settle);
  * - nothing is held in memory or in Redis: a restart of anything resumes from the positions.
  */
-export type TurnOutcome = {
-  /** The new position: every event up to it is handled. */
-  position: string;
-  /** Set when the turn stopped on a failure: the consumer retries from `position` later. */
-  failure?: { error: string; retryAfterMs: number | null; gone: boolean } | null;
-};
-
-export interface ChainConsumerHandler<Outcome extends TurnOutcome = TurnOutcome> {
-  /** Consumer ids this handler serves start with it (`destination:`, `alerts:`). */
-  readonly prefix: string;
-  /**
-   * Called once per claim with every consumer just leased to this handler, before their turns: a
-   * handler reads what its turns need in one query rather than one per turn (the claims run while the
-   * stream is busy, on the database that records it).
-   */
-  prepare?(consumers: ConsumerRow[]): Promise<void>;
-  /** One turn for a leased consumer; should return before `deadline` (its lease ends a little later). */
-  turn(consumer: ConsumerRow, deadline: number): Promise<Outcome>;
-  /** Writes the handler's records of the outcome in the transaction that moves the position. */
-  record(consumer: ConsumerRow, outcome: Outcome, settlement: ConsumerSettlement, transaction: Transaction): Promise<void>;
-}
-
-export type PumpOptions = {
-  pollMs: number;
-  leaseMs: number;
-  /** Turns in flight at once in this process. */
-  concurrency: number;
-  /** Waits before the 1st, 2nd, … retry of a failing batch; past the last one the consumer is marked failing. */
-  retryScheduleMs: number[];
-};
-
-/** ±20 % so that consumers failing together do not retry together. */
-function jitter(ms: number): number {
-  return Math.round(ms * (0.8 + Math.random() * 0.4));
-}
-
-const WAKE_INTERVAL_MS = 50;
-
-/** A Retry-After longer than this is read as "a day": a receiver cannot park a consumer for weeks. */
-const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
-
-/** Where the consumer stands after a turn: success resets the retries, a failure schedules the next one. */
-export function settlementOf(consumer: ConsumerRow, outcome: TurnOutcome, schedule: number[], now = new Date()): ConsumerSettlement {
-  if (!outcome.failure) {
-    return {
-      position: outcome.position,
-      failures: 0,
-      nextAttemptAt: now,
-      success: BigInt(outcome.position) > BigInt(consumer.position) ? now : null,
-    };
-  }
-  const failures = consumer.failures + 1;
-  const exhausted = failures > schedule.length;
-  const scheduled = jitter(schedule[Math.min(failures, schedule.length) - 1] ?? 0);
-  const asked = outcome.failure.retryAfterMs === null ? 0 : Math.min(outcome.failure.retryAfterMs, MAX_RETRY_AFTER_MS);
-  const progressed = BigInt(outcome.position) > BigInt(consumer.position);
-  return {
-    position: outcome.position,
-    // Progress before the failure: the retries of the batch that failed start afresh.
-    failures: progressed ? 1 : failures,
-    nextAttemptAt: new Date(now.getTime() + Math.max(scheduled, asked)),
-    failing: !progressed && exhausted ? true : undefined,
-    paused: outcome.failure.gone ? true : undefined,
-    success: progressed ? now : null,
-    failure: { at: now, error: outcome.failure.error },
-  };
-}
+type PumpDrainer = { resolve: () => void; reject: (error: Error) => void };
 
 export class ChainConsumerPump {
   private readonly owner = `${process.pid}:${randomUUID()}`;
@@ -96,6 +43,8 @@ export class ChainConsumerPump {
   private wakeups: AsyncIterator<unknown> | null = null;
   private wakePending = false;
   private lastCycle = 0;
+  /** drain() callers, each waiting for a cycle that starts after its call and finds nothing to do. */
+  private drainers: PumpDrainer[] = [];
 
   constructor(
     private readonly sequelize: Sequelize,
@@ -105,6 +54,11 @@ export class ChainConsumerPump {
     private readonly events: EventBus,
     private readonly logger: Logger,
   ) {}
+
+  /** The prefixes of the consumers this pump serves, one per plug-in (checked against workers/queues.ts's CHAIN_CONSUMERS at boot). */
+  get prefixes(): string[] {
+    return this.handlers.map((handler) => handler.prefix);
+  }
 
   start(): void {
     if (this.running) return;
@@ -147,8 +101,13 @@ export class ChainConsumerPump {
       this.timer = null;
       this.wakePending = false;
       this.lastCycle = Date.now();
+      const drainers = this.drainers.splice(0);
       this.cycling = this.cycle()
-        .catch((error) => this.logger.warn({ err: error }, "audit stream delivery cycle failed"))
+        .then((claimed) => this.settleDrainers(drainers, claimed === 0 && this.inFlight.size === 0))
+        .catch((error) => {
+          this.settleDrainers(drainers, false);
+          this.logger.warn({ err: error }, "audit stream delivery cycle failed");
+        })
         .finally(() => {
           this.cycling = null;
           const more = this.again;
@@ -159,12 +118,17 @@ export class ChainConsumerPump {
     }, ms);
   }
 
-  /** Claims what this process has room for and starts those turns; a finished turn wakes the pump again. */
-  private async cycle(): Promise<void> {
+  /**
+   * Claims what this process has room for and starts those turns; a finished turn wakes the pump again.
+   * Resolves with the number of consumers claimed (-1 when there was no room to claim).
+   */
+  private async cycle(): Promise<number> {
+    let total = 0;
     for (const handler of this.handlers) {
       const room = this.options.concurrency - this.inFlight.size;
-      if (room <= 0) return;
+      if (room <= 0) return -1;
       const claimed = await this.consumers.claimDue(this.owner, this.options.leaseMs, room, handler.prefix);
+      total += claimed.length;
       if (claimed.length === 0) continue;
       try {
         await handler.prepare?.(claimed);
@@ -180,6 +144,28 @@ export class ChainConsumerPump {
         this.inFlight.set(consumer.id, turn);
       }
     }
+    return total;
+  }
+
+  /**
+   * Resolves once delivery has caught up: a claim cycle that started after this call found no consumer
+   * due and no turn in flight, so every consumer is at the chain head, paused, failing, waiting for its
+   * next retry or leased by another process. Tests await it instead of sleeping; events must be linked
+   * into the chain first (audit.chainCommitted()) to count. Rejects when the pump is not running.
+   */
+  drain(): Promise<void> {
+    if (!this.running) return Promise.reject(new Error("the audit stream pump is not running"));
+    const drained = new Promise<void>((resolve, reject) => this.drainers.push({ resolve, reject }));
+    // A cycle already running may have looked before the caller's commit: the next one decides.
+    if (this.cycling) this.again = true;
+    else this.schedule(0);
+    return drained;
+  }
+
+  /** Caught up: the drainers resolve; otherwise they wait for the next cycle (a finished turn asks for one). */
+  private settleDrainers(drainers: PumpDrainer[], caughtUp: boolean): void {
+    if (caughtUp) for (const drainer of drainers) drainer.resolve();
+    else this.drainers.unshift(...drainers);
   }
 
   /** Events a turn records (a destination disabled or failing) correlate by the turn, as a job's do by the job. */
@@ -213,5 +199,6 @@ export class ChainConsumerPump {
     await this.wakeups?.return?.();
     await this.cycling;
     await Promise.allSettled([...this.inFlight.values()]);
+    for (const drainer of this.drainers.splice(0)) drainer.reject(new Error("the audit stream pump stopped"));
   }
 }
