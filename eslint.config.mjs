@@ -1,6 +1,7 @@
 import js from "@eslint/js";
 import prettier from "eslint-config-prettier";
 import tseslint from "typescript-eslint";
+import architecture from "./eslint/architecture.mjs";
 
 /** Settings are read in one place: src/platform/config/config.ts. */
 const CONFIG_ONLY = {
@@ -45,7 +46,8 @@ const REPOSITORIES_ONLY = [
 ];
 
 export default tseslint.config(
-  { ignores: ["dist/", "node_modules/", ".data/", "coverage/", "dashboard/src/gql/"] },
+  // test/lint-fixtures/ holds planted violations; test/unit/lint.rules.test.ts lints each as the file it pretends to be.
+  { ignores: ["dist/", "node_modules/", ".data/", "coverage/", "dashboard/src/gql/", "test/lint-fixtures/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   prettier,
@@ -77,6 +79,64 @@ export default tseslint.config(
   {
     files: ["test/**", "bench/**", "jest.config.js", "**/*.js", "**/*.mjs"],
     rules: { "no-restricted-syntax": "off" },
+  },
+  // The conventions of docs/architecture.md that depend on where a file lives (eslint/architecture.mjs).
+  {
+    files: ["src/**/*.ts", "rest-adapter/**/*.ts", "workers/**/*.ts"],
+    plugins: { architecture },
+    rules: {
+      // (f) and (d): platform ← transports ← features ← app; the event catalogue imports no feature.
+      "architecture/layers": "error",
+      // (e): a feature reaches another only through its index.ts.
+      "architecture/feature-entry": "error",
+      // (b): the request origin is read by AuditService alone.
+      "architecture/origin-read": "error",
+      // (c): bind parameters only through bindParam.
+      "architecture/bind-param": "error",
+    },
+  },
+  {
+    // (a): statuses are chosen at the transport edge (src/transports/, rest-adapter/) and in the error
+    // edges; a feature's router is its HTTP edge for success answers only.
+    files: ["src/**/*.ts", "workers/**/*.ts"],
+    ignores: ["src/transports/**", "src/platform/common/error-edges.ts", "**/*.router.ts"],
+    rules: { "architecture/status-at-edge": "error" },
+  },
+  {
+    files: ["**/*.router.ts"],
+    ignores: ["src/transports/**", "rest-adapter/**"],
+    rules: { "architecture/router-errors-through-edge": "error" },
+  },
+  {
+    files: ["src/audit/log/audit.service.ts", "src/platform/common/audit-context.ts"],
+    rules: { "architecture/origin-read": "off" },
+  },
+  {
+    files: ["src/platform/common/sql.ts"],
+    rules: { "architecture/bind-param": "off" },
+  },
+  // Known exceptions, each to be removed by the change named: a rule's list of what it does not hold yet.
+  {
+    // The composition root's `Services` (src/app/services.ts) is still handed to routers, the GraphQL
+    // request context and the per-request loaders as a whole: until each gets the services it uses
+    // injected, these files name the app layer from below it.
+    files: [
+      "src/transports/graphql/context.ts",
+      "src/transports/http/graphql-socket.ts",
+      "src/finance/auth/auth.router.ts",
+      "src/finance/banking/banking.loaders.ts",
+      "src/finance/transactions/transaction-relations.read-ahead.ts",
+      "src/audit/alerts/alert.resolver.ts",
+      "src/audit/exports/export.router.ts",
+      "src/audit/sso/sso.router.ts",
+    ],
+    rules: { "architecture/layers": "off" },
+  },
+  {
+    // Appends another clause's bind values after renumbering its placeholders: to become a bindParam
+    // per value (the audit log's query builder, src/audit/log/).
+    files: ["src/audit/log/audit-query.sql.ts", "src/audit/streaming/stream.repository.ts"],
+    rules: { "architecture/bind-param": "off" },
   },
   {
     files: ["**/*.js"],

@@ -46,7 +46,7 @@ export function buildVariables(schema: GraphQLSchema, operation: OperationDefini
     else if (isInputObjectType(getNamedType(type)) && !isListType(type)) raw = fromQueryObject(type, input.query);
     else {
       const key = input.queryKeys === "camelCase" ? name : camelToSnake(name);
-      raw = fromQueryValue(type, queryValue(input.query, key));
+      raw = fromQueryValue(type, queryValue(input.query, key), key);
       if (raw === undefined && input.bodyRoot && key in input.bodyRoot && !isInputObjectType(getNamedType(type))) raw = input.bodyRoot[key];
     }
     if (raw === undefined) {
@@ -122,7 +122,7 @@ function fromQueryObject(type: GraphQLInputType, query: Record<string, unknown>)
   if (!isInputObjectType(inputType)) return undefined;
   const result: Record<string, unknown> = {};
   for (const [fieldName, field] of Object.entries(inputType.getFields())) {
-    const value = fromQueryValue(field.type, queryValue(query, camelToSnake(fieldName)));
+    const value = fromQueryValue(field.type, queryValue(query, camelToSnake(fieldName)), camelToSnake(fieldName));
     if (value !== undefined) result[fieldName] = value;
   }
   return result;
@@ -140,23 +140,30 @@ function queryValue(query: Record<string, unknown>, key: string): unknown {
   return [plain, bracketed].flat();
 }
 
-/** A list value: every given value, each also split on commas (`account_ids=a,b` as the MCP server sends it), blanks dropped. */
-function listOf(value: unknown): string[] | undefined {
-  const items = (Array.isArray(value) ? value : [value])
-    .filter((item): item is string => typeof item === "string")
+/**
+ * A list value: every given value, each also split on commas (`account_ids=a,b` as the MCP server sends
+ * it), blanks dropped. A key left empty (`tag_ids=`) is not given, as for any key; but one that holds
+ * only separators (`tag_ids=,,,`) is refused: dropping it would silently widen the list to everything,
+ * the opposite of the narrowing its sender meant.
+ */
+function listOf(value: unknown, key: string): string[] | undefined {
+  const given = (Array.isArray(value) ? value : [value]).filter((item): item is string => typeof item === "string");
+  const items = given
     .flatMap((item) => item.split(","))
     .map((item) => item.trim())
     .filter((item) => item !== "");
-  return items.length > 0 ? items : undefined;
+  if (items.length > 0) return items;
+  if (given.some((item) => item !== "")) throw new ValidationError([`${key} names no value: give at least one, or leave the key out`]);
+  return undefined;
 }
 
 const INT_MAX = 2 ** 31 - 1;
 const INT_MIN = -(2 ** 31);
 
 /** Query strings are text: numbers are parsed, and non-numbers fall back to the default (docs/rest-compat.md). */
-function fromQueryValue(type: GraphQLInputType, value: unknown): unknown {
+function fromQueryValue(type: GraphQLInputType, value: unknown, key: string): unknown {
   if (value === undefined || value === "") return undefined;
-  if (isListType(isNonNullType(type) ? type.ofType : type)) return listOf(value);
+  if (isListType(isNonNullType(type) ? type.ofType : type)) return listOf(value, key);
   const text = Array.isArray(value) ? value[value.length - 1] : value;
   if (typeof text !== "string") return undefined;
   const named = getNamedType(type).name;

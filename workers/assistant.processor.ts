@@ -1,5 +1,5 @@
 import type { ReplyJobData } from "./queues";
-import type { JobHandlers } from "./worker-host";
+import type { JobHandlers } from "./job-handlers";
 
 /** Assistant replies, one job per user message and attempt, and the watchdog for replies that never came. */
 export const assistantHandlers: JobHandlers = {

@@ -1,4 +1,4 @@
-import type { JobHandlers } from "./worker-host";
+import type { JobHandlers } from "./job-handlers";
 
 /** Bank-data sync: one job per connection, and the periodic refresh that only enqueues them. */
 export const bankSyncHandlers: JobHandlers = {

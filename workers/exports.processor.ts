@@ -1,4 +1,4 @@
-import type { JobHandlers } from "./worker-host";
+import type { JobHandlers } from "./job-handlers";
 
 /**
  * Audit exports and reports: one job writes one requested file; the schedules remove expired ones and

@@ -1,4 +1,4 @@
-import type { JobHandlers } from "./worker-host";
+import type { JobHandlers } from "./job-handlers";
 
 /** Housekeeping that no request should wait for. */
 export const maintenanceHandlers: JobHandlers = {

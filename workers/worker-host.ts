@@ -1,16 +1,13 @@
 import type { Job, Worker } from "bullmq";
 import { runInAuditContext } from "../src/platform/common/audit-context";
-import type { Logger } from "../src/platform/common/logger";
 import type { ServiceMetrics } from "../src/platform/metrics/metrics";
 import type { Services } from "../src/app/services";
 import { assistantHandlers } from "./assistant.processor";
 import { bankSyncHandlers } from "./bank-sync.processor";
 import { exportHandlers } from "./exports.processor";
 import { maintenanceHandlers } from "./maintenance.processor";
+import type { JobDeps, JobHandlers } from "./job-handlers";
 import { CHAIN_CONSUMERS, CONCURRENCY, JOBS, LOOPS, ON_START, QueueName, SCHEDULES, type QueueBackend } from "./queues";
-
-export type JobDeps = { services: Services; logger: Logger };
-export type JobHandlers = Record<string, (job: Job, deps: JobDeps) => Promise<unknown>>;
 
 export type Loop = { start(): void; stop(): Promise<void> };
 export type LoopHandlers = Record<string, (services: Services) => Loop>;

@@ -1,8 +1,9 @@
+import type { JobType } from "bullmq";
 import type { GraphQLSchema } from "graphql";
 import type { ClassType } from "type-graphql";
 import IORedis from "ioredis";
 import type { Sequelize } from "sequelize";
-import { createQueueBackend, type QueueBackend } from "../../workers/queues";
+import { createQueueBackend, QueueName, type QueueBackend } from "../../workers/queues";
 import { WorkerHost } from "../../workers/worker-host";
 import { createLogger, type Logger } from "../platform/common/logger";
 import type { Config } from "../platform/config/config";
@@ -124,7 +125,10 @@ export async function startRuntime(config: Config, roles: Roles, options: Runtim
     stops.push(() => services.audit.settle());
     const metrics = createServiceMetrics(roles.api ? (roles.workers ? "all" : "api") : "worker", {
       sequelize,
-      queues,
+      queues: {
+        names: Object.values(QueueName),
+        jobCounts: (name, ...states) => queues.queue(name as QueueName).getJobCounts(...(states as JobType[])),
+      },
       events,
       audit: services.audit,
     });

@@ -18,6 +18,40 @@ describe("API keys", () => {
     ({ user, gql } = await newFamily());
   });
 
+  test("creating and revoking a key are audit events naming who, the key and its owner (issue 27)", async () => {
+    const expiresAt = new Date(Date.now() + 86_400_000).toISOString();
+    const { createApiKey } = await gql.ok(
+      `mutation($at: DateTimeISO) { createApiKey(scope: "read", name: "Audited", expiresAt: $at) { apiKey { id } } }`,
+      { at: expiresAt },
+    );
+    await gql.ok(REVOKE_KEY, { id: createApiKey.apiKey.id });
+    await gql.ok(REVOKE_KEY, { id: createApiKey.apiKey.id });
+    const audit = app().runtime.services.audit;
+    await audit.settle();
+    const events = (await audit.list({ eventTypes: ["auth.api_key.created", "auth.api_key.revoked"] }, { first: 100 })).events.filter(
+      (event) => event.resource?.id === createApiKey.apiKey.id,
+    );
+    expect(events.map((event) => [event.eventType, event.severity, event.user, event.resource])).toEqual([
+      [
+        "auth.api_key.revoked",
+        "warning",
+        { id: user.userId, email: user.email },
+        { type: "api_key", id: createApiKey.apiKey.id, label: "Audited" },
+      ],
+      [
+        "auth.api_key.created",
+        "info",
+        { id: user.userId, email: user.email },
+        { type: "api_key", id: createApiKey.apiKey.id, label: "Audited" },
+      ],
+    ]);
+    expect(events[1].changes).toEqual({
+      owner: { old: null, new: user.userId },
+      scope: { old: null, new: "read" },
+      expires_at: { old: null, new: expiresAt },
+    });
+  });
+
   test("createApiKey returns the plaintext once; only its hash is kept, and the key works over REST", async () => {
     const { createApiKey } = await gql.ok(CREATE_KEY, { scope: "read_write", name: "CI" });
     const { plaintext, apiKey } = createApiKey;

@@ -12,6 +12,9 @@ import { Browser } from "../helpers/browser";
 import { client } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 
+// A long walk (a few dozen steps, password hashing among them): more than the default 30 s on a busy machine.
+jest.setTimeout(120_000);
+
 let app: TestApp;
 let acme: TestIdp;
 let globex: TestIdp;
@@ -104,6 +107,16 @@ test("a walk through the service produces every event type of the catalogue", as
     const spare = (await http.post("/auth/login", { email: "root@walk.test", password: PASSWORD })).body;
     await client(app.url, { authorization: `Bearer ${spare.access_token}` }).post("/auth/logout");
   });
+  await step("five wrong passwords lock an account; an administrator unlocks it", ["auth.login.failed", "user.unlocked"], async () => {
+    for (let attempt = 0; attempt < 5; attempt++) await http.post("/auth/login", { email: "root@walk.test", password: "wrong" });
+    const { me } = await gql(`{ me { id } }`);
+    await gql(`mutation ($id: ID!) { unlockUser(id: $id) { id } }`, { id: me.id });
+  });
+  let apiKeyId = "";
+  await step("create an API key", ["auth.api_key.created"], async () => {
+    apiKeyId = (await gql(`mutation { createApiKey(scope: "read", name: "walk") { apiKey { id } } }`)).createApiKey.apiKey.id;
+  });
+  await step("revoke it", ["auth.api_key.revoked"], () => gql(`mutation ($id: ID!) { revokeApiKey(id: $id) { id } }`, { id: apiKeyId }));
 
   let acmeId = "";
   let globexId = "";

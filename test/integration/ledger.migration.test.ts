@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Sequelize } from "sequelize";
-import { up } from "../../src/platform/db/migrations/0014-ledger";
+import { up } from "../../src/platform/db/migrations/0015-ledger";
 import { oracle } from "../helpers/ledger-oracle";
 import { createTestDatabase, type TestDatabase } from "../helpers/test-database";
 

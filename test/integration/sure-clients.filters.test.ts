@@ -1,3 +1,10 @@
+import { randomUUID } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { Kind, parse, type OperationDefinitionNode } from "graphql";
+import { OPERATIONS_DIR } from "../../rest-adapter/operations";
+import { routes } from "../../rest-adapter/routes";
+import { knownQueryKeys } from "../../rest-adapter/variables";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
 import { apiKeyClient } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
@@ -189,4 +196,48 @@ describe("the MCP server's merge_categories loop", () => {
     expect(await count(into.id)).toBe(105);
     expect(await count(other.id)).toBe(20);
   }, 90_000);
+});
+
+describe("a list filter that names nothing is refused, on every route (issue 27)", () => {
+  /** Every list key of every GET route, as the routes declare them (the bracketed spelling marks a list). */
+  function listKeys(): Array<[string, string]> {
+    const schema = app.runtime.schema!;
+    return routes
+      .filter((route) => route.method === "GET")
+      .flatMap((route) => {
+        const source = parse(fs.readFileSync(path.join(OPERATIONS_DIR, `${route.operation}.graphql`), "utf8"));
+        const operation = source.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION)!;
+        const params = Object.fromEntries([...route.path.matchAll(/\{(\w+)\}/g)].map((match) => [match[1], ""]));
+        return knownQueryKeys(schema, operation, { params, queryKeys: route.queryKeys })
+          .filter((key) => key.endsWith("[]"))
+          .map((key): [string, string] => [route.path, key.slice(0, -2)]);
+      });
+  }
+
+  test("`key=,,,`, `key[]=,` and `key= , ` answer 422 naming the key, instead of widening to every row", async () => {
+    const cases = listKeys();
+    expect(cases).toEqual(
+      expect.arrayContaining([
+        ["/transactions", "tag_ids"],
+        ["/transactions", "account_ids"],
+      ]),
+    );
+    for (const [routePath, key] of cases) {
+      const url = routePath.replace(/\{\w+\}/g, randomUUID());
+      for (const query of [`${key}=,,,`, `${key}%5B%5D=,`, `${key}=%20,%20`]) {
+        const response = await api.get(`${url}?${query}`);
+        expect({ url, query, status: response.status, body: response.body }).toEqual({
+          url,
+          query,
+          status: 422,
+          body: expect.objectContaining({
+            error: "validation_failed",
+            errors: [`${key} names no value: give at least one, or leave the key out`],
+          }),
+        });
+      }
+    }
+    // A key left empty is simply not given, as for every key.
+    expect(await names("tag_ids=")).toEqual(["Bread", "Flight", "Hotel", "Interest", "Salary", "Snacks"]);
+  });
 });

@@ -766,3 +766,56 @@ describe("the last active administrator", () => {
     expect((await apiKeyClient(app.url, survivor.key).graphql(gql.user, { id: survivor.userId })).body.data.user.role).toBe("admin");
   });
 });
+
+describe("a locked account is visible, and an administrator can unlock it (issue 27)", () => {
+  const SHOWN = `query ($id: ID!) { user(id: $id) { status lockedUntil lastSignInAt lastSignInMethod } }`;
+  const UNLOCK = `mutation ($id: ID!) { unlockUser(id: $id) { status lockedUntil } }`;
+
+  test("after five wrong passwords the user shows locked until when, with the last sign-in; unlocking is audited and the password works again", async () => {
+    // An administrator of its own: earlier tests of this file change the first one's standing.
+    const unlocker = await passwordUser({ role: "admin" });
+    const admin = apiKeyClient(app.url, unlocker.key);
+    const user = await passwordUser();
+    const signedIn = Date.now();
+    await login(user.email);
+    const shown = await admin.graphql(SHOWN, { id: user.id });
+    expect(shown.body.errors).toBeUndefined();
+    const before = shown.body.data.user;
+    expect(before).toMatchObject({ status: "active", lockedUntil: null, lastSignInMethod: "password" });
+    expect(new Date(before.lastSignInAt).getTime()).toBeGreaterThanOrEqual(signedIn - 1000);
+
+    for (let attempt = 0; attempt < 5; attempt++)
+      await client(app.url).post("/auth/login", { email: user.email, password: "wrong password" });
+    expect((await client(app.url).post("/auth/login", { email: user.email, password: PASSWORD })).status).toBe(401);
+    const locked = (await admin.graphql(SHOWN, { id: user.id })).body.data.user;
+    expect(locked.status).toBe("active");
+    // LOGIN_LOCKOUT_SECONDS defaults to 900.
+    expect(new Date(locked.lockedUntil).getTime()).toBeGreaterThan(Date.now() + 800_000);
+
+    // A read-only key of an administrator may look, not unlock.
+    const readKey = (await services().apiKeys.create(unlocker.id, { scope: "read" })).plaintext;
+    expect(errorCode(await apiKeyClient(app.url, readKey).graphql(UNLOCK, { id: user.id }))).toBe("FORBIDDEN");
+
+    const unlocked = await admin.graphql(UNLOCK, { id: user.id });
+    expect(unlocked.body).toEqual({ data: { unlockUser: { status: "active", lockedUntil: null } } });
+    await services().audit.settle();
+    const [event] = (await services().audit.list({ eventTypes: ["user.unlocked"] }, { first: 10 })).events.filter(
+      (candidate) => candidate.resource?.id === user.id,
+    );
+    expect(event).toMatchObject({
+      severity: "warning",
+      user: { id: unlocker.id, email: unlocker.email },
+      action: "unlock",
+      changes: { locked_until: { old: locked.lockedUntil, new: null } },
+    });
+    await login(user.email);
+    // Unlocking an account that is not locked changes nothing and records nothing.
+    await admin.graphql(UNLOCK, { id: user.id });
+    await services().audit.settle();
+    expect(
+      (await services().audit.list({ eventTypes: ["user.unlocked"] }, { first: 10 })).events.filter(
+        (candidate) => candidate.resource?.id === user.id,
+      ),
+    ).toHaveLength(1);
+  });
+});

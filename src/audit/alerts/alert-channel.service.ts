@@ -1,13 +1,13 @@
 import type { Sequelize, Transaction } from "sequelize";
-import { diffChanges, type Changes } from "../log/audit-changes";
-import type { AuditService } from "../log/audit.service";
+import { diffChanges, type Changes } from "../log";
+import type { AuditService } from "../log";
 import { BadRequestError, NotFoundError, ValidationErrors } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
 import { requiredText } from "../../platform/common/validation";
 import type { Actor } from "../../platform/security/actor";
 import type { OutboundGuard } from "../../platform/outbound/outbound.guard";
 import type { SecretBox } from "../../platform/security/secret-box";
-import { newWebhookSecret } from "../delivery/webhook-signing";
+import { newWebhookSecret } from "../delivery";
 import { recipients, sendAlert } from "./alert.channels";
 import { targetOf } from "./alert.dispatcher";
 import type { AlertChannelKind, AlertChannelRow, AlertRepository } from "./alert.repository";

@@ -1,6 +1,6 @@
 import nodemailer from "nodemailer";
 import type { OutboundGuard } from "../../platform/outbound/outbound.guard";
-import { PRODUCT, PRODUCT_VERSION, webhookBody, webhookHeaders } from "../delivery/webhook-signing";
+import { PRODUCT, PRODUCT_VERSION, webhookBody, webhookHeaders } from "../delivery";
 import type { AlertChannelKind } from "./alert.repository";
 import type { EventSummary } from "./alert.rules";
 

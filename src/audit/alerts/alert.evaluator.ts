@@ -1,11 +1,11 @@
 import type { Transaction } from "sequelize";
-import { expandEventTypePatterns, type AuditEventType } from "../log/audit.catalogue";
-import type { AuditEvent, AuditService } from "../log/audit.service";
+import { expandEventTypePatterns, type AuditEventName as AuditEventType } from "../log";
+import type { AuditEvent, AuditService } from "../log";
 import { newId } from "../../platform/common/ids";
 import { Topic } from "../../platform/events/catalogue";
 import type { EventBus } from "../../platform/events/event-bus";
-import type { ChainConsumerHandler, TurnOutcome } from "../delivery/chain-consumer.handler";
-import type { ConsumerRow, ConsumerSettlement } from "../delivery/consumer.repository";
+import type { ChainConsumerHandler, TurnOutcome } from "../delivery";
+import type { ConsumerRow, ConsumerSettlement } from "../delivery";
 import type { GeoCountryLookup } from "./geo-country";
 import { windowId, type AlertRepository, type NewFiring, type WindowKey } from "./alert.repository";
 import { countStep, groupKeyOf, ruleMatches, summaryOf, userKeyOf, type AlertRuleRow, type WindowState } from "./alert.rules";

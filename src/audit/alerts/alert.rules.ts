@@ -1,5 +1,5 @@
-import { SEVERITIES, type Severity } from "../log/audit.catalogue";
-import type { AuditEvent } from "../log/audit.service";
+import { SEVERITIES, type Severity } from "../log";
+import type { AuditEvent } from "../log";
 
 /**
  * What an alert rule is and how one event moves its window (pure: the evaluator loads and stores the

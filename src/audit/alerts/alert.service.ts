@@ -1,7 +1,7 @@
 import type { Sequelize, Transaction } from "sequelize";
-import { expandEventTypePattern, isSeverity } from "../log/audit.catalogue";
-import { diffChanges, type Changes } from "../log/audit-changes";
-import type { AuditService } from "../log/audit.service";
+import { expandEventTypePattern, isSeverity } from "../log";
+import { diffChanges, type Changes } from "../log";
+import type { AuditService } from "../log";
 import { BadRequestError, NotFoundError, ValidationErrors } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
 import { requiredText } from "../../platform/common/validation";

@@ -1,5 +1,5 @@
 import type { Sequelize, Transaction } from "sequelize";
-import { selectRows } from "../../platform/common/sql";
+import { bindParam, selectRows } from "../../platform/common/sql";
 
 export type ExportKind = "events" | "report";
 export type ExportStatus = "queued" | "running" | "completed" | "failed" | "expired";
@@ -83,7 +83,7 @@ export class ExportRepository {
   /** A requester's exports and reports, newest first. */
   listFor(requestedBy: string, options: { kind: ExportKind | null; limit: number }): Promise<ExportRecord[]> {
     const bind: unknown[] = [requestedBy, options.limit];
-    const kind = options.kind ? ` AND kind = $${bind.push(options.kind)}` : "";
+    const kind = options.kind ? ` AND kind = ${bindParam(bind, options.kind)}` : "";
     return selectRows<ExportRecord>(
       this.sequelize,
       `SELECT ${COLUMNS} FROM audit_exports WHERE requested_by = $1${kind} ORDER BY created_at DESC, id DESC LIMIT $2`,
@@ -98,7 +98,7 @@ export class ExportRepository {
    */
   unfinishedBefore(before: Date, after: UnfinishedKey | null, limit: number): Promise<UnfinishedKey[]> {
     const bind: unknown[] = [before, limit];
-    const page = after ? ` AND (created_at, id) > ($${bind.push(after.createdAt)}, $${bind.push(after.id)}::uuid)` : "";
+    const page = after ? ` AND (created_at, id) > (${bindParam(bind, after.createdAt)}, ${bindParam(bind, after.id)}::uuid)` : "";
     return selectRows<UnfinishedKey>(
       this.sequelize,
       `SELECT id, created_at AS "createdAt" FROM audit_exports

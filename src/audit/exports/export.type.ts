@@ -1,6 +1,6 @@
 import { GraphQLJSONObject } from "graphql-scalars";
 import { Field, Float, ID, InputType, ObjectType, registerEnumType } from "type-graphql";
-import { AuditEventFilterInput } from "../log/audit.type";
+import { AuditEventFilterInput } from "../log";
 
 export enum AuditExportFormat {
   JSON = "json",

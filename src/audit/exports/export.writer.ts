@@ -1,8 +1,8 @@
 import path from "node:path";
 import { ArchiveWriter, writeManifest, type DataSummary } from "../../platform/files/archive-writer";
-import type { AuditRepository } from "../log/audit.repository";
-import { EXPORT_BATCH_FIELDS, type ExportKey } from "../log/audit-export.sql";
-import { parseFilter, type AuditFilterInput } from "../log/audit-filter";
+import type { AuditRepository } from "../log";
+import { EXPORT_BATCH_FIELDS, type ExportKey } from "../log";
+import { parseFilter, type AuditFilterInput } from "../log";
 import type { ExportConfig } from "../../platform/config/config";
 import { CopyBinaryDecoder, fieldText } from "../../platform/db/copy-binary";
 import { FRAMINGS, LineFramer, type ExportFormat } from "./export-formats";

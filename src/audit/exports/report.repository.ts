@@ -1,6 +1,6 @@
 import type { Sequelize } from "sequelize";
-import { selectRows } from "../../platform/common/sql";
-import { auditConditions, type AuditQuery } from "../log/audit-query.sql";
+import { bindParam, selectRows } from "../../platform/common/sql";
+import { auditConditions, type AuditQuery } from "../log";
 
 /** What a report table can be grouped by: each a fixed SQL expression over audit_events (never client text). */
 export const GROUP_KEYS = {
@@ -56,7 +56,7 @@ export class ReportRepository {
   /** Matching events counted per key, largest first (then by key); `limit` keeps the top ones. */
   async groupCount(query: AuditQuery, key: GroupKey, options: Subjects & { limit?: number; byKey?: boolean } = {}): Promise<GroupCount[]> {
     const { where, bind } = this.conditions(query, options);
-    const limit = options.limit ? ` LIMIT $${bind.push(options.limit)}` : "";
+    const limit = options.limit ? ` LIMIT ${bindParam(bind, options.limit)}` : "";
     const rows = await selectRows<{ key: string; count: string }>(
       this.sequelize,
       `SELECT ${GROUP_KEYS[key]} AS key, count(*) AS count FROM audit_events e ${whereSql(where)}
@@ -82,7 +82,7 @@ export class ReportRepository {
     return selectRows<ReportEventRow>(
       this.sequelize,
       `SELECT ${ROW_COLUMNS} FROM audit_events e ${whereSql(where)}
-        ORDER BY ${options.byUser ? "e.user_email, " : ""}e.occurred_at, e.id LIMIT $${bind.push(limit)}`,
+        ORDER BY ${options.byUser ? "e.user_email, " : ""}e.occurred_at, e.id LIMIT ${bindParam(bind, limit)}`,
       bind,
     );
   }
@@ -120,7 +120,7 @@ export class ReportRepository {
           AND e.request_id IS DISTINCT FROM s.request_id
           AND NOT EXISTS (SELECT 1 FROM audit_events r WHERE r.event_type = 'user.reactivated' AND r.resource_type = 'user'
                             AND r.resource_id = e.user_id::text AND r.occurred_at > s.occurred_at AND r.occurred_at < e.occurred_at)
-        ORDER BY e.occurred_at, e.id LIMIT $${bind.push(limit)}`,
+        ORDER BY e.occurred_at, e.id LIMIT ${bindParam(bind, limit)}`,
       bind,
     );
   }
@@ -128,7 +128,7 @@ export class ReportRepository {
   private conditions(query: AuditQuery, options: Subjects): { where: string[]; bind: unknown[] } {
     const { where, bind } = auditConditions(query);
     if (options.subjectUserIds?.length) {
-      where.push(`resource_type = 'user' AND resource_id = ANY($${bind.push(options.subjectUserIds)}::text[])`);
+      where.push(`resource_type = 'user' AND resource_id = ANY(${bindParam(bind, options.subjectUserIds)}::text[])`);
     }
     return { where, bind };
   }

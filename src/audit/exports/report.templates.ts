@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { BadRequestError } from "../../platform/common/errors";
-import { parseFilter } from "../log/audit-filter";
-import type { AuditQuery } from "../log/audit-query.sql";
+import { parseFilter } from "../log";
+import type { AuditQuery } from "../log";
 import { GROUP_KEYS, type GroupKey, type ReportEventRow, type ReportRepository } from "./report.repository";
 
 export const REPORT_TEMPLATES = ["authentication", "user_activity", "access_audit", "custom"] as const;

@@ -39,6 +39,9 @@ export const SPEC_EVENT_CATALOGUE = {
  * destinations) is itself logged.
  */
 export const SERVICE_EVENT_CATALOGUE = {
+  "user.unlocked": { severity: "warning", meaning: "an administrator lifted an account's lock after repeated wrong passwords" },
+  "auth.api_key.created": { severity: "info", meaning: "API key issued (owner, scope and expiry in changes)" },
+  "auth.api_key.revoked": { severity: "warning", meaning: "API key revoked" },
   "audit.export.requested": { severity: "info", meaning: "audit log export requested" },
   "audit.export.completed": { severity: "info", meaning: "audit log export written (rows and checksum in changes)" },
   "audit.export.failed": { severity: "error", meaning: "audit log export failed" },

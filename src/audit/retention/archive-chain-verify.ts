@@ -1,5 +1,5 @@
-import { checkLink, type ChainBreak, type ChainReport } from "../log/audit-chain-verify";
-import type { AuditRepository, VerifyRow } from "../log/audit.repository";
+import { checkLink, type ChainBreak, type ChainReport } from "../log";
+import type { AuditRepository, VerifyRow } from "../log";
 import { ArchiveMismatchError } from "./archive-lines";
 import type { ArchiveRow, CheckpointRow, RetentionRepository } from "./retention.repository";
 import { monthEnd, monthLabel } from "./retention-tiers";

@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
-import type { AuditEvent } from "../log/audit.service";
-import type { AuditEventFields } from "../log/audit.repository";
+import type { AuditEvent } from "../log";
+import type { AuditEventFields } from "../log";
 import type { ArchiveManifest } from "./retention.repository";
 
 /** One archived event: the stored columns and its chain link (see ARCHIVE_LINE in the repository). */

@@ -4,7 +4,7 @@ import type { Sequelize } from "sequelize";
 import { ArchiveWriter, readBackArchive, writeManifest, manifestPathOf } from "../../platform/files/archive-writer";
 import { newId } from "../../platform/common/ids";
 import type { RetentionConfig } from "../../platform/config/config";
-import type { AuditService } from "../log/audit.service";
+import type { AuditService } from "../log";
 import type { ArchiveStore } from "./archive-store";
 import type { ArchiveManifest, RetentionRepository } from "./retention.repository";
 import { keepUntil, monthEnd, monthLabel, tierResolver, type RetentionSettings, type Tier } from "./retention-tiers";

@@ -1,5 +1,5 @@
 import { BadRequestError } from "../../platform/common/errors";
-import { expandEventTypePattern, type AuditEventType } from "../log/audit.catalogue";
+import { expandEventTypePattern, type AuditEventName as AuditEventType } from "../log";
 
 /**
  * Retention tiers (spec §8) and the months they act on. The database window applies to whole monthly

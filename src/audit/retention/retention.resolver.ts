@@ -1,5 +1,5 @@
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from "type-graphql";
-import { AuditEventFilterInput } from "../log/audit.type";
+import { AuditEventFilterInput } from "../log";
 import type { RequestContext } from "../../transports/graphql/context";
 import type { RunRow } from "./retention.repository";
 import { RetentionService, type RunOutcome } from "./retention.service";

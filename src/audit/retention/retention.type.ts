@@ -1,6 +1,6 @@
 import { Field, ID, InputType, Int, ObjectType } from "type-graphql";
 import { GraphQLJSONObject } from "graphql-scalars";
-import { AuditEventType } from "../log/audit.type";
+import { AuditEventType } from "../log";
 
 @ObjectType("RetentionTier", { description: "A retention tier: how long an event is kept in all, database and archive together." })
 export class RetentionTierType {

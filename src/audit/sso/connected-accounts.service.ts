@@ -1,5 +1,5 @@
 import type { Sequelize, Transaction } from "sequelize";
-import type { AuditService, AuditUser } from "../log/audit.service";
+import type { AuditService, AuditUser } from "../log";
 import { ConflictError, NotFoundError } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
 import type { Actor } from "../../platform/security/actor";

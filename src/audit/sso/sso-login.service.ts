@@ -1,13 +1,13 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Sequelize, Transaction } from "sequelize";
-import type { AuditService, AuditUser } from "../log/audit.service";
-import type { OpenedSession, SessionService } from "../../finance/auth/session.service";
+import type { AuditService, AuditUser } from "../log";
+import type { OpenedSession, SessionService } from "../../finance/auth";
 import { ConflictError, NotFoundError, ValidationError } from "../../platform/common/errors";
 import { newId } from "../../platform/common/ids";
 import type { Actor } from "../../platform/security/actor";
 import type { UserRole } from "../../platform/security/actor";
-import type { UserRepository } from "../../finance/identity/user.repository";
-import type { UserService } from "../../finance/identity/user.service";
+import type { UserRepository } from "../../finance/identity";
+import type { UserService } from "../../finance/identity";
 import type { SecretBox } from "../../platform/security/secret-box";
 import type { ConnectedAccountService } from "./connected-accounts.service";
 import {

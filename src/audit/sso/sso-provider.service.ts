@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Sequelize, Transaction } from "sequelize";
-import { diffChanges, type Changes } from "../log/audit-changes";
-import type { AuditService } from "../log/audit.service";
+import { diffChanges, type Changes } from "../log";
+import type { AuditService } from "../log";
 import { ConflictError, NotFoundError, ValidationErrors } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
 import { requiredText, saveUnique } from "../../platform/common/validation";

@@ -2,7 +2,7 @@ import express, { type NextFunction, type Request, type Response } from "express
 import { authenticate, readCookie } from "../../transports/http/authenticate";
 import { DomainError } from "../../platform/common/errors";
 import { sendError } from "../../transports/http/respond";
-import { setSessionCookie, tokenResponse } from "../../finance/auth/auth.router";
+import { setSessionCookie, tokenResponse } from "../../finance/auth";
 import type { Services } from "../../app/services";
 import { LOGIN_REQUEST_TTL_SECONDS } from "./sso-login-request.repository";
 import type { CallbackOutcome, StartedLogin } from "./sso-login.service";

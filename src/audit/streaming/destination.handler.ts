@@ -1,11 +1,11 @@
 import type { Transaction } from "sequelize";
-import { expandEventTypePatterns } from "../log/audit.catalogue";
-import type { AuditService } from "../log/audit.service";
+import { expandEventTypePatterns } from "../log";
+import type { AuditService } from "../log";
 import type { Logger } from "../../platform/common/logger";
 import type { OutboundGuard } from "../../platform/outbound/outbound.guard";
 import type { SecretBox } from "../../platform/security/secret-box";
-import type { ChainConsumerHandler, TurnOutcome } from "../delivery/chain-consumer.handler";
-import type { ConsumerRow, ConsumerSettlement } from "../delivery/consumer.repository";
+import type { ChainConsumerHandler, TurnOutcome } from "../delivery";
+import type { ConsumerRow, ConsumerSettlement } from "../delivery";
 import type { DestinationRepository, DestinationRow } from "./stream.repository";
 import { createSender } from "./senders/create-sender";
 import type { Attempt, Sender, SenderTarget } from "./senders/sender";

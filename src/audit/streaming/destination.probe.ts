@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Actor } from "../../platform/security/actor";
 import type { OutboundGuard } from "../../platform/outbound/outbound.guard";
-import { webhookBody, webhookHeaders } from "../delivery/webhook-signing";
+import { webhookBody, webhookHeaders } from "../delivery";
 import { createSender } from "./senders/create-sender";
 import type { SenderTarget } from "./senders/sender";
 import type { DestinationRow } from "./stream.repository";

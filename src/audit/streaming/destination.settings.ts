@@ -1,4 +1,4 @@
-import { expandEventTypePattern } from "../log/audit.catalogue";
+import { expandEventTypePattern } from "../log";
 import { ValidationErrors } from "../../platform/common/errors";
 import { optionalText, requiredText } from "../../platform/common/validation";
 import type { OutboundGuard } from "../../platform/outbound/outbound.guard";

@@ -1,13 +1,13 @@
 import type { Sequelize, Transaction } from "sequelize";
-import { diffChanges, REDACTED, type Changes } from "../log/audit-changes";
-import type { AuditService } from "../log/audit.service";
+import { diffChanges, REDACTED, type Changes } from "../log";
+import type { AuditService } from "../log";
 import { BadRequestError, NotFoundError } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
 import type { Actor } from "../../platform/security/actor";
 import type { OutboundGuard } from "../../platform/outbound/outbound.guard";
 import type { SecretBox } from "../../platform/security/secret-box";
-import { newWebhookSecret } from "../delivery/webhook-signing";
-import type { ConsumerRepository, ConsumerRow } from "../delivery/consumer.repository";
+import { newWebhookSecret } from "../delivery";
+import type { ConsumerRepository, ConsumerRow } from "../delivery";
 import { consumerIdOf, type DestinationHandler } from "./destination.handler";
 import { sendTestEvent, type TestResult } from "./destination.probe";
 import { auditedState, DESTINATION_KINDS, validateDestination, type DestinationInput } from "./destination.settings";

@@ -1,7 +1,7 @@
 import { isIP } from "node:net";
-import type { AuditEvent } from "../log/audit.service";
-import type { Severity } from "../log/audit.catalogue";
-import { PRODUCT, PRODUCT_VERSION } from "../delivery/webhook-signing";
+import type { AuditEvent } from "../log";
+import type { Severity } from "../log";
+import { PRODUCT, PRODUCT_VERSION } from "../delivery";
 
 /**
  * One canonical audit event, one formatter per destination (docs/audit-streaming.md). Pure
@@ -36,6 +36,9 @@ const ECS_SEVERITY: Record<Severity, number> = { info: 1, warning: 2, error: 3, 
 function ecsCategory(type: string): { category: string[]; type: string[] } {
   if (type === "auth.login.success" || type === "auth.login.failed") return { category: ["authentication", "session"], type: ["start"] };
   if (type === "auth.logout" || type === "auth.session.expired") return { category: ["authentication", "session"], type: ["end"] };
+  // An API key is a credential an identity holds: its issue and revocation are identity management.
+  if (type === "auth.api_key.created") return { category: ["iam"], type: ["creation"] };
+  if (type === "auth.api_key.revoked") return { category: ["iam"], type: ["deletion"] };
   if (type.startsWith("auth.")) return { category: ["authentication"], type: ["info"] };
   if (type.startsWith("user.") || type.startsWith("account.")) {
     const action =

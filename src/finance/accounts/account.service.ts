@@ -6,7 +6,7 @@ import type { Sequelize } from "sequelize";
 import type { Actor } from "../../platform/security/actor";
 import type { LedgerService } from "../ledger/ledger.service";
 import Decimal from "decimal.js";
-import { isKnownCurrency, toAmountString } from "../money/money";
+import { isKnownCurrency, toAmountString } from "../money";
 import { ACCOUNT_TYPES, classificationOf, type AccountType } from "./account.model";
 import type { AccountChanges, AccountRepository, AccountRow } from "./account.repository";
 

@@ -1,6 +1,6 @@
 import { Field, ID, InputType, ObjectType } from "type-graphql";
 import { PaginationType } from "../../platform/common/page.type";
-import { DecimalScalar } from "../../transports/graphql/scalars";
+import { DecimalScalar } from "../money";
 
 @ObjectType("Account", { simpleResolvers: true })
 export class AccountType {

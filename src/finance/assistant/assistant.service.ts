@@ -1,8 +1,8 @@
 import { UniqueConstraintError, type Sequelize } from "sequelize";
-import type { AccountRepository } from "../accounts/account.repository";
+import type { AccountRepository } from "../accounts";
 import { Topic, type ChatEventPayload } from "../../platform/events/catalogue";
-import type { ChatRepository, ReplyTarget } from "../chats/chat.repository";
-import { COMPLETE_MESSAGE } from "../chats/chat.service";
+import type { ChatRepository, ReplyTarget } from "../chats";
+import { COMPLETE_MESSAGE } from "../chats";
 import { newId } from "../../platform/common/ids";
 import type { AssistantConfig } from "../../platform/config/config";
 import type { EventBus } from "../../platform/events/event-bus";

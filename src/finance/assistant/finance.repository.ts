@@ -1,7 +1,7 @@
 import type { Sequelize } from "sequelize";
 import { selectRows } from "../../platform/common/sql";
-import { transactionConditions, type TransactionFilter } from "../transactions/transaction.filter";
-import { moneySql } from "../transactions/transaction.rules";
+import { transactionConditions, type TransactionFilter } from "../transactions";
+import { moneySql } from "../transactions";
 
 /**
  * The read-only queries behind the assistant's tools. Every statement is bound to one family; money is

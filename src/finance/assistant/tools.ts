@@ -1,9 +1,9 @@
 import Decimal from "decimal.js";
 import { z } from "zod";
-import type { AccountRepository } from "../accounts/account.repository";
-import { parseAmount, toAmountString } from "../money/money";
-import type { TransactionFilter } from "../transactions/transaction.filter";
-import { magnitude } from "../transactions/transaction.rules";
+import type { AccountRepository } from "../accounts";
+import { parseAmount, toAmountString } from "../money";
+import type { TransactionFilter } from "../transactions";
+import { magnitude } from "../transactions";
 import type { FinanceRepository, GroupBy } from "./finance.repository";
 import type { FamilyVocabulary, SubjectKind } from "./vocabulary";
 import { getBalancesOn, getNetWorthChange } from "./ledger.tools";

@@ -1,7 +1,7 @@
 import type { CreationAttributes, Sequelize, Transaction } from "sequelize";
 import { selectRows } from "../../platform/common/sql";
 import type { UserRole } from "../../platform/security/actor";
-import type { UserStatus } from "../identity/user.model";
+import type { UserStatus } from "../../platform/security/actor";
 import { AuthSessionModel, AuthTokenModel } from "./auth-session.model";
 
 export type TokenOwnerRow = {
@@ -160,6 +160,14 @@ export class AuthRepository {
       transaction,
     );
     return row?.locked ?? false;
+  }
+
+  /** A session was opened for the user: when, and how (password, or sso and the provider's id). */
+  async recordSignIn(userId: string, method: string, transaction: Transaction): Promise<void> {
+    await this.sequelize.query(`UPDATE users SET last_sign_in_at = now(), last_sign_in_method = $2 WHERE id = $1`, {
+      bind: [userId, method],
+      transaction,
+    });
   }
 
   async clearFailedLogins(userId: string, transaction: Transaction): Promise<void> {

@@ -4,7 +4,7 @@ import { BadRequestError, DomainError, ErrorCode } from "../../platform/common/e
 import { sendError } from "../../transports/http/respond";
 import { authenticate, refuseCrossSiteSignIn, SESSION_COOKIE } from "../../transports/http/authenticate";
 import type { Services } from "../../app/services";
-import type { OpenedSession, TokenPair } from "./session.service";
+import { setSessionCookie, tokenResponse } from "./session-answer";
 
 const BODY_LIMIT = "16kb";
 
@@ -113,20 +113,6 @@ function field(req: Request, name: string): string {
   const value = (req.body as Record<string, unknown> | undefined)?.[name];
   if (typeof value !== "string" || value === "") throw new BadRequestError(`param is missing or the value is empty: ${name}`);
   return value;
-}
-
-export function tokenResponse(pair: TokenPair) {
-  return { access_token: pair.accessToken, refresh_token: pair.refreshToken, token_type: pair.tokenType, expires_in: pair.expiresIn };
-}
-
-export function setSessionCookie(req: Request, res: Response, session: OpenedSession): void {
-  res.cookie(SESSION_COOKIE, session.sessionSecret, {
-    httpOnly: true,
-    sameSite: "lax",
-    secure: req.secure,
-    path: "/",
-    expires: session.sessionExpiresAt,
-  });
 }
 
 /** RFC 6749 §5.2 unsupported_grant_type. */

@@ -1,6 +1,6 @@
 import type { Sequelize } from "sequelize";
 import { UnauthenticatedError } from "../../platform/common/errors";
-import type { AuditService } from "../../audit/log/audit.service";
+import type { AuditService } from "../../audit/log";
 import type { AuthRepository } from "./auth.repository";
 import { verifyPassword } from "./password";
 import type { OpenedSession, SessionService } from "./session.service";

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import type { Sequelize, Transaction } from "sequelize";
 import { DomainError, ErrorCode, UnauthenticatedError } from "../../platform/common/errors";
 import { newId } from "../../platform/common/ids";
-import type { AuditService } from "../../audit/log/audit.service";
+import type { AuditService } from "../../audit/log";
 import type { EventBus } from "../../platform/events/event-bus";
 import type { Actor } from "../../platform/security/actor";
 import { announceAccessEnded } from "./access-ended";
@@ -75,6 +75,7 @@ export class SessionService {
       },
       transaction,
     );
+    await this.repository.recordSignIn(user.id, options.provider ? `${options.method}:${options.provider}` : options.method, transaction);
     const pair = await this.issuePair(session.id, sessionExpiresAt, transaction);
     await this.audit.record(transaction, {
       type: "auth.token.issued",

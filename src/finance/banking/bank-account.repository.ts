@@ -1,5 +1,5 @@
 import { QueryTypes, type CreationAttributes, type Sequelize, type Transaction } from "sequelize";
-import { AccountModel } from "../accounts/account.model";
+import { AccountModel } from "../accounts";
 import { bindParam, selectRows } from "../../platform/common/sql";
 import type { ImportedHolding } from "./provider";
 

@@ -1,12 +1,13 @@
 import type { Sequelize } from "sequelize";
-import { classificationOf, type AccountType } from "../accounts/account.model";
+import { classificationOf } from "../accounts";
+import type { AccountType } from "../accounts/account.model";
 import type { LedgerService } from "../ledger/ledger.service";
 import { newId } from "../../platform/common/ids";
 import type { Logger } from "../../platform/common/logger";
 import type { Config } from "../../platform/config/config";
 import { Topic, type BankSyncEvent } from "../../platform/events/catalogue";
 import type { EventBus } from "../../platform/events/event-bus";
-import { negate } from "../money/money";
+import { negate } from "../money";
 import type { SecretBox } from "../../platform/security/secret-box";
 import type { ConnectionStatus } from "./banking.model";
 import { daysAgo, PENDING_MATCH_DAYS, PENDING_MAX_AGE_DAYS, reconcile, shiftDate } from "./bank-sync.reconcile";

@@ -1,5 +1,5 @@
 import DataLoader from "dataloader";
-import type { AccountRow } from "../accounts/account.repository";
+import type { AccountRow } from "../accounts";
 import { groupToKeys } from "../../platform/common/sql";
 import type { Repositories } from "../../app/services";
 import type { BalanceRow, HoldingRow, ProviderAccountRow } from "./bank-account.repository";

@@ -20,8 +20,8 @@ import {
   HoldingType,
 } from "./banking.type";
 import Decimal from "decimal.js";
-import { AccountType } from "../accounts/account.type";
-import { formatMoney } from "../money/money";
+import { AccountType } from "../accounts";
+import { formatMoney } from "../money";
 import { CurrentActor } from "../../transports/graphql/current-actor";
 import { listen } from "../../transports/graphql/subscription";
 import type { Actor } from "../../platform/security/actor";

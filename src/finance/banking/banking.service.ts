@@ -1,4 +1,4 @@
-import type { AccountRepository } from "../accounts/account.repository";
+import type { AccountRepository } from "../accounts";
 import { ConflictError, NotFoundError, UpstreamUnavailableError, ValidationError, ValidationErrors } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/common/pagination";

@@ -1,7 +1,7 @@
 import { Field, ID, InputType, Int, ObjectType } from "type-graphql";
-import { AccountType } from "../accounts/account.type";
+import { AccountType } from "../accounts";
 import { PaginationType } from "../../platform/common/page.type";
-import { CalendarDateScalar, DecimalScalar } from "../../transports/graphql/scalars";
+import { CalendarDateScalar, DecimalScalar } from "../money";
 
 @ObjectType("BankSyncSubject", { description: "What a sync syncs: always a bank connection here." })
 export class BankSyncSubjectType {

@@ -1,4 +1,4 @@
-import { negate } from "../money/money";
+import { negate } from "../money";
 import {
   currencyOf,
   decimalOrNull,

@@ -1,7 +1,7 @@
 import Decimal from "decimal.js";
-import type { AccountType } from "../accounts/account.model";
+import type { AccountKind as AccountType } from "../accounts";
 import type { Logger } from "../../platform/common/logger";
-import { isKnownCurrency } from "../money/money";
+import { isKnownCurrency } from "../money";
 
 /** What providers hand the sync engine, already in the service's conventions. */
 export type ImportedHolding = {

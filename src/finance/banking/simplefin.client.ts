@@ -1,6 +1,6 @@
 import Decimal from "decimal.js";
 import { ValidationError } from "../../platform/common/errors";
-import { negate } from "../money/money";
+import { negate } from "../money";
 import {
   currencyOf,
   DAY_SECONDS,

@@ -1,4 +1,4 @@
-import type { CreationAttributes, Sequelize } from "sequelize";
+import type { CreationAttributes, Sequelize, Transaction } from "sequelize";
 import { readRows } from "../../platform/common/sql";
 import { ApiKeyModel } from "./api-key.model";
 import { type ApiKeyScope } from "../../platform/security/actor";
@@ -47,8 +47,8 @@ function toRow(record: ApiKeyModel): ApiKeyRow {
 export class ApiKeyRepository {
   constructor(private readonly sequelize: Sequelize) {}
 
-  async insert(key: CreationAttributes<ApiKeyModel>): Promise<ApiKeyRow> {
-    return toRow(await ApiKeyModel.create(key));
+  async insert(key: CreationAttributes<ApiKeyModel>, transaction?: Transaction): Promise<ApiKeyRow> {
+    return toRow(await ApiKeyModel.create(key, { transaction }));
   }
 
   async listForUser(userId: string): Promise<ApiKeyRow[]> {
@@ -57,15 +57,19 @@ export class ApiKeyRepository {
   }
 
   /** Key `id`, only among `ownerUserId`'s keys when given. */
-  async byId(id: string, ownerUserId?: string): Promise<ApiKeyRow | null> {
-    const record = await ApiKeyModel.findOne({ where: ownerUserId ? { id, userId: ownerUserId } : { id } });
+  async byId(id: string, ownerUserId?: string, transaction?: Transaction): Promise<ApiKeyRow | null> {
+    const record = await ApiKeyModel.findOne({
+      where: ownerUserId ? { id, userId: ownerUserId } : { id },
+      transaction,
+      lock: transaction ? true : undefined,
+    });
     return record ? toRow(record) : null;
   }
 
   /** Marks the key revoked now; returns when. */
-  async markRevoked(id: string): Promise<Date> {
+  async markRevoked(id: string, transaction?: Transaction): Promise<Date> {
     const revokedAt = new Date();
-    await ApiKeyModel.update({ revokedAt }, { where: { id } });
+    await ApiKeyModel.update({ revokedAt }, { where: { id }, transaction });
     return revokedAt;
   }
 

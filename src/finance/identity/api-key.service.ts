@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
+import type { Sequelize } from "sequelize";
+import type { AuditService } from "../../audit/log/audit.service";
 import { NotFoundError, UnauthenticatedError, ValidationErrors } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
 import { Topic } from "../../platform/events/catalogue";
@@ -21,11 +23,21 @@ export function hashApiKey(plaintext: string): Buffer {
 
 export class ApiKeyService {
   constructor(
+    private readonly sequelize: Sequelize,
     private readonly repository: ApiKeyRepository,
+    private readonly audit: AuditService,
     private readonly events: EventBus,
   ) {}
 
-  async create(userId: string, options: { scope: string; name?: string | null; expiresAt?: Date | null }): Promise<CreatedApiKey> {
+  /**
+   * Issues a key to `userId` and records `auth.api_key.created` in the same transaction, naming `by`
+   * (the caller; null for the command line, whose origin the event carries).
+   */
+  async create(
+    userId: string,
+    options: { scope: string; name?: string | null; expiresAt?: Date | null },
+    by: Actor | null = null,
+  ): Promise<CreatedApiKey> {
     const problems = new ValidationErrors();
     if (!(API_KEY_SCOPES as readonly string[]).includes(options.scope)) problems.add("Scope must be one of read, read_write");
     const name = options.name?.trim() || "API key";
@@ -35,14 +47,31 @@ export class ApiKeyService {
 
     // 32 random bytes: a key is a bearer secret, so it must be unguessable; only its hash is kept.
     const plaintext = KEY_PREFIX + randomBytes(32).toString("base64url");
-    const apiKey = await this.repository.insert({
-      id: newId(),
-      userId,
-      name,
-      keyHash: hashApiKey(plaintext),
-      displayPrefix: plaintext.slice(0, KEY_PREFIX.length + 6),
-      scope: options.scope as ApiKeyScope,
-      expiresAt: options.expiresAt ?? null,
+    const apiKey = await this.sequelize.transaction(async (transaction) => {
+      const row = await this.repository.insert(
+        {
+          id: newId(),
+          userId,
+          name,
+          keyHash: hashApiKey(plaintext),
+          displayPrefix: plaintext.slice(0, KEY_PREFIX.length + 6),
+          scope: options.scope as ApiKeyScope,
+          expiresAt: options.expiresAt ?? null,
+        },
+        transaction,
+      );
+      await this.audit.record(transaction, {
+        type: "auth.api_key.created",
+        user: by && { id: by.userId, email: by.email },
+        action: "create",
+        resource: { type: "api_key", id: row.id, label: row.name },
+        changes: {
+          owner: { old: null, new: userId },
+          scope: { old: null, new: row.scope },
+          expires_at: { old: null, new: row.expiresAt?.toISOString() ?? null },
+        },
+      });
+      return row;
     });
     return { apiKey, plaintext };
   }
@@ -53,17 +82,28 @@ export class ApiKeyService {
 
   /** Revokes one of the actor's own keys; another user's key id answers as unknown. */
   async revokeOwn(actor: Actor, id: string): Promise<ApiKeySummary> {
-    return this.revoke(id, actor.userId);
+    return this.revoke(id, actor.userId, actor);
   }
 
-  async revoke(id: string, ownerUserId?: string): Promise<ApiKeySummary> {
+  /** Revokes a key (among `ownerUserId`'s when given) and records `auth.api_key.revoked` in the same transaction. */
+  async revoke(id: string, ownerUserId?: string, by: Actor | null = null): Promise<ApiKeySummary> {
     if (!isUuid(id)) throw new NotFoundError("API key");
-    const key = await this.repository.byId(id, ownerUserId);
-    if (!key) throw new NotFoundError("API key");
-    if (key.revokedAt) return key;
-    const revokedAt = await this.repository.markRevoked(key.id);
-    this.events.publish(Topic.AccessEnded, { kind: "api_key", apiKeyId: key.id, reason: "revoked" });
-    return { ...key, revokedAt };
+    const revoked = await this.sequelize.transaction(async (transaction) => {
+      const key = await this.repository.byId(id, ownerUserId, transaction);
+      if (!key) throw new NotFoundError("API key");
+      if (key.revokedAt) return { key, revokedNow: false };
+      const revokedAt = await this.repository.markRevoked(key.id, transaction);
+      await this.audit.record(transaction, {
+        type: "auth.api_key.revoked",
+        user: by && { id: by.userId, email: by.email },
+        action: "revoke",
+        resource: { type: "api_key", id: key.id, label: key.name },
+        changes: { revoked_at: { old: null, new: revokedAt.toISOString() } },
+      });
+      return { key: { ...key, revokedAt }, revokedNow: true };
+    });
+    if (revoked.revokedNow) this.events.publish(Topic.AccessEnded, { kind: "api_key", apiKeyId: id, reason: "revoked" });
+    return revoked.key;
   }
 
   /**

@@ -27,7 +27,7 @@ export class IdentityResolver {
     @Arg("name", () => String, { nullable: true }) name?: string,
     @Arg("expiresAt", () => Date, { nullable: true }) expiresAt?: Date,
   ) {
-    return services.apiKeys.create(actor.userId, { scope, name, expiresAt });
+    return services.apiKeys.create(actor.userId, { scope, name, expiresAt }, actor);
   }
 
   @Authorized()

@@ -12,6 +12,16 @@ export class UserType {
   @Field({ description: "active, suspended or deleted." }) status!: string;
   @Field() createdAt!: Date;
   @Field() updatedAt!: Date;
+  @Field(() => Date, {
+    nullable: true,
+    description:
+      "While repeated wrong passwords keep the account locked: when it unlocks by itself (unlockUser lifts it now). Null when not locked.",
+  })
+  lockedUntil!: Date | null;
+  @Field(() => Date, { nullable: true, description: "When the user last signed in (password or SSO); null if never." })
+  lastSignInAt!: Date | null;
+  @Field(() => String, { nullable: true, description: 'How: "password", or "sso:" and the provider\'s id.' })
+  lastSignInMethod!: string | null;
 }
 
 @ObjectType("UserPage")

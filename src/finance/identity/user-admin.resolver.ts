@@ -29,6 +29,14 @@ export class UserAdminResolver {
   }
 
   @Authorized()
+  @Mutation(() => UserType, {
+    description: "Lifts the lock that repeated wrong passwords put on an account, before it ends by itself (user.unlocked).",
+  })
+  unlockUser(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
+    return services.userAdmin.unlock(actor, id);
+  }
+
+  @Authorized()
   @Mutation(() => UserType, { description: "Changes a user's name or e-mail (user.updated)." })
   updateUser(
     @Ctx() { services }: RequestContext,

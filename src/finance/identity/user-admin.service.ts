@@ -1,8 +1,8 @@
 import type { Sequelize, Transaction } from "sequelize";
-import { diffChanges } from "../../audit/log/audit-changes";
-import type { AuditService, AuditUser } from "../../audit/log/audit.service";
-import { announceAccessEnded } from "../auth/access-ended";
-import type { SessionService } from "../auth/session.service";
+import { diffChanges } from "../../audit/log";
+import type { AuditService, AuditUser } from "../../audit/log";
+import { announceAccessEnded } from "../auth";
+import type { SessionService } from "../auth";
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError, ValidationErrors } from "../../platform/common/errors";
 import { isUuid } from "../../platform/common/ids";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/common/pagination";
@@ -212,6 +212,23 @@ export class UserAdminService {
       });
       announceAccessEnded(this.events, transaction, { kind: "user", userId: user.id, reason: "deleted" });
       return { user: summarizeRow(anonymised), familyDataRemoved, sessionsEnded: sessionsEnded.length, removed };
+    });
+  }
+
+  /** Lifts a lock after repeated wrong passwords now (`user.unlocked`); an account not locked is left as it is. */
+  async unlock(actor: Actor, id: string): Promise<UserSummary> {
+    return this.sequelize.transaction(async (transaction) => {
+      const user = await this.changeable(id, transaction);
+      if (!user.lockedUntil) return summarizeRow(user);
+      const unlocked = await this.repository.unlock(user.id, transaction);
+      await this.audit.record(transaction, {
+        type: "user.unlocked",
+        user: auditUserOf(actor),
+        action: "unlock",
+        resource: { type: "user", id: user.id, label: user.email },
+        changes: { locked_until: { old: user.lockedUntil.toISOString(), new: null } },
+      });
+      return summarizeRow(unlocked);
     });
   }
 

@@ -1,8 +1,8 @@
 import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type Sequelize } from "sequelize";
 
-import type { UserRole } from "../../platform/security/actor";
+import type { UserRole, UserStatus } from "../../platform/security/actor";
 
-export type UserStatus = "active" | "suspended" | "deleted";
+export type { UserStatus };
 
 export class UserModel extends Model<InferAttributes<UserModel>, InferCreationAttributes<UserModel>> {
   declare id: string;

@@ -14,6 +14,10 @@ export type UserRow = {
   aiEnabled: boolean;
   createdAt: Date;
   updatedAt: Date;
+  /** When a lock after repeated wrong passwords ends; null when the account is not locked now. */
+  lockedUntil: Date | null;
+  lastSignInAt: Date | null;
+  lastSignInMethod: string | null;
 };
 
 export type UserListQuery = { search: string | null; roles: UserRole[]; statuses: UserStatus[] };
@@ -22,7 +26,8 @@ export type UserListQuery = { search: string | null; roles: UserRole[]; statuses
 export type RemovedRows = { table: string; count: number };
 
 const USER_COLUMNS = `id, family_id AS "familyId", email, name, role, status, ai_enabled AS "aiEnabled",
-  created_at AS "createdAt", updated_at AS "updatedAt"`;
+  created_at AS "createdAt", updated_at AS "updatedAt", CASE WHEN locked_until > now() THEN locked_until END AS "lockedUntil",
+  last_sign_in_at AS "lastSignInAt", last_sign_in_method AS "lastSignInMethod"`;
 
 /**
  * What belongs to one user alone and goes when their account is deleted (docs/users.md, "User deletion
@@ -101,7 +106,10 @@ export class UserRepository {
   async insertUser(user: CreationAttributes<UserModel>, transaction: Transaction): Promise<UserRow> {
     const created = await UserModel.create(user, { transaction });
     const { id, familyId, email, name, role, status, aiEnabled, createdAt, updatedAt } = created.get({ plain: true });
-    return { id, familyId, email, name: name ?? null, role, status, aiEnabled, createdAt, updatedAt };
+    return {
+      ...{ id, familyId, email, name: name ?? null, role, status, aiEnabled, createdAt, updatedAt },
+      ...{ lockedUntil: null, lastSignInAt: null, lastSignInMethod: null },
+    };
   }
 
   /** E-mail addresses match whatever their case; `lock` holds the row until the transaction ends. */
@@ -213,6 +221,17 @@ export class UserRepository {
       removed.push({ table, count: await this.deleteCount(sql, [familyId], transaction) });
     }
     return removed;
+  }
+
+  /** Lifts a lock after repeated wrong passwords; the row as it is now. */
+  async unlock(id: string, transaction: Transaction): Promise<UserRow> {
+    const [row] = await selectRows<UserRow>(
+      this.sequelize,
+      `UPDATE users SET failed_login_count = 0, locked_until = NULL, updated_at = now() WHERE id = $1 RETURNING ${USER_COLUMNS}`,
+      [id],
+      transaction,
+    );
+    return row;
   }
 
   async renameFamily(familyId: string, name: string, transaction: Transaction): Promise<void> {

@@ -1,11 +1,11 @@
 import type { Sequelize, Transaction } from "sequelize";
-import type { AuditService, AuditUser } from "../../audit/log/audit.service";
-import { announceAccessEnded } from "../auth/access-ended";
-import { hashPassword } from "../auth/password";
+import type { AuditService, AuditUser } from "../../audit/log";
+import { announceAccessEnded } from "../auth";
+import { hashPassword } from "../auth";
 import { ConflictError, NotFoundError, ValidationError, ValidationErrors } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
 import type { EventBus } from "../../platform/events/event-bus";
-import { isKnownCurrency } from "../money/money";
+import { isKnownCurrency } from "../money";
 import { isUserRole, ROLE_PRIVILEGE, USER_ROLES, type UserRole } from "../../platform/security/actor";
 import { type UserStatus } from "./user.model";
 import type { UserRepository, UserRow } from "./user.repository";
@@ -20,6 +20,9 @@ export type UserSummary = {
   status: UserStatus;
   createdAt: Date;
   updatedAt: Date;
+  lockedUntil: Date | null;
+  lastSignInAt: Date | null;
+  lastSignInMethod: string | null;
 };
 
 /** How a role change is recorded: by hand (`user.roles.updated`) or from an identity provider (`user.roles.synced`). */
@@ -210,5 +213,8 @@ export function summarizeRow(row: UserRow): UserSummary {
     status: row.status,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
+    lockedUntil: row.lockedUntil ?? null,
+    lastSignInAt: row.lastSignInAt ?? null,
+    lastSignInMethod: row.lastSignInMethod ?? null,
   };
 }

@@ -1,7 +1,7 @@
 import { SafeIntResolver } from "graphql-scalars";
 import { Arg, Authorized, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from "type-graphql";
 import type { RequestContext } from "../../transports/graphql/context";
-import { CalendarDateScalar } from "../../transports/graphql/scalars";
+import { CalendarDateScalar } from "../money";
 import type { AccountRow } from "../accounts/account.repository";
 import { AccountType } from "../accounts/account.type";
 import { formatMoney, toSignedMinorUnits } from "../money/money";

@@ -1,7 +1,7 @@
 import { SafeIntResolver } from "graphql-scalars";
 import { Field, ID, InputType, ObjectType, registerEnumType } from "type-graphql";
 import { PaginationType } from "../../platform/common/page.type";
-import { CalendarDateScalar, DecimalScalar } from "../../transports/graphql/scalars";
+import { CalendarDateScalar, DecimalScalar } from "../money";
 
 export enum SeriesIntervalEnum {
   DAY = "day",

@@ -1,8 +1,8 @@
-import type { AccountRow } from "../accounts/account.repository";
-import type { CategoryRow } from "../categories/category.repository";
-import type { MerchantRow } from "../merchants/merchant.repository";
+import type { AccountRow } from "../accounts";
+import type { CategoryRow } from "../categories";
+import type { MerchantRow } from "../merchants";
 import type { Repositories } from "../../app/services";
-import type { TagRow } from "../tags/tag.repository";
+import type { TagRow } from "../tags";
 import type { TransactionRow } from "./transaction.repository";
 import type { RelationLookup } from "./transaction.type";
 

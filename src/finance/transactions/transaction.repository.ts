@@ -1,9 +1,9 @@
 import type { CreationAttributes, Sequelize, Transaction } from "sequelize";
-import type { AccountRow } from "../accounts/account.repository";
-import type { CategoryRow } from "../categories/category.repository";
+import type { AccountRow } from "../accounts";
+import type { CategoryRow } from "../categories";
 import { bindParam, readRows, selectRows } from "../../platform/common/sql";
-import type { MerchantRow } from "../merchants/merchant.repository";
-import type { TagRow } from "../tags/tag.repository";
+import type { MerchantRow } from "../merchants";
+import type { TagRow } from "../tags";
 import { TransactionModel, TransactionTagModel, TransferModel } from "./transaction.model";
 import { transactionConditions, type TransactionFilter } from "./transaction.filter";
 

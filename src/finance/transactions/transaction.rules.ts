@@ -1,5 +1,5 @@
 import Decimal from "decimal.js";
-import { absolute, negate } from "../money/money";
+import { absolute, negate } from "../money";
 
 /**
  * The one home of the money rules, in TypeScript and in SQL. Every reader of the `transactions` table

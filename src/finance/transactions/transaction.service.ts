@@ -1,16 +1,16 @@
 import type { Sequelize } from "sequelize";
-import type { AccountRepository, AccountRow } from "../accounts/account.repository";
-import type { CategoryRepository } from "../categories/category.repository";
+import type { AccountRepository, AccountRow } from "../accounts";
+import type { CategoryRepository } from "../categories";
 import { NotFoundError, ValidationErrors } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/common/pagination";
 import { optionalText, requiredText, saveUnique } from "../../platform/common/validation";
 import type { Actor } from "../../platform/security/actor";
 import type { LedgerService } from "../ledger/ledger.service";
-import type { MerchantRepository } from "../merchants/merchant.repository";
-import { absolute, isKnownCurrency, negate } from "../money/money";
+import type { MerchantRepository } from "../merchants";
+import { absolute, isKnownCurrency, negate } from "../money";
 import { applyNature } from "./transaction.rules";
-import type { TagRepository } from "../tags/tag.repository";
+import type { TagRepository } from "../tags";
 import type { TransactionFilter } from "./transaction.filter";
 import type { TransactionChanges, TransactionRepository, TransactionRow, TransferLink } from "./transaction.repository";
 

@@ -1,16 +1,16 @@
 import { SafeIntResolver } from "graphql-scalars";
 import { Field, ID, InputType, ObjectType, registerEnumType } from "type-graphql";
 import { PaginationType } from "../../platform/common/page.type";
-import { CalendarDateScalar, DecimalScalar } from "../../transports/graphql/scalars";
-import { absolute, formatMoney, toMinorUnits } from "../money/money";
-import { AccountType } from "../accounts/account.type";
-import type { AccountRow } from "../accounts/account.repository";
-import { CategoryType } from "../categories/category.type";
-import type { CategoryRow } from "../categories/category.repository";
-import { MerchantType } from "../merchants/merchant.type";
-import type { MerchantRow } from "../merchants/merchant.repository";
-import { TagType } from "../tags/tag.type";
-import type { TagRow } from "../tags/tag.repository";
+import { CalendarDateScalar, DecimalScalar } from "../money";
+import { absolute, formatMoney, toMinorUnits } from "../money";
+import { AccountType } from "../accounts";
+import type { AccountRow } from "../accounts";
+import { CategoryType } from "../categories";
+import type { CategoryRow } from "../categories";
+import { MerchantType } from "../merchants";
+import type { MerchantRow } from "../merchants";
+import { TagType } from "../tags";
+import type { TagRow } from "../tags";
 import type { TransactionRow } from "./transaction.repository";
 import { signKind } from "./transaction.rules";
 

@@ -4,8 +4,8 @@ import { Arg, Authorized, Ctx, FieldResolver, ID, Info, Int, Query, Resolver, Ro
 import type { RequestContext } from "../../transports/graphql/context";
 import { CurrentActor } from "../../transports/graphql/current-actor";
 import type { Actor } from "../../platform/security/actor";
-import { CalendarDateScalar } from "../../transports/graphql/scalars";
-import { absolute, formatMoney, toMinorUnits } from "../money/money";
+import { CalendarDateScalar } from "../money";
+import { absolute, formatMoney, toMinorUnits } from "../money";
 import { withSelectedRelations } from "./transaction.resolver";
 import type { TransferView } from "./transaction.service";
 import { TransferFilterInput, TransferPageType, TransferPayload } from "./transaction.type";

@@ -1,15 +1,7 @@
+import type { RateLimitState } from "../../transports/http/rate-limit";
 import { NotFoundError } from "../../platform/common/errors";
 import type { Actor } from "../../platform/security/actor";
-import type { ApiKeyService, ApiKeySummary } from "../identity/api-key.service";
-
-/** A credential's rate-limit window as the request that asks left it (that request counted). */
-export type RateLimitState = {
-  limit: number;
-  windowSeconds: number;
-  currentCount: number;
-  remaining: number;
-  resetInSeconds: number;
-};
+import type { ApiKeyService, ApiKeySummary } from "../identity";
 
 export type Usage = {
   authenticationMethod: "api_key" | "access_token" | "session";

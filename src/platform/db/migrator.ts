@@ -1,8 +1,7 @@
-import type { QueryInterface, Sequelize } from "sequelize";
+import type { Sequelize } from "sequelize";
 import { SequelizeStorage, Umzug } from "umzug";
 import { migrations } from "./migrations";
-
-export type MigrationContext = { queryInterface: QueryInterface; sequelize: Sequelize };
+import type { MigrationContext } from "./migrations/context";
 
 export function createMigrator(sequelize: Sequelize): Umzug<MigrationContext> {
   return new Umzug<MigrationContext>({

@@ -1,11 +1,19 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Sequelize } from "sequelize";
-import { QueueName, type QueueBackend } from "../../../workers/queues";
-import type { AuditService } from "../../audit/log/audit.service";
 import { poolStats } from "../db/database";
 import type { EventBus } from "../events/event-bus";
 
 const PREFIX = "finance_gateway_";
+
+/**
+ * What the gauges read, by shape: the queues (workers/queues.ts) and the audit log's sequencer are
+ * above the platform, so they are handed in, not imported.
+ */
+export type WatchedQueues = {
+  names: readonly string[];
+  jobCounts(name: string, ...states: string[]): Promise<Record<string, number>>;
+};
+export type WatchedAuditSequencer = { unchainedBacklog(): Promise<{ events: number; oldestSeconds: number }> };
 /** Queue states reported as depth: jobs not finished yet, and failures kept for inspection. */
 const QUEUE_STATES = ["waiting", "active", "delayed", "prioritized", "waiting-children", "failed"] as const;
 /** Requests: most answer in milliseconds; exports, reports and slow queries take seconds. */
@@ -88,7 +96,7 @@ export class ServiceMetrics {
   }
 
   /** Queue depth by queue and state, read from the queue backend at each scrape. */
-  watchQueues(queues: QueueBackend): void {
+  watchQueues(queues: WatchedQueues): void {
     new Gauge({
       name: `${PREFIX}queue_jobs`,
       help: "Jobs in each queue by state (waiting, active, delayed, prioritized, waiting-children, failed).",
@@ -97,8 +105,8 @@ export class ServiceMetrics {
       async collect() {
         this.reset();
         await Promise.all(
-          Object.values(QueueName).map(async (name) => {
-            const counts = await queues.queue(name).getJobCounts(...QUEUE_STATES);
+          queues.names.map(async (name) => {
+            const counts = await queues.jobCounts(name, ...QUEUE_STATES);
             for (const state of QUEUE_STATES) this.set({ queue: name, state }, counts[state] ?? 0);
           }),
         );
@@ -143,7 +151,7 @@ export class ServiceMetrics {
   }
 
   /** The audit sequencer's lag: committed events not chain-linked yet (normally 0 between scrapes). */
-  watchAuditSequencer(audit: AuditService): void {
+  watchAuditSequencer(audit: WatchedAuditSequencer): void {
     let backlog: Promise<{ events: number; oldestSeconds: number }> | null = null;
     // Both gauges of one scrape share one query.
     const read = () => (backlog ??= audit.unchainedBacklog().finally(() => setImmediate(() => (backlog = null))));
@@ -169,7 +177,7 @@ export class ServiceMetrics {
 /** The metrics of a runtime: everything it runs is watched; requests and jobs report themselves. */
 export function createServiceMetrics(
   role: string,
-  parts: { sequelize: Sequelize; queues: QueueBackend; events: EventBus; audit: AuditService },
+  parts: { sequelize: Sequelize; queues: WatchedQueues; events: EventBus; audit: WatchedAuditSequencer },
 ): ServiceMetrics {
   const metrics = new ServiceMetrics(role);
   metrics.watchQueues(parts.queues);

@@ -14,6 +14,9 @@ export function isUserRole(value: string): value is UserRole {
   return (USER_ROLES as readonly string[]).includes(value);
 }
 
+/** Whether a user may sign in at all: authentication refuses suspended and deleted users. */
+export type UserStatus = "active" | "suspended" | "deleted";
+
 export const API_KEY_SCOPES = ["read", "read_write"] as const;
 export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
 

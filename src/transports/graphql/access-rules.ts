@@ -188,6 +188,7 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     setUserRole: "adminWrite",
     suspendUser: "adminWrite",
     updateUser: "adminWrite",
+    unlockUser: "adminWrite",
   },
   Subscription: {
     // AlertResolver

@@ -2,7 +2,7 @@ import { BankingLoaders } from "../../finance/banking/banking.loaders";
 import type { Logger } from "../../platform/common/logger";
 import type { Actor } from "../../platform/security/actor";
 import type { Services } from "../../app/services";
-import type { RateLimitState } from "../../finance/usage/usage.service";
+import type { RateLimitState } from "../http/rate-limit";
 import { TransactionRelationsReadAhead } from "../../finance/transactions/transaction-relations.read-ahead";
 
 /** Everything request-scoped. Built once per HTTP request, WebSocket operation or REST call. */

@@ -2,7 +2,6 @@ import type { NextFunction, Request, Response } from "express";
 import { auditContextFor, runInAuditContext, setCurrentSessionId } from "../../platform/common/audit-context";
 import { DomainError, ForbiddenError, UnauthenticatedError } from "../../platform/common/errors";
 import { sessionIdOf, type Actor } from "../../platform/security/actor";
-import type { Services } from "../../app/services";
 import { sendError } from "./respond";
 
 declare module "express-serve-static-core" {
@@ -55,6 +54,15 @@ function isCrossSiteWrite(req: Request): boolean {
 }
 
 /**
+ * The credential checks authentication calls, by shape: the auth feature's sessions and the identity
+ * feature's API keys provide them (the app hands its services in), so this transport names no feature.
+ */
+export type CredentialChecks = {
+  sessions: { authenticateAccessToken(token: string): Promise<Actor>; authenticateSession(secret: string): Promise<Actor> };
+  apiKeys: { authenticate(key: string): Promise<Actor> };
+};
+
+/**
  * Login CSRF: a page elsewhere posting a form to the sign-in route would sign the browser in to an
  * account of the attacker's choosing (the session cookie is set by the answer), so a cross-site
  * sign-in is refused like any cross-site write with the cookie.
@@ -66,7 +74,7 @@ export function refuseCrossSiteSignIn(req: Request, res: Response, next: NextFun
 
 /** Resolves a bearer token (tried first), an API key, then (where `cookie`) the session cookie. */
 export async function resolveActor(
-  services: Services,
+  services: CredentialChecks,
   credentials: { bearer?: string; apiKey?: string; session?: string },
 ): Promise<Actor> {
   if (credentials.bearer) {
@@ -88,7 +96,7 @@ export async function resolveActor(
  * with a null actor (GraphQL introspection) and the schema's @Authorized fields refuse it.
  * A credential that is present but wrong is always a 401, with one message for every cause.
  */
-export function authenticate(services: Services, { required, cookie = false }: { required: boolean; cookie?: boolean }) {
+export function authenticate(services: CredentialChecks, { required, cookie = false }: { required: boolean; cookie?: boolean }) {
   return async (req: Request, res: Response, next: NextFunction) => {
     res.locals.actor = null;
     const credentials = {

@@ -7,8 +7,16 @@ import { RateLimitedError } from "../../platform/common/errors";
 import type { Logger } from "../../platform/common/logger";
 import type { Config } from "../../platform/config/config";
 import type { Actor } from "../../platform/security/actor";
-import type { RateLimitState } from "../../finance/usage/usage.service";
 import { sendError } from "./respond";
+
+/** A credential's rate-limit window as the request that asks left it (that request counted). */
+export type RateLimitState = {
+  limit: number;
+  windowSeconds: number;
+  currentCount: number;
+  remaining: number;
+  resetInSeconds: number;
+};
 
 export type RateLimitStore = { redis: IORedis } | { sequelize: Sequelize };
 

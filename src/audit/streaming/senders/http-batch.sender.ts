@@ -1,4 +1,4 @@
-import type { AuditEvent } from "../../log/audit.service";
+import type { AuditEvent } from "../../log";
 import type { OutboundGuard } from "../../../platform/outbound/outbound.guard";
 import { datadogEntry, elasticBulkLines, sentinelRow, splunkEvent } from "../stream.formats";
 import {

@@ -1,4 +1,4 @@
-import type { AuditEvent } from "../../log/audit.service";
+import type { AuditEvent } from "../../log";
 import { OutboundFailedError, OutboundRefusedError } from "../../../platform/common/errors";
 import type { OutboundGuard, OutboundRequest } from "../../../platform/outbound/outbound.guard";
 import type { DestinationKind, NewDelivery } from "../stream.repository";

@@ -1,6 +1,6 @@
 import os from "node:os";
 import type { Socket } from "node:net";
-import type { AuditEvent } from "../../log/audit.service";
+import type { AuditEvent } from "../../log";
 import type { OutboundGuard } from "../../../platform/outbound/outbound.guard";
 import { cefMessage, leefMessage, syslogLine } from "../stream.formats";
 import { seqRange, unansweredAttempt, type Sender, type SenderTarget, type SendResult } from "./sender";

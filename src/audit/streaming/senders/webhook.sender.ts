@@ -1,6 +1,6 @@
-import type { AuditEvent } from "../../log/audit.service";
+import type { AuditEvent } from "../../log";
 import type { OutboundGuard } from "../../../platform/outbound/outbound.guard";
-import { webhookBody, webhookHeaders } from "../../delivery/webhook-signing";
+import { webhookBody, webhookHeaders } from "../../delivery";
 import { canonicalEvent } from "../stream.formats";
 import { postChunks, type Sender, type SenderTarget, type SendResult } from "./sender";
 

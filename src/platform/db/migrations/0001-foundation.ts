@@ -1,4 +1,4 @@
-import type { MigrationContext } from "../migrator";
+import type { MigrationContext } from "./context";
 
 /**
  * Families own everything money-related; composite foreign keys on (family_id, id) make it impossible,

@@ -1,4 +1,4 @@
-import type { MigrationContext } from "../migrator";
+import type { MigrationContext } from "./context";
 
 /**
  * Chats belong to a user. A user message carries the state of its reply (pending → complete | failed)

@@ -1,4 +1,4 @@
-import type { MigrationContext } from "../migrator";
+import type { MigrationContext } from "./context";
 
 /**
  * Bank-data sync. Imported transactions are ordinary rows of `transactions` (source = provider,

@@ -1,4 +1,4 @@
-import type { MigrationContext } from "../migrator";
+import type { MigrationContext } from "./context";
 
 /**
  * Linking provider accounts to existing accounts (issue 6, item 1): a connection may be told not to

@@ -1,4 +1,4 @@
-import type { MigrationContext } from "../migrator";
+import type { MigrationContext } from "./context";
 
 /**
  * SSO with OpenID Connect (issue 5): the identity providers an administrator configures, the

@@ -1,4 +1,4 @@
-import type { MigrationContext } from "../migrator";
+import type { MigrationContext } from "./context";
 
 /**
  * Takes the hash chain out of the recording transaction, and gives e-mail searches and address

@@ -1,4 +1,4 @@
-import type { MigrationContext } from "../migrator";
+import type { MigrationContext } from "./context";
 
 /**
  * Audit exports and compliance reports (issue 18): one row per request, which a worker fills in as

@@ -1,4 +1,4 @@
-import type { MigrationContext } from "../migrator";
+import type { MigrationContext } from "./context";
 
 /**
  * Audit events leave the building (issue 13). Destinations (webhooks, SIEMs) consume the committed,

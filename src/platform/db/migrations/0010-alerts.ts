@@ -1,4 +1,4 @@
-import type { MigrationContext } from "../migrator";
+import type { MigrationContext } from "./context";
 
 /**
  * Alert rules (issue 14). The evaluator is one more consumer of the committed audit stream

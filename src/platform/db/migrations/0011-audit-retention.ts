@@ -1,4 +1,4 @@
-import type { MigrationContext } from "../migrator";
+import type { MigrationContext } from "./context";
 
 /**
  * Retention: tiers per instance, a persisted state per month on its way out of the database, the

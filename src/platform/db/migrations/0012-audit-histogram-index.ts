@@ -1,4 +1,4 @@
-import type { MigrationContext } from "../migrator";
+import type { MigrationContext } from "./context";
 
 /**
  * The console's chart (auditEventHistogram) counts events per time bucket and severity. Its filters

@@ -1,4 +1,4 @@
-import type { MigrationContext } from "../migrator";
+import type { MigrationContext } from "./context";
 
 /**
  * The rate limiter's counters when there is no Redis (the zero-configuration default). The limiter

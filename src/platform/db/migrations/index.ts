@@ -1,4 +1,4 @@
-import type { MigrationContext } from "../migrator";
+import type { MigrationContext } from "./context";
 import * as foundation from "./0001-foundation";
 import * as chats from "./0002-chats";
 import * as audit from "./0003-audit";
@@ -12,7 +12,8 @@ import * as alerts from "./0010-alerts";
 import * as auditRetention from "./0011-audit-retention";
 import * as auditHistogramIndex from "./0012-audit-histogram-index";
 import * as rateLimits from "./0013-rate-limits";
-import * as ledger from "./0014-ledger";
+import * as userSignIn from "./0014-user-sign-in";
+import * as ledger from "./0015-ledger";
 
 export type Migration = { name: string; up: (context: MigrationContext) => Promise<void> };
 
@@ -31,5 +32,6 @@ export const migrations: Migration[] = [
   { name: "0011-audit-retention", up: auditRetention.up },
   { name: "0012-audit-histogram-index", up: auditHistogramIndex.up },
   { name: "0013-rate-limits", up: rateLimits.up },
-  { name: "0014-ledger", up: ledger.up },
+  { name: "0014-user-sign-in", up: userSignIn.up },
+  { name: "0015-ledger", up: ledger.up },
 ];

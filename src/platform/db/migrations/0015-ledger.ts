@@ -1,4 +1,4 @@
-import type { MigrationContext } from "../migrator";
+import type { MigrationContext } from "./context";
 import { FULL_HISTORY, recomputeStatement } from "../../../finance/ledger/ledger.sql";
 
 /**

@@ -1,5 +1,5 @@
 import { GraphQLError, GraphQLScalarType, Kind } from "graphql";
-import { parseAmount, toAmountString } from "../../finance/money/money";
+import { parseAmount, toAmountString } from "./money";
 
 function parseDecimal(raw: unknown): string {
   const checked = parseAmount(raw);

@@ -1,0 +1,31 @@
+import { transactionRoutes } from "./transactions";
+import { accountRoutes } from "./accounts";
+import { categoryRoutes } from "./categories";
+import { tagRoutes } from "./tags";
+import { usageRoutes } from "./usage";
+import { transferRoutes } from "./transfers";
+import { holdingRoutes } from "./holdings";
+import { bankingRoutes } from "./banking";
+import { authRoutes } from "./auth";
+import { merchantRoutes } from "./merchants";
+import { chatRoutes } from "./chats";
+import { auditRoutes } from "./audit";
+import type { RestRoute } from "./route";
+
+export { API_PREFIX, type HttpMethod, type RestRoute } from "./route";
+
+/** Every /api/v1 route, one file per feature, in the order of the OpenAPI document (and of matching). */
+export const routes: RestRoute[] = [
+  ...transactionRoutes,
+  ...accountRoutes,
+  ...categoryRoutes,
+  ...tagRoutes,
+  ...usageRoutes,
+  ...transferRoutes,
+  ...holdingRoutes,
+  ...bankingRoutes,
+  ...authRoutes,
+  ...merchantRoutes,
+  ...chatRoutes,
+  ...auditRoutes,
+];

@@ -1,0 +1,4 @@
+/** What other features use of transactions: the one entry into it (docs/architecture.md, feature entry files). */
+export { transactionConditions } from "./transaction.filter";
+export type { TransactionFilter } from "./transaction.filter";
+export { magnitude, moneySql } from "./transaction.rules";
