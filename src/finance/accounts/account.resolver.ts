@@ -1,7 +1,7 @@
 import { SafeIntResolver } from "graphql-scalars";
 import { Arg, Authorized, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from "type-graphql";
 import type { RequestContext } from "../../transports/graphql/context";
-import { cashPart } from "../ledger/balance.figures";
+import { cashPart } from "../ledger";
 import { formatMoney, toSignedMinorUnits } from "../money";
 import type { AccountRow } from "./account.repository";
 import { AccountInput, AccountPageType, AccountType, BalanceSheetType } from "./account.type";

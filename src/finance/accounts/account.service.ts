@@ -4,7 +4,7 @@ import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/com
 import { requiredText } from "../../platform/common/validation";
 import type { Sequelize } from "sequelize";
 import type { Actor } from "../../platform/security/actor";
-import type { LedgerService } from "../ledger/ledger.service";
+import type { LedgerService } from "../ledger";
 import Decimal from "decimal.js";
 import { isKnownCurrency, toAmountString } from "../money";
 import { ACCOUNT_TYPES, classificationOf, type AccountType } from "./account.model";

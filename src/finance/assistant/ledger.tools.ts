@@ -1,6 +1,6 @@
 import Decimal from "decimal.js";
 import { z } from "zod";
-import { toAmountString } from "../money/money";
+import { toAmountString } from "../money";
 import type { BalanceOnRow } from "./finance.repository";
 import type { ToolDefinition } from "./tools";
 

@@ -1,7 +1,7 @@
 import type { Sequelize } from "sequelize";
 import { classificationOf } from "../accounts";
-import type { AccountType } from "../accounts/account.model";
-import type { LedgerService } from "../ledger/ledger.service";
+import type { AccountKind as AccountType } from "../accounts";
+import type { LedgerService } from "../ledger";
 import { newId } from "../../platform/common/ids";
 import type { Logger } from "../../platform/common/logger";
 import type { Config } from "../../platform/config/config";

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Sequelize } from "sequelize";
-import type { AuditService } from "../../audit/log/audit.service";
+import type { AuditService } from "../../audit/log";
 import { NotFoundError, UnauthenticatedError, ValidationErrors } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
 import { Topic } from "../../platform/events/catalogue";

@@ -1,5 +1,5 @@
 import Decimal from "decimal.js";
-import { toAmountString } from "../money/money";
+import { toAmountString } from "../money";
 import type { BalanceRow } from "./ledger.repository";
 
 /** Upstream's split of an account's value: all cash, all non-cash (a house, a loan's principal), or cash plus holdings. */

@@ -3,7 +3,7 @@ import { NotFoundError, ValidationError } from "../../platform/common/errors";
 import { isUuid } from "../../platform/common/ids";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/common/pagination";
 import type { Actor } from "../../platform/security/actor";
-import { toAmountString } from "../money/money";
+import { toAmountString } from "../money";
 import type { BalanceRow, LedgerRepository, SeriesInterval, SeriesPoint } from "./ledger.repository";
 import { shiftDays, today } from "./ledger.service";
 

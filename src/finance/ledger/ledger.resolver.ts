@@ -2,9 +2,9 @@ import { SafeIntResolver } from "graphql-scalars";
 import { Arg, Authorized, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from "type-graphql";
 import type { RequestContext } from "../../transports/graphql/context";
 import { CalendarDateScalar } from "../money";
-import type { AccountRow } from "../accounts/account.repository";
-import { AccountType } from "../accounts/account.type";
-import { formatMoney, toSignedMinorUnits } from "../money/money";
+import type { AccountRow } from "../accounts";
+import { AccountType } from "../accounts";
+import { formatMoney, toSignedMinorUnits } from "../money";
 import { balanceFigures, flowsFactorOf } from "./balance.figures";
 import type { BalanceRow } from "./ledger.repository";
 import {

@@ -1,8 +1,8 @@
 import type { Transaction } from "sequelize";
 import Decimal from "decimal.js";
 import { newId } from "../../platform/common/ids";
-import { toAmountString } from "../money/money";
-import type { AccountType } from "../accounts/account.model";
+import { toAmountString } from "../money";
+import type { AccountKind as AccountType } from "../accounts";
 import { FULL_HISTORY, MOVING_ACCOUNT_TYPES } from "./ledger.sql";
 import type { LedgerMode, LedgerRepository } from "./ledger.repository";
 import type { ValuationKind, ValuationRepository, ValuationRow } from "./valuation.repository";

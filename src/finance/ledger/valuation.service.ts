@@ -1,13 +1,13 @@
 import type { Sequelize, Transaction } from "sequelize";
-import type { AuditService } from "../../audit/log/audit.service";
-import { diffChanges } from "../../audit/log/audit-changes";
+import type { AuditService } from "../../audit/log";
+import { diffChanges } from "../../audit/log";
 import { NotFoundError, ValidationError, ValidationErrors } from "../../platform/common/errors";
 import { isUuid } from "../../platform/common/ids";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/common/pagination";
 import { optionalText } from "../../platform/common/validation";
-import type { AccountRepository } from "../accounts/account.repository";
+import type { AccountRepository } from "../accounts";
 import type { Actor } from "../../platform/security/actor";
-import { toAmountString } from "../money/money";
+import { toAmountString } from "../money";
 import type { LedgerService } from "./ledger.service";
 import type { ValuationRepository, ValuationRow } from "./valuation.repository";
 

@@ -6,7 +6,7 @@ import { isUuid, newId } from "../../platform/common/ids";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/common/pagination";
 import { optionalText, requiredText, saveUnique } from "../../platform/common/validation";
 import type { Actor } from "../../platform/security/actor";
-import type { LedgerService } from "../ledger/ledger.service";
+import type { LedgerService } from "../ledger";
 import type { MerchantRepository } from "../merchants";
 import { absolute, isKnownCurrency, negate } from "../money";
 import { applyNature } from "./transaction.rules";
