@@ -132,6 +132,7 @@ async function run(route: CompiledRoute, schema: GraphQLSchema, req: Request, re
     params,
     query: req.query as Record<string, unknown>,
     body,
+    bodyRoot: route.bodyKey ? (req.body as Record<string, unknown>) : undefined,
     queryKeys: route.queryKeys,
     ignoredQueryKeys: route.ignoredQueryKeys,
   });

@@ -17,6 +17,11 @@ export type RestInput = {
   query: Record<string, unknown>;
   /** The object under the route's body key, when the route has one. */
   body?: Record<string, unknown>;
+  /**
+   * The whole body of a route with a body key: a scalar variable missing from the query string is read
+   * from its top-level key (sure-cli sends `{"valuation": {…}, "upsert": true}`).
+   */
+  bodyRoot?: Record<string, unknown>;
   queryKeys?: "camelCase";
   /** Query keys upstream's clients send that the route accepts and does not use (documented on the route). */
   ignoredQueryKeys?: string[];
@@ -42,6 +47,7 @@ export function buildVariables(schema: GraphQLSchema, operation: OperationDefini
     else {
       const key = input.queryKeys === "camelCase" ? name : camelToSnake(name);
       raw = fromQueryValue(type, queryValue(input.query, key), key);
+      if (raw === undefined && input.bodyRoot && key in input.bodyRoot && !isInputObjectType(getNamedType(type))) raw = input.bodyRoot[key];
     }
     if (raw === undefined) {
       if (isNonNullType(type)) throw new BadRequestError(`param is missing or the value is empty: ${camelToSnake(name)}`);

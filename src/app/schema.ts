@@ -13,6 +13,7 @@ import { ChatResolver } from "../finance/chats/chat.resolver";
 import { IdentityResolver } from "../finance/identity/identity.resolver";
 import { UserAdminResolver } from "../finance/identity/user-admin.resolver";
 import { MerchantResolver } from "../finance/merchants/merchant.resolver";
+import { AccountHistoryResolver, BalanceResolver, ValuationResolver } from "../finance/ledger/ledger.resolver";
 import { SsoResolver } from "../audit/sso/sso.resolver";
 import { StreamResolver } from "../audit/streaming/stream.resolver";
 import { TagResolver } from "../finance/tags/tag.resolver";
@@ -25,6 +26,9 @@ import { authChecker } from "../transports/graphql/auth-checker";
 export const resolvers = [
   IdentityResolver,
   AccountResolver,
+  AccountHistoryResolver,
+  BalanceResolver,
+  ValuationResolver,
   CategoryResolver,
   TagResolver,
   MerchantResolver,

@@ -68,6 +68,11 @@ import { TagRepository } from "../finance/tags/tag.repository";
 import { TagService } from "../finance/tags/tag.service";
 import { TransactionRepository } from "../finance/transactions/transaction.repository";
 import { TransactionService } from "../finance/transactions/transaction.service";
+import { BalanceService } from "../finance/ledger/balance.service";
+import { LedgerRepository } from "../finance/ledger/ledger.repository";
+import { LedgerService } from "../finance/ledger/ledger.service";
+import { ValuationRepository } from "../finance/ledger/valuation.repository";
+import { ValuationService } from "../finance/ledger/valuation.service";
 import { DirectoryStore, S3Store } from "../audit/retention/archive-store";
 import { checkpointSigner } from "../audit/retention/checkpoint-key";
 import { RetentionRepository } from "../audit/retention/retention.repository";
@@ -83,6 +88,8 @@ function createRepositories(sequelize: Sequelize) {
     merchants: new MerchantRepository(sequelize),
     tags: new TagRepository(sequelize),
     transactions: new TransactionRepository(sequelize),
+    ledger: new LedgerRepository(sequelize),
+    valuations: new ValuationRepository(sequelize),
     chats: new ChatRepository(sequelize),
     finance: new FinanceRepository(sequelize),
     banking: createBankingRepositories(sequelize),
@@ -199,6 +206,7 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
   const apiKeys = new ApiKeyService(sequelize, repositories.apiKeys, audit, events);
   const geo = new GeoCountryLookup(config.alerts.geoDirectory ?? undefined);
   const alertEvaluator = new AlertEvaluator(repositories.alerts, audit, geo, events);
+  const ledger = new LedgerService(repositories.ledger, repositories.valuations);
   return {
     repositories,
     events,
@@ -207,7 +215,10 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     userAdmin: new UserAdminService(sequelize, repositories.users, users, sessions, audit, events),
     apiKeys,
     usage: new UsageService(apiKeys),
-    accounts: new AccountService(repositories.accounts),
+    accounts: new AccountService(sequelize, repositories.accounts, ledger),
+    ledger,
+    balances: new BalanceService(repositories.ledger),
+    valuations: new ValuationService(sequelize, repositories.valuations, repositories.accounts, ledger, audit),
     categories: new CategoryService(repositories.categories),
     merchants: new MerchantService(repositories.merchants),
     tags: new TagService(repositories.tags),
@@ -218,6 +229,7 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
       repositories.categories,
       repositories.merchants,
       repositories.tags,
+      ledger,
     ),
     chats: new ChatService(sequelize, repositories.chats, events, replyQueueOf(deps), config.assistant),
     assistant: new AssistantService(
@@ -230,7 +242,7 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
       createProvider(config.assistant),
     ),
     banking: new BankingService(repositories.banking, repositories.accounts, secrets, config, syncQueueOf(deps), outbound),
-    bankSync: new BankSyncService(repositories.banking, secrets, config, events, logger, outbound),
+    bankSync: new BankSyncService(sequelize, repositories.banking, ledger, secrets, config, events, logger, outbound),
     audit,
     auditSavedSearches: new AuditSavedSearchService(repositories.auditSavedSearches),
     auditFacets: new AuditFacetService(repositories.auditFacets, { budgetMs: config.auditHistogramBudgetMs }),

@@ -173,7 +173,33 @@ const TOTALS: Golden[] = [
 
 const spendCount = (where: string, when: string) => counted(EXPENSE, where, when);
 
+/** The latest 1 March that has begun, as PostgreSQL reads it from today. */
+const MARCH_FIRST = `make_date(extract(year FROM ${TODAY})::int - CASE WHEN ${TODAY} < make_date(extract(year FROM ${TODAY})::int, 3, 1) THEN 1 ELSE 0 END, 3, 1)`;
+
+/**
+ * An account's balance at the end of a day, from its own data: the opening anchor (the demo's accounts
+ * have no other valuation) moved by every transaction up to the day (money out lowers an asset and
+ * raises what a liability owes).
+ */
+const balanceOn = (accountName: string | null, day: string) =>
+  `SELECT sum(CASE WHEN a.classification = 'asset' THEN 1 ELSE -1 END * (v.amount + coalesce((SELECT sum(CASE WHEN a.classification = 'asset' THEN -t.amount ELSE t.amount END)
+            FROM transactions t WHERE t.account_id = a.id AND t.date <= ${day}), 0))) AS value
+     FROM accounts a JOIN valuations v ON v.account_id = a.id AND v.kind = 'opening_anchor'
+    WHERE a.family_id = $1 ${accountName ? `AND a.name = '${accountName}'` : ""}`;
+
 const KINDS: Golden[] = [
+  ["What was my checking balance on 1 March?", [() => value(balanceOn("Everyday Checking", MARCH_FIRST))], ["Balance on "]],
+  [
+    "How did my net worth change this year?",
+    [
+      async () =>
+        Math.abs(
+          Number(await value(balanceOn(null, TODAY))) - Number(await value(balanceOn(null, `date_trunc('year', ${TODAY})::date - 1`))),
+        ).toFixed(2),
+      () => value(balanceOn(null, TODAY)),
+    ],
+    [/went (up|down) by/],
+  ],
   [
     "How many transactions did I have at Starbucks last month?",
     [() => spent(merchant("Starbucks"), R.lastMonth)],
@@ -346,11 +372,9 @@ const PHRASINGS: Golden[] = [
   ],
   [
     "What was my net worth last year?",
-    [
-      () =>
-        value(`SELECT sum(CASE WHEN classification = 'asset' THEN balance ELSE -balance END) AS value FROM accounts WHERE family_id = $1`),
-    ],
-    ["This answer does not narrow to last year ("],
+    // Read from the daily balances: where it stood when last year ended, and how it moved during it.
+    [() => value(balanceOn(null, `date_trunc('year', ${TODAY})::date - 1`))],
+    ["last year (", "at the end of"],
   ],
   [
     "What is the balance of my checking account at Starbucks?",

@@ -106,6 +106,8 @@ describe("the openai provider", () => {
       "get_accounts",
       "get_balance_sheet",
       "get_income_statement",
+      "get_balances_on",
+      "get_net_worth_change",
     ]);
     expect(first.tools[0].function.parameters.properties.amount.properties.operator.enum).toContain("greater_than");
     expect(first.tools[0].function.parameters.properties.order.enum).toEqual(["newest", "oldest", "largest", "smallest"]);
@@ -242,8 +244,9 @@ describe("the openai provider", () => {
     });
     expect(answer).toEqual({ content: "You have one account." });
     expect(fake.requests[0].stream).toBeFalsy();
+    // Opened with 1000, then the 42.50 at the corner shop: the balance follows the ledger.
     expect(tools.calls[0].result).toEqual({
-      accounts: [{ name: "Checking", type: "depository", classification: "asset", balance: "1000", currency: "USD" }],
+      accounts: [{ name: "Checking", type: "depository", classification: "asset", balance: "957.5", currency: "USD" }],
     });
   });
 });

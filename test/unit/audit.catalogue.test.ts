@@ -33,7 +33,7 @@ describe("the audit event catalogue", () => {
     expect(isAuditEventType("auth.login.hacked")).toBe(false);
   });
 
-  test("the service's own types: a removed or paused stream destination, a removed alert rule or channel, a retention change and a deleted archive are warnings, a failing destination an error", () => {
+  test("the service's own types: a removed or paused stream destination, a removed alert rule or channel, a retention change, a deleted archive and a deleted valuation are warnings, a failing destination an error", () => {
     expect(
       Object.keys(SERVICE_EVENT_CATALOGUE)
         .filter((type) => defaultSeverity(type as never) === "warning")
@@ -45,6 +45,7 @@ describe("the audit event catalogue", () => {
       "audit.retention.updated",
       "stream.destination.deleted",
       "stream.destination.paused",
+      "valuation.deleted",
     ]);
     expect(defaultSeverity("stream.destination.failing")).toBe("error");
     expect(defaultSeverity("audit.export.failed")).toBe("error");

@@ -56,7 +56,7 @@ describe("operation limits", () => {
     // Each item: itself, 3 fields, a category with a field, 10 tags (a guess for an unpaged list) with a field each.
     expect(measure(`{ ${page("a")} }`).cost).toBe(1 + 100 * (1 + 3 + 2 + (1 + 10 * 1)));
     expect(refusalCode(`{ ${Array.from({ length: 30 }, (_, i) => page(`p${i}`)).join(" ")} }`, true)).toBe("QUERY_TOO_COSTLY");
-    expect(refusalCode(`{ ${Array.from({ length: 31 }, (_, i) => `k${i}: me { id }`).join(" ")} }`, true)).toBe("TOO_MANY_ALIASES");
+    expect(refusalCode(`{ ${Array.from({ length: 41 }, (_, i) => `k${i}: me { id }`).join(" ")} }`, true)).toBe("TOO_MANY_ALIASES");
     expect(refusalCode(`query($n: Int) { transactions(perPage: $n) { items { id } } }`, true, { n: 5000 })).toBeNull();
     expect(measure(`query($n: Int) { transactions(perPage: $n) { items { id } } }`, { n: 5000 }).cost).toBe(1 + 1000 * 2);
   });

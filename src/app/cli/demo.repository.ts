@@ -5,6 +5,9 @@ import { FamilyModel } from "../../finance/identity/family.model";
 import { MerchantModel } from "../../finance/merchants/merchant.model";
 import { TagModel } from "../../finance/tags/tag.model";
 import { TransactionModel, TransactionTagModel, TransferModel } from "../../finance/transactions/transaction.model";
+import { LedgerRepository } from "../../finance/ledger/ledger.repository";
+import { FULL_HISTORY } from "../../finance/ledger/ledger.sql";
+import { ValuationRepository, type ValuationValues } from "../../finance/ledger/valuation.repository";
 
 /** Everything the demo family holds, as rows. */
 export type DemoRows = {
@@ -15,6 +18,8 @@ export type DemoRows = {
   transactions: CreationAttributes<TransactionModel>[];
   transactionTags: CreationAttributes<TransactionTagModel>[];
   transfers: CreationAttributes<TransferModel>[];
+  /** Opening anchors and the value updates of the accounts tracked by value; balances are derived from them. */
+  valuations: ValuationValues[];
 };
 
 /** Writes the demo family's data in one transaction: all of it or none. */
@@ -35,6 +40,10 @@ export class DemoRepository {
       await TransactionModel.bulkCreate(rows.transactions, { transaction });
       await TransactionTagModel.bulkCreate(rows.transactionTags, { transaction });
       await TransferModel.bulkCreate(rows.transfers, { transaction });
+      const valuations = new ValuationRepository(this.sequelize);
+      for (const valuation of rows.valuations) await valuations.insert(valuation, transaction);
+      const ledger = new LedgerRepository(this.sequelize);
+      for (const account of rows.accounts) await ledger.recompute(account.id, "forward", FULL_HISTORY, transaction);
     });
   }
 }

@@ -2,6 +2,7 @@ import type { Sequelize } from "sequelize";
 import { classificationOf, type AccountType } from "../../finance/accounts/account.model";
 import type { CategoryClassification } from "../../finance/categories/category.model";
 import { newId } from "../../platform/common/ids";
+import { valuationName } from "../../finance/ledger/ledger.service";
 import type { Services } from "../services";
 import { DemoRepository, type DemoRows } from "./demo.repository";
 
@@ -27,7 +28,8 @@ function random(seed: number) {
 }
 
 /**
- * Balances 18 months ago; today's follow from the transactions, so every month-end balance the service
+ * Balances 18 months ago, each account's opening anchor (dated two years back, as upstream dates one
+ * for an account with a younger history); today's follow from the transactions, so every month-end balance the service
  * derives is one a real household could have had (the card is paid in full each month, so what is owed
  * on it stays a positive amount of about a month's spending).
  */
@@ -176,8 +178,8 @@ async function seedFamily(sequelize: Sequelize, familyId: string, today: Date): 
   const transfers: Array<{ id: string; familyId: string; outflowTransactionId: string; inflowTransactionId: string }> = [];
   /** Card charges per calendar month ("year-monthIndex"), paid by the next month's payment. */
   const cardCharges = new Map<string, number>();
-  /** Sum of each account's stored amounts (positive = money out of an asset, more owed on a liability). */
-  const movement: Record<string, number> = {};
+  /** Upstream's default for an account whose history is younger: two years before today. */
+  const openingAnchorDate = isoDate(new Date(Date.UTC(today.getUTCFullYear() - 2, today.getUTCMonth(), today.getUTCDate())));
 
   const add = (
     account: string,
@@ -192,7 +194,6 @@ async function seedFamily(sequelize: Sequelize, familyId: string, today: Date): 
       const month = `${date.getUTCFullYear()}-${date.getUTCMonth()}`;
       cardCharges.set(month, (cardCharges.get(month) ?? 0) + amount);
     }
-    movement[account] = (movement[account] ?? 0) + amount;
     transactions.push({
       id,
       familyId,
@@ -268,8 +269,18 @@ async function seedFamily(sequelize: Sequelize, familyId: string, today: Date): 
       accountType: a.type,
       classification: classificationOf(a.type),
       currency: "USD",
-      // Money out lowers an asset and raises what is owed on a liability.
-      balance: (classificationOf(a.type) === "asset" ? a.opening - (movement[a.key] ?? 0) : a.opening + (movement[a.key] ?? 0)).toFixed(2),
+      // Derived by the ledger from the opening anchor and the transactions once they are written.
+      balance: "0",
+    })),
+    valuations: ACCOUNTS.map((a) => ({
+      id: newId(),
+      familyId,
+      accountId: accounts[a.key].id,
+      date: openingAnchorDate,
+      amount: a.opening.toFixed(2),
+      currency: "USD",
+      kind: "opening_anchor" as const,
+      name: valuationName("opening_anchor", a.type),
     })),
     categories: Object.values(categories).map(({ id, name, classification, color, icon }) => ({
       id,

@@ -76,6 +76,9 @@ export const SERVICE_EVENT_CATALOGUE = {
   "alert.channel.updated": { severity: "info", meaning: "alert notification channel changed (secrets redacted)" },
   "alert.channel.deleted": { severity: "warning", meaning: "alert notification channel removed" },
   "alert.channel.tested": { severity: "info", meaning: "test alert sent to a channel (error when it failed)" },
+  "valuation.created": { severity: "info", meaning: "an account's value recorded on a day (a reconciliation), its balances recomputed" },
+  "valuation.updated": { severity: "info", meaning: "a valuation's amount, date or notes changed, its account's balances recomputed" },
+  "valuation.deleted": { severity: "warning", meaning: "a valuation removed, its account's balances recomputed" },
 } as const satisfies Record<string, { severity: Severity; meaning: string }>;
 
 export const AUDIT_EVENT_CATALOGUE = { ...SPEC_EVENT_CATALOGUE, ...SERVICE_EVENT_CATALOGUE };

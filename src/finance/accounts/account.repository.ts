@@ -1,4 +1,4 @@
-import type { Sequelize } from "sequelize";
+import type { Sequelize, Transaction } from "sequelize";
 import { alignToKeys, selectRows } from "../../platform/common/sql";
 import { AccountModel, type AccountClassification, type AccountType } from "./account.model";
 
@@ -16,6 +16,8 @@ export type AccountRow = {
 };
 
 export type AccountFields = Pick<AccountModel, "name" | "accountType" | "classification" | "currency" | "balance">;
+/** What a client may change; the balance is the ledger's to write. */
+export type AccountChanges = Partial<Omit<AccountFields, "balance">>;
 
 const COLUMNS = `id, name, account_type AS "accountType", classification, currency, balance, created_at AS "createdAt", updated_at AS "updatedAt"`;
 /** With the institution of the provider account feeding it: the account routes show it, relation reads do not need it. */
@@ -24,12 +26,12 @@ const DETAIL_COLUMNS = `${COLUMNS}, (SELECT min(p.institution) FROM bank_provide
 export class AccountRepository {
   constructor(private readonly sequelize: Sequelize) {}
 
-  async create(familyId: string, id: string, fields: AccountFields): Promise<void> {
-    await AccountModel.create({ ...fields, id, familyId });
+  async create(familyId: string, id: string, fields: AccountFields, transaction: Transaction): Promise<void> {
+    await AccountModel.create({ ...fields, id, familyId }, { transaction });
   }
 
-  async update(familyId: string, id: string, changes: Partial<AccountFields>): Promise<void> {
-    await AccountModel.update(changes, { where: { id, familyId } });
+  async update(familyId: string, id: string, changes: AccountChanges, transaction: Transaction): Promise<void> {
+    if (Object.keys(changes).length > 0) await AccountModel.update(changes, { where: { id, familyId }, transaction });
   }
 
   /** Whether this call removed the row (of concurrent deletes, only one does). */
@@ -43,11 +45,12 @@ export class AccountRepository {
     return row.currency;
   }
 
-  async byIds(familyId: string, ids: readonly string[]): Promise<(AccountRow | null)[]> {
+  async byIds(familyId: string, ids: readonly string[], transaction?: Transaction): Promise<(AccountRow | null)[]> {
     const rows = await selectRows<AccountRow>(
       this.sequelize,
       `SELECT ${COLUMNS} FROM accounts WHERE family_id = $1 AND id = ANY($2::uuid[])`,
       [familyId, ids],
+      transaction,
     );
     return alignToKeys(ids, rows);
   }

@@ -1,6 +1,7 @@
 import { SafeIntResolver } from "graphql-scalars";
 import { Arg, Authorized, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from "type-graphql";
 import type { RequestContext } from "../../transports/graphql/context";
+import { cashPart } from "../ledger";
 import { formatMoney, toSignedMinorUnits } from "../money";
 import type { AccountRow } from "./account.repository";
 import { AccountInput, AccountPageType, AccountType, BalanceSheetType } from "./account.type";
@@ -51,15 +52,15 @@ export class AccountResolver {
     return toSignedMinorUnits(row.balance, row.currency);
   }
 
-  // Upstream splits an investment account's cash from its holdings; here an account holds one balance, all of it cash.
-  @FieldResolver(() => String, { description: "The cash part of the balance, formatted: the whole balance." })
+  // As upstream: a house's, a car's or a loan's value is not cash; holdings are not valued here, so an investment's balance is all cash.
+  @FieldResolver(() => String, { description: "The cash part of the balance, formatted: none of a property's, vehicle's or loan's value." })
   cashBalance(@Root() row: AccountRow): string {
-    return formatMoney(row.balance, row.currency);
+    return formatMoney(cashPart(row.accountType, row.balance), row.currency);
   }
 
   @FieldResolver(() => SafeIntResolver, { description: "cashBalance in minor units." })
   cashBalanceCents(@Root() row: AccountRow): number {
-    return toSignedMinorUnits(row.balance, row.currency);
+    return toSignedMinorUnits(cashPart(row.accountType, row.balance), row.currency);
   }
 
   @FieldResolver(() => String, { description: "active: accounts here are never disabled or pending deletion." })

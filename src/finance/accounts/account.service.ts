@@ -2,18 +2,24 @@ import { NotFoundError, ValidationErrors } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/common/pagination";
 import { requiredText } from "../../platform/common/validation";
+import type { Sequelize } from "sequelize";
 import type { Actor } from "../../platform/security/actor";
+import type { LedgerService } from "../ledger";
 import Decimal from "decimal.js";
 import { isKnownCurrency, toAmountString } from "../money";
 import { ACCOUNT_TYPES, classificationOf, type AccountType } from "./account.model";
-import type { AccountFields, AccountRepository, AccountRow } from "./account.repository";
+import type { AccountChanges, AccountRepository, AccountRow } from "./account.repository";
 
 export type BalanceSheet = { currency: string; assets: string; liabilities: string; netWorth: string };
 
 export type AccountInput = { name?: string | null; accountType?: string | null; currency?: string | null; balance?: string | null };
 
 export class AccountService {
-  constructor(private readonly accounts: AccountRepository) {}
+  constructor(
+    private readonly sequelize: Sequelize,
+    private readonly accounts: AccountRepository,
+    private readonly ledger: LedgerService,
+  ) {}
 
   list(actor: Actor): Promise<AccountRow[]> {
     return this.accounts.list(actor.familyId);
@@ -26,8 +32,9 @@ export class AccountService {
   }
 
   /**
-   * Net worth, assets and liabilities per currency, the family's currency first. Balances are never
-   * converted: there are no exchange rates here, so each currency gets its own totals.
+   * Net worth, assets and liabilities per currency, the family's currency first, from the accounts'
+   * ledger balances. Balances are never converted: there are no exchange rates here, so each currency
+   * gets its own totals.
    */
   async balanceSheet(actor: Actor): Promise<BalanceSheet[]> {
     return (await this.accounts.totalsByCurrency(actor.familyId)).map(({ currency, assets, liabilities }) => ({
@@ -51,32 +58,41 @@ export class AccountService {
     const currency = input.currency ? checkCurrency(problems, input.currency) : await this.accounts.familyCurrency(actor.familyId);
     problems.throwIfAny();
     const id = newId();
-    await this.accounts.create(actor.familyId, id, {
-      name,
-      accountType: accountType!,
-      classification: classificationOf(accountType!),
-      currency,
-      balance: input.balance ?? "0",
+    await this.sequelize.transaction(async (transaction) => {
+      const fields = { name, accountType: accountType!, classification: classificationOf(accountType!), currency, balance: "0" };
+      await this.accounts.create(actor.familyId, id, fields, transaction);
+      // The balance it is opened with is its opening anchor's amount; the ledger derives the rest.
+      await this.ledger.open({ id, familyId: actor.familyId, accountType: accountType!, currency }, input.balance ?? "0", transaction);
     });
     return this.get(actor, id);
   }
 
+  /**
+   * Changes the account's fields. A new balance is not stored: the ledger records it as upstream does
+   * (LedgerService.setCurrentBalance), and a new type (or classification) re-derives the whole history.
+   */
   async update(actor: Actor, id: string, input: AccountInput): Promise<AccountRow> {
-    await this.get(actor, id);
+    const current = await this.get(actor, id);
     const problems = new ValidationErrors();
-    const changes: Partial<AccountFields> = {};
+    const changes: AccountChanges = {};
     if (input.name !== undefined) changes.name = requiredText(problems, "Name", input.name, 120);
     if (input.accountType !== undefined) {
       const accountType = checkAccountType(problems, input.accountType);
       if (accountType) Object.assign(changes, { accountType, classification: classificationOf(accountType) });
     }
     if (input.currency !== undefined) changes.currency = checkCurrency(problems, input.currency ?? "");
-    if (input.balance !== undefined) {
-      if (input.balance === null) problems.add("Balance can't be blank");
-      else changes.balance = input.balance;
-    }
+    if (input.balance === null) problems.add("Balance can't be blank");
     problems.throwIfAny();
-    await this.accounts.update(actor.familyId, id, changes);
+    await this.sequelize.transaction(async (transaction) => {
+      await this.ledger.lock([id], transaction);
+      await this.accounts.update(actor.familyId, id, changes, transaction);
+      if (changes.accountType && changes.accountType !== current.accountType) await this.ledger.recomputeWhole([id], transaction);
+      const balance = input.balance;
+      if (balance !== undefined && balance !== null) {
+        const [account] = await this.accounts.byIds(actor.familyId, [id], transaction);
+        if (account) await this.ledger.setCurrentBalance({ ...account, familyId: actor.familyId }, balance, transaction);
+      }
+    });
     return this.get(actor, id);
   }
 

@@ -305,6 +305,39 @@ export async function balances(tools: ToolRunner, subjects: Subject[]): Promise<
   return lines.join("\n");
 }
 
+/** Each (wanted) account's balance at the end of the period's last day, from the ledger's daily balances. */
+export async function balancesOn(tools: ToolRunner, subjects: Subject[], period: Period): Promise<string> {
+  const result = await tools.call("get_balances_on", { date: period.end });
+  const wanted = new Set(subjects.filter((subject) => subject.kind === "account").map((subject) => subject.name));
+  const accounts = (result.accounts as Array<{ name: string; balance: string | null; currency: string; classification: string }>).filter(
+    (account) => wanted.size === 0 || wanted.has(account.name),
+  );
+  if (accounts.length === 0) return "You have no accounts yet.";
+  const day = period.start === period.end ? `on ${period.end}` : `at the end of ${period.end} (${period.name})`;
+  const lines = [wanted.size === 1 ? `Balance ${day}:` : `Your account balances ${day}:`, ""];
+  for (const account of accounts)
+    lines.push(
+      account.balance === null
+        ? `- ${account.name}: no history yet`
+        : `- ${account.name}: **${formatMoney(account.balance, account.currency)}**${account.classification === "liability" ? " owed" : ""}`,
+    );
+  return lines.join("\n");
+}
+
+/** Net worth at the start and end of the period and how it moved. */
+export async function netWorthChange(context: FamilyContext, tools: ToolRunner, period: Period): Promise<string> {
+  const result = await tools.call("get_net_worth_change", { start_date: period.start, end_date: period.end });
+  const money = (value: unknown) => formatMoney(String(value), context.currency);
+  const start = result.start as { date: string; net_worth: string };
+  const end = result.end as { date: string; net_worth: string };
+  const change = new Decimal(String(result.change));
+  const moved = change.isZero() ? "did not change" : `went ${change.isNegative() ? "down" : "up"} by **${money(change.abs().toFixed())}**`;
+  return (
+    `Your net worth ${moved} ${describe(period)}: from ${money(start.net_worth)} at the end of ${start.date} ` +
+    `to **${money(end.net_worth)}** at the end of ${end.date}.`
+  );
+}
+
 export async function netWorth(context: FamilyContext, tools: ToolRunner, history: boolean): Promise<string> {
   const result = await tools.call("get_balance_sheet", { months: 12 });
   const months = result.history as Array<{ month: string; net_worth: string }>;

@@ -116,6 +116,15 @@ function namedMonth(name: string, year: string | undefined, now: Date): Period {
   return monthPeriod(inYear, index);
 }
 
+function namedDay(name: string, day: number, year: string | undefined, now: Date): Period | null {
+  const month = monthIndex(name);
+  const begun = month < now.getUTCMonth() || (month === now.getUTCMonth() && day <= now.getUTCDate());
+  const inYear = year ? Number(year) : begun ? now.getUTCFullYear() : now.getUTCFullYear() - 1;
+  const date = utc(inYear, month, day);
+  if (day < 1 || date.getUTCMonth() !== month) return null;
+  return { start: iso(date), end: iso(date), name: `on ${day} ${MONTH_NAMES[month]} ${inYear}`, unit: "day" };
+}
+
 /** A point named in "since …" or "between … and …": a date, a month (with or without year) or a year. */
 const POINT = `(\\d{4}-\\d{2}-\\d{2}|(?:${monthAlternatives}|may)(?: \\d{4})?|\\d{4})`;
 
@@ -150,6 +159,17 @@ const RULES: Rule[] = [
       const day = iso(utc(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - 1));
       return { start: day, end: day, name: "yesterday", unit: "day" };
     },
+  },
+  {
+    pattern: /\bon (\d{4}-\d{2}-\d{2})\b/,
+    resolve: (match) => point(match[1], new Date(0)),
+  },
+  {
+    // "on 1 March", "March 1st", "the 1st of March 2026": one day; without a year, the latest one that has begun.
+    pattern: new RegExp(
+      `\\b(?:on )?(?:the )?(?:(\\d{1,2})(?:st|nd|rd|th)? (?:of )?(${monthAlternatives}|may)|(${monthAlternatives}|may) (\\d{1,2})(?:st|nd|rd|th)?)(?:,? (\\d{4}))?\\b`,
+    ),
+    resolve: (match, now) => namedDay(match[2] ?? match[3], Number(match[1] ?? match[4]), match[5], now),
   },
   {
     pattern: /\b(?:in the )?(?:last|past|previous) (\d{1,3}) (day|week|month)s?\b/,

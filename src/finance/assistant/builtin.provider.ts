@@ -5,12 +5,14 @@ import type { AssistantProvider, AssistantRequest, FamilyContext } from "./provi
 import {
   average,
   balances,
+  balancesOn,
   compare,
   extremes,
   howOften,
   incomeStatement,
   lastPaid,
   netWorth,
+  netWorthChange,
   recent,
   recurring,
   search,
@@ -116,7 +118,8 @@ function unusedParts(asked: Asked): string[] {
     parts.push(
       `amounts ${AMOUNT_WORDS[asked.amount.operator].replace(/^in amounts /, "")} ${formatMoney(asked.amount.value, asked.currency)}`,
     );
-  if (asked.period && asked.kind !== "income_statement") parts.push(describe(asked.period));
+  // Balances and net worth are read on the period's last day (net worth's change across it).
+  if (asked.period && !["income_statement", "balances", "net_worth"].includes(asked.kind)) parts.push(describe(asked.period));
   return parts;
 }
 
@@ -126,11 +129,11 @@ async function answerAsked(asked: Asked, context: FamilyContext, tools: ToolRunn
   if (asked.unknown.length) return notFound(asked, context);
   switch (asked.kind) {
     case "net_worth":
-      return netWorth(context, tools, asked.history);
+      return asked.period ? netWorthChange(context, tools, asked.period) : netWorth(context, tools, asked.history);
     case "income_statement":
       return incomeStatement(context, tools, asked.period ?? currentMonth(context.today));
     case "balances":
-      return balances(tools, asked.subjects);
+      return asked.period ? balancesOn(tools, asked.subjects, asked.period) : balances(tools, asked.subjects);
     case "recurring":
       return recurring(context, tools);
     case "extremes":

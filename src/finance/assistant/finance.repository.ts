@@ -38,6 +38,7 @@ export type GroupRow = { key: string; income: string; expense: string; count: nu
 export type CategoryAmountRow = { category: string; kind: "income" | "expense"; amount: string; count: number };
 
 export type BalanceHistoryRow = { month: string; assets: string; liabilities: string };
+export type BalanceOnRow = { name: string; accountType: string; classification: string; currency: string; balance: string | null };
 
 export type RecurringRow = {
   name: string;
@@ -181,23 +182,37 @@ export class FinanceRepository {
    * later transactions undone: money out (positive amounts) had not yet left an asset and had not yet
    * been owed on a liability.
    */
+  /**
+   * Assets and liabilities of the family's accounts in `currency` at each of the last `months` month
+   * ends (the current month's last day included), each account at its newest ledger row on or before it.
+   */
   balanceHistory(familyId: string, currency: string, today: string, months: number): Promise<BalanceHistoryRow[]> {
     return selectRows<BalanceHistoryRow>(
       this.sequelize,
       `WITH month_ends AS (
          SELECT (date_trunc('month', $3::date) - make_interval(months => g) + interval '1 month - 1 day')::date AS month_end
            FROM generate_series(0, $4::int - 1) g
-       ), later AS (
-         SELECT e.month_end, a.id, a.classification, a.balance,
-                coalesce((SELECT sum(t.amount) FROM transactions t WHERE t.account_id = a.id AND t.date > e.month_end), 0) AS after
-           FROM month_ends e CROSS JOIN accounts a WHERE a.family_id = $1 AND a.currency = $2
        )
        SELECT to_char(e.month_end, 'YYYY-MM') AS month,
-              coalesce(sum(l.balance + l.after) FILTER (WHERE l.classification = 'asset'), 0) AS assets,
-              coalesce(sum(l.balance - l.after) FILTER (WHERE l.classification = 'liability'), 0) AS liabilities
-         FROM month_ends e LEFT JOIN later l ON l.month_end = e.month_end
+              coalesce(sum(last.end_balance) FILTER (WHERE a.classification = 'asset'), 0) AS assets,
+              coalesce(sum(last.end_balance) FILTER (WHERE a.classification = 'liability'), 0) AS liabilities
+         FROM month_ends e
+         LEFT JOIN accounts a ON a.family_id = $1 AND a.currency = $2
+         LEFT JOIN LATERAL (SELECT b.end_balance FROM balances b WHERE b.account_id = a.id AND b.date <= e.month_end
+                             ORDER BY b.date DESC LIMIT 1) last ON true
         GROUP BY e.month_end ORDER BY e.month_end`,
       [familyId, currency, today, months],
+    );
+  }
+
+  /** Each account's balance at the end of `date` (its newest ledger row on or before it); null before its first. */
+  balancesOn(familyId: string, date: string): Promise<BalanceOnRow[]> {
+    return selectRows<BalanceOnRow>(
+      this.sequelize,
+      `SELECT a.name, a.account_type AS "accountType", a.classification, a.currency,
+              (SELECT b.end_balance FROM balances b WHERE b.account_id = a.id AND b.date <= $2::date ORDER BY b.date DESC LIMIT 1) AS balance
+         FROM accounts a WHERE a.family_id = $1 ORDER BY lower(a.name), a.id`,
+      [familyId, date],
     );
   }
 

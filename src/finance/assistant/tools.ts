@@ -6,6 +6,7 @@ import type { TransactionFilter } from "../transactions";
 import { magnitude } from "../transactions";
 import type { FinanceRepository, GroupBy } from "./finance.repository";
 import type { FamilyVocabulary, SubjectKind } from "./vocabulary";
+import { getBalancesOn, getNetWorthChange } from "./ledger.tools";
 
 /**
  * The functions a model may call. Each one's parameters are a zod schema: it validates what the model
@@ -69,7 +70,7 @@ const getIncomeStatementParameters = z.object({
   end_date: isoDate.optional().describe("Last day included; default today"),
 });
 
-type ToolDefinition<Schema extends z.ZodType> = {
+export type ToolDefinition<Schema extends z.ZodType> = {
   description: string;
   parameters: Schema;
   run(args: z.infer<Schema>, scope: ToolScope, data: ToolData): Promise<Record<string, unknown>>;
@@ -257,6 +258,8 @@ export const TOOLS = {
   get_accounts: getAccounts,
   get_balance_sheet: getBalanceSheet,
   get_income_statement: getIncomeStatement,
+  get_balances_on: getBalancesOn,
+  get_net_worth_change: getNetWorthChange,
 } as const;
 
 export type ToolName = keyof typeof TOOLS;

@@ -1,4 +1,4 @@
-import { QueryTypes, type CreationAttributes, type Sequelize } from "sequelize";
+import { QueryTypes, type CreationAttributes, type Sequelize, type Transaction } from "sequelize";
 import { AccountModel } from "../accounts";
 import { bindParam, selectRows } from "../../platform/common/sql";
 import type { ImportedHolding } from "./provider";
@@ -67,12 +67,12 @@ export class BankAccountRepository {
 
   // ---- the family accounts a connection feeds --------------------------------------------------------
 
-  linkedAccounts(ids: string[]): Promise<Pick<AccountModel, "id" | "currency" | "classification">[]> {
+  linkedAccounts(ids: string[]): Promise<Pick<AccountModel, "id" | "currency" | "classification" | "accountType">[]> {
     return AccountModel.findAll({ where: { id: ids }, raw: true });
   }
 
-  async createAccount(values: CreationAttributes<AccountModel>): Promise<void> {
-    await AccountModel.create(values);
+  async createAccount(values: CreationAttributes<AccountModel>, transaction: Transaction): Promise<void> {
+    await AccountModel.create(values, { transaction });
   }
 
   async deleteAccount(id: string): Promise<void> {
@@ -197,18 +197,17 @@ export class BankAccountRepository {
     );
   }
 
+  /** Keeps the provider's balance of the day in the account's provider history (the ledger anchors it separately). */
   async recordBalance(
     accountId: string,
     balance: { amount: string; available: string | null; date: string },
     currency: string,
-    accountBalance: string,
+    transaction: Transaction,
   ): Promise<void> {
-    await this.execute(
-      `WITH history AS (
-         INSERT INTO account_balances (account_id, date, balance, available_balance, currency) VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT (account_id, date) DO UPDATE SET balance = EXCLUDED.balance, available_balance = EXCLUDED.available_balance, currency = EXCLUDED.currency)
-       UPDATE accounts SET balance = $6, updated_at = now() WHERE id = $1 AND balance IS DISTINCT FROM $6::numeric`,
-      [accountId, balance.date, balance.amount, balance.available, currency, accountBalance],
+    await this.sequelize.query(
+      `INSERT INTO account_balances (account_id, date, balance, available_balance, currency) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (account_id, date) DO UPDATE SET balance = EXCLUDED.balance, available_balance = EXCLUDED.available_balance, currency = EXCLUDED.currency`,
+      { bind: [accountId, balance.date, balance.amount, balance.available, currency], type: QueryTypes.RAW, transaction },
     );
   }
 

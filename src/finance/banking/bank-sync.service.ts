@@ -1,4 +1,7 @@
+import type { Sequelize } from "sequelize";
 import { classificationOf } from "../accounts";
+import type { AccountKind as AccountType } from "../accounts";
+import type { LedgerService } from "../ledger";
 import { newId } from "../../platform/common/ids";
 import type { Logger } from "../../platform/common/logger";
 import type { Config } from "../../platform/config/config";
@@ -14,11 +17,18 @@ import type { TransactionWrite } from "./bank-import.repository";
 import { LunchflowClient, LunchflowSync } from "./lunchflow.client";
 import type { OutboundGuard } from "../../platform/outbound/outbound.guard";
 import { withoutMalformedRows } from "./imported-rows";
+import { groupBy, securityKeyOf } from "./bank-sync.keys";
 import type { ImportBatch, ImportedAccount, ProviderSync, SyncState } from "./provider";
 import { SimplefinClient, SimplefinSync } from "./simplefin.client";
 import { redactor, UpstreamError, type UpstreamHttpOptions } from "./upstream-http";
 
-type AccountLink = { providerAccountId: string; accountId: string | null; currency: string; classification: "asset" | "liability" };
+type AccountLink = {
+  providerAccountId: string;
+  accountId: string | null;
+  currency: string;
+  classification: "asset" | "liability";
+  accountType: AccountType;
+};
 
 type RunTotals = { created: number; updated: number; skipped: number; errors: string[] };
 
@@ -32,7 +42,9 @@ export type SyncOptions = { trigger?: "manual" | "scheduled"; fullHistory?: bool
  */
 export class BankSyncService {
   constructor(
+    private readonly sequelize: Sequelize,
     private readonly repositories: BankingRepositories,
+    private readonly ledger: LedgerService,
     private readonly secrets: SecretBox,
     private readonly config: Config,
     private readonly events: EventBus,
@@ -49,9 +61,10 @@ export class BankSyncService {
     this.publish(connection, runId, "syncing", connection.status, null);
     const totals: RunTotals = { created: 0, updated: 0, skipped: 0, errors: [] };
     let state: SyncState = connection.syncState ?? {};
+    let links = new Map<string, AccountLink>();
     try {
       const provider = this.providerFor(connection, runId, logger);
-      const links = await this.accountLinks(connection.id);
+      links = await this.accountLinks(connection.id);
       const holdingsUnsupported = new Set(
         (await this.repositories.accounts.providerAccounts(connection.id))
           .filter((row) => row.holdingsSupported === false)
@@ -83,13 +96,28 @@ export class BankSyncService {
         daysAgo(PENDING_MAX_AGE_DAYS),
       );
       totals.updated += expired;
+      await this.settleBalances(links);
       await this.finish(connection, runId, totals, "completed", "good", totals.errors.length ? totals.errors.join("; ") : null);
     } catch (error) {
       const { status, message } = this.failureOf(error, logger);
       totals.errors.push(message);
+      // What the sync wrote before failing is kept, so the balances must follow it too.
+      await this.settleBalances(links).catch((settling: unknown) =>
+        logger.error({ err: settling }, "balances not recomputed after a failed sync"),
+      );
       await this.finish(connection, runId, totals, "failed", status, message);
     }
     return this.repositories.connections.run(runId);
+  }
+
+  /**
+   * Recomputes the balances of every account the connection feeds, once per sync (never per imported
+   * row): its transactions and its provider balance (the current anchor) are all written by now.
+   */
+  private async settleBalances(links: Map<string, AccountLink>): Promise<void> {
+    const accountIds = [...links.values()].flatMap((link) => (link.accountId ? [link.accountId] : []));
+    if (accountIds.length === 0) return;
+    await this.sequelize.transaction((transaction) => this.ledger.recomputeWhole(accountIds, transaction));
   }
 
   private async startRun(connection: ConnectionRow, trigger: "manual" | "scheduled"): Promise<string> {
@@ -207,6 +235,7 @@ export class BankSyncService {
         accountId: account?.id ?? null,
         currency: account?.currency ?? row.currency,
         classification: account?.classification ?? "asset",
+        accountType: account?.accountType ?? "depository",
       });
     }
     return links;
@@ -285,14 +314,24 @@ export class BankSyncService {
       const accountId = connection.autoCreateAccounts ? newId() : null;
       const classification = classificationOf(account.accountType);
       if (accountId)
-        await this.repositories.accounts.createAccount({
-          id: accountId,
-          familyId: connection.familyId,
-          name: account.institution ? `${account.name} (${account.institution})` : account.name,
-          accountType: account.accountType,
-          classification,
-          currency: account.currency,
-          balance: "0",
+        await this.sequelize.transaction(async (transaction) => {
+          await this.repositories.accounts.createAccount(
+            {
+              id: accountId,
+              familyId: connection.familyId,
+              name: account.institution ? `${account.name} (${account.institution})` : account.name,
+              accountType: account.accountType,
+              classification,
+              currency: account.currency,
+              balance: "0",
+            },
+            transaction,
+          );
+          await this.ledger.open(
+            { id: accountId, familyId: connection.familyId, accountType: account.accountType, currency: account.currency },
+            "0",
+            transaction,
+          );
         });
       await this.repositories.accounts.insertProviderAccount({
         id: newId(),
@@ -310,7 +349,13 @@ export class BankSyncService {
         (row) => row.externalId === account.externalId,
       )!;
       if (accountId && stored.accountId !== accountId) await this.repositories.accounts.deleteAccount(accountId);
-      link = { providerAccountId: stored.id, accountId: stored.accountId, currency: account.currency, classification };
+      link = {
+        providerAccountId: stored.id,
+        accountId: stored.accountId,
+        currency: account.currency,
+        classification,
+        accountType: account.accountType,
+      };
       links.set(account.externalId, link);
     }
     // Older windows of a walk carry nothing new about the account: no write for them.
@@ -327,7 +372,17 @@ export class BankSyncService {
     if (account.balance) {
       // Providers report what a liability owes as a negative balance; accounts store it as a positive amount owed.
       const owed = link.classification === "liability" ? negate(account.balance.amount) : account.balance.amount;
-      await this.repositories.accounts.recordBalance(link.accountId, account.balance, link.currency, owed);
+      const accountId = link.accountId;
+      const reported = account.balance;
+      await this.sequelize.transaction(async (transaction) => {
+        await this.repositories.accounts.recordBalance(accountId, reported, link.currency, transaction);
+        await this.ledger.setCurrentAnchor(
+          { id: accountId, familyId: connection.familyId, accountType: link.accountType, currency: link.currency },
+          reported.date,
+          owed,
+          transaction,
+        );
+      });
     }
     if (account.holdings) {
       await this.repositories.accounts.replaceHoldings(
@@ -338,30 +393,4 @@ export class BankSyncService {
       );
     }
   }
-}
-
-function securityKeyOf(holding: {
-  figi: string | null;
-  isin: string | null;
-  cusip: string | null;
-  ticker: string | null;
-  name: string | null;
-  currency: string;
-}): string {
-  if (holding.figi) return `figi:${holding.figi}`;
-  if (holding.isin) return `isin:${holding.isin}`;
-  if (holding.cusip) return `cusip:${holding.cusip}`;
-  if (holding.ticker) return `ticker:${holding.ticker.toUpperCase()}:${holding.currency}`;
-  return `name:${(holding.name ?? "unknown").toLowerCase()}:${holding.currency}`;
-}
-
-function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const item of items) {
-    const key = keyOf(item);
-    const group = groups.get(key);
-    if (group) group.push(item);
-    else groups.set(key, [item]);
-  }
-  return groups;
 }

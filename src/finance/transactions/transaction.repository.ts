@@ -104,8 +104,8 @@ export class TransactionRepository {
   }
 
   /** Whether this call removed the row (of concurrent deletes, only one does). */
-  async delete(familyId: string, id: string): Promise<boolean> {
-    return (await TransactionModel.destroy({ where: { id, familyId } })) > 0;
+  async delete(familyId: string, id: string, transaction: Transaction): Promise<boolean> {
+    return (await TransactionModel.destroy({ where: { id, familyId }, transaction })) > 0;
   }
 
   /** Links an outflow and an inflow leg as one transfer. */

@@ -6,6 +6,7 @@ import { isUuid, newId } from "../../platform/common/ids";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/common/pagination";
 import { optionalText, requiredText, saveUnique } from "../../platform/common/validation";
 import type { Actor } from "../../platform/security/actor";
+import type { LedgerService } from "../ledger";
 import type { MerchantRepository } from "../merchants";
 import { absolute, isKnownCurrency, negate } from "../money";
 import { applyNature } from "./transaction.rules";
@@ -79,6 +80,7 @@ export class TransactionService {
     private readonly categories: CategoryRepository,
     private readonly merchants: MerchantRepository,
     private readonly tags: TagRepository,
+    private readonly ledger: LedgerService,
   ) {}
 
   async get(actor: Actor, id: string): Promise<TransactionRow> {
@@ -150,6 +152,7 @@ export class TransactionService {
     const id = newId();
     try {
       await this.sequelize.transaction(async (transaction) => {
+        const lock = await this.ledger.lock([account!.id], transaction);
         await this.transactions.insert(
           {
             id,
@@ -169,6 +172,7 @@ export class TransactionService {
           transaction,
         );
         await this.transactions.addTags(id, input.tagIds ?? [], transaction);
+        await this.ledger.recompute(lock, [{ accountId: account!.id, date: input.date! }], transaction);
       });
     } catch (error) {
       // A concurrent import of the same external id won the race: answer as the replay it is.
@@ -209,9 +213,21 @@ export class TransactionService {
     // Moving an imported transaction into an account that already holds its external id breaks the unique index.
     await saveUnique("External id has already been imported into that account", () =>
       this.sequelize.transaction(async (transaction) => {
+        const lock = await this.ledger.lock([current.accountId, changes.accountId ?? current.accountId], transaction);
+        // Read again under the lock: a concurrent write may have moved it since.
+        const before = await this.transactions.byId(actor.familyId, id, transaction);
+        if (!before) throw new NotFoundError("Transaction");
         await this.transactions.update(actor.familyId, id, changes, transaction);
         if (input.tagIds !== undefined && !(await this.transactions.replaceTags(id, input.tagIds ?? [], transaction)))
           throw new NotFoundError("Transaction");
+        await this.ledger.recompute(
+          lock,
+          [
+            { accountId: before.accountId, date: before.date },
+            { accountId: changes.accountId ?? before.accountId, date: changes.date ?? before.date },
+          ],
+          transaction,
+        );
       }),
     );
     return this.get(actor, id);
@@ -220,8 +236,12 @@ export class TransactionService {
   /** Deletes one transaction. Deleting a transfer leg removes the transfer link, not the other leg. */
   async delete(actor: Actor, id: string): Promise<TransactionRow> {
     const current = await this.get(actor, id);
-    // Of concurrent deletes only one removes the row; the others answer as if it had never existed.
-    if (!(await this.transactions.delete(actor.familyId, id))) throw new NotFoundError("Transaction");
+    await this.sequelize.transaction(async (transaction) => {
+      const lock = await this.ledger.lock([current.accountId], transaction);
+      // Of concurrent deletes only one removes the row; the others answer as if it had never existed.
+      if (!(await this.transactions.delete(actor.familyId, id, transaction))) throw new NotFoundError("Transaction");
+      await this.ledger.recompute(lock, [{ accountId: current.accountId, date: current.date }], transaction);
+    });
     return current;
   }
 
@@ -299,12 +319,21 @@ export class TransactionService {
       notes,
     });
     await this.sequelize.transaction(async (transaction) => {
+      const lock = await this.ledger.lock([from!.id, to!.id], transaction);
       await this.transactions.insertMany(
         [leg(outflowId, from!, absolute(input.amount)), leg(inflowId, to!, negate(absolute(input.toAmount ?? input.amount)))],
         transaction,
       );
       await this.transactions.insertTransfer(
         { id: transferId, familyId: actor.familyId, outflowTransactionId: outflowId, inflowTransactionId: inflowId },
+        transaction,
+      );
+      await this.ledger.recompute(
+        lock,
+        [
+          { accountId: from!.id, date: input.date },
+          { accountId: to!.id, date: input.date },
+        ],
         transaction,
       );
     });

@@ -23,6 +23,10 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     accountPage: "read",
     accounts: "read",
     balanceSheet: "read",
+    // BalanceResolver
+    balance: "read",
+    balances: "read",
+    netWorthSeries: "read",
     // AlertResolver
     alertChannels: "admin",
     alertFirings: "admin",
@@ -47,6 +51,9 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     bankSyncRun: "read",
     bankSyncRuns: "read",
     latestBankSyncRun: "read",
+    // ValuationResolver
+    valuation: "read",
+    valuations: "read",
     // CategoryResolver
     categories: "read",
     category: "read",
@@ -169,6 +176,10 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     updateTag: "write",
     // TransactionResolver
     createTransaction: "write",
+    // ValuationResolver
+    createValuation: "write",
+    deleteValuation: "write",
+    updateValuation: "write",
     createTransfer: "write",
     deleteTransaction: "write",
     updateTransaction: "write",

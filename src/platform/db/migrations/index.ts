@@ -13,6 +13,7 @@ import * as auditRetention from "./0011-audit-retention";
 import * as auditHistogramIndex from "./0012-audit-histogram-index";
 import * as rateLimits from "./0013-rate-limits";
 import * as userSignIn from "./0014-user-sign-in";
+import * as ledger from "./0015-ledger";
 
 export type Migration = { name: string; up: (context: MigrationContext) => Promise<void> };
 
@@ -32,4 +33,5 @@ export const migrations: Migration[] = [
   { name: "0012-audit-histogram-index", up: auditHistogramIndex.up },
   { name: "0013-rate-limits", up: rateLimits.up },
   { name: "0014-user-sign-in", up: userSignIn.up },
+  { name: "0015-ledger", up: ledger.up },
 ];

@@ -1,0 +1,182 @@
+/**
+ * Ledger benchmark: `npm run bench:ledger`.
+ *
+ * On a scratch database, one manual account with BENCH_TRANSACTIONS transactions (default 100,000)
+ * spread over BENCH_YEARS years (default 10). In one run it measures:
+ *
+ *   recompute   the ledger's full recompute of the account (one statement that derives and writes
+ *               every day's row), into an empty table and over rows already there;
+ *   floor       one SELECT computing the same daily series with a window function
+ *               (sum() OVER (ORDER BY date) over the per-day sums): what any derivation costs at least;
+ *   write       POST /api/v1/transactions dated in the middle of the history, then its DELETE, through
+ *               REST end to end, with the recompute on and switched off (the same write as before the
+ *               ledger: no lock, no recompute), alternating;
+ *   reads       GET /api/v1/balances?account_id=…&per_page=100 and GraphQL balanceHistory over the
+ *               whole history by month.
+ *
+ * Ratios are printed next to their targets: recompute ≤ 2× the floor; write p95 < 50 ms and ≤ 1.2× the
+ * write without recompute; reads p95 < 20 ms. Nothing is asserted: the machine is shared.
+ *
+ * Settings (environment, optional): BENCH_DATABASE_URL (admin URL, default
+ * postgres://postgres@127.0.0.1:5432/postgres), BENCH_REDIS_URL (default redis://127.0.0.1:6379),
+ * BENCH_TRANSACTIONS, BENCH_YEARS, BENCH_SAMPLES (timed requests per case, default 200).
+ */
+import "reflect-metadata";
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { loadConfig } from "../src/platform/config/config";
+import { startRuntime } from "../src/app/runtime";
+import { FULL_HISTORY } from "../src/finance/ledger/ledger.sql";
+import type { LedgerLock } from "../src/finance/ledger/ledger.service";
+
+const adminUrl = process.env.BENCH_DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres";
+const redisUrl = process.env.BENCH_REDIS_URL || "redis://127.0.0.1:6379";
+const total = Number(process.env.BENCH_TRANSACTIONS || 100_000);
+const years = Number(process.env.BENCH_YEARS || 10);
+const samples = Number(process.env.BENCH_SAMPLES || 200);
+
+async function admin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+async function timed(work: () => Promise<unknown>): Promise<number> {
+  const start = process.hrtime.bigint();
+  await work();
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
+
+async function main(): Promise<void> {
+  const name = `fg_bench_ledger_${randomBytes(4).toString("hex")}`;
+  await admin(`CREATE DATABASE ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  try {
+    const config = loadConfig({
+      DATABASE_URL: url.toString(),
+      REDIS_URL: redisUrl,
+      REDIS_PREFIX: `fgbench_${randomBytes(4).toString("hex")}`,
+      PORT: "0",
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "silent",
+      RATE_LIMIT_REQUESTS: "0",
+    });
+    const runtime = await startRuntime(config, { api: true, workers: false });
+    try {
+      const { services } = runtime;
+      const user = await services.users.create({ email: "bench@example.test", currency: "USD" });
+      const key = (await services.apiKeys.create(user.id, { scope: "read_write" })).plaintext;
+      const actor = await services.apiKeys.authenticate(key);
+      const account = await services.accounts.create(actor, { name: "Checking", accountType: "depository", balance: "50000" });
+      const days = Math.round(years * 365.25);
+      const first = new Date(Date.UTC(new Date().getUTCFullYear() - years, 0, 1));
+      const iso = (offset: number) => new Date(first.getTime() + offset * 86_400_000).toISOString().slice(0, 10);
+      const client = new pg.Client({ connectionString: url.toString() });
+      await client.connect();
+      // The history, written directly (the benchmark measures the ledger, not 100,000 REST writes).
+      await client.query(
+        `INSERT INTO transactions (id, family_id, account_id, date, amount, currency, name)
+         SELECT gen_random_uuid(), $1, $2, $3::date + (n * $4::int / $5::int), ((n * 7919) % 20000 - 2000) / 100.0, 'USD', 'Purchase ' || n
+           FROM generate_series(0, $5::int - 1) n`,
+        [user.familyId, account.id, iso(0), days, total],
+      );
+      await client.query("UPDATE valuations SET date = $2 WHERE account_id = $1", [account.id, iso(-1)]);
+      await client.query("VACUUM ANALYZE");
+      const repository = services.repositories.ledger;
+
+      // 1. Full recompute vs the floor, best of five each, alternating.
+      const floorSql = `SELECT date, sum(flow) OVER (ORDER BY date) AS balance
+                          FROM (SELECT date, sum(-amount) AS flow FROM transactions WHERE account_id = $1 GROUP BY date) d`;
+      const best = { floor: Infinity, emptyTable: Infinity, rowsThere: Infinity };
+      for (let round = 0; round < 5; round++) {
+        best.floor = Math.min(best.floor, await timed(() => client.query(floorSql, [account.id])));
+        await client.query("DELETE FROM balances WHERE account_id = $1", [account.id]);
+        best.emptyTable = Math.min(best.emptyTable, await timed(() => repository.recompute(account.id, "forward", FULL_HISTORY)));
+        best.rowsThere = Math.min(best.rowsThere, await timed(() => repository.recompute(account.id, "forward", FULL_HISTORY)));
+      }
+      const [{ count: rows }] = (await client.query("SELECT count(*)::int AS count FROM balances WHERE account_id = $1", [account.id]))
+        .rows;
+      console.log(`ledger benchmark: ${total} transactions over ${years} years (${rows} daily rows), node ${process.version}`);
+      console.log(`floor (SELECT with sum() OVER)      ${fmt(best.floor)}`);
+      console.log(
+        `full recompute, empty table         ${fmt(best.emptyTable)}  ratio ${(best.emptyTable / best.floor).toFixed(2)}x (target ≤ 2x)`,
+      );
+      console.log(
+        `full recompute, rows already there  ${fmt(best.rowsThere)}  ratio ${(best.rowsThere / best.floor).toFixed(2)}x (target ≤ 2x)`,
+      );
+
+      // 2. One write in the middle, through REST, recompute on and off, alternating.
+      const api = `${runtime.url}/api/v1`;
+      const headers = { "X-Api-Key": key, "Content-Type": "application/json" };
+      const middle = iso(Math.floor(days / 2));
+      const ledger = services.ledger;
+      const lock = ledger.lock.bind(ledger);
+      const off = async (): Promise<LedgerLock> => ({ modes: new Map() });
+      const writes: Record<"on" | "off", number[]> = { on: [], off: [] };
+      for (let i = 0; i < samples * 2 + 20; i++) {
+        const mode = i % 2 === 0 ? "on" : "off";
+        ledger.lock = mode === "on" ? lock : off;
+        const body = JSON.stringify({
+          transaction: { account_id: account.id, date: middle, amount: "12.34", name: "Bench", nature: "expense" },
+        });
+        let id = "";
+        const ms = await timed(async () => {
+          const response = await fetch(`${api}/transactions`, { method: "POST", headers, body });
+          id = ((await response.json()) as { id: string }).id;
+        });
+        await fetch(`${api}/transactions/${id}`, { method: "DELETE", headers });
+        if (i >= 20) writes[mode].push(ms);
+      }
+      ledger.lock = lock;
+      await repository.recompute(account.id, "forward", FULL_HISTORY);
+      const on95 = percentile(writes.on, 95);
+      const off95 = percentile(writes.off, 95);
+      console.log(`write in the middle, p95, recompute on   ${fmt(on95)} (target < 50 ms), median ${fmt(percentile(writes.on, 50))}`);
+      console.log(`write in the middle, p95, recompute off  ${fmt(off95)}, median ${fmt(percentile(writes.off, 50))}`);
+      console.log(`ratio on/off p95 ${(on95 / off95).toFixed(2)}x (target ≤ 1.2x)`);
+
+      // 3. Reads.
+      const history = JSON.stringify({
+        query: `query($id: ID!, $from: Date!, $to: Date!) { account(id: $id) { balanceHistory(from: $from, to: $to, interval: MONTH) { date balance } } }`,
+        variables: { id: account.id, from: iso(0), to: new Date().toISOString().slice(0, 10) },
+      });
+      const reads: Record<"balances" | "history", number[]> = { balances: [], history: [] };
+      for (let i = 0; i < samples + 20; i++) {
+        const balances = await timed(async () => {
+          await (await fetch(`${api}/balances?account_id=${account.id}&per_page=100`, { headers })).json();
+        });
+        const months = await timed(async () => {
+          await (await fetch(`${runtime.url}/graphql`, { method: "POST", headers, body: history })).json();
+        });
+        if (i >= 20) {
+          reads.balances.push(balances);
+          reads.history.push(months);
+        }
+      }
+      console.log(`GET /balances?account_id=…&per_page=100, p95   ${fmt(percentile(reads.balances, 95))} (target < 20 ms)`);
+      console.log(`balanceHistory over ${years} years by month, p95 ${fmt(percentile(reads.history, 95))} (target < 20 ms)`);
+      await client.end();
+    } finally {
+      await runtime.stop();
+    }
+  } finally {
+    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

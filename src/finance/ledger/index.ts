@@ -1,0 +1,3 @@
+/** What other features use of the ledger: the one entry into it (docs/architecture.md, feature entry files). */
+export { cashPart } from "./balance.figures";
+export type { LedgerService } from "./ledger.service";

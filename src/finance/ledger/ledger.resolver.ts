@@ -1,0 +1,159 @@
+import { SafeIntResolver } from "graphql-scalars";
+import { Arg, Authorized, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from "type-graphql";
+import type { RequestContext } from "../../transports/graphql/context";
+import { CalendarDateScalar } from "../money";
+import type { AccountRow } from "../accounts";
+import { AccountType } from "../accounts";
+import { formatMoney, toSignedMinorUnits } from "../money";
+import { balanceFigures, flowsFactorOf } from "./balance.figures";
+import type { BalanceRow } from "./ledger.repository";
+import {
+  BalanceFigureEnum,
+  BalanceFilterInput,
+  BalancePageType,
+  BalancePointType,
+  BalanceType,
+  CreateValuationPayload,
+  NetWorthPointType,
+  SeriesIntervalEnum,
+  ValuationFilterInput,
+  ValuationInput,
+  ValuationPageType,
+  ValuationType,
+} from "./ledger.type";
+import type { ValuationRow } from "./valuation.repository";
+
+function toBalance(row: BalanceRow): BalanceType {
+  return {
+    id: row.id,
+    date: row.date,
+    currency: row.currency,
+    flowsFactor: flowsFactorOf(row.classification),
+    ...balanceFigures(row),
+    account: { id: row.accountId, name: row.accountName, accountType: row.accountType },
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+
+function toValuation(row: ValuationRow): ValuationType {
+  const { accountId, accountName, accountType, ...rest } = row;
+  return { ...rest, account: { id: accountId, name: accountName, accountType } };
+}
+
+@Resolver(() => BalanceType)
+export class BalanceResolver {
+  @Authorized()
+  @Query(() => BalancePageType, { description: "Daily balance rows of the family's accounts, newest day first." })
+  async balances(
+    @Ctx() { services, actor }: RequestContext,
+    @Arg("filter", () => BalanceFilterInput, { nullable: true }) filter?: BalanceFilterInput,
+    @Arg("page", () => Int, { nullable: true }) page?: number,
+    @Arg("perPage", () => Int, { nullable: true, description: "Default 25, at most 100." }) perPage?: number,
+  ): Promise<BalancePageType> {
+    const { items, pagination } = await services.balances.list(actor!, filter ?? {}, page, perPage);
+    return { items: items.map(toBalance), pagination };
+  }
+
+  @Authorized()
+  @Query(() => BalanceType)
+  async balance(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string): Promise<BalanceType> {
+    return toBalance(await services.balances.get(actor!, id));
+  }
+
+  @Authorized()
+  @Query(() => [NetWorthPointType], {
+    description: "Net worth at the end of each interval from `from` (default: a year before `to`) to `to` (default: today), per currency.",
+  })
+  netWorthSeries(
+    @Ctx() { services, actor }: RequestContext,
+    @Arg("from", () => CalendarDateScalar, { nullable: true }) from?: string,
+    @Arg("to", () => CalendarDateScalar, { nullable: true }) to?: string,
+    @Arg("interval", () => SeriesIntervalEnum, { defaultValue: SeriesIntervalEnum.MONTH }) interval?: SeriesIntervalEnum,
+  ) {
+    return services.balances.netWorthSeries(actor!, from, to, interval ?? SeriesIntervalEnum.MONTH);
+  }
+
+  @FieldResolver(() => String, { description: 'A figure formatted in the row\'s currency ("$1,234.50").' })
+  formatted(@Root() balance: BalanceType, @Arg("figure", () => BalanceFigureEnum) figure: BalanceFigureEnum): string {
+    return formatMoney(balance[figure], balance.currency);
+  }
+
+  @FieldResolver(() => SafeIntResolver, { description: "A figure in minor units, signed." })
+  cents(@Root() balance: BalanceType, @Arg("figure", () => BalanceFigureEnum) figure: BalanceFigureEnum): number {
+    return toSignedMinorUnits(balance[figure], balance.currency);
+  }
+}
+
+@Resolver(() => AccountType)
+export class AccountHistoryResolver {
+  @FieldResolver(() => [BalancePointType], {
+    description:
+      "The balance at the end of each interval from `from` (default: a year before `to`) to `to` (default: today); none before the account's first day.",
+  })
+  balanceHistory(
+    @Ctx() { services, actor }: RequestContext,
+    @Root() account: AccountRow,
+    @Arg("from", () => CalendarDateScalar, { nullable: true }) from?: string,
+    @Arg("to", () => CalendarDateScalar, { nullable: true }) to?: string,
+    @Arg("interval", () => SeriesIntervalEnum, { defaultValue: SeriesIntervalEnum.MONTH }) interval?: SeriesIntervalEnum,
+  ) {
+    return services.balances.history(actor!, account.id, from, to, interval ?? SeriesIntervalEnum.MONTH);
+  }
+}
+
+@Resolver(() => ValuationType)
+export class ValuationResolver {
+  @Authorized()
+  @Query(() => ValuationPageType, { description: "The family's valuations, anchors included, newest first." })
+  async valuations(
+    @Ctx() { services, actor }: RequestContext,
+    @Arg("filter", () => ValuationFilterInput, { nullable: true }) filter?: ValuationFilterInput,
+    @Arg("page", () => Int, { nullable: true }) page?: number,
+    @Arg("perPage", () => Int, { nullable: true, description: "Default 25, at most 100." }) perPage?: number,
+  ): Promise<ValuationPageType> {
+    const { items, pagination } = await services.valuations.list(actor!, filter ?? {}, page, perPage);
+    return { items: items.map(toValuation), pagination };
+  }
+
+  @Authorized()
+  @Query(() => ValuationType)
+  async valuation(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string): Promise<ValuationType> {
+    return toValuation(await services.valuations.get(actor!, id));
+  }
+
+  @Authorized()
+  @Mutation(() => CreateValuationPayload, {
+    description:
+      "Records the account's balance at the end of a day (a reconciliation); a day that already has a valuation gets it updated.",
+  })
+  async createValuation(
+    @Ctx() { services, actor }: RequestContext,
+    @Arg("input", () => ValuationInput) input: ValuationInput,
+    @Arg("upsert", () => Boolean, { nullable: true }) upsert?: boolean,
+  ): Promise<CreateValuationPayload> {
+    const { valuation, created } = await services.valuations.create(actor!, input);
+    return { valuation: toValuation(valuation), created, upserted: Boolean(upsert ?? input.upsert) && !created };
+  }
+
+  @Authorized()
+  @Mutation(() => ValuationType)
+  async updateValuation(
+    @Ctx() { services, actor }: RequestContext,
+    @Arg("id", () => ID) id: string,
+    @Arg("input", () => ValuationInput) input: ValuationInput,
+  ): Promise<ValuationType> {
+    return toValuation(await services.valuations.update(actor!, id, input));
+  }
+
+  @Authorized()
+  @Mutation(() => ValuationType, { description: "Removes a reconciliation (anchors stay); returns it." })
+  async deleteValuation(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string): Promise<ValuationType> {
+    return toValuation(await services.valuations.delete(actor!, id));
+  }
+
+  @FieldResolver(() => String, { description: 'The amount formatted in its currency ("$1,234.50").' })
+  formattedAmount(@Root() valuation: ValuationType): string {
+    return formatMoney(valuation.amount, valuation.currency);
+  }
+}

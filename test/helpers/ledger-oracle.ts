@@ -1,0 +1,116 @@
+import { Client } from "pg";
+import type { TestUser } from "./fixtures";
+import { apiKeyClient } from "./http";
+import type { TestApp } from "./test-app";
+
+/**
+ * What the ledger's figures must be, computed here in plain SQL that shares nothing with the service:
+ * one correlated lookup per day instead of its window functions.
+ *
+ * For each day an account has a transaction or a valuation:
+ * - manual account: the newest valuation on or before the day (0 before any), plus every later
+ *   transaction's flow up to the day (a valuation day's own transactions are absorbed by it);
+ * - bank-fed account (one with a current anchor): the next anchor on or after the day (current anchor
+ *   or reconciliation, not the opening anchor), less the flows after the day up to that anchor; after
+ *   the newest anchor, that anchor plus the flows since.
+ * A flow is −amount on an asset, +amount on a liability, and nothing on accounts valued only by
+ * valuations (property, vehicle, other assets and liabilities).
+ */
+export const ORACLE_DAYS = `
+  WITH acct AS (
+    SELECT a.id, a.family_id, a.currency, a.classification,
+           CASE WHEN a.account_type IN ('depository', 'credit_card', 'investment', 'crypto', 'loan')
+                THEN CASE WHEN a.classification = 'liability' THEN 1 ELSE -1 END ELSE 0 END AS sign,
+           EXISTS (SELECT 1 FROM valuations v WHERE v.account_id = a.id AND v.kind = 'current_anchor') AS reverse
+      FROM accounts a WHERE a.family_id = $1
+  ),
+  day AS (
+    SELECT DISTINCT account_id, date FROM (SELECT account_id, date FROM transactions UNION ALL SELECT account_id, date FROM valuations) e
+  ),
+  look AS (
+    SELECT acct.*, day.date,
+           (SELECT max(v.date) FROM valuations v WHERE v.account_id = acct.id AND v.date <= day.date) AS prev_valuation,
+           (SELECT min(v.date) FROM valuations v WHERE v.account_id = acct.id AND v.kind <> 'opening_anchor' AND v.date >= day.date) AS next_anchor,
+           (SELECT max(v.date) FROM valuations v WHERE v.account_id = acct.id AND v.kind <> 'opening_anchor' AND v.date < day.date) AS prev_anchor
+      FROM acct JOIN day ON day.account_id = acct.id
+  )
+  SELECT id AS account_id, family_id, currency, classification, date::text AS date,
+         CASE
+           WHEN NOT reverse THEN
+             coalesce((SELECT v.amount FROM valuations v WHERE v.account_id = look.id AND v.date = prev_valuation), 0)
+             + coalesce((SELECT sum(t.amount * sign) FROM transactions t
+                          WHERE t.account_id = look.id AND t.date > coalesce(prev_valuation, '-infinity'::date) AND t.date <= look.date), 0)
+           WHEN next_anchor IS NOT NULL THEN
+             (SELECT v.amount FROM valuations v WHERE v.account_id = look.id AND v.date = next_anchor)
+             - coalesce((SELECT sum(t.amount * sign) FROM transactions t WHERE t.account_id = look.id AND t.date > look.date AND t.date <= next_anchor), 0)
+           ELSE
+             (SELECT v.amount FROM valuations v WHERE v.account_id = look.id AND v.date = prev_anchor)
+             + coalesce((SELECT sum(t.amount * sign) FROM transactions t WHERE t.account_id = look.id AND t.date > prev_anchor AND t.date <= look.date), 0)
+         END AS balance
+    FROM look`;
+
+export type OracleDay = { accountId: string; date: string; balance: string };
+
+/** The oracle's figures of a family: every day of every account, each account's balance (its newest day), and the balance sheet per currency. */
+export async function oracle(databaseUrl: string, familyId: string) {
+  const client = new Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const days = (
+      await client.query<{ account_id: string; date: string; balance: string }>(
+        `SELECT account_id, date, round(balance, 2)::text AS balance FROM (${ORACLE_DAYS}) o ORDER BY account_id, date`,
+        [familyId],
+      )
+    ).rows.map((row) => ({ accountId: row.account_id, date: row.date, balance: row.balance }));
+    const accounts = (
+      await client.query<{ id: string; balance: string }>(
+        `SELECT a.id, coalesce((SELECT round(o.balance, 2) FROM (${ORACLE_DAYS}) o WHERE o.account_id = a.id ORDER BY o.date DESC LIMIT 1), 0)::text AS balance
+           FROM accounts a WHERE a.family_id = $1 ORDER BY a.id`,
+        [familyId],
+      )
+    ).rows;
+    const sheet = (
+      await client.query<{ currency: string; assets: string; liabilities: string }>(
+        `WITH latest AS (SELECT DISTINCT ON (account_id) account_id, currency, classification, balance FROM (${ORACLE_DAYS}) o ORDER BY account_id, date DESC)
+         SELECT currency, round(coalesce(sum(balance) FILTER (WHERE classification = 'asset'), 0), 2)::text AS assets,
+                round(coalesce(sum(balance) FILTER (WHERE classification = 'liability'), 0), 2)::text AS liabilities
+           FROM latest GROUP BY currency ORDER BY currency`,
+        [familyId],
+      )
+    ).rows;
+    return { days, balances: new Map(accounts.map((row) => [row.id, row.balance])), sheet };
+  } finally {
+    await client.end();
+  }
+}
+
+export async function allBalanceRows(app: TestApp, user: TestUser, query = ""): Promise<Array<Record<string, any>>> {
+  const rows: Array<Record<string, any>> = [];
+  for (let page = 1; ; page++) {
+    const response = await apiKeyClient(`${app.url}/api/v1`, user.key).get(`/balances?per_page=100&page=${page}${query}`);
+    expect(response.status).toBe(200);
+    rows.push(...response.body.balances);
+    if (page >= response.body.pagination.total_pages) return rows;
+  }
+}
+
+export const cents = (amount: string) => Math.round(Number(amount) * 100);
+
+/** The account, the balance sheet and /balances, each against the oracle. */
+export async function expectMatchesOracle(app: TestApp, user: TestUser): Promise<void> {
+  const expected = await oracle(app.database.url, user.familyId);
+  const accounts = (await apiKeyClient(`${app.url}/api/v1`, user.key).get("/accounts?per_page=100")).body.accounts as Array<
+    Record<string, any>
+  >;
+  for (const account of accounts)
+    expect([account.id, account.balance_cents]).toEqual([account.id, cents(expected.balances.get(account.id)!)]);
+  const rows = await allBalanceRows(app, user);
+  const seen = rows.map((row) => ({ accountId: row.account.id, date: row.date, cents: row.end_balance_cents }));
+  const wanted = expected.days.map((day) => ({ accountId: day.accountId, date: day.date, cents: cents(day.balance) }));
+  const order = (a: { accountId: string; date: string }, b: { accountId: string; date: string }) =>
+    a.accountId.localeCompare(b.accountId) || a.date.localeCompare(b.date);
+  expect(seen.sort(order)).toEqual(wanted.sort(order));
+  const sheet = (await apiKeyClient(`${app.url}/api/v1`, user.key).get("/balance_sheet")).body;
+  const own = expected.sheet.find((row) => row.currency === sheet.currency) ?? { assets: "0.00", liabilities: "0.00" };
+  expect([sheet.assets.amount, sheet.liabilities.amount].map(cents)).toEqual([cents(own.assets), cents(own.liabilities)]);
+}
