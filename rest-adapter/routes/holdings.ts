@@ -1,16 +1,7 @@
 import type { RestRoute } from "./route";
 
-/** The balance sheet and investment holdings. */
+/** Investment holdings as the bank providers report them. */
 export const holdingRoutes: RestRoute[] = [
-  {
-    method: "GET",
-    path: "/balance_sheet",
-    operation: "getBalanceSheet",
-    summary: "Net worth, assets and liabilities in the family's currency; other currencies totalled apart, never converted",
-    tag: "Accounts",
-    resultPath: ["balanceSheet"],
-    status: 200,
-  },
   {
     method: "GET",
     path: "/holdings",

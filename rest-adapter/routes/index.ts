@@ -5,6 +5,7 @@ import { tagRoutes } from "./tags";
 import { usageRoutes } from "./usage";
 import { transferRoutes } from "./transfers";
 import { holdingRoutes } from "./holdings";
+import { ledgerRoutes } from "./ledger";
 import { bankingRoutes } from "./banking";
 import { authRoutes } from "./auth";
 import { merchantRoutes } from "./merchants";
@@ -22,6 +23,7 @@ export const routes: RestRoute[] = [
   ...tagRoutes,
   ...usageRoutes,
   ...transferRoutes,
+  ...ledgerRoutes,
   ...holdingRoutes,
   ...bankingRoutes,
   ...authRoutes,
