@@ -3,7 +3,7 @@ import { BadRequestError } from "../../platform/common/errors";
 import { isUuid } from "../../platform/common/ids";
 import { expandEventTypePattern, isSeverity, type AuditEventType, type Severity } from "./audit.catalogue";
 import type { AuditQuery, Keyset } from "./audit-query.sql";
-import type { AuditEvent } from "./audit.service";
+import type { AuditEvent } from "./audit-event";
 
 /**
  * Audit filters, as clients send them and as the repository and the live stream apply them: parsing

@@ -10,6 +10,7 @@ import { clampLimit, decodeCursor, encodeCursor, matchesFilter, parseFilter, typ
 import { currentAuditContext, type AuditContext } from "../../platform/common/audit-context";
 import { redact, redactChanges, type Changes } from "./audit-changes";
 import type { AuditEventRow, AuditRepository } from "./audit.repository";
+import type { AuditEvent } from "./audit-event";
 
 /** Totals are counted up to this many matches; past it the total says "at least". */
 export const TOTAL_CAP = 10_000;
@@ -33,12 +34,7 @@ export type AuditEventInput = {
   sessionId?: string | null;
 };
 
-/** A recorded event: its fields are the event bus's AuditEventJson (src/platform/events/catalogue.ts), typed. */
-export type AuditEvent = Omit<AuditEventJson, "timestamp" | "eventType" | "severity"> & {
-  timestamp: Date;
-  eventType: AuditEventType;
-  severity: Severity;
-};
+export type { AuditEvent };
 
 export type AuditPage = {
   events: AuditEvent[];

@@ -2,7 +2,7 @@ import Decimal from "decimal.js";
 import { z } from "zod";
 import { toAmountString } from "../money";
 import type { BalanceOnRow } from "./finance.repository";
-import type { ToolDefinition } from "./tools";
+import type { ToolDefinition } from "./tool-definition";
 
 /**
  * The tools that read the ledger's daily balances (docs/ledger.md): what each account held at the end

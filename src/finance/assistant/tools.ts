@@ -1,20 +1,20 @@
 import Decimal from "decimal.js";
 import { z } from "zod";
-import type { AccountRepository } from "../accounts";
 import { parseAmount, toAmountString } from "../money";
 import type { TransactionFilter } from "../transactions";
 import { magnitude } from "../transactions";
-import type { FinanceRepository, GroupBy } from "./finance.repository";
-import type { FamilyVocabulary, SubjectKind } from "./vocabulary";
+import type { GroupBy } from "./finance.repository";
+import type { SubjectKind } from "./vocabulary";
 import { getBalancesOn, getNetWorthChange } from "./ledger.tools";
+import type { ToolData, ToolDefinition, ToolScope } from "./tool-definition";
+
+export type { ToolData, ToolDefinition, ToolScope };
 
 /**
  * The functions a model may call. Each one's parameters are a zod schema: it validates what the model
  * sends and is also the JSON schema the model is shown. Every tool reads one family's data only: the
  * family comes from the chat's owner, never from the arguments.
  */
-export type ToolScope = { familyId: string; currency: string; today: string; vocabulary: FamilyVocabulary };
-
 export type ToolCallRecord = { name: string; arguments: Record<string, unknown>; result: Record<string, unknown> };
 
 const isoDate = z.iso.date().describe("YYYY-MM-DD");
@@ -69,14 +69,6 @@ const getIncomeStatementParameters = z.object({
   start_date: isoDate.optional().describe("First day included; default the first day of the current month"),
   end_date: isoDate.optional().describe("Last day included; default today"),
 });
-
-export type ToolDefinition<Schema extends z.ZodType> = {
-  description: string;
-  parameters: Schema;
-  run(args: z.infer<Schema>, scope: ToolScope, data: ToolData): Promise<Record<string, unknown>>;
-};
-
-export type ToolData = { finance: FinanceRepository; accounts: AccountRepository };
 
 const money = (value: Decimal.Value) => toAmountString(new Decimal(value));
 
