@@ -255,6 +255,20 @@ test("a walk through the service produces every event type of the catalogue", as
     await receiver.stop();
   }
 
+  let valuationId = "";
+  await step("value a house", ["valuation.created"], async () => {
+    const { createAccount } = await gql(`mutation { createAccount(input: { name: "Walk house", accountType: "property" }) { id } }`);
+    const input = { accountId: createAccount.id, amount: "350000.00", date: "2026-01-15" };
+    valuationId = (await gql(`mutation ($input: ValuationInput!) { createValuation(input: $input) { valuation { id } } }`, { input }))
+      .createValuation.valuation.id;
+  });
+  await step("revalue it", ["valuation.updated"], () =>
+    gql(`mutation ($id: ID!) { updateValuation(id: $id, input: { amount: "360000.00", date: "2026-01-15" }) { id } }`, { id: valuationId }),
+  );
+  await step("delete the valuation", ["valuation.deleted"], () =>
+    gql(`mutation ($id: ID!) { deleteValuation(id: $id) { id } }`, { id: valuationId }),
+  );
+
   // Every type but the exports' and reports' (their own tests produce those).
   const missing = AUDIT_EVENT_TYPES.filter((type) => !type.startsWith("audit.") && !produced.has(type));
   expect(missing).toEqual([]);
