@@ -133,12 +133,6 @@ export default tseslint.config(
     rules: { "architecture/layers": "off" },
   },
   {
-    // Appends another clause's bind values after renumbering its placeholders: to become a bindParam
-    // per value (the audit log's query builder, src/audit/log/).
-    files: ["src/audit/log/audit-query.sql.ts", "src/audit/streaming/stream.repository.ts"],
-    rules: { "architecture/bind-param": "off" },
-  },
-  {
     files: ["**/*.js"],
     languageOptions: {
       sourceType: "commonjs",

@@ -29,20 +29,14 @@ export type Keyset = { timestamp: Date; id: string };
 
 /** Every condition of a filter, free text included, as SQL over audit_events with its bind values (reports build on it). */
 export function auditConditions(query: AuditQuery, bind: unknown[] = []): { where: string[]; bind: unknown[] } {
-  const clause = whereClause(query);
-  const offset = bind.length;
-  // Renumber the clause's parameters after the caller's own.
-  const renumber = (sql: string) => sql.replace(/\$(\d+)/g, (_m, n) => `$${Number(n) + offset}`);
-  const where = clause.where.map(renumber);
-  bind.push(...clause.bind);
+  const { where } = whereClause(query, null, bind);
   where.push(...textConditions(query, bind));
   return { where, bind };
 }
 
 /** The conditions of every filter but the free-text ones (see textConditions), plus the keyset. */
-export function whereClause(query: AuditQuery, after: Keyset | null = null): { where: string[]; bind: unknown[] } {
+export function whereClause(query: AuditQuery, after: Keyset | null = null, bind: unknown[] = []): { where: string[]; bind: unknown[] } {
   const where: string[] = [];
-  const bind: unknown[] = [];
   if (query.userIds.length) where.push(`user_id = ANY(${bindParam(bind, query.userIds)}::uuid[])`);
   if (query.providers.length) where.push(`provider = ANY(${bindParam(bind, query.providers)}::text[])`);
   if (query.eventTypes.length) where.push(`event_type = ANY(${bindParam(bind, query.eventTypes)}::text[])`);

@@ -1,5 +1,5 @@
 import type { Sequelize, Transaction } from "sequelize";
-import { selectRows } from "../../platform/common/sql";
+import { bindParam, selectRows } from "../../platform/common/sql";
 
 export type DestinationKind = "webhook" | "splunk" | "elastic" | "datadog" | "sentinel" | "qradar" | "arcsight";
 
@@ -137,8 +137,7 @@ export class DestinationRepository {
     if (deliveries.length === 0) return;
     const bind: unknown[] = [];
     const values = deliveries.map((delivery) => {
-      const start = bind.length;
-      bind.push(
+      const row = [
         delivery.destinationId,
         delivery.attemptedAt,
         delivery.firstSeq,
@@ -149,8 +148,8 @@ export class DestinationRepository {
         delivery.outcome,
         delivery.error,
         delivery.test ?? false,
-      );
-      return `(${Array.from({ length: 10 }, (_, i) => `$${start + i + 1}`).join(", ")})`;
+      ];
+      return `(${row.map((value) => bindParam(bind, value)).join(", ")})`;
     });
     await selectRows(
       this.sequelize,
