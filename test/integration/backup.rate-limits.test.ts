@@ -66,10 +66,19 @@ test("a backup made before the migration, holding the run-time table, restores w
   const lines = zlib.gunzipSync(fs.readFileSync(file)).toString("utf8").split("\n");
   const header = JSON.parse(lines[0]) as { migrations: string[]; tables: string[] };
   expect(header.tables).toContain("rate_limits");
-  // As an older version wrote it: the same rows, but the migrations end before 0013.
+  // As an older version wrote it: the migrations end before 0013, and the tables of later migrations
+  // (the ledger's, 0015) are not there yet; rate_limits is, as the limiter made it at run time.
   header.migrations = header.migrations.filter((name) => name < "0013");
+  const later = new Set(["valuations", "balances"]);
+  header.tables = header.tables.filter((table) => !later.has(table));
+  let inLaterTable = false;
+  const body = lines.slice(1).filter((line) => {
+    if (line.startsWith('{"table":')) inLaterTable = later.has((JSON.parse(line) as { table: string }).table);
+    else if (line.startsWith('{"end":')) inLaterTable = false;
+    return !inLaterTable;
+  });
   const older = path.join(work, "older.backup");
-  fs.writeFileSync(older, zlib.gzipSync([JSON.stringify(header), ...lines.slice(1)].join("\n")));
+  fs.writeFileSync(older, zlib.gzipSync([JSON.stringify(header), ...body].join("\n")));
 
   const target = await emptyDatabase();
   const result = await restoreDatabase(target, config(), older, {});
