@@ -33,7 +33,7 @@ describe("the audit event catalogue", () => {
     expect(isAuditEventType("auth.login.hacked")).toBe(false);
   });
 
-  test("the service's own types: a removed or paused stream destination, a removed alert rule or channel, a retention change, a deleted archive and a deleted valuation are warnings, a failing destination an error", () => {
+  test("the service's own types: a removed or paused stream destination, a removed alert rule or channel, a retention change, a deleted archive, a deleted valuation, a revoked API key and an unlocked account are warnings, a failing destination an error", () => {
     expect(
       Object.keys(SERVICE_EVENT_CATALOGUE)
         .filter((type) => defaultSeverity(type as never) === "warning")
@@ -43,8 +43,10 @@ describe("the audit event catalogue", () => {
       "alert.rule.deleted",
       "audit.archive.deleted",
       "audit.retention.updated",
+      "auth.api_key.revoked",
       "stream.destination.deleted",
       "stream.destination.paused",
+      "user.unlocked",
       "valuation.deleted",
     ]);
     expect(defaultSeverity("stream.destination.failing")).toBe("error");
@@ -57,7 +59,7 @@ describe("the audit event catalogue", () => {
   });
 
   test("event type filters take exact types and prefixes", () => {
-    expect(expandEventTypePattern("auth.*")).toHaveLength(7);
+    expect(expandEventTypePattern("auth.*")).toHaveLength(9);
     expect(expandEventTypePattern("user.roles.*")).toEqual(["user.roles.synced", "user.roles.updated"]);
     expect(expandEventTypePattern("auth.logout")).toEqual(["auth.logout"]);
     expect(expandEventTypePattern("nope.*")).toBeNull();
