@@ -7,6 +7,7 @@ import type { Logger } from "../../platform/common/logger";
 import type { Actor } from "../../platform/security/actor";
 import { limiterFor, type RateLimiters } from "../http/rate-limit";
 import type { RequestContext } from "./context";
+import { emptyListFilterRefusal } from "./empty-list-filters";
 import { checkOperation, limitsFor, measureOperation, operationRefusal } from "./operation-limits";
 
 /** Estimated cost per rate-limit point: a request is one point, and a costly operation is charged more. */
@@ -41,6 +42,9 @@ export class CostControl {
   }
 
   async refusal(request: OperationRequest): Promise<GraphQLError | null> {
+    // Not a cost, but the same moment (after validation, before execution, HTTP and WebSocket alike).
+    const emptyFilter = emptyListFilterRefusal(this.options.schema, request.document, request.operation, request.variables);
+    if (emptyFilter) return emptyFilter;
     if (!this.enabled) return null;
     const measure = measureOperation(this.options.schema, request.document, request.operation, request.variables);
     const refused = checkOperation(measure, limitsFor(request.actor !== null, this.options.maxCost));
