@@ -37,7 +37,8 @@ export async function main(argv: string[]): Promise<void> {
       error instanceof DomainError ? (error.errors?.join("; ") ?? error.message) : error instanceof Error ? error.message : String(error);
     if (argv.includes("--json")) console.log(JSON.stringify({ error: message }));
     else console.error(message);
-    process.exitCode = 1;
+    // `audit verify` keeps 1 for a broken chain: a check that could not run at all is 2.
+    process.exitCode = argv[0] === "audit" && argv[1] === "verify" ? 2 : 1;
   }
 }
 
@@ -131,6 +132,8 @@ async function run(argv: string[]): Promise<void> {
     });
   }
 
+  // Read before the database and the event bus are opened: a missing file is one line, nothing else.
+  const checkpointNote = command === "audit verify" && string("checkpoint") ? await readCheckpointFile(string("checkpoint")!) : null;
   const cliContext = { ipAddress: null, userAgent: "finance-gateway-cli", requestId: `cli:${randomUUID()}`, sessionId: null };
   await withDatabase(config, logger, (services, sequelize) => runInAuditContext(cliContext, () => runCommand(services, sequelize)));
 
@@ -183,7 +186,7 @@ async function run(argv: string[]): Promise<void> {
         if (dated && checkpoint) throw new Error("--checkpoint checks the whole chain: leave out --from and --to");
         const report = dated
           ? await services.audit.verify({ from: string("from"), to: string("to") })
-          : await services.retention.verify(checkpoint ? await fs.promises.readFile(checkpoint, "utf8") : null);
+          : await services.retention.verify(checkpointNote);
         if (!report.ok) process.exitCode = 1;
         return print(
           report,
@@ -208,6 +211,21 @@ async function run(argv: string[]): Promise<void> {
       default:
         throw new Error(`"${command}" has no handler`);
     }
+  }
+}
+
+/** A checkpoint kept elsewhere (`audit verify --checkpoint FILE`): at most 64 KiB of text, or one clear error. */
+async function readCheckpointFile(file: string): Promise<string> {
+  try {
+    const stat = await fs.promises.stat(file);
+    if (!stat.isFile()) throw new Error(`--checkpoint ${file} is not a file`);
+    if (stat.size > 64 * 1024) throw new Error(`--checkpoint ${file} is ${stat.size} bytes; a signed checkpoint is a few hundred`);
+    return await fs.promises.readFile(file, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") throw new Error(`--checkpoint ${file}: no such file`);
+    if (code === "EACCES") throw new Error(`--checkpoint ${file}: permission denied`);
+    throw error;
   }
 }
 

@@ -7,6 +7,10 @@ export type ChainBreak = {
   eventId: string | null;
   timestamp: Date | null;
   message: string;
+  /** The archive (its storage key) the break lies in, when it lies in one. */
+  archive?: string | null;
+  /** The archive file's bytes (`from-to`) that are wrong, when a fault of its bytes (a corrupt or cut gzip) is all that can be named. */
+  byteRange?: string | null;
 };
 
 export type ChainReport = { ok: boolean; checked: number; firstBroken: ChainBreak | null };

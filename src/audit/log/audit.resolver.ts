@@ -96,14 +96,17 @@ export class AuditResolver {
   @Authorized()
   @Query(() => AuditChainReportType, {
     description:
-      "Verifies the hash chain and reports the first broken link: without a date range, across archived months and the database as one chain, with every signed checkpoint.",
+      "Verifies the hash chain and reports the first broken link: without a date range, across archived months and the database as one chain, " +
+      "with every signed checkpoint. A tampered or missing archive is a broken link naming the archive (and its bad bytes when no event can be " +
+      "named). Archives read count against the request's archive budget (AUDIT_ARCHIVE_REQUEST_BYTES): past it, BAD_REQUEST.",
   })
   auditChainVerification(
-    @Ctx() { services }: RequestContext,
+    @Ctx() context: RequestContext,
     @Arg("from", () => String, { nullable: true }) from?: string | null,
     @Arg("to", () => String, { nullable: true }) to?: string | null,
   ) {
-    return from || to ? services.audit.verify({ from, to }) : services.retention.verify();
+    const { services } = context;
+    return from || to ? services.audit.verify({ from, to }) : services.retention.verify(null, services.retention.budgetOf(context));
   }
 
   @Authorized()

@@ -126,6 +126,13 @@ export class AuditChainBreakType {
   @Field(() => ID, { nullable: true }) eventId!: string | null;
   @Field(() => Date, { nullable: true }) timestamp!: Date | null;
   @Field() message!: string;
+  @Field(() => String, { nullable: true, description: "Storage key of the archive the break lies in, when it lies in one." })
+  archive?: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description: "Bytes (`from-to`) of that archive file that are wrong, when a fault of its bytes is all that can be named.",
+  })
+  byteRange?: string | null;
 }
 
 @ObjectType("AuditChainReport")

@@ -1,8 +1,8 @@
 import { checkLink, type ChainBreak, type ChainReport } from "../log";
 import type { AuditRepository, VerifyRow } from "../log";
-import { ArchiveMismatchError } from "./archive-lines";
-import type { ArchiveRow, CheckpointRow, RetentionRepository } from "./retention.repository";
-import { monthEnd, monthLabel } from "./retention-tiers";
+import { ArchiveTamperedError } from "./archive-errors";
+import type { ArchiveRow, CheckpointRow, MonthRow, RetentionRepository } from "./retention.repository";
+import { monthEnd, monthLabel, partitionOf } from "./retention-tiers";
 import { openNote, parseCheckpointText, type NoteVerifier } from "./signed-note";
 
 export type ArchivedChainReport = ChainReport & { archives: number; checkpoints: number; removedByRetention: number };
@@ -11,7 +11,7 @@ type Source = AsyncIterator<VerifyRow>;
 type Deps = {
   audit: AuditRepository;
   retention: RetentionRepository;
-  /** The lines of a stored archive, checked against its manifest as they are read. */
+  /** The lines of a stored archive, checked whole first (an ArchiveTamperedError when it is not what was archived). */
   lines: (archive: ArchiveRow) => AsyncGenerator<string>;
   /** Loaded only when there is a checkpoint to check (a fresh instance has no key yet). */
   verifier: () => Promise<NoteVerifier>;
@@ -68,13 +68,20 @@ export async function verifyAcrossArchives(deps: Deps, external: string | null =
   const removed: { first: bigint; last: bigint }[] = [];
   let removedRows = 0n;
   let liveFrom: Date | null = null;
+  const restored: MonthRow[] = [];
   for (const month of months) {
     liveFrom = monthEnd(month.month);
     if (month.state === "detached" || month.state === "archived") {
       sources.push(tableRows(deps, month.tableName, { from: month.month, before: monthEnd(month.month) }));
       continue;
     }
-    for (const archive of archives.filter((candidate) => monthLabel(candidate.month) === monthLabel(month.month))) {
+    const own = archives.filter((candidate) => monthLabel(candidate.month) === monthLabel(month.month));
+    if (month.state === "restored") {
+      restored.push(month);
+      sources.push(restoredRows(deps, month, own.filter((archive) => archive.state === "stored")));
+      continue;
+    }
+    for (const archive of own) {
       if (archive.state === "deleted") {
         if (archive.manifest.firstSeq && archive.manifest.lastSeq)
           removed.push({ first: BigInt(archive.manifest.firstSeq), last: BigInt(archive.manifest.lastSeq) });
@@ -118,8 +125,10 @@ export async function verifyAcrossArchives(deps: Deps, external: string | null =
     }
   } catch (error) {
     if (error instanceof Broken) return fail(error.report);
-    if (error instanceof ArchiveMismatchError) return fail(broken("altered", error.message));
+    if (error instanceof ArchiveTamperedError) return fail(breakOf(error));
     throw error;
+  } finally {
+    for (const source of sources) void source.return?.(undefined)?.catch(() => undefined);
   }
   const lastSeq = previous ? BigInt(previous.seq) : 0n;
   if (lastSeq < headSeq)
@@ -146,6 +155,17 @@ export async function verifyAcrossArchives(deps: Deps, external: string | null =
       timestamp: beyond.timestamp,
       message: `event ${beyond.id} lies past the end of the chain`,
     });
+  for (const month of restored) {
+    const strayed = await deps.audit.firstStray({ from: month.month, before: monthEnd(month.month) });
+    if (strayed)
+      return fail({
+        kind: "inserted",
+        seq: null,
+        eventId: strayed.id,
+        timestamp: strayed.timestamp,
+        message: `event ${strayed.id} (${strayed.timestamp.toISOString()}) is in restored month ${monthLabel(month.month)} but in none of its archives`,
+      });
+  }
   const stray = await deps.audit.firstStray({ from: liveFrom, before: null });
   if (stray)
     return fail({
@@ -208,23 +228,50 @@ async function* checkedLines(deps: Deps, lines: AsyncIterable<string>): AsyncGen
   if (batch.length) yield* flush();
 }
 
-async function* archiveRows(deps: Deps, archive: ArchiveRow): AsyncGenerator<VerifyRow> {
-  let lines: AsyncGenerator<string>;
+function archiveRows(deps: Deps, archive: ArchiveRow): AsyncGenerator<VerifyRow> {
+  return checkedLines(deps, deps.lines(archive));
+}
+
+/** A tampered archive as the chain's first broken link: the archive named, the first bad event or byte range. */
+function breakOf(error: ArchiveTamperedError): ChainBreak {
+  return {
+    kind: error.finding.kind === "missing" ? "deleted" : "altered",
+    seq: error.finding.seq,
+    eventId: error.finding.eventId,
+    timestamp: null,
+    message: error.message,
+    archive: error.archive.storageKey,
+    byteRange: error.finding.bytes,
+  };
+}
+
+/**
+ * A restored month: its events and links in the database, each checked against the same event of its
+ * archives (same sequence, event, hash and predecessor) as well as on its own.
+ */
+async function* restoredRows(deps: Deps, month: MonthRow, archives: ArchiveRow[]): AsyncGenerator<VerifyRow> {
+  const label = monthLabel(month.month);
+  const fromArchives = mergeBySeq(archives.map((archive) => archiveRows(deps, archive)));
+  const fromDatabase = tableRows(deps, partitionOf(month.month), { from: month.month, before: monthEnd(month.month) });
+  const at = (row: VerifyRow, kind: ChainBreak["kind"], message: string): Broken =>
+    new Broken({ kind, seq: row.seq, eventId: row.id, timestamp: row.timestamp, message: `restored month ${label}: ${message}` });
   try {
-    lines = deps.lines(archive);
-    yield* checkedLines(deps, lines);
-  } catch (error) {
-    if (error instanceof ArchiveMismatchError) throw error;
-    const code = (error as NodeJS.ErrnoException).code ?? (error as { name?: string }).name;
-    if (code === "ENOENT" || code === "NoSuchKey" || code === "NotFound")
-      throw new Broken({
-        kind: "deleted",
-        seq: archive.manifest.firstSeq,
-        eventId: null,
-        timestamp: null,
-        message: `the archive of ${archive.manifest.month} (${archive.tier}, ${archive.manifest.rows} events) is missing from storage`,
-      });
-    throw error;
+    for (;;) {
+      const [archived, restoredRow] = await Promise.all([fromArchives.next(), fromDatabase.next()]);
+      if (archived.done && restoredRow.done) return;
+      if (restoredRow.done)
+        throw at(archived.value!, "deleted", `event ${archived.value!.id} (sequence ${archived.value!.seq}) of its archives is not in the database`);
+      const row = restoredRow.value;
+      if (archived.done) throw at(row, "inserted", `event ${row.id} (sequence ${row.seq}) is in the database but in none of its archives`);
+      const copy = archived.value;
+      const samePrev = copy.prevHash === null ? row.prevHash === null : row.prevHash !== null && row.prevHash.equals(copy.prevHash);
+      if (copy.seq !== row.seq || copy.id !== row.id || !copy.hash.equals(row.hash) || !samePrev)
+        throw at(row, "altered", `event ${row.id} (sequence ${row.seq}) is not the one its archive holds at that place`);
+      yield row;
+    }
+  } finally {
+    void fromArchives.return(undefined).catch(() => undefined);
+    void fromDatabase.return(undefined).catch(() => undefined);
   }
 }
 

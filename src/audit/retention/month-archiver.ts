@@ -4,7 +4,7 @@ import type { Sequelize } from "sequelize";
 import { ArchiveWriter, readBackArchive, writeManifest, manifestPathOf } from "../../platform/files/archive-writer";
 import { newId } from "../../platform/common/ids";
 import type { RetentionConfig } from "../../platform/config/config";
-import type { AuditService } from "../log";
+import type { AuditService, AuditUser } from "../log";
 import type { ArchiveStore } from "./archive-store";
 import type { ArchiveManifest, RetentionRepository } from "./retention.repository";
 import { keepUntil, monthEnd, monthLabel, tierResolver, type RetentionSettings, type Tier } from "./retention-tiers";
@@ -38,7 +38,7 @@ export class MonthArchiver {
    * checkpoint and its audit events with the `archived` state. Run again after a crash, it writes the
    * same files again: nothing is committed until every file verified.
    */
-  async archive(month: Date, tableName: string, settings: RetentionSettings): Promise<MovedMonth> {
+  async archive(month: Date, tableName: string, settings: RetentionSettings, user: AuditUser | null = null): Promise<MovedMonth> {
     const label = monthLabel(month);
     const tierOf = tierResolver(settings);
     const range = { from: month, before: monthEnd(month) };
@@ -113,6 +113,7 @@ export class MonthArchiver {
       await this.repository.recordArchived(month, archives, checkpoint, transaction);
       await this.audit.record(transaction, {
         type: "audit.archive.created",
+        user,
         action: "archive",
         resource: { type: "audit-month", id: label },
         changes: Object.fromEntries(archives.map((archive) => [archive.tier, { old: null, new: archive.manifest }])),
@@ -120,6 +121,7 @@ export class MonthArchiver {
       if (checkpoint)
         await this.audit.record(transaction, {
           type: "audit.checkpoint.signed",
+          user,
           action: "sign",
           resource: { type: "audit-checkpoint", id: checkpoint.treeSize, label },
           changes: { checkpoint: { old: null, new: checkpoint.note } },

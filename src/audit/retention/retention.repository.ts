@@ -74,7 +74,7 @@ const ARCHIVE_LINE = `json_build_object('id', e.id, 'seq', c.seq::text,
   'prevHash', encode(c.prev_hash, 'hex'), 'hash', encode(c.hash, 'hex'))::text`;
 
 /** The columns of an archive line as a record (jsonb_to_recordset). */
-const LINE_RECORD = `(id uuid, seq bigint, "occurredAt" timestamptz, "eventType" text, severity text, "userId" uuid, "userEmail" text,
+export const LINE_RECORD = `(id uuid, seq bigint, "occurredAt" timestamptz, "eventType" text, severity text, "userId" uuid, "userEmail" text,
   provider text, action text, "resourceType" text, "resourceId" text, "resourceLabel" text, "ipAddress" inet, "userAgent" text,
   "sessionId" text, "requestId" text, changes jsonb, error text, "prevHash" text, hash text)`;
 
@@ -305,27 +305,6 @@ export class RetentionRepository {
       transaction,
     );
     if (!row.ok) throw new Error(`the default partition holds events of ${monthText(month)}`);
-  }
-
-  /** Restore: archive lines back into audit_events as the rows they were (not re-linked: their links stay in the archive). */
-  async insertLines(lines: string[], transaction: Transaction): Promise<void> {
-    await selectRows(
-      this.sequelize,
-      `INSERT INTO audit_events (id, occurred_at, event_type, severity, user_id, user_email, provider, action, resource_type, resource_id,
-                                 resource_label, ip_address, user_agent, session_id, request_id, changes, error)
-       SELECT r.id, r."occurredAt", r."eventType", r.severity, r."userId", r."userEmail", r.provider, r.action, r."resourceType",
-              r."resourceId", r."resourceLabel", r."ipAddress", r."userAgent", r."sessionId", r."requestId", r.changes, r.error
-         FROM jsonb_to_recordset($1::jsonb) AS r${LINE_RECORD} RETURNING 1 AS one`,
-      [`[${lines.join(",")}]`],
-      transaction,
-    );
-  }
-
-  /** Release: the restored month's partition goes again. */
-  async dropPartition(tableName: string, transaction: Transaction): Promise<void> {
-    await limitLockWait(this.sequelize, transaction, PARTITION_LOCK_WAIT_MS);
-    await this.sequelize.query(`ALTER TABLE audit_events DETACH PARTITION ${table(tableName)}`, { transaction });
-    await this.sequelize.query(`DROP TABLE ${table(tableName)}`, { transaction });
   }
 
   /** For each archive line (by seq): whether audit_event_hash over its content and prevHash gives its hash. */

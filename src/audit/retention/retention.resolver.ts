@@ -1,6 +1,8 @@
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from "type-graphql";
 import { AuditEventFilterInput } from "../log";
+import type { Actor } from "../../platform/security/actor";
 import type { RequestContext } from "../../transports/graphql/context";
+import { CurrentActor } from "../../transports/graphql/current-actor";
 import type { RunRow } from "./retention.repository";
 import { RetentionService, type RunOutcome } from "./retention.service";
 import { monthLabel } from "./retention-tiers";
@@ -52,16 +54,20 @@ export class RetentionResolver {
 
   @Authorized()
   @Mutation(() => AuditRetentionType, { description: "Changes the database window and tiers (audited). Administrators." })
-  async updateAuditRetention(@Ctx() context: RequestContext, @Arg("input", () => RetentionSettingsInput) input: RetentionSettingsInput) {
-    await context.services.retention.updateSettings(input);
+  async updateAuditRetention(
+    @Ctx() context: RequestContext,
+    @CurrentActor() actor: Actor,
+    @Arg("input", () => RetentionSettingsInput) input: RetentionSettingsInput,
+  ) {
+    await context.services.retention.updateSettings(input, actor);
     return this.auditRetention(context);
   }
 
   @Authorized()
   @Mutation(() => RetentionRunType, { description: "Runs the retention job now (it also runs hourly). Administrators." })
-  async runAuditRetention(@Ctx() { services }: RequestContext): Promise<RetentionRunType> {
+  async runAuditRetention(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor): Promise<RetentionRunType> {
     const startedAt = new Date();
-    const outcome = await services.retention.run();
+    const outcome = await services.retention.run(new Date(), actor);
     if (!outcome) return { startedAt, finishedAt: null, moved: [], kept: [], deleted: [], error: "another retention run is in progress" };
     return runOf({ ...outcome, startedAt, finishedAt: new Date() });
   }
@@ -81,16 +87,21 @@ export class RetentionResolver {
 
   @Authorized()
   @Query(() => AuditArchiveSearchResultType, {
-    description: "Searches inside chosen archives with live search's filters, streamed and paged (audited on the first page).",
+    description:
+      "Searches inside chosen archives with live search's filters, streamed and paged (audited on the first page). An id given twice " +
+      "counts once; the archives' sizes count against the request's archive budget (AUDIT_ARCHIVE_REQUEST_BYTES), and a tampered " +
+      "archive answers CONFLICT (`archive_tampered`) naming it and the first bad event or byte range.",
   })
   async auditArchiveSearch(
-    @Ctx() { services }: RequestContext,
+    @Ctx() context: RequestContext,
+    @CurrentActor() actor: Actor,
     @Arg("archiveIds", () => [ID]) archiveIds: string[],
     @Arg("filter", () => AuditEventFilterInput, { nullable: true }) filter?: AuditEventFilterInput | null,
     @Arg("first", () => Int, { nullable: true, description: "Page size: default 50, at most 100." }) first?: number | null,
     @Arg("after", () => String, { nullable: true }) after?: string | null,
   ): Promise<AuditArchiveSearchResultType> {
-    const page = await services.retention.search(archiveIds, filter, { first, after });
+    const retention = context.services.retention;
+    const page = await retention.search(archiveIds, filter, { first, after }, actor, retention.budgetOf(context));
     return { nodes: page.events, hasNextPage: page.hasMore, endCursor: page.nextCursor, scanned: page.scanned };
   }
 
@@ -106,17 +117,28 @@ export class RetentionResolver {
 
   @Authorized()
   @Mutation(() => AuditArchiveMonthResultType, {
-    description: "Loads an archived month back into the database, searchable again (audited).",
+    description:
+      "Loads an archived month back into the database with its chain links, searchable again (audited). Every archive of the month is " +
+      "checked first, and the restored chain against the month's signed checkpoint: a tampered archive or checkpoint answers CONFLICT " +
+      "(`archive_tampered`) naming it and the first bad event or byte range, and nothing is loaded.",
   })
-  async restoreAuditArchive(@Ctx() { services }: RequestContext, @Arg("month", { description: "YYYY-MM" }) month: string) {
-    return services.retention.restore(month);
+  async restoreAuditArchive(
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
+    @Arg("month", { description: "YYYY-MM" }) month: string,
+  ) {
+    return services.retention.restore(month, actor);
   }
 
   @Authorized()
   @Mutation(() => AuditArchiveMonthResultType, {
-    description: "Removes a restored month from the database again; its archives stay (audited).",
+    description: "Removes a restored month (its events and their chain links) from the database again; its archives stay (audited).",
   })
-  async releaseAuditArchive(@Ctx() { services }: RequestContext, @Arg("month", { description: "YYYY-MM" }) month: string) {
-    return { ...(await services.retention.release(month)), rows: null };
+  async releaseAuditArchive(
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
+    @Arg("month", { description: "YYYY-MM" }) month: string,
+  ) {
+    return services.retention.release(month, actor);
   }
 }

@@ -1,24 +1,24 @@
 import type { Sequelize } from "sequelize";
 import { manifestPathOf } from "../../platform/files/archive-writer";
-import { BadRequestError, ConflictError, NotFoundError } from "../../platform/common/errors";
 import { newId } from "../../platform/common/ids";
 import { isLockTimeout } from "../../platform/common/sql";
 import type { Logger } from "../../platform/common/logger";
 import type { RetentionConfig } from "../../platform/config/config";
-import { clampLimit, matchesFilter, parseFilter, type AuditFilterInput } from "../log";
-import type { AuditEvent, AuditService } from "../log";
-import type { AuditRepository } from "../log";
+import type { Actor } from "../../platform/security/actor";
+import type { AuditFilterInput, AuditRepository, AuditService, AuditUser } from "../log";
 import { verifyAcrossArchives, type ArchivedChainReport } from "./archive-chain-verify";
+import { ReadBudget, UNLIMITED } from "./archive-errors";
+import { ArchiveReader } from "./archive-reader";
+import { archiveBytes, searchArchives, type ArchiveSearchPage } from "./archive-search";
 import type { ArchiveStore } from "./archive-store";
-import { eventOfLine, readArchiveLines, type ArchiveLine } from "./archive-lines";
 import { MonthArchiver, type MovedMonth } from "./month-archiver";
+import { MonthRestorer } from "./month-restorer";
+import { RestoreRepository } from "./restore.repository";
 import type { ArchiveRow, MonthRow, RetentionRepository, RunRow } from "./retention.repository";
 import {
   monthEnd,
   monthLabel,
-  parseMonth,
   parseSettings,
-  partitionOf,
   pastDatabaseWindow,
   TIER_NAMES,
   TIERS,
@@ -39,11 +39,11 @@ export type RunOutcome = { moved: MovedMonth[]; kept: KeptMonth[]; deleted: Dele
 export type KeptMonth = { month: string; reason: string; until: string | null };
 export type DeletedArchive = { month: string; tier: Tier; rows: number };
 
-/** Archive lines per restore statement. */
-const RESTORE_BATCH = 2000;
-
 export class RetentionService {
   private readonly archiver: MonthArchiver;
+  private readonly reader: ArchiveReader;
+  private readonly restorer: MonthRestorer;
+  private readonly budgets = new WeakMap<object, ReadBudget>();
 
   constructor(
     private readonly sequelize: Sequelize,
@@ -57,6 +57,8 @@ export class RetentionService {
     private readonly hooks: RetentionHooks = {},
   ) {
     this.archiver = new MonthArchiver(sequelize, repository, audit, store, signer, config, (step, month) => hooks.afterStep?.(step, month));
+    this.reader = new ArchiveReader(store, { maxLineBytes: config.maxLineBytes }, (lines) => repository.hashesMatch(lines));
+    this.restorer = new MonthRestorer(sequelize, repository, new RestoreRepository(sequelize), audit, this.reader, signer);
   }
 
   get storeLocation(): string {
@@ -79,13 +81,17 @@ export class RetentionService {
     return { ...configured, changedAt: null };
   }
 
-  async updateSettings(input: { databaseDays: number; defaultTier: string; categoryTiers: { pattern: string; tier: string }[] }) {
+  async updateSettings(
+    input: { databaseDays: number; defaultTier: string; categoryTiers: { pattern: string; tier: string }[] },
+    actor: Actor | null = null,
+  ) {
     const next = parseSettings(input);
     const before = await this.settings();
     await this.sequelize.transaction(async (transaction) => {
       await this.repository.updateSettings(next, transaction);
       await this.audit.record(transaction, {
         type: "audit.retention.updated",
+        user: userOf(actor),
         action: "update",
         resource: { type: "retention", id: "settings" },
         changes: {
@@ -119,7 +125,8 @@ export class RetentionService {
    * verified archives, months interrupted in a previous run are finished first, and archives past their
    * tier's time are deleted. Null when another run, restore or release holds the lock.
    */
-  async run(now: Date = new Date()): Promise<RunOutcome | null> {
+  async run(now: Date = new Date(), actor: Actor | null = null): Promise<RunOutcome | null> {
+    const user = userOf(actor);
     return this.repository.exclusively(async () => {
       const runId = newId();
       await this.repository.startRun(runId, now);
@@ -130,7 +137,7 @@ export class RetentionService {
         const states = new Map((await this.repository.months()).map((row) => [monthLabel(row.month), row]));
         for (const row of states.values())
           if (row.state === "detached" || row.state === "archived")
-            outcome.moved.push(await this.advance(row.month, row.tableName, settings));
+            outcome.moved.push(await this.advance(row.month, row.tableName, settings, user));
         const current = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
         for (const { month, tableName } of await this.repository.attachedMonths()) {
           if (month >= current) continue;
@@ -159,9 +166,9 @@ export class RetentionService {
             break;
           }
           await this.hooks.afterStep?.("detached", label);
-          outcome.moved.push(await this.advance(month, tableName, settings));
+          outcome.moved.push(await this.advance(month, tableName, settings, user));
         }
-        outcome.deleted = await this.deleteExpired(now, states);
+        outcome.deleted = await this.deleteExpired(now, states, user);
       } catch (error) {
         outcome.error = (error as Error).message;
         this.logger?.error({ err: error }, "audit retention run failed");
@@ -192,12 +199,12 @@ export class RetentionService {
   }
 
   /** Takes a detached (or archived) month the rest of the way: archives written and verified, then the table dropped. */
-  private async advance(month: Date, tableName: string, settings: RetentionSettings): Promise<MovedMonth> {
+  private async advance(month: Date, tableName: string, settings: RetentionSettings, user: AuditUser | null): Promise<MovedMonth> {
     const label = monthLabel(month);
     let state = (await this.repository.months()).find((row) => monthLabel(row.month) === label)?.state;
     let moved: MovedMonth = { month: label, rows: 0, archives: [] };
     if (state === "detached") {
-      moved = await this.archiver.archive(month, tableName, settings);
+      moved = await this.archiver.archive(month, tableName, settings, user);
       state = "archived";
     } else {
       const archives = (await this.repository.archives()).filter((archive) => monthLabel(archive.month) === label);
@@ -213,7 +220,7 @@ export class RetentionService {
   }
 
   /** Archives whose tier's time is up are deleted from the store, then marked deleted with an audit event (a restored month's stay). */
-  private async deleteExpired(now: Date, states: Map<string, MonthRow>): Promise<DeletedArchive[]> {
+  private async deleteExpired(now: Date, states: Map<string, MonthRow>, user: AuditUser | null): Promise<DeletedArchive[]> {
     const deleted: DeletedArchive[] = [];
     for (const archive of await this.repository.archives()) {
       if (archive.state !== "stored" || archive.keepUntil > now) continue;
@@ -225,6 +232,7 @@ export class RetentionService {
         await this.repository.markDeleted(archive.id, transaction);
         await this.audit.record(transaction, {
           type: "audit.archive.deleted",
+          user,
           action: "delete",
           resource: { type: "audit-archive", id: archive.id, label: `${label} ${archive.tier}` },
           changes: { manifest: { old: archive.manifest, new: null } },
@@ -239,13 +247,15 @@ export class RetentionService {
    * `audit verify` over archives and the database as one chain, with every signed checkpoint, and
    * `externalCheckpoint` (a note kept elsewhere) when given. Links everything committed first.
    */
-  async verify(externalCheckpoint: string | null = null): Promise<ArchivedChainReport> {
+  async verify(externalCheckpoint: string | null = null, budget: ReadBudget = UNLIMITED()): Promise<ArchivedChainReport> {
+    const bytes = await this.verificationBytes();
+    budget.charge(bytes, "verifying the chain across archives");
     await this.audit.chainCommitted();
     return verifyAcrossArchives(
       {
         audit: this.auditRepository,
         retention: this.repository,
-        lines: (archive) => this.lines(archive),
+        lines: (archive) => this.reader.lines(archive),
         verifier: async () => verifierOf(await this.signer()),
       },
       externalCheckpoint,
@@ -257,130 +267,54 @@ export class RetentionService {
     return (await this.signer()).verifierKey;
   }
 
-  /** The lines of one stored archive, checked against its manifest as they are read. */
-  async *lines(archive: ArchiveRow): AsyncGenerator<string> {
-    yield* readArchiveLines(await this.store.open(archive.storageKey), archive.manifest);
-  }
-
   /**
-   * Searches chosen archives with the filters of live search, streaming each file: archives in the order
-   * given, events in chain order within each. A page ends after `first` matches; the cursor is the
-   * position reached, so the next page reads on from there.
+   * Searches chosen archives with the filters of live search (archive-search.ts): an id given twice
+   * counts once; the bytes the page may read are charged to `budget` first.
    */
-  async search(
+  search(
     archiveIds: string[],
     filter: AuditFilterInput | null | undefined,
     options: { first?: number | null; after?: string | null },
-  ): Promise<{ events: AuditEvent[]; hasMore: boolean; nextCursor: string | null; scanned: number }> {
-    if (archiveIds.length === 0 || archiveIds.length > 100) throw new BadRequestError("choose 1 to 100 archives");
-    const match = matchesFilter(parseFilter(filter));
-    const limit = clampLimit(options.first);
-    const all = new Map((await this.repository.archives()).map((archive) => [archive.id, archive]));
-    const chosen = archiveIds.map((id) => {
-      const archive = all.get(id);
-      if (!archive || archive.state !== "stored") throw new NotFoundError(`archive ${id} is not stored`);
-      return archive;
-    });
-    const start = options.after ? decodeArchiveCursor(options.after, chosen.length) : { archive: 0, line: 0 };
-    if (!options.after)
-      await this.sequelize.transaction((transaction) =>
-        this.audit.record(transaction, {
-          type: "audit.archive.searched",
-          action: "search",
-          resource: {
-            type: "audit-archive",
-            id: chosen
-              .map((archive) => archive.id)
-              .join(",")
-              .slice(0, 500),
-          },
-          changes: { filter: { old: null, new: (filter ?? {}) as Record<string, unknown> } },
-        }),
-      );
-    const events: AuditEvent[] = [];
-    let scanned = 0;
-    for (let index = start.archive; index < chosen.length; index += 1) {
-      let line = 0;
-      for await (const text of this.lines(chosen[index])) {
-        line += 1;
-        if (index === start.archive && line <= start.line) continue;
-        scanned += 1;
-        const event = eventOfLine(JSON.parse(text) as ArchiveLine);
-        if (!match(event)) continue;
-        if (events.length === limit) return { events, hasMore: true, nextCursor: encodeArchiveCursor(index, line - 1), scanned };
-        events.push(event);
-      }
-    }
-    return { events, hasMore: false, nextCursor: null, scanned };
+    actor: Actor | null = null,
+    budget: ReadBudget = this.requestBudget(),
+  ): Promise<ArchiveSearchPage> {
+    return searchArchives(
+      { sequelize: this.sequelize, repository: this.repository, audit: this.audit, reader: this.reader },
+      { archiveIds, filter, ...options, user: userOf(actor), budget },
+    );
   }
 
-  /** Loads an archived month back into the database (its partition again), searchable like any other; audited. */
-  async restore(monthText: string): Promise<{ month: string; rows: number }> {
-    const month = parseMonth(monthText);
-    const label = monthLabel(month);
-    const result = await this.repository.exclusively(async () => {
-      const state = (await this.repository.months()).find((row) => monthLabel(row.month) === label)?.state;
-      if (state !== "dropped")
-        throw new ConflictError(state ? `month ${label} is ${state}, not archived` : `month ${label} was never archived`);
-      const archives = (await this.repository.archives()).filter(
-        (archive) => monthLabel(archive.month) === label && archive.state === "stored",
-      );
-      if (archives.length === 0) throw new NotFoundError(`month ${label} has no stored archive left`);
-      return this.sequelize.transaction(async (transaction) => {
-        await this.repository.createPartition(month, transaction);
-        let rows = 0;
-        for (const archive of archives) {
-          let batch: string[] = [];
-          for await (const line of this.lines(archive)) {
-            batch.push(line);
-            if (batch.length === RESTORE_BATCH) {
-              await this.repository.insertLines(batch, transaction);
-              rows += batch.length;
-              batch = [];
-            }
-          }
-          if (batch.length) await this.repository.insertLines(batch, transaction);
-          rows += batch.length;
-        }
-        await this.repository.setState(month, "restored", transaction);
-        await this.audit.record(transaction, {
-          type: "audit.archive.restored",
-          action: "restore",
-          resource: { type: "audit-month", id: label },
-          changes: { rows: { old: null, new: rows }, tiers: { old: null, new: archives.map((archive) => archive.tier) } },
-        });
-        return { month: label, rows };
-      });
-    });
-    if (!result) throw new ConflictError("a retention run, restore or release is in progress; try again shortly");
-    return result;
+  /** Loads an archived month back into the database with its chain links (month-restorer.ts); audited. */
+  restore(monthText: string, actor: Actor | null = null): Promise<{ month: string; rows: number }> {
+    return this.restorer.restore(monthText, userOf(actor));
   }
 
-  /** Removes a restored month from the database again (its archives stay); audited. */
-  async release(monthText: string): Promise<{ month: string }> {
-    const month = parseMonth(monthText);
-    const label = monthLabel(month);
-    const result = await this.repository.exclusively(async () => {
-      const state = (await this.repository.months()).find((row) => monthLabel(row.month) === label)?.state;
-      if (state !== "restored") throw new ConflictError(`month ${label} is not restored`);
-      try {
-        await this.sequelize.transaction(async (transaction) => {
-          await this.repository.dropPartition(partitionOf(month), transaction);
-          await this.repository.setState(month, "dropped", transaction);
-          await this.audit.record(transaction, {
-            type: "audit.archive.released",
-            action: "release",
-            resource: { type: "audit-month", id: label },
-          });
-        });
-      } catch (error) {
-        if (isLockTimeout(error)) throw new ConflictError("long reads keep the audit log busy; try again shortly");
-        throw error;
-      }
-      return { month: label };
-    });
-    if (!result) throw new ConflictError("a retention run, restore or release is in progress; try again shortly");
-    return result;
+  /** Removes a restored month from the database again (its archives stay); answers how many events left; audited. */
+  release(monthText: string, actor: Actor | null = null): Promise<{ month: string; rows: number }> {
+    return this.restorer.release(monthText, userOf(actor));
+  }
+
+  /** A fresh budget of archive bytes for one request (AUDIT_ARCHIVE_REQUEST_BYTES). */
+  requestBudget(): ReadBudget {
+    return new ReadBudget(this.config.requestBytes);
+  }
+
+  /** The budget of the request `key` (a request context): every field of one request draws on the same one. */
+  budgetOf(key: object): ReadBudget {
+    let budget = this.budgets.get(key);
+    if (!budget) this.budgets.set(key, (budget = this.requestBudget()));
+    return budget;
+  }
+
+  /** The bytes verifying the whole chain reads from archives (their manifests' sizes): what its cost counts. */
+  async verificationBytes(): Promise<number> {
+    return (await this.repository.archives()).filter((archive) => archive.state === "stored").reduce((sum, a) => sum + archiveBytes(a), 0);
+  }
+
+  /** The bytes a search of `archiveIds` reads at most (each id once), from the manifests. */
+  async searchBytes(archiveIds: string[]): Promise<number> {
+    const ids = new Set(archiveIds);
+    return (await this.repository.archives()).filter((archive) => ids.has(archive.id)).reduce((sum, a) => sum + archiveBytes(a), 0);
   }
 
   static tiers() {
@@ -388,12 +322,6 @@ export class RetentionService {
   }
 }
 
-function encodeArchiveCursor(archive: number, line: number): string {
-  return Buffer.from(`${archive}:${line}`).toString("base64url");
-}
-
-function decodeArchiveCursor(cursor: string, archives: number): { archive: number; line: number } {
-  const match = /^(\d{1,3}):(\d{1,12})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
-  if (!match || Number(match[1]) >= archives) throw new BadRequestError("cursor is invalid");
-  return { archive: Number(match[1]), line: Number(match[2]) };
+function userOf(actor: Actor | null): AuditUser | null {
+  return actor ? { id: actor.userId, email: actor.email } : null;
 }

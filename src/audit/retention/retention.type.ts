@@ -120,5 +120,5 @@ export class AuditCheckpointType {
 @ObjectType("AuditArchiveMonthResult")
 export class AuditArchiveMonthResultType {
   @Field() month!: string;
-  @Field(() => Int, { nullable: true }) rows!: number | null;
+  @Field(() => Int, { nullable: true, description: "Events loaded back (restore) or removed again (release)." }) rows!: number | null;
 }

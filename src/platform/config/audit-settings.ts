@@ -175,6 +175,28 @@ export const auditSettings = {
     "Audit retention",
     "File the newest signed checkpoint is written to after each archived month (copy it somewhere the database's administrators cannot write).",
   ),
+  AUDIT_ARCHIVE_MAX_LINE_BYTES: setting(
+    z.coerce
+      .number()
+      .int()
+      .min(64 * 1024)
+      .max(256 * 1024 * 1024)
+      .default(4 * 1024 * 1024),
+    "Audit retention",
+    "Longest archive line (one event) an archive read accepts; a longer one marks the archive as tampered instead of filling memory.",
+    { default: "4194304 (4 MiB)" },
+  ),
+  AUDIT_ARCHIVE_REQUEST_BYTES: setting(
+    z.coerce
+      .number()
+      .int()
+      .min(1024 * 1024)
+      .default(1024 * 1024 * 1024),
+    "Audit retention",
+    "Archive data (uncompressed bytes, as manifests count them) one API request may read: `auditArchiveSearch` and " +
+      "`auditChainVerification` are refused with 400 past it, counting every field and alias of the request. The CLI's `audit verify` has no limit.",
+    { default: "1073741824 (1 GiB)" },
+  ),
   ALERT_POLL_MS: setting(
     z.coerce.number().int().min(50).max(60000).default(1000),
     "Alerts",

@@ -135,6 +135,9 @@ export type RetentionConfig = Readonly<{
   checkpointOrigin: string;
   /** A file each new checkpoint is appended to. */
   checkpointFile?: string;
+  /** Bounds of archive reading: the longest line, and the archive bytes one API request may read. */
+  maxLineBytes: number;
+  requestBytes: number;
 }>;
 
 export const BUILTIN_MODEL = "builtin";
@@ -256,6 +259,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       checkpointKeyFile: path.resolve(path.join(s.DATA_DIR, "audit-checkpoint-key")),
       checkpointOrigin: s.AUDIT_CHECKPOINT_ORIGIN,
       checkpointFile: s.AUDIT_CHECKPOINT_FILE ? path.resolve(s.AUDIT_CHECKPOINT_FILE) : undefined,
+      maxLineBytes: s.AUDIT_ARCHIVE_MAX_LINE_BYTES,
+      requestBytes: s.AUDIT_ARCHIVE_REQUEST_BYTES,
     }),
     alerts: Object.freeze({
       pollMs: s.ALERT_POLL_MS,
