@@ -43,6 +43,7 @@ import { ApiKeyRepository } from "../finance/identity/api-key.repository";
 import { ApiKeyService } from "../finance/identity/api-key.service";
 import { UsageService } from "../finance/usage/usage.service";
 import { UserAdminService } from "../finance/identity/user-admin.service";
+import { UserLookupService } from "../finance/identity/user-lookup.service";
 import { UserRepository } from "../finance/identity/user.repository";
 import { UserService } from "../finance/identity/user.service";
 import { MerchantRepository } from "../finance/merchants/merchant.repository";
@@ -213,6 +214,7 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     outbound,
     users,
     userAdmin: new UserAdminService(sequelize, repositories.users, users, sessions, audit, events),
+    userLookup: new UserLookupService(repositories.users),
     apiKeys,
     usage: new UsageService(apiKeys),
     accounts: new AccountService(sequelize, repositories.accounts, ledger),

@@ -223,6 +223,22 @@ export class UserRepository {
     return removed;
   }
 
+  /**
+   * Users whose e-mail begins with `prefix` (any case), deleted accounts left out, in e-mail order; only
+   * `familyId`'s members when one is given. The prefix is matched literally (`%` and `_` are not wildcards).
+   */
+  async byEmailPrefix(prefix: string, familyId: string | null, limit: number): Promise<UserRow[]> {
+    const bind: unknown[] = [];
+    const pattern = bindParam(bind, `${prefix.toLowerCase().replace(/[\\%_]/g, (char) => `\\${char}`)}%`);
+    const conditions = [`lower(email) LIKE ${pattern}`, `status <> 'deleted'`];
+    if (familyId) conditions.push(`family_id = ${bindParam(bind, familyId)}`);
+    return selectRows<UserRow>(
+      this.sequelize,
+      `SELECT ${USER_COLUMNS} FROM users WHERE ${conditions.join(" AND ")} ORDER BY lower(email), id LIMIT ${bindParam(bind, limit)}`,
+      bind,
+    );
+  }
+
   /** Lifts a lock after repeated wrong passwords; the row as it is now. */
   async unlock(id: string, transaction: Transaction): Promise<UserRow> {
     const [row] = await selectRows<UserRow>(

@@ -98,6 +98,8 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     // UserAdminResolver
     user: "admin",
     users: "admin",
+    // UserLookupResolver
+    auditUserLookup: "audit",
   },
   Mutation: {
     // AccountResolver

@@ -2,7 +2,7 @@ import { useState, type FormEvent } from "react";
 import { useQuery } from "urql";
 import { ProviderChoicesDocument, UserSuggestionsDocument } from "../../gql/graphql";
 import { EventTypePicker } from "./EventTypePicker";
-import { Field } from "../../kit";
+import { Field, problemOf } from "../../kit";
 import { RANGE_PRESETS, SEVERITIES, type Filters } from "./filters";
 
 type Props = { filters: Filters; userLabels: Map<string, string>; onApply(filters: Filters, labels: Map<string, string>): void };
@@ -13,7 +13,24 @@ const splitList = (text: string) =>
     .map((part) => part.trim())
     .filter(Boolean);
 
-/** Users chosen by e-mail or name (looking users up is for administrators). */
+/** A chosen user's chip: named by e-mail (looked up when only the id is known, as from a link), the id on hover. */
+function UserChip({ id, label, onRemove }: { id: string; label: string | undefined; onRemove(): void }) {
+  const [{ data }] = useQuery({ query: UserSuggestionsDocument, variables: { emailPrefix: id }, pause: label !== undefined });
+  const name = label ?? data?.auditUserLookup.find((user) => user.id === id)?.email ?? id;
+  return (
+    <li title={id}>
+      {name}
+      <button type="button" aria-label={`Remove ${name}`} onClick={onRemove}>
+        ✕
+      </button>
+    </li>
+  );
+}
+
+/**
+ * Users chosen by e-mail: type its first letters (or paste a user id) and pick from the matches. Auditors
+ * find the members of their family, administrators anyone (the server's auditUserLookup decides).
+ */
 export function UserPicker({
   selected,
   labels,
@@ -24,30 +41,34 @@ export function UserPicker({
   onChange(ids: string[], labels: Map<string, string>): void;
 }) {
   const [text, setText] = useState("");
-  const [{ data, error }] = useQuery({ query: UserSuggestionsDocument, variables: { search: text }, pause: text.trim().length < 2 });
-  const suggestions = (data?.users.items ?? []).filter((user) => !selected.includes(user.id));
+  const typed = text.trim();
+  const [{ data, error }] = useQuery({ query: UserSuggestionsDocument, variables: { emailPrefix: typed }, pause: typed.length < 2 });
+  const suggestions = typed.length >= 2 ? (data?.auditUserLookup ?? []).filter((user) => !selected.includes(user.id)) : [];
+  const none = typed.length >= 2 && !error && data !== undefined && suggestions.length === 0;
   return (
     <div className="user-picker">
       <Field label="Users">
         <input
+          type="search"
           value={text}
           onChange={(event) => setText(event.target.value)}
-          placeholder="e-mail or name"
+          placeholder="e-mail, or a user id"
           aria-describedby="user-picker-hint"
           role="combobox"
-          aria-expanded={suggestions.length > 0 && text.trim().length >= 2}
+          aria-expanded={suggestions.length > 0}
           aria-controls="user-suggestions"
           aria-autocomplete="list"
         />
       </Field>
       <span id="user-picker-hint" className="sr-only">
-        Type two letters to see matching users.
+        Type the first letters of an e-mail address to see matching users.
       </span>
-      {error && text.trim().length >= 2 && <span className="muted">Only administrators can look users up.</span>}
-      {suggestions.length > 0 && text.trim().length >= 2 && (
+      {error && typed.length >= 2 && <span className="muted">{problemOf(error)}</span>}
+      {none && <span className="muted">No user’s e-mail begins with “{typed}”.</span>}
+      {suggestions.length > 0 && (
         <ul id="user-suggestions" role="listbox" aria-label="Matching users" className="suggestions">
           {suggestions.map((user) => (
-            <li key={user.id} role="option" aria-selected={false}>
+            <li key={user.id} role="option" aria-selected={false} title={user.id}>
               <button
                 type="button"
                 onClick={() => {
@@ -64,21 +85,17 @@ export function UserPicker({
       )}
       <ul className="chips" aria-label="Chosen users">
         {selected.map((id) => (
-          <li key={id}>
-            {labels.get(id) ?? id}
-            <button
-              type="button"
-              aria-label={`Remove ${labels.get(id) ?? id}`}
-              onClick={() =>
-                onChange(
-                  selected.filter((other) => other !== id),
-                  labels,
-                )
-              }
-            >
-              ✕
-            </button>
-          </li>
+          <UserChip
+            key={id}
+            id={id}
+            label={labels.get(id)}
+            onRemove={() =>
+              onChange(
+                selected.filter((other) => other !== id),
+                labels,
+              )
+            }
+          />
         ))}
       </ul>
     </div>

@@ -1,6 +1,5 @@
 import { useMemo, useState, type FormEvent } from "react";
 import { useMutation } from "urql";
-import { useViewer } from "../../app/session";
 import { dayEnd, dayStart, todayIn } from "../../app/time";
 import { useZone } from "../../app/zone";
 import {
@@ -97,7 +96,6 @@ function period(from: string, to: string, zone: string): { from: string; to: str
 /** Compliance reports: a template (or a custom one) over a period, some users and providers, as PDF, CSV or JSON. */
 export function ReportsPage() {
   const { zone } = useZone();
-  const { canWrite } = useViewer();
   const initial = useMemo(() => lastMonth(zone), [zone]);
   const [template, setTemplate] = useState<AuditReportTemplate>("AUTHENTICATION");
   const [format, setFormat] = useState<AuditReportFormat>("PDF");
@@ -105,7 +103,6 @@ export function ReportsPage() {
   const [to, setTo] = useState(initial.to);
   const [userIds, setUserIds] = useState<string[]>([]);
   const [userLabels, setUserLabels] = useState(new Map<string, string>());
-  const [userIdText, setUserIdText] = useState("");
   const [providers, setProviders] = useState("");
   const [eventTypes, setEventTypes] = useState<string[]>([]);
   const [groupBy, setGroupBy] = useState<AuditReportGroupBy>("eventType");
@@ -119,9 +116,8 @@ export function ReportsPage() {
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     if (!from || !to) return setOutcome({ error: true, text: "Choose the first and the last day of the period." });
-    const users = canWrite ? userIds : splitList(userIdText);
     const input: AuditReportInput = { template, format, ...period(from, to, zone) };
-    if (users.length) input.userIds = users;
+    if (userIds.length) input.userIds = userIds;
     if (splitList(providers).length) input.providers = splitList(providers);
     if (custom) Object.assign(input, { eventTypes: eventTypes.length ? eventTypes : null, groupBy, columns });
     const result = await create({ input });
@@ -161,25 +157,14 @@ export function ReportsPage() {
           <input type="date" required value={to} onChange={(event) => setTo(event.target.value)} />
         </Field>
         <p className="muted span-all">Days are whole days in {zone}.</p>
-        {canWrite ? (
-          <UserPicker
-            selected={userIds}
-            labels={userLabels}
-            onChange={(ids, labels) => {
-              setUserIds(ids);
-              setUserLabels(labels);
-            }}
-          />
-        ) : (
-          <Field label="User ids (optional)">
-            <input
-              value={userIdText}
-              onChange={(event) => setUserIdText(event.target.value)}
-              placeholder="id, id (from an event's detail)"
-              className="mono"
-            />
-          </Field>
-        )}
+        <UserPicker
+          selected={userIds}
+          labels={userLabels}
+          onChange={(ids, labels) => {
+            setUserIds(ids);
+            setUserLabels(labels);
+          }}
+        />
         <Field label="Providers (optional)">
           <input value={providers} onChange={(event) => setProviders(event.target.value)} placeholder="slug, slug" />
         </Field>
