@@ -18,16 +18,16 @@ export class BudgetType {
   @Field(() => CalendarDateScalar) get endDate(): string {
     return this.view.row.endDate;
   }
-  @Field({ description: 'The month, e.g. "November 2026".' }) get name(): string {
+  @Field(() => String, { description: 'The month, e.g. "November 2026".' }) get name(): string {
     return this.view.name;
   }
-  @Field() get currency(): string {
+  @Field(() => String) get currency(): string {
     return this.view.row.currency;
   }
-  @Field({ description: "Whether a total to spend has been set." }) get initialized(): boolean {
+  @Field(() => Boolean, { description: "Whether a total to spend has been set." }) get initialized(): boolean {
     return this.view.initialized;
   }
-  @Field({ description: "Whether this is the current month's budget." }) get current(): boolean {
+  @Field(() => Boolean, { description: "Whether this is the current month's budget." }) get current(): boolean {
     return this.view.current;
   }
   @Field(() => DecimalScalar, { nullable: true }) get budgetedSpending(): string | null {
@@ -48,41 +48,40 @@ export class BudgetType {
   @Field(() => SafeIntResolver, { nullable: true }) get expectedIncomeCents(): number | null {
     return this.view.expectedIncome?.cents ?? null;
   }
-  @Field({ description: "Sum of the top-level categories' allocations, formatted." }) get allocatedSpendingFormatted(): string {
+  @Field(() => String, { description: "Sum of the top-level categories' allocations, formatted." }) get allocatedSpendingFormatted(): string {
     return this.view.allocatedSpending.formatted;
   }
   @Field(() => SafeIntResolver) get allocatedSpendingCents(): number {
     return this.view.allocatedSpending.cents;
   }
-  @Field({ description: "Net spending of the month (expenses less refunds, transfers left out), formatted." })
-  async actualSpendingFormatted(): Promise<string> {
+  @Field(() => String, { description: "Net spending of the month (expenses less refunds, transfers left out), formatted." }) async actualSpendingFormatted(): Promise<string> {
     return (await this.view.derived()).actualSpending.formatted;
   }
   @Field(() => SafeIntResolver) async actualSpendingCents(): Promise<number> {
     return (await this.view.derived()).actualSpending.cents;
   }
-  @Field({ description: "Net income of the month (transfers left out), formatted." }) async actualIncomeFormatted(): Promise<string> {
+  @Field(() => String, { description: "Net income of the month (transfers left out), formatted." }) async actualIncomeFormatted(): Promise<string> {
     return (await this.view.derived()).actualIncome.formatted;
   }
   @Field(() => SafeIntResolver) async actualIncomeCents(): Promise<number> {
     return (await this.view.derived()).actualIncome.cents;
   }
-  @Field({ description: "Budgeted spending less actual spending, formatted." }) async availableToSpendFormatted(): Promise<string> {
+  @Field(() => String, { description: "Budgeted spending less actual spending, formatted." }) async availableToSpendFormatted(): Promise<string> {
     return (await this.view.derived()).availableToSpend.formatted;
   }
   @Field(() => SafeIntResolver) async availableToSpendCents(): Promise<number> {
     return (await this.view.derived()).availableToSpend.cents;
   }
-  @Field({ description: "Budgeted spending less the allocations, formatted." }) async availableToAllocateFormatted(): Promise<string> {
+  @Field(() => String, { description: "Budgeted spending less the allocations, formatted." }) async availableToAllocateFormatted(): Promise<string> {
     return (await this.view.derived()).availableToAllocate.formatted;
   }
   @Field(() => SafeIntResolver) async availableToAllocateCents(): Promise<number> {
     return (await this.view.derived()).availableToAllocate.cents;
   }
-  @Field() get createdAt(): Date {
+  @Field(() => Date) get createdAt(): Date {
     return this.view.row.createdAt;
   }
-  @Field() get updatedAt(): Date {
+  @Field(() => Date) get updatedAt(): Date {
     return this.view.row.updatedAt;
   }
 }
@@ -106,39 +105,37 @@ export class BudgetCategoryType {
   @Field(() => ID) get budgetId(): string {
     return this.view.row.budgetId;
   }
-  @Field() get currency(): string {
+  @Field(() => String) get currency(): string {
     return this.view.row.currency;
   }
-  @Field() get subcategory(): boolean {
+  @Field(() => Boolean) get subcategory(): boolean {
     return this.view.subcategory;
   }
-  @Field({ description: "A subcategory without its own allocation shares its parent's." }) get inheritsParentBudget(): boolean {
+  @Field(() => Boolean, { description: "A subcategory without its own allocation shares its parent's." }) get inheritsParentBudget(): boolean {
     return this.view.inheritsParentBudget;
   }
   @Field(() => DecimalScalar) get budgetedSpending(): string {
     return this.view.row.budgetedSpending;
   }
-  @Field() get budgetedSpendingFormatted(): string {
+  @Field(() => String) get budgetedSpendingFormatted(): string {
     return this.view.budgetedSpending.formatted;
   }
   @Field(() => SafeIntResolver) get budgetedSpendingCents(): number {
     return this.view.budgetedSpending.cents;
   }
-  @Field({ description: "The allocation shown: the parent's for a subcategory that inherits it." })
-  async displayBudgetedSpendingFormatted(): Promise<string> {
+  @Field(() => String, { description: "The allocation shown: the parent's for a subcategory that inherits it." }) async displayBudgetedSpendingFormatted(): Promise<string> {
     return (await this.view.displayBudgetedSpending()).formatted;
   }
   @Field(() => SafeIntResolver) async displayBudgetedSpendingCents(): Promise<number> {
     return (await this.view.displayBudgetedSpending()).cents;
   }
-  @Field({ description: "Net spending on the category (its subcategories' included for a parent), never below zero." })
-  async actualSpendingFormatted(): Promise<string> {
+  @Field(() => String, { description: "Net spending on the category (its subcategories' included for a parent), never below zero." }) async actualSpendingFormatted(): Promise<string> {
     return (await this.view.derived()).actualSpending.formatted;
   }
   @Field(() => SafeIntResolver) async actualSpendingCents(): Promise<number> {
     return (await this.view.derived()).actualSpending.cents;
   }
-  @Field() async availableToSpendFormatted(): Promise<string> {
+  @Field(() => String) async availableToSpendFormatted(): Promise<string> {
     return (await this.view.derived()).availableToSpend.formatted;
   }
   @Field(() => SafeIntResolver) async availableToSpendCents(): Promise<number> {
@@ -148,10 +145,10 @@ export class BudgetCategoryType {
     const row = this.view.row;
     return { id: row.categoryId, name: row.categoryName, color: row.categoryColor, icon: row.categoryIcon, parentId: row.categoryParentId };
   }
-  @Field() get createdAt(): Date {
+  @Field(() => Date) get createdAt(): Date {
     return this.view.row.createdAt;
   }
-  @Field() get updatedAt(): Date {
+  @Field(() => Date) get updatedAt(): Date {
     return this.view.row.updatedAt;
   }
 }
