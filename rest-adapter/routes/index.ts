@@ -11,6 +11,7 @@ import { authRoutes } from "./auth";
 import { merchantRoutes } from "./merchants";
 import { chatRoutes } from "./chats";
 import { auditRoutes } from "./audit";
+import { planningRoutes } from "./planning";
 import type { RestRoute } from "./route";
 
 export { API_PREFIX, type HttpMethod, type RestRoute } from "./route";
@@ -30,4 +31,5 @@ export const routes: RestRoute[] = [
   ...merchantRoutes,
   ...chatRoutes,
   ...auditRoutes,
+  ...planningRoutes,
 ];

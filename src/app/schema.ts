@@ -17,6 +17,7 @@ import { MerchantResolver } from "../finance/merchants/merchant.resolver";
 import { AccountHistoryResolver, BalanceResolver, ValuationResolver } from "../finance/ledger/ledger.resolver";
 import { SsoResolver } from "../audit/sso/sso.resolver";
 import { StreamResolver } from "../audit/streaming/stream.resolver";
+import { BudgetResolver } from "../finance/planning/budget.resolver";
 import { TagResolver } from "../finance/tags/tag.resolver";
 import { TransactionResolver } from "../finance/transactions/transaction.resolver";
 import { TransferResolver } from "../finance/transactions/transfer.resolver";
@@ -49,6 +50,7 @@ export const resolvers = [
   StreamResolver,
   AlertResolver,
   UsageResolver,
+  BudgetResolver,
 ] as const;
 
 /**

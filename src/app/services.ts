@@ -65,6 +65,8 @@ import { SsoLoginService } from "../audit/sso/sso-login.service";
 import { SsoProviderService } from "../audit/sso/sso-provider.service";
 import { SsoLoginRequestRepository } from "../audit/sso/sso-login-request.repository";
 import { SsoRepository } from "../audit/sso/sso.repository";
+import { BudgetRepository } from "../finance/planning/budget.repository";
+import { BudgetService } from "../finance/planning/budget.service";
 import { TagRepository } from "../finance/tags/tag.repository";
 import { TagService } from "../finance/tags/tag.service";
 import { TransactionRepository } from "../finance/transactions/transaction.repository";
@@ -91,6 +93,7 @@ function createRepositories(sequelize: Sequelize) {
     transactions: new TransactionRepository(sequelize),
     ledger: new LedgerRepository(sequelize),
     valuations: new ValuationRepository(sequelize),
+    budgets: new BudgetRepository(sequelize),
     chats: new ChatRepository(sequelize),
     finance: new FinanceRepository(sequelize),
     banking: createBankingRepositories(sequelize),
@@ -224,6 +227,7 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     categories: new CategoryService(repositories.categories),
     merchants: new MerchantService(repositories.merchants),
     tags: new TagService(repositories.tags),
+    budgets: new BudgetService(sequelize, repositories.budgets, audit),
     transactions: new TransactionService(
       sequelize,
       repositories.transactions,

@@ -54,6 +54,11 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     // ValuationResolver
     valuation: "read",
     valuations: "read",
+    // BudgetResolver
+    budget: "read",
+    budgetCategories: "read",
+    budgetCategory: "read",
+    budgets: "read",
     // CategoryResolver
     categories: "read",
     category: "read",
@@ -132,6 +137,9 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     syncAllBankConnections: "write",
     syncBankConnection: "write",
     updateBankConnection: "write",
+    // BudgetResolver
+    setBudget: "write",
+    setBudgetCategory: "write",
     // CategoryResolver
     createCategory: "write",
     deleteCategory: "write",

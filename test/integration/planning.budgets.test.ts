@@ -1,0 +1,212 @@
+import fc from "fast-check";
+import { QueryTypes } from "sequelize";
+import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
+import { graphqlClient } from "../helpers/graphql";
+import { apiKeyClient } from "../helpers/http";
+import { startTestApp, type TestApp } from "../helpers/test-app";
+
+/**
+ * Budget actuals are the month's transactions under the shared money rules: transfers are neither
+ * spending nor income, a refund lowers its category's spending, subcategories roll up into their
+ * parent, other currencies and other months stay out. Random households are compared with a SQL
+ * computation written here independently of the service's.
+ */
+jest.setTimeout(120_000);
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app.stop());
+
+const MONTH = { start: "2026-03-01", end: "2026-03-31" };
+const day = fc.integer({ min: -5, max: 36 }).map((offset) => new Date(Date.UTC(2026, 2, offset)).toISOString().slice(0, 10));
+const cents = fc.integer({ min: -50_000, max: 90_000 });
+const slot = fc.constantFrom("none", "food", "groceries", "dining", "home", "rent", "salary");
+const entry = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ kind: fc.constant("tx" as const), date: day, cents, slot, euro: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("transfer" as const), date: day, cents: fc.integer({ min: 1, max: 90_000 }) }) },
+);
+const allocation = fc.integer({ min: 0, max: 200_000 });
+
+type Category = { id: string; parentId: string | null };
+
+async function household(user: TestUser): Promise<Record<string, Category>> {
+  const services = app.runtime.services;
+  const make = async (name: string, classification: "income" | "expense", parentId: string | null = null) => {
+    const row = await services.categories.create(user.actor, { name, classification, color: "#123456", icon: "tag", parentId });
+    return { id: row.id, parentId };
+  };
+  const food = await make("Food", "expense");
+  const home = await make("Home", "expense");
+  return {
+    food,
+    home,
+    groceries: await make("Groceries", "expense", food.id),
+    dining: await make("Dining", "expense", food.id),
+    rent: await make("Rent", "expense", home.id),
+    salary: await make("Salary", "income"),
+  };
+}
+
+/** The oracle: per top-level category the month's net, then spending and income as sums of its positive and negative parts. */
+async function oracle(familyId: string) {
+  const sequelize = app.runtime.sequelize;
+  const month = `t.family_id = $1 AND t.currency = 'USD' AND t.date >= $2 AND t.date <= $3
+    AND t.id NOT IN (SELECT outflow_transaction_id FROM transfers UNION ALL SELECT inflow_transaction_id FROM transfers)`;
+  const [totals] = await sequelize.query<{ spending: string; income: string }>(
+    `SELECT coalesce(sum(greatest(net, 0)), 0)::text AS spending, coalesce(sum(greatest(-net, 0)), 0)::text AS income FROM (
+       SELECT coalesce(c.parent_id::text, t.category_id::text, 'none') AS top, sum(t.amount) AS net
+       FROM transactions t LEFT JOIN categories c ON c.id = t.category_id WHERE ${month} GROUP BY 1) nets`,
+    { bind: [familyId, MONTH.start, MONTH.end], type: QueryTypes.SELECT },
+  );
+  const perCategory = await sequelize.query<{ id: string; spent: string }>(
+    `SELECT k.id, greatest(coalesce((SELECT sum(t.amount) FROM transactions t WHERE ${month}
+       AND (t.category_id = k.id OR (k.parent_id IS NULL AND t.category_id IN (SELECT s.id FROM categories s WHERE s.parent_id = k.id)))), 0), 0)::text AS spent
+     FROM categories k WHERE k.family_id = $1`,
+    { bind: [familyId, MONTH.start, MONTH.end], type: QueryTypes.SELECT },
+  );
+  return { totals, spent: new Map(perCategory.map((row) => [row.id, row.spent])) };
+}
+
+const toCents = (amount: string) => Math.round(Number(amount) * 100);
+
+test("budget actuals equal the SQL oracle for random households (transfers, refunds, subcategories, other currencies and months)", async () => {
+  const services = app.runtime.services;
+  await fc.assert(
+    fc.asyncProperty(fc.array(entry, { minLength: 1, maxLength: 25 }), allocation, allocation, async (entries, food, groceries) => {
+      const user = await createUser(services);
+      const gql = graphqlClient(app, user.key);
+      const categories = await household(user);
+      const checking = await createAccount(services, user);
+      const savings = await createAccount(services, user, { name: "Savings" });
+      for (const item of entries) {
+        const amount = (item.cents / 100).toFixed(2);
+        if (item.kind === "transfer") {
+          await services.transactions.createTransfer(user.actor, {
+            fromAccountId: checking.id,
+            toAccountId: savings.id,
+            date: item.date,
+            amount,
+          });
+          continue;
+        }
+        await services.transactions.create(user.actor, {
+          accountId: checking.id,
+          date: item.date,
+          amount,
+          name: `Entry ${item.slot}`,
+          currency: item.euro ? "EUR" : "USD",
+          categoryId: item.slot === "none" ? null : categories[item.slot].id,
+        });
+      }
+      const { setBudget } = await gql.ok(
+        `mutation { setBudget(input: { startDate: "2026-03-17", budgetedSpending: "2500", expectedIncome: "4000" }) { id startDate endDate } }`,
+      );
+      expect(setBudget).toMatchObject({ startDate: MONTH.start, endDate: MONTH.end });
+      const allocations = await gql.ok(`query ($id: ID!) { budgetCategories(filter: { budgetId: $id }, perPage: 100) { items { id category { id } } } }`, {
+        id: setBudget.id,
+      });
+      const idOf = (key: string) => allocations.budgetCategories.items.find((item: any) => item.category.id === categories[key].id).id;
+      for (const [key, value] of [
+        ["food", food],
+        ["groceries", groceries],
+      ] as const) {
+        await gql.ok(`mutation ($input: BudgetCategoryInput!) { setBudgetCategory(input: $input) { id } }`, {
+          input: { budgetId: setBudget.id, categoryId: categories[key].id, budgetedSpending: (value / 100).toFixed(2) },
+        });
+      }
+
+      const expected = await oracle(user.familyId);
+      const { budget } = await gql.ok(
+        `query ($id: ID!) { budget(id: $id) { actualSpendingCents actualIncomeCents availableToSpendCents allocatedSpendingCents availableToAllocateCents } }`,
+        { id: setBudget.id },
+      );
+      expect(budget).toEqual({
+        actualSpendingCents: toCents(expected.totals.spending),
+        actualIncomeCents: toCents(expected.totals.income),
+        availableToSpendCents: 250_000 - toCents(expected.totals.spending),
+        allocatedSpendingCents: food,
+        availableToAllocateCents: 250_000 - food,
+      });
+      const spent = (key: string) => toCents(expected.spent.get(categories[key].id)!);
+      for (const key of Object.keys(categories)) {
+        const { budgetCategory } = await gql.ok(`query ($id: ID!) { budgetCategory(id: $id) { actualSpendingCents availableToSpendCents } }`, {
+          id: idOf(key),
+        });
+        expect([key, budgetCategory.actualSpendingCents]).toEqual([key, spent(key)]);
+        // Upstream's pools: groceries is ring-fenced; dining shares what food has left beside it.
+        if (key === "groceries") expect(budgetCategory.availableToSpendCents).toBe(groceries - spent("groceries"));
+        if (key === "food" || key === "dining") {
+          const fenced = groceries > 0 ? groceries : 0;
+          const fencedSpent = groceries > 0 ? spent("groceries") : 0;
+          expect(budgetCategory.availableToSpendCents).toBe(food - fenced - (spent("food") - fencedSpent));
+        }
+      }
+    }),
+    { numRuns: 12 },
+  );
+});
+
+test("REST: sure-cli's budgets and budget-categories list/show in upstream's shapes; other families get 404", async () => {
+  const services = app.runtime.services;
+  const user = await createUser(services);
+  const categories = await household(user);
+  const checking = await createAccount(services, user);
+  const gql = graphqlClient(app, user.key);
+  await services.transactions.create(user.actor, { accountId: checking.id, date: "2026-03-05", amount: "80.25", name: "Market", categoryId: categories.groceries.id });
+  await services.transactions.create(user.actor, { accountId: checking.id, date: "2026-03-06", amount: "-20", name: "Refund", categoryId: categories.groceries.id });
+  await services.transactions.create(user.actor, { accountId: checking.id, date: "2026-03-07", amount: "-3000", name: "Pay", categoryId: categories.salary.id });
+  const { setBudget } = await gql.ok(`mutation { setBudget(input: { startDate: "2026-03-01", budgetedSpending: "1000" }) { id } }`);
+  await gql.ok(`mutation { setBudget(input: { startDate: "2026-02-01" }) { id } }`);
+  const cli = apiKeyClient(`${app.url}/api/v1`, user.key);
+
+  const list = await cli.get("/budgets?page=1&per_page=10");
+  expect(list.status).toBe(200);
+  expect(list.body.pagination).toEqual({ page: 1, per_page: 10, total_count: 2, total_pages: 1 });
+  expect(list.body.budgets.map((b: any) => b.start_date)).toEqual(["2026-03-01", "2026-02-01"]);
+  expect(list.body.budgets[1]).toMatchObject({ initialized: false, budgeted_spending: null, budgeted_spending_cents: null });
+  expect(list.body.budgets[0]).not.toHaveProperty("actual_spending");
+  const shown = await cli.get(`/budgets/${setBudget.id}`);
+  expect(shown.body).toMatchObject({
+    id: setBudget.id,
+    start_date: "2026-03-01",
+    end_date: "2026-03-31",
+    name: "March 2026",
+    currency: "USD",
+    initialized: true,
+    current: false,
+    budgeted_spending: "$1,000.00",
+    budgeted_spending_cents: 100000,
+    expected_income: null,
+    allocated_spending: "$0.00",
+    actual_spending: "$60.25",
+    actual_spending_cents: 6025,
+    actual_income: "$3,000.00",
+    available_to_spend: "$939.75",
+    available_to_allocate_cents: 100000,
+  });
+  expect((await cli.get("/budgets?start_date=2026-03-01")).body.budgets).toHaveLength(1);
+  expect((await cli.get("/budgets?start_date=March")).status).toBe(422);
+
+  const allocations = await cli.get(`/budget_categories?budget_id=${setBudget.id}&category_id=${categories.groceries.id}`);
+  expect(allocations.body.budget_categories).toHaveLength(1);
+  const [groceries] = allocations.body.budget_categories;
+  expect(groceries).toMatchObject({
+    budget_id: setBudget.id,
+    subcategory: true,
+    inherits_parent_budget: true,
+    budgeted_spending_cents: 0,
+    category: { id: categories.groceries.id, name: "Groceries", color: "#123456", lucide_icon: "tag", parent_id: categories.food.id },
+  });
+  expect(groceries).not.toHaveProperty("actual_spending");
+  expect((await cli.get(`/budget_categories/${groceries.id}`)).body).toMatchObject({ actual_spending: "$60.25", actual_spending_cents: 6025 });
+  expect((await cli.get("/budget_categories?budget_id=nope")).status).toBe(422);
+
+  const other = apiKeyClient(`${app.url}/api/v1`, (await createUser(services)).key);
+  expect((await other.get(`/budgets/${setBudget.id}`)).status).toBe(404);
+  expect((await other.get(`/budget_categories/${groceries.id}`)).status).toBe(404);
+  expect((await other.get("/budgets")).body.budgets).toEqual([]);
+  const reader = graphqlClient(app, user.readKey);
+  expect((await reader.fail(`mutation { setBudget(input: { startDate: "2026-04-01" }) { id } }`)).extensions.code).toBe("FORBIDDEN");
+});
