@@ -63,10 +63,11 @@ test("a sync anchors each account at the provider's balance and derives its hist
   });
   connectionId = connected.body.data.connectSimplefin.id;
   expect(await waitForSync(app.runtime.services, connectionId)).toMatchObject({ status: "completed", createdCount: 120 });
-  // Per account: the one statement that opened it (its opening anchor) and the sync's one recompute, for 120 imported rows.
-  const recomputes = app.statements.filter((sql) => sql.includes("INSERT INTO balances"));
-  expect(recomputes).toHaveLength(4);
-  expect(recomputes.filter((sql) => sql.includes("ORDER BY d.date DESC"))).toHaveLength(2);
+  // Per account: the one rebuild that opened it (its opening anchor) and the sync's one rebuild, for 120 imported
+  // rows; never a per-day refresh (a sync rebuilds once, it does not write day by day).
+  const rebuilds = app.statements.filter((sql) => sql.includes("INSERT INTO ledger_days") && sql.includes("d.date >= $2::date"));
+  expect(rebuilds).toHaveLength(4);
+  expect(app.statements.filter((sql) => sql.includes("INSERT INTO ledger_days") && sql.includes("= ANY($2::date[])"))).toHaveLength(0);
 
   const checking = await accountNamed("Everyday Checking");
   const card = await accountNamed("Rewards Visa Card");

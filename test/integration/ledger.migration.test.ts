@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Sequelize } from "sequelize";
 import { up } from "../../src/platform/db/migrations/0015-ledger";
+import { up as upDays } from "../../src/platform/db/migrations/0016-ledger-days";
 import { oracle } from "../helpers/ledger-oracle";
 import { createTestDatabase, type TestDatabase } from "../helpers/test-database";
 
@@ -25,7 +26,7 @@ test("existing accounts keep today's balances, now derived from anchors the migr
   const [checking, card, house, fed] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
   const connection = randomUUID();
   await sequelize.query(`
-    DROP TABLE balances; DROP TABLE valuations;
+    DROP VIEW balances; DROP TABLE ledger_days; DROP TABLE valuations; ALTER TABLE accounts DROP COLUMN cash_balance;
     INSERT INTO families (id, name) VALUES ('${family}', 'Before the ledger');
     INSERT INTO accounts (id, family_id, name, account_type, classification, currency, balance) VALUES
       ('${checking}', '${family}', 'Checking', 'depository', 'asset', 'USD', 6281.42),
@@ -45,6 +46,11 @@ test("existing accounts keep today's balances, now derived from anchors the migr
   `);
 
   await up({ sequelize, queryInterface: sequelize.getQueryInterface() });
+  const [stored] = (await sequelize.query(`SELECT id, account_id AS "accountId", date::text AS date FROM balances`)) as [
+    Array<{ id: string; accountId: string; date: string }>,
+    unknown,
+  ];
+  await upDays({ sequelize, queryInterface: sequelize.getQueryInterface() });
 
   const [balances] = (await sequelize.query(`SELECT id, balance::text AS balance FROM accounts WHERE family_id = '${family}'`)) as [
     Array<{ id: string; balance: string }>,
@@ -77,4 +83,21 @@ test("existing accounts keep today's balances, now derived from anchors the migr
   )) as [Array<{ accountId: string; date: string; balance: string }>, unknown];
   expect(rows).toEqual(expected.days);
   expect(rows.filter((row) => row.accountId === fed).map((row) => row.balance)).toEqual(["1000.00", "950.00", "950.00"]);
+  // 0016 keeps each day's row id, and the accounts' balances, now with their cash part.
+  const [kept] = (await sequelize.query(`SELECT id, account_id AS "accountId", date::text AS date FROM ledger_days`)) as [
+    Array<{ id: string; accountId: string; date: string }>,
+    unknown,
+  ];
+  const byDay = (list: Array<{ id: string; accountId: string; date: string }>) =>
+    list.map((row) => `${row.accountId} ${row.date} ${row.id}`).sort();
+  expect(byDay(kept)).toEqual(byDay(stored));
+  const [after] = (await sequelize.query(
+    `SELECT id, balance::text AS balance, cash_balance::text AS cash FROM accounts WHERE family_id = '${family}'`,
+  )) as [Array<{ id: string; balance: string; cash: string }>, unknown];
+  expect(Object.fromEntries(after.map((row) => [row.id, [row.balance, row.cash]]))).toEqual({
+    [checking]: ["6281.4200", "6281.4200"],
+    [card]: ["310.1000", "310.1000"],
+    [house]: ["400000.0000", "400000.0000"],
+    [fed]: ["950.0000", "950.0000"],
+  });
 });

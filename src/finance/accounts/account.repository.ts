@@ -9,6 +9,8 @@ export type AccountRow = {
   classification: AccountClassification;
   currency: string;
   balance: string;
+  /** The cash part of the balance, kept by the ledger with it (an investment's balance less its holdings). */
+  cashBalance?: string | null;
   createdAt: Date;
   updatedAt: Date;
   /** The institution of the bank-provider account feeding it; read by the account queries only (undefined elsewhere). */
@@ -19,7 +21,7 @@ export type AccountFields = Pick<AccountModel, "name" | "accountType" | "classif
 /** What a client may change; the balance is the ledger's to write. */
 export type AccountChanges = Partial<Omit<AccountFields, "balance">>;
 
-const COLUMNS = `id, name, account_type AS "accountType", classification, currency, balance, created_at AS "createdAt", updated_at AS "updatedAt"`;
+const COLUMNS = `id, name, account_type AS "accountType", classification, currency, balance, cash_balance AS "cashBalance", created_at AS "createdAt", updated_at AS "updatedAt"`;
 /** With the institution of the provider account feeding it: the account routes show it, relation reads do not need it. */
 const DETAIL_COLUMNS = `${COLUMNS}, (SELECT min(p.institution) FROM bank_provider_accounts p WHERE p.account_id = accounts.id) AS "institutionName"`;
 

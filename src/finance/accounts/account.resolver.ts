@@ -52,15 +52,17 @@ export class AccountResolver {
     return toSignedMinorUnits(row.balance, row.currency);
   }
 
-  // As upstream: a house's, a car's or a loan's value is not cash; holdings are not valued here, so an investment's balance is all cash.
-  @FieldResolver(() => String, { description: "The cash part of the balance, formatted: none of a property's, vehicle's or loan's value." })
+  // As upstream: a house's, a car's or a loan's value is not cash; an investment's holdings are not either.
+  @FieldResolver(() => String, {
+    description: "The cash part of the balance, formatted: none of a property's, vehicle's or loan's value, nor an investment's holdings.",
+  })
   cashBalance(@Root() row: AccountRow): string {
-    return formatMoney(cashPart(row.accountType, row.balance), row.currency);
+    return formatMoney(cashPart(row.accountType, row.balance, row.cashBalance), row.currency);
   }
 
   @FieldResolver(() => SafeIntResolver, { description: "cashBalance in minor units." })
   cashBalanceCents(@Root() row: AccountRow): number {
-    return toSignedMinorUnits(cashPart(row.accountType, row.balance), row.currency);
+    return toSignedMinorUnits(cashPart(row.accountType, row.balance, row.cashBalance), row.currency);
   }
 
   @FieldResolver(() => String, { description: "active: accounts here are never disabled or pending deletion." })

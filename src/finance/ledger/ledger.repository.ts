@@ -1,6 +1,7 @@
 import type { Sequelize, Transaction } from "sequelize";
 import { bindParam, readRows, selectRows } from "../../platform/common/sql";
-import { recomputeStatement } from "./ledger.sql";
+import { REBUILD_DAYS, REFRESH_DAYS, SET_BALANCE } from "./ledger.sql";
+import { historyStatement, netWorthStatement } from "./series.sql";
 
 export type LedgerMode = "forward" | "reverse";
 
@@ -14,6 +15,12 @@ export type BalanceRow = {
   date: string;
   startBalance: string;
   endBalance: string;
+  /** The cash part at the start and end of the day (the whole balance but on an investment, less its holdings). */
+  startCashBalance: string;
+  endCashBalance: string;
+  /** An investment's holdings value at the start and end of the day (0 on any other account). */
+  startHoldingsValue: string;
+  endHoldingsValue: string;
   inflows: string;
   outflows: string;
   createdAt: Date;
@@ -29,17 +36,9 @@ export type SeriesInterval = "day" | "week" | "month";
 
 const BALANCE_COLUMNS = `b.id, b.account_id AS "accountId", a.name AS "accountName", a.account_type AS "accountType",
   a.classification, a.currency, b.date::text AS date, b.start_balance AS "startBalance", b.end_balance AS "endBalance",
+  b.start_cash_balance AS "startCashBalance", b.end_cash_balance AS "endCashBalance",
+  b.start_holdings_value AS "startHoldingsValue", b.end_holdings_value AS "endHoldingsValue",
   b.inflows, b.outflows, b.created_at AS "createdAt", b.updated_at AS "updatedAt"`;
-
-/**
- * The series' buckets: each interval's last day from `from` to `to` (`to` itself closes the last
- * one), each with the balance of the newest row on or before it.
- */
-function bucketEnds(interval: SeriesInterval): string {
-  const step = `'1 ${interval}'::interval`;
-  return `SELECT least((g + ${step} - interval '1 day')::date, $3::date) AS date
-            FROM generate_series(date_trunc('${interval}', $2::date), $3::date, ${step}) g`;
-}
 
 export class LedgerRepository {
   constructor(private readonly sequelize: Sequelize) {}
@@ -60,9 +59,36 @@ export class LedgerRepository {
     return new Map(rows.map((row) => [row.id, row.reverse ? "reverse" : "forward"]));
   }
 
-  /** Derives the account's balances from `from` on (FULL_HISTORY for all of them): one statement. */
-  async recompute(accountId: string, mode: LedgerMode, from: string, transaction?: Transaction): Promise<void> {
-    await this.sequelize.query(recomputeStatement(mode), { bind: [accountId, from], transaction });
+  /**
+   * Rebuilds the account's day rows from `from` on (FULL_HISTORY for all of them) from its
+   * transactions, valuations and holdings, then sets its balance: a sync, a new account, a type change.
+   */
+  async recompute(accountId: string, _mode: LedgerMode, from: string, transaction?: Transaction): Promise<void> {
+    await this.sequelize.query(REBUILD_DAYS, { bind: [accountId, from], transaction });
+    await this.setBalance(accountId, transaction);
+  }
+
+  /**
+   * Refreshes the rows of these days of the account. `flowsOnly`: the write changed only transactions,
+   * so the balance moves by the flows' difference (after the newest anchor) in the same statement;
+   * otherwise the balance is set afresh from the derived rows.
+   */
+  async refreshDays(
+    accountId: string,
+    mode: LedgerMode,
+    dates: readonly string[],
+    flowsOnly: boolean,
+    transaction?: Transaction,
+  ): Promise<void> {
+    const finite = dates.filter((date) => date !== "-infinity");
+    if (finite.length < dates.length) return this.recompute(accountId, mode, "-infinity", transaction);
+    await this.sequelize.query(REFRESH_DAYS, { bind: [accountId, finite, flowsOnly, mode === "reverse"], transaction });
+    if (!flowsOnly) await this.setBalance(accountId, transaction);
+  }
+
+  /** Sets the account's balance and its cash part to its newest day's, as derived. */
+  async setBalance(accountId: string, transaction?: Transaction): Promise<void> {
+    await this.sequelize.query(SET_BALANCE, { bind: [accountId], transaction });
   }
 
   /** The oldest transaction's date, or null when the account has none. */
@@ -86,10 +112,14 @@ export class LedgerRepository {
     return Number(row.count);
   }
 
-  /** The family's balance rows, newest day first (then newest row), with the total in the same statement. */
+  /**
+   * The family's balance rows, newest day first (then newest row), with the total in the same statement.
+   * The family and the account reach the view's table (they are its window partition); the date
+   * filters apply to the derived rows.
+   */
   async page(familyId: string, filter: BalanceFilter, limit: number, offset: number): Promise<{ rows: BalanceRow[]; total: number }> {
     const bind: unknown[] = [familyId];
-    const conditions = ["a.family_id = $1"];
+    const conditions = ["b.family_id = $1", "a.family_id = $1"];
     if (filter.accountId) conditions.push(`b.account_id = ${bindParam(bind, filter.accountId)}::uuid`);
     if (filter.currency) conditions.push(`a.currency = ${bindParam(bind, filter.currency)}`);
     if (filter.startDate) conditions.push(`b.date >= ${bindParam(bind, filter.startDate)}::date`);
@@ -105,33 +135,32 @@ export class LedgerRepository {
     if (rows.length > 0 || offset === 0) return { rows, total: rows.length > 0 ? Number(rows[0].total) : 0 };
     const [count] = await readRows<{ total: string }>(
       this.sequelize,
-      `SELECT count(*) AS total FROM balances b JOIN accounts a ON a.id = b.account_id WHERE ${where}`,
+      `SELECT count(*) AS total FROM ledger_days b JOIN accounts a ON a.id = b.account_id WHERE ${where}`,
       bind,
     );
     return { rows, total: Number(count.total) };
   }
 
+  /** One row: its account is looked up first, so the view derives only that account's rows. */
   async byId(familyId: string, id: string): Promise<BalanceRow | null> {
+    const [day] = await readRows<{ accountId: string }>(
+      this.sequelize,
+      `SELECT account_id AS "accountId" FROM ledger_days WHERE family_id = $1 AND id = $2`,
+      [familyId, id],
+    );
+    if (!day) return null;
     const [row] = await readRows<BalanceRow>(
       this.sequelize,
-      `SELECT ${BALANCE_COLUMNS} FROM balances b JOIN accounts a ON a.id = b.account_id WHERE a.family_id = $1 AND b.id = $2`,
-      [familyId, id],
+      `SELECT ${BALANCE_COLUMNS} FROM balances b JOIN accounts a ON a.id = b.account_id
+        WHERE b.family_id = $1 AND b.account_id = $3 AND b.id = $2`,
+      [familyId, id, day.accountId],
     );
     return row ?? null;
   }
 
   /** The account's balance at the end of each bucket from `from` to `to`; buckets before its first row are left out. */
   history(familyId: string, accountId: string, from: string, to: string, interval: SeriesInterval): Promise<SeriesPoint[]> {
-    return readRows<SeriesPoint>(
-      this.sequelize,
-      `SELECT e.date::text AS date, last.end_balance AS balance
-         FROM (${bucketEnds(interval)}) e
-         CROSS JOIN LATERAL (
-           SELECT b.end_balance FROM balances b JOIN accounts a ON a.id = b.account_id
-            WHERE b.account_id = $4 AND a.family_id = $1 AND b.date <= e.date ORDER BY b.date DESC LIMIT 1) last
-        ORDER BY e.date`,
-      [familyId, from, to, accountId],
-    );
+    return readRows<SeriesPoint>(this.sequelize, historyStatement(interval), [familyId, from, to, accountId]);
   }
 
   /**
@@ -144,20 +173,6 @@ export class LedgerRepository {
     to: string,
     interval: SeriesInterval,
   ): Promise<Array<SeriesPoint & { currency: string; assets: string; liabilities: string }>> {
-    return readRows(
-      this.sequelize,
-      `SELECT e.date::text AS date, a.currency,
-              coalesce(sum(last.end_balance) FILTER (WHERE a.classification = 'asset'), 0)::text AS assets,
-              coalesce(sum(last.end_balance) FILTER (WHERE a.classification = 'liability'), 0)::text AS liabilities,
-              (coalesce(sum(last.end_balance) FILTER (WHERE a.classification = 'asset'), 0)
-                - coalesce(sum(last.end_balance) FILTER (WHERE a.classification = 'liability'), 0))::text AS balance
-         FROM (${bucketEnds(interval)}) e
-         CROSS JOIN accounts a
-         JOIN LATERAL (SELECT b.end_balance FROM balances b WHERE b.account_id = a.id AND b.date <= e.date ORDER BY b.date DESC LIMIT 1) last ON true
-        WHERE a.family_id = $1
-        GROUP BY e.date, a.currency
-        ORDER BY e.date, a.currency`,
-      [familyId, from, to],
-    );
+    return readRows(this.sequelize, netWorthStatement(interval), [familyId, from, to]);
   }
 }

@@ -7,8 +7,11 @@ import { FULL_HISTORY, MOVING_ACCOUNT_TYPES } from "./ledger.sql";
 import type { LedgerMode, LedgerRepository } from "./ledger.repository";
 import type { ValuationKind, ValuationRepository, ValuationRow } from "./valuation.repository";
 
-/** A day of an account whose entries a write changed. */
-export type LedgerChange = { accountId: string; date: string };
+/**
+ * A day of an account whose entries a write changed. `valuation`: the write changed a valuation (or
+ * holdings) of that day, not only transactions; the account's balance is then derived afresh.
+ */
+export type LedgerChange = { accountId: string; date: string; valuation?: boolean };
 
 /** The accounts a write holds, locked, and how each is derived. */
 export type LedgerLock = { modes: Map<string, LedgerMode> };
@@ -71,18 +74,39 @@ export class LedgerService {
     return { modes: await this.ledger.lockAccounts([...new Set(accountIds)].sort(), transaction) };
   }
 
-  /** Recomputes each changed account from its earliest changed day (bank-fed ones whole: they are derived backwards). */
+  /**
+   * Brings each changed account's day rows up to date, in the write's transaction: one statement per
+   * account rewrites the changed days' rows (never the days after them: balances are derived when
+   * read) and moves the account's balance by the flows' difference; a valuation's change sets the
+   * balance afresh instead. An account the lock does not hold is left alone.
+   */
   async recompute(lock: LedgerLock, changes: readonly LedgerChange[], transaction: Transaction): Promise<void> {
-    const from = new Map<string, string>();
-    for (const { accountId, date } of changes) {
-      const earliest = from.get(accountId);
-      if (earliest === undefined || date < earliest) from.set(accountId, date);
+    const days = new Map<string, { dates: Set<string>; flowsOnly: boolean }>();
+    for (const { accountId, date, valuation } of changes) {
+      const entry = days.get(accountId) ?? { dates: new Set<string>(), flowsOnly: true };
+      entry.dates.add(date);
+      if (valuation) entry.flowsOnly = false;
+      days.set(accountId, entry);
     }
-    for (const [accountId, date] of [...from].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    for (const [accountId, { dates, flowsOnly }] of [...days].sort(([a], [b]) => (a < b ? -1 : 1))) {
       const mode = lock.modes.get(accountId);
       if (!mode) continue;
-      await this.ledger.recompute(accountId, mode, mode === "reverse" ? FULL_HISTORY : date, transaction);
+      await this.ledger.refreshDays(accountId, mode, [...dates].sort(), flowsOnly, transaction);
     }
+  }
+
+  /**
+   * The seam for holdings values (docs/ledger.md): whatever writes an investment account's holdings
+   * for some days (a bank sync's snapshot today; a trades feature later) calls this in its
+   * transaction with those days, and the account's rows and balance follow.
+   */
+  async holdingsChanged(accountId: string, dates: readonly string[], transaction: Transaction): Promise<void> {
+    const lock = await this.lock([accountId], transaction);
+    await this.recompute(
+      lock,
+      dates.map((date) => ({ accountId, date, valuation: true })),
+      transaction,
+    );
   }
 
   /** Recomputes these accounts whole (bank sync, once per sync; an account whose type changed). */
@@ -90,7 +114,7 @@ export class LedgerService {
     const lock = await this.lock(accountIds, transaction);
     await this.recompute(
       lock,
-      [...lock.modes.keys()].map((accountId) => ({ accountId, date: FULL_HISTORY })),
+      [...lock.modes.keys()].map((accountId) => ({ accountId, date: FULL_HISTORY, valuation: true })),
       transaction,
     );
   }
@@ -129,14 +153,14 @@ export class LedgerService {
     const mode = lock.modes.get(account.id)!;
     if (mode === "reverse") {
       await this.setCurrentAnchor(account, today(), balance, transaction, lock);
-      return this.recompute(lock, [{ accountId: account.id, date: FULL_HISTORY }], transaction);
+      return this.recompute(lock, [{ accountId: account.id, date: FULL_HISTORY, valuation: true }], transaction);
     }
     const cash = (MOVING_ACCOUNT_TYPES as readonly string[]).includes(account.accountType) && account.accountType !== "loan";
     const opening = await this.valuations.ofKind(account.id, "opening_anchor", transaction);
     if (cash && opening && (await this.valuations.countOthers(account.id, transaction)) === 0) {
       const shifted = toAmountString(new Decimal(opening.amount).plus(balance).minus(account.balance));
       await this.valuations.update(opening.id, { amount: shifted }, transaction);
-      return this.recompute(lock, [{ accountId: account.id, date: opening.date }], transaction);
+      return this.recompute(lock, [{ accountId: account.id, date: opening.date, valuation: true }], transaction);
     }
     await this.reconcile(account, today(), balance, null, transaction, lock);
   }
@@ -157,13 +181,13 @@ export class LedgerService {
     const held = lock ?? (await this.lock([account.id], transaction));
     const onDate = await this.valuations.onDate(account.id, date, transaction);
     const target = existing ?? onDate;
-    const changes: LedgerChange[] = [{ accountId: account.id, date }];
+    const changes: LedgerChange[] = [{ accountId: account.id, date, valuation: true }];
     let id: string;
     if (target) {
       // Moving a valuation onto a day that already has one replaces that day's.
       if (onDate && onDate.id !== target.id) await this.valuations.delete(onDate.id, transaction);
       await this.valuations.update(target.id, { date, amount: toAmountString(amount) }, transaction);
-      changes.push({ accountId: account.id, date: target.date });
+      changes.push({ accountId: account.id, date: target.date, valuation: true });
       id = target.id;
     } else {
       id = newId();

@@ -1,11 +1,10 @@
 /**
- * The one statement that derives an account's daily balances (docs/ledger.md). Kept apart from the
- * repository so the migration that introduced the ledger materialises existing accounts with it too.
- *
- * Bind parameters: $1 the account id, $2 the first day to recompute (FULL_HISTORY for all of it).
+ * The ledger's write-side statements (docs/ledger.md, "Storage"). The table `ledger_days` holds what
+ * happened on each day of an account (money in and out, the valuation, the holdings' value); the
+ * view `balances` (migration 0016) derives every start and end balance from it when read.
  */
 
-/** Recomputes from the first day there is. */
+/** Rebuilds from the first day there is. */
 export const FULL_HISTORY = "-infinity";
 
 /**
@@ -15,94 +14,93 @@ export const FULL_HISTORY = "-infinity";
  */
 export const MOVING_ACCOUNT_TYPES = ["depository", "credit_card", "investment", "crypto", "loan"] as const;
 
+/** Account types valued as cash plus holdings (upstream's `balance_type == :investment`). */
+export const INVESTED_ACCOUNT_TYPES = ["investment", "crypto"] as const;
+
+const list = (types: readonly string[]) => types.map((type) => `'${type}'`).join(", ");
+
 /**
- * `forward`: a manual account, walked forward from its opening anchor; a day with a valuation ends at
- * the valuation's amount (that day's transactions are absorbed into it), any other day at the day
- * before plus the day's flows. Days before the opening anchor start from zero, as upstream's.
- *
- * `reverse`: a bank-fed account, walked backward from its current anchor (the provider's balance):
- * the day before a day ends at that day's end less its flows; reconciliations reset the walk on their
- * day; the opening anchor is only a day of the series. Days after the newest anchor walk forward from it.
- *
- * Either way one statement: the account's days from $2 on (its transactions summed per day, its
- * valuations), the series by window functions, then stale rows from $2 on deleted, the rest upserted
- * (only rows whose figures changed are written) and the account's balance set to its newest day's.
+ * The seam for holdings: the market value of an account's holdings on each day it is known, from day
+ * $2 on ($1 the account). Today the provider's snapshots (`holdings`, one per sync day) feed it; a
+ * trades feature that values holdings day by day feeds the same rows, then tells the ledger which days
+ * changed (LedgerService.holdingsChanged). Between two known days the value carries forward.
  */
-export function recomputeStatement(mode: "forward" | "reverse"): string {
-  const moving = MOVING_ACCOUNT_TYPES.map((type) => `'${type}'`).join(", ");
-  const anchorOf = mode === "reverse" ? "CASE WHEN kind <> 'opening_anchor' THEN amount END" : "amount";
-  const series =
-    mode === "forward"
-      ? `segments AS (
-           SELECT d.*, count(d.valuation) OVER (ORDER BY d.date) AS segment FROM days d
-         ),
-         series AS (
-           SELECT date, inflows, outflows, net, valuation,
-                  CASE WHEN segment = 0 THEN coalesce((SELECT end_balance FROM prior), 0) ELSE max(valuation) OVER (PARTITION BY segment) END
-                    + sum(CASE WHEN valuation IS NULL THEN net ELSE 0 END) OVER (PARTITION BY segment ORDER BY date) AS end_balance
-             FROM segments
-         ),
-         computed AS (
-           SELECT date, inflows, outflows, end_balance,
-                  coalesce(lag(end_balance) OVER (ORDER BY date), (SELECT end_balance FROM prior), valuation, 0) AS start_balance
-             FROM series
-         )`
-      : `segments AS (
-           SELECT d.*, count(d.valuation) OVER (ORDER BY d.date DESC) AS segment FROM days d
-         ),
-         newest_anchor AS (
-           SELECT valuation FROM days WHERE valuation IS NOT NULL ORDER BY date DESC LIMIT 1
-         ),
-         series AS (
-           SELECT date, inflows, outflows, net,
-                  CASE WHEN segment = 0
-                    THEN (SELECT valuation FROM newest_anchor) + sum(net) OVER (PARTITION BY segment ORDER BY date)
-                    ELSE max(valuation) OVER (PARTITION BY segment)
-                      - coalesce(sum(net) OVER (PARTITION BY segment ORDER BY date DESC ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)
-                  END AS end_balance
-             FROM segments
-         ),
-         computed AS (
-           SELECT date, inflows, outflows, end_balance, end_balance - net AS start_balance FROM series
-         )`;
-  return `
-    WITH account AS (
-      SELECT CASE WHEN classification = 'liability' THEN -1 ELSE 1 END AS factor, account_type IN (${moving}) AS moves
-        FROM accounts WHERE id = $1
-    ),
-    prior AS (
-      SELECT end_balance FROM balances WHERE account_id = $1 AND date < $2::date ORDER BY date DESC LIMIT 1
-    ),
-    entries AS (
-      SELECT date, sum(greatest(-amount, 0)) AS inflows, sum(greatest(amount, 0)) AS outflows, NULL::numeric AS valuation
-        FROM transactions WHERE account_id = $1 AND date >= $2::date GROUP BY date
-      UNION ALL
-      SELECT date, 0, 0, ${anchorOf} FROM valuations WHERE account_id = $1 AND date >= $2::date
-    ),
-    days AS (
-      SELECT e.date,
-             CASE WHEN a.moves THEN sum(e.inflows) ELSE 0 END AS inflows,
-             CASE WHEN a.moves THEN sum(e.outflows) ELSE 0 END AS outflows,
-             CASE WHEN a.moves THEN (sum(e.inflows) - sum(e.outflows)) * a.factor ELSE 0 END AS net,
-             max(e.valuation) AS valuation
-        FROM entries e CROSS JOIN account a
-       GROUP BY e.date, a.moves, a.factor
-    ),
-    ${series},
-    removed AS (
-      DELETE FROM balances b WHERE b.account_id = $1 AND b.date >= $2::date AND b.date NOT IN (SELECT date FROM computed)
-    ),
-    written AS (
-      INSERT INTO balances (id, account_id, date, start_balance, end_balance, inflows, outflows)
-      SELECT gen_random_uuid(), $1, date, start_balance, end_balance, inflows, outflows FROM computed
-      ON CONFLICT (account_id, date) DO UPDATE
-        SET start_balance = EXCLUDED.start_balance, end_balance = EXCLUDED.end_balance,
-            inflows = EXCLUDED.inflows, outflows = EXCLUDED.outflows, updated_at = now()
-        WHERE (balances.start_balance, balances.end_balance, balances.inflows, balances.outflows)
-              IS DISTINCT FROM (EXCLUDED.start_balance, EXCLUDED.end_balance, EXCLUDED.inflows, EXCLUDED.outflows)
-    ),
-    newest AS (
-      SELECT coalesce((SELECT end_balance FROM computed ORDER BY date DESC LIMIT 1), (SELECT end_balance FROM prior), 0) AS balance
-    )
-    UPDATE accounts SET balance = newest.balance FROM newest WHERE id = $1 AND accounts.balance IS DISTINCT FROM newest.balance`;
-}
+export const HOLDINGS_BY_DAY = `SELECT date, sum(value) AS value FROM holdings WHERE account_id = $1 AND date >= $2::date GROUP BY date`;
+
+/** What the account's day rows must hold from $2 on, from the sources (transactions, valuations, holdings). */
+const SOURCE_DAYS = `
+  account AS (SELECT family_id, account_type IN (${list(INVESTED_ACCOUNT_TYPES)}) AS invested FROM accounts WHERE id = $1),
+  entries AS (
+    SELECT date, sum(greatest(-amount, 0)) AS inflows, sum(greatest(amount, 0)) AS outflows, count(*)::int AS entries
+      FROM transactions WHERE account_id = $1 AND date >= $2::date GROUP BY date
+  ),
+  source AS (
+    SELECT coalesce(e.date, v.date, h.date) AS date, coalesce(e.inflows, 0) AS inflows, coalesce(e.outflows, 0) AS outflows,
+           coalesce(e.entries, 0) AS entries, v.amount AS valuation, v.kind AS valuation_kind, h.value AS holdings
+      FROM entries e
+      FULL JOIN (SELECT date, amount, kind FROM valuations WHERE account_id = $1 AND date >= $2::date) v ON v.date = e.date
+      FULL JOIN (${HOLDINGS_BY_DAY.replace("WHERE account_id", "WHERE (SELECT invested FROM account) AND account_id")}) h
+             ON h.date = coalesce(e.date, v.date)
+  )`;
+
+const UPSERT_DAYS = (from: string) => `
+  INSERT INTO ledger_days (id, family_id, account_id, date, inflows, outflows, entries, valuation, valuation_kind, holdings)
+  SELECT gen_random_uuid(), (SELECT family_id FROM account), $1, date, inflows, outflows, entries, valuation, valuation_kind, holdings FROM ${from}
+  ON CONFLICT (account_id, date) DO UPDATE
+    SET inflows = EXCLUDED.inflows, outflows = EXCLUDED.outflows, entries = EXCLUDED.entries, valuation = EXCLUDED.valuation,
+        valuation_kind = EXCLUDED.valuation_kind, holdings = EXCLUDED.holdings, updated_at = now()
+    WHERE (ledger_days.inflows, ledger_days.outflows, ledger_days.entries, ledger_days.valuation, ledger_days.valuation_kind, ledger_days.holdings)
+          IS DISTINCT FROM (EXCLUDED.inflows, EXCLUDED.outflows, EXCLUDED.entries, EXCLUDED.valuation, EXCLUDED.valuation_kind, EXCLUDED.holdings)`;
+
+/**
+ * Rebuilds the account's day rows from $2 on (FULL_HISTORY for all of them): rows of days that no
+ * longer have anything go, the rest are upserted (only rows whose figures changed are written).
+ * A bank sync, an account's creation, a change of type: never a single write.
+ */
+export const REBUILD_DAYS = `
+  WITH ${SOURCE_DAYS},
+  removed AS (
+    DELETE FROM ledger_days d WHERE d.account_id = $1 AND d.date >= $2::date AND NOT EXISTS (SELECT 1 FROM source s WHERE s.date = d.date)
+  )
+  ${UPSERT_DAYS("source")}`;
+
+/**
+ * Refreshes the account's rows of the days in $2 (a date array) from the sources, and moves the
+ * account's balance by what their flows changed, when $3 (the write touched no valuation or holdings)
+ * and the day is after the account's newest anchor ($4: the account is bank-fed, whose opening anchor
+ * is no anchor): a day on or before it is absorbed by the anchor, as the view derives. One statement,
+ * one row per day: what makes a write in the middle of long history cheap.
+ */
+export const REFRESH_DAYS = `
+  WITH ${SOURCE_DAYS.replace(/date >= \$2::date/g, "date = ANY($2::date[])")},
+  days AS (SELECT DISTINCT unnest($2::date[]) AS date),
+  fresh AS (SELECT s.* FROM source s WHERE s.entries > 0 OR s.valuation IS NOT NULL OR s.holdings IS NOT NULL),
+  old AS (SELECT date, inflows - outflows AS flow FROM ledger_days WHERE account_id = $1 AND date = ANY($2::date[])),
+  removed AS (
+    DELETE FROM ledger_days d WHERE d.account_id = $1 AND d.date = ANY($2::date[]) AND NOT EXISTS (SELECT 1 FROM fresh f WHERE f.date = d.date)
+  ),
+  written AS (${UPSERT_DAYS("fresh")}),
+  anchor AS (
+    SELECT max(date) AS date FROM valuations WHERE account_id = $1 AND (NOT $4::boolean OR kind <> 'opening_anchor')
+  ),
+  moved AS (
+    SELECT sum((coalesce(f.inflows - f.outflows, 0) - coalesce(o.flow, 0))
+               * CASE WHEN a.account_type NOT IN (${list(MOVING_ACCOUNT_TYPES)}) THEN 0 WHEN a.classification = 'liability' THEN -1 ELSE 1 END) AS amount
+      FROM days
+      LEFT JOIN fresh f ON f.date = days.date
+      LEFT JOIN old o ON o.date = days.date
+      CROSS JOIN accounts a
+     WHERE a.id = $1 AND $3::boolean AND days.date > coalesce((SELECT date FROM anchor), '-infinity'::date)
+  )
+  UPDATE accounts SET balance = balance + moved.amount, cash_balance = coalesce(cash_balance, 0) + moved.amount
+    FROM moved WHERE id = $1 AND moved.amount <> 0`;
+
+/** Sets the account's balance (and its cash part) to its newest day's end, as the view derives it; 0 without days. */
+export const SET_BALANCE = `
+  UPDATE accounts a SET balance = coalesce(n.end_balance, 0), cash_balance = coalesce(n.end_cash_balance, 0)
+    FROM (SELECT 1) one
+    LEFT JOIN LATERAL (
+      SELECT b.end_balance, b.end_cash_balance FROM balances b WHERE b.account_id = $1 ORDER BY b.date DESC LIMIT 1
+    ) n ON true
+   WHERE a.id = $1
+     AND (a.balance, a.cash_balance) IS DISTINCT FROM (coalesce(n.end_balance, 0)::numeric(19, 4), coalesce(n.end_cash_balance, 0)::numeric(19, 4))`;

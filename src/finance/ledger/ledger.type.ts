@@ -54,7 +54,10 @@ export class BalanceType {
   @Field(() => DecimalScalar) cashOutflows!: string;
   @Field(() => DecimalScalar) nonCashInflows!: string;
   @Field(() => DecimalScalar) nonCashOutflows!: string;
-  @Field(() => DecimalScalar, { description: "Always 0: holdings are not valued day by day here." }) netMarketFlows!: string;
+  @Field(() => DecimalScalar, {
+    description: "An investment's change in holdings value over the day (no trades are recorded: all of it is market movement).",
+  })
+  netMarketFlows!: string;
   @Field(() => DecimalScalar, { description: "What a valuation changed beyond the day's transactions." }) cashAdjustments!: string;
   @Field(() => DecimalScalar) nonCashAdjustments!: string;
   @Field(() => DecimalScalar) endCashBalance!: string;

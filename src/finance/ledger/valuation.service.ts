@@ -115,7 +115,7 @@ export class ValuationService {
       const before = await this.valuations.byId(actor.familyId, id, transaction);
       if (!before) throw new NotFoundError("Valuation");
       await this.valuations.delete(id, transaction);
-      await this.ledger.recompute(lock, [{ accountId: before.accountId, date: before.date }], transaction);
+      await this.ledger.recompute(lock, [{ accountId: before.accountId, date: before.date, valuation: true }], transaction);
       await this.record(actor, "valuation.deleted", null, before, transaction);
       return before;
     });

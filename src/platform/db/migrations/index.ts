@@ -14,6 +14,7 @@ import * as auditHistogramIndex from "./0012-audit-histogram-index";
 import * as rateLimits from "./0013-rate-limits";
 import * as userSignIn from "./0014-user-sign-in";
 import * as ledger from "./0015-ledger";
+import * as ledgerDays from "./0016-ledger-days";
 import * as planning from "./0019-planning";
 
 export type Migration = { name: string; up: (context: MigrationContext) => Promise<void> };
@@ -35,5 +36,6 @@ export const migrations: Migration[] = [
   { name: "0013-rate-limits", up: rateLimits.up },
   { name: "0014-user-sign-in", up: userSignIn.up },
   { name: "0015-ledger", up: ledger.up },
+  { name: "0016-ledger-days", up: ledgerDays.up },
   { name: "0019-planning", up: planning.up },
 ];

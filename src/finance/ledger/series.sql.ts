@@ -1,0 +1,60 @@
+import type { SeriesInterval } from "./ledger.repository";
+
+/**
+ * Series over the derived balances (docs/ledger.md, "Reading"): each account's rows are derived once
+ * (the view, over that account's day rows), the newest row of each interval is kept, and an interval
+ * without rows carries the one before forward. Bind parameters: $1 the family, $2 from, $3 to.
+ */
+
+/** Each interval's first day (its bucket) and last day (`to` closes the last one), from `from` to `to`. */
+function buckets(interval: SeriesInterval): string {
+  const step = `'1 ${interval}'::interval`;
+  return `SELECT g::date AS bucket, least((g + ${step} - interval '1 day')::date, $3::date) AS date
+            FROM generate_series(date_trunc('${interval}', $2::date), $3::date, ${step}) g`;
+}
+
+/** The newest value on or before each bucket, from [bucket, value] pairs: a running max over (day number, value). */
+const carried = (partition: string) =>
+  `(max(CASE WHEN p.end_balance IS NOT NULL THEN ARRAY[(coalesce(e.bucket, p.bucket) - DATE '2000-01-01')::numeric, p.end_balance] END)
+     OVER (${partition} ORDER BY coalesce(e.bucket, p.bucket)))[2]`;
+
+/** One account's ($4) balance at the end of each interval. */
+export function historyStatement(interval: SeriesInterval): string {
+  return `
+    WITH per AS (
+      SELECT DISTINCT ON (1) date_trunc('${interval}', b.date)::date AS bucket, b.end_balance
+        FROM balances b WHERE b.family_id = $1 AND b.account_id = $4::uuid AND b.date <= $3::date
+       ORDER BY 1, b.date DESC
+    ),
+    merged AS (
+      SELECT e.date, ${carried("")} AS balance FROM (${buckets(interval)}) e FULL JOIN per p ON p.bucket = e.bucket
+    )
+    SELECT date::text AS date, balance::text AS balance FROM merged WHERE date IS NOT NULL AND balance IS NOT NULL ORDER BY date`;
+}
+
+/** The family's assets, liabilities and net worth per currency at the end of each interval. */
+export function netWorthStatement(interval: SeriesInterval): string {
+  return `
+    WITH per AS (
+      SELECT DISTINCT ON (1, 2) b.account_id, date_trunc('${interval}', b.date)::date AS bucket, b.end_balance
+        FROM balances b WHERE b.family_id = $1 AND b.date <= $3::date
+       ORDER BY 1, 2, b.date DESC
+    ),
+    grid AS (
+      SELECT a.id AS account_id, e.bucket, e.date FROM (${buckets(interval)}) e CROSS JOIN accounts a WHERE a.family_id = $1
+    ),
+    merged AS (
+      SELECT coalesce(e.account_id, p.account_id) AS account_id, e.date,
+             ${carried("PARTITION BY coalesce(e.account_id, p.account_id)")} AS balance
+        FROM grid e FULL JOIN per p ON p.account_id = e.account_id AND p.bucket = e.bucket
+    )
+    SELECT m.date::text AS date, a.currency,
+           coalesce(sum(m.balance) FILTER (WHERE a.classification = 'asset'), 0)::text AS assets,
+           coalesce(sum(m.balance) FILTER (WHERE a.classification = 'liability'), 0)::text AS liabilities,
+           (coalesce(sum(m.balance) FILTER (WHERE a.classification = 'asset'), 0)
+             - coalesce(sum(m.balance) FILTER (WHERE a.classification = 'liability'), 0))::text AS balance
+      FROM merged m JOIN accounts a ON a.id = m.account_id
+     WHERE m.date IS NOT NULL AND m.balance IS NOT NULL
+     GROUP BY m.date, a.currency
+     ORDER BY m.date, a.currency`;
+}
