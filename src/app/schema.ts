@@ -12,6 +12,7 @@ import { CategoryResolver } from "../finance/categories/category.resolver";
 import { ChatResolver } from "../finance/chats/chat.resolver";
 import { IdentityResolver } from "../finance/identity/identity.resolver";
 import { UserAdminResolver } from "../finance/identity/user-admin.resolver";
+import { ExchangeRateResolver } from "../finance/exchange-rates/exchange-rate.resolver";
 import { MerchantResolver } from "../finance/merchants/merchant.resolver";
 import { AccountHistoryResolver, BalanceResolver, ValuationResolver } from "../finance/ledger/ledger.resolver";
 import { SsoResolver } from "../audit/sso/sso.resolver";
@@ -29,6 +30,7 @@ export const resolvers = [
   AccountHistoryResolver,
   BalanceResolver,
   ValuationResolver,
+  ExchangeRateResolver,
   CategoryResolver,
   TagResolver,
   MerchantResolver,

@@ -79,6 +79,14 @@ export const SERVICE_EVENT_CATALOGUE = {
   "valuation.created": { severity: "info", meaning: "an account's value recorded on a day (a reconciliation), its balances recomputed" },
   "valuation.updated": { severity: "info", meaning: "a valuation's amount, date or notes changed, its account's balances recomputed" },
   "valuation.deleted": { severity: "warning", meaning: "a valuation removed, its account's balances recomputed" },
+  "exchange_rate.set": {
+    severity: "info",
+    meaning: "a currency pair's rate for a day entered or replaced; the family's converted totals use it",
+  },
+  "exchange_rate.deleted": {
+    severity: "warning",
+    meaning: "an exchange rate removed; totals fall back to an older rate or leave the currency unconverted",
+  },
 } as const satisfies Record<string, { severity: Severity; meaning: string }>;
 
 export const AUDIT_EVENT_CATALOGUE = { ...SPEC_EVENT_CATALOGUE, ...SERVICE_EVENT_CATALOGUE };
