@@ -6,7 +6,8 @@ export const ledgerRoutes: RestRoute[] = [
     method: "GET",
     path: "/balance_sheet",
     operation: "getBalanceSheet",
-    summary: "Net worth, assets and liabilities in the family's currency; other currencies totalled apart, never converted",
+    summary:
+      "Net worth, assets and liabilities in the family's currency, other currencies converted where the family entered a rate; accounts without one listed and totalled apart",
     tag: "Accounts",
     resultPath: ["balanceSheet"],
     status: 200,

@@ -13,6 +13,7 @@ import { ChatResolver } from "../finance/chats/chat.resolver";
 import { IdentityResolver } from "../finance/identity/identity.resolver";
 import { UserAdminResolver } from "../finance/identity/user-admin.resolver";
 import { UserLookupResolver } from "../finance/identity/user-lookup.resolver";
+import { ExchangeRateResolver } from "../finance/exchange-rates/exchange-rate.resolver";
 import { MerchantResolver } from "../finance/merchants/merchant.resolver";
 import { AccountHistoryResolver, BalanceResolver, ValuationResolver } from "../finance/ledger/ledger.resolver";
 import { SsoResolver } from "../audit/sso/sso.resolver";
@@ -31,6 +32,7 @@ export const resolvers = [
   AccountHistoryResolver,
   BalanceResolver,
   ValuationResolver,
+  ExchangeRateResolver,
   CategoryResolver,
   TagResolver,
   MerchantResolver,

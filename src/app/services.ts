@@ -76,6 +76,8 @@ import { LedgerRepository } from "../finance/ledger/ledger.repository";
 import { LedgerService } from "../finance/ledger/ledger.service";
 import { ValuationRepository } from "../finance/ledger/valuation.repository";
 import { ValuationService } from "../finance/ledger/valuation.service";
+import { ExchangeRateRepository } from "../finance/exchange-rates/exchange-rate.repository";
+import { ExchangeRateService } from "../finance/exchange-rates/exchange-rate.service";
 import { DirectoryStore, S3Store } from "../audit/retention/archive-store";
 import { checkpointSigner } from "../audit/retention/checkpoint-key";
 import { RetentionRepository } from "../audit/retention/retention.repository";
@@ -94,6 +96,7 @@ function createRepositories(sequelize: Sequelize) {
     ledger: new LedgerRepository(sequelize),
     valuations: new ValuationRepository(sequelize),
     budgets: new BudgetRepository(sequelize),
+    exchangeRates: new ExchangeRateRepository(sequelize),
     chats: new ChatRepository(sequelize),
     finance: new FinanceRepository(sequelize),
     banking: createBankingRepositories(sequelize),
@@ -211,6 +214,7 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
   const geo = new GeoCountryLookup(config.alerts.geoDirectory ?? undefined);
   const alertEvaluator = new AlertEvaluator(repositories.alerts, audit, geo, events);
   const ledger = new LedgerService(repositories.ledger, repositories.valuations);
+  const exchangeRates = new ExchangeRateService(sequelize, repositories.exchangeRates, audit);
   return {
     repositories,
     events,
@@ -220,7 +224,8 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     userLookup: new UserLookupService(repositories.users),
     apiKeys,
     usage: new UsageService(apiKeys),
-    accounts: new AccountService(sequelize, repositories.accounts, ledger),
+    accounts: new AccountService(sequelize, repositories.accounts, ledger, exchangeRates),
+    exchangeRates,
     ledger,
     balances: new BalanceService(repositories.ledger),
     valuations: new ValuationService(sequelize, repositories.valuations, repositories.accounts, ledger, audit),

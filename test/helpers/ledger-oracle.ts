@@ -49,6 +49,26 @@ export const ORACLE_DAYS = `
          END AS balance
     FROM look`;
 
+/**
+ * `latest` (account_id, currency, classification, balance) with the rate into the family's currency in
+ * force today: 1 for its own currency, the newest rate the family entered on or before today for
+ * another, NULL (and `into_currency` NULL) where there is none, so that account is totalled apart.
+ */
+export const ORACLE_RATED = `
+  fam AS (SELECT currency FROM families WHERE id = $1),
+  rated AS (
+    SELECT l.*, r.rate, CASE WHEN r.rate IS NULL THEN NULL ELSE fam.currency END AS into_currency
+      FROM latest l CROSS JOIN fam
+      LEFT JOIN LATERAL (
+        SELECT 1::numeric AS rate WHERE l.currency = fam.currency
+        UNION ALL
+        (SELECT x.rate FROM exchange_rates x
+          WHERE x.family_id = $1 AND x.from_currency = l.currency AND x.to_currency = fam.currency
+            AND x.date <= (now() AT TIME ZONE 'UTC')::date
+          ORDER BY x.date DESC LIMIT 1)
+      ) r ON true
+  )`;
+
 export type OracleDay = { accountId: string; date: string; balance: string };
 
 /** The oracle's figures of a family: every day of every account, each account's balance (its newest day), and the balance sheet per currency. */
@@ -71,10 +91,12 @@ export async function oracle(databaseUrl: string, familyId: string) {
     ).rows;
     const sheet = (
       await client.query<{ currency: string; assets: string; liabilities: string }>(
-        `WITH latest AS (SELECT DISTINCT ON (account_id) account_id, currency, classification, balance FROM (${ORACLE_DAYS}) o ORDER BY account_id, date DESC)
-         SELECT currency, round(coalesce(sum(balance) FILTER (WHERE classification = 'asset'), 0), 2)::text AS assets,
-                round(coalesce(sum(balance) FILTER (WHERE classification = 'liability'), 0), 2)::text AS liabilities
-           FROM latest GROUP BY currency ORDER BY currency`,
+        `WITH latest AS (SELECT DISTINCT ON (account_id) account_id, currency, classification, balance FROM (${ORACLE_DAYS}) o ORDER BY account_id, date DESC),
+         ${ORACLE_RATED}
+         SELECT coalesce(into_currency, currency) AS currency,
+                round(coalesce(sum(balance * coalesce(rate, 1)) FILTER (WHERE classification = 'asset'), 0), 2)::text AS assets,
+                round(coalesce(sum(balance * coalesce(rate, 1)) FILTER (WHERE classification = 'liability'), 0), 2)::text AS liabilities
+           FROM rated GROUP BY 1 ORDER BY 1`,
         [familyId],
       )
     ).rows;
@@ -113,4 +135,10 @@ export async function expectMatchesOracle(app: TestApp, user: TestUser): Promise
   const sheet = (await apiKeyClient(`${app.url}/api/v1`, user.key).get("/balance_sheet")).body;
   const own = expected.sheet.find((row) => row.currency === sheet.currency) ?? { assets: "0.00", liabilities: "0.00" };
   expect([sheet.assets.amount, sheet.liabilities.amount].map(cents)).toEqual([cents(own.assets), cents(own.liabilities)]);
+  // What had no rate is totalled apart, per currency, never in the family's figures.
+  const others = expected.sheet.filter((row) => row.currency !== sheet.currency);
+  expect(
+    sheet.other_currencies.map((row: Record<string, any>) => [row.currency, cents(row.assets.amount), cents(row.liabilities.amount)]),
+  ).toEqual(others.map((row) => [row.currency, cents(row.assets), cents(row.liabilities)]));
+  expect(sheet.complete).toBe(others.length === 0);
 }

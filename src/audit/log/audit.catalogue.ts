@@ -88,6 +88,14 @@ export const SERVICE_EVENT_CATALOGUE = {
   "recurring_transaction.updated": { severity: "info", meaning: "a recurring transaction's status, day or next date changed" },
   "recurring_transaction.deleted": { severity: "info", meaning: "a recurring transaction removed" },
   "recurring_transaction.detected": { severity: "info", meaning: "recurring transactions detected from the family's history (counts in changes)" },
+  "exchange_rate.set": {
+    severity: "info",
+    meaning: "a currency pair's rate for a day entered or replaced; the family's converted totals use it",
+  },
+  "exchange_rate.deleted": {
+    severity: "warning",
+    meaning: "an exchange rate removed; totals fall back to an older rate or leave the currency unconverted",
+  },
 } as const satisfies Record<string, { severity: Severity; meaning: string }>;
 
 export const AUDIT_EVENT_CATALOGUE = { ...SPEC_EVENT_CATALOGUE, ...SERVICE_EVENT_CATALOGUE };

@@ -79,21 +79,6 @@ export class AccountRepository {
     return { rows, total: Number(count.total) };
   }
 
-  /** Asset and liability totals per currency of the family's accounts, the family's currency first (listed even with no account). */
-  async totalsByCurrency(familyId: string): Promise<Array<{ currency: string; assets: string; liabilities: string }>> {
-    return selectRows(
-      this.sequelize,
-      `SELECT c.currency,
-              coalesce(sum(a.balance) FILTER (WHERE a.classification = 'asset'), 0)::text AS assets,
-              coalesce(sum(a.balance) FILTER (WHERE a.classification = 'liability'), 0)::text AS liabilities
-         FROM (SELECT currency FROM families WHERE id = $1 UNION SELECT currency FROM accounts WHERE family_id = $1) c
-         LEFT JOIN accounts a ON a.family_id = $1 AND a.currency = c.currency
-        GROUP BY c.currency
-        ORDER BY c.currency <> (SELECT currency FROM families WHERE id = $1), c.currency`,
-      [familyId],
-    );
-  }
-
   list(familyId: string): Promise<AccountRow[]> {
     return selectRows<AccountRow>(this.sequelize, `SELECT ${COLUMNS} FROM accounts WHERE family_id = $1 ORDER BY lower(name), id`, [
       familyId,

@@ -30,7 +30,8 @@ export class AccountResolver {
   @Authorized()
   @Query(() => BalanceSheetType)
   async balanceSheet(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor): Promise<BalanceSheetType> {
-    const [own, ...others] = (await services.accounts.balanceSheet(actor)).map((totals) => {
+    const sheet = await services.accounts.balanceSheet(actor);
+    const shape = (totals: { currency: string; netWorth: string; assets: string; liabilities: string }) => {
       const money = (amount: string) => ({ amount, currency: totals.currency, formatted: formatMoney(amount, totals.currency) });
       return {
         currency: totals.currency,
@@ -38,8 +39,14 @@ export class AccountResolver {
         assets: money(totals.assets),
         liabilities: money(totals.liabilities),
       };
-    });
-    return { ...own, otherCurrencies: others };
+    };
+    return {
+      ...shape(sheet),
+      complete: sheet.unconvertedAccounts.length === 0,
+      conversions: sheet.conversions,
+      unconvertedAccounts: sheet.unconvertedAccounts as unknown as AccountType[],
+      otherCurrencies: sheet.otherCurrencies.map(shape),
+    };
   }
 
   @FieldResolver(() => String, { description: 'The balance formatted in its currency ("$1,234.50").' })

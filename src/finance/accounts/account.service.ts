@@ -4,6 +4,7 @@ import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/com
 import { requiredText } from "../../platform/common/validation";
 import type { Sequelize } from "sequelize";
 import type { Actor } from "../../platform/security/actor";
+import type { ExchangeRateService, RateInForce } from "../exchange-rates";
 import type { LedgerService } from "../ledger";
 import Decimal from "decimal.js";
 import { isKnownCurrency, toAmountString } from "../money";
@@ -12,6 +13,16 @@ import type { AccountChanges, AccountRepository, AccountRow } from "./account.re
 
 export type BalanceSheet = { currency: string; assets: string; liabilities: string; netWorth: string };
 
+/** The family's totals in its currency and, apart, what could not be converted into it. */
+export type FamilyBalanceSheet = BalanceSheet & {
+  /** Other currencies converted into the family's, with the rate used. */
+  conversions: RateInForce[];
+  /** Accounts in a currency without a rate: not in the totals above. */
+  unconvertedAccounts: AccountRow[];
+  /** Their totals, one per currency, never converted. */
+  otherCurrencies: BalanceSheet[];
+};
+
 export type AccountInput = { name?: string | null; accountType?: string | null; currency?: string | null; balance?: string | null };
 
 export class AccountService {
@@ -19,6 +30,7 @@ export class AccountService {
     private readonly sequelize: Sequelize,
     private readonly accounts: AccountRepository,
     private readonly ledger: LedgerService,
+    private readonly exchangeRates: ExchangeRateService,
   ) {}
 
   list(actor: Actor): Promise<AccountRow[]> {
@@ -32,17 +44,37 @@ export class AccountService {
   }
 
   /**
-   * Net worth, assets and liabilities per currency, the family's currency first, from the accounts'
-   * ledger balances. Balances are never converted: there are no exchange rates here, so each currency
-   * gets its own totals.
+   * Net worth, assets and liabilities in the family's currency from the accounts' ledger balances: an
+   * account in another currency is converted with the newest rate the family entered on or before
+   * today (docs/ledger.md#currencies); one without a rate is left out of them, listed, and totalled
+   * apart in its own currency. Mixed currencies are never added as if they were one.
    */
-  async balanceSheet(actor: Actor): Promise<BalanceSheet[]> {
-    return (await this.accounts.totalsByCurrency(actor.familyId)).map(({ currency, assets, liabilities }) => ({
-      currency,
-      assets: toAmountString(assets),
-      liabilities: toAmountString(liabilities),
-      netWorth: toAmountString(new Decimal(assets).minus(liabilities)),
-    }));
+  async balanceSheet(actor: Actor): Promise<FamilyBalanceSheet> {
+    const accounts = await this.accounts.list(actor.familyId);
+    const totals = await this.exchangeRates.totals(actor.familyId, accounts);
+    const others = new Map<string, { assets: Decimal; liabilities: Decimal }>();
+    for (const account of totals.unconverted) {
+      const sums = others.get(account.currency) ?? { assets: new Decimal(0), liabilities: new Decimal(0) };
+      if (account.classification === "liability") sums.liabilities = sums.liabilities.plus(account.balance);
+      else sums.assets = sums.assets.plus(account.balance);
+      others.set(account.currency, sums);
+    }
+    return {
+      currency: totals.currency,
+      assets: totals.assets,
+      liabilities: totals.liabilities,
+      netWorth: totals.netWorth,
+      conversions: totals.conversions,
+      unconvertedAccounts: totals.unconverted,
+      otherCurrencies: [...others.entries()]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([currency, sums]) => ({
+          currency,
+          assets: toAmountString(sums.assets),
+          liabilities: toAmountString(sums.liabilities),
+          netWorth: toAmountString(sums.assets.minus(sums.liabilities)),
+        })),
+    };
   }
 
   async get(actor: Actor, id: string): Promise<AccountRow> {

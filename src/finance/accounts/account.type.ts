@@ -1,5 +1,6 @@
 import { Field, ID, InputType, ObjectType } from "type-graphql";
 import { PaginationType } from "../../platform/common/page.type";
+import { CurrencyConversionType } from "../exchange-rates";
 import { DecimalScalar } from "../money";
 
 @ObjectType("Account", { simpleResolvers: true })
@@ -46,8 +47,15 @@ export class BalanceSheetTotalsType {
 
 @ObjectType("BalanceSheet", {
   description:
-    "The family's totals in its currency; accounts in other currencies are totalled apart, never converted (no exchange rates here).",
+    "The family's totals in its currency. An account in another currency is converted with the newest exchange rate the family entered on or before today; " +
+    "one without a rate is left out of the totals, listed in unconvertedAccounts and totalled apart in otherCurrencies, never added as if it were the family's currency.",
 })
 export class BalanceSheetType extends BalanceSheetTotalsType {
-  @Field(() => [BalanceSheetTotalsType]) otherCurrencies!: BalanceSheetTotalsType[];
+  @Field({ description: "True when every account is in the totals (in the family's currency or converted into it)." }) complete!: boolean;
+  @Field(() => [CurrencyConversionType], { description: "The currencies converted into the family's, with the rate used." })
+  conversions!: CurrencyConversionType[];
+  @Field(() => [AccountType], { description: "Accounts in a currency without a rate on or before today: not in the totals." })
+  unconvertedAccounts!: AccountType[];
+  @Field(() => [BalanceSheetTotalsType], { description: "The unconverted accounts' totals, one per currency, in that currency." })
+  otherCurrencies!: BalanceSheetTotalsType[];
 }

@@ -63,15 +63,18 @@ export class BalanceResolver {
 
   @Authorized()
   @Query(() => [NetWorthPointType], {
-    description: "Net worth at the end of each interval from `from` (default: a year before `to`) to `to` (default: today), per currency.",
+    description:
+      "Net worth at the end of each interval from `from` (default: a year before `to`) to `to` (default: today), in the family's currency: " +
+      "other currencies converted with the rate in force that day, and a currency without one left as its own point, named on the family's.",
   })
-  netWorthSeries(
+  async netWorthSeries(
     @Ctx() { services, actor }: RequestContext,
     @Arg("from", () => CalendarDateScalar, { nullable: true }) from?: string,
     @Arg("to", () => CalendarDateScalar, { nullable: true }) to?: string,
     @Arg("interval", () => SeriesIntervalEnum, { defaultValue: SeriesIntervalEnum.MONTH }) interval?: SeriesIntervalEnum,
   ) {
-    return services.balances.netWorthSeries(actor!, from, to, interval ?? SeriesIntervalEnum.MONTH);
+    const points = await services.balances.netWorthSeries(actor!, from, to, interval ?? SeriesIntervalEnum.MONTH);
+    return services.exchangeRates.series(actor!.familyId, points);
   }
 
   @FieldResolver(() => String, { description: 'A figure formatted in the row\'s currency ("$1,234.50").' })

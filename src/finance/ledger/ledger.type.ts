@@ -90,7 +90,8 @@ export class BalancePointType {
 }
 
 @ObjectType("NetWorthPoint", {
-  description: "Net worth in one currency at the end of a day; currencies are never converted.",
+  description:
+    "Net worth at the end of a day: the family's currency's point totals it and every currency converted into it; a currency without a rate that day has its own point.",
   simpleResolvers: true,
 })
 export class NetWorthPointType {
@@ -99,6 +100,12 @@ export class NetWorthPointType {
   @Field(() => DecimalScalar) assets!: string;
   @Field(() => DecimalScalar, { description: "What is owed, as a positive amount." }) liabilities!: string;
   @Field(() => DecimalScalar) netWorth!: string;
+  @Field(() => [String], { description: "The currencies whose balances this point totals: its own and those converted into it." })
+  includedCurrencies!: string[];
+  @Field(() => [String], {
+    description: "On the family's currency's point: the currencies left out (no rate that day), each its own point.",
+  })
+  unconvertedCurrencies!: string[];
 }
 
 @ObjectType("Valuation", {

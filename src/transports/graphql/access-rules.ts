@@ -51,6 +51,8 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     bankSyncRun: "read",
     bankSyncRuns: "read",
     latestBankSyncRun: "read",
+    // ExchangeRateResolver
+    exchangeRates: "read",
     // ValuationResolver
     valuation: "read",
     valuations: "read",
@@ -186,6 +188,9 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     updateTag: "write",
     // TransactionResolver
     createTransaction: "write",
+    // ExchangeRateResolver
+    deleteExchangeRate: "write",
+    setExchangeRate: "write",
     // ValuationResolver
     createValuation: "write",
     deleteValuation: "write",

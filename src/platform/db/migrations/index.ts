@@ -16,6 +16,7 @@ import * as userSignIn from "./0014-user-sign-in";
 import * as ledger from "./0015-ledger";
 import * as ledgerDays from "./0016-ledger-days";
 import * as planning from "./0019-planning";
+import * as exchangeRates from "./0021-exchange-rates";
 
 export type Migration = { name: string; up: (context: MigrationContext) => Promise<void> };
 
@@ -38,4 +39,5 @@ export const migrations: Migration[] = [
   { name: "0015-ledger", up: ledger.up },
   { name: "0016-ledger-days", up: ledgerDays.up },
   { name: "0019-planning", up: planning.up },
+  { name: "0021-exchange-rates", up: exchangeRates.up },
 ];
