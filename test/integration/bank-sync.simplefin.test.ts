@@ -365,9 +365,18 @@ describe("SimpleFIN failures", () => {
       [connectionId],
     );
     expect(await services.banking.refreshDue()).toBe(0);
+    // A spent budget is not a failure: the run completes having asked nothing, says why, and the
+    // connection stays good with the time the budget renews.
     const run = await services.bankSync.run(connectionId);
-    expect(run).toMatchObject({ status: "failed", requestCount: 0 });
-    expect(run!.errors.join()).toMatch(/budget/);
+    expect(run).toMatchObject({ status: "completed", requestCount: 0, createdCount: 0 });
+    expect(run!.errors).toEqual([expect.stringMatching(/^Stopped at the provider's daily request budget \(200 requests per UTC day\)/)]);
+    const spent = (
+      await api.graphql(`query ($id: ID!) { bankConnection(id: $id) { status lastError dailyRequestBudget budgetResetsAt nextSyncAt } }`, {
+        id: connectionId,
+      })
+    ).body.data.bankConnection;
+    const tomorrow = new Date(startOfTomorrowUtc() * 1000).toISOString();
+    expect(spent).toEqual({ status: "good", lastError: null, dailyRequestBudget: 200, budgetResetsAt: tomorrow, nextSyncAt: tomorrow });
     await sql("UPDATE bank_connections SET requests_today = 0, last_sync_at = now() - interval '2 days' WHERE id = $1", [connectionId]);
     expect(await services.banking.refreshDue()).toBe(1);
     expect(await waitForSync(services, connectionId)).toMatchObject({ status: "completed", trigger: "scheduled" });
@@ -376,6 +385,38 @@ describe("SimpleFIN failures", () => {
       await api.graphql(`query ($id: ID!) { bankConnection(id: $id) { lastSyncAt nextSyncAt } }`, { id: connectionId })
     ).body.data.bankConnection;
     expect(Date.parse(nextSyncAt) - Date.parse(lastSyncAt)).toBe(app.runtime.config.bankSyncIntervalHours * 3_600_000);
+    expect(await services.banking.refreshDue()).toBe(0);
+  });
+
+  test("a walk stopped at the budget keeps what it imported, stays good, and the refresh resumes it from its cursor once the budget renews", async () => {
+    const services = app.runtime.services;
+    const all = (await transactionsOf(user.familyId)).length;
+    await sql("DELETE FROM transactions WHERE family_id = $1", [user.familyId]);
+    // Two requests left today: a full walk (13 windows) stops after two windows.
+    await sql("UPDATE bank_connections SET requests_day = current_date, requests_today = 198 WHERE id = $1", [connectionId]);
+    const seen = bridge.accountWindows().length;
+    const paused = await services.bankSync.run(connectionId, { fullHistory: true });
+    expect(paused).toMatchObject({ status: "completed", requestCount: 2 });
+    expect(paused!.createdCount).toBeGreaterThanOrEqual(3 * 2 * WINDOW_DAYS);
+    expect(paused!.createdCount).toBeLessThan(all);
+    expect(paused!.errors).toEqual([expect.stringMatching(/daily request budget/)]);
+    const view = (
+      await api.graphql(`query ($id: ID!) { bankConnection(id: $id) { status lastError requestsToday budgetResetsAt nextSyncAt } }`, {
+        id: connectionId,
+      })
+    ).body.data.bankConnection;
+    const tomorrow = new Date(startOfTomorrowUtc() * 1000).toISOString();
+    expect(view).toEqual({ status: "good", lastError: null, requestsToday: 200, budgetResetsAt: tomorrow, nextSyncAt: tomorrow });
+    expect(await services.banking.refreshDue()).toBe(0);
+
+    // Midnight: the budget renews. The connection synced a moment ago, yet its unfinished walk is due.
+    await sql("UPDATE bank_connections SET requests_today = 0 WHERE id = $1", [connectionId]);
+    expect(await services.banking.refreshDue()).toBe(1);
+    expect(await waitForSync(services, connectionId)).toMatchObject({ status: "completed", trigger: "scheduled", errors: [] });
+    const windows = bridge.accountWindows().slice(seen);
+    expect(windows).toHaveLength(Math.ceil(730 / WINDOW_DAYS));
+    for (let i = 1; i < windows.length; i++) expect(windows[i].end).toBe(windows[i - 1].start); // resumed at the cursor: no window twice
+    expect(await transactionsOf(user.familyId)).toHaveLength(all);
     expect(await services.banking.refreshDue()).toBe(0);
   });
 

@@ -107,12 +107,13 @@ export class BankConnectionRepository {
     return row ?? null;
   }
 
-  /** Connections the refresh should sync now: not waiting for new credentials and not synced lately. */
+  /** Connections the refresh should sync now: not waiting for new credentials, and not synced lately or with a walk left unfinished. */
   dueConnections(olderThanSeconds: number): Promise<ConnectionRow[]> {
     return selectRows<ConnectionRow>(
       this.sequelize,
       `SELECT ${CONNECTION_COLUMNS} FROM bank_connections
-        WHERE status <> 'requires_update' AND (last_sync_at IS NULL OR last_sync_at < now() - make_interval(secs => $1))`,
+        WHERE status <> 'requires_update'
+          AND (last_sync_at IS NULL OR last_sync_at < now() - make_interval(secs => $1) OR jsonb_typeof(sync_state -> 'walk') = 'object')`,
       [olderThanSeconds],
     );
   }

@@ -99,6 +99,23 @@ export class BankSyncService {
       await this.settleBalances(links);
       await this.finish(connection, runId, totals, "completed", "good", totals.errors.length ? totals.errors.join("; ") : null);
     } catch (error) {
+      if (error instanceof UpstreamError && error.failure === "budget") {
+        // Not a failure: the provider allows so many requests a day (SimpleFIN Bridge: 24), everything
+        // fetched so far is imported, and the walk's cursor is saved. The connection stays good; the run
+        // completes with what it imported; the rest follows once the budget renews (budgetResetsAt,
+        // nextSyncAt), from where this run stopped.
+        logger.info({ requestsToday: connection.requestsToday }, "bank sync paused at the daily request budget");
+        await this.settleBalances(links).catch((settling: unknown) =>
+          logger.error({ err: settling }, "balances not recomputed after a paused sync"),
+        );
+        const problems = totals.errors.length ? totals.errors.join("; ") : null;
+        const note = `Stopped at the provider's daily request budget (${this.config.simplefinDailyRequestBudget} requests per UTC day); the next sync continues from here after 00:00 UTC`;
+        // lastSyncAt stays: it says when a sync last ran to its end, and keeps the refresh's schedule.
+        await this.finish(connection, runId, { ...totals, errors: [...totals.errors, note] }, "completed", "good", problems, {
+          keepLastSyncAt: true,
+        });
+        return this.repositories.connections.run(runId);
+      }
       const { status, message } = this.failureOf(error, logger);
       totals.errors.push(message);
       // What the sync wrote before failing is kept, so the balances must follow it too.
@@ -147,6 +164,7 @@ export class BankSyncService {
     runStatus: "completed" | "failed",
     connectionStatus: ConnectionStatus,
     message: string | null,
+    options: { keepLastSyncAt?: boolean } = {},
   ): Promise<void> {
     const now = new Date();
     await this.repositories.connections.updateRun(runId, {
@@ -158,7 +176,11 @@ export class BankSyncService {
       skippedCount: totals.skipped,
       errors: totals.errors,
     });
-    await this.repositories.connections.updateConnection(connection.id, { status: connectionStatus, lastError: message, lastSyncAt: now });
+    await this.repositories.connections.updateConnection(connection.id, {
+      status: connectionStatus,
+      lastError: message,
+      ...(options.keepLastSyncAt ? {} : { lastSyncAt: now }),
+    });
     this.publish(connection, runId, runStatus, connectionStatus, message);
   }
 
@@ -186,8 +208,6 @@ export class BankSyncService {
           return { status: "failed", message: "The provider subscription needs payment" };
         case "rate_limited":
           return { status: "failed", message: "The provider is rate limiting this connection; the next scheduled sync will try again" };
-        case "budget":
-          return { status: "failed", message: "The connection's daily request budget is spent; syncing resumes tomorrow" };
         default:
           return { status: "failed", message: error.message };
       }

@@ -150,10 +150,27 @@ export class BankConnectionResolver {
   @FieldResolver(() => Date, {
     nullable: true,
     description:
-      "When the automatic refresh syncs it next: lastSyncAt plus BANK_SYNC_INTERVAL_HOURS (checked every 10 minutes); null while new credentials are needed.",
+      "When the automatic refresh syncs it next: lastSyncAt plus BANK_SYNC_INTERVAL_HOURS (checked every 10 minutes), or as soon as the request budget renews when a sync stopped at it; null while new credentials are needed.",
   })
   nextSyncAt(@Ctx() { services }: RequestContext, @Root() connection: BankConnectionType): Date | null {
     return services.banking.nextSyncAt(connection);
+  }
+
+  @FieldResolver(() => Int, {
+    nullable: true,
+    description: "Requests the provider allows per UTC day (SimpleFIN: SIMPLEFIN_DAILY_REQUEST_BUDGET); null when it sets no budget.",
+  })
+  dailyRequestBudget(@Ctx() { services }: RequestContext, @Root() connection: BankConnectionType): number | null {
+    return services.banking.dailyRequestBudget(connection);
+  }
+
+  @FieldResolver(() => Date, {
+    nullable: true,
+    description:
+      "Set when today's request budget is spent: when it renews (00:00 UTC). A sync that reaches the budget is not a failure: it completes with what it imported, and the next continues from there.",
+  })
+  budgetResetsAt(@Ctx() { services }: RequestContext, @Root() connection: BankConnectionType): Date | null {
+    return services.banking.budgetResetsAt(connection);
   }
 
   @FieldResolver(() => BankConnectionAccountCountsType)

@@ -186,10 +186,28 @@ export class BankingService {
    * (at the refresh's next check, every 10 minutes, once that has passed); null while it waits for new
    * credentials. The same rule as `dueConnections`.
    */
-  nextSyncAt(connection: { status: string; lastSyncAt: Date | null }, now = new Date()): Date | null {
+  nextSyncAt(connection: BudgetedConnection & { status: string; lastSyncAt: Date | null }, now = new Date()): Date | null {
     if (connection.status === "requires_update") return null;
-    if (!connection.lastSyncAt) return now;
-    return new Date(connection.lastSyncAt.getTime() + this.config.bankSyncIntervalHours * 3_600_000);
+    const resets = this.budgetResetsAt(connection, now);
+    // A walk stopped at the budget continues as soon as the budget allows (the refresh treats it as due).
+    if (historyLeft(connection)) return resets ?? now;
+    if (!connection.lastSyncAt) return resets ?? now;
+    const next = new Date(connection.lastSyncAt.getTime() + this.config.bankSyncIntervalHours * 3_600_000);
+    return resets && resets > next ? resets : next;
+  }
+
+  /**
+   * When a SimpleFIN connection that spent today's request budget may ask again (the next 00:00 UTC,
+   * as the budget counts UTC days); null while budget is left, and always for Lunch Flow (no budget).
+   */
+  budgetResetsAt(connection: BudgetedConnection, now = new Date()): Date | null {
+    if (connection.provider !== "simplefin" || connection.requestsToday < this.config.simplefinDailyRequestBudget) return null;
+    return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1));
+  }
+
+  /** The request budget per UTC day of the connection's provider; null when it has none. */
+  dailyRequestBudget(connection: { provider: string }): number | null {
+    return connection.provider === "simplefin" ? this.config.simplefinDailyRequestBudget : null;
   }
 
   /**
@@ -363,4 +381,11 @@ export class BankingService {
     }
     return url;
   }
+}
+
+type BudgetedConnection = { provider: string; requestsToday: number; syncState?: SyncState | null };
+
+/** Whether a window walk stopped before its end (at the request budget, or a worker that died). */
+function historyLeft(connection: BudgetedConnection): boolean {
+  return Boolean(connection.syncState?.walk);
 }
