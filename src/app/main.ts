@@ -223,8 +223,8 @@ async function readCheckpointFile(file: string): Promise<string> {
     return await fs.promises.readFile(file, "utf8");
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") throw new Error(`--checkpoint ${file}: no such file`);
-    if (code === "EACCES") throw new Error(`--checkpoint ${file}: permission denied`);
+    if (code === "ENOENT") throw new Error(`--checkpoint ${file}: no such file`, { cause: error });
+    if (code === "EACCES") throw new Error(`--checkpoint ${file}: permission denied`, { cause: error });
     throw error;
   }
 }

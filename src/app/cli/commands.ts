@@ -111,7 +111,7 @@ export const COMMANDS: CommandSpec[] = [
       "--checkpoint FILE also checks a signed checkpoint kept elsewhere (a copy of AUDIT_CHECKPOINT_FILE): the log must still hold it.",
       "A tampered or missing archive (altered line or manifest, corrupt or truncated gzip, a file from another month) is a broken link",
       "naming the archive and its first bad event, or its bad bytes. Exit status: 0 intact, 1 broken (the report says where),",
-      "2 the check could not run (a missing --checkpoint file, no database): one line, or {\"error\"} with --json.",
+      '2 the check could not run (a missing --checkpoint file, no database): one line, or {"error"} with --json.',
     ],
     options: { from: { type: "string" }, to: { type: "string" }, checkpoint: { type: "string" } },
     group: "Audit",

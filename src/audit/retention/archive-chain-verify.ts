@@ -78,7 +78,13 @@ export async function verifyAcrossArchives(deps: Deps, external: string | null =
     const own = archives.filter((candidate) => monthLabel(candidate.month) === monthLabel(month.month));
     if (month.state === "restored") {
       restored.push(month);
-      sources.push(restoredRows(deps, month, own.filter((archive) => archive.state === "stored")));
+      sources.push(
+        restoredRows(
+          deps,
+          month,
+          own.filter((archive) => archive.state === "stored"),
+        ),
+      );
       continue;
     }
     for (const archive of own) {
@@ -260,7 +266,11 @@ async function* restoredRows(deps: Deps, month: MonthRow, archives: ArchiveRow[]
       const [archived, restoredRow] = await Promise.all([fromArchives.next(), fromDatabase.next()]);
       if (archived.done && restoredRow.done) return;
       if (restoredRow.done)
-        throw at(archived.value!, "deleted", `event ${archived.value!.id} (sequence ${archived.value!.seq}) of its archives is not in the database`);
+        throw at(
+          archived.value!,
+          "deleted",
+          `event ${archived.value!.id} (sequence ${archived.value!.seq}) of its archives is not in the database`,
+        );
       const row = restoredRow.value;
       if (archived.done) throw at(row, "inserted", `event ${row.id} (sequence ${row.seq}) is in the database but in none of its archives`);
       const copy = archived.value;

@@ -39,9 +39,12 @@ export class ArchiveReader {
     const { manifest } = archive;
     const hash = createHash("sha256");
     let count = 0;
+    let previousSeq = 0n;
     for await (const { text, line, compressedAt } of this.split(archive, await this.open(archive))) {
       hash.update(`${text}\n`, "utf8");
       count = line;
+      const event = this.lineEvent(archive, text, line, previousSeq);
+      previousSeq = event.seq;
       if (count > manifest.rows)
         throw this.tampered(archive, { what: `has more than its ${manifest.rows} lines`, line, bytes: `${compressedAt}-${compressedAt}` });
       yield text;
@@ -86,7 +89,7 @@ export class ArchiveReader {
 
   private async checkManifestFile(archive: ArchiveRow): Promise<void> {
     const key = manifestPathOf(archive.storageKey);
-    let text = "";
+    let text: string;
     try {
       const stream = await this.store.open(key);
       const chunks: Buffer[] = [];
@@ -132,9 +135,6 @@ export class ArchiveReader {
    */
   private async diagnose(archive: ArchiveRow, fileSize: number): Promise<ArchiveTamperedError> {
     const { manifest } = archive;
-    const from = archive.month.getTime();
-    const before = monthEnd(archive.month).getTime();
-    const [firstSeq, lastSeq] = [BigInt(manifest.firstSeq ?? "0"), BigInt(manifest.lastSeq ?? "0")];
     let previousSeq = 0n;
     let batch: { text: string; seq: string; id: string; line: number }[] = [];
     let last: Line | null = null;
@@ -154,24 +154,7 @@ export class ArchiveReader {
     try {
       for await (const entry of this.split(archive, await this.open(archive))) {
         last = entry;
-        let event: { id?: unknown; seq?: unknown; occurredAt?: unknown };
-        try {
-          event = JSON.parse(entry.text) as typeof event;
-        } catch {
-          throw this.tampered(archive, { what: `line ${entry.line} is not an archived event`, line: entry.line });
-        }
-        const seq = typeof event.seq === "string" && /^\d{1,19}$/.test(event.seq) ? BigInt(event.seq) : null;
-        const at = typeof event.occurredAt === "string" ? Date.parse(event.occurredAt) : NaN;
-        const id = typeof event.id === "string" ? event.id : null;
-        if (seq === null || id === null || Number.isNaN(at))
-          throw this.tampered(archive, { what: `line ${entry.line} is not an archived event`, line: entry.line });
-        if (seq < firstSeq || seq > lastSeq || seq <= previousSeq || at < from || at >= before)
-          throw this.tampered(archive, {
-            what: `holds event ${id} (sequence ${seq}, ${new Date(at).toISOString()}, line ${entry.line}), which is not one of its own (sequences ${manifest.firstSeq} to ${manifest.lastSeq} of ${monthLabel(archive.month)})`,
-            seq: seq.toString(),
-            eventId: id,
-            line: entry.line,
-          });
+        const { seq, id } = this.lineEvent(archive, entry.text, entry.line, previousSeq);
         previousSeq = seq;
         batch.push({ text: entry.text, seq: seq.toString(), id, line: entry.line });
         if (batch.length === DIAGNOSE_BATCH) {
@@ -197,6 +180,34 @@ export class ArchiveReader {
       what: `is not the file that was archived (${fileSize} bytes of ${manifest.fileBytes}, its SHA-256 differs from the manifest's)`,
       bytes: `${start}-${Math.max(fileSize, manifest.fileBytes)}`,
     });
+  }
+
+  /**
+   * An archive line as the event it must be: JSON with an id, a sequence number inside the archive's
+   * range and after the line before, and a time inside its month; otherwise the archive is tampered.
+   */
+  private lineEvent(archive: ArchiveRow, text: string, line: number, previousSeq: bigint): { seq: bigint; id: string } {
+    const { manifest } = archive;
+    let event: { id?: unknown; seq?: unknown; occurredAt?: unknown } | null;
+    try {
+      event = JSON.parse(text) as typeof event;
+    } catch {
+      event = null;
+    }
+    const seq = typeof event?.seq === "string" && /^\d{1,19}$/.test(event.seq) ? BigInt(event.seq) : null;
+    const at = typeof event?.occurredAt === "string" ? Date.parse(event.occurredAt) : NaN;
+    const id = typeof event?.id === "string" && /^[0-9a-f-]{36}$/i.test(event.id) ? event.id : null;
+    if (seq === null || id === null || Number.isNaN(at))
+      throw this.tampered(archive, { what: `line ${line} is not an archived event`, line });
+    const [firstSeq, lastSeq] = [BigInt(manifest.firstSeq ?? "0"), BigInt(manifest.lastSeq ?? "0")];
+    if (seq < firstSeq || seq > lastSeq || seq <= previousSeq || at < archive.month.getTime() || at >= monthEnd(archive.month).getTime())
+      throw this.tampered(archive, {
+        what: `holds event ${id} (sequence ${seq}, ${new Date(at).toISOString()}, line ${line}), which is not one of its own (sequences ${manifest.firstSeq} to ${manifest.lastSeq} of ${monthLabel(archive.month)})`,
+        seq: seq.toString(),
+        eventId: id,
+        line,
+      });
+    return { seq, id };
   }
 
   /** Lines of the gzip data, each with its 1-based number and how far into the compressed file it ended; bounded. */

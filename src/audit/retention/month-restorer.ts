@@ -60,11 +60,15 @@ export class MonthRestorer {
           });
         }
         if (checkpoint && (!links.last || links.last.seq !== checkpoint.treeSize || !links.last.hash.equals(checkpoint.rootHash)))
-          throw tampered(null, {
-            kind: "checkpoint",
-            message: `the archives of ${label} end at sequence ${links.last?.seq ?? "none"}, not at the chain its signed checkpoint records (sequence ${checkpoint.treeSize})`,
-            seq: checkpoint.treeSize,
-          }, label);
+          throw tampered(
+            null,
+            {
+              kind: "checkpoint",
+              message: `the archives of ${label} end at sequence ${links.last?.seq ?? "none"}, not at the chain its signed checkpoint records (sequence ${checkpoint.treeSize})`,
+              seq: checkpoint.treeSize,
+            },
+            label,
+          );
         await this.repository.setState(month, "restored", transaction);
         await this.audit.record(transaction, {
           type: "audit.archive.restored",
@@ -149,11 +153,15 @@ export class MonthRestorer {
         throw new Error("its signed text differs from the recorded size and hash");
       return { treeSize: row.treeSize, rootHash: checkpoint.rootHash };
     } catch (error) {
-      throw tampered(null, {
-        kind: "checkpoint",
-        message: `the signed checkpoint of ${label} is rejected: ${(error as Error).message}`,
-        seq: row.treeSize,
-      }, label);
+      throw tampered(
+        null,
+        {
+          kind: "checkpoint",
+          message: `the signed checkpoint of ${label} is rejected: ${(error as Error).message}`,
+          seq: row.treeSize,
+        },
+        label,
+      );
     }
   }
 }
@@ -161,8 +169,9 @@ export class MonthRestorer {
 function archiveHolding(archives: ArchiveRow[], seq: string): ArchiveRow {
   const at = BigInt(seq);
   return (
-    archives.find((archive) => archive.manifest.firstSeq && BigInt(archive.manifest.firstSeq) <= at && BigInt(archive.manifest.lastSeq!) >= at) ??
-    archives[0]
+    archives.find(
+      (archive) => archive.manifest.firstSeq && BigInt(archive.manifest.firstSeq) <= at && BigInt(archive.manifest.lastSeq!) >= at,
+    ) ?? archives[0]
   );
 }
 
