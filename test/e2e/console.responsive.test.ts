@@ -113,9 +113,9 @@ for (const scheme of ["light", "dark"] as const) {
           await page.waitForLoadState("networkidle");
           await screenshot(page, name, width, scheme);
           if (name === "audit-log" && width === 1280) {
-            // Names, not ids: provider.created names the provider by id; the table shows its name, the id on hover.
+            // Names, not ids: provider.created names the provider by id; the table shows its name, the whole name and the id on hover.
             const cell = page.locator(".events-scroller [role=gridcell]", { hasText: "Acme identity" }).first();
-            await eventually(async () => expect(await cell.getAttribute("title")).toMatch(/^[0-9a-f-]{36}$/));
+            await eventually(async () => expect(await cell.getAttribute("title")).toMatch(/^Acme identity \([0-9a-f-]{36}\)$/));
           }
           const where = { view, width, scheme };
 

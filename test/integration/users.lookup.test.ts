@@ -3,7 +3,7 @@
  * audit log's user filter. Auditors find members of their own family only, by the start of the e-mail
  * (or a pasted id); administrators find anyone; deleted accounts never; only id, e-mail and name.
  */
-import { graphqlClient, useGraphqlApp, validationFailed, type Gql } from "../helpers/graphql";
+import { graphqlClient, useGraphqlApp, validationFailed, type Gql, type Json } from "../helpers/graphql";
 
 const { app } = useGraphqlApp();
 const LOOKUP = `query($prefix: String!, $limit: Int) { auditUserLookup(emailPrefix: $prefix, limit: $limit) { id email name } }`;
@@ -39,7 +39,7 @@ beforeAll(async () => {
   await app().runtime.services.userAdmin.delete(actor, ids.bobby);
 });
 
-const emails = (data: { auditUserLookup: Array<{ email: string }> }) => data.auditUserLookup.map((found) => found.email);
+const emails = (data: Json): string[] => (data.auditUserLookup as Array<{ email: string }>).map((found) => found.email);
 
 test("an auditor finds the members of their family whose e-mail begins with what they typed, and no one else", async () => {
   const found = await auditor.ok(LOOKUP, { prefix: "BOB" });

@@ -17,7 +17,8 @@ const ROW_HEIGHT = 36;
 /** On a phone each event is a card of three lines (time and severity; type; user and address). */
 const CARD_HEIGHT = 70;
 export const PHONE = "(max-width: 700px)";
-export const COLUMNS = ["Time", "Type", "Severity", "User", "Provider", "IP address", "Action", "Resource"];
+/** No Action column: an event's action is its type's verb (user.created: create), shown in its detail. */
+export const COLUMNS = ["Time", "Type", "Severity", "User", "Provider", "IP address", "Resource"];
 
 type Props = {
   events: AuditEvent[];
@@ -117,9 +118,10 @@ export function EventsTable({
         className="events-scroller"
         ref={scroller}
         data-testid="events-scroller"
-        role="rowgroup"
+        // A row group holds rows: with none (the empty state) the scroller is a plain box.
+        role={events.length ? "rowgroup" : undefined}
         tabIndex={0}
-        aria-label="Event rows"
+        aria-label={events.length ? "Event rows" : undefined}
         onScroll={(event) => onScrolledAway(event.currentTarget.scrollTop > rowHeight)}
       >
         <div style={{ height: virtualizer.getTotalSize(), position: "relative" }} role="presentation">
@@ -149,10 +151,13 @@ export function EventsTable({
                 <Cell text={event.user?.email} />
                 <Cell
                   text={event.provider ? (providerNames.get(event.provider) ?? event.provider) : null}
-                  hover={event.provider ?? undefined}
+                  hover={
+                    event.provider && providerNames.has(event.provider)
+                      ? `${providerNames.get(event.provider)} (${event.provider})`
+                      : undefined
+                  }
                 />
                 <Cell className="mono" text={event.ipAddress} />
-                <Cell text={event.action} />
                 <Cell text={event.resource ? `${event.resource.type} ${event.resource.label ?? event.resource.id}` : null} />
               </div>
             );
