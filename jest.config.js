@@ -28,7 +28,8 @@ module.exports = {
     // Jest on Node 20 cannot require() ES modules, so the ESM-only OIDC packages go through swc too.
     "^.+\\.m?js$": ["@swc/jest", { jsc: { target: "es2022" }, module: { type: "commonjs" } }],
   },
-  transformIgnorePatterns: ["/node_modules/(?!(openid-client|oauth4webapi|jose|oidc-provider)/)"],
+  // The same for otplib (TOTP) and the ESM-only @scure / @noble packages under it.
+  transformIgnorePatterns: ["/node_modules/(?!(openid-client|oauth4webapi|jose|oidc-provider|otplib|@otplib|@scure|@noble)/)"],
   globalSetup: "<rootDir>/test/global-setup.ts",
   globalTeardown: "<rootDir>/test/global-teardown.ts",
   testTimeout: 30000,

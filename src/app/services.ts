@@ -39,6 +39,8 @@ import { AuditService } from "../audit/log/audit.service";
 import { AuthRepository } from "../finance/auth/auth.repository";
 import { LoginService } from "../finance/auth/login.service";
 import { SessionService } from "../finance/auth/session.service";
+import { TwoFactorRepository } from "../finance/auth/two-factor.repository";
+import { TwoFactorService } from "../finance/auth/two-factor.service";
 import { ApiKeyRepository } from "../finance/identity/api-key.repository";
 import { ApiKeyService } from "../finance/identity/api-key.service";
 import { UsageService } from "../finance/usage/usage.service";
@@ -199,10 +201,16 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     sequelize,
     repositories.auth,
     audit,
-    { accessTokenTtlSeconds: config.accessTokenTtlSeconds, sessionTtlSeconds: config.sessionTtlSeconds },
+    {
+      accessTokenTtlSeconds: config.accessTokenTtlSeconds,
+      sessionTtlSeconds: config.sessionTtlSeconds,
+      refreshReuseGraceSeconds: config.refreshReuseGraceSeconds,
+    },
     events,
+    secrets,
   );
   const users = new UserService(sequelize, audit, events, repositories.users);
+  const twoFactor = new TwoFactorService(sequelize, new TwoFactorRepository(sequelize), audit, secrets);
   /** The one way to reach a user- or upstream-supplied URL or host (src/platform/outbound/outbound.guard.ts). */
   const outbound = new OutboundGuard(config.outbound, deps.resolve);
   const oidc = new OidcClient({ ...config.sso, allowInsecure: config.allowInsecureUpstreams }, outbound);
@@ -268,9 +276,11 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
       logger,
     ),
     sessions,
-    logins: new LoginService(sequelize, repositories.auth, audit, sessions, {
+    twoFactor,
+    logins: new LoginService(sequelize, repositories.auth, audit, sessions, twoFactor, {
       maxFailures: config.loginMaxFailures,
       lockoutSeconds: config.loginLockoutSeconds,
+      mfaRequiredForAdmins: config.mfaRequiredForAdmins,
     }),
     auditExports: new AuditExportService(
       sequelize,

@@ -39,7 +39,7 @@ describe("POST /api/v1/auth/login and /refresh", () => {
       token_type: "Bearer",
       expires_in: expect.any(Number),
       created_at: expect.any(Number),
-      user: { id: user.id, email, ai_enabled: false },
+      user: { id: user.id, email, first_name: null, last_name: null, ui_layout: "dashboard", ai_enabled: false },
     });
     const [event] = await events("auth.login.success", email);
     expect(event).toMatchObject({ userAgent: "sure-cli/0.1", user: { email } });
@@ -59,21 +59,33 @@ describe("POST /api/v1/auth/login and /refresh", () => {
     });
     expect(refreshed.body.access_token).not.toBe(response.body.access_token);
     expect(await events("auth.token.refreshed", email)).toHaveLength(1);
-    // A refresh token works once: a replay is refused, as sure-cli's guard expects (>= 400).
-    expect((await api.post("/auth/refresh", { refresh_token: response.body.refresh_token, device: DEVICE })).status).toBeGreaterThanOrEqual(
-      400,
-    );
+    // Within the grace window the replaced token answers with the same new pair (a concurrent refresh).
+    const again = await api.post("/auth/refresh", { refresh_token: response.body.refresh_token, device: DEVICE });
+    expect(again.status).toBe(200);
+    expect(again.body.refresh_token).toBe(refreshed.body.refresh_token);
   });
 
-  test("a wrong password is 401 and audited as a failed login; a missing field is 400", async () => {
+  test("refusals answer upstream's bodies: the message in `error`, as the app shows it", async () => {
     const { email } = await newUser();
     const api = client(`${app.url}/api/v1`);
     const wrong = await api.post("/auth/login", { email, password: "nope", device: DEVICE });
     expect(wrong.status).toBe(401);
-    expect(wrong.body.error).toBe("unauthorized");
+    expect(wrong.body.error).toBe("Invalid email or password");
+    expect(wrong.body.mfa_required).toBeUndefined();
     expect(await events("auth.login.failed", email)).toHaveLength(1);
-    expect((await api.post("/auth/login", { email, device: DEVICE })).status).toBe(400);
-    expect((await api.post("/auth/refresh", { device: DEVICE })).status).toBe(400);
+    // Upstream looks the user up with what it got: no password is the same 401.
+    const missing = await api.post("/auth/login", { email, device: DEVICE });
+    expect(missing.status).toBe(401);
+    expect(missing.body.error).toBe("Invalid email or password");
+    const noToken = await api.post("/auth/refresh", { device: DEVICE });
+    expect(noToken.status).toBe(400);
+    expect(noToken.body.error).toBe("Refresh token is required");
+    const badToken = await api.post("/auth/refresh", { refresh_token: "fgr_nothing", device: DEVICE });
+    expect(badToken.status).toBe(401);
+    expect(badToken.body.error).toBe("Invalid refresh token");
+    const partialDevice = await api.post("/auth/login", { email, password: PASSWORD, device: { device_id: "x" } });
+    expect(partialDevice.status).toBe(400);
+    expect(partialDevice.body.error).toBe("Device information is required");
   });
 });
 

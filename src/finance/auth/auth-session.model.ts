@@ -11,6 +11,8 @@ export class AuthSessionModel extends Model<InferAttributes<AuthSessionModel>, I
   declare secretHash: Buffer;
   declare ipAddress: CreationOptional<string | null>;
   declare userAgent: CreationOptional<string | null>;
+  /** The mobile or CLI client's `device` object, when it sent one. */
+  declare device: CreationOptional<Record<string, unknown> | null>;
   declare expiresAt: Date;
   declare endedAt: CreationOptional<Date | null>;
   declare endReason: CreationOptional<string | null>;
@@ -26,6 +28,7 @@ export class AuthSessionModel extends Model<InferAttributes<AuthSessionModel>, I
         secretHash: { type: DataTypes.BLOB, allowNull: false },
         ipAddress: DataTypes.INET,
         userAgent: DataTypes.TEXT,
+        device: DataTypes.JSONB,
         expiresAt: { type: DataTypes.DATE, allowNull: false },
         endedAt: DataTypes.DATE,
         endReason: DataTypes.TEXT,

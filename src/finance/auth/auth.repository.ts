@@ -10,6 +10,8 @@ export type TokenOwnerRow = {
   tokenExpiresAt: Date;
   rotatedAt: Date | null;
   revokedAt: Date | null;
+  /** The sealed pair this refresh token was exchanged for (kept for the grace window). */
+  successorSealed: string | null;
   sessionId: string;
   sessionExpiresAt: Date;
   sessionEndedAt: Date | null;
@@ -24,6 +26,7 @@ export type TokenOwnerRow = {
 export type LoginUserRow = {
   id: string;
   email: string;
+  role: UserRole;
   status: UserStatus;
   passwordHash: string | null;
   failedLoginCount: number;
@@ -49,7 +52,7 @@ export class AuthRepository {
     const [row] = await selectRows<TokenOwnerRow>(
       this.sequelize,
       `SELECT t.id AS "tokenId", t.kind, t.expires_at AS "tokenExpiresAt", t.rotated_at AS "rotatedAt", t.revoked_at AS "revokedAt",
-              ${OWNER_COLUMNS}
+              t.successor_sealed AS "successorSealed", ${OWNER_COLUMNS}
          FROM auth_tokens t JOIN auth_sessions s ON s.id = t.session_id JOIN users u ON u.id = s.user_id
         WHERE t.token_hash = $1 ${lock ? "FOR UPDATE OF t, s" : ""}`,
       [hash],
@@ -60,7 +63,7 @@ export class AuthRepository {
 
   async sessionBySecretHash(
     hash: Buffer,
-  ): Promise<Omit<TokenOwnerRow, "tokenId" | "kind" | "tokenExpiresAt" | "rotatedAt" | "revokedAt"> | null> {
+  ): Promise<Omit<TokenOwnerRow, "tokenId" | "kind" | "tokenExpiresAt" | "rotatedAt" | "revokedAt" | "successorSealed"> | null> {
     const [row] = await selectRows<TokenOwnerRow>(
       this.sequelize,
       `SELECT ${OWNER_COLUMNS} FROM auth_sessions s JOIN users u ON u.id = s.user_id WHERE s.secret_hash = $1`,
@@ -72,7 +75,7 @@ export class AuthRepository {
   async loginUser(email: string, transaction: Transaction): Promise<LoginUserRow | null> {
     const [row] = await selectRows<LoginUserRow>(
       this.sequelize,
-      `SELECT id, email, status, password_hash AS "passwordHash", failed_login_count AS "failedLoginCount", locked_until AS "lockedUntil"
+      `SELECT id, email, role, status, password_hash AS "passwordHash", failed_login_count AS "failedLoginCount", locked_until AS "lockedUntil"
          FROM users WHERE lower(email) = lower($1) FOR UPDATE`,
       [email.trim()],
       transaction,
@@ -121,13 +124,23 @@ export class AuthRepository {
     return (rows as unknown[]).length > 0;
   }
 
-  /** Marks a refresh token used; false when another request used it first. */
-  async markRotated(tokenId: string, transaction: Transaction): Promise<boolean> {
+  /** Marks a refresh token used, keeping the sealed pair it was exchanged for; false when another request used it first. */
+  async markRotated(tokenId: string, successorSealed: string, transaction: Transaction): Promise<boolean> {
     const [rows] = await this.sequelize.query(
-      `UPDATE auth_tokens SET rotated_at = now() WHERE id = $1 AND rotated_at IS NULL AND revoked_at IS NULL RETURNING id`,
-      { bind: [tokenId], transaction },
+      `UPDATE auth_tokens SET rotated_at = clock_timestamp(), successor_sealed = $2
+        WHERE id = $1 AND rotated_at IS NULL AND revoked_at IS NULL RETURNING id`,
+      { bind: [tokenId, successorSealed], transaction },
     );
     return (rows as unknown[]).length > 0;
+  }
+
+  /** Forgets the pairs kept for refresh tokens whose grace window has passed. */
+  async clearSuccessors(graceSeconds: number): Promise<void> {
+    await this.sequelize.query(
+      `UPDATE auth_tokens SET successor_sealed = NULL
+        WHERE successor_sealed IS NOT NULL AND rotated_at < now() - make_interval(secs => $1)`,
+      { bind: [graceSeconds] },
+    );
   }
 
   async revokeAccessTokens(sessionId: string, transaction: Transaction): Promise<void> {
@@ -168,6 +181,15 @@ export class AuthRepository {
       bind: [userId, method],
       transaction,
     });
+  }
+
+  async profile(userId: string): Promise<{ id: string; email: string; name: string | null; aiEnabled: boolean } | null> {
+    const [row] = await selectRows<{ id: string; email: string; name: string | null; aiEnabled: boolean }>(
+      this.sequelize,
+      `SELECT id, email, name, ai_enabled AS "aiEnabled" FROM users WHERE id = $1`,
+      [userId],
+    );
+    return row ?? null;
   }
 
   async clearFailedLogins(userId: string, transaction: Transaction): Promise<void> {

@@ -4,7 +4,11 @@ import { BadRequestError, DomainError, ErrorCode } from "../../platform/common/e
 import { sendError } from "../../transports/http/respond";
 import { authenticate, refuseCrossSiteSignIn, SESSION_COOKIE } from "../../transports/http/authenticate";
 import type { Services } from "../../app/services";
+import { CONSOLE_PATH } from "../../transports/http/admin-console";
+import { SureAuthError } from "./auth-answers";
+import { INVALID_LOGIN } from "./login.service";
 import { setSessionCookie, tokenResponse } from "./session-answer";
+import { InvalidGrantError, type DeviceInfo, type TokenPair } from "./session.service";
 
 const BODY_LIMIT = "16kb";
 
@@ -17,6 +21,15 @@ type Handler = (req: Request, res: Response) => Promise<void>;
 export function createAuthRouter(services: Services, rateLimit: express.RequestHandler[]): express.Router {
   const router = express.Router();
   const body = [express.json({ limit: BODY_LIMIT }), express.urlencoded({ extended: false, limit: BODY_LIMIT })];
+  const sureRoute = (handler: Handler) => async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      res.setHeader("Cache-Control", "no-store");
+      await handler(req, res);
+    } catch (error) {
+      if (!(error instanceof DomainError)) return next(error);
+      sendError(req, res, sureAnswer(error));
+    }
+  };
   const route = (handler: Handler) => async (req: Request, res: Response, next: NextFunction) => {
     try {
       res.setHeader("Cache-Control", "no-store");
@@ -35,26 +48,26 @@ export function createAuthRouter(services: Services, rateLimit: express.RequestH
     route(async (req, res) => {
       const email = field(req, "email");
       const password = field(req, "password");
-      const session = await services.logins.login(email, password);
+      const session = await services.logins.login(email, password, { otpCode: optionalField(req, "otp_code"), offerSetup: true });
       setSessionCookie(req, res, session);
-      res.json(tokenResponse(session));
+      res.json({ ...tokenResponse(session), ...(session.recoveryCodes ? { recovery_codes: session.recoveryCodes } : {}) });
     }),
   );
 
-  // Upstream's mobile and CLI sign-in (sure-cli `login`, `refresh`): the same sign-in and refresh as
-  // above, audited alike; the `device` object those clients send is accepted and not stored.
+  // Upstream's mobile app and sure-cli sign in here (Api::V1::AuthController): the same sign-in and
+  // refresh as above, audited alike with the client's `device`, answering upstream's bodies.
   router.post(
     `${API_PREFIX}/auth/login`,
     ...rateLimit,
     ...body,
-    route(async (req, res) => {
-      const session = await services.logins.login(field(req, "email"), field(req, "password"));
+    sureRoute(async (req, res) => {
+      const email = optionalField(req, "email");
+      const password = optionalField(req, "password");
+      if (!email || !password) throw new SureAuthError(ErrorCode.Unauthenticated, INVALID_LOGIN);
+      const device = deviceOf(req);
+      const session = await services.logins.login(email, password, { otpCode: optionalField(req, "otp_code"), device });
       const actor = await services.sessions.authenticateAccessToken(session.accessToken);
-      res.json({
-        ...tokenResponse(session),
-        created_at: Math.floor(Date.now() / 1000),
-        user: { id: actor.userId, email: actor.email, ai_enabled: actor.aiEnabled },
-      });
+      res.json({ ...mobileTokens(session), user: await services.logins.mobileUser(actor.userId) });
     }),
   );
 
@@ -62,13 +75,18 @@ export function createAuthRouter(services: Services, rateLimit: express.RequestH
     `${API_PREFIX}/auth/refresh`,
     ...rateLimit,
     ...body,
-    route(async (req, res) => {
-      res.json({
-        ...tokenResponse(await services.sessions.refresh(field(req, "refresh_token"))),
-        created_at: Math.floor(Date.now() / 1000),
-      });
+    sureRoute(async (req, res) => {
+      const refreshToken = optionalField(req, "refresh_token");
+      if (!refreshToken) throw new SureAuthError(ErrorCode.BadRequest, "Refresh token is required");
+      res.json(mobileTokens(await services.sessions.refresh(refreshToken, deviceOf(req))));
     }),
   );
+
+  // The app's "Test connection" (GET /sessions/new, any 2xx/3xx is a Sure server): a page pointing to the console's sign-in.
+  router.get("/sessions/new", (_req, res) => {
+    res.setHeader("Cache-Control", "no-store");
+    res.type("html").send(SIGN_IN_POINTER);
+  });
 
   router.post(
     "/auth/logout",
@@ -108,6 +126,48 @@ export function createAuthRouter(services: Services, rateLimit: express.RequestH
   );
   return router;
 }
+
+/**
+ * Upstream's `/api/v1/auth/*` answers: a refusal carries its human message in `error` (what the app
+ * shows), a wrong refresh token is 401 "Invalid refresh token"; other errors keep their REST body.
+ */
+function sureAnswer(error: DomainError): DomainError {
+  if (error instanceof SureAuthError) return error;
+  if (error instanceof InvalidGrantError) return new SureAuthError(ErrorCode.Unauthenticated, "Invalid refresh token");
+  if (error.code === ErrorCode.Unauthenticated || error.code === ErrorCode.BadRequest) return new SureAuthError(error.code, error.message);
+  return error;
+}
+
+/** The token response of upstream's mobile endpoints: RFC 6749's fields and `created_at` (seconds). */
+export function mobileTokens(pair: TokenPair) {
+  return { ...tokenResponse(pair), created_at: Math.floor(Date.now() / 1000) };
+}
+
+/**
+ * The `device` object upstream's clients send. Absent is accepted (our own tools sign in without it);
+ * present, it needs upstream's fields: `device_id`, `device_name`, `device_type`, `os_version`, `app_version`.
+ */
+function deviceOf(req: Request): DeviceInfo | null {
+  const device = (req.body as Record<string, unknown> | undefined)?.device;
+  if (device === undefined || device === null) return null;
+  return checkDevice(device);
+}
+
+export function checkDevice(device: unknown): DeviceInfo {
+  const fields = ["device_id", "device_name", "device_type", "os_version", "app_version"] as const;
+  const value = (typeof device === "object" && device !== null ? device : {}) as Record<string, unknown>;
+  const missing = fields.some((name) => typeof value[name] !== "string" || value[name] === "" || (value[name] as string).length > 200);
+  if (missing) throw new SureAuthError(ErrorCode.BadRequest, "Device information is required");
+  return Object.fromEntries(fields.map((name) => [name, value[name]])) as DeviceInfo;
+}
+
+function optionalField(req: Request, name: string): string | null {
+  const value = (req.body as Record<string, unknown> | undefined)?.[name];
+  return typeof value === "string" && value !== "" ? value : null;
+}
+
+const SIGN_IN_POINTER = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign in</title></head>
+<body><main><h1>Sign in</h1><p>This server speaks Sure's API. Sign in on the <a href="${CONSOLE_PATH}/sign-in">console</a>.</p></main></body></html>`;
 
 function field(req: Request, name: string): string {
   const value = (req.body as Record<string, unknown> | undefined)?.[name];

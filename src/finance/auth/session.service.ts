@@ -6,6 +6,7 @@ import type { AuditService } from "../../audit/log";
 import type { EventBus } from "../../platform/events/event-bus";
 import type { Actor } from "../../platform/security/actor";
 import { announceAccessEnded } from "./access-ended";
+import type { SecretBox } from "../../platform/security/secret-box";
 import type { AuthRepository, TokenOwnerRow } from "./auth.repository";
 
 const ACCESS_PREFIX = "fga_";
@@ -13,7 +14,13 @@ const REFRESH_PREFIX = "fgr_";
 const SESSION_PREFIX = "fgs_";
 const SWEEP_BATCH = 500;
 
-export type SessionSettings = { accessTokenTtlSeconds: number; sessionTtlSeconds: number };
+export type SessionSettings = { accessTokenTtlSeconds: number; sessionTtlSeconds: number; refreshReuseGraceSeconds: number };
+
+/** What a mobile or CLI client says about itself when it signs in (upstream's `device` object). */
+export type DeviceInfo = { device_id: string; device_name: string; device_type: string; os_version?: string; app_version?: string };
+
+/** The pair a refresh token was exchanged for, sealed on it for the grace window. */
+type Successor = { accessToken: string; refreshToken: string; accessExpiresAt: string };
 
 /** The OAuth 2.0 token response pair (RFC 6749 §5.1). */
 export type TokenPair = { accessToken: string; refreshToken: string; tokenType: "Bearer"; expiresIn: number };
@@ -50,13 +57,14 @@ export class SessionService {
     private readonly audit: AuditService,
     private readonly settings: SessionSettings,
     private readonly events: EventBus,
+    private readonly secrets: SecretBox,
   ) {}
 
   /** Opens a session with its first token pair, inside the caller's transaction (with its login event). */
   async open(
     transaction: Transaction,
     user: { id: string; email: string },
-    options: { method: string; provider?: string | null },
+    options: { method: string; provider?: string | null; device?: DeviceInfo | null },
   ): Promise<OpenedSession> {
     const context = this.audit.origin();
     const sessionSecret = secret(SESSION_PREFIX);
@@ -72,6 +80,7 @@ export class SessionService {
         ipAddress: context.ipAddress,
         userAgent: context.userAgent,
         expiresAt: sessionExpiresAt,
+        device: options.device ?? null,
       },
       transaction,
     );
@@ -89,16 +98,33 @@ export class SessionService {
   }
 
   /**
-   * Exchanges a refresh token for a new pair; the old pair stops working. Presenting a refresh token
-   * that was already exchanged means it leaked: the whole session and its tokens are revoked.
+   * Exchanges a refresh token for a new pair; the old pair stops working. Presented again within
+   * REFRESH_REUSE_GRACE_SECONDS (a concurrent refresh by another screen of the same app), the old
+   * token answers with the same new pair. Presented after that window, it leaked: the whole session
+   * (the token family) and its tokens are revoked.
    */
-  async refresh(refreshToken: string): Promise<TokenPair> {
+  async refresh(refreshToken: string, device: DeviceInfo | null = null): Promise<TokenPair> {
     if (!refreshToken.startsWith(REFRESH_PREFIX)) throw new InvalidGrantError();
     const outcome = await this.sequelize.transaction(async (transaction): Promise<TokenPair | InvalidGrantError> => {
       const row = await this.repository.tokenByHash(digest(refreshToken), transaction, true);
       if (!row || row.kind !== "refresh") return new InvalidGrantError();
       const user = { id: row.userId, email: row.email };
+      const changes = deviceChanges(device);
+      const live = !row.sessionEndedAt && row.status === "active" && row.sessionExpiresAt > new Date();
       if (row.rotatedAt) {
+        const graceEnds = row.rotatedAt.getTime() + this.settings.refreshReuseGraceSeconds * 1000;
+        if (live && row.successorSealed && graceEnds > Date.now()) {
+          const successor = JSON.parse(this.secrets.open(row.successorSealed)) as Successor;
+          await this.audit.record(transaction, {
+            type: "auth.token.refreshed",
+            user,
+            action: "refresh.grace",
+            sessionId: row.sessionId,
+            resource: { type: "session", id: row.sessionId },
+            changes,
+          });
+          return pairOf(successor.accessToken, successor.refreshToken, new Date(successor.accessExpiresAt));
+        }
         if (await this.repository.endSession(row.sessionId, "refresh_token_reuse", transaction)) {
           announceAccessEnded(this.events, transaction, { kind: "session", sessionId: row.sessionId, reason: "refresh_token_reuse" });
           await this.audit.record(transaction, {
@@ -107,8 +133,9 @@ export class SessionService {
             user,
             action: "revoke_session",
             sessionId: row.sessionId,
-            resource: { type: "session", id: row.sessionId },
-            error: "refresh token reuse detected; the session and all its tokens were revoked",
+            resource: { type: "session", id: row.sessionId, label: "refresh_token_reuse" },
+            error: "refresh token reuse detected after the grace window; the session and all its tokens were revoked",
+            changes,
           });
         }
         return new InvalidGrantError();
@@ -118,17 +145,26 @@ export class SessionService {
         await this.expire(row, transaction);
         return new InvalidGrantError();
       }
-      if (!(await this.repository.markRotated(row.tokenId, transaction))) return new InvalidGrantError();
       await this.repository.revokeAccessTokens(row.sessionId, transaction);
-      const pair = await this.issuePair(row.sessionId, row.sessionExpiresAt, transaction);
+      const issued = await this.issueTokens(row.sessionId, row.sessionExpiresAt, transaction);
+      const successor: Successor = {
+        accessToken: issued.accessToken,
+        refreshToken: issued.refreshToken,
+        accessExpiresAt: issued.accessExpiresAt.toISOString(),
+      };
+      // The row is locked FOR UPDATE: nobody else can have rotated it since it was read.
+      if (!(await this.repository.markRotated(row.tokenId, this.secrets.seal(JSON.stringify(successor)), transaction))) {
+        throw new InvalidGrantError();
+      }
       await this.audit.record(transaction, {
         type: "auth.token.refreshed",
         user,
         action: "refresh",
         sessionId: row.sessionId,
         resource: { type: "session", id: row.sessionId },
+        changes,
       });
-      return pair;
+      return pairOf(issued.accessToken, issued.refreshToken, issued.accessExpiresAt);
     });
     if (outcome instanceof InvalidGrantError) throw outcome;
     return outcome;
@@ -227,6 +263,7 @@ export class SessionService {
 
   /** Ends sessions past their lifetime that nobody used since, recording each expiry once. */
   async sweepExpired(): Promise<number> {
+    await this.repository.clearSuccessors(this.settings.refreshReuseGraceSeconds);
     let swept = 0;
     for (;;) {
       const sessions = await this.repository.expiredOpenSessions(SWEEP_BATCH);
@@ -262,6 +299,15 @@ export class SessionService {
   }
 
   private async issuePair(sessionId: string, sessionExpiresAt: Date, transaction: Transaction): Promise<TokenPair> {
+    const issued = await this.issueTokens(sessionId, sessionExpiresAt, transaction);
+    return pairOf(issued.accessToken, issued.refreshToken, issued.accessExpiresAt);
+  }
+
+  private async issueTokens(
+    sessionId: string,
+    sessionExpiresAt: Date,
+    transaction: Transaction,
+  ): Promise<{ accessToken: string; refreshToken: string; accessExpiresAt: Date }> {
     const accessToken = secret(ACCESS_PREFIX);
     const refreshToken = secret(REFRESH_PREFIX);
     const accessExpiresAt = new Date(Math.min(Date.now() + this.settings.accessTokenTtlSeconds * 1000, sessionExpiresAt.getTime()));
@@ -272,13 +318,25 @@ export class SessionService {
       ],
       transaction,
     );
-    return {
-      accessToken,
-      refreshToken,
-      tokenType: "Bearer",
-      expiresIn: Math.max(0, Math.round((accessExpiresAt.getTime() - Date.now()) / 1000)),
-    };
+    return { accessToken, refreshToken, accessExpiresAt };
   }
+}
+
+/**
+ * The client's device as an audit event carries it: in `changes.device.new` (the event's JSON detail),
+ * so the audit log says which phone or CLI signed in or refreshed.
+ */
+export function deviceChanges(device: DeviceInfo | null): { device: { old: null; new: DeviceInfo } } | null {
+  return device ? { device: { old: null, new: device } } : null;
+}
+
+function pairOf(accessToken: string, refreshToken: string, accessExpiresAt: Date): TokenPair {
+  return {
+    accessToken,
+    refreshToken,
+    tokenType: "Bearer",
+    expiresIn: Math.max(0, Math.round((accessExpiresAt.getTime() - Date.now()) / 1000)),
+  };
 }
 
 function actorOf(

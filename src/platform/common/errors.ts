@@ -29,7 +29,7 @@ export abstract class DomainError extends Error {
   readonly errors?: string[];
   readonly details?: Record<string, unknown>;
   /** Fields a protocol puts at the top of its REST error body, next to `error` and `message` (SSO's `reason`). */
-  readonly restFields?: Readonly<Record<string, string>>;
+  readonly restFields?: Readonly<Record<string, string | boolean>>;
 
   constructor(message: string, options: { errors?: string[]; details?: Record<string, unknown> } = {}) {
     super(message);

@@ -66,6 +66,12 @@ export type Config = Readonly<{
   /** Failed local logins in a row that lock an account, and for how long. */
   loginMaxFailures: number;
   loginLockoutSeconds: number;
+  /** How long a just-exchanged refresh token still answers with the same new pair. */
+  refreshReuseGraceSeconds: number;
+  /** Administrators must sign in with a second factor. */
+  mfaRequiredForAdmins: boolean;
+  /** The mobile app's SSO: allowed deep links (the first is the default) and upstream's provider names → our slugs. */
+  mobileSso: Readonly<{ redirectUris: string[]; providerAliases: Record<string, string> }>;
   /** Monthly audit partitions kept created ahead of the current month. */
   auditPartitionsAhead: number;
   /** OpenID Connect client: discovery cache, JWKS refetch limit, clock skew and timeout (issuers obey allowInsecureUpstreams). */
@@ -216,6 +222,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sessionTtlSeconds: s.SESSION_TTL_SECONDS,
     loginMaxFailures: s.LOGIN_MAX_FAILURES,
     loginLockoutSeconds: s.LOGIN_LOCKOUT_SECONDS,
+    refreshReuseGraceSeconds: s.REFRESH_REUSE_GRACE_SECONDS,
+    mfaRequiredForAdmins: s.MFA_REQUIRED_FOR_ADMINS,
+    mobileSso: Object.freeze({
+      redirectUris: s.MOBILE_SSO_REDIRECT_URIS.split(",")
+        .map((uri) => uri.trim())
+        .filter(Boolean),
+      providerAliases: Object.fromEntries(
+        s.MOBILE_SSO_PROVIDER_ALIASES.split(",")
+          .map((pair) => pair.split("=").map((part) => part.trim()))
+          .filter((pair) => pair.length === 2 && pair[0] && pair[1]),
+      ) as Record<string, string>,
+    }),
     auditPartitionsAhead: s.AUDIT_PARTITIONS_AHEAD,
     auditCountBudgetMs: s.AUDIT_COUNT_BUDGET_MS,
     exports: Object.freeze({

@@ -264,6 +264,31 @@ export const settings = z.object({
     "Sign-in",
     "How long a locked account refuses local logins, even with the right password.",
   ),
+  REFRESH_REUSE_GRACE_SECONDS: setting(
+    z.coerce.number().int().min(0).max(300).default(30),
+    "Sign-in",
+    "How long a refresh token that was just exchanged still answers with the same new pair (two screens of an app refreshing " +
+      "at once both stay signed in). Presented again after this window, it revokes its whole session as a leaked token " +
+      "(`auth.token.revoked`). 0 turns the leeway off. See [sign-in tokens](users.md#refresh-tokens).",
+  ),
+  MFA_REQUIRED_FOR_ADMINS: setting(
+    booleanFlag.default(false),
+    "Sign-in",
+    "Administrators must have two-factor (TOTP) sign-in: an administrator without it is refused at a password sign-in " +
+      "until they enrol (see [two-factor sign-in](users.md#two-factor-sign-in)).",
+  ),
+  MOBILE_SSO_REDIRECT_URIS: setting(
+    z.string().min(1).default("sureapp://oauth/callback"),
+    "Sign-in",
+    "Comma-separated deep links the mobile app's SSO may return to (exact match, no open redirect); the first is the default. " +
+      "Upstream's app registers `sureapp://oauth/callback`.",
+  ),
+  MOBILE_SSO_PROVIDER_ALIASES: setting(
+    z.string().default(""),
+    "Sign-in",
+    "Upstream's provider names the mobile app asks for, mapped to our SSO providers' slugs: `google_oauth2=google,openid_connect=corp`. " +
+      "A name not listed is looked up as a slug.",
+  ),
   ...auditSettings,
   OUTBOUND_ALLOW_PRIVATE: setting(
     booleanFlag.default(false),

@@ -15,6 +15,7 @@ import * as rateLimits from "./0013-rate-limits";
 import * as userSignIn from "./0014-user-sign-in";
 import * as ledger from "./0015-ledger";
 import * as ledgerDays from "./0016-ledger-days";
+import * as mobileSignIn from "./0018-mobile-sign-in";
 import * as planning from "./0019-planning";
 import * as exchangeRates from "./0021-exchange-rates";
 
@@ -38,6 +39,7 @@ export const migrations: Migration[] = [
   { name: "0014-user-sign-in", up: userSignIn.up },
   { name: "0015-ledger", up: ledger.up },
   { name: "0016-ledger-days", up: ledgerDays.up },
+  { name: "0018-mobile-sign-in", up: mobileSignIn.up },
   { name: "0019-planning", up: planning.up },
   { name: "0021-exchange-rates", up: exchangeRates.up },
 ];
