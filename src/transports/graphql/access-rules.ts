@@ -80,6 +80,11 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     auditArchives: "audit",
     auditCheckpoints: "audit",
     auditRetention: "audit",
+    // RuleResolver
+    rule: "read",
+    ruleRun: "read",
+    ruleRuns: "read",
+    rules: "read",
     // SsoResolver
     connectedAccounts: "read",
     ssoProvider: "admin",
@@ -161,6 +166,11 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     restoreAuditArchive: "adminWrite",
     runAuditRetention: "adminWrite",
     updateAuditRetention: "adminWrite",
+    // RuleResolver
+    applyRule: "write",
+    createRule: "write",
+    deleteRule: "write",
+    updateRule: "write",
     // SsoResolver
     createSsoProvider: "adminWrite",
     deleteSsoProvider: "adminWrite",
