@@ -19,6 +19,7 @@ import { AccountHistoryResolver, BalanceResolver, ValuationResolver } from "../f
 import { SsoResolver } from "../audit/sso/sso.resolver";
 import { StreamResolver } from "../audit/streaming/stream.resolver";
 import { BudgetResolver } from "../finance/planning/budget.resolver";
+import { RuleResolver } from "../finance/planning/rule.resolver";
 import { TagResolver } from "../finance/tags/tag.resolver";
 import { TransactionResolver } from "../finance/transactions/transaction.resolver";
 import { TransferResolver } from "../finance/transactions/transfer.resolver";
@@ -53,6 +54,7 @@ export const resolvers = [
   AlertResolver,
   UsageResolver,
   BudgetResolver,
+  RuleResolver,
 ] as const;
 
 /**

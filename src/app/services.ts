@@ -69,6 +69,8 @@ import { SsoLoginRequestRepository } from "../audit/sso/sso-login-request.reposi
 import { SsoRepository } from "../audit/sso/sso.repository";
 import { BudgetRepository } from "../finance/planning/budget.repository";
 import { BudgetService } from "../finance/planning/budget.service";
+import { RuleRepository } from "../finance/planning/rule.repository";
+import { RuleService } from "../finance/planning/rule.service";
 import { TagRepository } from "../finance/tags/tag.repository";
 import { TagService } from "../finance/tags/tag.service";
 import { TransactionRepository } from "../finance/transactions/transaction.repository";
@@ -99,6 +101,7 @@ function createRepositories(sequelize: Sequelize) {
     valuations: new ValuationRepository(sequelize),
     budgets: new BudgetRepository(sequelize),
     exchangeRates: new ExchangeRateRepository(sequelize),
+    rules: new RuleRepository(sequelize),
     chats: new ChatRepository(sequelize),
     finance: new FinanceRepository(sequelize),
     banking: createBankingRepositories(sequelize),
@@ -223,6 +226,20 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
   const alertEvaluator = new AlertEvaluator(repositories.alerts, audit, geo, events);
   const ledger = new LedgerService(repositories.ledger, repositories.valuations);
   const exchangeRates = new ExchangeRateService(sequelize, repositories.exchangeRates, audit);
+  const rules = new RuleService(sequelize, repositories.rules, audit);
+  const transactions = new TransactionService(
+    sequelize,
+    repositories.transactions,
+    repositories.accounts,
+    repositories.categories,
+    repositories.merchants,
+    repositories.tags,
+    ledger,
+  );
+  const bankSync = new BankSyncService(sequelize, repositories.banking, ledger, secrets, config, events, logger, outbound);
+  // The family's active rules apply to every new transaction, whichever way it arrives.
+  transactions.onCreated = (familyId, ids, transaction) => rules.applyToNew(familyId, ids, transaction);
+  bankSync.onCreated = transactions.onCreated;
   return {
     repositories,
     events,
@@ -241,15 +258,8 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     merchants: new MerchantService(repositories.merchants),
     tags: new TagService(repositories.tags),
     budgets: new BudgetService(sequelize, repositories.budgets, audit),
-    transactions: new TransactionService(
-      sequelize,
-      repositories.transactions,
-      repositories.accounts,
-      repositories.categories,
-      repositories.merchants,
-      repositories.tags,
-      ledger,
-    ),
+    rules,
+    transactions,
     chats: new ChatService(sequelize, repositories.chats, events, replyQueueOf(deps), config.assistant),
     assistant: new AssistantService(
       sequelize,
@@ -261,7 +271,7 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
       createProvider(config.assistant),
     ),
     banking: new BankingService(repositories.banking, repositories.accounts, secrets, config, syncQueueOf(deps), outbound),
-    bankSync: new BankSyncService(sequelize, repositories.banking, ledger, secrets, config, events, logger, outbound),
+    bankSync,
     audit,
     auditSavedSearches: new AuditSavedSearchService(repositories.auditSavedSearches),
     auditFacets: new AuditFacetService(repositories.auditFacets, { budgetMs: config.auditHistogramBudgetMs }),

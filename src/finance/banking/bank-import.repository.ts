@@ -71,9 +71,13 @@ export class BankImportRepository {
    * provider last sent) is kept; category, notes and tags are never touched. Rows whose fingerprint is
    * unchanged are not rewritten. Returns how many rows were inserted and how many updated.
    */
-  async upsertTransactions(familyId: string, source: string, rows: TransactionWrite[]): Promise<{ created: number; updated: number }> {
-    if (rows.length === 0) return { created: 0, updated: 0 };
-    const [result] = await selectRows<{ created: string; updated: string }>(
+  async upsertTransactions(
+    familyId: string,
+    source: string,
+    rows: TransactionWrite[],
+  ): Promise<{ created: number; updated: number; createdIds: string[] }> {
+    if (rows.length === 0) return { created: 0, updated: 0, createdIds: [] };
+    const [result] = await selectRows<{ created: string; updated: string; createdIds: string[] | null }>(
       this.sequelize,
       `WITH written AS (
          INSERT INTO transactions (id, family_id, account_id, date, amount, currency, name, merchant_id, pending, external_id, source, provider_name, provider_fingerprint)
@@ -86,11 +90,12 @@ export class BankImportRepository {
            merchant_id = coalesce(transactions.merchant_id, EXCLUDED.merchant_id),
            provider_name = EXCLUDED.provider_name, provider_fingerprint = EXCLUDED.provider_fingerprint, updated_at = now()
          WHERE transactions.provider_fingerprint IS DISTINCT FROM EXCLUDED.provider_fingerprint
-         RETURNING (xmax = 0) AS inserted)
-       SELECT count(*) FILTER (WHERE inserted) AS created, count(*) FILTER (WHERE NOT inserted) AS updated FROM written`,
+         RETURNING id, (xmax = 0) AS inserted)
+       SELECT count(*) FILTER (WHERE inserted) AS created, count(*) FILTER (WHERE NOT inserted) AS updated,
+              array_agg(id) FILTER (WHERE inserted) AS "createdIds" FROM written`,
       [familyId, source, ...columnsOf(rows)],
     );
-    return { created: Number(result.created), updated: Number(result.updated) };
+    return { created: Number(result.created), updated: Number(result.updated), createdIds: result.createdIds ?? [] };
   }
 
   /**

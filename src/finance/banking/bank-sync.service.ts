@@ -1,4 +1,4 @@
-import type { Sequelize } from "sequelize";
+import type { Sequelize, Transaction } from "sequelize";
 import { classificationOf } from "../accounts";
 import type { AccountKind as AccountType } from "../accounts";
 import type { LedgerService } from "../ledger";
@@ -41,6 +41,9 @@ export type SyncOptions = { trigger?: "manual" | "scheduled"; fullHistory?: bool
  * saved cursor.
  */
 export class BankSyncService {
+  /** Set by the wiring (src/app/services.ts): planning's rules, applied to the transactions a sync adds. */
+  onCreated: ((familyId: string, transactionIds: string[], transaction: Transaction) => Promise<void>) | null = null;
+
   constructor(
     private readonly sequelize: Sequelize,
     private readonly repositories: BankingRepositories,
@@ -318,6 +321,10 @@ export class BankSyncService {
     // their new key if the sync is cut short and run again.
     await this.repositories.imports.rekeyTransactions(rekeys);
     const written = await this.repositories.imports.upsertTransactions(connection.familyId, connection.provider, writes);
+    // The family's rules apply to what the bank added, as to any new transaction.
+    const onCreated = this.onCreated;
+    if (onCreated && written.createdIds.length > 0)
+      await this.sequelize.transaction((transaction) => onCreated(connection.familyId, written.createdIds, transaction));
     await this.repositories.imports.deleteTransactions(removals);
     totals.created += written.created;
     totals.updated += written.updated + rekeys.length + removals.length;

@@ -1,4 +1,4 @@
-import type { Sequelize } from "sequelize";
+import type { Sequelize, Transaction } from "sequelize";
 import type { AccountRepository, AccountRow } from "../accounts";
 import type { CategoryRepository } from "../categories";
 import { NotFoundError, ValidationErrors } from "../../platform/common/errors";
@@ -72,7 +72,13 @@ const MAX_FILTER_IDS = 200;
 const NOTES_MAX = 10_000;
 const EXTERNAL_ID_MAX = 255;
 
+/** Runs inside the transaction that created transactions (the family's rules apply to them there). */
+export type CreatedHook = (familyId: string, transactionIds: string[], transaction: Transaction) => Promise<void>;
+
 export class TransactionService {
+  /** Set by the wiring (src/app/services.ts): planning's rules, applied to each new transaction. */
+  onCreated: CreatedHook | null = null;
+
   constructor(
     private readonly sequelize: Sequelize,
     private readonly transactions: TransactionRepository,
@@ -172,6 +178,7 @@ export class TransactionService {
           transaction,
         );
         await this.transactions.addTags(id, input.tagIds ?? [], transaction);
+        await this.onCreated?.(actor.familyId, [id], transaction);
         await this.ledger.recompute(lock, [{ accountId: account!.id, date: input.date! }], transaction);
       });
     } catch (error) {

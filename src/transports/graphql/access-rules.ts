@@ -82,6 +82,11 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     auditArchives: "audit",
     auditCheckpoints: "audit",
     auditRetention: "audit",
+    // RuleResolver
+    rule: "read",
+    ruleRun: "read",
+    ruleRuns: "read",
+    rules: "read",
     // SsoResolver
     connectedAccounts: "read",
     ssoProvider: "admin",
@@ -165,6 +170,11 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     restoreAuditArchive: "adminWrite",
     runAuditRetention: "adminWrite",
     updateAuditRetention: "adminWrite",
+    // RuleResolver
+    applyRule: "write",
+    createRule: "write",
+    deleteRule: "write",
+    updateRule: "write",
     // SsoResolver
     createSsoProvider: "adminWrite",
     deleteSsoProvider: "adminWrite",
