@@ -268,6 +268,15 @@ test("a walk through the service produces every event type of the catalogue", as
   await step("delete the valuation", ["valuation.deleted"], () =>
     gql(`mutation ($id: ID!) { deleteValuation(id: $id) { id } }`, { id: valuationId }),
   );
+  let rateId = "";
+  await step("enter a euro rate", ["exchange_rate.set"], async () => {
+    const input = { fromCurrency: "EUR", toCurrency: "USD", date: "2026-01-15", rate: "1.0856" };
+    rateId = (await gql(`mutation ($input: ExchangeRateInput!) { setExchangeRate(input: $input) { exchangeRate { id } } }`, { input }))
+      .setExchangeRate.exchangeRate.id;
+  });
+  await step("delete the rate", ["exchange_rate.deleted"], () =>
+    gql(`mutation ($id: ID!) { deleteExchangeRate(id: $id) { id } }`, { id: rateId }),
+  );
 
   // Every type but the exports' and reports' (their own tests produce those).
   const missing = AUDIT_EVENT_TYPES.filter((type) => !type.startsWith("audit.") && !produced.has(type));

@@ -1,5 +1,8 @@
 import fc from "fast-check";
 import { Client } from "pg";
+import { BuiltinProvider } from "../../src/finance/assistant/builtin.provider";
+import { ToolRunner } from "../../src/finance/assistant/tools";
+import { FamilyVocabulary } from "../../src/finance/assistant/vocabulary";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
 import { graphqlClient, type Json } from "../helpers/graphql";
 import { apiKeyClient } from "../helpers/http";
@@ -93,6 +96,33 @@ async function seriesBySql(days: string[]): Promise<Array<{ date: string; curren
   );
 }
 
+/** The built-in assistant's answer, with real tools on the real database (as the golden tests ask). */
+async function ask(question: string): Promise<string> {
+  const { repositories } = app.runtime.services;
+  const today = isoDay(0);
+  const vocabulary = new FamilyVocabulary(await repositories.finance.vocabulary(user.familyId));
+  const tools = new ToolRunner(
+    { familyId: user.familyId, currency: "USD", today, vocabulary },
+    { finance: repositories.finance, accounts: repositories.accounts },
+  );
+  const { content } = await new BuiltinProvider().respond({
+    model: "builtin",
+    history: [{ role: "user", content: question }],
+    context: { currency: "USD", today, vocabulary },
+    tools,
+    onDelta: () => undefined,
+  });
+  return content;
+}
+
+const usd = (amount: number) => new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" }).format(amount);
+
+/** Net worth in dollars at the end of a day, by the SQL series (what had no rate that day is not in it). */
+async function netWorthBySql(day: string): Promise<number> {
+  const row = (await seriesBySql([day])).find((candidate) => candidate.currency === "USD")!;
+  return Number(row.assets) - Number(row.liabilities);
+}
+
 const SERIES = `query ($from: Date, $to: Date) {
   netWorthSeries(from: $from, to: $to, interval: DAY) { date currency assets liabilities netWorth includedCurrencies unconvertedCurrencies }
 }`;
@@ -102,9 +132,12 @@ async function expectSeriesMatchesSql(from: string, to: string): Promise<Json[]>
   const days = [...new Set<string>(netWorthSeries.map((point: Json) => point.date))];
   const wanted = await seriesBySql(days);
   const order = (a: Json, b: Json) => a.date.localeCompare(b.date) || a.currency.localeCompare(b.currency);
-  expect(
-    netWorthSeries.map((point: Json) => [point.date, point.currency, cents(point.assets), cents(point.liabilities)]).sort(),
-  ).toEqual(wanted.sort(order).map((row) => [row.date, row.currency, cents(row.assets), cents(row.liabilities)]).sort());
+  expect(netWorthSeries.map((point: Json) => [point.date, point.currency, cents(point.assets), cents(point.liabilities)]).sort()).toEqual(
+    wanted
+      .sort(order)
+      .map((row) => [row.date, row.currency, cents(row.assets), cents(row.liabilities)])
+      .sort(),
+  );
   for (const point of netWorthSeries.filter((candidate: Json) => candidate.currency === "USD"))
     expect(point.unconvertedCurrencies).toEqual(
       wanted.filter((row) => row.date === point.date && row.currency !== "USD").map((row) => row.currency),
@@ -170,6 +203,18 @@ test("a rate converts from its day on, a later one replaces it, a same-day one u
 });
 
 test("the assistant's tools and the sheet agree; deleting the rate in force falls back to the older one", async () => {
+  const now = await netWorthBySql(isoDay(0));
+  const worth = await ask("What is my net worth?");
+  expect(worth).toContain(`**${usd(now)}**`);
+  expect(worth).toContain(`Converted into USD: EUR at 1.0856 (rate of ${isoDay(-3)})`);
+  expect(worth).toContain("Not included, for want of an exchange rate into USD: UK card (£230.25)");
+  const yearEnd = `${Number(isoDay(0).slice(0, 4)) - 1}-12-31`;
+  const change = await ask("How did my net worth change this year?");
+  expect(change).toContain(`from ${usd(await netWorthBySql(yearEnd))} at the end of ${yearEnd}`);
+  expect(change).toContain(`to **${usd(now)}**`);
+  // At the end of last year no euro rate was in force: the euro account is named, not counted as dollars.
+  expect(change).toMatch(/Not included, for want of an exchange rate into USD: .*Sparkonto \(€/);
+
   const { exchangeRates } = await gql.ok(`{ exchangeRates(filter: { fromCurrency: "EUR" }) { items { id date rate } } }`);
   expect(exchangeRates.items.map((rate: Json) => [rate.date, rate.rate])).toEqual([
     [isoDay(-3), "1.0856"],
@@ -202,7 +247,9 @@ test("bad rates are refused with the reason, another family's rates are not seen
   const other = await createUser(app.runtime.services, { currency: "USD" });
   await graphqlClient(app, other.key).ok(SET_RATE, { input: { fromCurrency: "GBP", toCurrency: "USD", date: isoDay(-1), rate: "1.3" } });
   expect((await sheet()).body).toEqual(before);
-  const seen = await graphqlClient(app, other.key).ok(`{ exchangeRates { items { fromCurrency } pagination { total_count: totalCount } } }`);
+  const seen = await graphqlClient(app, other.key).ok(
+    `{ exchangeRates { items { fromCurrency } pagination { total_count: totalCount } } }`,
+  );
   expect(seen.exchangeRates.items).toEqual([{ fromCurrency: "GBP" }]);
   const read = await graphqlClient(app, user.readKey).raw(SET_RATE, {
     input: { fromCurrency: "GBP", toCurrency: "USD", date: isoDay(0), rate: "1" },

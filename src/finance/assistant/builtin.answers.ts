@@ -334,8 +334,28 @@ export async function netWorthChange(context: FamilyContext, tools: ToolRunner, 
   const moved = change.isZero() ? "did not change" : `went ${change.isNegative() ? "down" : "up"} by **${money(change.abs().toFixed())}**`;
   return (
     `Your net worth ${moved} ${describe(period)}: from ${money(start.net_worth)} at the end of ${start.date} ` +
-    `to **${money(end.net_worth)}** at the end of ${end.date}.`
+    `to **${money(end.net_worth)}** at the end of ${end.date}.` +
+    currencyNotes(context.currency, result.end as CurrencyNotes, result.start as CurrencyNotes)
   );
+}
+
+type CurrencyNotes = {
+  converted?: Array<{ currency: string; rate: string; date: string }>;
+  unconverted_accounts?: Array<{ name: string; balance: string; currency: string }>;
+};
+
+/** What a total in the family currency converted, and what it left out for want of a rate: never silently mixed. */
+function currencyNotes(currency: string, ...parts: CurrencyNotes[]): string {
+  const converted = new Map(parts.flatMap((part) => part.converted ?? []).map((rate) => [rate.currency, rate]));
+  const left = new Map(parts.flatMap((part) => part.unconverted_accounts ?? []).map((account) => [account.name, account]));
+  let notes = "";
+  if (converted.size)
+    notes += ` Converted into ${currency}: ${[...converted.values()].map((rate) => `${rate.currency} at ${rate.rate} (rate of ${rate.date})`).join(", ")}.`;
+  if (left.size)
+    notes +=
+      ` Not included, for want of an exchange rate into ${currency}: ` +
+      `${[...left.values()].map((account) => `${account.name} (${formatMoney(account.balance, account.currency)})`).join(", ")}.`;
+  return notes;
 }
 
 export async function netWorth(context: FamilyContext, tools: ToolRunner, history: boolean): Promise<string> {
@@ -343,7 +363,8 @@ export async function netWorth(context: FamilyContext, tools: ToolRunner, histor
   const months = result.history as Array<{ month: string; net_worth: string }>;
   const money = (value: unknown) => formatMoney(String(value), context.currency);
   const lines = [
-    `Your net worth is **${money(result.net_worth)}**: assets of ${money(result.assets)} minus liabilities of ${money(result.liabilities)}.`,
+    `Your net worth is **${money(result.net_worth)}**: assets of ${money(result.assets)} minus liabilities of ${money(result.liabilities)}.` +
+      currencyNotes(context.currency, result as CurrencyNotes),
   ];
   if (months.length > 1) {
     const first = months[0];

@@ -228,4 +228,14 @@ export class FinanceRepository {
       [familyId],
     );
   }
+
+  /** The family's rates into `currency` dated on or before `upTo`, per currency oldest first (docs/ledger.md#currencies). */
+  exchangeRates(familyId: string, currency: string, upTo: string): Promise<Array<{ fromCurrency: string; date: string; rate: string }>> {
+    return selectRows(
+      this.sequelize,
+      `SELECT from_currency AS "fromCurrency", date::text AS date, trim_scale(rate)::text AS rate FROM exchange_rates
+        WHERE family_id = $1 AND to_currency = $2 AND date <= $3::date ORDER BY from_currency, date`,
+      [familyId, currency, upTo],
+    );
+  }
 }

@@ -1,5 +1,6 @@
 import Decimal from "decimal.js";
 import { z } from "zod";
+import { convertTotals, rateBook, rateOn, type RateBook } from "../exchange-rates";
 import { toAmountString } from "../money";
 import type { BalanceOnRow } from "./finance.repository";
 import type { ToolDefinition } from "./tool-definition";
@@ -41,30 +42,38 @@ export const getBalancesOn: ToolDefinition<typeof getBalancesOnParameters> = {
   },
 };
 
-/** Net worth in the family currency from these balances: assets less liabilities, other currencies left out. */
-function netWorthOf(rows: BalanceOnRow[], currency: string): { assets: Decimal; liabilities: Decimal } {
-  let assets = new Decimal(0);
-  let liabilities = new Decimal(0);
-  for (const row of rows) {
-    if (row.currency.trim() !== currency || row.balance === null) continue;
-    if (row.classification === "liability") liabilities = liabilities.plus(row.balance);
-    else assets = assets.plus(row.balance);
-  }
-  return { assets, liabilities };
+/**
+ * Net worth in the family currency from these balances on `date`: another currency converted with the
+ * newest rate on or before the day, an account without one left out and listed.
+ */
+function netWorthOf(rows: BalanceOnRow[], currency: string, book: RateBook, date: string) {
+  const held = rows.flatMap((row) =>
+    row.balance === null ? [] : [{ ...row, currency: row.currency.trim(), balance: String(row.balance) }],
+  );
+  return convertTotals(currency, held, (other) => rateOn(book, other, date));
 }
 
 export const getNetWorthChange: ToolDefinition<typeof getNetWorthChangeParameters> = {
   description:
-    "Net worth (assets minus liabilities) at the start and at the end of a period, and the change, from the daily balances. " +
-    "Covers accounts in the family currency.",
+    "Net worth (assets minus liabilities) at the start and at the end of a period, and the change, from the daily balances, in the " +
+    "family currency: other currencies converted with the newest rate the family set on or before each day; accounts without one " +
+    "are listed in unconverted_accounts and not counted.",
   parameters: getNetWorthChangeParameters,
   async run(args, scope, data) {
     if (args.start_date > args.end_date) return { error: "start_date is after end_date" };
     const before = new Date(Date.parse(`${args.start_date}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
     const [start, end] = await Promise.all([before, args.end_date].map((date) => data.finance.balancesOn(scope.familyId, date)));
+    const book = rateBook(await data.finance.exchangeRates(scope.familyId, scope.currency, args.end_date));
     const shape = (date: string, rows: BalanceOnRow[]) => {
-      const { assets, liabilities } = netWorthOf(rows, scope.currency);
-      return { date, assets: money(assets), liabilities: money(liabilities), net_worth: money(assets.minus(liabilities)) };
+      const totals = netWorthOf(rows, scope.currency, book, date);
+      return {
+        date,
+        assets: money(totals.assets),
+        liabilities: money(totals.liabilities),
+        net_worth: money(totals.netWorth),
+        converted: totals.conversions,
+        unconverted_accounts: totals.unconverted.map((row) => ({ name: row.name, balance: money(row.balance), currency: row.currency })),
+      };
     };
     const from = shape(before, start);
     const to = shape(args.end_date, end);

@@ -1,5 +1,6 @@
 import Decimal from "decimal.js";
 import { z } from "zod";
+import { convertTotals, rateBook, rateOn } from "../exchange-rates";
 import { parseAmount, toAmountString } from "../money";
 import type { TransactionFilter } from "../transactions";
 import { magnitude } from "../transactions";
@@ -187,32 +188,61 @@ const getAccounts: ToolDefinition<typeof getAccountsParameters> = {
 };
 
 const getBalanceSheet: ToolDefinition<typeof getBalanceSheetParameters> = {
-  description: "The user's assets, liabilities and net worth today, and their month-end history. Covers accounts in the family currency.",
+  description:
+    "The user's assets, liabilities and net worth today, and their month-end history, in the family currency. Accounts in another " +
+    "currency are converted with the newest exchange rate the family set on or before the day; those without one are listed in " +
+    "unconverted_accounts and not counted.",
   parameters: getBalanceSheetParameters,
   async run(args, scope, data) {
-    const [history, accounts] = await Promise.all([
-      data.finance.balanceHistory(scope.familyId, scope.currency, scope.today, args.months ?? 12),
-      data.accounts.list(scope.familyId),
+    const accounts = await data.accounts.list(scope.familyId);
+    const currencies = [...new Set([scope.currency, ...accounts.map((account) => account.currency.trim())])];
+    const [book, ...histories] = await Promise.all([
+      data.finance.exchangeRates(scope.familyId, scope.currency, scope.today).then(rateBook),
+      ...currencies.map((currency) => data.finance.balanceHistory(scope.familyId, currency, scope.today, args.months ?? 12)),
     ]);
-    const current = history[history.length - 1];
-    const netWorth = (row: { assets: string; liabilities: string }) => money(new Decimal(row.assets).minus(row.liabilities));
+    // Each month end in the family currency, every currency converted with the rate in force that day (today for this month).
+    const history = histories[0].map((own, index) => {
+      const day = monthEnd(own.month) < scope.today ? monthEnd(own.month) : scope.today;
+      const holdings = currencies.flatMap((currency, which) => [
+        { currency, classification: "asset", balance: String(histories[which][index].assets) },
+        { currency, classification: "liability", balance: String(histories[which][index].liabilities) },
+      ]);
+      return { month: own.month, totals: convertTotals(scope.currency, holdings, (currency) => rateOn(book, currency, day)) };
+    });
+    const current = history[history.length - 1].totals;
+    const left = new Set(current.unconverted.map((holding) => holding.currency));
     return {
       currency: scope.currency,
       assets: money(current.assets),
       liabilities: money(current.liabilities),
-      net_worth: netWorth(current),
-      history: history.map((row) => ({
-        month: row.month,
-        assets: money(row.assets),
-        liabilities: money(row.liabilities),
-        net_worth: netWorth(row),
+      net_worth: money(current.netWorth),
+      converted: current.conversions,
+      history: history.map(({ month, totals }) => ({
+        month,
+        assets: money(totals.assets),
+        liabilities: money(totals.liabilities),
+        net_worth: money(totals.netWorth),
+        ...(totals.unconverted.length
+          ? { unconverted_currencies: [...new Set(totals.unconverted.map((holding) => holding.currency))] }
+          : {}),
       })),
-      accounts_in_other_currencies: accounts
-        .filter((account) => account.currency.trim() !== scope.currency)
-        .map((account) => ({ name: account.name, balance: money(account.balance), currency: account.currency.trim() })),
+      unconverted_accounts: accounts
+        .filter((account) => left.has(account.currency.trim()))
+        .map((account) => ({
+          name: account.name,
+          classification: account.classification,
+          balance: money(account.balance),
+          currency: account.currency.trim(),
+        })),
     };
   },
 };
+
+/** The last day of a "YYYY-MM" month. */
+function monthEnd(month: string): string {
+  const [year, index] = month.split("-").map(Number);
+  return new Date(Date.UTC(year, index, 0)).toISOString().slice(0, 10);
+}
 
 const getIncomeStatement: ToolDefinition<typeof getIncomeStatementParameters> = {
   description:
