@@ -42,6 +42,7 @@ export const SERVICE_EVENT_CATALOGUE = {
   "user.unlocked": { severity: "warning", meaning: "an administrator lifted an account's lock after repeated wrong passwords" },
   "auth.api_key.created": { severity: "info", meaning: "API key issued (owner, scope and expiry in changes)" },
   "auth.api_key.revoked": { severity: "warning", meaning: "API key revoked" },
+  "auth.api_key.expired": { severity: "info", meaning: "API key reached its expiry and stopped working (expiry in changes)" },
   "audit.export.requested": { severity: "info", meaning: "audit log export requested" },
   "audit.export.completed": { severity: "info", meaning: "audit log export written (rows and checksum in changes)" },
   "audit.export.failed": { severity: "error", meaning: "audit log export failed" },
