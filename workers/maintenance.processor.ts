@@ -9,9 +9,11 @@ export const maintenanceHandlers: JobHandlers = {
     (await services.retention.run()) ?? { skipped: "another retention run holds the lock" },
   "prune-stream-deliveries": async (_job, { services }) => ({ deleted: await services.streamDestinations.pruneDeliveries() }),
   "prune-alert-windows": async (_job, { services }) => ({ deleted: await services.alerts.pruneWindows() }),
-  // Abandoned SSO authorization requests go with expired sessions: both are sign-in state past its lifetime.
+  // Abandoned SSO authorization requests and expired API keys go with expired sessions: all are sign-in
+  // state past its lifetime (the keys' expiry is recorded as an audit event).
   "sweep-expired-sessions": async (_job, { services }) => ({
     expired: await services.sessions.sweepExpired(),
+    expiredApiKeys: await services.apiKeys.sweepExpired(),
     abandonedSsoRequests: await services.ssoLogins.sweepExpiredRequests(),
   }),
 };

@@ -52,6 +52,54 @@ describe("API keys", () => {
     });
   });
 
+  test("a key's expiry is an audit event naming its owner: recorded by the sweep, or at its first use after expiry; once", async () => {
+    const services = app().runtime.services;
+    const sequelize = app().runtime.sequelize;
+    const soon = new Date(Date.now() + 60_000).toISOString();
+    const make = async (name: string) =>
+      (
+        await gql.ok(
+          `mutation($at: DateTimeISO, $name: String) { createApiKey(scope: "read", name: $name, expiresAt: $at) { plaintext apiKey { id } } }`,
+          {
+            at: soon,
+            name,
+          },
+        )
+      ).createApiKey;
+    const swept = await make("Swept at expiry");
+    const used = await make("Used after expiry");
+    const revoked = await make("Revoked before expiry");
+    await gql.ok(REVOKE_KEY, { id: revoked.apiKey.id });
+    expect((await apiKeyClient(app().url, used.plaintext).get("/api/v1/accounts")).status).toBe(200);
+    // Their expiry passes (moved into the past rather than waited for).
+    await sequelize.query("UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = ANY($1)", {
+      bind: [[swept.apiKey.id, used.apiKey.id, revoked.apiKey.id]],
+    });
+    const expiredEvents = async () => {
+      await services.audit.settle();
+      return (await services.audit.list({ eventTypes: ["auth.api_key.expired"] }, { first: 100 })).events.filter((event) =>
+        [swept.apiKey.id, used.apiKey.id, revoked.apiKey.id].includes(event.resource!.id!),
+      );
+    };
+    expect(await expiredEvents()).toEqual([]);
+
+    // First use after expiry: refused, and the expiry is recorded at once.
+    expect((await apiKeyClient(app().url, used.plaintext).get("/api/v1/accounts")).status).toBe(401);
+    expect((await expiredEvents()).map((event) => event.resource!.label)).toEqual(["Used after expiry"]);
+
+    // The sweep (the maintenance worker's, every 5 minutes) records the one nobody presented; a revoked
+    // key's end was its revocation, and nothing is recorded twice.
+    expect(await services.apiKeys.sweepExpired()).toBeGreaterThanOrEqual(1);
+    expect(await services.apiKeys.sweepExpired()).toBe(0);
+    expect((await apiKeyClient(app().url, used.plaintext).get("/api/v1/accounts")).status).toBe(401);
+    const events = await expiredEvents();
+    expect(events.map((event) => [event.resource!.label, event.severity, event.action, event.user]).sort()).toEqual([
+      ["Swept at expiry", "info", "expire", { id: user.userId, email: user.email }],
+      ["Used after expiry", "info", "expire", { id: user.userId, email: user.email }],
+    ]);
+    expect(events[0].changes).toEqual({ expires_at: { old: null, new: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) } });
+  });
+
   test("createApiKey returns the plaintext once; only its hash is kept, and the key works over REST", async () => {
     const { createApiKey } = await gql.ok(CREATE_KEY, { scope: "read_write", name: "CI" });
     const { plaintext, apiKey } = createApiKey;

@@ -2,7 +2,7 @@
  * Every event type of the catalogue (interface spec §6, 24 types, and audit streaming's 10) comes from a real action of the
  * service: the walk below only makes HTTP requests, as clients and browsers do, against a real IdP
  * on loopback, and checks after each step which event types that step produced. Nothing here writes
- * to the audit log; the one direct SQL write ages a session, standing in for the passing of time.
+ * to the audit log; the direct SQL writes age a session and an API key, standing in for the passing of time.
  */
 import { eventually } from "../helpers/eventually";
 import { AUDIT_EVENT_TYPES, SPEC_EVENT_TYPES, type AuditEventType } from "../../src/audit/log/audit.catalogue";
@@ -117,6 +117,17 @@ test("a walk through the service produces every event type of the catalogue", as
     apiKeyId = (await gql(`mutation { createApiKey(scope: "read", name: "walk") { apiKey { id } } }`)).createApiKey.apiKey.id;
   });
   await step("revoke it", ["auth.api_key.revoked"], () => gql(`mutation ($id: ID!) { revokeApiKey(id: $id) { id } }`, { id: apiKeyId }));
+  await step("a key presented after its expiry", ["auth.api_key.expired"], async () => {
+    const expiresAt = new Date(Date.now() + 60_000).toISOString();
+    const { createApiKey } = await gql(
+      `mutation ($at: DateTimeISO) { createApiKey(scope: "read", name: "walk expiring", expiresAt: $at) { plaintext apiKey { id } } }`,
+      { at: expiresAt },
+    );
+    await app.runtime.sequelize.query(`UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1`, {
+      bind: [createApiKey.apiKey.id],
+    });
+    expect((await client(app.url, { "x-api-key": createApiKey.plaintext }).graphql(`{ me { id } }`)).status).toBe(401);
+  });
 
   let acmeId = "";
   let globexId = "";

@@ -59,7 +59,7 @@ describe("the audit event catalogue", () => {
   });
 
   test("event type filters take exact types and prefixes", () => {
-    expect(expandEventTypePattern("auth.*")).toHaveLength(9);
+    expect(expandEventTypePattern("auth.*")).toHaveLength(10);
     expect(expandEventTypePattern("user.roles.*")).toEqual(["user.roles.synced", "user.roles.updated"]);
     expect(expandEventTypePattern("auth.logout")).toEqual(["auth.logout"]);
     expect(expandEventTypePattern("nope.*")).toBeNull();

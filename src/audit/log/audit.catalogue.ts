@@ -46,6 +46,7 @@ export const SERVICE_EVENT_CATALOGUE = {
   "auth.mfa.verified": { severity: "info", meaning: "a sign-in's second factor proven with a TOTP code" },
   "auth.mfa.recovery_code_used": { severity: "warning", meaning: "a sign-in's second factor proven with a one-time recovery code" },
   "auth.mfa.reset": { severity: "warning", meaning: "an administrator turned a user's two-factor sign-in off (the user enrols again)" },
+  "auth.api_key.expired": { severity: "info", meaning: "API key reached its expiry and stopped working (expiry in changes)" },
   "audit.export.requested": { severity: "info", meaning: "audit log export requested" },
   "audit.export.completed": { severity: "info", meaning: "audit log export written (rows and checksum in changes)" },
   "audit.export.failed": { severity: "error", meaning: "audit log export failed" },

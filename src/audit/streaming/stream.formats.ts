@@ -38,7 +38,7 @@ function ecsCategory(type: string): { category: string[]; type: string[] } {
   if (type === "auth.logout" || type === "auth.session.expired") return { category: ["authentication", "session"], type: ["end"] };
   // An API key is a credential an identity holds: its issue and revocation are identity management.
   if (type === "auth.api_key.created") return { category: ["iam"], type: ["creation"] };
-  if (type === "auth.api_key.revoked") return { category: ["iam"], type: ["deletion"] };
+  if (type === "auth.api_key.revoked" || type === "auth.api_key.expired") return { category: ["iam"], type: ["deletion"] };
   if (type.startsWith("auth.")) return { category: ["authentication"], type: ["info"] };
   if (type.startsWith("user.") || type.startsWith("account.")) {
     const action =

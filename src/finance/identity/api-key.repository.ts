@@ -1,5 +1,5 @@
 import type { CreationAttributes, Sequelize, Transaction } from "sequelize";
-import { readRows } from "../../platform/common/sql";
+import { bindParam, readRows } from "../../platform/common/sql";
 import { ApiKeyModel } from "./api-key.model";
 import { type ApiKeyScope } from "../../platform/security/actor";
 import type { UserRole } from "../../platform/security/actor";
@@ -30,6 +30,8 @@ export type KeyOwnerRow = {
   status: UserStatus;
   aiEnabled: boolean;
 };
+
+export type ExpiredKeyRow = { id: string; name: string; expiresAt: Date; userId: string; email: string };
 
 function toRow(record: ApiKeyModel): ApiKeyRow {
   return {
@@ -93,6 +95,29 @@ export class ApiKeyRepository {
       [keyHash],
     );
     return row ?? null;
+  }
+
+  /** Keys past their expiry whose expiry is not recorded yet (not revoked ones: their end is recorded), with their owner. */
+  expiredUnrecorded(limit: number, keyHash?: Buffer): Promise<ExpiredKeyRow[]> {
+    const bind: unknown[] = [];
+    const ofKey = keyHash ? `AND k.key_hash = ${bindParam(bind, keyHash)}` : "";
+    return readRows<ExpiredKeyRow>(
+      this.sequelize,
+      `SELECT k.id, k.name, k.expires_at AS "expiresAt", u.id AS "userId", u.email
+         FROM api_keys k JOIN users u ON u.id = k.user_id
+        WHERE k.expires_at IS NOT NULL AND k.expiry_recorded_at IS NULL AND k.revoked_at IS NULL AND k.expires_at <= now() ${ofKey}
+        ORDER BY k.expires_at LIMIT ${bindParam(bind, limit)}`,
+      bind,
+    );
+  }
+
+  /** Claims the recording of a key's expiry; false when another process recorded it first. */
+  async markExpiryRecorded(id: string, transaction: Transaction): Promise<boolean> {
+    const [rows] = await this.sequelize.query(
+      "UPDATE api_keys SET expiry_recorded_at = now() WHERE id = $1 AND expiry_recorded_at IS NULL AND revoked_at IS NULL RETURNING id",
+      { bind: [id], transaction },
+    );
+    return (rows as unknown[]).length > 0;
   }
 
   async touch(keyId: string): Promise<void> {

@@ -7,11 +7,13 @@ import { Topic } from "../../platform/events/catalogue";
 import type { EventBus } from "../../platform/events/event-bus";
 import type { Actor } from "../../platform/security/actor";
 import { API_KEY_SCOPES, type ApiKeyScope } from "../../platform/security/actor";
-import type { ApiKeyRepository, ApiKeyRow } from "./api-key.repository";
+import type { ApiKeyRepository, ApiKeyRow, ExpiredKeyRow } from "./api-key.repository";
 
 const KEY_PREFIX = "fgk_";
 /** last_used_at is refreshed at most this often, so authentication stays a single read per request. */
 const LAST_USED_RESOLUTION_MS = 60_000;
+/** Keys whose expiry the sweep records per read. */
+const EXPIRY_SWEEP_BATCH = 100;
 
 export type ApiKeySummary = ApiKeyRow;
 
@@ -114,11 +116,45 @@ export class ApiKeyService {
     return this.repository.pruneRetired(retentionDays);
   }
 
+  /**
+   * Records `auth.api_key.expired` for every key past its expiry whose expiry is not recorded yet; how
+   * many. Run by the maintenance worker every 5 minutes (with the session sweep), so an expiry is in the
+   * log within minutes whether or not anyone presents the key again; a key presented after its expiry
+   * records it at once (authenticate). Each event names the key's owner, in the transaction that marks it.
+   */
+  async sweepExpired(): Promise<number> {
+    let recorded = 0;
+    for (;;) {
+      const keys = await this.repository.expiredUnrecorded(EXPIRY_SWEEP_BATCH);
+      for (const key of keys) if (await this.recordExpiry(key)) recorded += 1;
+      if (keys.length < EXPIRY_SWEEP_BATCH) return recorded;
+    }
+  }
+
+  private recordExpiry(key: ExpiredKeyRow): Promise<boolean> {
+    return this.sequelize.transaction(async (transaction) => {
+      if (!(await this.repository.markExpiryRecorded(key.id, transaction))) return false;
+      await this.audit.record(transaction, {
+        type: "auth.api_key.expired",
+        user: { id: key.userId, email: key.email },
+        action: "expire",
+        resource: { type: "api_key", id: key.id, label: key.name },
+        changes: { expires_at: { old: null, new: new Date(key.expiresAt).toISOString() } },
+      });
+      return true;
+    });
+  }
+
   /** Resolves a presented key to its actor, or throws 401. One indexed read on the hash. */
   async authenticate(plaintext: string): Promise<Actor> {
     if (!plaintext.startsWith(KEY_PREFIX)) throw new UnauthenticatedError();
-    const row = await this.repository.liveOwner(hashApiKey(plaintext));
-    if (!row) throw new UnauthenticatedError();
+    const hash = hashApiKey(plaintext);
+    const row = await this.repository.liveOwner(hash);
+    if (!row) {
+      // Presented after its expiry and before the sweep saw it: the expiry is recorded now (once).
+      for (const key of await this.repository.expiredUnrecorded(1, hash)) await this.recordExpiry(key);
+      throw new UnauthenticatedError();
+    }
     if (row.status !== "active") throw new UnauthenticatedError("Your account has been deactivated");
     if (!row.lastUsedAt || Date.now() - new Date(row.lastUsedAt).getTime() > LAST_USED_RESOLUTION_MS) {
       this.touch(row.keyId);

@@ -17,6 +17,7 @@ import * as ledger from "./0015-ledger";
 import * as ledgerDays from "./0016-ledger-days";
 import * as mobileSignIn from "./0018-mobile-sign-in";
 import * as planning from "./0019-planning";
+import * as apiKeyExpiry from "./0020-api-key-expiry";
 import * as exchangeRates from "./0021-exchange-rates";
 
 export type Migration = { name: string; up: (context: MigrationContext) => Promise<void> };
@@ -41,5 +42,6 @@ export const migrations: Migration[] = [
   { name: "0016-ledger-days", up: ledgerDays.up },
   { name: "0018-mobile-sign-in", up: mobileSignIn.up },
   { name: "0019-planning", up: planning.up },
+  { name: "0020-api-key-expiry", up: apiKeyExpiry.up },
   { name: "0021-exchange-rates", up: exchangeRates.up },
 ];
