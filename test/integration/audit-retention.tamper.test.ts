@@ -9,7 +9,7 @@
  *
  * The CLI runs from dist/ (`npm run build` first, as `npm test` does).
  */
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -70,7 +70,8 @@ async function januaryIds(): Promise<string[]> {
   return (await app.runtime.services.retention.archives()).filter((archive) => archive.manifest.month === "2024-01").map((a) => a.id);
 }
 
-function cliVerify(extra: string[] = []) {
+/** The CLI, run without blocking this process (the service under test answers in it meanwhile). */
+async function cliVerify(extra: string[] = []) {
   const env = {
     ...process.env,
     DATABASE_URL: app.database.url,
@@ -79,8 +80,12 @@ function cliVerify(extra: string[] = []) {
     DATA_DIR: dataDir,
     LOG_LEVEL: "silent",
   };
-  const run = spawnSync(process.execPath, [CLI, "audit", "verify", ...extra, "--json"], { env, encoding: "utf8", timeout: 60_000 });
-  return { status: run.status, stdout: run.stdout, stderr: run.stderr, json: JSON.parse(run.stdout.trim()) as Json };
+  const child = spawn(process.execPath, [CLI, "audit", "verify", ...extra, "--json"], { env, stdio: ["ignore", "pipe", "pipe"] });
+  let [stdout, stderr] = ["", ""];
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const status = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  return { status, stdout, stderr, json: JSON.parse(stdout.trim()) as Json };
 }
 
 type Tamper = {
@@ -221,8 +226,8 @@ describe.each(TAMPERS)("$kind", (tamper) => {
     if (tamper.names === "bytes") expect(report.firstBroken.byteRange).toMatch(/^\d+-\d+$/);
   });
 
-  test("CLI `audit verify --json`: exit 1 and the broken-chain report", () => {
-    const { status, json, stderr } = cliVerify();
+  test("CLI `audit verify --json`: exit 1 and the broken-chain report", async () => {
+    const { status, json, stderr } = await cliVerify();
     expect({ status, stderr }).toEqual({ status: 1, stderr: "" });
     expect(json.ok).toBe(false);
     if (tamper.names !== "checkpoint") expect(json.firstBroken).toMatchObject({ archive: JANUARY });
@@ -230,9 +235,9 @@ describe.each(TAMPERS)("$kind", (tamper) => {
   });
 });
 
-test("`audit verify --checkpoint` on a missing file: exit 2 and one clear line, nothing on stderr", () => {
+test("`audit verify --checkpoint` on a missing file: exit 2 and one clear line, nothing on stderr", async () => {
   const missing = path.join(dataDir, "no-such-checkpoint");
-  const { status, stdout, stderr, json } = cliVerify(["--checkpoint", missing]);
+  const { status, stdout, stderr, json } = await cliVerify(["--checkpoint", missing]);
   expect({ status, stderr }).toEqual({ status: 2, stderr: "" });
   expect(stdout.trim().split("\n")).toHaveLength(1);
   expect(json).toEqual({ error: `--checkpoint ${missing}: no such file` });
@@ -252,7 +257,7 @@ test("a clean restore brings events back with their chain links, verified; relea
   ).rows;
   expect(nodes.find((node) => node.seq === checkpoint.seq)?.hash).toBe(checkpoint.hash);
   expect((await auditor.ok(VERIFY)).auditChainVerification).toMatchObject({ ok: true, firstBroken: null });
-  expect(cliVerify().json).toMatchObject({ ok: true });
+  expect((await cliVerify()).json).toMatchObject({ ok: true });
 
   // A restored event altered behind the application: verification compares it with its archive.
   await superuser.query("ALTER TABLE audit_events DISABLE TRIGGER USER");
