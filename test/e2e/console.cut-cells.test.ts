@@ -50,7 +50,7 @@ beforeAll(async () => {
       kind: "webhook",
       name: "Security operations centre webhook for every authentication event",
       url: "http://127.0.0.1:9/hooks/audit-events/with/a/path/that/goes/on/and/on/for/a/while",
-      eventTypes: ["auth.*", "user.*", "sso.provider.*"],
+      eventTypes: ["auth.*", "user.*", "provider.*"],
       enabled: false,
     },
   });
@@ -87,8 +87,13 @@ async function unreadableCuts(page: Page, scope: string): Promise<string[]> {
         const clipsX = ["hidden", "clip"].includes(style.overflowX) && box.scrollWidth > box.clientWidth + 1;
         const clipsY = ["hidden", "clip"].includes(style.overflowY) && box.scrollHeight > box.clientHeight + 1;
         if (!clipsX && !clipsY) continue;
-        // Hidden for screen readers only (1 px, clipped on purpose), or not shown at all.
-        if (box.clientWidth <= 1 || box.clientHeight <= 1 || box.getClientRects().length === 0) continue;
+        // Not shown, or kept for screen readers only (clipped to nothing on purpose, as .sr-only and a phone's table heads).
+        if (box.getClientRects().length === 0) continue;
+        let forScreenReaders = false;
+        for (let node = box; node && !forScreenReaders; node = node.parentElement) {
+          forScreenReaders = window.getComputedStyle(node).clip === "rect(0px, 0px, 0px, 0px)";
+        }
+        if (forScreenReaders) continue;
         const text = normal(box.innerText ?? "");
         if (!text) continue;
         const titles = [box.closest("[title]"), ...box.querySelectorAll("[title]")]
@@ -141,7 +146,7 @@ test("the check sees a cut: a clipped cell without a title is reported, and with
     await page.setContent(
       `<main><table><tr><td id="cell" style="max-width:60px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap">${LONG_EMAIL}</td></tr></table></main>`,
     );
-    expect(await unreadableCuts(page, "main")).toEqual([expect.stringContaining(`td. “${LONG_EMAIL}”`)]);
+    expect(await unreadableCuts(page, "main")).toEqual([expect.stringContaining(`td. “${LONG_EMAIL.slice(0, 60)}”`)]);
     await page.locator("#cell").evaluate((cell: any, email: string) => cell.setAttribute("title", email), LONG_EMAIL);
     expect(await unreadableCuts(page, "main")).toEqual([]);
   } finally {

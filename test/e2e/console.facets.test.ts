@@ -45,9 +45,11 @@ test("each facet value's count is the API's count for the filter narrowed to it;
     await eventually(async () => expect(await page.getByTestId("total").textContent()).toBe("8"));
     await page.getByTestId("facet-ipAddress").waitFor();
     const facets = await shownFacets(page);
-    // Human labels, the code on hover.
+    // Human labels; on hover the whole label and the code.
     expect(await page.getByTestId("facet-eventType").locator("button").first().textContent()).toContain("Failed login attempt");
-    expect(await page.getByTestId("facet-eventType").locator("button").first().getAttribute("title")).toBe("auth.login.failed");
+    expect(await page.getByTestId("facet-eventType").locator("button").first().getAttribute("title")).toBe(
+      "Failed login attempt (auth.login.failed)",
+    );
 
     const narrow: Record<string, (value: string) => Record<string, unknown>> = {
       eventType: (value) => ({ eventTypes: [value] }),

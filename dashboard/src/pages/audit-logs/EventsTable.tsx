@@ -114,13 +114,21 @@ export function EventsTable({
           </span>
         ))}
       </div>
+      {events.length === 0 && (
+        // A grid holds rows only: with no events, the sentence is a row of its own (outside the scroller).
+        <div className="events-empty" role="row" aria-rowindex={2}>
+          <span role="gridcell" className={loading ? "loading-more" : "empty"}>
+            {loading ? "Loading…" : "No events match these filters."}
+          </span>
+        </div>
+      )}
       <div
         className="events-scroller"
         ref={scroller}
         data-testid="events-scroller"
-        // A row group holds rows: with none (the empty state) the scroller is a plain box.
+        // A row group holds rows: with none (the empty state) the scroller is a plain box, not a stop for Tab.
         role={events.length ? "rowgroup" : undefined}
-        tabIndex={0}
+        tabIndex={events.length ? 0 : undefined}
         aria-label={events.length ? "Event rows" : undefined}
         onScroll={(event) => onScrolledAway(event.currentTarget.scrollTop > rowHeight)}
       >
@@ -163,8 +171,7 @@ export function EventsTable({
             );
           })}
         </div>
-        {!loading && events.length === 0 && <p className="empty">No events match these filters.</p>}
-        {loading && <p className="loading-more">Loading…</p>}
+        {loading && events.length > 0 && <p className="loading-more">Loading…</p>}
       </div>
     </div>
   );

@@ -82,7 +82,8 @@ export function Facets({
                           <button
                             type="button"
                             className="facet-value"
-                            title={entry.label === entry.value ? undefined : entry.value}
+                            // The whole label (a long one is cut) and the code or id behind it.
+                            title={entry.label === entry.value ? entry.label : `${entry.label} (${entry.value})`}
                             data-value={entry.value}
                             onClick={() =>
                               onApply(
