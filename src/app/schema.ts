@@ -12,6 +12,7 @@ import { CategoryResolver } from "../finance/categories/category.resolver";
 import { ChatResolver } from "../finance/chats/chat.resolver";
 import { IdentityResolver } from "../finance/identity/identity.resolver";
 import { UserAdminResolver } from "../finance/identity/user-admin.resolver";
+import { TwoFactorResolver } from "../finance/auth/two-factor.resolver";
 import { MerchantResolver } from "../finance/merchants/merchant.resolver";
 import { AccountHistoryResolver, BalanceResolver, ValuationResolver } from "../finance/ledger/ledger.resolver";
 import { SsoResolver } from "../audit/sso/sso.resolver";
@@ -44,6 +45,7 @@ export const resolvers = [
   RetentionResolver,
   SsoResolver,
   UserAdminResolver,
+  TwoFactorResolver,
   StreamResolver,
   AlertResolver,
   UsageResolver,

@@ -67,6 +67,8 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     // IdentityResolver
     apiKeys: "read",
     me: "read",
+    // TwoFactorResolver
+    twoFactorStatus: "read",
     // MerchantResolver
     merchant: "read",
     merchants: "read",
@@ -190,6 +192,10 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     suspendUser: "adminWrite",
     updateUser: "adminWrite",
     unlockUser: "adminWrite",
+    // TwoFactorResolver
+    beginTwoFactorEnrolment: "write",
+    confirmTwoFactorEnrolment: "write",
+    resetTwoFactor: "adminWrite",
   },
   Subscription: {
     // AlertResolver
