@@ -14,6 +14,7 @@ import { IdentityResolver } from "../finance/identity/identity.resolver";
 import { UserAdminResolver } from "../finance/identity/user-admin.resolver";
 import { UserLookupResolver } from "../finance/identity/user-lookup.resolver";
 import { ExchangeRateResolver } from "../finance/exchange-rates/exchange-rate.resolver";
+import { TwoFactorResolver } from "../finance/auth/two-factor.resolver";
 import { MerchantResolver } from "../finance/merchants/merchant.resolver";
 import { AccountHistoryResolver, BalanceResolver, ValuationResolver } from "../finance/ledger/ledger.resolver";
 import { SsoResolver } from "../audit/sso/sso.resolver";
@@ -50,6 +51,7 @@ export const resolvers = [
   SsoResolver,
   UserAdminResolver,
   UserLookupResolver,
+  TwoFactorResolver,
   StreamResolver,
   AlertResolver,
   UsageResolver,

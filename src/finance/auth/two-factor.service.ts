@@ -49,7 +49,7 @@ export class TwoFactorService {
     private readonly secrets: SecretBox,
   ) {}
 
-  async status(userId: string): Promise<TwoFactorStatus> {
+  async describe(userId: string): Promise<TwoFactorStatus> {
     const row = await this.row(userId);
     return {
       enabled: row.otpEnabledAt !== null,

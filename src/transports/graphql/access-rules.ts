@@ -74,6 +74,8 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     // IdentityResolver
     apiKeys: "read",
     me: "read",
+    // TwoFactorResolver
+    twoFactorStatus: "read",
     // MerchantResolver
     merchant: "read",
     merchants: "read",
@@ -215,6 +217,10 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     suspendUser: "adminWrite",
     updateUser: "adminWrite",
     unlockUser: "adminWrite",
+    // TwoFactorResolver
+    beginTwoFactorEnrolment: "write",
+    confirmTwoFactorEnrolment: "write",
+    resetTwoFactor: "adminWrite",
   },
   Subscription: {
     // AlertResolver
