@@ -226,3 +226,49 @@ test("Users: search, change a role, suspend and reactivate, delete only after co
     await context.close();
   }
 });
+
+test("Users: five wrong passwords lock an account, the page shows it locked with its last sign-in, an administrator unlocks it, and the user signs in", async () => {
+  const { services } = rig.app.runtime;
+  const stamp = Date.now();
+  const locked = await rig.createUser("member", `margaret.hamilton${stamp}@example.test`);
+  const login = (password: string) =>
+    fetch(`${rig.app.url}/auth/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: locked.email, password }),
+    });
+  expect((await login(PASSWORD)).status).toBe(200);
+  for (let attempt = 0; attempt < 5; attempt++) expect((await login("not the password")).status).toBe(401);
+  // Locked: the right password fails too.
+  expect((await login(PASSWORD)).status).not.toBe(200);
+
+  const { context, page } = await signedIn("/admin/users");
+  try {
+    await page.getByLabel("Search").fill(`margaret.hamilton${stamp}`);
+    const cells = row(page, locked.email).locator("td");
+    await eventually(async () => expect(await cells.nth(3).textContent()).toMatch(/^locked until /));
+    // The time it unlocks by itself, in the chosen zone, with the exact instant on hover.
+    const until = (await services.users.getById(locked.id)).lockedUntil!;
+    expect(await cells.nth(3).locator("time").getAttribute("datetime")).toBe(new Date(until).toISOString());
+    // Last sign-in: the successful one before the lock, and how.
+    expect(await cells.nth(4).textContent()).toMatch(/password$/);
+    expect(await cells.nth(4).locator("time").count()).toBe(1);
+
+    await page.getByRole("button", { name: `Unlock ${locked.email}` }).click();
+    await eventually(async () => expect(await statusLine(page).textContent()).toBe(`${locked.email} unlocked: they can sign in again.`));
+    await eventually(async () => expect(await cells.nth(3).textContent()).toBe("active"));
+    expect(
+      await row(page, locked.email)
+        .getByRole("button", { name: `Unlock ${locked.email}` })
+        .count(),
+    ).toBe(0);
+    const [unlocked] = await auditOf("user.unlocked", locked.id);
+    expect(unlocked).toMatchObject({ user: expect.objectContaining({ id: rig.admin.id }) });
+
+    const signedInAgain = await login(PASSWORD);
+    expect(signedInAgain.status).toBe(200);
+    expect(((await signedInAgain.json()) as { access_token?: string }).access_token).toEqual(expect.any(String));
+  } finally {
+    await context.close();
+  }
+});

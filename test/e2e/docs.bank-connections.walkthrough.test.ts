@@ -3,6 +3,7 @@ import path from "node:path";
 import { CLI, spawnUntilJson, stopChild } from "../helpers/cli";
 import { checkSteps, readPage, runSteps, stepsOf } from "../helpers/readme-examples";
 import { createTestDatabase, type TestDatabase } from "../helpers/test-database";
+import { applyConfiguration } from "../helpers/configuration";
 
 /**
  * Issue 16: docs/bank-connections.md works as printed. Its shell examples run in order in one bash, in
@@ -36,7 +37,8 @@ test("every shell example of the bank connections page works as printed, against
     ALLOW_INSECURE_UPSTREAMS: "true",
     OUTBOUND_ALLOW_PRIVATE: "true",
   };
-  delete env.REDIS_URL;
+  // The default configuration (no REDIS_URL) as a newcomer starts it; .ci/run also runs it with Redis.
+  applyConfiguration(env, "default");
   delete env.PUBLIC_URL;
   const banks = await spawnUntilJson<{ lunchflow: { baseUrl: string }; simplefin: { setupTokenUrl: string } }>(
     [path.join(ROOT, "dist", "test", "fakes", "dev-banks.js"), "--lunchflow-port", "0", "--simplefin-port", "0"],

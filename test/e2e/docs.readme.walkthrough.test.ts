@@ -3,6 +3,7 @@ import path from "node:path";
 import { CLI, spawnUntilJson, stopChild } from "../helpers/cli";
 import { checkSteps, readPage, runSteps, stepsOf, type Step } from "../helpers/readme-examples";
 import { createTestDatabase, type TestDatabase } from "../helpers/test-database";
+import { applyConfiguration } from "../helpers/configuration";
 
 /**
  * The README's own commands work as printed: the first administrator, the demo key, and the five-minute
@@ -37,7 +38,8 @@ beforeAll(async () => {
     ALLOW_INSECURE_UPSTREAMS: "true",
     OUTBOUND_ALLOW_PRIVATE: "true",
   };
-  delete env.REDIS_URL;
+  // The default configuration (no REDIS_URL) as a newcomer starts it; .ci/run also runs it with Redis.
+  applyConfiguration(env, "default");
   delete env.PUBLIC_URL;
   const banks = await spawnUntilJson<{ lunchflow: { baseUrl: string } }>(
     [path.join(ROOT, "dist", "test", "fakes", "dev-banks.js"), "--lunchflow-port", "0", "--simplefin-port", "0"],

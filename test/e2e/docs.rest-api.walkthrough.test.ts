@@ -3,6 +3,7 @@ import path from "node:path";
 import { CLI, spawnUntilJson, stopChild } from "../helpers/cli";
 import { checkSteps, compareOutput, readFences, readPage, runSteps, stepsOf, type Comparison, type Step } from "../helpers/readme-examples";
 import { createTestDatabase, type TestDatabase } from "../helpers/test-database";
+import { applyConfiguration } from "../helpers/configuration";
 
 /**
  * Issue 2's promise: "every curl works as printed". The shell examples of docs/rest-api.md's "API tour"
@@ -46,7 +47,8 @@ async function start(): Promise<{ child: ChildProcess; base: string }> {
 beforeAll(async () => {
   database = await createTestDatabase();
   env = { ...process.env, DATABASE_URL: database.url, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", DATABASE_POOL_MAX: "4" };
-  delete env.REDIS_URL;
+  // The default configuration (no REDIS_URL) as a newcomer starts it; .ci/run also runs it with Redis.
+  applyConfiguration(env, "default");
   delete env.PUBLIC_URL;
 });
 

@@ -2,13 +2,35 @@ import { useState } from "react";
 import { useMutation, useQuery } from "urql";
 import { useViewer } from "../../app/session";
 import { Time } from "../../app/zone";
-import { DeleteUserDocument, ReactivateUserDocument, SetUserRoleDocument, SuspendUserDocument, UsersDocument } from "../../gql/graphql";
+import {
+  DeleteUserDocument,
+  ReactivateUserDocument,
+  SetUserRoleDocument,
+  SuspendUserDocument,
+  UnlockUserDocument,
+  UsersDocument,
+} from "../../gql/graphql";
 import { ConfirmButton, DataTable, Field, OutcomeLine, plural, Problem, useActionOutcome } from "../../kit";
 
 const ROLES = ["member", "auditor", "admin"];
 const STATUSES = ["", "active", "suspended", "deleted"];
 
-/** Users of the instance: search, change a role, suspend or reactivate, delete (with confirmation). */
+/** "password", or "sso:<provider id>" as the server records it, in words. */
+function signInMethod(method: string | null | undefined): string {
+  if (!method) return "";
+  return method.startsWith("sso:") ? "single sign-on" : method;
+}
+
+/** Whether repeated wrong passwords lock the account now (the server clears lockedUntil when it passes or is lifted). */
+function lockedNow(lockedUntil: string | null | undefined): boolean {
+  return Boolean(lockedUntil && Date.parse(lockedUntil) > Date.now());
+}
+
+/**
+ * Users of the instance: search, change a role, suspend or reactivate, delete (with confirmation); each
+ * user's state (active, suspended, locked until … after repeated wrong passwords), last sign-in and its
+ * method; an administrator unlocks a locked account.
+ */
 export function UsersPage() {
   const { canWrite, viewer } = useViewer();
   const [search, setSearch] = useState("");
@@ -18,6 +40,7 @@ export function UsersPage() {
   const [, suspend] = useMutation(SuspendUserDocument);
   const [, reactivate] = useMutation(ReactivateUserDocument);
   const [, remove] = useMutation(DeleteUserDocument);
+  const [, unlock] = useMutation(UnlockUserDocument);
   const { outcome, run } = useActionOutcome(() => reload({ requestPolicy: "network-only" }));
   type User = NonNullable<typeof data>["users"]["items"][number];
 
@@ -70,7 +93,28 @@ export function UsersPage() {
                 user.role
               ),
           },
-          { header: "Status", cell: (user) => user.status },
+          {
+            header: "Status",
+            cell: (user) =>
+              lockedNow(user.lockedUntil) ? (
+                <span className="locked">
+                  locked until <Time value={user.lockedUntil!} />
+                </span>
+              ) : (
+                user.status
+              ),
+          },
+          {
+            header: "Last sign-in",
+            cell: (user) =>
+              user.lastSignInAt ? (
+                <>
+                  <Time value={user.lastSignInAt} /> <span className="muted">{signInMethod(user.lastSignInMethod)}</span>
+                </>
+              ) : (
+                <span className="muted">never</span>
+              ),
+          },
           { header: "Created", cell: (user) => <Time value={user.createdAt} /> },
           {
             header: "Actions",
@@ -87,6 +131,15 @@ export function UsersPage() {
                   >
                     Suspend
                   </ConfirmButton>
+                )}
+                {lockedNow(user.lockedUntil) && (
+                  <button
+                    type="button"
+                    aria-label={`Unlock ${user.email}`}
+                    onClick={() => void run(unlock({ id: user.id }), `${user.email} unlocked: they can sign in again.`)}
+                  >
+                    Unlock
+                  </button>
                 )}
                 {user.status === "suspended" && (
                   <button
