@@ -246,7 +246,8 @@ export class AuditExportService {
     const type = `audit.${record.kind === "events" ? "export" : "report"}.${outcome}` as AuditEventType;
     await this.audit.record(transaction, {
       type,
-      user: extra.user ?? null,
+      // Who asked: the caller, else (a worker finishing, failing or expiring it) the user who requested the file.
+      user: extra.user ?? { id: record.requestedBy, email: record.requestedByEmail },
       action: outcome,
       resource: { type: record.kind === "events" ? "audit_export" : "audit_report", id: record.id, label: describe(record) },
       changes: extra.changes ?? (outcome === "requested" ? { params: { old: null, new: record.params } } : null),
