@@ -117,7 +117,7 @@ test(`every page at ${WIDTHS.join(", ")} px: every clipped text can be read whol
     try {
       await page.goto("/admin/sign-in");
       await signIn(page, rig.admin.email);
-      await page.waitForURL(/\/admin\/audit-logs/);
+      await page.waitForURL(/\/admin\/audit-logs/, { timeout: 60_000 });
       for (const view of PAGES) {
         await page.goto(view);
         await page.locator(".topbar").waitFor();
