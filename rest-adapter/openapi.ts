@@ -34,6 +34,8 @@ const SCALARS: Record<string, JsonSchema> = {
   Date: { type: "string", format: "date" },
   DateTimeISO: { type: "string", format: "date-time" },
   JSONObject: { type: "object" },
+  WholeNumber: { anyOf: [{ type: "integer" }, { type: "string", pattern: "^-?\\d+$" }], description: "A whole number, or its text." },
+  Flag: { anyOf: [{ type: "boolean" }, { type: "string", enum: ["true", "false", "1", "0"] }] },
 };
 
 function nullable(schema: JsonSchema): JsonSchema {

@@ -21,6 +21,8 @@ import { SsoResolver } from "../audit/sso/sso.resolver";
 import { StreamResolver } from "../audit/streaming/stream.resolver";
 import { BudgetResolver } from "../finance/planning/budget.resolver";
 import { RuleResolver } from "../finance/planning/rule.resolver";
+import { RecurringTransactionResolver } from "../finance/planning/recurring.resolver";
+import { HouseholdResolver } from "../finance/planning/household.resolver";
 import { TagResolver } from "../finance/tags/tag.resolver";
 import { TransactionResolver } from "../finance/transactions/transaction.resolver";
 import { TransferResolver } from "../finance/transactions/transfer.resolver";
@@ -57,6 +59,8 @@ export const resolvers = [
   UsageResolver,
   BudgetResolver,
   RuleResolver,
+  RecurringTransactionResolver,
+  HouseholdResolver,
 ] as const;
 
 /**

@@ -70,6 +70,9 @@ import { SsoRepository } from "../audit/sso/sso.repository";
 import { BudgetRepository } from "../finance/planning/budget.repository";
 import { BudgetService } from "../finance/planning/budget.service";
 import { RuleRepository } from "../finance/planning/rule.repository";
+import { RecurringRepository } from "../finance/planning/recurring.repository";
+import { RecurringService } from "../finance/planning/recurring.service";
+import { HouseholdService } from "../finance/planning/household.service";
 import { RuleService } from "../finance/planning/rule.service";
 import { TagRepository } from "../finance/tags/tag.repository";
 import { TagService } from "../finance/tags/tag.service";
@@ -102,6 +105,7 @@ function createRepositories(sequelize: Sequelize) {
     budgets: new BudgetRepository(sequelize),
     exchangeRates: new ExchangeRateRepository(sequelize),
     rules: new RuleRepository(sequelize),
+    recurring: new RecurringRepository(sequelize),
     chats: new ChatRepository(sequelize),
     finance: new FinanceRepository(sequelize),
     banking: createBankingRepositories(sequelize),
@@ -259,6 +263,8 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     tags: new TagService(repositories.tags),
     budgets: new BudgetService(sequelize, repositories.budgets, audit),
     rules,
+    recurring: new RecurringService(sequelize, repositories.recurring, audit),
+    household: new HouseholdService(sequelize),
     transactions,
     chats: new ChatService(sequelize, repositories.chats, events, replyQueueOf(deps), config.assistant),
     assistant: new AssistantService(

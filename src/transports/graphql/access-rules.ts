@@ -71,6 +71,10 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     // HoldingResolver
     holding: "read",
     holdings: "read",
+    // HouseholdResolver
+    familySettings: "read",
+    rejectedTransfer: "read",
+    rejectedTransfers: "read",
     // IdentityResolver
     apiKeys: "read",
     me: "read",
@@ -84,6 +88,10 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     auditArchives: "audit",
     auditCheckpoints: "audit",
     auditRetention: "audit",
+    // RecurringTransactionResolver
+    recurringTransaction: "read",
+    recurringTransactions: "read",
+    upcomingBills: "read",
     // RuleResolver
     rule: "read",
     ruleRun: "read",
@@ -172,6 +180,11 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     restoreAuditArchive: "adminWrite",
     runAuditRetention: "adminWrite",
     updateAuditRetention: "adminWrite",
+    // RecurringTransactionResolver
+    createRecurringTransaction: "write",
+    deleteRecurringTransaction: "write",
+    detectRecurringTransactions: "write",
+    updateRecurringTransaction: "write",
     // RuleResolver
     applyRule: "write",
     createRule: "write",
