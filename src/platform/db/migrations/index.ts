@@ -14,6 +14,7 @@ import * as auditHistogramIndex from "./0012-audit-histogram-index";
 import * as rateLimits from "./0013-rate-limits";
 import * as userSignIn from "./0014-user-sign-in";
 import * as ledger from "./0015-ledger";
+import * as auditChainPartitions from "./0017-audit-chain-partitions";
 
 export type Migration = { name: string; up: (context: MigrationContext) => Promise<void> };
 
@@ -34,4 +35,5 @@ export const migrations: Migration[] = [
   { name: "0013-rate-limits", up: rateLimits.up },
   { name: "0014-user-sign-in", up: userSignIn.up },
   { name: "0015-ledger", up: ledger.up },
+  { name: "0017-audit-chain-partitions", up: auditChainPartitions.up },
 ];
