@@ -126,7 +126,9 @@ export async function up({ sequelize }: MigrationContext): Promise<void> {
       suppressed_since timestamptz,
       -- Which limit held the first one back: cooldown or cap.
       reason text,
-      last_fired_at timestamptz
+      last_fired_at timestamptz,
+      -- The chain position of the last event held back (the digest's seq).
+      last_seq bigint
     );
     CREATE INDEX alert_storms_pending_idx ON alert_storms (period_start) WHERE suppressed > 0;
 
