@@ -196,7 +196,7 @@ export const auditSettings = {
     z.coerce.number().int().min(1).max(100000).default(10),
     "Alerts",
     "Firings one rule may send per cap period (ALERT_FIRING_CAP_WINDOW_SECONDS); past it firings are held back and one digest " +
-      "(\"47 more since …\") goes out when the period ends. A rule's own cap overrides it.",
+      '("47 more since …") goes out when the period ends. A rule\'s own cap overrides it.',
   ),
   ALERT_FIRING_CAP_WINDOW_SECONDS: setting(
     z.coerce.number().int().min(1).max(604800).default(3600),

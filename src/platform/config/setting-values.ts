@@ -82,7 +82,10 @@ export const channelBudgets = z.string().transform((value, ctx): ChannelBudgets 
     const match = /^(email|chat|webhook|sms)=(\d{1,6})$/.exec(part);
     const count = match ? Number(match[2]) : NaN;
     if (!match || count < 1 || count > 100_000) {
-      ctx.addIssue({ code: "custom", message: "must be kind=count pairs such as sms=5,email=30 (kinds email, chat, webhook, sms; count 1-100000)" });
+      ctx.addIssue({
+        code: "custom",
+        message: "must be kind=count pairs such as sms=5,email=30 (kinds email, chat, webhook, sms; count 1-100000)",
+      });
       return z.NEVER;
     }
     budgets[match[1] as keyof ChannelBudgets] = count;
