@@ -11,6 +11,7 @@ import {
 } from "../../workers/queues";
 import { AlertDispatcher } from "../audit/alerts/alert.dispatcher";
 import { AlertEvaluator } from "../audit/alerts/alert.evaluator";
+import { AlertLimiter } from "../audit/alerts/alert.storms";
 import { AlertRepository } from "../audit/alerts/alert.repository";
 import { AlertChannelService } from "../audit/alerts/alert-channel.service";
 import { AlertService } from "../audit/alerts/alert.service";
@@ -227,7 +228,8 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
   const destinationHandler = new DestinationHandler(repositories.streamDestinations, audit, secrets, outbound, logger);
   const apiKeys = new ApiKeyService(sequelize, repositories.apiKeys, audit, events);
   const geo = new GeoCountryLookup(config.alerts.geoDirectory ?? undefined);
-  const alertEvaluator = new AlertEvaluator(repositories.alerts, audit, geo, events);
+  const alertLimiter = new AlertLimiter(sequelize, repositories.alerts, audit, config.alerts.limits);
+  const alertEvaluator = new AlertEvaluator(repositories.alerts, audit, geo, events, alertLimiter);
   const ledger = new LedgerService(repositories.ledger, repositories.valuations);
   const exchangeRates = new ExchangeRateService(sequelize, repositories.exchangeRates, audit);
   const rules = new RuleService(sequelize, repositories.rules, audit);
@@ -343,7 +345,7 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
       events,
       logger,
     ),
-    alerts: new AlertService(sequelize, repositories.alerts, audit),
+    alerts: new AlertService(sequelize, repositories.alerts, audit, config.alerts.limits),
     alertChannels: new AlertChannelService(sequelize, repositories.alerts, audit, secrets, outbound),
     /** Sends what alert firings committed; started with the stream pump (workers/worker-host.ts). */
     alertDispatcher: new AlertDispatcher(
@@ -359,6 +361,7 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
         concurrency: 8,
       },
       logger,
+      alertLimiter,
     ),
   };
 }

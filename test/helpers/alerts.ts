@@ -4,10 +4,11 @@ import { EVALUATOR_CONSUMER } from "../../src/audit/alerts/alert.evaluator";
 import { apiKeyClient } from "./http";
 import { type GqlAnswer } from "./streaming";
 
-export const FIRING_FIELDS = `id ruleId ruleName groupKey windowStart firedAt count summary
+export const FIRING_FIELDS = `id ruleId ruleName groupKey windowStart firedAt count summary digest
   events { id seq eventType ipAddress user country }
   deliveries { id channelId channelName channelKind status attempts errors { at error } sentAt }`;
-export const RULE_FIELDS = "id name preset condition eventTypes minSeverity threshold windowSeconds groupBy channelIds enabled";
+export const RULE_FIELDS =
+  "id name preset condition eventTypes minSeverity threshold windowSeconds groupBy channelIds enabled cooldownSeconds firingCap";
 
 /** Alerts administration over GraphQL as an administrator's API key sees it; throws on GraphQL errors. */
 export function alertAdmin(baseUrl: string, adminKey: string) {

@@ -21,8 +21,12 @@ export type AlertRuleInput = {
   channelIds?: Array<string | number> | null | undefined;
   /** count (default) or new_country. */
   condition?: string | null | undefined;
+  /** The rule's own cool-down in seconds (0: none); -1 returns to ALERT_COOLDOWN_SECONDS. */
+  cooldownSeconds?: number | null | undefined;
   enabled?: boolean | null | undefined;
   eventTypes?: Array<string> | null | undefined;
+  /** The rule's own firing cap per cap period; -1 returns to ALERT_FIRING_CAP. */
+  firingCap?: number | null | undefined;
   /** ip, user, provider; empty for none. */
   groupBy?: string | null | undefined;
   minSeverity?: string | null | undefined;

@@ -4,6 +4,7 @@ import type { EventBus } from "../../platform/events/event-bus";
 import type { OutboundGuard } from "../../platform/outbound/outbound.guard";
 import type { SecretBox } from "../../platform/security/secret-box";
 import { sendAlert, type AlertMessage, type ChannelTarget } from "./alert.channels";
+import type { AlertLimiter } from "./alert.storms";
 import type { AlertChannelRow, AlertDeliveryRow, AlertRepository, FiringRow } from "./alert.repository";
 
 export type DispatcherOptions = { pollMs: number; retryScheduleMs: number[]; leaseMs: number; concurrency: number };
@@ -51,6 +52,8 @@ export class AlertDispatcher {
     private readonly events: EventBus,
     private readonly options: DispatcherOptions,
     private readonly logger: Logger,
+    /** Writes the storm digests due (periods that ended with firings held back) before each look for deliveries. */
+    private readonly limiter?: AlertLimiter,
   ) {}
 
   start(): void {
@@ -95,6 +98,10 @@ export class AlertDispatcher {
   }
 
   private async cycle(): Promise<void> {
+    if (this.limiter) {
+      const digests = await this.limiter.flushDue();
+      for (const notice of digests) this.events.publish(Topic.AlertFired, notice);
+    }
     for (;;) {
       const due = await this.alerts.claimDueDeliveries(this.options.concurrency, this.options.leaseMs);
       if (due.length === 0 || !this.running) return;

@@ -2,6 +2,7 @@ import type { Transaction } from "sequelize";
 import { expandEventTypePatterns, type AuditEventName as AuditEventType } from "../log";
 import type { AuditEvent, AuditService } from "../log";
 import { newId } from "../../platform/common/ids";
+import { digestSummary, ruleLimits, stormStep, type AlertLimiter } from "./alert.storms";
 import { Topic } from "../../platform/events/catalogue";
 import type { EventBus } from "../../platform/events/event-bus";
 import type { ChainConsumerHandler, TurnOutcome } from "../delivery";
@@ -23,7 +24,7 @@ const LOGIN: AuditEventType = "auth.login.success";
 type EvaluatorOutcome = TurnOutcome & {
   windows: Array<WindowKey & WindowState>;
   countries: Array<{ userKey: string; country: string; at: Date }>;
-  firings: Array<NewFiring & { channelIds: string[] }>;
+  firings: Array<NewFiring & { channelIds: string[]; rule: AlertRuleRow }>;
 };
 
 function describeWindow(seconds: number): string {
@@ -48,6 +49,7 @@ export class AlertEvaluator implements ChainConsumerHandler<EvaluatorOutcome> {
     private readonly audit: AuditService,
     private readonly geo: GeoCountryLookup,
     private readonly events: EventBus,
+    private readonly limiter: AlertLimiter,
   ) {}
 
   async turn(consumer: ConsumerRow): Promise<EvaluatorOutcome> {
@@ -107,22 +109,34 @@ export class AlertEvaluator implements ChainConsumerHandler<EvaluatorOutcome> {
     await this.alerts.saveWindows(outcome.windows, transaction);
     await this.alerts.addCountries(outcome.countries, transaction);
     const fired: Array<{ firingId: string; ruleName: string; summary: string }> = [];
-    for (const { channelIds, ...firing } of outcome.firings) {
+    // Storm limits (alert.storms.ts): each would-be firing passes its rule's cool-down and cap first.
+    const rules = new Map(outcome.firings.map((firing) => [firing.rule.id, firing.rule]));
+    const storms = await this.alerts.storms([...rules.keys()], transaction);
+    const changedStorms = new Set<string>();
+    const now = new Date();
+    for (const { channelIds, rule, ...firing } of outcome.firings) {
+      const decision = stormStep(storms.get(rule.id) ?? null, rule.id, firing.seq, now, ruleLimits(rule, this.limiter.limits));
+      storms.set(rule.id, decision.state);
+      changedStorms.add(rule.id);
+      if (decision.endedWithHeld) {
+        const digestId = await this.limiter.digest(decision.endedWithHeld, rule, transaction);
+        if (digestId)
+          fired.push({
+            firingId: digestId,
+            ruleName: rule.name,
+            summary: digestSummary(decision.endedWithHeld, ruleLimits(rule, this.limiter.limits)),
+          });
+      }
+      if (decision.bites) await this.limiter.recordBite(rule, decision.bites, transaction);
+      if (!decision.fire) continue;
       if (!(await this.alerts.insertFiring(firing, transaction))) continue;
-      const channels = (await this.alerts.channelsByIds(channelIds, transaction)).filter((channel) => channel.enabled);
-      await this.alerts.insertDeliveries(
-        channels.map((channel) => ({
-          id: newId(),
-          firingId: firing.id,
-          channelId: channel.id,
-          channelName: channel.name,
-          channelKind: channel.kind,
-          test: false,
-        })),
-        transaction,
-      );
+      await this.limiter.deliveries(firing.id, channelIds, false, transaction);
       fired.push({ firingId: firing.id, ruleName: firing.ruleName, summary: firing.summary });
     }
+    await this.alerts.saveStorms(
+      [...changedStorms].map((id) => storms.get(id)!),
+      transaction,
+    );
     // The console's toast and the dispatcher hear of a firing once it is committed.
     if (fired.length > 0)
       transaction.afterCommit(() => {
@@ -130,7 +144,12 @@ export class AlertEvaluator implements ChainConsumerHandler<EvaluatorOutcome> {
       });
   }
 
-  private countFiring(rule: AlertRuleRow, groupKey: string, state: WindowState, event: AuditEvent): NewFiring & { channelIds: string[] } {
+  private countFiring(
+    rule: AlertRuleRow,
+    groupKey: string,
+    state: WindowState,
+    event: AuditEvent,
+  ): NewFiring & { channelIds: string[]; rule: AlertRuleRow } {
     const types = rule.eventTypes.join(", ");
     const group = rule.groupBy ? ` from ${rule.groupBy === "ip" ? "IP" : rule.groupBy} ${groupKey}` : "";
     const summary =
@@ -148,10 +167,16 @@ export class AlertEvaluator implements ChainConsumerHandler<EvaluatorOutcome> {
       summary,
       events: state.sample,
       channelIds: rule.channelIds,
+      rule,
     };
   }
 
-  private countryFiring(rule: AlertRuleRow, event: AuditEvent, country: string, known: Set<string>): NewFiring & { channelIds: string[] } {
+  private countryFiring(
+    rule: AlertRuleRow,
+    event: AuditEvent,
+    country: string,
+    known: Set<string>,
+  ): NewFiring & { channelIds: string[]; rule: AlertRuleRow } {
     const user = event.user?.email ?? event.user?.id ?? "(unknown)";
     return {
       id: newId(),
@@ -164,6 +189,7 @@ export class AlertEvaluator implements ChainConsumerHandler<EvaluatorOutcome> {
       summary: `${user} logged in from ${country} (${event.ipAddress}), a country not seen before for this user (known: ${[...known].sort().join(", ")})`,
       events: [summaryOf(event, country)],
       channelIds: rule.channelIds,
+      rule,
     };
   }
 }

@@ -1,6 +1,7 @@
 import type { Sequelize, Transaction } from "sequelize";
 import { selectRows } from "../../platform/common/sql";
 import type { AlertRuleRow, EventSummary, WindowState } from "./alert.rules";
+import type { StormState } from "./alert.storms";
 
 export type AlertChannelKind = "email" | "chat" | "webhook" | "sms";
 
@@ -25,11 +26,13 @@ export type NewFiring = {
   count: number;
   summary: string;
   events: EventSummary[];
+  /** A storm digest: what the rule's limits held back in one cap period. */
+  digest?: boolean;
 };
 
 export type FiringRow = Omit<NewFiring, "ruleId"> & { ruleId: string | null; firedAt: Date };
 
-export type DeliveryStatus = "pending" | "sent" | "failed";
+export type DeliveryStatus = "pending" | "sent" | "failed" | "suppressed";
 
 export type AlertDeliveryRow = {
   id: string;
@@ -50,12 +53,15 @@ export type WindowKey = { ruleId: string; groupKey: string };
 
 const RULE_COLUMNS = `id, name, preset, condition, event_types AS "eventTypes", min_severity AS "minSeverity", threshold,
   window_seconds AS "windowSeconds", group_by AS "groupBy", channel_ids::text[] AS "channelIds", enabled,
-  created_at AS "createdAt", updated_at AS "updatedAt"`;
+  cooldown_seconds AS "cooldownSeconds", firing_cap AS "firingCap", created_at AS "createdAt", updated_at AS "updatedAt"`;
 const CHANNEL_COLUMNS = `id, kind, name, settings, secrets_encrypted AS "secretsEncrypted", enabled, created_at AS "createdAt", updated_at AS "updatedAt"`;
 const FIRING_COLUMNS = `id, rule_id AS "ruleId", rule_name AS "ruleName", group_key AS "groupKey", window_start AS "windowStart",
-  fired_at AS "firedAt", seq::text AS seq, count, summary, events`;
+  fired_at AS "firedAt", seq::text AS seq, count, summary, events, digest`;
 const DELIVERY_COLUMNS = `id, firing_id AS "firingId", channel_id AS "channelId", channel_name AS "channelName", channel_kind AS "channelKind",
   status, attempts, next_attempt_at AS "nextAttemptAt", errors, sent_at AS "sentAt", test, created_at AS "createdAt"`;
+
+const STORM_COLUMNS = `rule_id AS "ruleId", period_start AS "periodStart", fired, suppressed, suppressed_since AS "suppressedSince", reason,
+  last_fired_at AS "lastFiredAt", last_seq::text AS "lastSeq"`;
 
 /** Failed attempts a delivery row remembers (the newest). */
 const KEPT_ERRORS = 20;
@@ -87,10 +93,11 @@ export class AlertRepository {
   async saveRule(row: Omit<AlertRuleRow, "createdAt" | "updatedAt">, transaction: Transaction): Promise<AlertRuleRow> {
     const [saved] = await selectRows<AlertRuleRow>(
       this.sequelize,
-      `INSERT INTO alert_rules (id, name, preset, condition, event_types, min_severity, threshold, window_seconds, group_by, channel_ids, enabled)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::uuid[], $11)
+      `INSERT INTO alert_rules (id, name, preset, condition, event_types, min_severity, threshold, window_seconds, group_by, channel_ids, enabled,
+                                cooldown_seconds, firing_cap)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::uuid[], $11, $12, $13)
        ON CONFLICT (id) DO UPDATE SET name = $2, preset = $3, condition = $4, event_types = $5, min_severity = $6, threshold = $7,
-         window_seconds = $8, group_by = $9, channel_ids = $10::uuid[], enabled = $11, updated_at = now()
+         window_seconds = $8, group_by = $9, channel_ids = $10::uuid[], enabled = $11, cooldown_seconds = $12, firing_cap = $13, updated_at = now()
        RETURNING ${RULE_COLUMNS}`,
       [
         row.id,
@@ -104,6 +111,8 @@ export class AlertRepository {
         row.groupBy,
         row.channelIds,
         row.enabled,
+        row.cooldownSeconds,
+        row.firingCap,
       ],
       transaction,
     );
@@ -242,8 +251,8 @@ export class AlertRepository {
   async insertFiring(firing: NewFiring, transaction: Transaction): Promise<boolean> {
     const rows = await selectRows(
       this.sequelize,
-      `INSERT INTO alert_firings (id, rule_id, rule_name, group_key, window_start, seq, count, summary, events)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (rule_id, group_key, window_start) DO NOTHING RETURNING id`,
+      `INSERT INTO alert_firings (id, rule_id, rule_name, group_key, window_start, seq, count, summary, events, digest)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (rule_id, group_key, window_start) DO NOTHING RETURNING id`,
       [
         firing.id,
         firing.ruleId,
@@ -254,22 +263,28 @@ export class AlertRepository {
         firing.count,
         firing.summary,
         JSON.stringify(firing.events),
+        firing.digest ?? false,
       ],
       transaction,
     );
     return rows.length === 1;
   }
 
+  /** Pending deliveries, or `suppressed` ones (a channel's send budget held them back) with the reason as their error. */
   async insertDeliveries(
-    rows: Array<Pick<AlertDeliveryRow, "id" | "firingId" | "channelId" | "channelName" | "channelKind" | "test">>,
+    rows: Array<
+      Pick<AlertDeliveryRow, "id" | "firingId" | "channelId" | "channelName" | "channelKind" | "test"> & { suppressed?: string | null }
+    >,
     transaction?: Transaction,
   ): Promise<void> {
     if (rows.length === 0) return;
     await selectRows(
       this.sequelize,
-      `INSERT INTO alert_deliveries (id, firing_id, channel_id, channel_name, channel_kind, status, test)
-       SELECT id, firing, channel, name, kind, 'pending', test
-         FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::boolean[]) AS t(id, firing, channel, name, kind, test)
+      `INSERT INTO alert_deliveries (id, firing_id, channel_id, channel_name, channel_kind, status, test, errors)
+       SELECT id, firing, channel, name, kind, CASE WHEN reason IS NULL THEN 'pending' ELSE 'suppressed' END, test,
+              CASE WHEN reason IS NULL THEN '[]'::jsonb ELSE jsonb_build_array(jsonb_build_object('at', now(), 'error', reason)) END
+         FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::boolean[], $7::text[])
+              AS t(id, firing, channel, name, kind, test, reason)
        RETURNING id`,
       [
         rows.map((row) => row.id),
@@ -278,9 +293,87 @@ export class AlertRepository {
         rows.map((row) => row.channelName),
         rows.map((row) => row.channelKind),
         rows.map((row) => row.test),
+        rows.map((row) => row.suppressed ?? null),
       ],
       transaction,
     );
+  }
+
+  // Storm limits -----------------------------------------------------------------------------------
+
+  /** The rules' storm states, locked for the transaction (the digest flush and the evaluator take turns). */
+  async storms(ruleIds: string[], transaction: Transaction): Promise<Map<string, StormState>> {
+    const found = new Map<string, StormState>();
+    if (ruleIds.length === 0) return found;
+    const rows = await selectRows<StormState>(
+      this.sequelize,
+      `SELECT ${STORM_COLUMNS} FROM alert_storms WHERE rule_id = ANY($1::uuid[]) ORDER BY rule_id FOR UPDATE`,
+      [ruleIds],
+      transaction,
+    );
+    for (const row of rows) found.set(row.ruleId, row);
+    return found;
+  }
+
+  /** Storms whose cap period ended with firings held back (their digest is due), locked; others skip them. */
+  dueDigests(capWindowSeconds: number, transaction: Transaction): Promise<StormState[]> {
+    return selectRows<StormState>(
+      this.sequelize,
+      `SELECT ${STORM_COLUMNS} FROM alert_storms
+        WHERE suppressed > 0 AND period_start <= now() - make_interval(secs => $1::double precision)
+        ORDER BY period_start LIMIT 100 FOR UPDATE SKIP LOCKED`,
+      [capWindowSeconds],
+      transaction,
+    );
+  }
+
+  async saveStorms(states: StormState[], transaction: Transaction): Promise<void> {
+    if (states.length === 0) return;
+    await selectRows(
+      this.sequelize,
+      `INSERT INTO alert_storms (rule_id, period_start, fired, suppressed, suppressed_since, reason, last_fired_at, last_seq)
+       SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::int[], $4::int[], $5::timestamptz[], $6::text[], $7::timestamptz[], $8::bigint[])
+       ON CONFLICT (rule_id) DO UPDATE SET period_start = excluded.period_start, fired = excluded.fired, suppressed = excluded.suppressed,
+         suppressed_since = excluded.suppressed_since, reason = excluded.reason, last_fired_at = excluded.last_fired_at, last_seq = excluded.last_seq
+       RETURNING rule_id`,
+      [
+        states.map((state) => state.ruleId),
+        states.map((state) => state.periodStart),
+        states.map((state) => state.fired),
+        states.map((state) => state.suppressed),
+        states.map((state) => state.suppressedSince),
+        states.map((state) => state.reason),
+        states.map((state) => state.lastFiredAt),
+        states.map((state) => state.lastSeq),
+      ],
+      transaction,
+    );
+  }
+
+  /**
+   * Per channel, the deliveries of the last `windowSeconds` that count against its send budget (not tests,
+   * not digests, not suppressed) and those its budget held back.
+   */
+  async channelSends(
+    channelIds: string[],
+    windowSeconds: number,
+    transaction: Transaction,
+  ): Promise<Map<string, { sent: number; held: number }>> {
+    const found = new Map<string, { sent: number; held: number }>();
+    if (channelIds.length === 0) return found;
+    const rows = await selectRows<{ channelId: string; sent: number; held: number }>(
+      this.sequelize,
+      `SELECT d.channel_id AS "channelId",
+              count(*) FILTER (WHERE d.status <> 'suppressed' AND NOT f.digest)::int AS sent,
+              count(*) FILTER (WHERE d.status = 'suppressed')::int AS held
+         FROM alert_deliveries d JOIN alert_firings f ON f.id = d.firing_id
+        WHERE d.channel_id = ANY($1::uuid[]) AND NOT d.test AND d.created_at > now() - make_interval(secs => $2::double precision)
+        GROUP BY d.channel_id`,
+      [channelIds, windowSeconds],
+      transaction,
+    );
+    for (const row of rows) found.set(row.channelId, { sent: row.sent, held: row.held });
+    return found;
   }
 
   /** Newest first; `before` is a firing id of the previous page. */

@@ -10,6 +10,7 @@ import {
   AlertChannelType,
   AlertChannelWithSecretType,
   AlertFiringType,
+  AlertLimitsType,
   AlertPresetType,
   AlertRuleInput,
   AlertRuleType,
@@ -40,6 +41,7 @@ function toChannel(view: ChannelView): AlertChannelType {
 function toFiring(view: FiringView): AlertFiringType {
   return {
     ...view,
+    digest: view.digest ?? false,
     deliveries: view.deliveries.map((delivery) => ({
       ...delivery,
       nextAttemptAt: delivery.status === "pending" ? delivery.nextAttemptAt : null,
@@ -62,6 +64,18 @@ export class AlertResolver {
   @Query(() => [AlertRuleType])
   alertRules(@Ctx() { services }: RequestContext) {
     return services.alerts.rules();
+  }
+
+  @Authorized()
+  @Query(() => AlertLimitsType, {
+    description: "The instance's storm limits: rule defaults (cool-down, firing cap) and channel send budgets.",
+  })
+  alertLimits(@Ctx() { services }: RequestContext): AlertLimitsType {
+    const limits = services.alerts.limits;
+    return {
+      ...limits,
+      channelBudgets: Object.entries(limits.channelBudgets).map(([kind, deliveries]) => ({ kind, deliveries })),
+    };
   }
 
   @Authorized()

@@ -23,6 +23,9 @@ export type AlertRuleRow = {
   groupBy: AlertGroupBy | null;
   channelIds: string[];
   enabled: boolean;
+  /** Storm limits of its own (null: ALERT_COOLDOWN_SECONDS / ALERT_FIRING_CAP). */
+  cooldownSeconds: number | null;
+  firingCap: number | null;
   createdAt: Date;
   updatedAt: Date;
 };

@@ -6,6 +6,7 @@ import { BadRequestError, NotFoundError, ValidationErrors } from "../../platform
 import { isUuid, newId } from "../../platform/common/ids";
 import { requiredText } from "../../platform/common/validation";
 import type { Actor } from "../../platform/security/actor";
+import type { AlertLimits } from "../../platform/config/config";
 import type { AlertDeliveryRow, AlertRepository, FiringRow } from "./alert.repository";
 import { ALERT_PRESETS, presetOf, type AlertCondition, type AlertGroupBy, type AlertRuleRow } from "./alert.rules";
 
@@ -25,6 +26,9 @@ export type RuleInput = {
   groupBy?: string | null;
   channelIds?: string[] | null;
   enabled?: boolean | null;
+  /** Storm limits of the rule; 0 (cool-down) or null-by-omission keep the current value, a negative value clears it. */
+  cooldownSeconds?: number | null;
+  firingCap?: number | null;
 };
 
 export type PresetView = { key: string; name: string; description: string; ruleId: string | null; enabled: boolean };
@@ -38,6 +42,8 @@ export class AlertService {
     private readonly sequelize: Sequelize,
     private readonly alerts: AlertRepository,
     private readonly audit: AuditService,
+    /** The instance's storm limits (ALERT_COOLDOWN_SECONDS, ALERT_FIRING_CAP, ALERT_CHANNEL_BUDGETS, …). */
+    readonly limits: AlertLimits,
   ) {}
 
   // Rules ------------------------------------------------------------------------------------------
@@ -135,8 +141,16 @@ export class AlertService {
     else if (channelIds.some((id) => !isUuid(id))) problems.add("Channels must be alert channel ids");
     else if ((await this.alerts.channelsByIds(channelIds, transaction)).length !== channelIds.length)
       problems.add("Channels names an unknown channel");
+    const cooldownSeconds = ownLimit(input.cooldownSeconds, current?.cooldownSeconds ?? null);
+    if (cooldownSeconds !== null && (!Number.isInteger(cooldownSeconds) || cooldownSeconds > 604_800))
+      problems.add("Cool-down must be between 0 and 604800 seconds (or -1 for the instance's default)");
+    const firingCap = ownLimit(input.firingCap, current?.firingCap ?? null);
+    if (firingCap !== null && (!Number.isInteger(firingCap) || firingCap < 1 || firingCap > 100_000))
+      problems.add("Firing cap must be between 1 and 100000 (or -1 for the instance's default)");
     problems.throwIfAny();
     return {
+      cooldownSeconds,
+      firingCap,
       name,
       condition,
       eventTypes,
@@ -204,5 +218,13 @@ function ruleState(rule: Omit<AlertRuleRow, "createdAt" | "updatedAt" | "id" | "
     groupBy: rule.groupBy,
     channelIds: rule.channelIds,
     enabled: rule.enabled,
+    cooldownSeconds: rule.cooldownSeconds,
+    firingCap: rule.firingCap,
   };
+}
+
+/** A rule's own limit: omitted keeps the current one, a negative value returns to the instance's default (null). */
+function ownLimit(given: number | null | undefined, current: number | null): number | null {
+  if (given === undefined || given === null) return current;
+  return given < 0 ? null : given;
 }

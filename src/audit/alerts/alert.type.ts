@@ -28,8 +28,36 @@ export class AlertRuleType {
   @Field(() => String, { nullable: true, description: "ip, user, provider, or null for one group." }) groupBy!: string | null;
   @Field(() => [ID]) channelIds!: string[];
   @Field() enabled!: boolean;
+  @Field(() => Int, {
+    nullable: true,
+    description: "Seconds after a firing during which the rule's next firings are held back for its digest; null: ALERT_COOLDOWN_SECONDS.",
+  })
+  cooldownSeconds!: number | null;
+  @Field(() => Int, { nullable: true, description: "Firings per cap period before the rest wait for one digest; null: ALERT_FIRING_CAP." })
+  firingCap!: number | null;
   @Field() createdAt!: Date;
   @Field() updatedAt!: Date;
+}
+
+@ObjectType("AlertChannelBudget", { description: "How many deliveries one channel of a kind may send per budget period." })
+export class AlertChannelBudgetType {
+  @Field() kind!: string;
+  @Field(() => Int) deliveries!: number;
+}
+
+@ObjectType("AlertLimits", {
+  description: "The instance's storm limits (docs/alerts.md, Storm limits): the defaults rules inherit, and channel budgets.",
+})
+export class AlertLimitsType {
+  @Field(() => Int, { description: "ALERT_COOLDOWN_SECONDS: a rule's default cool-down after each firing (0: none)." })
+  cooldownSeconds!: number;
+  @Field(() => Int, { description: "ALERT_FIRING_CAP: a rule's default number of firings per cap period." }) firingCap!: number;
+  @Field(() => Int, { description: "ALERT_FIRING_CAP_WINDOW_SECONDS: the cap period; its digest goes out when it ends." })
+  capWindowSeconds!: number;
+  @Field(() => [AlertChannelBudgetType], { description: "ALERT_CHANNEL_BUDGETS, per channel of each kind." })
+  channelBudgets!: AlertChannelBudgetType[];
+  @Field(() => Int, { description: "ALERT_CHANNEL_BUDGET_WINDOW_SECONDS: the sliding period the budgets count over." })
+  budgetWindowSeconds!: number;
 }
 
 @InputType("AlertRuleInput", { description: "On update, omitted fields keep their value." })
@@ -43,6 +71,10 @@ export class AlertRuleInput {
   @Field(() => String, { nullable: true, description: "ip, user, provider; empty for none." }) groupBy?: string | null;
   @Field(() => [ID], { nullable: true }) channelIds?: string[] | null;
   @Field(() => Boolean, { nullable: true }) enabled?: boolean | null;
+  @Field(() => Int, { nullable: true, description: "The rule's own cool-down in seconds (0: none); -1 returns to ALERT_COOLDOWN_SECONDS." })
+  cooldownSeconds?: number | null;
+  @Field(() => Int, { nullable: true, description: "The rule's own firing cap per cap period; -1 returns to ALERT_FIRING_CAP." })
+  firingCap?: number | null;
 }
 
 @ObjectType("AlertPreset", { description: "One of the interface spec's example rules, enabled in one step." })
@@ -110,7 +142,10 @@ export class AlertAttemptErrorType {
   @Field() error!: string;
 }
 
-@ObjectType("AlertDelivery", { description: "A firing sent to one channel: pending (retrying), sent, or failed after the last retry." })
+@ObjectType("AlertDelivery", {
+  description:
+    "A firing sent to one channel: pending (retrying), sent, failed after the last retry, or suppressed (the channel's send budget held it back).",
+})
 export class AlertDeliveryType {
   @Field(() => ID) id!: string;
   @Field(() => ID, { nullable: true }) channelId!: string | null;
@@ -134,5 +169,7 @@ export class AlertFiringType {
   @Field(() => Int, { description: "Events counted when it fired." }) count!: number;
   @Field() summary!: string;
   @Field(() => [AlertEventType], { description: "The triggering events (the first 20)." }) events!: AlertEventType[];
+  @Field({ description: "A storm digest: count firings the rule's limits held back in one cap period (summary: N more since …)." })
+  digest!: boolean;
   @Field(() => [AlertDeliveryType]) deliveries!: AlertDeliveryType[];
 }

@@ -81,6 +81,14 @@ export const SERVICE_EVENT_CATALOGUE = {
   "alert.channel.updated": { severity: "info", meaning: "alert notification channel changed (secrets redacted)" },
   "alert.channel.deleted": { severity: "warning", meaning: "alert notification channel removed" },
   "alert.channel.tested": { severity: "info", meaning: "test alert sent to a channel (error when it failed)" },
+  "alert.rule.limited": {
+    severity: "warning",
+    meaning: "a rule's storm limit (cool-down or firing cap) began holding firings back for its digest (once per cap period)",
+  },
+  "alert.channel.limited": {
+    severity: "warning",
+    meaning: "a channel's send budget began holding deliveries back (once per budget period)",
+  },
   "valuation.created": { severity: "info", meaning: "an account's value recorded on a day (a reconciliation), its balances recomputed" },
   "valuation.updated": { severity: "info", meaning: "a valuation's amount, date or notes changed, its account's balances recomputed" },
   "valuation.deleted": { severity: "warning", meaning: "a valuation removed, its account's balances recomputed" },

@@ -1,6 +1,6 @@
 import type { Sequelize, Transaction } from "sequelize";
 import { limitLockWait, selectRows } from "../../platform/common/sql";
-import { LINE_RECORD, PARTITION_LOCK_WAIT_MS } from "./retention.repository";
+import { LINE_RECORD, PARTITION_LOCK_WAIT_MS, dropChainPartition } from "./retention.repository";
 
 const PARTITION_NAME = /^audit_events_y\d{4}m(0[1-9]|1[0-2])$/;
 
@@ -70,6 +70,9 @@ export class RestoreRepository {
       [],
       transaction,
     );
+    // The month's links leave with their partition; only links the default partition holds (a month
+    // restored while it held strays) are deleted by range.
+    await dropChainPartition(this.sequelize, tableName, transaction);
     await selectRows(this.sequelize, "SELECT set_config('finance_gateway.retention_drop', 'on', true) AS on", [], transaction);
     await selectRows(
       this.sequelize,

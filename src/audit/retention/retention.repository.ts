@@ -55,6 +55,29 @@ export type MonthLine = { seq: string; eventType: string; occurredAt: string; ha
 
 const PARTITION_NAME = /^audit_events_y\d{4}m(0[1-9]|1[0-2])$/;
 
+/** The quoted name of the link partition (audit_chain_y…m…) of the month whose event partition is `name`. */
+function chainPartitionOf(name: string): string {
+  return table(name).replace("audit_events_", "audit_chain_");
+}
+
+/**
+ * The link partition of the month whose event partition is `tableName`, detached and dropped if it
+ * exists (migration 0017): a month's links leave as a partition, not row by row.
+ */
+export async function dropChainPartition(sequelize: Sequelize, tableName: string, transaction: Transaction): Promise<void> {
+  const chainTable = chainPartitionOf(tableName);
+  const [row] = await selectRows<{ attached: boolean | null }>(
+    sequelize,
+    `SELECT (SELECT true FROM pg_inherits i WHERE i.inhrelid = c.oid AND i.inhparent = 'audit_chain'::regclass) AS attached
+       FROM pg_class c WHERE c.oid = to_regclass($1)`,
+    [chainTable.slice(1, -1)],
+    transaction,
+  );
+  if (!row) return;
+  if (row.attached) await sequelize.query(`ALTER TABLE audit_chain DETACH PARTITION ${chainTable}`, { transaction });
+  await sequelize.query(`DROP TABLE ${chainTable}`, { transaction });
+}
+
 /** A partition's name as an identifier: only names of our own shape are ever put in SQL text. */
 function table(name: string): string {
   if (!PARTITION_NAME.test(name)) throw new Error(`not an audit partition name: ${name}`);
@@ -225,6 +248,10 @@ export class RetentionRepository {
    * links' append-only trigger lets this transaction (and only it) delete them.
    */
   async drop(month: Date, tableName: string, range: { from: Date; before: Date }, transaction: Transaction): Promise<void> {
+    // The month's links leave as a partition (migration 0017); links of the month that sit in the default
+    // partition (made before their month's partition existed) are deleted by range, which only the default
+    // partition can hold now.
+    await dropChainPartition(this.sequelize, tableName, transaction);
     await selectRows(this.sequelize, "SELECT set_config('finance_gateway.retention_drop', 'on', true) AS on", [], transaction);
     await selectRows(
       this.sequelize,

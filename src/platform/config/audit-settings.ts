@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { setting } from "./settings-doc";
-import { booleanFlag, durationList, DURATIONS } from "./setting-values";
+import { booleanFlag, channelBudgets, durationList, DURATIONS } from "./setting-values";
 
 /** The audit product's settings (the log, exports and reports, SSO, streaming, retention, alerts), part of settings.ts. */
 export const auditSettings = {
@@ -207,6 +207,35 @@ export const auditSettings = {
     "Alerts",
     "Waits before each retry of a failed alert delivery (e-mail, chat, webhook, SMS); after the last one the delivery is marked failed.",
     { default: "`10s,1m,5m,15m,1h`", range: `${DURATIONS}, each at most 7d, at most 50` },
+  ),
+  ALERT_COOLDOWN_SECONDS: setting(
+    z.coerce.number().int().min(0).max(604800).default(0),
+    "Alerts",
+    "After a rule fires, further firings of that rule within this many seconds are held back and counted for its digest " +
+      "(a rule's own cool-down overrides it). 0 turns the cool-down off. See [alerts](alerts.md#storm-limits).",
+  ),
+  ALERT_FIRING_CAP: setting(
+    z.coerce.number().int().min(1).max(100000).default(10),
+    "Alerts",
+    "Firings one rule may send per cap period (ALERT_FIRING_CAP_WINDOW_SECONDS); past it firings are held back and one digest " +
+      '("47 more since …") goes out when the period ends. A rule\'s own cap overrides it.',
+  ),
+  ALERT_FIRING_CAP_WINDOW_SECONDS: setting(
+    z.coerce.number().int().min(1).max(604800).default(3600),
+    "Alerts",
+    "Length of a rule's cap period, in seconds: it starts with the rule's first firing after the previous period ended.",
+  ),
+  ALERT_CHANNEL_BUDGETS: setting(
+    channelBudgets.default({ sms: 10, email: 60, chat: 120, webhook: 600 }),
+    "Alerts",
+    "Deliveries each kind of channel may send per budget period (ALERT_CHANNEL_BUDGET_WINDOW_SECONDS), per channel; past it " +
+      "deliveries are kept as `suppressed` with the reason. Digests are not held back. Kinds left out keep their default.",
+    { default: "`sms=10,email=60,chat=120,webhook=600`", range: "`kind=count` pairs (kinds email, chat, webhook, sms; count 1–100000)" },
+  ),
+  ALERT_CHANNEL_BUDGET_WINDOW_SECONDS: setting(
+    z.coerce.number().int().min(1).max(604800).default(3600),
+    "Alerts",
+    "Length of the period a channel's send budget counts over, in seconds (a sliding window).",
   ),
   ALERT_GEO_DIRECTORY: setting(
     z.string().min(1).optional(),

@@ -2,6 +2,7 @@ import path from "node:path";
 import type { OutboundPolicy } from "../outbound/outbound.guard";
 import { settingDoc } from "../common/docs-pages";
 import { settings, type Settings } from "./settings";
+import type { ChannelBudgets } from "./setting-values";
 
 /**
  * Every setting of the service, parsed once at boot. This module is the only reader of process.env:
@@ -85,9 +86,18 @@ export type Config = Readonly<{
   /** Audit retention (src/audit/retention): archive storage, checkpoint signing and publishing, tier settings a new instance starts with. */
   retention: RetentionConfig;
   /** Alerts (src/audit/alerts): how often the dispatcher looks for due deliveries, its retry waits, the country database's folder. */
-  alerts: Readonly<{ pollMs: number; retryScheduleMs: number[]; geoDirectory: string | null }>;
+  alerts: Readonly<{ pollMs: number; retryScheduleMs: number[]; geoDirectory: string | null; limits: AlertLimits }>;
   /** The outbound guard's policy (src/platform/outbound): which addresses user-supplied URLs may reach, timeouts, response cap. */
   outbound: OutboundPolicy;
+}>;
+
+/** Alert storm limits (docs/alerts.md, "Storm limits"): a rule's cool-down and firing cap, each channel kind's send budget. */
+export type AlertLimits = Readonly<{
+  cooldownSeconds: number;
+  firingCap: number;
+  capWindowSeconds: number;
+  channelBudgets: Readonly<ChannelBudgets>;
+  budgetWindowSeconds: number;
 }>;
 
 export type AssistantConfig = Readonly<{
@@ -284,6 +294,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pollMs: s.ALERT_POLL_MS,
       retryScheduleMs: s.ALERT_RETRY_SCHEDULE,
       geoDirectory: s.ALERT_GEO_DIRECTORY ? path.resolve(s.ALERT_GEO_DIRECTORY) : null,
+      limits: Object.freeze({
+        cooldownSeconds: s.ALERT_COOLDOWN_SECONDS,
+        firingCap: s.ALERT_FIRING_CAP,
+        capWindowSeconds: s.ALERT_FIRING_CAP_WINDOW_SECONDS,
+        channelBudgets: Object.freeze({ ...s.ALERT_CHANNEL_BUDGETS }),
+        budgetWindowSeconds: s.ALERT_CHANNEL_BUDGET_WINDOW_SECONDS,
+      }),
     }),
     outbound: Object.freeze({
       allowPrivate: s.OUTBOUND_ALLOW_PRIVATE,

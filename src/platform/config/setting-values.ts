@@ -68,3 +68,27 @@ export const durationList = z.string().transform((value, ctx): number[] => {
 });
 
 export const DURATIONS = "durations (`ms`, `s`, `m`, `h`, `d`), comma-separated";
+
+export type ChannelBudgets = Record<"email" | "chat" | "webhook" | "sms", number>;
+const DEFAULT_BUDGETS: ChannelBudgets = { sms: 10, email: 60, chat: 120, webhook: 600 };
+
+/** Alert channel send budgets: `sms=5,email=30` (kinds left out keep their default). */
+export const channelBudgets = z.string().transform((value, ctx): ChannelBudgets => {
+  const budgets = { ...DEFAULT_BUDGETS };
+  for (const part of value
+    .split(",")
+    .map((item) => item.trim())
+    .filter(Boolean)) {
+    const match = /^(email|chat|webhook|sms)=(\d{1,6})$/.exec(part);
+    const count = match ? Number(match[2]) : NaN;
+    if (!match || count < 1 || count > 100_000) {
+      ctx.addIssue({
+        code: "custom",
+        message: "must be kind=count pairs such as sms=5,email=30 (kinds email, chat, webhook, sms; count 1-100000)",
+      });
+      return z.NEVER;
+    }
+    budgets[match[1] as keyof ChannelBudgets] = count;
+  }
+  return budgets;
+});

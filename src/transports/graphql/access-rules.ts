@@ -30,6 +30,7 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     // AlertResolver
     alertChannels: "admin",
     alertFirings: "admin",
+    alertLimits: "admin",
     alertPresets: "admin",
     alertRules: "admin",
     // AuditExportResolver

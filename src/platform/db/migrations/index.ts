@@ -15,6 +15,7 @@ import * as rateLimits from "./0013-rate-limits";
 import * as userSignIn from "./0014-user-sign-in";
 import * as ledger from "./0015-ledger";
 import * as ledgerDays from "./0016-ledger-days";
+import * as auditChainPartitions from "./0017-audit-chain-partitions";
 import * as mobileSignIn from "./0018-mobile-sign-in";
 import * as planning from "./0019-planning";
 import * as apiKeyExpiry from "./0020-api-key-expiry";
@@ -40,6 +41,7 @@ export const migrations: Migration[] = [
   { name: "0014-user-sign-in", up: userSignIn.up },
   { name: "0015-ledger", up: ledger.up },
   { name: "0016-ledger-days", up: ledgerDays.up },
+  { name: "0017-audit-chain-partitions", up: auditChainPartitions.up },
   { name: "0018-mobile-sign-in", up: mobileSignIn.up },
   { name: "0019-planning", up: planning.up },
   { name: "0020-api-key-expiry", up: apiKeyExpiry.up },
