@@ -271,4 +271,4 @@ test("Users: five wrong passwords lock an account, the page shows it locked with
   } finally {
     await context.close();
   }
-});
+}, 120_000);
