@@ -140,7 +140,13 @@ export async function createApp(deps: AppDeps): Promise<App> {
   app.use(createExportRouter(services, limit));
   app.use(createAdminConsoleRouter());
 
-  const costControl = new CostControl({ schema, maxCost: config.graphqlMaxCost, rateLimiters: deps.rateLimiters, logger });
+  const costControl = new CostControl({
+    schema,
+    maxCost: config.graphqlMaxCost,
+    rateLimiters: deps.rateLimiters,
+    logger,
+    dataCosts: archiveReadCosts(services),
+  });
   const socket = attachGraphQLSocket({
     httpServer,
     schema,
@@ -201,5 +207,20 @@ export async function createApp(deps: AppDeps): Promise<App> {
       await apollo.stop();
       if (httpServer.listening) await new Promise<void>((resolve) => httpServer.close(() => resolve()));
     },
+  };
+}
+
+/** Archive bytes a field will read (from the manifests) per unit of GraphQL cost: 1 GiB of archives costs 16 384. */
+const ARCHIVE_BYTES_PER_COST = 64 * 1024;
+
+/** Archive search and whole-chain verification cost what they will read, each archive id counted once. */
+function archiveReadCosts(services: Services): Record<string, (args: Record<string, unknown>) => Promise<number>> {
+  return {
+    auditArchiveSearch: async (args) => {
+      const ids = Array.isArray(args.archiveIds) ? args.archiveIds.filter((id): id is string => typeof id === "string") : [];
+      return (await services.retention.searchBytes(ids)) / ARCHIVE_BYTES_PER_COST;
+    },
+    auditChainVerification: async (args) =>
+      args.from || args.to ? 0 : (await services.retention.verificationBytes()) / ARCHIVE_BYTES_PER_COST,
   };
 }

@@ -205,6 +205,15 @@ test("archive reads are budgeted per request: repeated ids count once, aliases a
     const refused = response.body.errors.find((error: Json) => error.extensions.code === "BAD_REQUEST");
     expect(refused.extensions.restError).toBe("archive_read_budget_exceeded");
     expect(refused.message).toMatch(/AUDIT_ARCHIVE_REQUEST_BYTES/);
+    // The operation's cost counts the bytes too (from the manifests): 10 TB of archives is refused before it runs.
+    await superuser.query("UPDATE audit_archives SET manifest = jsonb_set(manifest, '{dataBytes}', '10000000000000') WHERE id = $1", [
+      archive.id,
+    ]);
+    const costly = await auditor.raw(search, { ids: [archive.id] });
+    expect(costly.status).toBe(400);
+    expect(costly.body.errors[0].extensions.code).toBe("QUERY_TOO_COSTLY");
+    const verification = await auditor.raw(`{ auditChainVerification { ok } }`);
+    expect(verification.body.errors[0].extensions.code).toBe("QUERY_TOO_COSTLY");
   } finally {
     await superuser.query("UPDATE audit_archives SET manifest = $1 WHERE id = $2", [JSON.stringify(archive.manifest), archive.id]);
   }

@@ -1,5 +1,5 @@
 import type { ApolloServerPlugin } from "@apollo/server";
-import { GraphQLError, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from "graphql";
+import { GraphQLError, Kind, valueFromASTUntyped, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from "graphql";
 import { RateLimiterRes } from "rate-limiter-flexible";
 import { graphqlRefusal } from "../../platform/common/error-edges";
 import { RateLimitedError } from "../../platform/common/errors";
@@ -19,6 +19,11 @@ export type CostControlOptions = {
   maxCost: number;
   rateLimiters: RateLimiters | null;
   logger: Logger;
+  /**
+   * Cost a root field adds by what it will read, known only from data (archive manifests): called with
+   * the field's arguments for each time the operation selects it (each alias), before anything runs.
+   */
+  dataCosts?: Readonly<Record<string, (args: Record<string, unknown>) => Promise<number>>>;
 };
 
 export type OperationRequest = {
@@ -47,9 +52,25 @@ export class CostControl {
     if (emptyFilter) return emptyFilter;
     if (!this.enabled) return null;
     const measure = measureOperation(this.options.schema, request.document, request.operation, request.variables);
+    if (request.actor) measure.cost += await this.dataCost(request);
     const refused = checkOperation(measure, limitsFor(request.actor !== null, this.options.maxCost));
     if (refused) return refused;
     return this.charge(request.rateLimitKey, Math.floor(measure.cost / COST_PER_POINT));
+  }
+
+  /** What the operation's root fields will read, as cost (dataCosts); a field whose arguments cannot be read costs nothing here. */
+  private async dataCost(request: OperationRequest): Promise<number> {
+    const costs = this.options.dataCosts;
+    if (!costs) return 0;
+    let total = 0;
+    for (const selection of request.operation.selectionSet.selections) {
+      if (selection.kind !== Kind.FIELD || !costs[selection.name.value]) continue;
+      const args = Object.fromEntries(
+        (selection.arguments ?? []).map((argument) => [argument.name.value, valueFromASTUntyped(argument.value, request.variables ?? {})]),
+      );
+      total += Math.max(0, Math.ceil(await costs[selection.name.value](args)));
+    }
+    return total;
   }
 
   private async charge(key: string | null, points: number): Promise<GraphQLError | null> {
