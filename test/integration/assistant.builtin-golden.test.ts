@@ -177,14 +177,15 @@ const spendCount = (where: string, when: string) => counted(EXPENSE, where, when
 const MARCH_FIRST = `make_date(extract(year FROM ${TODAY})::int - CASE WHEN ${TODAY} < make_date(extract(year FROM ${TODAY})::int, 3, 1) THEN 1 ELSE 0 END, 3, 1)`;
 
 /**
- * An account's balance at the end of a day, from its own data: the opening anchor (the demo's accounts
- * have no other valuation) moved by every transaction up to the day (money out lowers an asset and
- * raises what a liability owes).
+ * An account's balance at the end of a day, from its own data: its newest valuation on or before the
+ * day (the opening anchor, or the house's and the car's newer values) moved by every transaction after
+ * it up to the day (money out lowers an asset and raises what a liability owes).
  */
 const balanceOn = (accountName: string | null, day: string) =>
   `SELECT sum(CASE WHEN a.classification = 'asset' THEN 1 ELSE -1 END * (v.amount + coalesce((SELECT sum(CASE WHEN a.classification = 'asset' THEN -t.amount ELSE t.amount END)
-            FROM transactions t WHERE t.account_id = a.id AND t.date <= ${day}), 0))) AS value
-     FROM accounts a JOIN valuations v ON v.account_id = a.id AND v.kind = 'opening_anchor'
+            FROM transactions t WHERE t.account_id = a.id AND t.date > v.date AND t.date <= ${day}), 0))) AS value
+     FROM accounts a
+     JOIN LATERAL (SELECT v.date, v.amount FROM valuations v WHERE v.account_id = a.id AND v.date <= ${day} ORDER BY v.date DESC LIMIT 1) v ON true
     WHERE a.family_id = $1 ${accountName ? `AND a.name = '${accountName}'` : ""}`;
 
 const KINDS: Golden[] = [

@@ -267,6 +267,10 @@ describe("GET /api/v1/transfers and /balance_sheet", () => {
       net_worth: { amount: "6000", currency: "USD", formatted: "$6,000.00" },
       assets: { amount: "6000", currency: "USD", formatted: "$6,000.00" },
       liabilities: { amount: "0", currency: "USD", formatted: "$0.00" },
+      // Ours beyond upstream's four keys: every account is in the totals, nothing needed converting.
+      complete: true,
+      conversions: [],
+      unconverted_accounts: [],
       other_currencies: [],
     });
   });

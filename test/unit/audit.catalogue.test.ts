@@ -33,7 +33,7 @@ describe("the audit event catalogue", () => {
     expect(isAuditEventType("auth.login.hacked")).toBe(false);
   });
 
-  test("the service's own types: a removed or paused stream destination, a removed alert rule or channel, a retention change, a deleted archive, a deleted valuation, a revoked API key and an unlocked account are warnings, a failing destination an error", () => {
+  test("the service's own types: a removed or paused stream destination, a removed alert rule or channel, a retention change, a deleted archive, a deleted valuation or exchange rate, a revoked API key and an unlocked account are warnings, a failing destination an error", () => {
     expect(
       Object.keys(SERVICE_EVENT_CATALOGUE)
         .filter((type) => defaultSeverity(type as never) === "warning")
@@ -44,6 +44,7 @@ describe("the audit event catalogue", () => {
       "audit.archive.deleted",
       "audit.retention.updated",
       "auth.api_key.revoked",
+      "exchange_rate.deleted",
       "stream.destination.deleted",
       "stream.destination.paused",
       "user.unlocked",

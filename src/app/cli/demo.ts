@@ -38,6 +38,22 @@ const ACCOUNTS: Array<{ key: string; name: string; type: AccountType; opening: n
   { key: "savings", name: "High-Yield Savings", type: "depository", opening: 12300.0 },
   { key: "card", name: "Rewards Credit Card", type: "credit_card", opening: 0 },
   { key: "brokerage", name: "Brokerage", type: "investment", opening: 42210.55 },
+  { key: "house", name: "Family Home", type: "property", opening: 485000.0 },
+  { key: "car", name: "Family Car", type: "vehicle", opening: 31500.0 },
+];
+
+/**
+ * What the house and the car were worth some months before today (reconciliations, as upstream records
+ * a new value): tracked by value only, so their history moves at each valuation and nowhere else.
+ */
+const VALUE_UPDATES: Array<{ account: string; monthsAgo: number; amount: number }> = [
+  { account: "house", monthsAgo: 18, amount: 492000.0 },
+  { account: "house", monthsAgo: 12, amount: 501500.0 },
+  { account: "house", monthsAgo: 6, amount: 508000.0 },
+  { account: "house", monthsAgo: 1, amount: 515250.0 },
+  { account: "car", monthsAgo: 12, amount: 27800.0 },
+  { account: "car", monthsAgo: 6, amount: 25400.0 },
+  { account: "car", monthsAgo: 1, amount: 23900.0 },
 ];
 
 const CATEGORIES: Array<{ key: string; name: string; classification: CategoryClassification; color: string; icon: string }> = [
@@ -129,7 +145,7 @@ function allMerchantNames(): string[] {
 }
 
 /**
- * Creates the demo family: four accounts, categories, 30+ merchants, tags and about 2,000
+ * Creates the demo family: four accounts fed by transactions and a house and a car tracked by value, categories, 30+ merchants, tags and about 2,000
  * transactions over the last 18 months, with monthly card payments and savings transfers.
  * Run again, it leaves the data alone and issues fresh keys for the demo user.
  *
@@ -272,16 +288,28 @@ async function seedFamily(sequelize: Sequelize, familyId: string, today: Date): 
       // Derived by the ledger from the opening anchor and the transactions once they are written.
       balance: "0",
     })),
-    valuations: ACCOUNTS.map((a) => ({
-      id: newId(),
-      familyId,
-      accountId: accounts[a.key].id,
-      date: openingAnchorDate,
-      amount: a.opening.toFixed(2),
-      currency: "USD",
-      kind: "opening_anchor" as const,
-      name: valuationName("opening_anchor", a.type),
-    })),
+    valuations: [
+      ...ACCOUNTS.map((a) => ({
+        id: newId(),
+        familyId,
+        accountId: accounts[a.key].id,
+        date: openingAnchorDate,
+        amount: a.opening.toFixed(2),
+        currency: "USD",
+        kind: "opening_anchor" as const,
+        name: valuationName("opening_anchor", a.type),
+      })),
+      ...VALUE_UPDATES.map((update) => ({
+        id: newId(),
+        familyId,
+        accountId: accounts[update.account].id,
+        date: isoDate(new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth() - update.monthsAgo, 15))),
+        amount: update.amount.toFixed(2),
+        currency: "USD",
+        kind: "reconciliation" as const,
+        name: valuationName("reconciliation", accounts[update.account].type),
+      })),
+    ],
     categories: Object.values(categories).map(({ id, name, classification, color, icon }) => ({
       id,
       familyId,

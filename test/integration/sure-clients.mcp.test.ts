@@ -1,0 +1,161 @@
+import { Client } from "pg";
+import { seedDemo } from "../../src/app/cli/demo";
+import { client } from "../helpers/http";
+import { graphqlClient, type Json } from "../helpers/graphql";
+import { cents, expectMatchesOracle, oracle } from "../helpers/ledger-oracle";
+import { startTestApp, type TestApp } from "../helpers/test-app";
+import type { TestUser } from "../helpers/fixtures";
+
+/**
+ * we-promise/sure-mcp-server's account tools, replayed on the demo family byte for byte as its httpx
+ * client sends them (src/sure_mcp_server/server.py): `get_accounts` is `GET /api/v1/accounts` with no
+ * query; `create_transaction` / `update_transaction` send `{"transaction": {…}}` with the amount as a
+ * Python float; `delete_transaction` is a bare DELETE. Its headers are httpx's defaults plus
+ * X-Api-Key. It reads `accounts` from the body. Every figure is compared with SQL written in the
+ * tests (helpers/ledger-oracle.ts and the statements below), including the demo's house and car,
+ * valued a few times over the last two years.
+ */
+let app: TestApp;
+let family: TestUser;
+let mcp: ReturnType<typeof client>;
+let accounts: Json[];
+
+const HTTPX_HEADERS = { accept: "*/*", "accept-encoding": "gzip, deflate", "user-agent": "python-httpx/0.28.1" };
+const isoDay = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+
+/** json.dumps as Python writes it: ", " and ": " separators, floats with a point. */
+const pythonJson = (value: Json): string =>
+  JSON.stringify(value)
+    .replace(/,"/g, ', "')
+    .replace(/":/g, '": ')
+    .replace(/": (-?\d+)([,}])/g, '": $1.0$2');
+
+async function sql<Row extends Json>(statement: string, values: unknown[]): Promise<Row[]> {
+  const connection = new Client({ connectionString: app.database.url });
+  await connection.connect();
+  try {
+    return (await connection.query(statement, values)).rows as Row[];
+  } finally {
+    await connection.end();
+  }
+}
+
+async function getAccounts(): Promise<Json[]> {
+  const response = await mcp.get("/api/v1/accounts");
+  expect(response.status).toBe(200);
+  expect(response.headers.get("content-type")).toMatch(/^application\/json/);
+  const data = response.body.accounts ?? response.body.data ?? response.body;
+  expect(Array.isArray(data)).toBe(true);
+  return data;
+}
+
+const byName = (name: string) => accounts.find((account) => account.name === name)!;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  const demo = await seedDemo(app.runtime.sequelize, app.runtime.services);
+  family = { familyId: demo.family_id, key: demo.api_key } as TestUser;
+  mcp = client(app.url, { ...HTTPX_HEADERS, "x-api-key": demo.api_key });
+  accounts = await getAccounts();
+});
+afterAll(() => app.stop());
+
+test("get_accounts: the demo's six accounts, every balance the ledger's by SQL; the house and car hold their newest value and no cash", async () => {
+  expect(accounts.map((account) => account.name).sort()).toEqual(
+    ["Brokerage", "Everyday Checking", "Family Car", "Family Home", "High-Yield Savings", "Rewards Credit Card"].sort(),
+  );
+  const expected = await oracle(app.database.url, family.familyId);
+  for (const account of accounts)
+    expect([account.name, account.balance_cents]).toEqual([account.name, cents(expected.balances.get(account.id)!)]);
+  const newest = await sql<{ name: string; amount: string }>(
+    `SELECT a.name, (SELECT v.amount FROM valuations v WHERE v.account_id = a.id ORDER BY v.date DESC LIMIT 1)::text AS amount
+       FROM accounts a WHERE a.family_id = $1 AND a.account_type IN ('property', 'vehicle') ORDER BY a.name`,
+    [family.familyId],
+  );
+  expect(newest.map((row) => [row.name, cents(row.amount)])).toEqual([
+    ["Family Car", byName("Family Car").balance_cents],
+    ["Family Home", byName("Family Home").balance_cents],
+  ]);
+  expect(byName("Family Home")).toMatchObject({
+    account_type: "property",
+    classification: "asset",
+    cash_balance: "$0.00",
+    cash_balance_cents: 0,
+  });
+  expect(byName("Family Car")).toMatchObject({
+    account_type: "vehicle",
+    classification: "asset",
+    cash_balance: "$0.00",
+    cash_balance_cents: 0,
+  });
+  await expectMatchesOracle(app, family);
+});
+
+test("the house's history: sure-cli `valuations list` and `balances list`, and balanceHistory by month, each equal to SQL", async () => {
+  const house = byName("Family Home");
+  const valuations = await sql<{ date: string; amount: string; kind: string }>(
+    `SELECT date::text, amount::text, kind FROM valuations WHERE account_id = $1 ORDER BY date DESC`,
+    [house.id],
+  );
+  expect(valuations.map((row) => row.kind)).toEqual([
+    "reconciliation",
+    "reconciliation",
+    "reconciliation",
+    "reconciliation",
+    "opening_anchor",
+  ]);
+  const listed = (await mcp.get(`/api/v1/valuations?account_id=${house.id}`)).body.valuations;
+  expect(listed.map((row: Json) => [row.date, row.kind, row.amount])).toEqual(
+    valuations.map((row) => [
+      row.date,
+      row.kind,
+      new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" }).format(Number(row.amount)),
+    ]),
+  );
+  const balances = (await mcp.get(`/api/v1/balances?account_id=${house.id}`)).body.balances;
+  expect(
+    balances.map((row: Json) => [row.date, row.end_balance_cents, row.end_non_cash_balance_cents, row.end_cash_balance_cents]),
+  ).toEqual(valuations.map((row) => [row.date, cents(row.amount), cents(row.amount), 0]));
+
+  const from = isoDay(-365);
+  const { account } = await graphqlClient(app, family.key).ok(
+    `query ($id: ID!, $from: Date) { account(id: $id) { balanceHistory(from: $from, interval: MONTH) { date balance } } }`,
+    { id: house.id, from },
+  );
+  const points = account.balanceHistory as Json[];
+  expect(points.length).toBeGreaterThanOrEqual(12);
+  const wanted = await sql<{ date: string; amount: string }>(
+    `SELECT d::text AS date, (SELECT v.amount FROM valuations v WHERE v.account_id = $1 AND v.date <= d ORDER BY v.date DESC LIMIT 1)::text AS amount
+       FROM unnest($2::date[]) AS d`,
+    [house.id, points.map((point) => point.date)],
+  );
+  expect(points.map((point) => [point.date, cents(point.balance)])).toEqual(wanted.map((row) => [row.date, cents(row.amount)]));
+  // It moved: the history is not one flat line.
+  expect(new Set(points.map((point) => point.balance)).size).toBeGreaterThan(1);
+});
+
+test("create_transaction, update_transaction, delete_transaction as the MCP server sends them: get_accounts follows each at once", async () => {
+  const checking = byName("Everyday Checking");
+  const date = isoDay(-10);
+  const created = await mcp.post(
+    "/api/v1/transactions",
+    pythonJson({ transaction: { account_id: checking.id, amount: 1000, name: "Laptop", date, nature: "expense" } }),
+    { "content-type": "application/json" },
+  );
+  expect(created.status).toBe(201);
+  expect(created.body).toMatchObject({ name: "Laptop", date, classification: "expense", account: { id: checking.id } });
+  expect((await getAccounts()).find((account) => account.id === checking.id)!.balance_cents).toBe(checking.balance_cents - 100_000);
+  await expectMatchesOracle(app, family);
+
+  const updated = await mcp.patch(`/api/v1/transactions/${created.body.id}`, pythonJson({ transaction: { amount: 250.5 } }), {
+    "content-type": "application/json",
+  });
+  expect(updated.status).toBe(200);
+  expect((await getAccounts()).find((account) => account.id === checking.id)!.balance_cents).toBe(checking.balance_cents - 25_050);
+  await expectMatchesOracle(app, family);
+
+  const deleted = await mcp.delete(`/api/v1/transactions/${created.body.id}`);
+  expect(deleted.status).toBe(200);
+  expect((await getAccounts()).find((account) => account.id === checking.id)!.balance_cents).toBe(checking.balance_cents);
+  await expectMatchesOracle(app, family);
+});
