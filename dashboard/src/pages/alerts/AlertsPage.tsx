@@ -122,6 +122,7 @@ export function AlertsPage() {
 
   const channels = data?.alertChannels ?? [];
   const rules = data?.alertRules ?? [];
+  const limits = data?.alertLimits;
   const channelName = (id: string) => channels.find((channel) => channel.id === id)?.name ?? "(removed)";
   const presetRule = (preset: Preset) => rules.find((rule) => rule.id === preset.ruleId);
   const presetChannels = [...new Set((data?.alertPresets ?? []).flatMap((preset) => presetRule(preset)?.channelIds ?? []))];
@@ -201,6 +202,22 @@ export function AlertsPage() {
                 : `≥ ${rule.threshold} × ${rule.eventTypes.join(", ")} (${rule.minSeverity}+) within ${windowText(rule.windowSeconds)}${rule.groupBy ? ` per ${rule.groupBy}` : ""}`,
           },
           { header: "Channels", cell: (rule) => rule.channelIds.map(channelName).join(", ") || "history only" },
+          {
+            header: "Storm limits",
+            cell: (rule) => {
+              const cooldown = rule.cooldownSeconds ?? limits?.cooldownSeconds ?? 0;
+              const cap = rule.firingCap ?? limits?.firingCap;
+              return (
+                <>
+                  {cooldown > 0 ? `cool-down ${windowText(cooldown)}` : "no cool-down"}
+                  {rule.cooldownSeconds === null && " (default)"}
+                  {cap !== undefined &&
+                    `; at most ${plural(cap, "firing")} per ${windowText(limits?.capWindowSeconds ?? 3600)}, then one digest`}
+                  {rule.firingCap === null && " (default)"}
+                </>
+              );
+            },
+          },
           { header: "State", cell: (rule) => (rule.enabled ? "enabled" : "disabled") },
           {
             header: "Actions",
@@ -233,6 +250,18 @@ export function AlertsPage() {
           },
         ]}
       />
+
+      <h2>Storm limits</h2>
+      {limits && (
+        <p aria-label="Storm limits">
+          A rule that fires again within its cool-down (default {limits.cooldownSeconds > 0 ? windowText(limits.cooldownSeconds) : "none"})
+          or more than its cap (default {plural(limits.firingCap, "firing")}) per {windowText(limits.capWindowSeconds)} is held back; one
+          digest (&ldquo;N more since …&rdquo;) follows when the period ends. Each channel sends at most{" "}
+          {limits.channelBudgets.map((budget) => `${budget.deliveries} (${budget.kind})`).join(", ")} per{" "}
+          {windowText(limits.budgetWindowSeconds)}; deliveries past it are kept as suppressed. Both are recorded in the audit log when they
+          begin to bite.
+        </p>
+      )}
 
       <h2>Channels</h2>
       {canWrite && !adding && (
@@ -315,7 +344,7 @@ export function AlertsPage() {
         empty="No alert has fired yet."
         columns={[
           { header: "Fired", cell: (firing) => <Time value={firing.firedAt} /> },
-          { header: "Rule", cell: (firing) => firing.ruleName },
+          { header: "Rule", cell: (firing) => (firing.digest ? `${firing.ruleName} (digest)` : firing.ruleName) },
           { header: "Group", cell: (firing) => firing.groupKey },
           {
             header: "What happened",
