@@ -15,17 +15,26 @@ import type { TestApp } from "./test-app";
  *   the newest anchor, that anchor plus the flows since.
  * A flow is −amount on an asset, +amount on a liability, and nothing on accounts valued only by
  * valuations (property, vehicle, other assets and liabilities).
+ *
+ * An investment (or crypto) account is cash plus holdings: H(d) is the holdings' value in the newest
+ * report on or before d (0 before any), a report's day is a day of the account, a valuation sets the
+ * total (its cash is the valuation less H of its day), and each day's balance is that cash walked as
+ * above plus H(d). On every other account H is 0, and the rules above are unchanged.
  */
 export const ORACLE_DAYS = `
   WITH acct AS (
     SELECT a.id, a.family_id, a.currency, a.classification,
            CASE WHEN a.account_type IN ('depository', 'credit_card', 'investment', 'crypto', 'loan')
                 THEN CASE WHEN a.classification = 'liability' THEN 1 ELSE -1 END ELSE 0 END AS sign,
-           EXISTS (SELECT 1 FROM valuations v WHERE v.account_id = a.id AND v.kind = 'current_anchor') AS reverse
+           EXISTS (SELECT 1 FROM valuations v WHERE v.account_id = a.id AND v.kind = 'current_anchor') AS reverse,
+           a.account_type IN ('investment', 'crypto') AS invested
       FROM accounts a WHERE a.family_id = $1
   ),
   day AS (
-    SELECT DISTINCT account_id, date FROM (SELECT account_id, date FROM transactions UNION ALL SELECT account_id, date FROM valuations) e
+    SELECT DISTINCT account_id, date FROM (
+      SELECT account_id, date FROM transactions UNION ALL SELECT account_id, date FROM valuations
+      UNION ALL SELECT h.account_id, h.date FROM holdings h JOIN accounts a ON a.id = h.account_id WHERE a.account_type IN ('investment', 'crypto')
+    ) e
   ),
   look AS (
     SELECT acct.*, day.date,
@@ -37,16 +46,20 @@ export const ORACLE_DAYS = `
   SELECT id AS account_id, family_id, currency, classification, date::text AS date,
          CASE
            WHEN NOT reverse THEN
-             coalesce((SELECT v.amount FROM valuations v WHERE v.account_id = look.id AND v.date = prev_valuation), 0)
+             coalesce((SELECT v.amount FROM valuations v WHERE v.account_id = look.id AND v.date = prev_valuation) - (CASE WHEN invested THEN coalesce((SELECT sum(h.value) FROM holdings h WHERE h.account_id = look.id
+                AND h.date = (SELECT max(h2.date) FROM holdings h2 WHERE h2.account_id = look.id AND h2.date <= prev_valuation)), 0) ELSE 0 END), 0)
              + coalesce((SELECT sum(t.amount * sign) FROM transactions t
                           WHERE t.account_id = look.id AND t.date > coalesce(prev_valuation, '-infinity'::date) AND t.date <= look.date), 0)
            WHEN next_anchor IS NOT NULL THEN
-             (SELECT v.amount FROM valuations v WHERE v.account_id = look.id AND v.date = next_anchor)
+             (SELECT v.amount FROM valuations v WHERE v.account_id = look.id AND v.date = next_anchor) - (CASE WHEN invested THEN coalesce((SELECT sum(h.value) FROM holdings h WHERE h.account_id = look.id
+                AND h.date = (SELECT max(h2.date) FROM holdings h2 WHERE h2.account_id = look.id AND h2.date <= next_anchor)), 0) ELSE 0 END)
              - coalesce((SELECT sum(t.amount * sign) FROM transactions t WHERE t.account_id = look.id AND t.date > look.date AND t.date <= next_anchor), 0)
            ELSE
-             (SELECT v.amount FROM valuations v WHERE v.account_id = look.id AND v.date = prev_anchor)
+             (SELECT v.amount FROM valuations v WHERE v.account_id = look.id AND v.date = prev_anchor) - (CASE WHEN invested THEN coalesce((SELECT sum(h.value) FROM holdings h WHERE h.account_id = look.id
+                AND h.date = (SELECT max(h2.date) FROM holdings h2 WHERE h2.account_id = look.id AND h2.date <= prev_anchor)), 0) ELSE 0 END)
              + coalesce((SELECT sum(t.amount * sign) FROM transactions t WHERE t.account_id = look.id AND t.date > prev_anchor AND t.date <= look.date), 0)
-         END AS balance
+         END + (CASE WHEN invested THEN coalesce((SELECT sum(h.value) FROM holdings h WHERE h.account_id = look.id
+                AND h.date = (SELECT max(h2.date) FROM holdings h2 WHERE h2.account_id = look.id AND h2.date <= look.date)), 0) ELSE 0 END) AS balance
     FROM look`;
 
 /**

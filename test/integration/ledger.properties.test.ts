@@ -7,8 +7,8 @@ import { startTestApp, type TestApp } from "../helpers/test-app";
 
 /**
  * Random sequences of writes, with random dates that often collide, over a manual cash account, a
- * credit card (a liability), a house (valued, not moved by transactions), a loan and a bank-fed
- * account: after every step the accounts, the balance sheet and /balances equal the oracle's SQL.
+ * credit card (a liability), a house (valued, not moved by transactions), a loan, a bank-fed account
+ * and a brokerage account (cash plus holdings, whose reported value changes on random days): after every step the accounts, the balance sheet and /balances equal the oracle's SQL.
  */
 let app: TestApp;
 beforeAll(async () => {
@@ -16,7 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => app.stop());
 
-const ACCOUNTS = ["checking", "card", "house", "loan", "fed"] as const;
+const ACCOUNTS = ["checking", "card", "house", "loan", "fed", "brokerage"] as const;
 type Slot = (typeof ACCOUNTS)[number];
 
 const day = fc.integer({ min: 0, max: 40 }).map((offset) => new Date(Date.UTC(2026, 0, 1 + offset)).toISOString().slice(0, 10));
@@ -51,6 +51,10 @@ const operation = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("sync" as const), date: day, cents: amount }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant("holdings" as const), date: day, cents: fc.integer({ min: 0, max: 900_000 }) }),
+  },
 );
 type Operation = typeof operation extends fc.Arbitrary<infer T> ? T : never;
 
@@ -63,7 +67,14 @@ class Family {
 
   static async open(): Promise<Family> {
     const family = new Family(await createUser(app.runtime.services));
-    const types: Record<Slot, string> = { checking: "depository", card: "credit_card", house: "property", loan: "loan", fed: "depository" };
+    const types: Record<Slot, string> = {
+      checking: "depository",
+      card: "credit_card",
+      house: "property",
+      loan: "loan",
+      fed: "depository",
+      brokerage: "investment",
+    };
     for (const name of ACCOUNTS)
       family.ids[name] = (await createAccount(app.runtime.services, family.user, { name, accountType: types[name], balance: "1000" })).id;
     // The bank-fed account as a sync leaves it: anchored at the provider's balance.
@@ -82,6 +93,25 @@ class Family {
     await sequelize.transaction(async (transaction) => {
       await services.ledger.setCurrentAnchor({ ...account!, familyId: this.user.familyId }, date, (cents / 100).toFixed(2), transaction);
       await services.ledger.recomputeWhole([this.ids.fed], transaction);
+    });
+  }
+
+  /** A holdings report of the brokerage account on `date` (one security, replacing that day's), then the ledger's seam. */
+  async holdings(date: string, cents: number): Promise<void> {
+    const { sequelize, services } = app.runtime;
+    await sequelize.transaction(async (transaction) => {
+      await sequelize.query(
+        `INSERT INTO securities (id, key, ticker, name, currency) VALUES (gen_random_uuid(), 'prop-fund', 'FUND', 'Fund', 'USD')
+           ON CONFLICT (key) DO NOTHING`,
+        { transaction },
+      );
+      await sequelize.query(
+        `INSERT INTO holdings (id, family_id, account_id, security_id, date, quantity, price, value, currency)
+         SELECT gen_random_uuid(), $1, $2, s.id, $3, 1, $4, $4, 'USD' FROM securities s WHERE s.key = 'prop-fund'
+           ON CONFLICT (account_id, security_id, date) DO UPDATE SET value = EXCLUDED.value, price = EXCLUDED.price`,
+        { bind: [this.user.familyId, this.ids.brokerage, date, (cents / 100).toFixed(2)], transaction },
+      );
+      await services.ledger.holdingsChanged(this.ids.brokerage, date, transaction);
     });
   }
 
@@ -148,6 +178,8 @@ class Family {
       }
       case "sync":
         return this.sync(op.date, op.cents);
+      case "holdings":
+        return this.holdings(op.date, op.cents);
     }
   }
 }

@@ -1,5 +1,5 @@
 import type { Sequelize, Transaction } from "sequelize";
-import { bindParam, readRows, selectRows } from "../../platform/common/sql";
+import { bindParam, readPrepared, readRows, selectRows } from "../../platform/common/sql";
 import { REBUILD_DAYS, REFRESH_DAYS, SET_BALANCE } from "./ledger.sql";
 import { historyStatement, netWorthStatement } from "./series.sql";
 
@@ -125,18 +125,20 @@ export class LedgerRepository {
     if (filter.startDate) conditions.push(`b.date >= ${bindParam(bind, filter.startDate)}::date`);
     if (filter.endDate) conditions.push(`b.date <= ${bindParam(bind, filter.endDate)}::date`);
     const where = conditions.join(" AND ");
-    const rows = await readRows<BalanceRow & { total: string }>(
+    const filterBind = [...bind];
+    const rows = await readPrepared<BalanceRow & { total: string }>(
       this.sequelize,
       `SELECT ${BALANCE_COLUMNS}, count(*) OVER () AS total
          FROM balances b JOIN accounts a ON a.id = b.account_id
-        WHERE ${where} ORDER BY b.date DESC, b.created_at DESC, b.id DESC LIMIT ${limit} OFFSET ${offset}`,
+        WHERE ${where} ORDER BY b.date DESC, b.created_at DESC, b.id DESC
+        LIMIT ${bindParam(bind, limit)}::int OFFSET ${bindParam(bind, offset)}::int`,
       bind,
     );
     if (rows.length > 0 || offset === 0) return { rows, total: rows.length > 0 ? Number(rows[0].total) : 0 };
     const [count] = await readRows<{ total: string }>(
       this.sequelize,
       `SELECT count(*) AS total FROM ledger_days b JOIN accounts a ON a.id = b.account_id WHERE ${where}`,
-      bind,
+      filterBind,
     );
     return { rows, total: Number(count.total) };
   }
@@ -149,7 +151,7 @@ export class LedgerRepository {
       [familyId, id],
     );
     if (!day) return null;
-    const [row] = await readRows<BalanceRow>(
+    const [row] = await readPrepared<BalanceRow>(
       this.sequelize,
       `SELECT ${BALANCE_COLUMNS} FROM balances b JOIN accounts a ON a.id = b.account_id
         WHERE b.family_id = $1 AND b.account_id = $3 AND b.id = $2`,
@@ -160,7 +162,7 @@ export class LedgerRepository {
 
   /** The account's balance at the end of each bucket from `from` to `to`; buckets before its first row are left out. */
   history(familyId: string, accountId: string, from: string, to: string, interval: SeriesInterval): Promise<SeriesPoint[]> {
-    return readRows<SeriesPoint>(this.sequelize, historyStatement(interval), [familyId, from, to, accountId]);
+    return readPrepared<SeriesPoint>(this.sequelize, historyStatement(interval), [familyId, from, to, accountId]);
   }
 
   /**
@@ -173,6 +175,6 @@ export class LedgerRepository {
     to: string,
     interval: SeriesInterval,
   ): Promise<Array<SeriesPoint & { currency: string; assets: string; liabilities: string }>> {
-    return readRows(this.sequelize, netWorthStatement(interval), [familyId, from, to]);
+    return readPrepared(this.sequelize, netWorthStatement(interval), [familyId, from, to]);
   }
 }

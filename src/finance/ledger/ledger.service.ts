@@ -97,16 +97,14 @@ export class LedgerService {
 
   /**
    * The seam for holdings values (docs/ledger.md): whatever writes an investment account's holdings
-   * for some days (a bank sync's snapshot today; a trades feature later) calls this in its
-   * transaction with those days, and the account's rows and balance follow.
+   * values (a bank sync's snapshot; a trades feature later) calls this in its transaction with the
+   * earliest day it changed. The account's rows from that day on (each holds the value carried
+   * forward) and its balance follow.
    */
-  async holdingsChanged(accountId: string, dates: readonly string[], transaction: Transaction): Promise<void> {
+  async holdingsChanged(accountId: string, from: string, transaction: Transaction): Promise<void> {
     const lock = await this.lock([accountId], transaction);
-    await this.recompute(
-      lock,
-      dates.map((date) => ({ accountId, date, valuation: true })),
-      transaction,
-    );
+    const mode = lock.modes.get(accountId);
+    if (mode) await this.ledger.recompute(accountId, mode, from, transaction);
   }
 
   /** Recomputes these accounts whole (bank sync, once per sync; an account whose type changed). */

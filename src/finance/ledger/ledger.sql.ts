@@ -20,27 +20,32 @@ export const INVESTED_ACCOUNT_TYPES = ["investment", "crypto"] as const;
 const list = (types: readonly string[]) => types.map((type) => `'${type}'`).join(", ");
 
 /**
- * The seam for holdings: the market value of an account's holdings on each day it is known, from day
- * $2 on ($1 the account). Today the provider's snapshots (`holdings`, one per sync day) feed it; a
- * trades feature that values holdings day by day feeds the same rows, then tells the ledger which days
- * changed (LedgerService.holdingsChanged). Between two known days the value carries forward.
+ * The seam for holdings: the market value of an account's ($1) holdings on each day it is known.
+ * Today the provider's snapshots (`holdings`, one per sync day) feed it; a trades feature that values
+ * holdings day by day feeds the same rows, then tells the ledger from which day they changed
+ * (LedgerService.holdingsChanged). A day row holds the newest value on or before its day.
  */
-export const HOLDINGS_BY_DAY = `SELECT date, sum(value) AS value FROM holdings WHERE account_id = $1 AND date >= $2::date GROUP BY date`;
+export const HOLDINGS_BY_DAY = `SELECT date, sum(value) AS value FROM holdings WHERE account_id = $1 GROUP BY date`;
 
-/** What the account's day rows must hold from $2 on, from the sources (transactions, valuations, holdings). */
-const SOURCE_DAYS = `
+/**
+ * What the account's day rows must hold on the days `days` selects, from the sources: transactions,
+ * valuations, holdings (an investment's only). `days` is a condition on `date`.
+ */
+const sourceDays = (days: string) => `
   account AS (SELECT family_id, account_type IN (${list(INVESTED_ACCOUNT_TYPES)}) AS invested FROM accounts WHERE id = $1),
   entries AS (
     SELECT date, sum(greatest(-amount, 0)) AS inflows, sum(greatest(amount, 0)) AS outflows, count(*)::int AS entries
-      FROM transactions WHERE account_id = $1 AND date >= $2::date GROUP BY date
+      FROM transactions WHERE account_id = $1 AND ${days} GROUP BY date
   ),
+  marks AS (SELECT date, amount, kind FROM valuations WHERE account_id = $1 AND ${days}),
+  reports AS MATERIALIZED (SELECT r.date, r.value FROM (${HOLDINGS_BY_DAY}) r WHERE (SELECT invested FROM account)),
   source AS (
-    SELECT coalesce(e.date, v.date, h.date) AS date, coalesce(e.inflows, 0) AS inflows, coalesce(e.outflows, 0) AS outflows,
-           coalesce(e.entries, 0) AS entries, v.amount AS valuation, v.kind AS valuation_kind, h.value AS holdings
-      FROM entries e
-      FULL JOIN (SELECT date, amount, kind FROM valuations WHERE account_id = $1 AND date >= $2::date) v ON v.date = e.date
-      FULL JOIN (${HOLDINGS_BY_DAY.replace("WHERE account_id", "WHERE (SELECT invested FROM account) AND account_id")}) h
-             ON h.date = coalesce(e.date, v.date)
+    SELECT k.date, coalesce(e.inflows, 0) AS inflows, coalesce(e.outflows, 0) AS outflows, coalesce(e.entries, 0) AS entries,
+           v.amount AS valuation, v.kind AS valuation_kind,
+           (SELECT r.value FROM reports r WHERE r.date <= k.date ORDER BY r.date DESC LIMIT 1) AS holdings
+      FROM (SELECT date FROM entries UNION SELECT date FROM marks UNION SELECT date FROM reports WHERE ${days}) k
+      LEFT JOIN entries e ON e.date = k.date
+      LEFT JOIN marks v ON v.date = k.date
   )`;
 
 const UPSERT_DAYS = (from: string) => `
@@ -58,9 +63,9 @@ const UPSERT_DAYS = (from: string) => `
  * A bank sync, an account's creation, a change of type: never a single write.
  */
 export const REBUILD_DAYS = `
-  WITH ${SOURCE_DAYS},
+  WITH ${sourceDays("date >= $2::date")},
   removed AS (
-    DELETE FROM ledger_days d WHERE d.account_id = $1 AND d.date >= $2::date AND NOT EXISTS (SELECT 1 FROM source s WHERE s.date = d.date)
+    DELETE FROM ledger_days d WHERE d.account_id = $1 AND d.date >= $2::date AND d.date NOT IN (SELECT date FROM source)
   )
   ${UPSERT_DAYS("source")}`;
 
@@ -72,9 +77,9 @@ export const REBUILD_DAYS = `
  * one row per day: what makes a write in the middle of long history cheap.
  */
 export const REFRESH_DAYS = `
-  WITH ${SOURCE_DAYS.replace(/date >= \$2::date/g, "date = ANY($2::date[])")},
+  WITH ${sourceDays("date = ANY($2::date[])")},
   days AS (SELECT DISTINCT unnest($2::date[]) AS date),
-  fresh AS (SELECT s.* FROM source s WHERE s.entries > 0 OR s.valuation IS NOT NULL OR s.holdings IS NOT NULL),
+  fresh AS (SELECT s.* FROM source s),
   old AS (SELECT date, inflows - outflows AS flow FROM ledger_days WHERE account_id = $1 AND date = ANY($2::date[])),
   removed AS (
     DELETE FROM ledger_days d WHERE d.account_id = $1 AND d.date = ANY($2::date[]) AND NOT EXISTS (SELECT 1 FROM fresh f WHERE f.date = d.date)

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { ClientBase } from "pg";
 import { escapeLiteral, prepareValue } from "pg/lib/utils";
 import { to as copyTo } from "pg-copy-streams";
@@ -42,6 +43,24 @@ export async function readRows<Row extends object>(
   const connection = await sequelize.connectionManager.getConnection({ type: "read" });
   try {
     return (await (connection as unknown as ClientBase).query(sql, values)).rows as Row[];
+  } catch (error) {
+    throw new DatabaseError(error as ConstructorParameters<typeof DatabaseError>[0]);
+  } finally {
+    void sequelize.connectionManager.releaseConnection(connection);
+  }
+}
+
+/**
+ * readRows as a prepared statement: each pooled connection parses and plans `sql` once (named after a
+ * hash of its text) and later runs only execute it. For a hot read whose planning costs more than its
+ * execution (a statement over views, several windows): the ledger's balance pages and series.
+ */
+export async function readPrepared<Row extends object>(sequelize: Sequelize, sql: string, bind: unknown[]): Promise<Row[]> {
+  const values = prepareDirectQuery(sequelize, sql, bind);
+  const name = `p_${createHash("sha1").update(sql).digest("hex").slice(0, 24)}`;
+  const connection = await sequelize.connectionManager.getConnection({ type: "read" });
+  try {
+    return (await (connection as unknown as ClientBase).query({ name, text: sql, values })).rows as Row[];
   } catch (error) {
     throw new DatabaseError(error as ConstructorParameters<typeof DatabaseError>[0]);
   } finally {

@@ -6,7 +6,8 @@ import type { MigrationContext } from "./context";
  *
  * - `ledger_days` holds, per account and day that has something, only what happened THAT day: the
  *   transactions' money in and out (and how many there are), the day's valuation (amount and kind)
- *   and, on an investment account, the holdings' market value reported that day. A write on day D
+ *   and, on an investment account, the holdings' market value at the end of the day (the newest
+ *   report on or before it; a day with a report has a row). A write on day D
  *   rewrites one row, in the write's transaction.
  * - `balances` becomes a view deriving every start and end balance from those rows at read time, with
  *   window functions over one account's rows (at most ~3,650 for ten years). Filters on the account
@@ -43,7 +44,9 @@ export async function up({ sequelize }: MigrationContext): Promise<void> {
     INSERT INTO ledger_days (id, family_id, account_id, date, inflows, outflows, entries, valuation, valuation_kind, holdings, created_at, updated_at)
     SELECT coalesce(b.id, gen_random_uuid()), a.family_id, d.account_id, d.date,
            coalesce(t.inflows, 0), coalesce(t.outflows, 0), coalesce(t.entries, 0), v.amount, v.kind,
-           CASE WHEN a.account_type IN ('investment', 'crypto') THEN h.value END,
+           CASE WHEN a.account_type IN ('investment', 'crypto')
+                THEN (SELECT sum(x.value) FROM holdings x WHERE x.account_id = d.account_id
+                         AND x.date = (SELECT max(y.date) FROM holdings y WHERE y.account_id = d.account_id AND y.date <= d.date)) END,
            coalesce(b.created_at, now()), coalesce(b.updated_at, now())
       FROM (SELECT account_id, date FROM transactions UNION SELECT account_id, date FROM valuations
             UNION SELECT account_id, date FROM holdings) d
@@ -76,9 +79,11 @@ export async function up({ sequelize }: MigrationContext): Promise<void> {
  * (any valuation on a manual account; a current anchor or reconciliation on a bank-fed one, which
  * has a current anchor) `k = valuation − holdings − running`, so the day ends at the valuation. A
  * manual account's day takes `k` of the newest anchor on or before it (0 before the first); a
- * bank-fed account's the next anchor on or after it, or after the newest anchor that one's. The
- * holdings value carries forward from its newest report (0 before any; only investments have it).
- * "Newest non-null before" is a running max over [day number, value] arrays: one pass, no self-join.
+ * bank-fed account's the next anchor on or after it, or after the newest anchor that one's: the
+ * anchors' `k` in date order is one array per account, indexed by how many anchors came before.
+ * `holdings` is stored already carried forward (an investment's value at the end of the day, from
+ * the newest report on or before it). Every window has the same order (the account's days by date),
+ * so the rows are read in index order and never sorted again.
  */
 const BALANCES_VIEW = `
     CREATE VIEW balances AS
@@ -95,35 +100,35 @@ const BALANCES_VIEW = `
                CASE WHEN NOT reverse AND valuation IS NOT NULL AND lag(end_cash) OVER w IS NULL THEN end_holdings
                     ELSE coalesce(lag(end_holdings) OVER w, 0) END AS start_holdings
           FROM (
-            SELECT k.*,
-                   running + coalesce(CASE WHEN reverse THEN coalesce((next_anchor)[2], (last_anchor)[2]) ELSE (last_anchor)[2] END, 0) AS end_cash
+            SELECT r.*,
+                   running + coalesce(CASE WHEN reverse THEN coalesce(ks[anchors_before + 1], ks[cardinality(ks)]) ELSE ks[anchors_upto] END, 0)
+                     AS end_cash
               FROM (
-                SELECT r.*,
-                       max(CASE WHEN anchor THEN ARRAY[(date - DATE '2000-01-01')::numeric, valuation - end_holdings - running] END) OVER w AS last_anchor,
-                       min(CASE WHEN anchor THEN ARRAY[(date - DATE '2000-01-01')::numeric, valuation - end_holdings - running] END)
-                         OVER (PARTITION BY family_id, account_id ORDER BY date DESC) AS next_anchor
+                SELECT c.*,
+                       count(*) FILTER (WHERE anchor) OVER w AS anchors_upto,
+                       count(*) FILTER (WHERE anchor) OVER w - CASE WHEN anchor THEN 1 ELSE 0 END AS anchors_before,
+                       array_agg(valuation - end_holdings - running) FILTER (WHERE anchor)
+                         OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS ks
                   FROM (
-                    SELECT c.*,
-                           valuation IS NOT NULL AND (NOT reverse OR valuation_kind <> 'opening_anchor') AS anchor
-                      FROM (
-                        SELECT d.id, d.family_id, d.account_id, d.date, d.created_at, d.updated_at, d.valuation, d.valuation_kind,
-                               d.inflows * abs(s.sign) AS inflows, d.outflows * abs(s.sign) AS outflows,
-                               (d.inflows - d.outflows) * s.sign AS net,
-                               sum((d.inflows - d.outflows) * s.sign) OVER w AS running,
-                               CASE WHEN s.invested THEN coalesce((max(CASE WHEN d.holdings IS NOT NULL
-                                 THEN ARRAY[(d.date - DATE '2000-01-01')::numeric, d.holdings] END) OVER w)[2], 0) ELSE 0 END AS end_holdings,
-                               bool_or(d.valuation_kind = 'current_anchor') OVER (PARTITION BY d.family_id, d.account_id) AS reverse
-                          FROM ledger_days d
-                          JOIN (SELECT a.id,
-                                       CASE WHEN a.account_type NOT IN ('depository', 'credit_card', 'investment', 'crypto', 'loan') THEN 0
-                                            WHEN a.classification = 'liability' THEN -1 ELSE 1 END AS sign,
-                                       a.account_type IN ('investment', 'crypto') AS invested
-                                  FROM accounts a) s ON s.id = d.account_id
-                        WINDOW w AS (PARTITION BY d.family_id, d.account_id ORDER BY d.date)
-                      ) c
-                  ) r
+                    SELECT d.id, d.family_id, d.account_id, d.date, d.created_at, d.updated_at, d.valuation,
+                           d.inflows * abs(s.sign) AS inflows, d.outflows * abs(s.sign) AS outflows,
+                           (d.inflows - d.outflows) * s.sign AS net,
+                           sum((d.inflows - d.outflows) * s.sign) OVER w AS running,
+                           CASE WHEN s.invested THEN coalesce(d.holdings, 0) ELSE 0 END AS end_holdings,
+                           m.reverse,
+                           d.valuation IS NOT NULL AND (NOT m.reverse OR d.valuation_kind <> 'opening_anchor') AS anchor
+                      FROM ledger_days d
+                      JOIN (SELECT a.id,
+                                   CASE WHEN a.account_type NOT IN ('depository', 'credit_card', 'investment', 'crypto', 'loan') THEN 0
+                                        WHEN a.classification = 'liability' THEN -1 ELSE 1 END AS sign,
+                                   a.account_type IN ('investment', 'crypto') AS invested
+                              FROM accounts a) s ON s.id = d.account_id
+                      JOIN (SELECT a.id, EXISTS (SELECT 1 FROM valuations v WHERE v.account_id = a.id AND v.kind = 'current_anchor') AS reverse
+                              FROM accounts a) m ON m.id = d.account_id
+                    WINDOW w AS (PARTITION BY d.family_id, d.account_id ORDER BY d.date)
+                  ) c
                 WINDOW w AS (PARTITION BY family_id, account_id ORDER BY date)
-              ) k
+              ) r
           ) e
         WINDOW w AS (PARTITION BY family_id, account_id ORDER BY date)
       ) x;`;
