@@ -13,5 +13,6 @@ export const maintenanceHandlers: JobHandlers = {
   "sweep-expired-sessions": async (_job, { services }) => ({
     expired: await services.sessions.sweepExpired(),
     abandonedSsoRequests: await services.ssoLogins.sweepExpiredRequests(),
+    expiredMobileSsoCodes: await services.ssoLogins.sweepExpiredMobileCodes(),
   }),
 };
