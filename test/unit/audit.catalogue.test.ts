@@ -44,6 +44,8 @@ describe("the audit event catalogue", () => {
       "audit.archive.deleted",
       "audit.retention.updated",
       "auth.api_key.revoked",
+      "auth.mfa.recovery_code_used",
+      "auth.mfa.reset",
       "stream.destination.deleted",
       "stream.destination.paused",
       "user.unlocked",
@@ -59,7 +61,7 @@ describe("the audit event catalogue", () => {
   });
 
   test("event type filters take exact types and prefixes", () => {
-    expect(expandEventTypePattern("auth.*")).toHaveLength(9);
+    expect(expandEventTypePattern("auth.*")).toHaveLength(13);
     expect(expandEventTypePattern("user.roles.*")).toEqual(["user.roles.synced", "user.roles.updated"]);
     expect(expandEventTypePattern("auth.logout")).toEqual(["auth.logout"]);
     expect(expandEventTypePattern("nope.*")).toBeNull();
