@@ -15,5 +15,6 @@ export const maintenanceHandlers: JobHandlers = {
     expired: await services.sessions.sweepExpired(),
     expiredApiKeys: await services.apiKeys.sweepExpired(),
     abandonedSsoRequests: await services.ssoLogins.sweepExpiredRequests(),
+    expiredMobileSsoCodes: await services.ssoLogins.sweepExpiredMobileCodes(),
   }),
 };

@@ -23,7 +23,7 @@ import type { ServiceMetrics } from "../platform/metrics/metrics";
 import { healthRoutes } from "../transports/http/health";
 import { metricsRoute, recordRequests } from "../transports/http/metrics.http";
 import { createAuthRouter } from "../finance/auth/auth.router";
-import { createSsoRouter } from "../audit/sso/sso.router";
+import { createMobileSsoApiRouter, createSsoRouter } from "../audit/sso/sso.router";
 import { createExportRouter } from "../audit/exports/export.router";
 import { createAdminConsoleRouter, explorerPage } from "../transports/http/admin-console";
 import { authenticate, enterRequestOrigin } from "../transports/http/authenticate";
@@ -133,6 +133,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
   });
   // Before /api/v1's own routes: upstream's /api/v1/auth/login and /refresh are served here, unauthenticated.
   app.use(createAuthRouter(services, limit));
+  app.use(createMobileSsoApiRouter(services, limit));
   // The router parses the body itself, after the credential's scope is checked.
   const restRouter = createRestRouter(schema, (req) => contextOf(req.res!), express.json({ limit: BODY_LIMIT }));
   app.use(API_PREFIX, unknownRouteGuard(), authenticate(services, { required: true }), ...limit, restRouter);

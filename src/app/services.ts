@@ -65,6 +65,7 @@ import { DestinationRepository } from "../audit/streaming/stream.repository";
 import { ConnectedAccountService } from "../audit/sso/connected-accounts.service";
 import { OidcClient } from "../audit/sso/oidc-client";
 import { SsoLoginService } from "../audit/sso/sso-login.service";
+import { MobileSsoCodeRepository } from "../audit/sso/mobile-sso-code.repository";
 import { SsoProviderService } from "../audit/sso/sso-provider.service";
 import { SsoLoginRequestRepository } from "../audit/sso/sso-login-request.repository";
 import { SsoRepository } from "../audit/sso/sso.repository";
@@ -294,6 +295,8 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
       logger,
     ),
     sessions,
+    /** The mobile app's SSO: allowed deep links and upstream's provider names (MOBILE_SSO_*). */
+    mobileSso: config.mobileSso,
     twoFactor,
     logins: new LoginService(sequelize, repositories.auth, audit, sessions, twoFactor, {
       maxFailures: config.loginMaxFailures,
@@ -325,6 +328,7 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
       connectedAccounts,
       sessions,
       users,
+      new MobileSsoCodeRepository(sequelize),
     ),
     streamDestinations: new StreamDestinationService(
       sequelize,

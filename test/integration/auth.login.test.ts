@@ -113,9 +113,14 @@ test("refresh rotates the pair (form-encoded or JSON); the old pair stops workin
   expect(refreshed).toMatchObject({ user: { email: adminEmail }, action: "refresh" });
 });
 
-test("reusing a refresh token revokes the whole session", async () => {
+test("reusing a refresh token after the grace window revokes the whole session", async () => {
   const first = (await login(adminEmail, PASSWORD)).body;
   const second = (await form("/oauth/token", { grant_type: "refresh_token", refresh_token: first.refresh_token })).body;
+  // Within REFRESH_REUSE_GRACE_SECONDS the old token answers the same pair (a concurrent refresh).
+  const concurrent = (await form("/oauth/token", { grant_type: "refresh_token", refresh_token: first.refresh_token })).body;
+  expect(concurrent.refresh_token).toBe(second.refresh_token);
+  // The window has passed: moved back in the database rather than waited for.
+  await app.runtime.sequelize.query(`UPDATE auth_tokens SET rotated_at = rotated_at - interval '1 hour' WHERE rotated_at IS NOT NULL`);
 
   const reuse = await form("/oauth/token", { grant_type: "refresh_token", refresh_token: first.refresh_token });
   expect(reuse.status).toBe(400);

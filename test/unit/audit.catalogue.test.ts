@@ -45,6 +45,8 @@ describe("the audit event catalogue", () => {
       "audit.retention.updated",
       "auth.api_key.revoked",
       "exchange_rate.deleted",
+      "auth.mfa.recovery_code_used",
+      "auth.mfa.reset",
       "stream.destination.deleted",
       "stream.destination.paused",
       "user.unlocked",
@@ -60,7 +62,7 @@ describe("the audit event catalogue", () => {
   });
 
   test("event type filters take exact types and prefixes", () => {
-    expect(expandEventTypePattern("auth.*")).toHaveLength(10);
+    expect(expandEventTypePattern("auth.*")).toHaveLength(14);
     expect(expandEventTypePattern("user.roles.*")).toEqual(["user.roles.synced", "user.roles.updated"]);
     expect(expandEventTypePattern("auth.logout")).toEqual(["auth.logout"]);
     expect(expandEventTypePattern("nope.*")).toBeNull();

@@ -4,7 +4,7 @@ import { QueryTypes, type Sequelize } from "sequelize";
 /** Authorization requests are answered within minutes or not at all. */
 export const LOGIN_REQUEST_TTL_SECONDS = 600;
 
-export type LoginPurpose = "login" | "link" | "test";
+export type LoginPurpose = "login" | "link" | "test" | "mobile";
 
 export type LoginRequestRow = {
   providerId: string;
@@ -14,6 +14,8 @@ export type LoginRequestRow = {
   codeVerifierEncrypted: string;
   returnTo: string | null;
   browserHash: Buffer | null;
+  /** The mobile app's device (purpose "mobile"); `returnTo` is then its deep link. */
+  device?: Record<string, string> | null;
   expiresAt: Date;
 };
 
@@ -35,8 +37,8 @@ export class SsoLoginRequestRepository {
 
   async create(state: string, row: Omit<LoginRequestRow, "expiresAt">): Promise<void> {
     await this.sequelize.query(
-      `INSERT INTO sso_login_requests (state_hash, browser_hash, provider_id, purpose, user_id, nonce, code_verifier_encrypted, return_to, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9))`,
+      `INSERT INTO sso_login_requests (state_hash, browser_hash, provider_id, purpose, user_id, nonce, code_verifier_encrypted, return_to, expires_at, device)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9), $10)`,
       {
         bind: [
           digest(state),
@@ -48,6 +50,7 @@ export class SsoLoginRequestRepository {
           row.codeVerifierEncrypted,
           row.returnTo,
           LOGIN_REQUEST_TTL_SECONDS,
+          row.device ? JSON.stringify(row.device) : null,
         ],
       },
     );
@@ -73,7 +76,7 @@ export class SsoLoginRequestRepository {
     const rows = await this.sequelize.query<LoginRequestRow>(
       `DELETE FROM sso_login_requests WHERE state_hash = $1
        RETURNING provider_id AS "providerId", purpose, user_id AS "userId", nonce, code_verifier_encrypted AS "codeVerifierEncrypted",
-                 return_to AS "returnTo", browser_hash AS "browserHash", expires_at AS "expiresAt"`,
+                 return_to AS "returnTo", browser_hash AS "browserHash", expires_at AS "expiresAt", device`,
       { bind: [digest(state)], type: QueryTypes.SELECT },
     );
     const row = rows[0];

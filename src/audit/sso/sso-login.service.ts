@@ -1,7 +1,8 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Sequelize, Transaction } from "sequelize";
 import type { AuditService, AuditUser } from "../log";
-import type { OpenedSession, SessionService } from "../../finance/auth";
+import { deviceChanges, type DeviceInfo, type OpenedSession, type SessionService } from "../../finance/auth";
+import type { MobileSsoCodeRepository } from "./mobile-sso-code.repository";
 import { ConflictError, NotFoundError, ValidationError } from "../../platform/common/errors";
 import { newId } from "../../platform/common/ids";
 import type { Actor } from "../../platform/security/actor";
@@ -27,10 +28,27 @@ export type StartedLogin = { authorizationUrl: string; browserSecret: string };
 
 export type CallbackOutcome =
   | { kind: "login"; session: OpenedSession; user: { id: string; email: string; role: UserRole }; returnTo: string | null }
+  /** The mobile app's sign-in: back to its deep link, with a one-time code or an error. */
+  | { kind: "mobile"; redirect: string }
   | { kind: "link"; providerSlug: string; email: string | null; returnTo: string | null }
   | { kind: "test"; providerSlug: string; subject: string; email: string | null; name: string | null; groups: string[]; role: UserRole };
 
 const MAX_RETURN_TO = 2000;
+/** Upstream keeps the token code 5 minutes and the linking code 10. */
+const MOBILE_TOKEN_CODE_TTL_SECONDS = 300;
+const MOBILE_LINK_CODE_TTL_SECONDS = 600;
+
+/** What a mobile token code stands for (sealed). */
+type MobileTokens = { accessToken: string; refreshToken: string; expiresIn: number; createdAt: number; userId: string };
+/** What a mobile linking code stands for (sealed): the IdP's identity, waiting for an account. */
+type MobileIdentity = { subject: string; email: string; name: string | null; groups: string[]; allowCreation: boolean };
+
+/** The deep link with its query (upstream's `mobile_sso_redirect`). */
+export function deepLink(base: string, params: Record<string, string | boolean | null | undefined>): string {
+  const url = new URL(base);
+  for (const [name, value] of Object.entries(params)) if (value !== null && value !== undefined) url.searchParams.set(name, String(value));
+  return url.href;
+}
 
 /**
  * Signing in through an OpenID Connect provider: authorization code with PKCE, `state` and `nonce`.
@@ -52,12 +70,22 @@ export class SsoLoginService {
     private readonly accounts: ConnectedAccountService,
     private readonly sessions: SessionService,
     private readonly users: UserService,
+    private readonly mobileCodes: MobileSsoCodeRepository,
   ) {}
 
   /** Starts a sign-in (`user` null) or the linking of another identity to `user`. */
-  async start(slug: string, options: { purpose: "login" | "link"; user?: Actor | null; returnTo?: string | null }): Promise<StartedLogin> {
+  async start(
+    slug: string,
+    options: {
+      purpose: "login" | "link" | "mobile";
+      user?: Actor | null;
+      returnTo?: string | null;
+      /** The mobile app's device and its allowlisted deep link (purpose "mobile"). */
+      mobile?: { device: Record<string, string>; deepLink: string };
+    },
+  ): Promise<StartedLogin> {
     const provider = await this.provider(slug);
-    const returnTo = checkReturnTo(options.returnTo);
+    const returnTo = options.mobile ? options.mobile.deepLink : checkReturnTo(options.returnTo);
     if (!provider.enabled) {
       const user = options.user ? { id: options.user.userId, email: options.user.email } : null;
       throw await this.fail(provider, options.purpose, user, new SsoLoginError("provider_disabled", "provider is disabled"));
@@ -73,6 +101,7 @@ export class SsoLoginService {
       codeVerifierEncrypted: this.secrets.seal(request.codeVerifier),
       returnTo,
       browserHash: digest(browserSecret),
+      device: options.mobile?.device ?? null,
     });
     return { authorizationUrl: (await this.authorizationUrl(provider, state, request)).href, browserSecret };
   }
@@ -110,6 +139,24 @@ export class SsoLoginService {
     if (!request || request.providerId !== provider.id || !sameBrowser(request.browserHash, browserSecret)) {
       throw await this.fail(provider, "login", null, new SsoLoginError("state_mismatch", "unknown, expired, reused or foreign state"));
     }
+    if (request.purpose === "mobile") {
+      // The app waits at its deep link: every outcome, failures included (recorded), goes back there.
+      try {
+        return await this.redeem(provider, request, query, state!);
+      } catch (error) {
+        if (!(error instanceof SsoLoginError)) throw error;
+        return { kind: "mobile", redirect: deepLink(request.returnTo!, { error: error.reason, message: "SSO sign-in failed" }) };
+      }
+    }
+    return this.redeem(provider, request, query, state!);
+  }
+
+  private async redeem(
+    provider: SsoProviderRow,
+    request: LoginRequestRow,
+    query: URLSearchParams,
+    state: string,
+  ): Promise<CallbackOutcome> {
     const requester = request.userId ? await this.actorOf(request.userId) : null;
     const fail = (error: SsoLoginError, user: AuditUser | null = requester) => this.fail(provider, request.purpose, user, error);
     const idpError = query.get("error");
@@ -124,7 +171,7 @@ export class SsoLoginService {
     try {
       const callbackUrl = new URL(`${this.providers.redirectUri(provider.slug)}?${query.toString()}`);
       const redeemed = await this.oidc.redeem(this.providers.credentialsOf(provider), callbackUrl, {
-        state: state!,
+        state,
         nonce: request.nonce,
         codeVerifier: this.secrets.open(request.codeVerifierEncrypted),
       });
@@ -148,7 +195,11 @@ export class SsoLoginService {
       (transaction): Promise<CallbackOutcome | { failure: SsoLoginError; user: AuditUser | null }> =>
         request.purpose === "link"
           ? this.completeLink(transaction, provider, request, requester, claims)
-          : this.completeLogin(transaction, provider, request, claims, idToken),
+          : request.purpose === "mobile"
+            ? this.completeMobile(transaction, provider, request, claims, idToken)
+            : (this.completeLogin(transaction, provider, request, claims, idToken) as Promise<
+                CallbackOutcome | { failure: SsoLoginError; user: AuditUser | null }
+              >),
     );
     if ("failure" in outcome) throw await fail(outcome.failure, outcome.user);
     return outcome;
@@ -182,13 +233,16 @@ export class SsoLoginService {
     request: LoginRequestRow,
     claims: MappedClaims,
     idToken: string,
-  ): Promise<CallbackOutcome | { failure: SsoLoginError; user: AuditUser | null }> {
+    device: DeviceInfo | null = null,
+  ): Promise<CallbackOutcome | { failure: SsoLoginError; user: AuditUser | null } | { unlinked: true }> {
     const email = claims.email!;
     const identity = await this.accounts.find(provider.id, claims.subject, transaction);
     let user = identity ? await this.userRows.byId(identity.userId, transaction, true) : null;
     const mappedRole = roleFromGroups(claims.groups, provider.roleMappings, provider.defaultRole);
     if (!user) {
       user = await this.userRows.byEmail(email, transaction, true);
+      // The app asks the person: link an existing account with its password, or create one (when JIT allows).
+      if (!user && device) return { unlinked: true };
       if (!user && !provider.jitProvisioning) {
         return { failure: new SsoLoginError("jit_disabled_no_account", `no account for ${email}`), user: { id: null, email } };
       }
@@ -211,7 +265,7 @@ export class SsoLoginService {
     if (user.status === "suspended") return { failure: new SsoLoginError("user_suspended", `user ${user.id} is suspended`), user: actor };
     if (user.status !== "active") return { failure: new SsoLoginError("user_deleted", `user ${user.id} is deleted`), user: actor };
     const role = provider.roleMappings.length > 0 ? await this.syncRole(transaction, user, mappedRole, actor, provider) : user.role;
-    const session = await this.sessions.open(transaction, actor, { method: "sso", provider: provider.id });
+    const session = await this.sessions.open(transaction, actor, { method: "sso", provider: provider.id, device });
     await this.repository.insertSession(session.sessionId, provider.id, this.secrets.seal(idToken), transaction);
     await this.repository.recordIdentityLogin(provider.id, claims.subject, email, transaction);
     await this.audit.record(transaction, {
@@ -221,6 +275,7 @@ export class SsoLoginService {
       action: "login",
       sessionId: session.sessionId,
       resource: { type: "session", id: session.sessionId, label: `sso:${provider.slug}` },
+      changes: deviceChanges(device),
     });
     return { kind: "login", session, user: { id: user.id, email: user.email, role }, returnTo: request.returnTo };
   }
@@ -267,6 +322,152 @@ export class SsoLoginService {
     }
     if (!identity) await this.accounts.connect(transaction, user, provider, claims, requester);
     return { kind: "link", providerSlug: provider.slug, email: claims.email, returnTo: request.returnTo };
+  }
+
+  /**
+   * The mobile app's callback: signed in (a one-time code for sso_exchange, bound to the session
+   * opened for the app's device), or, for an identity with no account here, a linking code.
+   */
+  private async completeMobile(
+    transaction: Transaction,
+    provider: SsoProviderRow,
+    request: LoginRequestRow,
+    claims: MappedClaims,
+    idToken: string,
+  ): Promise<CallbackOutcome | { failure: SsoLoginError; user: AuditUser | null }> {
+    const device = (request.device ?? null) as DeviceInfo | null;
+    if (!device) return { failure: new SsoLoginError("state_mismatch", "the mobile sign-in lost its device"), user: null };
+    const outcome = await this.completeLogin(transaction, provider, request, claims, idToken, device);
+    const code = randomSecret();
+    if ("unlinked" in outcome) {
+      const pending: MobileIdentity = {
+        subject: claims.subject,
+        email: claims.email!,
+        name: claims.name,
+        groups: claims.groups,
+        allowCreation: provider.jitProvisioning,
+      };
+      await this.mobileCodes.create(
+        code,
+        { kind: "link", providerId: provider.id, userId: null, device, payloadSealed: this.secrets.seal(JSON.stringify(pending)) },
+        MOBILE_LINK_CODE_TTL_SECONDS,
+        transaction,
+      );
+      const [first, ...rest] = (claims.name ?? "").trim().split(/\s+/);
+      return {
+        kind: "mobile",
+        redirect: deepLink(request.returnTo!, {
+          status: "account_not_linked",
+          linking_code: code,
+          email: claims.email,
+          first_name: first || "",
+          last_name: rest.join(" "),
+          allow_account_creation: provider.jitProvisioning,
+          has_pending_invitation: false,
+        }),
+      };
+    }
+    if ("failure" in outcome || outcome.kind !== "login") return outcome;
+    const tokens: MobileTokens = {
+      accessToken: outcome.session.accessToken,
+      refreshToken: outcome.session.refreshToken,
+      expiresIn: outcome.session.expiresIn,
+      createdAt: Math.floor(Date.now() / 1000),
+      userId: outcome.user.id,
+    };
+    await this.mobileCodes.create(
+      code,
+      {
+        kind: "tokens",
+        providerId: provider.id,
+        userId: outcome.user.id,
+        device,
+        payloadSealed: this.secrets.seal(JSON.stringify(tokens)),
+      },
+      MOBILE_TOKEN_CODE_TTL_SECONDS,
+      transaction,
+    );
+    return { kind: "mobile", redirect: deepLink(request.returnTo!, { code }) };
+  }
+
+  /** POST /api/v1/auth/sso_exchange: the tokens a mobile code stands for, once. */
+  async exchangeMobileCode(code: string): Promise<MobileTokens | null> {
+    const row = await this.mobileCodes.take(code, "tokens");
+    return row ? (JSON.parse(this.secrets.open(row.payloadSealed)) as MobileTokens) : null;
+  }
+
+  /** A live linking code's device, without using it (sso_link checks the password first). */
+  async mobileLinkDevice(code: string): Promise<DeviceInfo | null> {
+    const row = await this.mobileCodes.peek(code, "link");
+    return row ? (row.device as DeviceInfo) : null;
+  }
+
+  /**
+   * POST /api/v1/auth/sso_link, once the password of `user` was checked: connects the IdP's identity
+   * to that account (account.connected). False when the code was used meanwhile.
+   */
+  async linkMobileIdentity(code: string, user: { id: string; email: string }): Promise<boolean> {
+    return this.sequelize.transaction(async (transaction) => {
+      const row = await this.mobileCodes.take(code, "link", transaction);
+      const provider = row?.providerId ? await this.providers.byId(row.providerId) : null;
+      if (!row || !provider) return false;
+      const pending = JSON.parse(this.secrets.open(row.payloadSealed)) as MobileIdentity;
+      const identity = await this.accounts.find(provider.id, pending.subject, transaction);
+      if (identity && identity.userId !== user.id) throw new ConflictError("This SSO identity is already linked to another account");
+      if (!identity) await this.accounts.connect(transaction, user, provider, claimsOf(pending), user);
+      return true;
+    });
+  }
+
+  /**
+   * POST /api/v1/auth/sso_create_account: a new account for the IdP's identity (JIT provisioning,
+   * `user.created` and `account.connected`), signed in on the device. Null when the code is not live;
+   * "disabled" when the provider does not provision accounts.
+   */
+  async createMobileAccount(
+    code: string,
+    names: { firstName: string | null; lastName: string | null },
+  ): Promise<{ session: OpenedSession; userId: string } | null | "disabled"> {
+    const row = await this.mobileCodes.peek(code, "link");
+    if (!row) return null;
+    const pending = JSON.parse(this.secrets.open(row.payloadSealed)) as MobileIdentity;
+    if (!pending.allowCreation) return "disabled";
+    return this.sequelize.transaction(async (transaction) => {
+      if (!(await this.mobileCodes.take(code, "link", transaction))) return null;
+      const provider = row.providerId ? await this.providers.byId(row.providerId) : null;
+      if (!provider) return null;
+      if (await this.userRows.byEmail(pending.email, transaction, true))
+        throw new ConflictError("An account with this e-mail exists: link it instead");
+      const id = newId();
+      const name = [names.firstName, names.lastName].filter(Boolean).join(" ") || pending.name;
+      await this.users.insert(transaction, {
+        id,
+        email: pending.email,
+        role: roleFromGroups(pending.groups, provider.roleMappings, provider.defaultRole),
+        name,
+        familyId: provider.provisioningFamilyId,
+        actor: { id, email: pending.email },
+        provider: provider.id,
+      });
+      const actor = { id, email: pending.email };
+      await this.accounts.connect(transaction, actor, provider, claimsOf(pending), actor);
+      const device = row.device as DeviceInfo;
+      const session = await this.sessions.open(transaction, actor, { method: "sso", provider: provider.id, device });
+      await this.audit.record(transaction, {
+        type: "auth.login.success",
+        user: actor,
+        provider: provider.id,
+        action: "login",
+        sessionId: session.sessionId,
+        resource: { type: "session", id: session.sessionId, label: `sso:${provider.slug}` },
+        changes: deviceChanges(device),
+      });
+      return { session, userId: id };
+    });
+  }
+
+  sweepExpiredMobileCodes(): Promise<number> {
+    return this.mobileCodes.sweepExpired();
   }
 
   private async completeTest(provider: SsoProviderRow, requester: AuditUser | null, claims: MappedClaims): Promise<CallbackOutcome> {
@@ -332,6 +533,10 @@ export class SsoLoginService {
       codeVerifier: checks.codeVerifier,
     });
   }
+}
+
+function claimsOf(pending: MobileIdentity): MappedClaims {
+  return { subject: pending.subject, email: pending.email, emailVerified: true, name: pending.name, groups: pending.groups };
 }
 
 function sameBrowser(expectedHash: Buffer | null, browserSecret: string | undefined): boolean {

@@ -1,4 +1,6 @@
 import { DomainError, ErrorCode } from "../../platform/common/errors";
+import { tokenResponse } from "./session-answer";
+import type { DeviceInfo, TokenPair } from "./session.service";
 
 /**
  * Refusals on upstream's `/api/v1/auth/*` routes, answered as upstream (we-promise/sure's
@@ -39,4 +41,17 @@ export class MfaSetupRequiredError extends SureAuthError {
       details: setup ?? undefined,
     });
   }
+}
+
+/** The token response of upstream's mobile endpoints: RFC 6749's fields and `created_at` (seconds). */
+export function mobileTokens(pair: TokenPair) {
+  return { ...tokenResponse(pair), created_at: Math.floor(Date.now() / 1000) };
+}
+
+export function checkDevice(device: unknown): DeviceInfo {
+  const fields = ["device_id", "device_name", "device_type", "os_version", "app_version"] as const;
+  const value = (typeof device === "object" && device !== null ? device : {}) as Record<string, unknown>;
+  const missing = fields.some((name) => typeof value[name] !== "string" || value[name] === "" || (value[name] as string).length > 200);
+  if (missing) throw new SureAuthError(ErrorCode.BadRequest, "Device information is required");
+  return Object.fromEntries(fields.map((name) => [name, value[name]])) as DeviceInfo;
 }

@@ -5,10 +5,10 @@ import { sendError } from "../../transports/http/respond";
 import { authenticate, refuseCrossSiteSignIn, SESSION_COOKIE } from "../../transports/http/authenticate";
 import type { Services } from "../../app/services";
 import { CONSOLE_PATH } from "../../transports/http/admin-console";
-import { SureAuthError } from "./auth-answers";
+import { checkDevice, mobileTokens, SureAuthError } from "./auth-answers";
 import { INVALID_LOGIN } from "./login.service";
 import { setSessionCookie, tokenResponse } from "./session-answer";
-import { InvalidGrantError, type DeviceInfo, type TokenPair } from "./session.service";
+import { InvalidGrantError, type DeviceInfo } from "./session.service";
 
 const BODY_LIMIT = "16kb";
 
@@ -138,11 +138,6 @@ function sureAnswer(error: DomainError): DomainError {
   return error;
 }
 
-/** The token response of upstream's mobile endpoints: RFC 6749's fields and `created_at` (seconds). */
-export function mobileTokens(pair: TokenPair) {
-  return { ...tokenResponse(pair), created_at: Math.floor(Date.now() / 1000) };
-}
-
 /**
  * The `device` object upstream's clients send. Absent is accepted (our own tools sign in without it);
  * present, it needs upstream's fields: `device_id`, `device_name`, `device_type`, `os_version`, `app_version`.
@@ -151,14 +146,6 @@ function deviceOf(req: Request): DeviceInfo | null {
   const device = (req.body as Record<string, unknown> | undefined)?.device;
   if (device === undefined || device === null) return null;
   return checkDevice(device);
-}
-
-export function checkDevice(device: unknown): DeviceInfo {
-  const fields = ["device_id", "device_name", "device_type", "os_version", "app_version"] as const;
-  const value = (typeof device === "object" && device !== null ? device : {}) as Record<string, unknown>;
-  const missing = fields.some((name) => typeof value[name] !== "string" || value[name] === "" || (value[name] as string).length > 200);
-  if (missing) throw new SureAuthError(ErrorCode.BadRequest, "Device information is required");
-  return Object.fromEntries(fields.map((name) => [name, value[name]])) as DeviceInfo;
 }
 
 function optionalField(req: Request, name: string): string | null {

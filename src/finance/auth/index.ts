@@ -2,4 +2,6 @@
 export { announceAccessEnded } from "./access-ended";
 export { hashPassword } from "./password";
 export { setSessionCookie, tokenResponse } from "./session-answer";
-export type { OpenedSession, SessionService } from "./session.service";
+export { deviceChanges } from "./session.service";
+export type { DeviceInfo, OpenedSession, SessionService } from "./session.service";
+export { checkDevice, mobileTokens, SureAuthError, MfaRequiredError } from "./auth-answers";

@@ -16,6 +16,8 @@ export type LoginOptions = {
   device?: DeviceInfo | null;
   /** The console asks: an administrator who must set up a second factor gets its QR code in the refusal. */
   offerSetup?: boolean;
+  /** Linking an SSO identity from the app (sso_link): accounts with two-factor sign-in are refused, as upstream. */
+  refuseMfa?: boolean;
 };
 
 /** A signed-in session, and the recovery codes when this sign-in turned two-factor on (shown once). */
@@ -66,6 +68,7 @@ export class LoginService {
       const otpCode = options.otpCode?.trim() || null;
       let recoveryCodes: string[] | null = null;
       if (await this.twoFactor.enabledFor(user.id, transaction)) {
+        if (options.refuseMfa) return fail("mfa_required", new MfaRequiredError("MFA users should sign in with email and password"));
         if (!otpCode) return fail("mfa_required", new MfaRequiredError());
         if (!(await this.twoFactor.verifyAtSignIn(identity, otpCode, transaction))) {
           const locked = await countFailure(user.id);

@@ -17,6 +17,9 @@ export function SignInPage() {
   const [providers, setProviders] = useState<SsoChoice[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  /** Two-factor sign-in: "code" once the server asked for one; setup carries the QR code of a required enrolment. */
+  const [secondFactor, setSecondFactor] = useState<{ setup: { qr_code_svg: string; secret: string } | null } | null>(null);
+  const [recoveryCodes, setRecoveryCodes] = useState<string[] | null>(null);
 
   useEffect(() => {
     document.title = "Sign in · finance-gateway";
@@ -39,17 +42,47 @@ export function SignInPage() {
         method: "POST",
         credentials: "same-origin",
         headers: { "content-type": "application/json", accept: "application/json" },
-        body: JSON.stringify({ email: form.get("email"), password: form.get("password") }),
+        body: JSON.stringify({ email: form.get("email"), password: form.get("password"), otp_code: form.get("otp_code") || undefined }),
       });
+      const body = (await response.json().catch(() => ({}))) as {
+        message?: string;
+        mfa_required?: boolean;
+        mfa_setup_required?: boolean;
+        details?: { qr_code_svg: string; secret: string };
+        recovery_codes?: string[];
+      };
       if (!response.ok) {
-        const body = (await response.json().catch(() => ({}))) as { message?: string };
+        if (body.mfa_required || body.mfa_setup_required) setSecondFactor({ setup: body.details ?? null });
         setError(body.message ?? `Sign-in failed (${response.status})`);
+        return;
+      }
+      if (body.recovery_codes) {
+        setRecoveryCodes(body.recovery_codes);
         return;
       }
       if (session.status !== "loading") window.location.assign(`/admin${next}`);
     } finally {
       setBusy(false);
     }
+  }
+
+  if (recoveryCodes) {
+    return (
+      <main className="sign-in" aria-labelledby="recovery-title">
+        <h1 id="recovery-title">Two-factor sign-in is on</h1>
+        <p>Keep these recovery codes somewhere safe: each signs you in once without your phone. They are not shown again.</p>
+        <ul className="recovery-codes">
+          {recoveryCodes.map((code) => (
+            <li key={code}>
+              <code>{code}</code>
+            </li>
+          ))}
+        </ul>
+        <button type="button" onClick={() => window.location.assign(`/admin${next}`)}>
+          Continue
+        </button>
+      </main>
+    );
   }
 
   return (
@@ -62,6 +95,22 @@ export function SignInPage() {
         <Field label="Password">
           <input name="password" type="password" autoComplete="current-password" required />
         </Field>
+        {secondFactor?.setup && (
+          <figure className="totp-setup">
+            <img
+              src={`data:image/svg+xml;utf8,${encodeURIComponent(secondFactor.setup.qr_code_svg)}`}
+              alt="QR code for your authenticator app"
+            />
+            <figcaption>
+              Scan with an authenticator app (or type <code>{secondFactor.setup.secret}</code>), then enter its code.
+            </figcaption>
+          </figure>
+        )}
+        {secondFactor && (
+          <Field label="Authentication code">
+            <input name="otp_code" inputMode="numeric" autoComplete="one-time-code" required autoFocus />
+          </Field>
+        )}
         {error && (
           <p id="sign-in-error" className="error" role="alert">
             {error}
