@@ -38,7 +38,12 @@ test("`budgets list`, `budgets list --start-date`, `budgets show`", async () => 
   expect(list.body.pagination).toEqual({ page: 1, per_page: 25, total_count: 2, total_pages: 1 });
   expect((await cli.get(`/budgets?page=1&per_page=1&start_date=${thisMonth}`, headers)).body.budgets).toHaveLength(1);
   const shown = await cli.get(`/budgets/${list.body.budgets[1].id}`, headers);
-  expect(shown.body).toMatchObject({ expected_income: "$6,500.00", allocated_spending: "$3,850.00", allocated_spending_cents: 385000, initialized: true });
+  expect(shown.body).toMatchObject({
+    expected_income: "$6,500.00",
+    allocated_spending: "$3,850.00",
+    allocated_spending_cents: 385000,
+    initialized: true,
+  });
   expect(shown.body.actual_spending_cents).toBeGreaterThan(0);
   expect(shown.body.actual_income_cents).toBeGreaterThan(0);
   expect(shown.body.available_to_spend_cents).toBe(400000 - shown.body.actual_spending_cents);
@@ -47,11 +52,17 @@ test("`budgets list`, `budgets list --start-date`, `budgets show`", async () => 
 });
 
 test("`budget-categories list --budget-id --category-id --start-date --end-date` and `show`", async () => {
-  const [budget] = (await cli.get(`/budgets?start_date=${lastMonth}&end_date=${iso(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 0)))}`)).body
-    .budgets;
+  const [budget] = (
+    await cli.get(`/budgets?start_date=${lastMonth}&end_date=${iso(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 0)))}`)
+  ).body.budgets;
   const all = await cli.get(`/budget_categories?budget_id=${budget.id}&per_page=100`, headers);
   const groceries = all.body.budget_categories.find((row: any) => row.category.name === "Groceries");
-  expect(groceries).toMatchObject({ budget_id: budget.id, budgeted_spending: "$700.00", subcategory: false, inherits_parent_budget: false });
+  expect(groceries).toMatchObject({
+    budget_id: budget.id,
+    budgeted_spending: "$700.00",
+    subcategory: false,
+    inherits_parent_budget: false,
+  });
   const filtered = await cli.get(
     `/budget_categories?budget_id=${budget.id}&category_id=${groceries.category.id}&start_date=${lastMonth}&end_date=${lastMonth.slice(0, 8)}28`,
     headers,
@@ -72,7 +83,9 @@ test("`recurring-transactions list/show/create --apply/update --apply/delete --a
   expect(netflix.occurrence_count).toBeGreaterThanOrEqual(3);
   expect(netflix.next_expected_date > iso(now) || netflix.next_expected_date >= netflix.last_occurrence_date).toBe(true);
   expect((await cli.get(`/recurring_transactions/${netflix.id}`, headers)).body).toEqual(netflix);
-  expect((await cli.get(`/recurring_transactions?account_id=${netflix.account.id}`, headers)).body.recurring_transactions.length).toBeGreaterThan(0);
+  expect(
+    (await cli.get(`/recurring_transactions?account_id=${netflix.account.id}`, headers)).body.recurring_transactions.length,
+  ).toBeGreaterThan(0);
   expect((await cli.get("/recurring_transactions?account_id=checking", headers)).status).toBe(422);
 
   const payload = {
@@ -111,7 +124,9 @@ test("`recurring-transactions list/show/create --apply/update --apply/delete --a
     recurring_transaction: { status: "inactive", expected_day_of_month: "6", next_expected_date: thisMonth.replace(/01$/, "06") },
   });
   expect(updated.body).toMatchObject({ status: "inactive", expected_day_of_month: 6 });
-  expect((await cli.patch(`/recurring_transactions/${created.body.id}`, { recurring_transaction: { expected_day_of_month: "40" } })).status).toBe(422);
+  expect(
+    (await cli.patch(`/recurring_transactions/${created.body.id}`, { recurring_transaction: { expected_day_of_month: "40" } })).status,
+  ).toBe(422);
   const deleted = await cli.delete(`/recurring_transactions/${created.body.id}`);
   expect(deleted.body).toEqual({ message: "Recurring transaction deleted successfully" });
   expect((await cli.get(`/recurring_transactions/${created.body.id}`)).status).toBe(404);
@@ -123,7 +138,10 @@ test("`rules list --resource-type --active`, `rules show`, `rule-runs list …` 
   expect(rules.body.meta).toEqual({ current_page: 1, next_page: null, prev_page: null, total_pages: 1, total_count: 2, per_page: 25 });
   const coffee = rules.body.data[0];
   expect((await cli.get(`/rules/${coffee.id}`, headers)).body).toEqual({ data: coffee });
-  const runs = await cli.get(`/rule_runs?rule_id=${coffee.id}&status=success&execution_type=manual&start_executed_at=${lastMonth}T00:00:00Z`, headers);
+  const runs = await cli.get(
+    `/rule_runs?rule_id=${coffee.id}&status=success&execution_type=manual&start_executed_at=${lastMonth}T00:00:00Z`,
+    headers,
+  );
   expect(runs.body.data).toHaveLength(1);
   expect(runs.body.data[0]).toMatchObject({ rule_name: "Coffee is Food & Drink", execution_type: "manual", transactions_modified: 0 });
   expect(runs.body.data[0].transactions_processed).toBeGreaterThan(0);

@@ -171,7 +171,13 @@ export async function seedDemo(
 }
 
 /** Allocations of the demo budgets, by category name. */
-const ALLOCATIONS: Record<string, string> = { Groceries: "700", "Food & Drink": "400", Rent: "2200", Utilities: "300", Transportation: "250" };
+const ALLOCATIONS: Record<string, string> = {
+  Groceries: "700",
+  "Food & Drink": "400",
+  Rent: "2200",
+  Utilities: "300",
+  Transportation: "250",
+};
 
 /**
  * The demo family's planning: a budget for this month and the last, the recurring bills its history
@@ -184,11 +190,16 @@ async function seedPlanning(services: Services, actor: Actor, today: Date): Prom
     [-1, "4000"],
     [0, "4200"],
   ] as const) {
-    const budget = await services.budgets.setBudget(actor, { startDate: month(offset), budgetedSpending: spending, expectedIncome: "6500" });
+    const budget = await services.budgets.setBudget(actor, {
+      startDate: month(offset),
+      budgetedSpending: spending,
+      expectedIncome: "6500",
+    });
     const { items } = await services.budgets.listCategories(actor, { budgetId: budget.row.id }, 1, 100);
     for (const item of items) {
       const amount = ALLOCATIONS[item.row.categoryName];
-      if (amount) await services.budgets.setCategory(actor, { budgetId: budget.row.id, categoryId: item.row.categoryId, budgetedSpending: amount });
+      if (amount)
+        await services.budgets.setCategory(actor, { budgetId: budget.row.id, categoryId: item.row.categoryId, budgetedSpending: amount });
     }
   }
   await services.recurring.detect(actor, isoDate(today));
