@@ -289,6 +289,46 @@ test("a walk through the service produces every event type of the catalogue", as
     gql(`mutation ($id: ID!) { deleteExchangeRate(id: $id) { id } }`, { id: rateId }),
   );
 
+  let budgetId = "";
+  await step("set a month's budget", ["budget.updated"], async () => {
+    budgetId = (await gql(`mutation { setBudget(input: { startDate: "2026-01-01", budgetedSpending: "3000" }) { id } }`)).setBudget.id;
+  });
+  let planRuleId = "";
+  await step("add a categorisation rule", ["rule.created"], async () => {
+    const input = {
+      name: "Walk rule",
+      conditions: [{ conditionType: "transaction_amount", operator: ">", value: "1000000" }],
+      actions: [{ actionType: "set_transaction_name", value: "Big" }],
+    };
+    planRuleId = (await gql(`mutation ($input: RuleInput!) { createRule(input: $input) { id } }`, { input })).createRule.id;
+  });
+  await step("change it", ["rule.updated"], () =>
+    gql(`mutation ($id: ID!) { updateRule(id: $id, input: { active: false }) { id } }`, { id: planRuleId }),
+  );
+  await step("apply it", ["rule.applied"], () => gql(`mutation ($id: ID!) { applyRule(id: $id) { id } }`, { id: planRuleId }));
+  await step("delete it", ["rule.deleted"], () => gql(`mutation ($id: ID!) { deleteRule(id: $id) { id } }`, { id: planRuleId }));
+  let recurringId = "";
+  await step("enter a recurring bill", ["recurring_transaction.created"], async () => {
+    const input = {
+      name: "Walk bill",
+      amount: "10",
+      expectedDayOfMonth: 3,
+      lastOccurrenceDate: "2026-01-03",
+      nextExpectedDate: "2026-02-03",
+    };
+    recurringId = (
+      await gql(`mutation ($input: RecurringTransactionInput!) { createRecurringTransaction(input: $input) { id } }`, { input })
+    ).createRecurringTransaction.id;
+  });
+  await step("pause it", ["recurring_transaction.updated"], () =>
+    gql(`mutation ($id: ID!) { updateRecurringTransaction(id: $id, input: { status: "inactive" }) { id } }`, { id: recurringId }),
+  );
+  await step("delete it", ["recurring_transaction.deleted"], () =>
+    gql(`mutation ($id: ID!) { deleteRecurringTransaction(id: $id) { id } }`, { id: recurringId }),
+  );
+  await step("detect recurring bills", ["recurring_transaction.detected"], () => gql(`mutation { detectRecurringTransactions }`));
+  expect(budgetId).not.toBe("");
+
   // Every type but the exports' and reports', and the alert storm limits' (recorded by the worker's evaluator, outside any
   // request, after thousands of events): their own tests produce those (alerts.storm.test.ts for the limits).
   const OWN_TESTS = new Set<string>(["alert.rule.limited", "alert.channel.limited"]);

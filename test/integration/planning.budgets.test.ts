@@ -104,9 +104,12 @@ test("budget actuals equal the SQL oracle for random households (transfers, refu
         `mutation { setBudget(input: { startDate: "2026-03-17", budgetedSpending: "2500", expectedIncome: "4000" }) { id startDate endDate } }`,
       );
       expect(setBudget).toMatchObject({ startDate: MONTH.start, endDate: MONTH.end });
-      const allocations = await gql.ok(`query ($id: ID!) { budgetCategories(filter: { budgetId: $id }, perPage: 100) { items { id category { id } } } }`, {
-        id: setBudget.id,
-      });
+      const allocations = await gql.ok(
+        `query ($id: ID!) { budgetCategories(filter: { budgetId: $id }, perPage: 100) { items { id category { id } } } }`,
+        {
+          id: setBudget.id,
+        },
+      );
       const idOf = (key: string) => allocations.budgetCategories.items.find((item: any) => item.category.id === categories[key].id).id;
       for (const [key, value] of [
         ["food", food],
@@ -131,9 +134,12 @@ test("budget actuals equal the SQL oracle for random households (transfers, refu
       });
       const spent = (key: string) => toCents(expected.spent.get(categories[key].id)!);
       for (const key of Object.keys(categories)) {
-        const { budgetCategory } = await gql.ok(`query ($id: ID!) { budgetCategory(id: $id) { actualSpendingCents availableToSpendCents } }`, {
-          id: idOf(key),
-        });
+        const { budgetCategory } = await gql.ok(
+          `query ($id: ID!) { budgetCategory(id: $id) { actualSpendingCents availableToSpendCents } }`,
+          {
+            id: idOf(key),
+          },
+        );
         expect([key, budgetCategory.actualSpendingCents]).toEqual([key, spent(key)]);
         // Upstream's pools: groceries is ring-fenced; dining shares what food has left beside it.
         if (key === "groceries") expect(budgetCategory.availableToSpendCents).toBe(groceries - spent("groceries"));
@@ -154,9 +160,27 @@ test("REST: sure-cli's budgets and budget-categories list/show in upstream's sha
   const categories = await household(user);
   const checking = await createAccount(services, user);
   const gql = graphqlClient(app, user.key);
-  await services.transactions.create(user.actor, { accountId: checking.id, date: "2026-03-05", amount: "80.25", name: "Market", categoryId: categories.groceries.id });
-  await services.transactions.create(user.actor, { accountId: checking.id, date: "2026-03-06", amount: "-20", name: "Refund", categoryId: categories.groceries.id });
-  await services.transactions.create(user.actor, { accountId: checking.id, date: "2026-03-07", amount: "-3000", name: "Pay", categoryId: categories.salary.id });
+  await services.transactions.create(user.actor, {
+    accountId: checking.id,
+    date: "2026-03-05",
+    amount: "80.25",
+    name: "Market",
+    categoryId: categories.groceries.id,
+  });
+  await services.transactions.create(user.actor, {
+    accountId: checking.id,
+    date: "2026-03-06",
+    amount: "-20",
+    name: "Refund",
+    categoryId: categories.groceries.id,
+  });
+  await services.transactions.create(user.actor, {
+    accountId: checking.id,
+    date: "2026-03-07",
+    amount: "-3000",
+    name: "Pay",
+    categoryId: categories.salary.id,
+  });
   const { setBudget } = await gql.ok(`mutation { setBudget(input: { startDate: "2026-03-01", budgetedSpending: "1000" }) { id } }`);
   await gql.ok(`mutation { setBudget(input: { startDate: "2026-02-01" }) { id } }`);
   const cli = apiKeyClient(`${app.url}/api/v1`, user.key);
@@ -200,7 +224,10 @@ test("REST: sure-cli's budgets and budget-categories list/show in upstream's sha
     category: { id: categories.groceries.id, name: "Groceries", color: "#123456", lucide_icon: "tag", parent_id: categories.food.id },
   });
   expect(groceries).not.toHaveProperty("actual_spending");
-  expect((await cli.get(`/budget_categories/${groceries.id}`)).body).toMatchObject({ actual_spending: "$60.25", actual_spending_cents: 6025 });
+  expect((await cli.get(`/budget_categories/${groceries.id}`)).body).toMatchObject({
+    actual_spending: "$60.25",
+    actual_spending_cents: 6025,
+  });
   expect((await cli.get("/budget_categories?budget_id=nope")).status).toBe(422);
 
   const other = apiKeyClient(`${app.url}/api/v1`, (await createUser(services)).key);

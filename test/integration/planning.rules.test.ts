@@ -42,7 +42,9 @@ type Household = { user: TestUser; gql: ReturnType<typeof graphqlClient>; rest: 
 async function household(): Promise<Household & { rule: Json }> {
   const user = await createUser(app.runtime.services);
   const gql = graphqlClient(app, user.key);
-  const { createCategory } = await gql.ok(`mutation { createCategory(input: { name: "Coffee & Bakery", classification: "expense" }) { id } }`);
+  const { createCategory } = await gql.ok(
+    `mutation { createCategory(input: { name: "Coffee & Bakery", classification: "expense" }) { id } }`,
+  );
   const { createMerchant } = await gql.ok(`mutation { createMerchant(input: { name: "Local Cafe" }) { id } }`);
   const { createTag } = await gql.ok(`mutation { createTag(input: { name: "Treats" }) { id } }`);
   const rule = {
@@ -68,7 +70,9 @@ async function household(): Promise<Household & { rule: Json }> {
 }
 
 async function connect(h: Household): Promise<void> {
-  const { connectSimplefin } = await h.gql.ok(`mutation ($t: String!) { connectSimplefin(setupToken: $t) { id } }`, { t: bridge.newSetupToken() });
+  const { connectSimplefin } = await h.gql.ok(`mutation ($t: String!) { connectSimplefin(setupToken: $t) { id } }`, {
+    t: bridge.newSetupToken(),
+  });
   expect(await waitForSync(app.runtime.services, connectSimplefin.id)).toMatchObject({ status: "completed" });
 }
 
@@ -78,13 +82,22 @@ async function outcome(h: Household): Promise<string[]> {
   for (let page = 1; ; page++) {
     const { body } = await h.rest.get(`/transactions?per_page=100&page=${page}`);
     for (const t of body.transactions)
-      rows.push([t.name, t.amount, t.category?.name ?? "-", t.merchant?.name === "Local Cafe" ? "Local Cafe" : "-", t.tags.map((tag: Json) => tag.name).join(",")].join(" | "));
+      rows.push(
+        [
+          t.name,
+          t.amount,
+          t.category?.name ?? "-",
+          t.merchant?.name === "Local Cafe" ? "Local Cafe" : "-",
+          t.tags.map((tag: Json) => tag.name).join(","),
+        ].join(" | "),
+      );
     if (page >= body.pagination.total_pages) break;
   }
   return rows.sort();
 }
 
-const createRule = (h: Household, rule: Json) => h.gql.ok(`mutation ($input: RuleInput!) { createRule(input: $input) { id } }`, { input: rule });
+const createRule = (h: Household, rule: Json) =>
+  h.gql.ok(`mutation ($input: RuleInput!) { createRule(input: $input) { id } }`, { input: rule });
 
 test("on bank sync, on demand and on create a rule gives the same result; its runs are listed", async () => {
   // A: the rule exists before the bank sync imports the history.
@@ -103,13 +116,23 @@ test("on bank sync, on demand and on create a rule gives the same result; its ru
   await connect(b);
   expect((await outcome(b)).some((row) => row.includes("Coffee & Bakery"))).toBe(false);
   const ruleB = (await createRule(b, b.rule)).createRule;
-  const { applyRule } = await b.gql.ok(`mutation ($id: ID!) { applyRule(id: $id) { executionType status transactionsProcessed transactionsModified } }`, {
-    id: ruleB.id,
+  const { applyRule } = await b.gql.ok(
+    `mutation ($id: ID!) { applyRule(id: $id) { executionType status transactionsProcessed transactionsModified } }`,
+    {
+      id: ruleB.id,
+    },
+  );
+  expect(applyRule).toEqual({
+    executionType: "manual",
+    status: "success",
+    transactionsProcessed: matched.length,
+    transactionsModified: matched.length * 3,
   });
-  expect(applyRule).toEqual({ executionType: "manual", status: "success", transactionsProcessed: matched.length, transactionsModified: matched.length * 3 });
   expect(await outcome(b)).toEqual(synced);
   // Applying again changes nothing.
-  const again = await b.gql.ok(`mutation ($id: ID!) { applyRule(id: $id) { transactionsProcessed transactionsModified } }`, { id: ruleB.id });
+  const again = await b.gql.ok(`mutation ($id: ID!) { applyRule(id: $id) { transactionsProcessed transactionsModified } }`, {
+    id: ruleB.id,
+  });
   expect(again.applyRule).toEqual({ transactionsProcessed: matched.length, transactionsModified: 0 });
 
   // C: the rule exists; the same rows arrive one by one over REST (as sure-cli sends them).
@@ -124,7 +147,9 @@ test("on bank sync, on demand and on create a rule gives the same result; its ru
     expect(created.status).toBe(201);
   }
   const viaRest = await outcome(c);
-  const expected = synced.filter((row) => viaRest.some((other) => other.split(" | ").slice(0, 2).join() === row.split(" | ").slice(0, 2).join()));
+  const expected = synced.filter((row) =>
+    viaRest.some((other) => other.split(" | ").slice(0, 2).join() === row.split(" | ").slice(0, 2).join()),
+  );
   expect(viaRest).toEqual(expected);
 
   // The runs: A's scheduled one (the sync), B's two manual ones; REST in upstream's shapes.
@@ -159,7 +184,11 @@ test("on bank sync, on demand and on create a rule gives the same result; its ru
     ["transaction_name", "like", "  coffee ", []],
     ["transaction_name", "like", "BAKERY", []],
   ]);
-  expect(shown.actions.map((action: Json) => action.action_type)).toEqual(["set_transaction_category", "set_transaction_merchant", "set_transaction_tags"]);
+  expect(shown.actions.map((action: Json) => action.action_type)).toEqual([
+    "set_transaction_category",
+    "set_transaction_merchant",
+    "set_transaction_tags",
+  ]);
   expect((await a.rest.get(`/rules/${ruleA.id}`)).body).toEqual({ data: shown });
   expect((await a.rest.get("/rules?active=false")).body.data).toEqual([]);
   expect((await a.rest.get("/rules?active=maybe")).status).toBe(422);
@@ -177,7 +206,9 @@ test("rules are validated, audited, and refused to read keys; deleting keeps the
   const other = await foreign.gql.fail(`mutation ($input: RuleInput!) { createRule(input: $input) { id } }`, { input: h.rule });
   expect(other.message).toMatch(/Category not found/);
   const reader = graphqlClient(app, h.user.readKey);
-  expect((await reader.fail(`mutation ($input: RuleInput!) { createRule(input: $input) { id } }`, { input: h.rule })).extensions.code).toBe("FORBIDDEN");
+  expect((await reader.fail(`mutation ($input: RuleInput!) { createRule(input: $input) { id } }`, { input: h.rule })).extensions.code).toBe(
+    "FORBIDDEN",
+  );
 
   const { createRule: rule } = await createRule(h, h.rule);
   await h.gql.ok(`mutation ($id: ID!) { updateRule(id: $id, input: { active: false, name: "Off" }) { id } }`, { id: rule.id });

@@ -33,20 +33,22 @@ describe("the audit event catalogue", () => {
     expect(isAuditEventType("auth.login.hacked")).toBe(false);
   });
 
-  test("the service's own types: a removed or paused stream destination, a removed alert rule or channel, a retention change, a deleted archive, a deleted valuation or exchange rate, a revoked API key and an unlocked account are warnings, a failing destination an error", () => {
+  test("the service's own types: a removed or paused stream destination, a removed alert rule or channel, an alert limit that bites, a retention change, a deleted archive, a deleted valuation or exchange rate, a revoked API key, a recovery code used or a second factor reset and an unlocked account are warnings, a failing destination an error", () => {
     expect(
       Object.keys(SERVICE_EVENT_CATALOGUE)
         .filter((type) => defaultSeverity(type as never) === "warning")
         .sort(),
     ).toEqual([
       "alert.channel.deleted",
+      "alert.channel.limited",
       "alert.rule.deleted",
+      "alert.rule.limited",
       "audit.archive.deleted",
       "audit.retention.updated",
       "auth.api_key.revoked",
-      "exchange_rate.deleted",
       "auth.mfa.recovery_code_used",
       "auth.mfa.reset",
+      "exchange_rate.deleted",
       "stream.destination.deleted",
       "stream.destination.paused",
       "user.unlocked",

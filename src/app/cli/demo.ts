@@ -4,6 +4,7 @@ import type { CategoryClassification } from "../../finance/categories/category.m
 import { newId } from "../../platform/common/ids";
 import { valuationName } from "../../finance/ledger/ledger.service";
 import type { Services } from "../services";
+import type { Actor } from "../../platform/security/actor";
 import { DemoRepository, type DemoRows } from "./demo.repository";
 
 export const DEMO_EMAIL = "demo@finance-gateway.local";
@@ -161,6 +162,7 @@ export async function seedDemo(
   const today = options.today ?? new Date();
   let user = await services.users.findByEmail(DEMO_EMAIL);
   let count = 0;
+  const fresh = !user;
   if (!user) {
     const families = await new DemoRepository(sequelize).countFamilies();
     if (families > 0 && !options.force) {
@@ -180,7 +182,73 @@ export async function seedDemo(
   }
   const readWrite = await services.apiKeys.create(user.id, { scope: "read_write", name: "Demo read/write key" });
   const read = await services.apiKeys.create(user.id, { scope: "read", name: "Demo read-only key" });
+  if (fresh) await seedPlanning(services, await services.apiKeys.authenticate(readWrite.plaintext), today);
   return { email: user.email, api_key: readWrite.plaintext, read_api_key: read.plaintext, family_id: user.familyId, transactions: count };
+}
+
+/** Allocations of the demo budgets, by category name. */
+const ALLOCATIONS: Record<string, string> = {
+  Groceries: "700",
+  "Food & Drink": "400",
+  Rent: "2200",
+  Utilities: "300",
+  Transportation: "250",
+};
+
+/**
+ * The demo family's planning: a budget for this month and the last, the recurring bills its history
+ * shows (detected) plus one entered by hand, and two rules (one applied once, so a run is listed). The
+ * rules only set categories the demo's transactions already have: the seeded history stays as it was.
+ */
+async function seedPlanning(services: Services, actor: Actor, today: Date): Promise<void> {
+  const month = (offset: number) => isoDate(new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth() + offset, 1)));
+  for (const [offset, spending] of [
+    [-1, "4000"],
+    [0, "4200"],
+  ] as const) {
+    const budget = await services.budgets.setBudget(actor, {
+      startDate: month(offset),
+      budgetedSpending: spending,
+      expectedIncome: "6500",
+    });
+    const { items } = await services.budgets.listCategories(actor, { budgetId: budget.row.id }, 1, 100);
+    for (const item of items) {
+      const amount = ALLOCATIONS[item.row.categoryName];
+      if (amount)
+        await services.budgets.setCategory(actor, { budgetId: budget.row.id, categoryId: item.row.categoryId, budgetedSpending: amount });
+    }
+  }
+  await services.recurring.detect(actor, isoDate(today));
+  const due = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth() + 1, 20));
+  await services.recurring.create(actor, {
+    name: "Car insurance",
+    amount: "118.40",
+    expectedDayOfMonth: 20,
+    lastOccurrenceDate: isoDate(new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth() - 1, 20))),
+    nextExpectedDate: isoDate(due),
+  });
+  const categories = await services.categories.list(actor);
+  const idOf = (name: string) => categories.find((category) => category.name === name)!.id;
+  const coffee = await services.rules.create(actor, {
+    name: "Coffee is Food & Drink",
+    conditions: [{ conditionType: "transaction_name", operator: "like", value: "coffee" }],
+    actions: [{ actionType: "set_transaction_category", value: idOf("Food & Drink") }],
+  });
+  await services.rules.create(actor, {
+    name: "Rides are Transportation",
+    conditions: [
+      {
+        conditionType: "compound",
+        operator: "or",
+        subConditions: [
+          { conditionType: "transaction_name", operator: "like", value: "uber" },
+          { conditionType: "transaction_name", operator: "like", value: "lyft" },
+        ],
+      },
+    ],
+    actions: [{ actionType: "set_transaction_category", value: idOf("Transportation") }],
+  });
+  await services.rules.apply(actor, coffee.id);
 }
 
 async function seedFamily(sequelize: Sequelize, familyId: string, today: Date): Promise<number> {

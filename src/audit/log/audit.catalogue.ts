@@ -92,7 +92,10 @@ export const SERVICE_EVENT_CATALOGUE = {
   "valuation.created": { severity: "info", meaning: "an account's value recorded on a day (a reconciliation), its balances recomputed" },
   "valuation.updated": { severity: "info", meaning: "a valuation's amount, date or notes changed, its account's balances recomputed" },
   "valuation.deleted": { severity: "warning", meaning: "a valuation removed, its account's balances recomputed" },
-  "budget.updated": { severity: "info", meaning: "a month's budget set (created on its first write) or one of its category allocations changed" },
+  "budget.updated": {
+    severity: "info",
+    meaning: "a month's budget set (created on its first write) or one of its category allocations changed",
+  },
   "rule.created": { severity: "info", meaning: "a categorisation rule added (conditions and actions in changes)" },
   "rule.updated": { severity: "info", meaning: "a categorisation rule changed, enabled or disabled" },
   "rule.deleted": { severity: "info", meaning: "a categorisation rule removed (its runs stay, without it)" },
@@ -100,7 +103,10 @@ export const SERVICE_EVENT_CATALOGUE = {
   "recurring_transaction.created": { severity: "info", meaning: "a recurring transaction entered by hand" },
   "recurring_transaction.updated": { severity: "info", meaning: "a recurring transaction's status, day or next date changed" },
   "recurring_transaction.deleted": { severity: "info", meaning: "a recurring transaction removed" },
-  "recurring_transaction.detected": { severity: "info", meaning: "recurring transactions detected from the family's history (counts in changes)" },
+  "recurring_transaction.detected": {
+    severity: "info",
+    meaning: "recurring transactions detected from the family's history (counts in changes)",
+  },
   "exchange_rate.set": {
     severity: "info",
     meaning: "a currency pair's rate for a day entered or replaced; the family's converted totals use it",

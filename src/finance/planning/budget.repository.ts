@@ -97,12 +97,7 @@ export class BudgetRepository {
    * The month's budget, created on first write with a zero allocation for each of the family's
    * categories (upstream's bootstrap); categories added since get theirs too.
    */
-  async ensure(
-    familyId: string,
-    id: string,
-    month: { start: string; end: string },
-    transaction: Transaction,
-  ): Promise<string> {
+  async ensure(familyId: string, id: string, month: { start: string; end: string }, transaction: Transaction): Promise<string> {
     await this.sequelize.query(
       `INSERT INTO budgets (id, family_id, start_date, end_date, currency) SELECT $1, f.id, $3, $4, f.currency FROM families f WHERE f.id = $2
        ON CONFLICT (family_id, start_date) DO NOTHING`,

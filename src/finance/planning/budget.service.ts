@@ -35,7 +35,12 @@ export class BudgetView {
     this.allocatedSpending = moneyView(row.allocatedSpending, row.currency)!;
   }
 
-  async derived(): Promise<{ actualSpending: MoneyView; actualIncome: MoneyView; availableToSpend: MoneyView; availableToAllocate: MoneyView }> {
+  async derived(): Promise<{
+    actualSpending: MoneyView;
+    actualIncome: MoneyView;
+    availableToSpend: MoneyView;
+    availableToAllocate: MoneyView;
+  }> {
     const actuals = await (this.actuals ??= this.loadActuals());
     const budgeted = new Decimal(this.row.budgetedSpending ?? 0);
     const currency = this.row.currency;
@@ -92,7 +97,12 @@ export class BudgetService {
     private readonly audit: AuditService,
   ) {}
 
-  async list(actor: Actor, filter: BudgetFilter, page?: number | null, perPage?: number | null): Promise<{ items: BudgetView[]; pagination: PageInfo }> {
+  async list(
+    actor: Actor,
+    filter: BudgetFilter,
+    page?: number | null,
+    perPage?: number | null,
+  ): Promise<{ items: BudgetView[]; pagination: PageInfo }> {
     const request = clampPage(page, perPage, 25);
     const { rows, total } = await this.budgets.page(actor.familyId, filter, request.perPage, offsetOf(request));
     return { items: rows.map((row) => this.view(actor, row)), pagination: pageInfo(request, total) };
@@ -152,13 +162,18 @@ export class BudgetService {
       ["Budgeted spending", input.budgetedSpending],
       ["Expected income", input.expectedIncome],
     ] as const)
-      if (value !== null && value !== undefined && new Decimal(value).isNegative()) problems.add(`${label} must be greater than or equal to 0`);
+      if (value !== null && value !== undefined && new Decimal(value).isNegative())
+        problems.add(`${label} must be greater than or equal to 0`);
     problems.throwIfAny();
     const month = monthOf(input.startDate!);
     const id = await this.sequelize.transaction(async (transaction) => {
       const before = await this.budgets.byStart(actor.familyId, month.start, transaction);
       const budgetId = await this.budgets.ensure(actor.familyId, newId(), month, transaction);
-      await this.budgets.setAmounts(budgetId, { budgetedSpending: input.budgetedSpending, expectedIncome: input.expectedIncome }, transaction);
+      await this.budgets.setAmounts(
+        budgetId,
+        { budgetedSpending: input.budgetedSpending, expectedIncome: input.expectedIncome },
+        transaction,
+      );
       const after = (await this.budgets.byId(actor.familyId, budgetId, transaction))!;
       await this.audit.record(transaction, {
         type: "budget.updated",
@@ -195,7 +210,9 @@ export class BudgetService {
         user: { id: actor.userId, email: actor.email },
         action: ACTION,
         resource: { type: "budget_category", id: before.id, label: `${budget.name}: ${before.categoryName}` },
-        changes: { budgeted_spending: { old: new Decimal(before.budgetedSpending).toFixed(), new: new Decimal(input.budgetedSpending!).toFixed() } },
+        changes: {
+          budgeted_spending: { old: new Decimal(before.budgetedSpending).toFixed(), new: new Decimal(input.budgetedSpending!).toFixed() },
+        },
       });
       return before.id;
     });

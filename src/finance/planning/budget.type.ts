@@ -48,31 +48,36 @@ export class BudgetType {
   @Field(() => SafeIntResolver, { nullable: true }) get expectedIncomeCents(): number | null {
     return this.view.expectedIncome?.cents ?? null;
   }
-  @Field(() => String, { description: "Sum of the top-level categories' allocations, formatted." }) get allocatedSpendingFormatted(): string {
+  @Field(() => String, { description: "Sum of the top-level categories' allocations, formatted." })
+  get allocatedSpendingFormatted(): string {
     return this.view.allocatedSpending.formatted;
   }
   @Field(() => SafeIntResolver) get allocatedSpendingCents(): number {
     return this.view.allocatedSpending.cents;
   }
-  @Field(() => String, { description: "Net spending of the month (expenses less refunds, transfers left out), formatted." }) async actualSpendingFormatted(): Promise<string> {
+  @Field(() => String, { description: "Net spending of the month (expenses less refunds, transfers left out), formatted." })
+  async actualSpendingFormatted(): Promise<string> {
     return (await this.view.derived()).actualSpending.formatted;
   }
   @Field(() => SafeIntResolver) async actualSpendingCents(): Promise<number> {
     return (await this.view.derived()).actualSpending.cents;
   }
-  @Field(() => String, { description: "Net income of the month (transfers left out), formatted." }) async actualIncomeFormatted(): Promise<string> {
+  @Field(() => String, { description: "Net income of the month (transfers left out), formatted." })
+  async actualIncomeFormatted(): Promise<string> {
     return (await this.view.derived()).actualIncome.formatted;
   }
   @Field(() => SafeIntResolver) async actualIncomeCents(): Promise<number> {
     return (await this.view.derived()).actualIncome.cents;
   }
-  @Field(() => String, { description: "Budgeted spending less actual spending, formatted." }) async availableToSpendFormatted(): Promise<string> {
+  @Field(() => String, { description: "Budgeted spending less actual spending, formatted." })
+  async availableToSpendFormatted(): Promise<string> {
     return (await this.view.derived()).availableToSpend.formatted;
   }
   @Field(() => SafeIntResolver) async availableToSpendCents(): Promise<number> {
     return (await this.view.derived()).availableToSpend.cents;
   }
-  @Field(() => String, { description: "Budgeted spending less the allocations, formatted." }) async availableToAllocateFormatted(): Promise<string> {
+  @Field(() => String, { description: "Budgeted spending less the allocations, formatted." })
+  async availableToAllocateFormatted(): Promise<string> {
     return (await this.view.derived()).availableToAllocate.formatted;
   }
   @Field(() => SafeIntResolver) async availableToAllocateCents(): Promise<number> {
@@ -111,7 +116,8 @@ export class BudgetCategoryType {
   @Field(() => Boolean) get subcategory(): boolean {
     return this.view.subcategory;
   }
-  @Field(() => Boolean, { description: "A subcategory without its own allocation shares its parent's." }) get inheritsParentBudget(): boolean {
+  @Field(() => Boolean, { description: "A subcategory without its own allocation shares its parent's." })
+  get inheritsParentBudget(): boolean {
     return this.view.inheritsParentBudget;
   }
   @Field(() => DecimalScalar) get budgetedSpending(): string {
@@ -123,13 +129,15 @@ export class BudgetCategoryType {
   @Field(() => SafeIntResolver) get budgetedSpendingCents(): number {
     return this.view.budgetedSpending.cents;
   }
-  @Field(() => String, { description: "The allocation shown: the parent's for a subcategory that inherits it." }) async displayBudgetedSpendingFormatted(): Promise<string> {
+  @Field(() => String, { description: "The allocation shown: the parent's for a subcategory that inherits it." })
+  async displayBudgetedSpendingFormatted(): Promise<string> {
     return (await this.view.displayBudgetedSpending()).formatted;
   }
   @Field(() => SafeIntResolver) async displayBudgetedSpendingCents(): Promise<number> {
     return (await this.view.displayBudgetedSpending()).cents;
   }
-  @Field(() => String, { description: "Net spending on the category (its subcategories' included for a parent), never below zero." }) async actualSpendingFormatted(): Promise<string> {
+  @Field(() => String, { description: "Net spending on the category (its subcategories' included for a parent), never below zero." })
+  async actualSpendingFormatted(): Promise<string> {
     return (await this.view.derived()).actualSpending.formatted;
   }
   @Field(() => SafeIntResolver) async actualSpendingCents(): Promise<number> {

@@ -6,7 +6,10 @@ import type { RequestContext } from "../../transports/graphql/context";
 import { CurrentActor } from "../../transports/graphql/current-actor";
 import { CalendarDateScalar } from "../money";
 
-@ObjectType("FamilySettings", { description: "Upstream's family settings; those this service does not store are upstream's defaults.", simpleResolvers: true })
+@ObjectType("FamilySettings", {
+  description: "Upstream's family settings; those this service does not store are upstream's defaults.",
+  simpleResolvers: true,
+})
 export class FamilySettingsType {
   @Field(() => ID) id!: string;
   @Field() name!: string;
@@ -42,7 +45,9 @@ export class RejectedTransferSideType {
   @Field(() => RejectedTransferAccountType) account!: RejectedTransferAccountType;
 }
 
-@ObjectType("RejectedTransfer", { description: "A transfer match a user rejected. Transfers are never auto-matched here, so there are none (docs/planning.md)." })
+@ObjectType("RejectedTransfer", {
+  description: "A transfer match a user rejected. Transfers are never auto-matched here, so there are none (docs/planning.md).",
+})
 export class RejectedTransferType {
   @Field(() => ID) id!: string;
   @Field(() => RejectedTransferSideType) inflow!: RejectedTransferSideType;

@@ -52,7 +52,11 @@ export class HouseholdService {
     };
   }
 
-  async rejectedTransfers(filter: RejectedTransferFilter, page?: number | null, perPage?: number | null): Promise<{ items: never[]; pagination: PageInfo }> {
+  async rejectedTransfers(
+    filter: RejectedTransferFilter,
+    page?: number | null,
+    perPage?: number | null,
+  ): Promise<{ items: never[]; pagination: PageInfo }> {
     const problems = new ValidationErrors();
     if (filter.accountId && !isUuid(filter.accountId)) problems.add("account_id must be a valid UUID");
     problems.throwIfAny();

@@ -76,7 +76,12 @@ export class RecurringRepository {
   }
 
   async byId(familyId: string, id: string, transaction?: Transaction): Promise<RecurringRow | null> {
-    const [row] = await selectRows<RecurringRow>(this.sequelize, `SELECT ${COLUMNS} FROM ${FROM} WHERE r.family_id = $1 AND r.id = $2`, [familyId, id], transaction);
+    const [row] = await selectRows<RecurringRow>(
+      this.sequelize,
+      `SELECT ${COLUMNS} FROM ${FROM} WHERE r.family_id = $1 AND r.id = $2`,
+      [familyId, id],
+      transaction,
+    );
     return row ?? null;
   }
 

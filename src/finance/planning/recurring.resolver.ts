@@ -14,7 +14,9 @@ import {
 @Resolver(() => RecurringTransactionType)
 export class RecurringTransactionResolver {
   @Authorized()
-  @Query(() => RecurringTransactionPageType, { description: "The family's recurring transactions: active first, then by next expected date." })
+  @Query(() => RecurringTransactionPageType, {
+    description: "The family's recurring transactions: active first, then by next expected date.",
+  })
   async recurringTransactions(
     @Ctx() { services }: RequestContext,
     @CurrentActor() actor: Actor,
@@ -34,7 +36,8 @@ export class RecurringTransactionResolver {
 
   @Authorized()
   @Query(() => [RecurringTransactionType], {
-    description: "Bills due: active recurring money out expected from today until `before` (default: the end of this month), soonest first.",
+    description:
+      "Bills due: active recurring money out expected from today until `before` (default: the end of this month), soonest first.",
   })
   async upcomingBills(
     @Ctx() { services }: RequestContext,
@@ -72,7 +75,9 @@ export class RecurringTransactionResolver {
   }
 
   @Authorized()
-  @Mutation(() => Int, { description: "Detects recurring patterns in the last three months of history; answers how many were created or refreshed." })
+  @Mutation(() => Int, {
+    description: "Detects recurring patterns in the last three months of history; answers how many were created or refreshed.",
+  })
   detectRecurringTransactions(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor) {
     return services.recurring.detect(actor);
   }

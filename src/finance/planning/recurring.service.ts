@@ -114,7 +114,14 @@ export class RecurringService {
     const id = newId();
     await this.sequelize.transaction(async (transaction) => {
       await this.recurring.insert(actor.familyId, id, fields, transaction);
-      await this.record(actor, "recurring_transaction.created", "create", (await this.recurring.byId(actor.familyId, id, transaction))!, null, transaction);
+      await this.record(
+        actor,
+        "recurring_transaction.created",
+        "create",
+        (await this.recurring.byId(actor.familyId, id, transaction))!,
+        null,
+        transaction,
+      );
     });
     return this.get(actor, id);
   }
@@ -133,10 +140,21 @@ export class RecurringService {
       await this.recurring.update(
         actor.familyId,
         id,
-        { status: input.status ?? undefined, expectedDayOfMonth: input.expectedDayOfMonth ?? undefined, nextExpectedDate: input.nextExpectedDate ?? undefined },
+        {
+          status: input.status ?? undefined,
+          expectedDayOfMonth: input.expectedDayOfMonth ?? undefined,
+          nextExpectedDate: input.nextExpectedDate ?? undefined,
+        },
         transaction,
       );
-      await this.record(actor, "recurring_transaction.updated", "update", (await this.recurring.byId(actor.familyId, id, transaction))!, before, transaction);
+      await this.record(
+        actor,
+        "recurring_transaction.updated",
+        "update",
+        (await this.recurring.byId(actor.familyId, id, transaction))!,
+        before,
+        transaction,
+      );
     });
     return this.get(actor, id);
   }

@@ -3,7 +3,13 @@ import { newId } from "../../platform/common/ids";
 import { bindParam, selectRows } from "../../platform/common/sql";
 import type { ActionSpec, ConditionSpec } from "./rule.engine";
 
-export type ConditionRow = ConditionSpec & { id: string; parentId: string | null; createdAt: Date; updatedAt: Date; subConditions: ConditionRow[] };
+export type ConditionRow = ConditionSpec & {
+  id: string;
+  parentId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  subConditions: ConditionRow[];
+};
 export type ActionRow = ActionSpec & { id: string; createdAt: Date; updatedAt: Date };
 
 export type RuleRow = {
@@ -63,7 +69,11 @@ export class RuleRepository {
     const where = [`r.family_id = ${bindParam(bind, familyId)}`];
     if (filter.resourceType) where.push(`r.resource_type = ${bindParam(bind, filter.resourceType)}`);
     if (filter.active !== undefined) where.push(`r.active = ${bindParam(bind, filter.active)}`);
-    const [{ total }] = await selectRows<{ total: string }>(this.sequelize, `SELECT count(*) AS total FROM rules r WHERE ${where.join(" AND ")}`, bind);
+    const [{ total }] = await selectRows<{ total: string }>(
+      this.sequelize,
+      `SELECT count(*) AS total FROM rules r WHERE ${where.join(" AND ")}`,
+      bind,
+    );
     const rows = await selectRows<RuleRow>(
       this.sequelize,
       `SELECT ${RULE_COLUMNS} FROM rules r WHERE ${where.join(" AND ")} ORDER BY r.created_at, r.id
@@ -74,7 +84,12 @@ export class RuleRepository {
   }
 
   async byId(familyId: string, id: string, transaction?: Transaction): Promise<RuleRow | null> {
-    const rows = await selectRows<RuleRow>(this.sequelize, `SELECT ${RULE_COLUMNS} FROM rules r WHERE r.family_id = $1 AND r.id = $2`, [familyId, id], transaction);
+    const rows = await selectRows<RuleRow>(
+      this.sequelize,
+      `SELECT ${RULE_COLUMNS} FROM rules r WHERE r.family_id = $1 AND r.id = $2`,
+      [familyId, id],
+      transaction,
+    );
     return (await this.withParts(rows, transaction))[0] ?? null;
   }
 
@@ -116,10 +131,10 @@ export class RuleRepository {
   }
 
   async insert(familyId: string, id: string, fields: RuleFields, transaction: Transaction): Promise<void> {
-    await this.sequelize.query(
-      `INSERT INTO rules (id, family_id, name, active, effective_date) VALUES ($1, $2, $3, $4, $5)`,
-      { bind: [id, familyId, fields.name, fields.active, fields.effectiveDate], transaction },
-    );
+    await this.sequelize.query(`INSERT INTO rules (id, family_id, name, active, effective_date) VALUES ($1, $2, $3, $4, $5)`, {
+      bind: [id, familyId, fields.name, fields.active, fields.effectiveDate],
+      transaction,
+    });
   }
 
   async update(familyId: string, id: string, fields: RuleFields, transaction: Transaction): Promise<void> {
@@ -130,7 +145,12 @@ export class RuleRepository {
   }
 
   async delete(familyId: string, id: string, transaction: Transaction): Promise<boolean> {
-    const rows = await selectRows<{ id: string }>(this.sequelize, "DELETE FROM rules WHERE family_id = $1 AND id = $2 RETURNING id", [familyId, id], transaction);
+    const rows = await selectRows<{ id: string }>(
+      this.sequelize,
+      "DELETE FROM rules WHERE family_id = $1 AND id = $2 RETURNING id",
+      [familyId, id],
+      transaction,
+    );
     return rows.length > 0;
   }
 
@@ -142,7 +162,9 @@ export class RuleRepository {
     conditions.forEach((condition, position) => {
       const id = newId();
       rows.push([id, null, position, condition.conditionType, condition.operator, condition.value]);
-      condition.subConditions.forEach((sub, subPosition) => rows.push([newId(), id, subPosition, sub.conditionType, sub.operator, sub.value]));
+      condition.subConditions.forEach((sub, subPosition) =>
+        rows.push([newId(), id, subPosition, sub.conditionType, sub.operator, sub.value]),
+      );
     });
     if (rows.length > 0)
       await this.sequelize.query(
@@ -157,7 +179,12 @@ export class RuleRepository {
          SELECT gen_random_uuid(), $1, v.position, v.action_type, v.value
          FROM unnest($2::int[], $3::text[], $4::text[]) AS v(position, action_type, value)`,
         {
-          bind: [ruleId, actions.map((_, position) => position), actions.map((action) => action.actionType), actions.map((action) => action.value)],
+          bind: [
+            ruleId,
+            actions.map((_, position) => position),
+            actions.map((action) => action.actionType),
+            actions.map((action) => action.value),
+          ],
           transaction,
         },
       );
@@ -179,7 +206,11 @@ export class RuleRepository {
     return Number(row.modified);
   }
 
-  async insertRun(familyId: string, run: Omit<RuleRunRow, "createdAt" | "updatedAt" | "ruleResourceType" | "ruleActive" | "ruleCurrentName">, transaction: Transaction): Promise<void> {
+  async insertRun(
+    familyId: string,
+    run: Omit<RuleRunRow, "createdAt" | "updatedAt" | "ruleResourceType" | "ruleActive" | "ruleCurrentName">,
+    transaction: Transaction,
+  ): Promise<void> {
     await this.sequelize.query(
       `INSERT INTO rule_runs (id, family_id, rule_id, rule_name, execution_type, status, transactions_queued, transactions_processed,
          transactions_modified, pending_jobs_count, executed_at, error_message) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
@@ -211,7 +242,11 @@ export class RuleRepository {
     if (filter.executionType) where.push(`u.execution_type = ${bindParam(bind, filter.executionType)}`);
     if (filter.startExecutedAt) where.push(`u.executed_at >= ${bindParam(bind, filter.startExecutedAt)}`);
     if (filter.endExecutedAt) where.push(`u.executed_at <= ${bindParam(bind, filter.endExecutedAt)}`);
-    const [{ total }] = await selectRows<{ total: string }>(this.sequelize, `SELECT count(*) AS total FROM rule_runs u WHERE ${where.join(" AND ")}`, bind);
+    const [{ total }] = await selectRows<{ total: string }>(
+      this.sequelize,
+      `SELECT count(*) AS total FROM rule_runs u WHERE ${where.join(" AND ")}`,
+      bind,
+    );
     const rows = await selectRows<RuleRunRow>(
       this.sequelize,
       `SELECT ${RUN_COLUMNS} FROM rule_runs u LEFT JOIN rules r ON r.id = u.rule_id WHERE ${where.join(" AND ")}

@@ -8,7 +8,12 @@ import type { Actor } from "../../platform/security/actor";
 import { actionProblems, actionSql, conditionProblems, ruleScopeSql, type ActionSpec, type ConditionSpec } from "./rule.engine";
 import type { RuleRepository, RuleRow, RuleRunFilter, RuleRunRow } from "./rule.repository";
 
-export type ConditionInput = { conditionType?: string | null; operator?: string | null; value?: string | null; subConditions?: ConditionInput[] | null };
+export type ConditionInput = {
+  conditionType?: string | null;
+  operator?: string | null;
+  value?: string | null;
+  subConditions?: ConditionInput[] | null;
+};
 export type ActionInput = { actionType?: string | null; value?: string | null };
 export type RuleInput = {
   name?: string | null;
@@ -18,7 +23,13 @@ export type RuleInput = {
   conditions?: ConditionInput[] | null;
   actions?: ActionInput[] | null;
 };
-export type RuleRunListFilter = { ruleId?: string | null; status?: string | null; executionType?: string | null; startExecutedAt?: string | null; endExecutedAt?: string | null };
+export type RuleRunListFilter = {
+  ruleId?: string | null;
+  status?: string | null;
+  executionType?: string | null;
+  startExecutedAt?: string | null;
+  endExecutedAt?: string | null;
+};
 
 /** Upstream's paging block of the rules and rule-runs lists. */
 export type PageMeta = PageInfo & { nextPage: number | null; prevPage: number | null };
@@ -55,7 +66,8 @@ export class RuleService {
     page?: number | null,
     perPage?: number | null,
   ): Promise<{ items: RuleRow[]; meta: PageMeta }> {
-    if (filter.resourceType && filter.resourceType !== "transaction") throw new ValidationError(["resource_type must be one of: transaction"]);
+    if (filter.resourceType && filter.resourceType !== "transaction")
+      throw new ValidationError(["resource_type must be one of: transaction"]);
     const request = clampPage(page, perPage, 25);
     const { rows, total } = await this.rules.page(
       actor.familyId,
@@ -119,7 +131,10 @@ export class RuleService {
         user: { id: actor.userId, email: actor.email },
         action: "apply",
         resource: { type: "rule", id: rule.id, label: rule.name },
-        changes: { transactions_processed: { old: null, new: outcome.processed }, transactions_modified: { old: null, new: outcome.modified } },
+        changes: {
+          transactions_processed: { old: null, new: outcome.processed },
+          transactions_modified: { old: null, new: outcome.modified },
+        },
       });
     });
     return this.getRun(actor, runId);
@@ -141,7 +156,11 @@ export class RuleService {
   private async applyRule(familyId: string, rule: RuleRow, onlyIds: string[] | null, transaction: Transaction): Promise<RuleOutcome> {
     const scope = (bind: unknown[]) => ruleScopeSql(familyId, rule, onlyIds, bind);
     const bind: unknown[] = [];
-    const processed = await this.rules.count(`SELECT count(*)::int AS modified FROM transactions t WHERE ${scope(bind)}`, bind, transaction);
+    const processed = await this.rules.count(
+      `SELECT count(*)::int AS modified FROM transactions t WHERE ${scope(bind)}`,
+      bind,
+      transaction,
+    );
     let modified = 0;
     if (processed > 0)
       for (const action of rule.actions) {
@@ -167,7 +186,12 @@ export class RuleService {
     };
   }
 
-  async listRuns(actor: Actor, filter: RuleRunListFilter, page?: number | null, perPage?: number | null): Promise<{ items: RuleRunRow[]; meta: PageMeta }> {
+  async listRuns(
+    actor: Actor,
+    filter: RuleRunListFilter,
+    page?: number | null,
+    perPage?: number | null,
+  ): Promise<{ items: RuleRunRow[]; meta: PageMeta }> {
     const problems = new ValidationErrors();
     if (filter.ruleId && !isUuid(filter.ruleId)) problems.add("rule_id must be a valid UUID");
     if (filter.status && !RUN_STATUSES.includes(filter.status)) problems.add(`status must be one of: ${RUN_STATUSES.join(", ")}`);
@@ -202,7 +226,11 @@ export class RuleService {
     actor: Actor,
     input: RuleInput,
     current: RuleRow | null,
-  ): Promise<{ fields: { name: string | null; active: boolean; effectiveDate: string | null }; conditions?: ConditionSpec[]; actions?: ActionSpec[] }> {
+  ): Promise<{
+    fields: { name: string | null; active: boolean; effectiveDate: string | null };
+    conditions?: ConditionSpec[];
+    actions?: ActionSpec[];
+  }> {
     const problems = new ValidationErrors();
     const name = input.name === undefined ? (current?.name ?? null) : optionalText(problems, "Name", input.name, NAME_MAX) || null;
     if (input.resourceType && input.resourceType !== "transaction") problems.add("Resource type must be transaction");
@@ -228,7 +256,12 @@ export class RuleService {
   }
 
   /** Every id a rule names must be one of the family's own rows; another family's reads as unknown. */
-  private async checkReferences(actor: Actor, problems: ValidationErrors, conditions: ConditionSpec[], actions: ActionSpec[]): Promise<void> {
+  private async checkReferences(
+    actor: Actor,
+    problems: ValidationErrors,
+    conditions: ConditionSpec[],
+    actions: ActionSpec[],
+  ): Promise<void> {
     const wanted: Record<"categories" | "merchants" | "tags" | "accounts", Set<string>> = {
       categories: new Set(),
       merchants: new Set(),
@@ -295,7 +328,12 @@ function toCondition(input: ConditionInput): ConditionSpec {
 
 /** A rule's fields as an audit event's changes show them. */
 function describe(rule: RuleRow | null): Record<string, unknown> {
-  const condition = (c: ConditionSpec): unknown => ({ type: c.conditionType, operator: c.operator, value: c.value, sub: c.subConditions.map(condition) });
+  const condition = (c: ConditionSpec): unknown => ({
+    type: c.conditionType,
+    operator: c.operator,
+    value: c.value,
+    sub: c.subConditions.map(condition),
+  });
   return {
     name: rule?.name ?? null,
     active: rule?.active ?? null,

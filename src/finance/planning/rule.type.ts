@@ -16,7 +16,10 @@ export class PageMetaType {
 @ObjectType("RuleCondition", { simpleResolvers: true })
 export class RuleConditionType {
   @Field(() => ID) id!: string;
-  @Field({ description: "transaction_name, transaction_notes, transaction_amount, transaction_merchant, transaction_category, transaction_account, transaction_type or compound." })
+  @Field({
+    description:
+      "transaction_name, transaction_notes, transaction_amount, transaction_merchant, transaction_category, transaction_account, transaction_type or compound.",
+  })
   conditionType!: string;
   @Field({ description: "like, =, is_null (text); >, >=, <, <=, =, != (amount); =, is_null (ids); and, or (compound)." }) operator!: string;
   @Field(() => String, { nullable: true }) value!: string | null;
@@ -28,7 +31,9 @@ export class RuleConditionType {
 @ObjectType("RuleAction", { simpleResolvers: true })
 export class RuleActionType {
   @Field(() => ID) id!: string;
-  @Field({ description: "set_transaction_category, set_transaction_merchant, set_transaction_tags (adds the tag) or set_transaction_name." })
+  @Field({
+    description: "set_transaction_category, set_transaction_merchant, set_transaction_tags (adds the tag) or set_transaction_name.",
+  })
   actionType!: string;
   @Field(() => String, { nullable: true }) value!: string | null;
   @Field() createdAt!: Date;
@@ -41,7 +46,8 @@ export class RuleType {
   @Field(() => String, { nullable: true }) name!: string | null;
   @Field() resourceType!: string;
   @Field() active!: boolean;
-  @Field(() => CalendarDateScalar, { nullable: true, description: "Only transactions on or after this day are touched." }) effectiveDate!: string | null;
+  @Field(() => CalendarDateScalar, { nullable: true, description: "Only transactions on or after this day are touched." }) effectiveDate!:
+    string | null;
   @Field(() => [RuleConditionType], { description: "Top-level conditions; all must hold." }) conditions!: RuleConditionType[];
   @Field(() => [RuleActionType]) actions!: RuleActionType[];
   @Field() createdAt!: Date;
@@ -62,7 +68,10 @@ export class RuleRunRuleType {
   @Field() active!: boolean;
 }
 
-@ObjectType("RuleRun", { description: "One application of a rule: on demand (manual) or to new transactions (scheduled).", simpleResolvers: true })
+@ObjectType("RuleRun", {
+  description: "One application of a rule: on demand (manual) or to new transactions (scheduled).",
+  simpleResolvers: true,
+})
 export class RuleRunType {
   @Field(() => ID) id!: string;
   @Field(() => ID, { nullable: true }) ruleId!: string | null;
