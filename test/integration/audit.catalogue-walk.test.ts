@@ -4,6 +4,7 @@
  * on loopback, and checks after each step which event types that step produced. Nothing here writes
  * to the audit log; the direct SQL writes age a session and an API key, standing in for the passing of time.
  */
+import { generateSync } from "otplib";
 import { eventually } from "../helpers/eventually";
 import { AUDIT_EVENT_TYPES, SPEC_EVENT_TYPES, type AuditEventType } from "../../src/audit/log/audit.catalogue";
 import { startIdp, type TestIdp } from "../fakes/oidc-idp";
@@ -328,6 +329,28 @@ test("a walk through the service produces every event type of the catalogue", as
   );
   await step("detect recurring bills", ["recurring_transaction.detected"], () => gql(`mutation { detectRecurringTransactions }`));
   expect(budgetId).not.toBe("");
+
+  // Two-factor sign-in last: from here on the administrator's password alone no longer signs in.
+  const totp = (secret: string, offsetSteps: number) => generateSync({ secret, epoch: Math.floor(Date.now() / 1000) + offsetSteps * 30 });
+  let secret = "";
+  let recoveryCodes: string[] = [];
+  await step("turn on two-factor sign-in", ["auth.mfa.enrolled"], async () => {
+    secret = (await gql(`mutation { beginTwoFactorEnrolment { secret } }`)).beginTwoFactorEnrolment.secret;
+    recoveryCodes = (await gql(`mutation ($code: String!) { confirmTwoFactorEnrolment(code: $code) }`, { code: totp(secret, 0) }))
+      .confirmTwoFactorEnrolment;
+  });
+  await step("sign in with a code", ["auth.mfa.verified", "auth.login.success"], async () => {
+    const login = await http.post("/api/v1/auth/login", { email: "root@walk.test", password: PASSWORD, otp_code: totp(secret, 1) });
+    expect(login.status).toBe(200);
+  });
+  await step("sign in with a recovery code", ["auth.mfa.recovery_code_used"], async () => {
+    const login = await http.post("/api/v1/auth/login", { email: "root@walk.test", password: PASSWORD, otp_code: recoveryCodes[0] });
+    expect(login.status).toBe(200);
+  });
+  await step("an administrator resets it", ["auth.mfa.reset"], async () => {
+    const { me } = await gql(`{ me { id } }`);
+    await gql(`mutation ($id: ID!) { resetTwoFactor(userId: $id) }`, { id: me.id });
+  });
 
   // Every type but the exports' and reports', and the alert storm limits' (recorded by the worker's evaluator, outside any
   // request, after thousands of events): their own tests produce those (alerts.storm.test.ts for the limits).

@@ -1,5 +1,6 @@
 import { SafeIntResolver } from "graphql-scalars";
-import { Field, ID, InputType, Int, ObjectType } from "type-graphql";
+import { Extensions, Field, ID, InputType, Int, ObjectType } from "type-graphql";
+import { PRELOADED_LIST } from "../../transports/graphql/cost-hints";
 import { CalendarDateScalar } from "../money";
 import { FlagScalar } from "./planning.scalars";
 
@@ -23,7 +24,9 @@ export class RuleConditionType {
   conditionType!: string;
   @Field({ description: "like, =, is_null (text); >, >=, <, <=, =, != (amount); =, is_null (ids); and, or (compound)." }) operator!: string;
   @Field(() => String, { nullable: true }) value!: string | null;
-  @Field(() => [RuleConditionType]) subConditions!: RuleConditionType[];
+  @Extensions(PRELOADED_LIST)
+  @Field(() => [RuleConditionType])
+  subConditions!: RuleConditionType[];
   @Field() createdAt!: Date;
   @Field() updatedAt!: Date;
 }
@@ -48,8 +51,12 @@ export class RuleType {
   @Field() active!: boolean;
   @Field(() => CalendarDateScalar, { nullable: true, description: "Only transactions on or after this day are touched." }) effectiveDate!:
     string | null;
-  @Field(() => [RuleConditionType], { description: "Top-level conditions; all must hold." }) conditions!: RuleConditionType[];
-  @Field(() => [RuleActionType]) actions!: RuleActionType[];
+  @Extensions(PRELOADED_LIST)
+  @Field(() => [RuleConditionType], { description: "Top-level conditions; all must hold." })
+  conditions!: RuleConditionType[];
+  @Extensions(PRELOADED_LIST)
+  @Field(() => [RuleActionType])
+  actions!: RuleActionType[];
   @Field() createdAt!: Date;
   @Field() updatedAt!: Date;
 }

@@ -19,6 +19,7 @@ import {
   type ValueNode,
   type DocumentNode,
 } from "graphql";
+import { isPreloadedList } from "./cost-hints";
 import { graphqlRefusal } from "../../platform/common/error-edges";
 import { BadRequestError } from "../../platform/common/errors";
 
@@ -162,7 +163,7 @@ class Walker {
     }
     const pageSize = this.pageSize(node, field!);
     const isList = isListType(getNullableType(field!.type));
-    const multiplier = pageSize ?? (isList && !paged ? UNPAGED_LIST_SIZE : 1);
+    const multiplier = pageSize ?? (isList && !paged && !isPreloadedList(field!.extensions) ? UNPAGED_LIST_SIZE : 1);
     return 1 + multiplier * this.selectionCost(node.selectionSet, childType, depth + 1, pageSize !== undefined, below);
   }
 
