@@ -80,10 +80,15 @@ test("archive a month, find an event, restore it, verify: the page's commands as
   if (problems.length > 0) throw new Error(`docs/audit-retention.md steps that do not work as printed:\n\n${problems.join("\n\n")}`);
 
   const demoOutput = first.outputs[before.findIndex((step) => step.command.includes("demo --audit-history"))];
-  const months = [...demoOutput.matchAll(/^ {2}(\d{4}-\d{2}) {2}(\d+) events$/gm)].map(([, month, events]) => ({ month, events: Number(events) }));
+  const months = [...demoOutput.matchAll(/^ {2}(\d{4}-\d{2}) {2}(\d+) events$/gm)].map(([, month, events]) => ({
+    month,
+    events: Number(events),
+  }));
   expect(months).toHaveLength(12);
   const oldest = months[0];
-  const password = /password \(shown once\): (\S+)/.exec(first.outputs[before.findIndex((step) => step.command.includes("admin create"))])![1];
+  const password = /password \(shown once\): (\S+)/.exec(
+    first.outputs[before.findIndex((step) => step.command.includes("admin create"))],
+  )![1];
   const retention = first.outputs[before.findIndex((step) => step.command.includes("audit retention run"))];
   expect(retention.split("\n")[0]).toMatch(new RegExp(`^archived ${oldest.month}: ${oldest.events} events`));
 
