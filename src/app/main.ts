@@ -8,6 +8,7 @@ import { runInAuditContext } from "../platform/common/audit-context";
 import { generatePassword } from "../finance/auth/password";
 import { commandUsage, findCommand, USAGE, type CommandSpec } from "./cli/commands";
 import { seedDemo } from "./cli/demo";
+import { seedAuditHistory } from "./cli/demo-history";
 import { backupDatabase, restoreDatabase } from "../platform/db/backup";
 import { embeddedPostgresInUse } from "../platform/db/embedded-postgres";
 import { DomainError } from "../platform/common/errors";
@@ -145,7 +146,9 @@ async function run(argv: string[]): Promise<void> {
       }
       case "demo": {
         const demo = await seedDemo(sequelize, services, { force: values.force === true });
-        return print(demo, demoBanner(demo));
+        if (values["audit-history"] !== true) return print(demo, demoBanner(demo));
+        const history = await seedAuditHistory(sequelize, services);
+        return print({ ...demo, audit_history: history }, `${demoBanner(demo)}\n${historyBanner(history)}`);
       }
       case "user create": {
         const user = await services.users.create({
@@ -367,6 +370,16 @@ function demoBanner(demo: Awaited<ReturnType<typeof seedDemo>>): string {
     `  read/write key  ${demo.api_key}`,
     `  read-only key   ${demo.read_api_key}`,
     "Keys are shown once; only their hashes are stored.",
+  ].join("\n");
+}
+
+function historyBanner(history: Awaited<ReturnType<typeof seedAuditHistory>>): string {
+  const total = history.months.reduce((sum, month) => sum + month.events, 0);
+  return [
+    history.recorded
+      ? `Demo audit history: ${history.recorded} events over ${history.months.length} months (user agent "finance-gateway demo history")`
+      : `Demo audit history already recorded (${total} events); nothing added`,
+    ...history.months.map((month) => `  ${month.month}  ${month.events} events`),
   ].join("\n");
 }
 

@@ -1,79 +1,142 @@
 /**
- * The acceptance walk, as docs/audit-retention.md tells it: with a short database window configured, a fresh
- * instance archives a month (the console's "Run retention now"), finds an event inside the archive,
- * restores the month (live search finds it again), and `audit verify --checkpoint FILE` reports an
- * intact chain across the archive and the database against the published checkpoint.
+ * The walk-through of docs/audit-retention.md, run as printed on a fresh instance in the default
+ * configuration (no REDIS_URL): the page's commands run in one bash in the project folder against the
+ * built CLI and a service started as `npm start` would (`finance-gateway start`; the test PostgreSQL
+ * rather than the embedded one, for speed); `demo --audit-history` gives the instance its past year,
+ * `audit retention run` archives it; the console steps (search an event of the demo history in an
+ * archive, restore the month) are driven in Chromium; `audit verify --checkpoint` and the published
+ * checkpoint end it. Each step's output is compared with what the page shows.
  */
-import { eventually } from "../helpers/eventually";
-import { spawnSync } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Client } from "pg";
-import { CLI } from "../helpers/cli";
-import { signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
-import { redisUrl } from "../helpers/database-urls";
-import { seedMonth } from "../helpers/retention";
+import pg from "pg";
+import { CLI, spawnUntilJson, stopChild } from "../helpers/cli";
+import { launchChromium, openContext, type HeadlessChromium } from "../helpers/chromium";
+import { signIn } from "../helpers/console";
+import { eventually } from "../helpers/eventually";
+import { checkSteps, readPage, runSteps, stepsOf } from "../helpers/readme-examples";
+import { createTestDatabase, type TestDatabase } from "../helpers/test-database";
 
-let rig: ConsoleRig;
-let dataDir: string;
+const ROOT = path.join(__dirname, "..", "..");
+const PAGE = readPage(ROOT, "docs/audit-retention.md");
+const SECTION = "Walk-through: archive a month, find an event, restore it, verify";
+jest.setTimeout(300_000);
+
+let database: TestDatabase;
+let home: string;
+let service: ChildProcess | undefined;
+let chromium: HeadlessChromium | undefined;
+
 beforeAll(async () => {
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "fg-retention-e2e-"));
-  rig = await startConsoleRig({
-    DATA_DIR: dataDir,
-    AUDIT_RETENTION_DATABASE_DAYS: "7",
-    AUDIT_RETENTION_TIERS: "extended,auth.*=compliance",
-    AUDIT_CHECKPOINT_FILE: path.join(dataDir, "published", "checkpoint"),
-  });
-  const superuser = new Client({ connectionString: rig.app.database.url });
-  await superuser.connect();
-  // Events of a month long past, as an instance that ran then holds them.
-  await seedMonth(superuser, "2025-01", 8);
-  await superuser.end();
-}, 60_000);
-afterAll(async () => {
-  await rig?.stop();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  database = await createTestDatabase();
+  home = fs.mkdtempSync(path.join(os.tmpdir(), "fg-retention-walk-"));
 });
 
-test("archive a month, find an event in it, restore it, and verify the chain across both", async () => {
-  const { context, page } = await rig.open();
-  try {
-    await page.goto("/admin/archives");
-    await signIn(page, rig.admin.email);
-    await page.getByRole("heading", { name: "Retention & archives" }).waitFor();
-    await page.getByRole("button", { name: "Run retention now" }).click();
-    await eventually(async () =>
-      expect(await page.getByRole("list", { name: "Moved" }).textContent()).toContain("Moved 2025-01: 8 events"),
-    );
-    await page.getByLabel("Search archive 2025-01 compliance").check();
-    await page.getByLabel("Archive search").fill("person2@example.com");
-    await page.getByRole("button", { name: "Search archives" }).click();
-    const found = page.getByRole("table", { name: "Archived events" });
-    await eventually(async () => expect(await found.textContent()).toContain("person2@example.com"));
-    expect(await found.locator("tbody tr").count()).toBe(1);
+afterAll(async () => {
+  await chromium?.close();
+  await stopChild(service);
+  await database?.drop();
+  fs.rmSync(home, { recursive: true, force: true });
+});
 
-    await page.getByRole("button", { name: "Restore 2025-01" }).click();
-    await page.getByText("2025-01 restored into the database.").waitFor();
-  } finally {
-    await context.close();
-  }
-  const live = await rig.app.runtime.services.audit.list({ search: "person2@example.com", from: "2025-01-01", to: "2025-01-31" }, {});
-  expect(live.events).toHaveLength(1);
-
-  const env = {
-    ...process.env,
-    DATABASE_URL: rig.app.database.url,
-    REDIS_URL: redisUrl(),
-    REDIS_PREFIX: rig.app.runtime.config.redisPrefix,
-    DATA_DIR: dataDir,
-    LOG_LEVEL: "silent",
-  };
-  const checkpoint = path.join(dataDir, "published", "checkpoint");
-  expect(fs.readFileSync(checkpoint, "utf8")).toMatch(
-    /^finance-gateway\/audit\n\d+\n[A-Za-z0-9+/=]{44}\n\n\u2014 finance-gateway\/audit \S+\n$/,
+test("archive a month, find an event, restore it, verify: the page's commands as printed, on a fresh instance without Redis", async () => {
+  const steps = stepsOf(PAGE, SECTION);
+  const exportStep = steps.find((step) => step.command.startsWith("export "));
+  expect(exportStep).toBeDefined();
+  // The settings the page exports, as the service's terminal has them too.
+  const settings = Object.fromEntries(
+    [...exportStep!.command.matchAll(/(\w+)=('[^']*'|"[^"]*"|\S+)/g)].map(([, name, value]) => [
+      name,
+      value.replace(/^['"]|['"]$/g, "").replace("$HOME", home),
+    ]),
   );
-  const cli = spawnSync(process.execPath, [CLI, "audit", "verify", "--checkpoint", checkpoint, "--json"], { env, encoding: "utf8" });
-  expect(cli.status).toBe(0);
-  expect(JSON.parse(cli.stdout.trim())).toMatchObject({ ok: true, archives: 2, checkpoints: 2 });
+  expect(Object.keys(settings).sort()).toEqual(["AUDIT_CHECKPOINT_FILE", "AUDIT_RETENTION_DATABASE_DAYS", "AUDIT_RETENTION_TIERS"]);
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    npm_config_cache: process.env.npm_config_cache ?? path.join(os.homedir(), ".npm"),
+    HOME: home,
+    DATABASE_URL: database.url,
+    DATA_DIR: path.join(home, "data"),
+    PORT: "0",
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "warn",
+    DATABASE_POOL_MAX: "4",
+  };
+  delete env.REDIS_URL;
+  delete env.PUBLIC_URL;
+  for (const name of Object.keys(env)) if (name.startsWith("AUDIT_")) delete env[name];
+  const started = await spawnUntilJson<{ rest: string }>([CLI, "start", "--json"], { ...env, ...settings }, "rest");
+  service = started.child;
+  const baseUrl = started.json.rest.replace(/\/api\/v1$/, "");
+
+  // Up to the console steps: the settings, the demo with its history, the administrator, retention.
+  const verifyAt = steps.findIndex((step) => step.command.includes("audit verify"));
+  expect(verifyAt).toBeGreaterThan(2);
+  const before = steps.slice(0, verifyAt);
+  const first = await runSteps(before, { substitutions: [], cwd: ROOT, env });
+  const problems = checkSteps(before, first);
+  if (problems.length > 0) throw new Error(`docs/audit-retention.md steps that do not work as printed:\n\n${problems.join("\n\n")}`);
+
+  const demoOutput = first.outputs[before.findIndex((step) => step.command.includes("demo --audit-history"))];
+  const months = [...demoOutput.matchAll(/^ {2}(\d{4}-\d{2}) {2}(\d+) events$/gm)].map(([, month, events]) => ({
+    month,
+    events: Number(events),
+  }));
+  expect(months).toHaveLength(12);
+  const oldest = months[0];
+  const password = /password \(shown once\): (\S+)/.exec(
+    first.outputs[before.findIndex((step) => step.command.includes("admin create"))],
+  )![1];
+  const retention = first.outputs[before.findIndex((step) => step.command.includes("audit retention run"))];
+  expect(retention.split("\n")[0]).toMatch(new RegExp(`^archived ${oldest.month}: ${oldest.events} events`));
+
+  const superuser = new pg.Client({ connectionString: database.url });
+  await superuser.connect();
+  const monthEvents = async () => {
+    const { rows } = await superuser.query<{ n: string }>(
+      "SELECT count(*) AS n FROM audit_events WHERE occurred_at >= $1::date AND occurred_at < ($1::date + interval '1 month')",
+      [`${oldest.month}-01`],
+    );
+    return Number(rows[0].n);
+  };
+  try {
+    // Archived: the month has left the database.
+    expect(await monthEvents()).toBe(0);
+
+    chromium = await launchChromium();
+    const { context, page } = await openContext(chromium.browser, baseUrl);
+    try {
+      await page.goto("/admin/archives");
+      await signIn(page, "admin@example.com", password);
+      await page.getByRole("heading", { name: "Retention & archives" }).waitFor();
+      await page.getByLabel(`Search archive ${oldest.month} compliance`).check();
+      await page.getByLabel("Archive search").fill("demo@finance-gateway.local");
+      await page.getByRole("button", { name: "Search archives" }).click();
+      const found = page.getByRole("table", { name: "Archived events" });
+      await eventually(async () => expect(await found.textContent()).toContain("demo@finance-gateway.local"));
+      expect(await found.locator("tbody tr").count()).toBeGreaterThan(0);
+
+      await page.getByRole("button", { name: `Restore ${oldest.month}` }).click();
+      await page.getByText(`${oldest.month} restored into the database.`).waitFor();
+    } finally {
+      await context.close();
+    }
+    // Restored: every event of the month is back, with the demo history's marking.
+    expect(await monthEvents()).toBe(oldest.events);
+    const { rows } = await superuser.query<{ agents: string[] }>(
+      "SELECT array_agg(DISTINCT user_agent) AS agents FROM audit_events WHERE occurred_at >= $1::date AND occurred_at < ($1::date + interval '1 month')",
+      [`${oldest.month}-01`],
+    );
+    expect(rows[0].agents).toEqual(["finance-gateway demo history"]);
+  } finally {
+    await superuser.end();
+  }
+
+  const after = steps.slice(verifyAt);
+  const second = await runSteps(after, { substitutions: [], cwd: ROOT, env: { ...env, ...settings } });
+  const late = checkSteps(after, second);
+  if (late.length > 0) throw new Error(`docs/audit-retention.md steps that do not work as printed:\n\n${late.join("\n\n")}`);
+  expect(second.outputs[0]).toMatch(/^audit chain intact \(\d+ events checked\)$/);
 });

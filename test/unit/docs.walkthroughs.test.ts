@@ -26,6 +26,11 @@ const RUN_BY: Array<{ page: string; section: string | null; test: string }> = [
     section: "Walk-through: last month as CSV, a report as PDF",
     test: "test/e2e/audit-exports-walkthrough.test.ts",
   },
+  {
+    page: "docs/audit-retention.md",
+    section: "Walk-through: archive a month, find an event, restore it, verify",
+    test: "test/e2e/audit-retention.walkthrough.test.ts",
+  },
   // Its browser steps are driven by the test, with the page's own request body (bash cannot sign in at an IdP).
   { page: "docs/sso.md", section: "SSO walk-through (local IdP)", test: "test/e2e/sso.walkthrough.test.ts" },
 ];

@@ -33,13 +33,16 @@ export const COMMANDS: CommandSpec[] = [
   { name: "migrate", synopsis: "", summary: "apply database migrations", options: none, group: "Service" },
   {
     name: "demo",
-    synopsis: "[--force]",
+    synopsis: "[--force] [--audit-history]",
     summary: "create the demo family and print API keys",
     details: [
       "The demo user is an instance administrator: its keys (even the read-only one) can list every user and SSO provider.",
       "Refuses to run on an instance that already has other families unless --force.",
+      "--audit-history also records a past year of demo audit events (sign-ins, API key use, budget and valuation changes, rules applied)",
+      'over the last 12 full months, each with user agent "finance-gateway demo history", and prints the events per month: months old',
+      "enough for retention to archive (docs/audit-retention.md). Run again, it adds nothing.",
     ],
-    options: { force: { type: "boolean" } },
+    options: { force: { type: "boolean" }, "audit-history": { type: "boolean" } },
     group: "Data",
   },
   {

@@ -1,4 +1,6 @@
 import type { CreationAttributes, Sequelize } from "sequelize";
+import { AuditRepository, type NewAuditEvent } from "../../audit/log/audit.repository";
+import { selectRows } from "../../platform/common/sql";
 import { AccountModel } from "../../finance/accounts/account.model";
 import { CategoryModel } from "../../finance/categories/category.model";
 import { FamilyModel } from "../../finance/identity/family.model";
@@ -44,6 +46,37 @@ export class DemoRepository {
       for (const valuation of rows.valuations) await valuations.insert(valuation, transaction);
       const ledger = new LedgerRepository(this.sequelize);
       for (const account of rows.accounts) await ledger.recompute(account.id, "forward", FULL_HISTORY, transaction);
+    });
+  }
+
+  /** Events per month ("2026-03") recorded with the demo history's user agent, oldest first. */
+  async historyMonths(agent: string): Promise<Array<{ month: string; events: number }>> {
+    const rows = await selectRows<{ month: string; events: string }>(
+      this.sequelize,
+      `SELECT to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM') AS month, count(*) AS events
+         FROM audit_events WHERE user_agent = $1 GROUP BY 1 ORDER BY 1`,
+      [agent],
+    );
+    return rows.map((row) => ({ month: row.month, events: Number(row.events) }));
+  }
+
+  /**
+   * Past audit events, stored as record() stores them (each with its queue entry for the sequencer), after
+   * their months' partitions are created: in one transaction, all of them or none.
+   */
+  async insertAuditHistory(months: string[], events: NewAuditEvent[]): Promise<void> {
+    const audit = new AuditRepository(this.sequelize);
+    await this.sequelize.transaction(async (transaction) => {
+      for (const month of months) {
+        const [row] = await selectRows<{ ok: boolean }>(
+          this.sequelize,
+          "SELECT audit_create_month_partition($1::date) AS ok",
+          [`${month}-01`],
+          transaction,
+        );
+        if (!row.ok) throw new Error(`cannot add the audit partition of ${month}: the default partition holds events of that month`);
+      }
+      for (const event of events) await audit.append(event, transaction);
     });
   }
 }

@@ -12,7 +12,7 @@ export const DEMO_EMAIL = "demo@finance-gateway.local";
 export type DemoResult = { email: string; api_key: string; read_api_key: string; family_id: string; transactions: number };
 
 /** Deterministic pseudo-random numbers, so every demo family looks the same (mulberry32). */
-function random(seed: number) {
+export function random(seed: number) {
   let state = seed;
   const next = () => {
     state = (state + 0x6d2b79f5) | 0;
