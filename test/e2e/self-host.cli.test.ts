@@ -53,7 +53,8 @@ test("every command prints its own usage with --help, and answers an unknown opt
     expect(help.stdout).toContain(command.summary);
 
     const wrong = await inProcess([...words, "--no-such-option"]);
-    expect(wrong.status).toBe(1);
+    // `audit verify` answers 1 for a broken chain, so a check that could not run at all is 2 there.
+    expect(wrong.status).toBe(command.name === "audit verify" ? 2 : 1);
     expect(wrong.stderr).toBe(`unknown option --no-such-option\n\n${help.stdout}`);
   }
   // The built CLI answers the same way.
@@ -92,7 +93,8 @@ test("the demo says its user is an administrator, refuses an instance with other
   const client = new Client({ connectionString: database.url });
   await client.connect();
   try {
-    // Each account's month-end balance over the 18 months, derived back from today's as the service does.
+    // Each transaction-fed account's month-end balance over the 18 months, derived back from today's as the service
+    // does (the house and the car move only with their valuations).
     const { rows } = await client.query<{ name: string; classification: string; month_end: string; balance: string }>(
       `WITH month_ends AS (
          SELECT (date_trunc('month', current_date) - make_interval(months => g) + interval '1 month - 1 day')::date AS month_end
@@ -100,6 +102,7 @@ test("the demo says its user is an administrator, refuses an instance with other
        SELECT a.name, a.classification, e.month_end::text,
               CASE WHEN a.classification = 'asset' THEN a.balance + coalesce(later.sum, 0) ELSE a.balance - coalesce(later.sum, 0) END AS balance
          FROM month_ends e CROSS JOIN accounts a JOIN users u ON u.family_id = a.family_id AND u.email = 'demo@finance-gateway.local'
+              AND a.account_type NOT IN ('property', 'vehicle')
          LEFT JOIN LATERAL (SELECT sum(t.amount) FROM transactions t WHERE t.account_id = a.id AND t.date > e.month_end) later ON true`,
     );
     expect(rows.length).toBe(4 * 18);
