@@ -114,6 +114,10 @@ describe("a database that does not answer", () => {
     ["a server still starting (57P03)", Object.assign(new Error("the database system is starting up"), { original: { code: "57P03" } })],
     ["a connection exception (08006)", Object.assign(new Error("connection failure"), { code: "08006" })],
     ["a socket cut mid-statement", Object.assign(new Error("wrapped"), { parent: new Error("Connection terminated unexpectedly") })],
+    [
+      "a pooled client pg closed after its socket was cut",
+      Object.assign(new Error("wrapped"), { parent: new Error("Client was closed and is not queryable") }),
+    ],
   ];
   test.each(cases)("%s is 503 service_unavailable on both edges, not a 500", (_what, thrown) => {
     expect(restErrorOf(thrown)).toEqual({

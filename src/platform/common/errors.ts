@@ -217,7 +217,7 @@ function vanishedReference(detail: unknown): ValidationError {
  * Sequelize's connection errors (refused, timed out, no connection from the pool in time) and the
  * PostgreSQL states of a server going away: class 08 (connection exception), 57P01-57P03 (the server
  * is shutting down, crashed, or still starting), 53300 (too many connections). A pg connection cut
- * mid-statement has no SQLSTATE, only its message.
+ * mid-statement, or a pooled client pg already closed because of it, has no SQLSTATE, only its message.
  */
 const UNAVAILABLE_ERROR_NAMES = new Set([
   "SequelizeConnectionError",
@@ -228,7 +228,8 @@ const UNAVAILABLE_ERROR_NAMES = new Set([
   "SequelizeHostNotReachableError",
 ]);
 const UNAVAILABLE_SQL_STATES = new Set(["57P01", "57P02", "57P03", "53300"]);
-const CUT_CONNECTION = /^Connection terminated|^Client has encountered a connection error|^Connection is closed/;
+const CUT_CONNECTION =
+  /^Connection terminated|^Client has encountered a connection error|^Client was closed and is not queryable|^Connection is closed/;
 
 export function isBackendUnavailable(error: unknown, depth = 0): boolean {
   if (!error || typeof error !== "object" || depth > 3) return false;
