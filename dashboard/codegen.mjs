@@ -53,10 +53,12 @@ export async function generateConsoleTypes() {
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
   // --stdout: print instead of writing (the drift test compares it with the committed file).
   if (process.argv.includes("--stdout")) {
-    process.stdout.write(await generateConsoleTypes());
-    process.exit(0);
+    // Exit only once the text is flushed: process.stdout to a pipe is asynchronous, and exiting right after a
+    // large write cut it short at 64 KiB (the drift test then saw operations missing from the end).
+    process.stdout.write(await generateConsoleTypes(), () => process.exit(0));
+  } else {
+    fs.mkdirSync(path.dirname(OUTPUT), { recursive: true });
+    fs.writeFileSync(OUTPUT, await generateConsoleTypes());
+    console.log(JSON.stringify({ written: [OUTPUT] }));
   }
-  fs.mkdirSync(path.dirname(OUTPUT), { recursive: true });
-  fs.writeFileSync(OUTPUT, await generateConsoleTypes());
-  console.log(JSON.stringify({ written: [OUTPUT] }));
 }
