@@ -160,7 +160,8 @@ export async function loadAuditEvents(sequelize: Sequelize, settings: LoadSettin
   await inParallel(settings.loadJobs, chunks);
   await sequelize.query(`UPDATE audit_chain_head SET seq = $1, hash = sha256(int8send($1::bigint))`, { bind: [settings.rows] });
   const indexStarted = Date.now();
-  await sequelize.query("ALTER TABLE audit_chain ADD PRIMARY KEY (seq), ADD UNIQUE (occurred_at, event_id)");
+  // As migration 0017 keys the partitioned table: the partition key belongs to every unique constraint.
+  await sequelize.query("ALTER TABLE audit_chain ADD PRIMARY KEY (seq, occurred_at), ADD UNIQUE (occurred_at, event_id)");
   await buildIndexes(sequelize, rebuilt, settings.loadJobs);
   console.log(`  indexes built in ${Math.round((Date.now() - indexStarted) / 1000)} s`);
   const vacuumStarted = Date.now();
