@@ -14,7 +14,8 @@ const BULK = 600;
 const bulk = (n: number) => `bulk-${String(n).padStart(5, "0")}`;
 
 beforeAll(async () => {
-  rig = await startConsoleRig({ RATE_LIMIT_REQUESTS: "0" });
+  // The count's budget is long enough for the last test to see the count waiting behind a lock before it gives up.
+  rig = await startConsoleRig({ RATE_LIMIT_REQUESTS: "0", AUDIT_COUNT_BUDGET_MS: "1500" });
   alice = await rig.createUser("member", `alice.filters${Date.now()}@example.test`);
   const { services, sequelize } = rig.app.runtime;
   await sequelize.transaction(async (transaction) => {
@@ -152,24 +153,25 @@ test("scrolling loads older events page by page by cursor, with a bounded number
     const lock = await sequelize.transaction();
     try {
       await sequelize.query("LOCK TABLE audit_events IN ACCESS EXCLUSIVE MODE", { transaction: lock });
-      const [{ since }] = await sequelize.query<{ since: Date }>("SELECT clock_timestamp() AS since", {
-        type: QueryTypes.SELECT,
-        transaction: lock,
-      });
       const asked = page.waitForRequest((request) => Boolean(request.postData()?.includes("query AuditEvents(")));
       await page.reload({ waitUntil: "commit" });
       await asked;
-      // Until the count has given up (its connection resets the budget, AUDIT_COUNT_BUDGET_MS, 40 ms), while
-      // the page's own read waits for the table.
-      await eventually(async () => {
-        // Activity is read afresh each time: within a transaction PostgreSQL keeps its first reading.
+      // The page's count waits for the table, then gives up when its budget (AUDIT_COUNT_BUDGET_MS) runs out,
+      // while the page's own read keeps waiting. Both moments are read from the server's activity: the count
+      // seen waiting for the lock, then no longer running. Activity is read afresh each time: within a
+      // transaction PostgreSQL keeps its first reading.
+      const countsRunning = async (waitingForLock: boolean) => {
         await sequelize.query("SELECT pg_stat_clear_snapshot()", { transaction: lock });
-        const [row] = await sequelize.query<{ ended: number }>(
-          "SELECT count(*)::int AS ended FROM pg_stat_activity WHERE datname = current_database() AND query = 'RESET statement_timeout' AND query_start > $1",
-          { bind: [since], type: QueryTypes.SELECT, transaction: lock },
+        const [row] = await sequelize.query<{ running: number }>(
+          `SELECT count(*)::int AS running FROM pg_stat_activity
+            WHERE datname = current_database() AND state = 'active' AND query LIKE 'SELECT count(*) AS count FROM (SELECT 1 FROM audit_events%'
+              AND ($1::boolean IS FALSE OR wait_event_type = 'Lock')`,
+          { bind: [waitingForLock], type: QueryTypes.SELECT, transaction: lock },
         );
-        expect(row.ended).toBeGreaterThanOrEqual(1);
-      });
+        return row.running;
+      };
+      await eventually(async () => expect(await countsRunning(true)).toBeGreaterThanOrEqual(1), { interval: 20 });
+      await eventually(async () => expect(await countsRunning(false)).toBe(0));
     } finally {
       await lock.rollback();
     }
