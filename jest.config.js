@@ -34,5 +34,6 @@ module.exports = {
   globalTeardown: "<rootDir>/test/global-teardown.ts",
   testTimeout: 30000,
   maxWorkers: 2,
+  testSequencer: "<rootDir>/test/sequencer.js",
   reporters: ["default", "<rootDir>/test/summary-reporter.js"],
 };
