@@ -34,8 +34,10 @@ export async function launchChromium(): Promise<HeadlessChromium> {
 
 /**
  * A new context (its own cookies and storage) for `baseUrl`. Every request that leaves the service's
- * origin is refused and recorded in `foreign`, and every console error (CSP violations among them)
- * is kept in `problems`, so a test can assert the page stayed self-contained and clean.
+ * origin is recorded in `foreign` (watched, not intercepted: routing a context's requests through the test
+ * costs a round trip each and turns the browser's cache off, so every page load fetched the whole bundle
+ * again), and every console error (CSP violations among them) is kept in `problems`, so a test can assert
+ * the page stayed self-contained and clean.
  */
 export async function openContext(
   browser: Browser,
@@ -52,13 +54,10 @@ export async function openContext(
   const origin = new URL(baseUrl).origin;
   const foreign: string[] = [];
   const problems: string[] = [];
-  await context.route(
-    (url) => url.origin !== origin && url.protocol !== "data:" && url.protocol !== "blob:",
-    (route) => {
-      foreign.push(route.request().url());
-      return route.abort();
-    },
-  );
+  context.on("request", (request) => {
+    const url = new URL(request.url());
+    if (url.origin !== origin && url.protocol !== "data:" && url.protocol !== "blob:") foreign.push(url.href);
+  });
   const page = await context.newPage();
   page.on("console", (message) => {
     if (message.type() === "error") problems.push(message.text());
