@@ -108,6 +108,7 @@ describe("the openai provider", () => {
       "get_income_statement",
       "get_balances_on",
       "get_net_worth_change",
+      "get_recurring_transactions",
     ]);
     expect(first.tools[0].function.parameters.properties.amount.properties.operator.enum).toContain("greater_than");
     expect(first.tools[0].function.parameters.properties.order.enum).toEqual(["newest", "oldest", "largest", "smallest"]);

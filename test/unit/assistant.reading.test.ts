@@ -111,3 +111,26 @@ describe("subjects", () => {
     expect(read(question, vocabulary, TODAY).kind).toBe(kind);
   });
 });
+
+describe("what is due: bills up to a deadline, read forward from today", () => {
+  test.each([
+    ["What bills are due this month?", "2026-03-31", "this month"],
+    ["Upcoming bills", "2026-03-31", "this month"],
+    ["Which bills are due before the 20th?", "2026-03-19", "before 2026-03-20"],
+    ["Which bills are due before the 15th?", "2026-04-14", "before 2026-04-15"], // the 15th has passed: next month's
+    ["What bills are due by the 18th?", "2026-03-18", "by 2026-03-18"], // today, included
+    ["Bills due until April 3", "2026-04-03", "until 2026-04-03"],
+    ["Bills due this week", "2026-03-22", "this week"], // to Sunday
+    ["What's due next week?", "2026-03-29", "next week"],
+    ["Payments due in the next 10 days", "2026-03-28", "in the next 10 days"],
+  ])("%s: through %s (%s)", (question, date, name) => {
+    const reading = read(question, vocabulary, TODAY);
+    expect(reading.kind).toBe("bills");
+    expect(reading.due).toEqual({ date, name });
+    expect(reading.unknown).toEqual([]);
+  });
+
+  test("subscriptions without a deadline are still the recurring payments", () => {
+    expect(read("What subscriptions do I have?", vocabulary, TODAY)).toMatchObject({ kind: "recurring", due: null });
+  });
+});

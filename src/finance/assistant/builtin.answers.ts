@@ -3,6 +3,7 @@ import { formatMoney } from "../money";
 import {
   currentMonth,
   describe,
+  findDeadline,
   findPeriods,
   monthsIn,
   MONTH_NAMES,
@@ -408,6 +409,37 @@ export async function recurring(context: FamilyContext, tools: ToolRunner): Prom
       `about **${money(String(result.monthly_total))}** a month:`,
     "",
     ...rows.map((row) => `- ${row.name}: ${money(row.last_amount)}, last on ${row.last_date} (seen in ${row.months_seen} months)`),
+  ].join("\n");
+}
+
+type BillEntry = { name: string; amount: string; currency: string; next_expected_date: string; account: string | null };
+
+/** The bills (active recurring money out) due from today through the deadline asked, soonest first: what `upcomingBills` lists. */
+export async function bills(asked: Asked, context: FamilyContext, tools: ToolRunner): Promise<string> {
+  const due = asked.due ?? findDeadline("", context.today).deadline;
+  const result = await tools.call("get_recurring_transactions", { due_before: due.date });
+  const problem = refused(result);
+  if (problem) return problem;
+  const rows = result.recurring_transactions as BillEntry[];
+  const known = Number(result.recurring_known);
+  const when = `due ${due.name} (${context.today === due.date ? context.today : `${context.today} to ${due.date}`})`;
+  if (known === 0)
+    return (
+      "I don't know of any recurring bills yet: none has been entered or detected. Bills are detected from three months of " +
+      "history (a payment to the same merchant for the same amount around the same day each month), or entered by hand."
+    );
+  if (rows.length === 0)
+    return `No bills are ${when}. You have ${plural(known, "recurring transaction")} in all, none of them a bill expected in that time.`;
+  const totals = Object.entries(result.money_out_by_currency as Record<string, string>).map(([currency, sum]) =>
+    formatMoney(sum, currency),
+  );
+  return [
+    `**${plural(rows.length, "bill")}** ${rows.length === 1 ? "is" : "are"} ${when}, **${totals.join(" and ")}** in all:`,
+    "",
+    ...rows.map(
+      (row) =>
+        `- ${row.next_expected_date} · ${row.name}: ${formatMoney(row.amount, row.currency)}${row.account ? ` (${row.account})` : ""}`,
+    ),
   ].join("\n");
 }
 

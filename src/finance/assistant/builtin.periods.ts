@@ -241,3 +241,80 @@ export function findPeriods(text: string, today: string): FoundPeriod[] {
   }
   return found.sort((a, b) => a.at - b.at).map(({ period, text: words }) => ({ period, text: words }));
 }
+
+/** The last day a forward-looking question ("bills due before the 15th") covers, and how it was named. */
+export type Deadline = { date: string; name: string };
+
+/** A day of month from today on: this month's when it has not passed, else next month's (clamped to the month's last day). */
+function comingDay(now: Date, day: number, inclusive: boolean): Date {
+  const [year, month, today] = [now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()];
+  const inMonth = (offset: number) => utc(year, month + offset, Math.min(day, utc(year, month + offset + 1, 0).getUTCDate()));
+  const candidate = inMonth(0);
+  return candidate.getUTCDate() > today || (inclusive && candidate.getUTCDate() === today) ? candidate : inMonth(1);
+}
+
+const DEADLINE_RULES: Array<{ pattern: RegExp; resolve(match: RegExpExecArray, now: Date): Deadline | null }> = [
+  {
+    // "before the 15th", "by the 1st of March", "until March 3", "before 2026-12-24".
+    pattern: new RegExp(
+      `\\b(before|by|until|till|through) (?:the )?(?:(\\d{4}-\\d{2}-\\d{2})|(\\d{1,2})(?:st|nd|rd|th)?(?: (?:of )?(${monthAlternatives}|may))?|(${monthAlternatives}|may) (\\d{1,2})(?:st|nd|rd|th)?)\\b`,
+    ),
+    resolve: (match, now) => {
+      const inclusive = match[1] !== "before";
+      let day: Date;
+      if (match[2]) day = parseIso(match[2]);
+      else {
+        const number = Number(match[3] ?? match[6]);
+        const name = match[4] ?? match[5];
+        if (number < 1 || number > 31) return null;
+        if (name) {
+          const month = monthIndex(name);
+          const thisYear = utc(now.getUTCFullYear(), month, number);
+          if (thisYear.getUTCMonth() !== month) return null;
+          day =
+            thisYear < now || (!inclusive && thisYear.getTime() === now.getTime())
+              ? utc(now.getUTCFullYear() + 1, month, number)
+              : thisYear;
+        } else day = comingDay(now, number, inclusive);
+      }
+      const last = inclusive ? day : utc(day.getUTCFullYear(), day.getUTCMonth(), day.getUTCDate() - 1);
+      return { date: iso(last), name: `${match[1]} ${iso(day)}` };
+    },
+  },
+  {
+    pattern: /\b(?:in the )?next (\d{1,3}) days\b/,
+    resolve: (match, now) => ({
+      date: iso(utc(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + Number(match[1]))),
+      name: `in the next ${Number(match[1])} days`,
+    }),
+  },
+  {
+    pattern: /\b(this|next) (week|month)\b/,
+    resolve: (match, now) => {
+      const [year, month, day] = [now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()];
+      const next = match[1] === "next" ? 1 : 0;
+      if (match[2] === "month") return { date: iso(utc(year, month + next + 1, 0)), name: `${match[1]} month` };
+      const sunday = day + ((7 - now.getUTCDay()) % 7);
+      return { date: iso(utc(year, month, sunday + 7 * next)), name: `${match[1]} week` };
+    },
+  },
+  { pattern: /\btoday\b/, resolve: (_match, now) => ({ date: iso(now), name: "today" }) },
+  {
+    pattern: /\btomorrow\b/,
+    resolve: (_match, now) => ({ date: iso(utc(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)), name: "tomorrow" }),
+  },
+];
+
+/**
+ * The deadline a question about what is due names, with the words it was read from; none named is the
+ * end of this month. Unlike periods, deadlines look forward from today.
+ */
+export function findDeadline(text: string, today: string): { deadline: Deadline; text: string | null } {
+  const now = parseIso(today);
+  for (const rule of DEADLINE_RULES) {
+    const match = rule.pattern.exec(text);
+    const deadline = match && rule.resolve(match, now);
+    if (match && deadline && deadline.date >= today) return { deadline, text: match[0] };
+  }
+  return { deadline: { date: iso(utc(now.getUTCFullYear(), now.getUTCMonth() + 1, 0)), name: "this month" }, text: null };
+}

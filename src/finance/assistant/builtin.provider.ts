@@ -6,6 +6,7 @@ import {
   average,
   balances,
   balancesOn,
+  bills,
   compare,
   extremes,
   howOften,
@@ -105,6 +106,7 @@ const COVERS: Partial<Record<QuestionKind, string>> = {
   net_worth: "all your accounts, today and at each month end",
   income_statement: "all your income and spending in the period",
   recurring: "all your recurring payments of the last 6 months",
+  bills: "every bill due in that time",
   balances: "account balances as of today",
 };
 
@@ -136,6 +138,8 @@ async function answerAsked(asked: Asked, context: FamilyContext, tools: ToolRunn
       return asked.period ? balancesOn(tools, asked.subjects, asked.period) : balances(tools, asked.subjects);
     case "recurring":
       return recurring(context, tools);
+    case "bills":
+      return bills(asked, context, tools);
     case "extremes":
       return extremes(asked, tools, asked.period ?? currentMonth(context.today));
     case "recent":

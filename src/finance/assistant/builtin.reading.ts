@@ -1,6 +1,6 @@
 import type { GroupBy } from "./finance.repository";
 import { normalizeText, SYNONYM_PHRASES, type FamilyVocabulary, type Subject } from "./vocabulary";
-import { findPeriods, relativeUnit, type Period, type PeriodUnit } from "./builtin.periods";
+import { findDeadline, findPeriods, relativeUnit, type Deadline, type Period, type PeriodUnit } from "./builtin.periods";
 
 /**
  * Reads a question into what it asks. Every word is accounted for: it names the kind of question, a
@@ -19,6 +19,7 @@ export type QuestionKind =
   | "balances"
   | "net_worth"
   | "recurring"
+  | "bills"
   | "last_paid"
   | "how_often"
   | "search"
@@ -30,6 +31,8 @@ export type Reading = {
   direction: "expense" | "income";
   subjects: Subject[];
   periods: Period[];
+  /** "bills due before the 15th": the last day a question about what is due covers (bills only). */
+  due: Deadline | null;
   /** "the month before" and friends: a period relative to the previous question's. */
   before: { unit: PeriodUnit | null } | null;
   count: number | null;
@@ -117,6 +120,10 @@ const KIND_RULES: KindRule[] = [
 const RECURRING =
   /\b(?:recurring|repeating|regular) (?:payments?|bills?|charges?|expenses?|transactions?)\b|\b(?:what|which|list|show)(?: me)?(?: are)?(?: all)? (?:my |the )?(?:subscriptions|recurring|bills)\b|\bsubscriptions? (?:do|have) (?:i|we)\b|\brecurring\b/;
 
+/** What is due: bills, subscriptions or payments expected from today on. */
+const BILLS =
+  /\b(?:bills?|payments?|subscriptions?|charges?|rent)\b(?: [a-z]+){0,2} due\b|\bdue (?:this|next|before|by|until|till|through|in|today|tomorrow)\b|\bupcoming (?:bills?|payments?|charges?|subscriptions?)\b|\bbills? (?:coming up|to pay|left to pay)\b/;
+
 const SPENDING = /\b(?:spend|spent|spending|expenses?|cost|costs|paid|pay|buy|bought|purchases?|charges?|expenditure)\b/;
 /** Being paid is income, though "paid" alone is money out. */
 const GOT_PAID = /\b(?:get|got|getting|gets|been|was|were|am|are|is) paid\b|\bpaid me\b|\bpaid us\b/;
@@ -148,6 +155,7 @@ export function read(question: string, vocabulary: FamilyVocabulary, today: stri
     direction: "expense",
     subjects: [],
     periods: [],
+    due: null,
     before: null,
     count: null,
     groupBy: null,
@@ -189,6 +197,14 @@ export function read(question: string, vocabulary: FamilyVocabulary, today: stri
   }
 
   reading.followUp = /^(?:and|what about|how about|same for|and what about|and for|what of|ok and|now)\b/.test(full);
+  // What is due looks forward from today, so its deadline is read before any (backward-looking) period.
+  if (BILLS.test(full)) {
+    reading.kind = "bills";
+    const { deadline, text } = findDeadline(words.view(), today);
+    reading.due = deadline;
+    if (text) words.consume(new RegExp(escape(text)));
+    words.consume(/\b(?:bills?|due|upcoming|coming up|subscriptions?|charges?|payments?|rent|to pay|left|still|recurring)\b/g);
+  }
   const before = relativeUnit(words.view());
   if (before) {
     reading.before = { unit: before.unit };
@@ -202,7 +218,7 @@ export function read(question: string, vocabulary: FamilyVocabulary, today: stri
   }
 
   const spending = SPENDING.test(full.replace(GOT_PAID, " "));
-  if (RECURRING.test(full) && !/\bhow much\b/.test(full)) {
+  if (!reading.kind && RECURRING.test(full) && !/\bhow much\b/.test(full)) {
     reading.kind = "recurring";
     words.consume(/\b(?:recurring|repeating|regular|subscriptions?|bills?)\b/g);
   }

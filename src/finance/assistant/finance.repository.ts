@@ -2,6 +2,7 @@ import type { Sequelize } from "sequelize";
 import { selectRows } from "../../platform/common/sql";
 import { transactionConditions, type TransactionFilter } from "../transactions";
 import { moneySql } from "../transactions";
+import { RecurringRepository, type PlannedRecurringRow } from "../planning";
 
 /**
  * The read-only queries behind the assistant's tools. Every statement is bound to one family; money is
@@ -73,7 +74,21 @@ const GROUPS: Record<GroupBy, { from: string; key: string }> = {
 };
 
 export class FinanceRepository {
-  constructor(private readonly sequelize: Sequelize) {}
+  private readonly planned: RecurringRepository;
+
+  constructor(private readonly sequelize: Sequelize) {
+    this.planned = new RecurringRepository(sequelize);
+  }
+
+  /** Bills due between two days: the rows GraphQL `upcomingBills` answers (active, money out, soonest first). */
+  upcomingBills(familyId: string, from: string, to: string): Promise<PlannedRecurringRow[]> {
+    return this.planned.upcoming(familyId, from, to);
+  }
+
+  /** The family's stored recurring transactions of one status (every status when null), as `recurringTransactions` lists them. */
+  storedRecurring(familyId: string, status: string | null, limit: number): Promise<{ rows: PlannedRecurringRow[]; total: number }> {
+    return this.planned.page(familyId, { status: status ?? undefined }, limit, 0);
+  }
 
   /**
    * One page of matching transactions and the totals of all of them per currency. Transfer legs between

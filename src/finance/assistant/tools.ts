@@ -7,6 +7,7 @@ import { magnitude } from "../transactions";
 import type { GroupBy } from "./finance.repository";
 import type { SubjectKind } from "./vocabulary";
 import { getBalancesOn, getNetWorthChange } from "./ledger.tools";
+import { getRecurringTransactions } from "./planning.tools";
 import type { ToolData, ToolDefinition, ToolScope } from "./tool-definition";
 
 export type { ToolData, ToolDefinition, ToolScope };
@@ -282,6 +283,7 @@ export const TOOLS = {
   get_income_statement: getIncomeStatement,
   get_balances_on: getBalancesOn,
   get_net_worth_change: getNetWorthChange,
+  get_recurring_transactions: getRecurringTransactions,
 } as const;
 
 export type ToolName = keyof typeof TOOLS;

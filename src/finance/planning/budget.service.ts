@@ -135,7 +135,9 @@ export class BudgetService {
     problems.throwIfAny();
     const request = clampPage(page, perPage, 25);
     const { rows, total } = await this.budgets.categoriesPage(actor.familyId, filter, request.perPage, offsetOf(request));
-    return { items: rows.map((row) => this.categoryView(actor, row)), pagination: pageInfo(request, total) };
+    // One budget's allocations share one read of its siblings and actuals (one aggregate, not one per allocation).
+    const loads = new Map<string, Promise<{ siblings: BudgetCategoryRow[]; actuals: BudgetActuals }>>();
+    return { items: rows.map((row) => this.categoryView(actor, row, loads)), pagination: pageInfo(request, total) };
   }
 
   async getCategory(actor: Actor, id: string): Promise<BudgetCategoryView> {
@@ -144,13 +146,21 @@ export class BudgetService {
     return this.categoryView(actor, row);
   }
 
-  private categoryView(actor: Actor, row: BudgetCategoryRow): BudgetCategoryView {
-    return new BudgetCategoryView(row, async () => {
-      const [siblings, actuals] = await Promise.all([
-        this.budgets.categoriesOf(actor.familyId, row.budgetId),
-        this.actuals(actor, { currency: row.currency, startDate: row.budgetStartDate, endDate: row.budgetEndDate }),
-      ]);
-      return { siblings, actuals };
+  private categoryView(
+    actor: Actor,
+    row: BudgetCategoryRow,
+    loads = new Map<string, Promise<{ siblings: BudgetCategoryRow[]; actuals: BudgetActuals }>>(),
+  ): BudgetCategoryView {
+    return new BudgetCategoryView(row, () => {
+      let load = loads.get(row.budgetId);
+      if (!load) {
+        load = Promise.all([
+          this.budgets.categoriesOf(actor.familyId, row.budgetId),
+          this.actuals(actor, { currency: row.currency, startDate: row.budgetStartDate, endDate: row.budgetEndDate }),
+        ]).then(([siblings, actuals]) => ({ siblings, actuals }));
+        loads.set(row.budgetId, load);
+      }
+      return load;
     });
   }
 

@@ -3,3 +3,4 @@
 // (a worker, a test importing a service) loads them through this file.
 import "reflect-metadata";
 export type { BudgetService } from "./budget.service";
+export { RecurringRepository, type RecurringRow as PlannedRecurringRow } from "./recurring.repository";

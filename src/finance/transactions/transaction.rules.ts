@@ -45,10 +45,16 @@ export function magnitude(amount: Decimal.Value): Decimal {
  * text: no value of a request ever goes in here.
  */
 export const moneySql = {
-  /** True when the row is one leg of a transfer between the family's own accounts. */
+  /**
+   * True when the row is one leg of a transfer between the family's own accounts. One EXISTS per leg
+   * column, not one with an OR: PostgreSQL turns each into a hash (anti-)join over `transfers`, where
+   * the OR forced two index probes per transaction (25× the buffers on a month of 30,000 rows; see
+   * docs/benchmarks.md, planning benchmark).
+   */
   isTransfer: (alias = "t") =>
-    `EXISTS (SELECT 1 FROM transfers x WHERE x.outflow_transaction_id = ${alias}.id OR x.inflow_transaction_id = ${alias}.id)`,
-  notTransfer: (alias = "t") => `NOT ${moneySql.isTransfer(alias)}`,
+    `(EXISTS (SELECT 1 FROM transfers x WHERE x.outflow_transaction_id = ${alias}.id) OR EXISTS (SELECT 1 FROM transfers x WHERE x.inflow_transaction_id = ${alias}.id))`,
+  notTransfer: (alias = "t") =>
+    `(NOT EXISTS (SELECT 1 FROM transfers x WHERE x.outflow_transaction_id = ${alias}.id) AND NOT EXISTS (SELECT 1 FROM transfers x WHERE x.inflow_transaction_id = ${alias}.id))`,
   /** Money in by sign alone: for rows a WHERE has already limited to non-transfers. */
   incomeSign: (alias = "t") => `${alias}.amount < 0`,
   /** Money out (zero included) by sign alone: for rows a WHERE has already limited to non-transfers. */
