@@ -1,17 +1,25 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { Sequelize } from "sequelize";
-import { ArchiveWriter, readBackArchive, writeManifest, manifestPathOf } from "../../platform/files/archive-writer";
+import { ArchiveWriter, readBackFile, writeManifest, manifestPathOf } from "../../platform/files/archive-writer";
+import { CopyBinaryDecoder, fieldText } from "../../platform/db/copy-binary";
 import { newId } from "../../platform/common/ids";
 import type { RetentionConfig } from "../../platform/config/config";
-import type { AuditService, AuditUser } from "../log";
+import { expandEventTypePattern, type AuditService, type AuditUser } from "../log";
 import type { ArchiveStore } from "./archive-store";
-import type { ArchiveManifest, RetentionRepository } from "./retention.repository";
-import { keepUntil, monthEnd, monthLabel, tierResolver, type RetentionSettings, type Tier } from "./retention-tiers";
+import { MONTH_ARCHIVE_FIELDS, type ArchiveManifest, type RetentionRepository } from "./retention.repository";
+import { keepUntil, monthEnd, monthLabel, TIER_NAMES, tierResolver, type RetentionSettings, type Tier } from "./retention-tiers";
 import { checkpointText, signNote, type NoteSigner } from "./signed-note";
 
-/** Events read from the database per round trip while archiving. */
-const ARCHIVE_BATCH = 5000;
+/**
+ * gzip level of archives: levels 1–2 pack JSON lines about twice as fast as the default 6 for files
+ * about an eighth larger (measured on audit events: ratio 6.4 against 7.1).
+ */
+const ARCHIVE_GZIP_LEVEL = 2;
+/** Bytes of lines gathered per tier before they go to its compressor (one hash update, one write). */
+const FILE_CHUNK = 256 * 1024;
+const NEWLINE = 10;
+const FIELDS = MONTH_ARCHIVE_FIELDS;
 
 export type MovedMonth = { month: string; rows: number; archives: { tier: Tier; rows: number; sha256: string }[] };
 
@@ -40,46 +48,56 @@ export class MonthArchiver {
    */
   async archive(month: Date, tableName: string, settings: RetentionSettings, user: AuditUser | null = null): Promise<MovedMonth> {
     const label = monthLabel(month);
-    const tierOf = tierResolver(settings);
     const range = { from: month, before: monthEnd(month) };
     const expected = (await this.repository.months()).find((row) => monthLabel(row.month) === label)?.rows;
-    type Part = {
-      writer: ArchiveWriter;
-      file: string;
-      rows: number;
-      first: { seq: string; at: string } | null;
-      last: { seq: string; at: string } | null;
-    };
-    const parts = new Map<Tier, Part>();
+    const { tiers, tierTypes } = tierGroups(settings);
+    const parts: (TierFile | undefined)[] = [];
     let head: { seq: string; hash: string } | null = null;
     await fs.promises.mkdir(this.config.stagingDir, { recursive: true, mode: 0o700 });
     try {
-      for (let after = "0"; ;) {
-        const lines = await this.repository.monthLines(tableName, range, after, ARCHIVE_BATCH);
-        for (const line of lines) {
-          const tier = tierOf(line.eventType);
-          let part = parts.get(tier);
+      const decoder = new CopyBinaryDecoder(FIELDS.width);
+      for await (const chunk of this.repository.monthArchive(tableName, range, tierTypes)) {
+        const tuples = decoder.decode(chunk);
+        if (tuples.rows === 0) continue;
+        const { data, starts, ends, width } = tuples;
+        // Per event only its line's bytes are copied into its tier's file buffer; what the manifest
+        // quotes (first and last seq and time) is read from the chunk's first and last event of a tier.
+        const lastRow: number[] = [];
+        for (let row = 0; row < tuples.rows; row++) {
+          const base = row * width;
+          const index = data[starts[base + FIELDS.tier]] - 48;
+          let part = parts[index];
           if (!part) {
+            const tier = tiers[index];
             const file = path.join(this.config.stagingDir, `audit-${label}-${tier}.jsonl.gz`);
-            part = { writer: await ArchiveWriter.create(file), file, rows: 0, first: null, last: null };
-            parts.set(tier, part);
+            part = new TierFile(tier, file, await ArchiveWriter.create(file, { level: ARCHIVE_GZIP_LEVEL, checkInflated: true }));
+            parts[index] = part;
           }
-          await part.writer.write(`${line.line}\n`, 1);
-          part.rows += 1;
-          part.first ??= { seq: line.seq, at: line.occurredAt };
-          part.last = { seq: line.seq, at: line.occurredAt };
-          head = { seq: line.seq, hash: line.hash };
+          part.first ??= { seq: fieldText(tuples, row, FIELDS.seq), at: fieldText(tuples, row, FIELDS.occurredAt) };
+          part.add(data, starts[base + FIELDS.line], ends[base + FIELDS.line]);
+          lastRow[index] = row;
         }
-        if (lines.length < ARCHIVE_BATCH) break;
-        after = lines[lines.length - 1].seq;
+        lastRow.forEach((row, index) => {
+          parts[index]!.last = { seq: fieldText(tuples, row, FIELDS.seq), at: fieldText(tuples, row, FIELDS.occurredAt) };
+        });
+        head = { seq: fieldText(tuples, tuples.rows - 1, FIELDS.seq), hash: fieldText(tuples, tuples.rows - 1, FIELDS.hash) };
+        // The decoder's buffers are reused by the next chunk only: everything above was copied out of them.
+        await Promise.all(parts.map((part) => part?.flush(false)));
       }
+      decoder.finish();
+      await Promise.all(parts.map((part) => part?.flush(true)));
     } catch (error) {
-      for (const part of parts.values()) await part.writer.abort();
+      for (const part of parts) await part?.writer.abort();
       throw error;
     }
     const archives: { id: string; tier: Tier; storageKey: string; manifest: ArchiveManifest; keepUntil: Date }[] = [];
-    for (const [tier, part] of parts) {
+    for (const part of parts) {
+      if (!part) continue;
+      const { tier } = part;
       const summary = await part.writer.finish();
+      const inflated = summary.inflated!;
+      if (inflated.sha256 !== summary.dataSha256 || inflated.bytes !== summary.dataBytes || inflated.lines !== summary.rows)
+        throw new Error(`archive ${part.file} does not unpack to the data written into it`);
       const manifest: ArchiveManifest = {
         format: "finance-gateway-audit-archive/1",
         month: label,
@@ -99,8 +117,9 @@ export class MonthArchiver {
       const manifestFile = await writeManifest(part.file, manifest);
       await this.store.put(storageKey, part.file);
       await this.store.put(manifestPathOf(storageKey), manifestFile);
-      const stored = await readBackArchive(await this.store.open(storageKey));
-      if (stored.dataSha256 !== manifest.sha256 || stored.fileSha256 !== manifest.fileSha256 || stored.lines !== manifest.rows)
+      // The bytes were unpacked and checked as they were written: the store must hold exactly those bytes.
+      const stored = await readBackFile(await this.store.open(storageKey));
+      if (stored.fileSha256 !== manifest.fileSha256 || stored.fileBytes !== manifest.fileBytes)
         throw new Error(`archive ${storageKey} read back from ${this.store.where} does not match what was written`);
       archives.push({ id: newId(), tier, storageKey, manifest, keepUntil: keepUntil(month, tier) });
     }
@@ -141,6 +160,67 @@ export class MonthArchiver {
     const rootHash = Buffer.from(head.hash, "hex");
     const note = signNote(checkpointText({ origin: signer.name, treeSize: BigInt(head.seq), rootHash }), signer);
     return { treeSize: head.seq, rootHash, note };
+  }
+}
+
+/**
+ * The tiers of a month's events for monthArchive: the default tier first (index 0), then each other tier
+ * a category rule sends event types to, with those types (as tierResolver routes them).
+ */
+function tierGroups(settings: RetentionSettings): { tiers: Tier[]; tierTypes: string[][] } {
+  const tierOf = tierResolver(settings);
+  const types = new Map<Tier, string[]>();
+  for (const rule of settings.categoryTiers)
+    for (const type of expandEventTypePattern(rule.pattern) ?? []) {
+      const tier = tierOf(type);
+      if (tier === settings.defaultTier) continue;
+      const list = types.get(tier) ?? [];
+      if (!list.includes(type)) list.push(type);
+      types.set(tier, list);
+    }
+  const others = TIER_NAMES.filter((tier) => types.has(tier));
+  return { tiers: [settings.defaultTier, ...others], tierTypes: others.map((tier) => types.get(tier)!) };
+}
+
+/** One tier's archive being written: its lines gathered into chunks for its writer, and the seq and time of its first and last event. */
+class TierFile {
+  rows = 0;
+  first: { seq: string; at: string } | null = null;
+  last: { seq: string; at: string } | null = null;
+  private buffer = Buffer.allocUnsafe(FILE_CHUNK);
+  private used = 0;
+  private pending: Promise<void>[] = [];
+
+  constructor(
+    readonly tier: Tier,
+    readonly file: string,
+    readonly writer: ArchiveWriter,
+  ) {}
+
+  /** Appends the line at data[start..end) and its newline. */
+  add(data: Buffer, start: number, end: number): void {
+    const length = end - start + 1;
+    if (this.used + length > this.buffer.length) this.hand(Math.max(FILE_CHUNK, length));
+    data.copy(this.buffer, this.used, start, end);
+    this.buffer[this.used + length - 1] = NEWLINE;
+    this.used += length;
+    this.rows += 1;
+  }
+
+  /** Waits for the chunks handed to the writer; `all` hands over what is gathered too. */
+  async flush(all: boolean): Promise<void> {
+    if (all && this.used) this.hand(FILE_CHUNK);
+    const pending = this.pending;
+    this.pending = [];
+    await Promise.all(pending);
+  }
+
+  /** Hands the gathered chunk to the writer (which hashes and queues it at once, in order) and starts a new one. */
+  private hand(size: number): void {
+    if (this.used) this.pending.push(this.writer.write(this.buffer.subarray(0, this.used), this.rows));
+    this.rows = 0;
+    this.buffer = Buffer.allocUnsafe(size);
+    this.used = 0;
   }
 }
 

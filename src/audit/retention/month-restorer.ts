@@ -69,7 +69,7 @@ export class MonthRestorer {
             },
             label,
           );
-        await this.repository.setState(month, "restored", transaction);
+        await this.repository.setState(month, "restored", transaction, rows);
         await this.audit.record(transaction, {
           type: "audit.archive.restored",
           user,
@@ -89,11 +89,13 @@ export class MonthRestorer {
     const month = parseMonth(monthText);
     const label = monthLabel(month);
     const result = await this.repository.exclusively(async () => {
-      const state = (await this.repository.months()).find((row) => monthLabel(row.month) === label)?.state;
-      if (state !== "restored") throw new ConflictError(`month ${label} is not restored`);
+      const row = (await this.repository.months()).find((candidate) => monthLabel(candidate.month) === label);
+      if (row?.state !== "restored") throw new ConflictError(`month ${label} is not restored`);
+      // The events the restore loaded (it recorded how many); a release reads neither partition.
+      const rows = Number(row.rows);
       try {
         return await this.sequelize.transaction(async (transaction) => {
-          const rows = await this.restoreRepository.release(partitionOf(month), { from: month, before: monthEnd(month) }, transaction);
+          await this.restoreRepository.release(partitionOf(month), { from: month, before: monthEnd(month) }, transaction);
           await this.repository.setState(month, "dropped", transaction);
           await this.audit.record(transaction, {
             type: "audit.archive.released",

@@ -1,6 +1,6 @@
 import type { Sequelize, Transaction } from "sequelize";
-import { limitLockWait, selectRows } from "../../platform/common/sql";
-import { LINE_RECORD, PARTITION_LOCK_WAIT_MS, dropChainPartition } from "./retention.repository";
+import { selectRows } from "../../platform/common/sql";
+import { LINE_RECORD, PARTITION_LOCK_WAIT_MS } from "./retention.repository";
 
 const PARTITION_NAME = /^audit_events_y\d{4}m(0[1-9]|1[0-2])$/;
 
@@ -61,27 +61,26 @@ export class RestoreRepository {
     return { broken: broken ?? null, last: last ? { seq: last.seq, hash: last.hash } : null, links: last?.links ?? 0 };
   }
 
-  /** Release: the events of the restored month's partition (counted), its links and the partition itself go. */
-  async release(tableName: string, range: { from: Date; before: Date }, transaction: Transaction): Promise<number> {
-    await limitLockWait(this.sequelize, transaction, PARTITION_LOCK_WAIT_MS);
-    const [{ rows }] = await selectRows<{ rows: number }>(
-      this.sequelize,
-      `SELECT count(*)::int AS rows FROM ${table(tableName)}`,
-      [],
-      transaction,
+  /**
+   * Release: the restored month's link partition and event partition are dropped (a partition dropped
+   * whole leaves its parent with it), and links of the month the default partition holds (a month
+   * restored while it held strays) are deleted by range: one round trip, waiting at most
+   * PARTITION_LOCK_WAIT_MS for the audit log's lock. Nothing is counted here: the partitions are not
+   * read at all (the service answers the count the restore recorded).
+   */
+  async release(tableName: string, range: { from: Date; before: Date }, transaction: Transaction): Promise<void> {
+    const chainTable = table(tableName).replace("audit_events_", "audit_chain_");
+    await this.sequelize.query(
+      `SELECT set_config('lock_timeout', '${PARTITION_LOCK_WAIT_MS}ms', true), set_config('finance_gateway.retention_drop', 'on', true);
+       DROP TABLE IF EXISTS ${chainTable};
+       DELETE FROM audit_chain WHERE occurred_at >= ${timestamp(range.from)} AND occurred_at < ${timestamp(range.before)};
+       DROP TABLE ${table(tableName)};`,
+      { transaction },
     );
-    // The month's links leave with their partition; only links the default partition holds (a month
-    // restored while it held strays) are deleted by range.
-    await dropChainPartition(this.sequelize, tableName, transaction);
-    await selectRows(this.sequelize, "SELECT set_config('finance_gateway.retention_drop', 'on', true) AS on", [], transaction);
-    await selectRows(
-      this.sequelize,
-      "WITH d AS (DELETE FROM audit_chain WHERE occurred_at >= $1 AND occurred_at < $2 RETURNING 1) SELECT count(*)::int AS links FROM d",
-      [range.from, range.before],
-      transaction,
-    );
-    await this.sequelize.query(`ALTER TABLE audit_events DETACH PARTITION ${table(tableName)}`, { transaction });
-    await this.sequelize.query(`DROP TABLE ${table(tableName)}`, { transaction });
-    return rows;
   }
+}
+
+/** A month bound as a timestamptz literal (a Date's ISO text: digits and separators only). */
+function timestamp(at: Date): string {
+  return `'${at.toISOString()}'::timestamptz`;
 }

@@ -2,7 +2,7 @@ import { createHash, type Hash } from "node:crypto";
 import fs from "node:fs";
 import { once } from "node:events";
 import path from "node:path";
-import { PassThrough, type Readable, type TransformOptions, type Writable } from "node:stream";
+import { PassThrough, Transform, type Readable, type TransformOptions, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGunzip, createGzip, constants as zlibConstants, type ZlibOptions } from "node:zlib";
 import { ZipFile } from "yazl";
@@ -39,7 +39,16 @@ export type ArchiveOptions = {
   entryName?: string;
   /** gzip level 1–9; 6 is zlib's and the gzip command's default. */
   level?: number;
+  /**
+   * gzip only: unpack the compressed output again while it is written (on zlib's thread, beside the
+   * compressor) and sum what comes out, so `finish` answers `inflated` and a caller can check the file
+   * unpacks to exactly its data without reading it back whole afterwards (readBackFile then suffices).
+   */
+  checkInflated?: boolean;
 };
+
+/** What the compressed output of a writer with `checkInflated` unpacks to. */
+export type InflatedSummary = { sha256: string; bytes: number; lines: number };
 
 /**
  * Input the compressor may hold before `write` waits: enough that it always has the next chunk while the
@@ -70,6 +79,7 @@ export class ArchiveWriter {
   private dataBytes = 0;
   private fileBytes = 0;
   private failed: Error | null = null;
+  private readonly inflated: { hash: Hash; bytes: number; lines: number; done: Promise<void> } | null = null;
 
   private constructor(
     private readonly file: string,
@@ -89,11 +99,43 @@ export class ArchiveWriter {
       this.input = encoder;
       output = encoder;
     }
+    let inflate: Writable | null = null;
+    if (options.checkInflated && (options.compression ?? "gzip") === "gzip") {
+      const gunzip = createGunzip({ chunkSize: OUTPUT_CHUNK });
+      const inflated = { hash: createHash("sha256"), bytes: 0, lines: 0, done: Promise.resolve() };
+      gunzip.on("data", (chunk: Buffer) => {
+        inflated.hash.update(chunk);
+        inflated.bytes += chunk.length;
+        for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) inflated.lines += 1;
+      });
+      inflated.done = once(gunzip, "end").then(() => undefined);
+      inflated.done.catch(() => undefined);
+      this.inflated = inflated;
+      inflate = gunzip;
+    }
     output.on("data", (chunk: Buffer) => {
       this.fileHash.update(chunk);
       this.fileBytes += chunk.length;
     });
-    this.done = pipeline(output, fs.createWriteStream(this.temporary, { mode: 0o600 }));
+    const target = fs.createWriteStream(this.temporary, { mode: 0o600 });
+    if (inflate) {
+      const unpacker = inflate;
+      // Each compressed piece goes on to the file once the unpacker has taken it (its buffer bounded like any stream's).
+      const tee = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          if (unpacker.write(chunk)) done(null, chunk);
+          else unpacker.once("drain", () => done(null, chunk));
+        },
+        flush(done) {
+          unpacker.end();
+          done();
+        },
+      });
+      this.done = pipeline(output, tee, target);
+      this.done.catch(() => unpacker.destroy());
+    } else {
+      this.done = pipeline(output, target);
+    }
     this.done.catch((error: Error) => (this.failed = error));
   }
 
@@ -114,7 +156,7 @@ export class ArchiveWriter {
   }
 
   /** Flushes and closes the file (a zip ends with `trailer`'s entry), moves it to its final name, and sums it up. */
-  async finish(trailer?: Trailer): Promise<ArchiveSummary> {
+  async finish(trailer?: Trailer): Promise<ArchiveSummary & { inflated?: InflatedSummary }> {
     this.input.end();
     const data: DataSummary = { rows: this.rows, dataSha256: this.dataHash.digest("hex"), dataBytes: this.dataBytes };
     if (this.zip) {
@@ -126,7 +168,10 @@ export class ArchiveWriter {
     }
     await this.done;
     await fs.promises.rename(this.temporary, this.file);
-    return { ...data, fileSha256: this.fileHash.digest("hex"), fileBytes: this.fileBytes };
+    const summary = { ...data, fileSha256: this.fileHash.digest("hex"), fileBytes: this.fileBytes };
+    if (!this.inflated) return summary;
+    await this.inflated.done;
+    return { ...summary, inflated: { sha256: this.inflated.hash.digest("hex"), bytes: this.inflated.bytes, lines: this.inflated.lines } };
   }
 
   /** Gives up: closes and removes the partial file. */
@@ -160,6 +205,20 @@ export async function readBackArchive(
   });
   await pipeline(input, gunzip);
   return { dataSha256: dataHash.digest("hex"), fileSha256: fileHash.digest("hex"), lines, dataBytes };
+}
+
+/**
+ * Reads a stored file back as bytes only: its SHA-256 and size, to check the store holds exactly what a
+ * writer with `checkInflated` wrote (whose unpacked content was checked while it was written).
+ */
+export async function readBackFile(source: Readable): Promise<{ fileSha256: string; fileBytes: number }> {
+  const hash = createHash("sha256");
+  let fileBytes = 0;
+  for await (const chunk of source as AsyncIterable<Buffer>) {
+    hash.update(chunk);
+    fileBytes += chunk.length;
+  }
+  return { fileSha256: hash.digest("hex"), fileBytes };
 }
 
 /** Writes a manifest beside its archive (`<archive>.manifest.json`), atomically like the archive. */
