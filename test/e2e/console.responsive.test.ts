@@ -153,12 +153,14 @@ for (const scheme of ["light", "dark"] as const) {
           "Retention & archives",
           "SSO providers",
           "Users",
-          "Two-factor sign-in",
           "GraphQL explorer",
         ]) {
           const target = page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: link });
           expect({ link, width, visible: await target.isVisible() }).toEqual({ link, width, visible: true });
         }
+        // The viewer's own two-factor page is linked beside their name, with Sign out.
+        const account = page.locator(".who").getByRole("link", { name: "Two-factor sign-in" });
+        expect({ width, account: await account.isVisible() }).toEqual({ width, account: true });
         const signOut = page.getByRole("button", { name: "Sign out" });
         expect({ width, signOut: await signOut.isVisible() }).toEqual({ width, signOut: true });
         expect(problems).toEqual([]);

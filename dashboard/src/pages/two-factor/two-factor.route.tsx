@@ -6,5 +6,6 @@ export const twoFactorPage: ConsolePage = {
   path: "two-factor",
   title: "Two-factor sign-in",
   roles: ["admin", "auditor"],
+  placement: "account",
   component: TwoFactorPage,
 };
