@@ -26,6 +26,7 @@ const PAGES = [
   "/admin/archives",
   "/admin/sso-providers",
   "/admin/users",
+  "/admin/two-factor",
 ];
 
 beforeAll(async () => {

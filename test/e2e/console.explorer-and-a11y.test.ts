@@ -67,6 +67,7 @@ test("every view passes axe-core without serious violations, in light and dark (
     "/admin/archives",
     "/admin/sso-providers",
     "/admin/users",
+    "/admin/two-factor",
   ];
   for (const [scheme, width] of [
     ["light", 1280],

@@ -26,6 +26,7 @@ const PAGES: Array<[string, (typeof SCREEN_PAGES)[number]]> = [
   ["/admin/archives", "archives"],
   ["/admin/sso-providers", "sso-providers"],
   ["/admin/users", "users"],
+  ["/admin/two-factor", "two-factor"],
 ];
 /** The documentation screenshots are the light theme at a phone's and a desktop's width. */
 const screenshot = (page: Page, name: (typeof SCREEN_PAGES)[number], width: number, scheme: string) =>
@@ -110,6 +111,9 @@ for (const scheme of ["light", "dark"] as const) {
           await page.goto(view);
           await page.locator(".topbar").waitFor();
           if (view.includes("event=")) await openEventDetail(page);
+          // The enrolment's QR code, secret and code field are the page's widest part: open it (sign-in is unchanged until confirmed).
+          if (name === "two-factor") await page.getByRole("button", { name: /Set up two-factor sign-in|Start again/ }).click();
+          if (name === "two-factor") await page.getByLabel("Code from the app").waitFor();
           await page.waitForLoadState("networkidle");
           await screenshot(page, name, width, scheme);
           if (name === "audit-log" && width === 1280) {
@@ -154,6 +158,9 @@ for (const scheme of ["light", "dark"] as const) {
           const target = page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: link });
           expect({ link, width, visible: await target.isVisible() }).toEqual({ link, width, visible: true });
         }
+        // The viewer's own two-factor page is linked beside their name, with Sign out.
+        const account = page.locator(".who").getByRole("link", { name: "Two-factor sign-in" });
+        expect({ width, account: await account.isVisible() }).toEqual({ width, account: true });
         const signOut = page.getByRole("button", { name: "Sign out" });
         expect({ width, signOut: await signOut.isVisible() }).toEqual({ width, signOut: true });
         expect(problems).toEqual([]);

@@ -16,6 +16,7 @@ export const SCREEN_PAGES = [
   "archives",
   "sso-providers",
   "users",
+  "two-factor",
 ] as const;
 export const SCREEN_WIDTHS = [390, 1280] as const;
 const SCREENS = SCREEN_PAGES.flatMap((page) => SCREEN_WIDTHS.map((width) => `${page}-${width}.png` as const));

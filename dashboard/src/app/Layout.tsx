@@ -57,11 +57,13 @@ export function Layout() {
           <div id="console-menu" className={`menu${menuOpen ? " open" : ""}`}>
             <nav aria-label="Console">
               <ul>
-                {pages.map((candidate) => (
-                  <li key={candidate.path}>
-                    <NavLink to={`/${candidate.path}`}>{candidate.title}</NavLink>
-                  </li>
-                ))}
+                {pages
+                  .filter((candidate) => candidate.placement !== "account")
+                  .map((candidate) => (
+                    <li key={candidate.path}>
+                      <NavLink to={`/${candidate.path}`}>{candidate.title}</NavLink>
+                    </li>
+                  ))}
                 <li>
                   <a href="/graphql">GraphQL explorer</a>
                 </li>
@@ -72,6 +74,13 @@ export function Layout() {
               <span className="viewer" title={viewer.email}>
                 {viewer.email} <span className="role-badge">{viewer.role}</span>
               </span>
+              {pages
+                .filter((candidate) => candidate.placement === "account")
+                .map((candidate) => (
+                  <NavLink key={candidate.path} className="account-link" to={`/${candidate.path}`}>
+                    {candidate.title}
+                  </NavLink>
+                ))}
               <button type="button" onClick={() => void signOut()}>
                 Sign out
               </button>

@@ -6,6 +6,7 @@ import { exportsPage } from "../pages/exports/exports.route";
 import { reportsPage } from "../pages/reports/reports.route";
 import { ssoProvidersPage } from "../pages/sso-providers/sso-providers.route";
 import { streamingPage } from "../pages/streaming/streaming.route";
+import { twoFactorPage } from "../pages/two-factor/two-factor.route";
 import { usersPage } from "../pages/users/users.route";
 
 /**
@@ -21,4 +22,5 @@ export const PAGES: ConsolePage[] = [
   archivesPage,
   ssoProvidersPage,
   usersPage,
+  twoFactorPage,
 ];

@@ -8,6 +8,8 @@ export type ConsolePage = {
   /** Roles that see the page; the API refuses the others anyway. */
   roles: Array<"admin" | "auditor">;
   component: ComponentType;
+  /** "account": a page about the viewer's own account, linked beside their name rather than in the navigation. */
+  placement?: "account";
   /** Rendered on every page while signed in (the page's live notices, e.g. alert toasts). */
   background?: ComponentType;
 };

@@ -3,5 +3,6 @@ export { ConfirmButton } from "./ConfirmButton";
 export { DataTable, type Column } from "./DataTable";
 export { Field } from "./Field";
 export { plural } from "./plural";
+export { QrCode } from "./QrCode";
 export { OutcomeLine, Problem, problemOf, useActionOutcome, type Outcome } from "./problem";
 export { useMediaQuery } from "./use-media-query";

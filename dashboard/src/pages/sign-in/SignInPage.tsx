@@ -1,9 +1,11 @@
 import { useEffect, useState, type FormEvent } from "react";
 import { Navigate, useSearchParams } from "react-router";
 import { CONSOLE_ROLES, useSession } from "../../app/session";
-import { Field } from "../../kit";
+import { Field, QrCode } from "../../kit";
 
 type SsoChoice = { slug: string; name: string };
+
+const WRONG_CODE = "That code is not valid, or was used already. Enter the current code from your authenticator app, or a recovery code.";
 
 /** Only paths of the console come back from `next`, never another site. */
 function safeNext(next: string | null): string {
@@ -18,7 +20,7 @@ export function SignInPage() {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   /** Two-factor sign-in: "code" once the server asked for one; setup carries the QR code of a required enrolment. */
-  const [secondFactor, setSecondFactor] = useState<{ setup: { qr_code_svg: string; secret: string } | null } | null>(null);
+  const [secondFactor, setSecondFactor] = useState<{ setup: { otpauth_uri: string; secret: string } | null } | null>(null);
   const [recoveryCodes, setRecoveryCodes] = useState<string[] | null>(null);
 
   useEffect(() => {
@@ -35,6 +37,7 @@ export function SignInPage() {
   async function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
+    const sentCode = String(form.get("otp_code") ?? "").trim();
     setBusy(true);
     setError(null);
     try {
@@ -42,18 +45,22 @@ export function SignInPage() {
         method: "POST",
         credentials: "same-origin",
         headers: { "content-type": "application/json", accept: "application/json" },
-        body: JSON.stringify({ email: form.get("email"), password: form.get("password"), otp_code: form.get("otp_code") || undefined }),
+        body: JSON.stringify({ email: form.get("email"), password: form.get("password"), otp_code: sentCode || undefined }),
       });
       const body = (await response.json().catch(() => ({}))) as {
         message?: string;
         mfa_required?: boolean;
         mfa_setup_required?: boolean;
-        details?: { qr_code_svg: string; secret: string };
+        details?: { otpauth_uri: string; secret: string };
         recovery_codes?: string[];
       };
       if (!response.ok) {
-        if (body.mfa_required || body.mfa_setup_required) setSecondFactor({ setup: body.details ?? null });
-        setError(body.message ?? `Sign-in failed (${response.status})`);
+        const askedForCode = Boolean(body.mfa_required || body.mfa_setup_required);
+        if (askedForCode) setSecondFactor({ setup: body.details ?? null });
+        // The server asks for the code the same way whether none or a wrong one was sent: say which.
+        if (askedForCode && !sentCode) setError(null);
+        else if (askedForCode) setError(WRONG_CODE);
+        else setError(body.message ?? `Sign-in failed (${response.status})`);
         return;
       }
       if (body.recovery_codes) {
@@ -97,19 +104,32 @@ export function SignInPage() {
         </Field>
         {secondFactor?.setup && (
           <figure className="totp-setup">
-            <img
-              src={`data:image/svg+xml;utf8,${encodeURIComponent(secondFactor.setup.qr_code_svg)}`}
-              alt="QR code for your authenticator app"
-            />
+            <QrCode text={secondFactor.setup.otpauth_uri} label="QR code for your authenticator app" />
             <figcaption>
               Scan with an authenticator app (or type <code>{secondFactor.setup.secret}</code>), then enter its code.
             </figcaption>
           </figure>
         )}
         {secondFactor && (
-          <Field label="Authentication code">
-            <input name="otp_code" inputMode="numeric" autoComplete="one-time-code" required autoFocus />
-          </Field>
+          <>
+            <Field label="Authentication code">
+              <input
+                name="otp_code"
+                inputMode={secondFactor.setup ? "numeric" : "text"}
+                autoComplete="one-time-code"
+                autoCapitalize="off"
+                spellCheck={false}
+                required
+                autoFocus
+                aria-describedby="otp-hint"
+              />
+            </Field>
+            <p id="otp-hint" className="muted hint">
+              {secondFactor.setup
+                ? "Your administrator requires two-factor sign-in: the 6-digit code your authenticator app shows turns it on."
+                : "The 6-digit code from your authenticator app, or one of your recovery codes."}
+            </p>
+          </>
         )}
         {error && (
           <p id="sign-in-error" className="error" role="alert">
