@@ -376,7 +376,7 @@ export class StreamDestinationService {
   ): Promise<void> {
     await this.audit.record(transaction, {
       type,
-      user: { id: actor.userId, email: actor.email },
+      actor,
       action,
       resource: { type: "stream_destination", id: row.id, label: row.name },
       changes,
