@@ -121,6 +121,9 @@ export async function startRuntime(config: Config, roles: Roles, options: Runtim
     const publicUrl = () => runtime?.url ?? config.publicUrl ?? `http://localhost:${config.port}`;
     const services = createServices(sequelize, events, { config, queues, logger, publicUrl, resolve: options.resolve });
     stops.push(async () => services.outbound.close());
+    // Stream URLs stored before their credentials were sealed are sealed now (a no-op once done).
+    const sealedUrls = await services.streamDestinations.sealUrlCredentials();
+    if (sealedUrls > 0) logger.info({ destinations: sealedUrls }, "stream destination URLs with credentials sealed");
     // Before the event bus and the database close: events committed just now get linked and published.
     stops.push(() => services.audit.settle());
     const metrics = createServiceMetrics(roles.api ? (roles.workers ? "all" : "api") : "worker", {

@@ -215,6 +215,9 @@ export class DatadogReceiver extends HttpReceiver {
       require(Buffer.byteLength(JSON.stringify(entry)) <= 1024 * 1024, "entry over 1 MB");
       for (const key of ["ddsource", "service", "ddtags", "message", "hostname"])
         require(typeof entry[key] === "string", `${key} must be a string`);
+      // The reserved date attribute, ISO 8601 in UTC; without it Datadog dates the entry at arrival.
+      require(typeof entry.timestamp === "string" &&
+        /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/.test(entry.timestamp), "timestamp must be an ISO 8601 UTC date");
     }
     this.largestBatch = Math.max(this.largestBatch, entries.length);
     this.entries.push(...entries);

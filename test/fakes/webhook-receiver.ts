@@ -28,6 +28,8 @@ export class WebhookReceiver {
   readonly rejected: Array<{ reason: string; headers: http.IncomingHttpHeaders }> = [];
   /** Every request, accepted or not, in arrival order: id and what was answered. */
   readonly attempts: Array<{ id: string | undefined; status: number; at: number }> = [];
+  /** Every request's path with its query, and its Authorization header (credentials a URL carried). */
+  readonly requests: Array<{ path: string; authorization: string | undefined }> = [];
   private readonly faults: ReceiverFault[] = [];
   private server: http.Server | null = null;
   private readonly sockets = new Set<Socket>();
@@ -89,6 +91,7 @@ export class WebhookReceiver {
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString("utf8");
     const id = req.headers["webhook-id"] as string | undefined;
+    this.requests.push({ path: req.url ?? "", authorization: req.headers.authorization });
     if (this.respondAfterMs) await respondAfter(this.respondAfterMs);
     const answer = (status: number, headers: Record<string, string> = {}) => {
       this.attempts.push({ id, status, at: Date.now() });

@@ -7,6 +7,7 @@
  */
 import { createHash, randomUUID } from "node:crypto";
 import fs from "node:fs";
+import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
@@ -17,6 +18,7 @@ import { CSV_COLUMNS, csvRecord } from "../../src/audit/exports/export-formats";
 import { AuditExportService } from "../../src/audit/exports/export.service";
 import { DownloadSigner } from "../../src/audit/exports/signed-url";
 import { SecretBox } from "../../src/platform/security/secret-box";
+import { createLogger } from "../../src/platform/common/logger";
 import { client } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 import { eventually } from "../helpers/eventually";
@@ -45,9 +47,16 @@ const AWKWARD = [
 
 const JANUARY = { from: "2024-01-01", to: "2024-01-31" };
 
+const logLines: string[] = [];
+
 beforeAll(async () => {
   exportDir = fs.mkdtempSync(path.join(os.tmpdir(), "fg-exports-"));
-  app = await startTestApp({ env: { EXPORT_DIR: exportDir, EXPORT_BATCH_ROWS: "100" }, roles: { workers: true } });
+  app = await startTestApp({
+    env: { EXPORT_DIR: exportDir, EXPORT_BATCH_ROWS: "100" },
+    roles: { workers: true },
+    // Errors and warnings kept, to check that a download the client cuts off is not one.
+    logger: createLogger("warn", { write: (line: string) => void logLines.push(line) }),
+  });
   const { services, sequelize } = app.runtime;
   const signIn = async (role: string) => {
     const user = await services.users.create({ email: `${role}-${randomUUID()}@example.test`, role, password: PASSWORD });
@@ -412,6 +421,30 @@ describe("download through a signed URL", () => {
     const requested = events.events.find((event) => event.eventType === "audit.export.requested")!;
     expect(requested.user).toEqual({ id: auditor.id, email: auditor.email });
     expect(requested.resource).toEqual({ type: "audit_export", id: record.id, label: "CSV export" });
+  }, 30_000);
+
+  test("a download the client cuts off midway is no error in the log", async () => {
+    const { data } = await requestExport(JANUARY, "CSV");
+    const record = await finished(data.createAuditExport.id);
+    const url = await downloadUrl(record.id);
+    // A file large enough for the client to go away while it is being sent.
+    fs.writeFileSync(path.join(exportDir, record.fileName), Buffer.alloc(32 * 1024 * 1024, "a"));
+    const before = logLines.length;
+    await new Promise<void>((resolve, reject) => {
+      const request = http.get(`${app.url}${url}`, { headers: { authorization: `Bearer ${auditor.token}` } }, (response) => {
+        if (response.statusCode !== 200) reject(new Error(`status ${response.statusCode}`));
+        response.once("data", () => {
+          request.destroy();
+          resolve();
+        });
+      });
+      request.on("error", () => undefined);
+    });
+    // A whole download after it: by its end the server has long seen the first one's connection close.
+    const whole = await download(record.id);
+    expect(whole.status).toBe(200);
+    expect(whole.bytes.length).toBe(32 * 1024 * 1024);
+    expect(logLines.slice(before).filter((line) => /unhandled|premature/i.test(line))).toEqual([]);
   }, 30_000);
 
   test("expired files are removed by the cleanup job, which records it; their URLs stop working", async () => {

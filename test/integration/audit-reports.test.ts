@@ -13,6 +13,8 @@ import { QueryTypes } from "sequelize";
 import type { AuditEventType } from "../../src/audit/log/audit.catalogue";
 import { defaultSeverity } from "../../src/audit/log/audit.catalogue";
 import { client } from "../helpers/http";
+import { ReportRepository } from "../../src/audit/exports/report.repository";
+import { buildReport } from "../../src/audit/exports/report.templates";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 import { eventually } from "../helpers/eventually";
 
@@ -374,4 +376,35 @@ test("the users and providers parameters narrow every figure to their events, as
     const byProvider = tableOf(body, "Sign-ins by outcome and provider").rows;
     expect(byProvider[byProvider.length - 1]).toEqual(["All providers", Number(expected.ok), Number(expected.failed)]);
   }
+}, 30_000);
+
+test("every listing table honours REPORT_MAX_ROWS and says so when it cuts: activity by user, groups, role changes", async () => {
+  const build = (template: "user_activity" | "custom" | "access_audit", maxRows: number) =>
+    buildReport(
+      new ReportRepository(app.runtime.sequelize),
+      { template, ...PERIOD, userIds: [], providers: [], eventTypes: [], groupBy: "user", columns: ["timestamp", "eventType"] },
+      { generatedBy: "reports@corp.test", generatedAt: new Date(), maxRows },
+    );
+  const [people] = await sql<{ n: string }>(
+    `SELECT count(DISTINCT coalesce(user_email, '(no user)')) AS n FROM audit_events WHERE ${IN_PERIOD}`,
+  );
+  const [roleChanges] = await sql<{ n: string }>(
+    `SELECT count(*) AS n FROM audit_events WHERE ${IN_PERIOD} AND event_type LIKE 'user.roles.%'`,
+  );
+  expect(Number(people.n)).toBeGreaterThan(2);
+  expect(Number(roleChanges.n)).toBeGreaterThan(1);
+  const cut = (total: number) => ({ total, note: `Lists the first 1 of ${total} rows; the export of the same period has them all.` });
+
+  const activity = await build("user_activity", 1);
+  expect(tableOf(activity, "Activity by user")).toMatchObject({ rows: [expect.any(Array)], ...cut(Number(people.n)) });
+  expect(tableOf(activity, "Role changes")).toMatchObject({ rows: [expect.any(Array)], ...cut(Number(roleChanges.n)) });
+  const custom = await build("custom", 1);
+  expect(tableOf(custom, "Events by user")).toMatchObject({ rows: [expect.any(Array)], ...cut(Number(people.n)) });
+  expect(tableOf(await build("access_audit", 1), "Role changes")).toMatchObject({
+    rows: [expect.any(Array)],
+    ...cut(Number(roleChanges.n)),
+  });
+  // Under the limit nothing is cut and nothing is said.
+  expect(tableOf(await build("user_activity", 1000), "Activity by user")).toMatchObject({ total: Number(people.n), note: null });
+  expect(tableOf(await build("user_activity", 1000), "Activity by user").rows).toHaveLength(Number(people.n));
 }, 30_000);

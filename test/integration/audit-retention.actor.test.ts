@@ -50,6 +50,7 @@ test("every retention and archive event names the user who asked, and their sess
   };
   const auditorUser = await createUser(services, { role: "auditor" });
   const auditor = graphqlClient(app, auditorUser.readKey);
+  const auditorKeyId = (await services.apiKeys.authenticate(auditorUser.readKey)).credential.id;
   const started = new Date();
 
   // An archive older than its tier: the run that archives the month also deletes it (standard: 90 days).
@@ -83,5 +84,11 @@ test("every retention and archive event names the user who asked, and their sess
     expect({ type: event.eventType, user: event.user }).toEqual({ type: event.eventType, user: expected });
     if (event.user?.email === "root@actor.test")
       expect({ type: event.eventType, session: event.sessionId }).toEqual({ type: event.eventType, session: expect.any(String) });
+    // The auditor asked with an API key: the key is named as the credential.
+    else
+      expect({ type: event.eventType, session: event.sessionId }).toEqual({
+        type: event.eventType,
+        session: `api_key:${auditorKeyId}`,
+      });
   }
 });

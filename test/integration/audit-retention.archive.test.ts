@@ -223,3 +223,19 @@ test("a long read of the audit log never holds audit writes up behind retention:
   expect(await exists("audit_events_y2023m07")).toBe(false);
   expect((await services().retention.verify()).ok).toBe(true);
 }, 60_000);
+
+test("an empty month past the window is not archived (no empty archive at boot); the months after it still are", async () => {
+  await services().retention.updateSettings({ databaseDays: 30, defaultTier: "compliance", categoryTiers: [] });
+  await superuser.query("SELECT audit_create_month_partition('2022-11-01'::date)");
+  await seedMonth(superuser, "2022-12", 3);
+  await services().audit.chainCommitted();
+  const outcome = (await services().retention.run(new Date("2023-03-15T00:00:00Z")))!;
+  expect(outcome.error).toBeNull();
+  expect(outcome.kept).toContainEqual({ month: "2022-11", reason: "holds no events: nothing to archive", until: null });
+  expect(outcome.moved.map((month) => month.month)).toContain("2022-12");
+  expect(outcome.moved.map((month) => month.month)).not.toContain("2022-11");
+  const months = (await services().retention.archives()).map((archive) => archive.manifest.month);
+  expect(months).toContain("2022-12");
+  expect(months).not.toContain("2022-11");
+  expect((await services().retention.verify()).ok).toBe(true);
+}, 60_000);

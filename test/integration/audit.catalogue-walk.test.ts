@@ -22,6 +22,8 @@ let globex: TestIdp;
 const PASSWORD = "a walk through every event";
 const seen = new Set<string>();
 const produced = new Map<AuditEventType, string>();
+/** Every event the walk produced, for the check of who asked. */
+const walked: Array<Awaited<ReturnType<typeof newEvents>>[number]> = [];
 
 beforeAll(async () => {
   app = await startTestApp({
@@ -66,6 +68,7 @@ async function step(label: string, expected: AuditEventType[], action: () => Pro
   const events = await newEvents();
   for (const event of events) {
     seen.add(event.id);
+    walked.push(event);
     expect(event.requestId).toEqual(expect.any(String));
     if (!produced.has(event.eventType)) produced.set(event.eventType, label);
   }
@@ -358,4 +361,93 @@ test("a walk through the service produces every event type of the catalogue", as
   const missing = AUDIT_EVENT_TYPES.filter((type) => !type.startsWith("audit.") && !OWN_TESTS.has(type) && !produced.has(type));
   expect(missing).toEqual([]);
   expect(SPEC_EVENT_TYPES).toHaveLength(24);
+
+  // Who asked: every administrative action of the audit product (SSO providers, users, streams, alerts) names the
+  // administrator and the session their bearer token belongs to.
+  const [login] = walked.filter((event) => event.eventType === "auth.login.success" && event.user?.email === "root@walk.test");
+  expect(login.sessionId).toEqual(expect.any(String));
+  const administrative = walked.filter(
+    (event) =>
+      ADMINISTRATIVE.test(event.eventType) &&
+      // Recorded by the delivery worker about a receiver, not on anyone's behalf.
+      !["stream.destination.failing", "stream.destination.disabled"].includes(event.eventType),
+  );
+  expect(new Set(administrative.map((event) => event.eventType)).size).toBeGreaterThanOrEqual(25);
+  for (const event of administrative)
+    expect({ type: event.eventType, user: event.user?.email, session: event.sessionId }).toEqual({
+      type: event.eventType,
+      user: "root@walk.test",
+      session: login.sessionId,
+    });
+});
+
+/** The audit product's administrative event types. */
+const ADMINISTRATIVE =
+  /^(provider\.|user\.(updated|roles\.updated|suspended|reactivated|deleted|unlocked)$|stream\.destination\.|alert\.(rule|channel)\.(created|updated|deleted|tested)$|auth\.api_key\.(created|revoked)$|auth\.mfa\.reset$)/;
+
+test("with an API key, every action of the audit product names the user and the key (`api_key:<id>`) as the credential", async () => {
+  const services = app.runtime.services;
+  const owner = await services.users.create({ email: "keyholder@walk.test", role: "admin", password: PASSWORD });
+  const { plaintext } = await services.apiKeys.create(owner.id, { scope: "read_write", name: "walk automation" });
+  const keyActor = await services.apiKeys.authenticate(plaintext);
+  const api = client(app.url, { "x-api-key": plaintext });
+  const gql = async (query: string, variables?: Record<string, unknown>) => {
+    const response = await api.graphql(query, variables);
+    expect(response.body.errors).toBeUndefined();
+    return response.body.data;
+  };
+  const started = new Date(Date.now() - 1000).toISOString();
+  const exportId = (
+    await gql(`mutation { createAuditExport(input: { filter: { from: "2024-01-01", to: "2024-01-31" }, format: JSON }) { id } }`)
+  ).createAuditExport.id;
+  await gql(
+    `mutation { createAuditReport(input: { template: AUTHENTICATION, format: JSON, from: "2024-01-01", to: "2024-01-31" }) { id } }`,
+  );
+  const retention = (await gql(`{ auditRetention { databaseDays } }`)).auditRetention;
+  await gql(
+    `mutation ($days: Int!) { updateAuditRetention(input: { databaseDays: $days, defaultTier: "standard", categoryTiers: [] }) { databaseDays } }`,
+    {
+      days: retention.databaseDays + 1,
+    },
+  );
+  const hook = (
+    await gql(
+      `mutation { createStreamDestination(input: { kind: "webhook", name: "Key walk", url: "http://127.0.0.1:9/in", enabled: false }) { destination { id } } }`,
+    )
+  ).createStreamDestination.destination.id;
+  await gql(`mutation ($id: ID!) { deleteStreamDestination(id: $id) { id } }`, { id: hook });
+  const rule = (await gql(`mutation { enableAlertPreset(preset: "provider_change") { id } }`)).enableAlertPreset.id;
+  await gql(`mutation ($id: ID!) { deleteAlertRule(id: $id) { id } }`, { id: rule });
+  await eventually(
+    async () => (await gql(`query ($id: ID!) { auditExport(id: $id) { status } }`, { id: exportId })).auditExport.status === "COMPLETED",
+    {
+      what: "the export",
+    },
+  );
+  const { url } = (await gql(`mutation ($id: ID!) { createAuditExportDownloadUrl(id: $id) { url } }`, { id: exportId }))
+    .createAuditExportDownloadUrl;
+  expect((await api.get(url)).status).toBe(200);
+  await services.audit.chainCommitted();
+
+  const asked = [
+    "audit.export.requested",
+    "audit.export.downloaded",
+    "audit.report.requested",
+    "audit.retention.updated",
+    "stream.destination.created",
+    "stream.destination.deleted",
+    "alert.rule.created",
+    "alert.rule.deleted",
+  ] as const;
+  const events = (await services.audit.list({ eventTypes: [...asked], from: started }, { first: 100 })).events;
+  expect([...new Set(events.map((event) => event.eventType))].sort()).toEqual([...asked].sort());
+  for (const event of events)
+    expect({ type: event.eventType, user: event.user, session: event.sessionId }).toEqual({
+      type: event.eventType,
+      user: { id: owner.id, email: "keyholder@walk.test" },
+      session: `api_key:${keyActor.credential.id}`,
+    });
+  // Finished by a worker: the requester is named, as the one who asked.
+  const completed = (await services.audit.list({ eventTypes: ["audit.export.completed"], search: exportId }, { first: 1 })).events;
+  expect(completed[0].user).toEqual({ id: owner.id, email: "keyholder@walk.test" });
 });

@@ -141,6 +141,8 @@ test("Datadog: JSON arrays of at most 1000 entries with ddsource, service and dd
       )[0];
     await eventually(async () => (await logged()).events === 1500, { what: "the delivery log of the 1500 entries" });
     expect(await logged()).toEqual({ rows: datadog.requests.length, events: 1500 });
+    // Dated by when the event happened (it waited while the destination was paused), not by arrival.
+    for (const entry of datadog.entries) expect(entry.timestamp).toBe(entry.audit.timestamp);
     expect(datadog.entries[0]).toMatchObject({
       ddsource: "finance-gateway",
       service: "finance",

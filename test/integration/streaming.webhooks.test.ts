@@ -82,6 +82,8 @@ test("events reach a webhook in chain order, signed, with the Standard Webhooks 
   const health = (await destination(auth.id)).health;
   expect(health).toMatchObject({ lag: "0", paused: false, failing: false, failures: 0 });
   expect(health.lastSuccessAt).not.toBeNull();
+  // Moving past what its filter skips is no delivery: the filtered destination has never succeeded.
+  expect((await destination(users.id)).health).toMatchObject({ lag: "0", lastSuccessAt: null });
 });
 
 test("a receiver down for 5,000 events, then back: every event arrives, in order, verified; failed attempts kept webhook-id", async () => {
@@ -190,6 +192,35 @@ test("send test event: a signed webhook.test, logged in the delivery log and aud
   expect(log.data.streamDeliveries[0]).toMatchObject({ status: 204, outcome: "delivered", test: true, events: 1 });
 });
 
+test("the delivery log is newest first in numeric order of its ids, across a change in their number of digits", async () => {
+  const hook = await receiverFor(["auth.session.expired"]);
+  // The next ids cross a power of ten (…98, 99, 100, 101 …), where text order and numeric order differ.
+  const [{ last }] = (await app.runtime.sequelize.query(`SELECT last_value::text AS last FROM audit_stream_deliveries_id_seq`, {
+    type: "SELECT",
+  })) as Array<{ last: string }>;
+  await app.runtime.sequelize.query(`SELECT setval('audit_stream_deliveries_id_seq', $1)`, {
+    bind: [10 ** (last.length + 1) - 4],
+  });
+  for (let i = 0; i < 8; i++) await gql(`mutation ($id: ID!) { testStreamDestination(id: $id) { ok } }`, { id: hook.id });
+  const page = async (before?: string) =>
+    (
+      await gql(
+        `query ($id: ID!, $first: Int, $before: ID) { streamDeliveries(destinationId: $id, first: $first, before: $before) { id } }`,
+        {
+          id: hook.id,
+          first: 5,
+          before,
+        },
+      )
+    ).data.streamDeliveries.map((row: { id: string }) => row.id);
+  const first = await page();
+  const second = await page(first[first.length - 1]);
+  const ids = [...first, ...second];
+  expect(ids).toHaveLength(8);
+  expect(new Set(ids.map((id: string) => id.length)).size).toBe(2);
+  expect(ids).toEqual([...ids].sort((a, b) => Number(BigInt(b) - BigInt(a))));
+});
+
 test("pause holds delivery (lag grows), resume catches up; replay from a sequence or a time delivers again", async () => {
   const hook = await receiverFor(["user.roles.updated"]);
   await gql(`mutation ($id: ID!) { pauseStreamDestination(id: $id) { health { paused } } }`, { id: hook.id });
@@ -249,6 +280,109 @@ test("a webhook created disabled receives nothing until enabled; its secret is s
   await gql(`mutation ($id: ID!) { updateStreamDestination(id: $id, input: { enabled: true }) { id } }`, { id: created.id });
   await eventually(() => receiver.received.length === 3, { what: "the events that waited while it was disabled" });
   expect(receiver.firstArrivals()).toEqual(ids);
+});
+
+test("a URL's credentials are sealed at rest, shown masked to administrators and auditors, kept out of audit events; old rows are sealed at boot", async () => {
+  const receiver = new WebhookReceiver([]);
+  receivers.push(receiver);
+  await receiver.start();
+  const url = new URL(receiver.url);
+  url.username = "bridge";
+  url.password = "hunter2-pass";
+  url.search = "?token=s3cr3t-tok&region=eu";
+  const created = await admin$.create({ kind: "webhook", name: "With credentials", url: url.toString(), eventTypes: ["user.suspended"] });
+  receiver.trust([created.secret!]);
+  const masked = `http://***:***@${url.host}/hooks?token=***&region=eu`;
+  const secrets = ["hunter2-pass", "s3cr3t-tok", "bridge:"];
+  const auditor = await createUser(app.runtime.services, { role: "auditor" });
+  const readUrls = async () => {
+    const byAuditor = (await apiKeyClient(app.url, auditor.key).graphql(`query { streamDestinations { id url } }`)).body.data;
+    return [(await destination(created.id)).url, byAuditor.streamDestinations.find((row: { id: string }) => row.id === created.id).url];
+  };
+  expect(await readUrls()).toEqual([masked, masked]);
+  const stored = async () =>
+    (
+      (await app.runtime.sequelize.query(`SELECT url, url_encrypted AS sealed FROM audit_stream_destinations WHERE id = :id`, {
+        replacements: { id: created.id },
+        type: "SELECT",
+      })) as Array<{ url: string; sealed: string | null }>
+    )[0];
+  const row = await stored();
+  expect(row.url).toBe(masked);
+  for (const secret of secrets) expect(row.sealed).not.toContain(secret);
+
+  // The sender uses the real URL: the receiver sees the token and the Basic credentials.
+  const deliveredWith = async (token: string) => {
+    const before = receiver.received.length;
+    await recordAuditEvents(app.runtime, 1, "user.suspended");
+    await eventually(() => receiver.received.length > before, { what: `a delivery with ${token}` });
+    const last = receiver.requests[receiver.requests.length - 1];
+    expect(last.path).toBe(`/hooks?token=${token}&region=eu`);
+    expect(last.authorization).toBe(`Basic ${Buffer.from("bridge:hunter2-pass").toString("base64")}`);
+  };
+  await deliveredWith("s3cr3t-tok");
+  // The masked URL sent back (as an edit form does) keeps the credentials; a new token is a change, redacted.
+  await gql(`mutation ($id: ID!, $url: String) { updateStreamDestination(id: $id, input: { name: "Renamed", url: $url }) { id } }`, {
+    id: created.id,
+    url: masked,
+  });
+  await deliveredWith("s3cr3t-tok");
+  url.search = "?token=s3cr3t-tok-2&region=eu";
+  const changed = await gql(`mutation ($id: ID!, $url: String) { updateStreamDestination(id: $id, input: { url: $url }) { url } }`, {
+    id: created.id,
+    url: url.toString(),
+  });
+  expect(changed.data.updateStreamDestination.url).toBe(masked);
+  await deliveredWith("s3cr3t-tok-2");
+
+  await app.runtime.services.audit.chainCommitted();
+  const { events } = await app.runtime.services.audit.list({ eventTypes: ["stream.destination.*"] }, { first: 100 });
+  const mine = events.filter((event) => event.resource?.id === created.id);
+  expect(mine.map((event) => event.eventType).sort()).toEqual([
+    "stream.destination.created",
+    "stream.destination.updated",
+    "stream.destination.updated",
+  ]);
+  for (const event of mine) for (const secret of [...secrets, "s3cr3t-tok-2"]) expect(JSON.stringify(event)).not.toContain(secret);
+  const tokenChange = mine.find((event) => event.changes?.urlCredentials);
+  expect(tokenChange?.changes?.urlCredentials).toEqual({ old: "[REDACTED]", new: "[REDACTED]" });
+  expect(mine.find((event) => event.eventType === "stream.destination.created")?.changes?.url).toEqual({ old: null, new: masked });
+
+  // A row stored before URLs were sealed: sealed at boot, and delivery goes on with the real URL.
+  await app.runtime.sequelize.query(`UPDATE audit_stream_destinations SET url = :url, url_encrypted = NULL WHERE id = :id`, {
+    replacements: { id: created.id, url: url.toString() },
+  });
+  expect(await app.runtime.services.streamDestinations.sealUrlCredentials()).toBe(1);
+  expect((await stored()).url).toBe(masked);
+  expect(await readUrls()).toEqual([masked, masked]);
+  await deliveredWith("s3cr3t-tok-2");
+  expect(await app.runtime.services.streamDestinations.sealUrlCredentials()).toBe(0);
+});
+
+test("control characters in a URL, a credential or a setting are refused, the field named", async () => {
+  const refused = await gql(`mutation ($input: StreamDestinationInput!) { createStreamDestination(input: $input) { secret } }`, {
+    input: {
+      kind: "splunk",
+      name: "Split\rname",
+      url: "http://127.0.0.1:8088/x\r\nX-Injected: 1",
+      settings: [{ name: "index", value: "main\nX-Other: 2" }],
+      credentials: [{ name: "token", value: "abc\r\nX-Forged: yes" }],
+    },
+  });
+  expect(refused.errors?.[0].extensions?.code).toBe("VALIDATION_FAILED");
+  expect(refused.errors?.[0].extensions?.errors).toEqual([
+    "Name must not contain control characters (such as CR or LF)",
+    "Url must not contain control characters (such as CR or LF)",
+    "Setting index must not contain control characters (such as CR or LF)",
+    "Credential token must not contain control characters (such as CR or LF)",
+  ]);
+  const hook = await receiverFor(["user.suspended"], "Clean");
+  const update = await gql(`mutation ($id: ID!, $url: String) { updateStreamDestination(id: $id, input: { url: $url }) { id } }`, {
+    id: hook.id,
+    url: `${hook.receiver.url}\u0000\u0007`,
+  });
+  expect(update.errors?.[0].extensions?.errors).toEqual(["Url must not contain control characters (such as CR or LF)"]);
+  expect((await destination(hook.id)).url).toBe(hook.receiver.url);
 });
 
 test("configuration changes are audit events with changes, secrets and credentials redacted", async () => {

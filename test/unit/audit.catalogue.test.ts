@@ -113,4 +113,17 @@ describe("changes", () => {
     expect(changes.name).toEqual({ old: "a", new: "b" });
     expect(JSON.stringify(diffChanges({ token: "t1" }, { token: "t2" }))).not.toContain("t2");
   });
+
+  test("cut a URL's query credentials and leave an already masked URL as it is", () => {
+    const { url } = redactChanges({
+      url: { old: "https://hec.example/x?token=t0k&api_key=k3y&sig=s1g&region=eu", new: "http://***:***@h.example/x?token=***&a=1" },
+    });
+    expect(url).toEqual({
+      old: `https://hec.example/x?token=${REDACTED}&api_key=${REDACTED}&sig=${REDACTED}&region=eu`,
+      new: "http://***:***@h.example/x?token=***&a=1",
+    });
+    expect(redactChanges({ error: { old: null, new: "POST https://a:b@x.example/?auth_token=q9 failed" } }).error.new).toBe(
+      `POST https://${REDACTED}@x.example/?auth_token=${REDACTED} failed`,
+    );
+  });
 });

@@ -3,7 +3,7 @@ import { diffChanges, type Changes } from "../log";
 import type { AuditService } from "../log";
 import { BadRequestError, NotFoundError, ValidationErrors } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
-import { requiredText } from "../../platform/common/validation";
+import { checkNoControlCharacters, requiredText } from "../../platform/common/validation";
 import type { Actor } from "../../platform/security/actor";
 import type { OutboundGuard } from "../../platform/outbound/outbound.guard";
 import type { SecretBox } from "../../platform/security/secret-box";
@@ -178,11 +178,13 @@ export class AlertChannelService {
     const problems = new ValidationErrors();
     const fields = CHANNEL_FIELDS[kind];
     const name = requiredText(problems, "Name", input.name ?? current?.name, 100);
+    checkNoControlCharacters(problems, "Name", name);
     const settings: Record<string, string> = { ...(current?.settings ?? {}) };
     for (const [key, value] of Object.entries(input.settings ?? {})) {
       if (!(key in fields.settings))
         problems.add(`Setting ${key} is not one ${kind} takes (${Object.keys(fields.settings).join(", ") || "none"})`);
       else if (typeof value !== "string" || value.length > 2048) problems.add(`Setting ${key} must be text up to 2048 characters`);
+      else if (!checkNoControlCharacters(problems, `Setting ${key}`, value.trim())) continue;
       else if (value.trim() === "") delete settings[key];
       else settings[key] = value.trim();
     }
@@ -195,6 +197,7 @@ export class AlertChannelService {
       if (!(key in fields.credentials))
         problems.add(`Credential ${key} is not one ${kind} takes (${Object.keys(fields.credentials).join(", ") || "none"})`);
       else if (typeof value !== "string" || value.length > 4096) problems.add(`Credential ${key} must be text up to 4096 characters`);
+      else if (!checkNoControlCharacters(problems, `Credential ${key}`, value)) continue;
       else if (value === "") delete credentials[key];
       else credentials[key] = value;
     }

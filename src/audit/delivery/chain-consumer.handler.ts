@@ -10,6 +10,11 @@ import type { ConsumerRow, ConsumerSettlement } from "./consumer.repository";
 export type TurnOutcome = {
   /** The new position: every event up to it is handled. */
   position: string;
+  /**
+   * False when the turn handed nothing to its receiver (it only moved past events its filter skips): the
+   * position moves but the consumer's "last success" does not. Absent: moving forward counts as success.
+   */
+  delivered?: boolean;
   /** Set when the turn stopped on a failure: the consumer retries from `position` later. */
   failure?: { error: string; retryAfterMs: number | null; gone: boolean } | null;
 };

@@ -17,19 +17,16 @@ const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
 
 /** Where the consumer stands after a turn: success resets the retries, a failure schedules the next one. */
 export function settlementOf(consumer: ConsumerRow, outcome: TurnOutcome, schedule: number[], now = new Date()): ConsumerSettlement {
+  const progressed = BigInt(outcome.position) > BigInt(consumer.position);
+  // A success is a delivery the receiver accepted, not a move past events the filter skips.
+  const succeeded = progressed && outcome.delivered !== false;
   if (!outcome.failure) {
-    return {
-      position: outcome.position,
-      failures: 0,
-      nextAttemptAt: now,
-      success: BigInt(outcome.position) > BigInt(consumer.position) ? now : null,
-    };
+    return { position: outcome.position, failures: 0, nextAttemptAt: now, success: succeeded ? now : null };
   }
   const failures = consumer.failures + 1;
   const exhausted = failures > schedule.length;
   const scheduled = jitter(schedule[Math.min(failures, schedule.length) - 1] ?? 0);
   const asked = outcome.failure.retryAfterMs === null ? 0 : Math.min(outcome.failure.retryAfterMs, MAX_RETRY_AFTER_MS);
-  const progressed = BigInt(outcome.position) > BigInt(consumer.position);
   return {
     position: outcome.position,
     // Progress before the failure: the retries of the batch that failed start afresh.
@@ -37,7 +34,7 @@ export function settlementOf(consumer: ConsumerRow, outcome: TurnOutcome, schedu
     nextAttemptAt: new Date(now.getTime() + Math.max(scheduled, asked)),
     failing: !progressed && exhausted ? true : undefined,
     paused: outcome.failure.gone ? true : undefined,
-    success: progressed ? now : null,
+    success: succeeded ? now : null,
     failure: { at: now, error: outcome.failure.error },
   };
 }

@@ -31,10 +31,17 @@ export function createExportRouter(services: Services, rateLimit: express.Reques
         res.setHeader("Content-Disposition", `attachment; filename="${download.fileName}"`);
         await pipeline(fs.createReadStream(download.path), res);
       } catch (error) {
+        // The client went away mid-download (a closed tab, a cut connection): nothing failed here, nothing to answer.
+        if (res.headersSent && (req.destroyed || res.destroyed) && isPrematureClose(error)) return;
         if (!(error instanceof DomainError)) return next(error);
         sendError(req, res, error);
       }
     },
   );
   return router;
+}
+
+function isPrematureClose(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return code === "ERR_STREAM_PREMATURE_CLOSE" || code === "ECONNRESET" || code === "EPIPE";
 }

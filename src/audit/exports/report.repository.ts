@@ -14,7 +14,8 @@ export const GROUP_KEYS = {
 } as const;
 export type GroupKey = keyof typeof GROUP_KEYS;
 
-export type GroupCount = { key: string; count: number };
+/** `total`: how many rows the query has before its limit (every row of a page carries it). */
+export type GroupCount = { key: string; count: number; total: number };
 
 /** An event as report tables show it, every field as text. */
 export type ReportEventRow = {
@@ -34,9 +35,14 @@ export type ReportEventRow = {
   requestId: string | null;
   changes: Record<string, { old: unknown; new: unknown }> | null;
   error: string | null;
+  /** Matching rows before the limit. */
+  total: number;
 };
 
-export type PerUserSummary = { email: string; events: number; first: string; last: string; addresses: number };
+export type PerUserSummary = { email: string; events: number; first: string; last: string; addresses: number; total: number };
+
+/** The number of rows a query has before its LIMIT (window functions run before it). */
+const TOTAL = `count(*) OVER () AS total`;
 
 const ROW_COLUMNS = `to_char(e.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "timestamp", e.event_type AS "eventType",
   e.severity, e.user_id AS "userId", e.user_email AS "userEmail", e.provider, e.action, e.resource_type AS "resourceType",
@@ -57,13 +63,13 @@ export class ReportRepository {
   async groupCount(query: AuditQuery, key: GroupKey, options: Subjects & { limit?: number; byKey?: boolean } = {}): Promise<GroupCount[]> {
     const { where, bind } = this.conditions(query, options);
     const limit = options.limit ? ` LIMIT ${bindParam(bind, options.limit)}` : "";
-    const rows = await selectRows<{ key: string; count: string }>(
+    const rows = await selectRows<{ key: string; count: string; total: string }>(
       this.sequelize,
-      `SELECT ${GROUP_KEYS[key]} AS key, count(*) AS count FROM audit_events e ${whereSql(where)}
+      `SELECT ${GROUP_KEYS[key]} AS key, count(*) AS count, ${TOTAL} FROM audit_events e ${whereSql(where)}
         GROUP BY 1 ORDER BY ${options.byKey ? "1" : "2 DESC, 1"}${limit}`,
       bind,
     );
-    return rows.map((row) => ({ key: row.key, count: Number(row.count) }));
+    return rows.map((row) => ({ key: row.key, count: Number(row.count), total: Number(row.total) }));
   }
 
   async count(query: AuditQuery, options: Subjects = {}): Promise<number> {
@@ -79,27 +85,28 @@ export class ReportRepository {
   /** Matching events in time order (by user first when `byUser`), at most `limit`. */
   async events(query: AuditQuery, limit: number, options: Subjects & { byUser?: boolean } = {}): Promise<ReportEventRow[]> {
     const { where, bind } = this.conditions(query, options);
-    return selectRows<ReportEventRow>(
+    const rows = await selectRows<ReportEventRow>(
       this.sequelize,
-      `SELECT ${ROW_COLUMNS} FROM audit_events e ${whereSql(where)}
+      `SELECT ${ROW_COLUMNS}, ${TOTAL} FROM audit_events e ${whereSql(where)}
         ORDER BY ${options.byUser ? "e.user_email, " : ""}e.occurred_at, e.id LIMIT ${bindParam(bind, limit)}`,
       bind,
     );
+    return rows.map((row) => ({ ...row, total: Number(row.total) }));
   }
 
   /** Per acting user: events, first and last time, distinct addresses. */
-  async perUser(query: AuditQuery): Promise<PerUserSummary[]> {
+  async perUser(query: AuditQuery, limit: number): Promise<PerUserSummary[]> {
     const { where, bind } = auditConditions(query);
-    const rows = await selectRows<PerUserSummary & { events: string; addresses: string }>(
+    const rows = await selectRows<PerUserSummary & { events: string; addresses: string; total: string }>(
       this.sequelize,
       `SELECT coalesce(user_email, '(no user)') AS email, count(*) AS events,
               to_char(min(occurred_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS first,
               to_char(max(occurred_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS last,
-              count(DISTINCT ip_address) AS addresses
-         FROM audit_events ${whereSql(where)} GROUP BY 1 ORDER BY 1`,
+              count(DISTINCT ip_address) AS addresses, ${TOTAL}
+         FROM audit_events ${whereSql(where)} GROUP BY 1 ORDER BY 1 LIMIT ${bindParam(bind, limit)}`,
       bind,
     );
-    return rows.map((row) => ({ ...row, events: Number(row.events), addresses: Number(row.addresses) }));
+    return rows.map((row) => ({ ...row, events: Number(row.events), addresses: Number(row.addresses), total: Number(row.total) }));
   }
 
   /**
@@ -109,9 +116,9 @@ export class ReportRepository {
    */
   async activityAfterSuspension(query: AuditQuery, limit: number): Promise<Array<ReportEventRow & { suspendedAt: string }>> {
     const { where, bind } = auditConditions(query);
-    return selectRows(
+    const rows = await selectRows<ReportEventRow & { suspendedAt: string }>(
       this.sequelize,
-      `SELECT ${ROW_COLUMNS}, to_char(s.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "suspendedAt"
+      `SELECT ${ROW_COLUMNS}, to_char(s.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "suspendedAt", ${TOTAL}
          FROM (SELECT * FROM audit_events ${whereSql(where)}) AS e
          JOIN LATERAL (SELECT s.occurred_at, s.request_id FROM audit_events s
                         WHERE s.event_type = 'user.suspended' AND s.resource_type = 'user' AND s.resource_id = e.user_id::text
@@ -123,6 +130,7 @@ export class ReportRepository {
         ORDER BY e.occurred_at, e.id LIMIT ${bindParam(bind, limit)}`,
       bind,
     );
+    return rows.map((row) => ({ ...row, total: Number(row.total) }));
   }
 
   private conditions(query: AuditQuery, options: Subjects): { where: string[]; bind: unknown[] } {

@@ -180,13 +180,13 @@ export async function buildReport(
 type TableBuilder = (repository: ReportRepository, params: ReportParams, maxRows: number) => Promise<ReportTable[]>;
 
 const TABLES: Record<ReportTemplate, TableBuilder> = {
-  async authentication(repository, params) {
+  async authentication(repository, params, maxRows) {
     const success = queryOf(params, ["auth.login.success"]);
     const failed = queryOf(params, ["auth.login.failed"]);
     const [successByProvider, failedByProvider, reasons, addresses, accounts, tokens] = await Promise.all([
       repository.groupCount(success, "provider", { byKey: true }),
       repository.groupCount(failed, "provider", { byKey: true }),
-      repository.groupCount(failed, "reason"),
+      repository.groupCount(failed, "reason", { limit: maxRows }),
       repository.groupCount(failed, "ipAddress", { limit: TOP }),
       repository.groupCount(failed, "user", { limit: TOP }),
       repository.groupCount(
@@ -210,6 +210,7 @@ const TABLES: Record<ReportTemplate, TableBuilder> = {
         "Failed sign-ins by reason",
         ["Reason", "Failures"],
         reasons.map((row) => [row.key, row.count]),
+        totalOf(reasons),
       ),
       table(
         `Top ${TOP} failing IP addresses`,
@@ -233,7 +234,7 @@ const TABLES: Record<ReportTemplate, TableBuilder> = {
     const scope = queryOf(params, []);
     const roleChanges = { ...queryOf({ ...params, userIds: [] }, ["user.roles.*"]) };
     const [summary, events, total, roles] = await Promise.all([
-      repository.perUser(scope),
+      repository.perUser(scope, maxRows),
       repository.events(scope, maxRows, { byUser: true }),
       repository.count(scope),
       repository.events(roleChanges, maxRows, { subjectUserIds: params.userIds }),
@@ -243,8 +244,9 @@ const TABLES: Record<ReportTemplate, TableBuilder> = {
         "Activity by user",
         ["User", "Events", "First", "Last", "IP addresses"],
         summary.map((row) => [row.email, row.events, row.first, row.last, row.addresses]),
+        totalOf(summary),
       ),
-      table("Role changes", ["Time", "User", "Change", "By"], roles.map(roleChangeRow)),
+      table("Role changes", ["Time", "User", "Change", "By"], roles.map(roleChangeRow), totalOf(roles)),
       table(
         "Activity, by user in time order",
         ["Time", "User", "Event", "IP address", "Resource", "Error"],
@@ -267,21 +269,24 @@ const TABLES: Record<ReportTemplate, TableBuilder> = {
       repository.activityAfterSuspension(queryOf(params, []), maxRows),
     ]);
     return [
-      table("Role changes", ["Time", "User", "Change", "By"], roles.map(roleChangeRow)),
+      table("Role changes", ["Time", "User", "Change", "By"], roles.map(roleChangeRow), totalOf(roles)),
       table(
         "Provider configuration changes",
         ["Time", "Provider", "Event", "By", "Changes"],
         providers.map((row) => [row.timestamp, row.resourceLabel ?? row.provider, row.eventType, row.userEmail, changesOf(row)]),
+        totalOf(providers),
       ),
       table(
         "Suspensions, reactivations and deletions",
         ["Time", "User", "Event", "By"],
         lifecycle.map((row) => [row.timestamp, row.resourceLabel, row.eventType, row.userEmail]),
+        totalOf(lifecycle),
       ),
       table(
         "FLAGGED: activity after suspension",
         ["Time", "User", "Event", "IP address", "Suspended at"],
         afterSuspension.map((row) => [row.timestamp, row.userEmail, row.eventType, row.ipAddress, row.suspendedAt]),
+        totalOf(afterSuspension),
       ),
     ];
   },
@@ -290,7 +295,7 @@ const TABLES: Record<ReportTemplate, TableBuilder> = {
     const scope = queryOf(params);
     const groupBy = params.groupBy ?? "eventType";
     const [groups, events, total] = await Promise.all([
-      repository.groupCount(scope, groupBy, { byKey: groupBy === "day" }),
+      repository.groupCount(scope, groupBy, { byKey: groupBy === "day", limit: maxRows }),
       repository.events(scope, maxRows),
       repository.count(scope),
     ]);
@@ -299,6 +304,7 @@ const TABLES: Record<ReportTemplate, TableBuilder> = {
         `Events by ${groupBy}`,
         [groupBy, "Events"],
         groups.map((row) => [row.key, row.count]),
+        totalOf(groups),
       ),
       table(
         "Events",
@@ -309,6 +315,11 @@ const TABLES: Record<ReportTemplate, TableBuilder> = {
     ];
   },
 };
+
+/** The rows a limited query had before its limit (every row carries it; none: none). */
+function totalOf(rows: Array<{ total: number }>): number {
+  return rows[0]?.total ?? 0;
+}
 
 function table(title: string, columns: string[], rows: Cell[][], total = rows.length): ReportTable {
   const note = total > rows.length ? `Lists the first ${rows.length} of ${total} rows; the export of the same period has them all.` : null;

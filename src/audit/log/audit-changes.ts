@@ -8,11 +8,17 @@ export type Changes = Record<string, { old: unknown; new: unknown }>;
 export const REDACTED = "[REDACTED]";
 
 const SECRET_KEY = /pass(word)?|secret|token|api[_-]?key|credential|authorization|cookie|private[_-]?key|access[_-]?url/i;
-const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@:]+(:[^\s/@]*)?@/gi;
+// Credentials already masked (`***`, as a stream destination's URL is stored) are left as they are.
+const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)(?!\*\*\*(:\*\*\*)?@)[^\s/@:]+(:[^\s/@]*)?@/gi;
+/** A query parameter that carries a credential (`?token=`, `&api_key=`, `&sig=` …): its value is cut out. */
+export const SECRET_QUERY_PARAMETER =
+  /^(.*[_-])?(token|api[_-]?key|key|sig|signature|secret|pass(word)?|auth|authorization|credentials?|access[_-]?key|code)$/i;
+const URL_QUERY_CREDENTIALS =
+  /([?&](?:[a-z0-9_.-]*[_-])?(?:token|api[_-]?key|key|sig|signature|secret|pass(?:word)?|auth|authorization|credentials?|access[_-]?key|code)=)(?!\*\*\*(?:[&#\s"']|$))[^&#\s"']+/gi;
 
 export function redact(value: unknown, key?: string): unknown {
   if (key !== undefined && SECRET_KEY.test(key)) return value === null || value === undefined ? value : REDACTED;
-  if (typeof value === "string") return value.replace(URL_CREDENTIALS, `$1${REDACTED}@`);
+  if (typeof value === "string") return value.replace(URL_CREDENTIALS, `$1${REDACTED}@`).replace(URL_QUERY_CREDENTIALS, `$1${REDACTED}`);
   if (Array.isArray(value)) return value.map((item) => redact(item));
   if (value instanceof Date) return value.toISOString();
   if (value !== null && typeof value === "object") {

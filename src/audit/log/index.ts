@@ -4,7 +4,7 @@
 import "reflect-metadata";
 export { checkLink } from "./audit-chain-verify";
 export type { ChainBreak, ChainReport } from "./audit-chain-verify";
-export { REDACTED, diffChanges } from "./audit-changes";
+export { REDACTED, SECRET_QUERY_PARAMETER, diffChanges } from "./audit-changes";
 export type { Changes } from "./audit-changes";
 export { EXPORT_BATCH_FIELDS } from "./audit-export.sql";
 export type { ExportKey } from "./audit-export.sql";

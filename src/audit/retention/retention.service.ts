@@ -152,6 +152,11 @@ export class RetentionService {
             continue;
           }
           const counts = await this.repository.monthCounts(tableName, { from: month, before: monthEnd(month) });
+          if (counts.events === 0) {
+            // An empty month (a partition made ahead, a quiet month before the first boot) has nothing to archive.
+            outcome.kept.push({ month: label, reason: "holds no events: nothing to archive", until: null });
+            continue;
+          }
           if (counts.events !== counts.links) {
             outcome.kept.push({
               month: label,

@@ -4,7 +4,7 @@ import { diffChanges, type Changes } from "../log";
 import type { AuditService } from "../log";
 import { ConflictError, NotFoundError, ValidationErrors } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
-import { requiredText, saveUnique } from "../../platform/common/validation";
+import { checkNoControlCharacters, requiredText, saveUnique } from "../../platform/common/validation";
 import type { Actor } from "../../platform/security/actor";
 import { isUserRole, type UserRole } from "../../platform/security/actor";
 import type { SecretBox } from "../../platform/security/secret-box";
@@ -246,7 +246,7 @@ export class SsoProviderService {
     checkSlug(problems, slug);
     const issuer = (pick("issuer") ?? current?.issuer ?? "").trim().replace(/\/+$/, "");
     if (!issuer) problems.add("Issuer can't be blank");
-    else {
+    else if (checkNoControlCharacters(problems, "Issuer", issuer)) {
       try {
         await this.oidc.checkIssuer(issuer);
       } catch (error) {
@@ -258,6 +258,8 @@ export class SsoProviderService {
     if (!current && !clientSecret) problems.add("Client secret can't be blank");
     if (clientSecret !== undefined && (clientSecret.length === 0 || clientSecret.length > 1000))
       problems.add("Client secret must be 1-1000 characters");
+    checkNoControlCharacters(problems, "Client id", clientId);
+    checkNoControlCharacters(problems, "Client secret", clientSecret);
     const scopes = normalizeScopes(problems, pick("scopes") ?? current?.scopes);
     const claimMapping = normalizeClaimMapping(problems, pick("claimMapping") ?? current?.claimMapping);
     const roleMappings = normalizeRoleMappings(problems, pick("roleMappings") ?? current?.roleMappings);

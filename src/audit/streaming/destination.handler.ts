@@ -59,12 +59,13 @@ export class DestinationHandler implements ChainConsumerHandler<DestinationOutco
       limit: sender.turnSize,
       eventTypes: expandEventTypePatterns(destination.eventTypes),
     });
-    if (read.events.length === 0) return { position: read.through, attempts: [], destination };
+    // Only skipped events (or none): the position moves, the last success does not.
+    if (read.events.length === 0) return { position: read.through, delivered: false, attempts: [], destination };
     const result = await sender.send(read.events, deadline);
     const complete = result.delivered === read.events.length;
     // Stopped early (failure or deadline): the position moves to just before the first event not delivered.
     const position = complete ? read.through : (BigInt(read.events[result.delivered].seq!) - 1n).toString();
-    return { position, failure: result.failure, attempts: result.attempts, destination };
+    return { position, delivered: result.delivered > 0, failure: result.failure, attempts: result.attempts, destination };
   }
 
   async record(
@@ -122,7 +123,7 @@ export class DestinationHandler implements ChainConsumerHandler<DestinationOutco
     return {
       id: destination.id,
       kind: destination.kind,
-      url: destination.url,
+      url: destination.urlEncrypted ? this.secrets.open(destination.urlEncrypted) : destination.url,
       settings: destination.settings,
       secrets: JSON.parse(this.secrets.open(destination.secretsEncrypted)) as Record<string, string>,
       previousSecrets: overlapping

@@ -45,7 +45,7 @@ export async function sendTestEvent(guard: OutboundGuard, row: DestinationRow, t
     try {
       const answer = await guard.request({
         method: "POST",
-        url: row.url,
+        url: target.url,
         body,
         headers: webhookHeaders(secrets, testEvent.id, body),
       });

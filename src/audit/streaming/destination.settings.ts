@@ -1,6 +1,6 @@
 import { expandEventTypePattern } from "../log";
 import { ValidationErrors } from "../../platform/common/errors";
-import { optionalText, requiredText } from "../../platform/common/validation";
+import { checkNoControlCharacters, optionalText, requiredText } from "../../platform/common/validation";
 import type { OutboundGuard } from "../../platform/outbound/outbound.guard";
 import type { DestinationKind, DestinationRow } from "./stream.repository";
 
@@ -63,12 +63,15 @@ export async function validateDestination(
   const problems = new ValidationErrors();
   const platform = PLATFORM[kind];
   const name = requiredText(problems, "Name", input.name ?? current?.row.name, 100);
+  checkNoControlCharacters(problems, "Name", name);
   const description =
     input.description === undefined ? (current?.row.description ?? null) : optionalText(problems, "Description", input.description, 500);
+  checkNoControlCharacters(problems, "Description", description, { multiline: true });
   const url = (input.url ?? current?.row.url ?? "").trim();
   if (!url) problems.add("Url can't be blank");
   else if (url.length > MAX_URL) problems.add(`Url is too long (maximum is ${MAX_URL} characters)`);
-  else {
+  // The URL parser drops CR, LF and tabs silently: checked on the text as sent.
+  else if (checkNoControlCharacters(problems, "Url", url)) {
     const problem = platform.syslog ? await syslogUrlProblem(guard, url) : await guard.urlProblem(url);
     if (problem) problems.add(`Url ${problem}`);
   }
@@ -82,6 +85,8 @@ export async function validateDestination(
       problems.add(`Setting ${key} is not one ${kind} takes (${Object.keys(platform.settings).join(", ") || "none"})`);
     else if (value !== null && (typeof value !== "string" || value.length > MAX_SETTING))
       problems.add(`Setting ${key} must be text up to ${MAX_SETTING} characters`);
+    // A CA certificate is PEM: lines are its form.
+    else checkNoControlCharacters(problems, `Setting ${key}`, value, { multiline: key === "caCertificate" });
   }
   for (const [key, required] of Object.entries(platform.settings))
     if (required && !settings[key]) problems.add(`Setting ${key} is required for ${kind}`);
@@ -98,11 +103,13 @@ export async function validateDestination(
         problems.add(`Credential ${key} is not one ${kind} takes (${platform.credentials.join(", ") || "none"})`);
       else if (typeof value !== "string" || value.trim() === "" || value.length > 4096)
         problems.add(`Credential ${key} must be non-empty text`);
-      else credentials[key] = value;
+      else if (checkNoControlCharacters(problems, `Credential ${key}`, value)) credentials[key] = value;
     }
   }
   if (!current && kind !== "webhook") {
-    for (const key of platform.credentials) if (!credentials?.[key]) problems.add(`Credential ${key} is required for ${kind}`);
+    for (const key of platform.credentials)
+      if (!credentials?.[key] && !(input.credentials && key in input.credentials))
+        problems.add(`Credential ${key} is required for ${kind}`);
   } else if (current && credentials) {
     credentials = { ...current.credentials, ...credentials };
   }
@@ -127,13 +134,17 @@ async function syslogUrlProblem(guard: OutboundGuard, raw: string): Promise<stri
   }
 }
 
-/** What a configuration event compares; credentials appear by name only (diffChanges redacts their values). */
-export function auditedState(row: DestinationRow, credentials: Record<string, string>): Record<string, unknown> {
+/**
+ * What a configuration event compares; credentials appear by name only (diffChanges redacts their values).
+ * `url` is the masked URL; a change of the credentials inside it shows as `urlCredentials`, redacted.
+ */
+export function auditedState(row: DestinationRow, credentials: Record<string, string>, realUrl: string): Record<string, unknown> {
   return {
     kind: row.kind,
     name: row.name,
     description: row.description,
     url: row.url,
+    ...(realUrl !== row.url ? { urlCredentials: realUrl } : {}),
     eventTypes: row.eventTypes,
     enabled: row.enabled,
     settings: row.settings,

@@ -9,6 +9,7 @@ import type { SecretBox } from "../../platform/security/secret-box";
 import { newWebhookSecret } from "../delivery";
 import type { ConsumerRepository, ConsumerRow } from "../delivery";
 import { consumerIdOf, type DestinationHandler } from "./destination.handler";
+import { maskUrl } from "./destination-url";
 import { sendTestEvent, type TestResult } from "./destination.probe";
 import { auditedState, DESTINATION_KINDS, validateDestination, type DestinationInput } from "./destination.settings";
 import type { DeliveryRow, DestinationRepository, DestinationRow } from "./stream.repository";
@@ -27,7 +28,7 @@ export type DestinationHealth = {
   lastError: string | null;
 };
 
-export type DestinationView = Omit<DestinationRow, "secretsEncrypted" | "previousSecretsEncrypted"> & {
+export type DestinationView = Omit<DestinationRow, "secretsEncrypted" | "previousSecretsEncrypted" | "urlEncrypted"> & {
   /** Names of the credentials stored (their values are never returned). */
   credentialNames: string[];
   rotationOverlapUntil: Date | null;
@@ -86,7 +87,7 @@ export class StreamDestinationService {
           kind,
           name: checked.name,
           description: checked.description,
-          url: checked.url,
+          ...this.sealedUrl(checked.url),
           settings: checked.settings,
           secretsEncrypted: this.secrets.seal(JSON.stringify(credentials)),
           previousSecretsEncrypted: null,
@@ -102,7 +103,14 @@ export class StreamDestinationService {
       await this.audit.chainCommitted();
       await this.consumers.create(consumerIdOf(id), await this.audit.chainHeadSeq(), transaction);
       if (!row.enabled) await this.consumers.setPaused(consumerIdOf(id), true, transaction);
-      await this.record(transaction, actor, row, "stream.destination.created", "create", diffChanges({}, auditedState(row, credentials)));
+      await this.record(
+        transaction,
+        actor,
+        row,
+        "stream.destination.created",
+        "create",
+        diffChanges({}, auditedState(row, credentials, checked.url)),
+      );
     });
     return { destination: await this.get(id), secret };
   }
@@ -110,7 +118,13 @@ export class StreamDestinationService {
   async update(actor: Actor, id: string, input: DestinationInput): Promise<DestinationView> {
     const current = await this.find(id);
     if (input.kind && input.kind !== current.kind) throw new BadRequestError("kind cannot change; create a new destination");
-    const checked = await validateDestination(this.guard, current.kind, input, { row: current, credentials: this.credentialsOf(current) });
+    const currentUrl = this.urlOf(current);
+    // The masked URL sent back unchanged (an edit form shows it) keeps the credentials it hides.
+    const unchangedUrl = typeof input.url === "string" && input.url.trim() === current.url;
+    const checked = await validateDestination(this.guard, current.kind, unchangedUrl ? { ...input, url: currentUrl } : input, {
+      row: { ...current, url: currentUrl },
+      credentials: this.credentialsOf(current),
+    });
     await this.sequelize.transaction(async (transaction) => {
       await this.consumers.lock(consumerIdOf(id), transaction);
       const locked = (await this.destinations.get(id, transaction, true))!;
@@ -120,14 +134,17 @@ export class StreamDestinationService {
         ...locked,
         name: checked.name,
         description: checked.description,
-        url: checked.url,
+        ...this.sealedUrl(checked.url),
         settings: checked.settings,
         eventTypes: checked.eventTypes,
         enabled: checked.enabled,
         disabledReason: checked.enabled ? null : locked.disabledReason,
         secretsEncrypted: checked.credentials ? this.secrets.seal(JSON.stringify(credentials)) : locked.secretsEncrypted,
       };
-      const changes = diffChanges(auditedState(locked, credentialsBefore), auditedState(next, credentials));
+      const changes = diffChanges(
+        auditedState(locked, credentialsBefore, this.urlOf(locked)),
+        auditedState(next, credentials, checked.url),
+      );
       if (Object.keys(changes).length === 0) return;
       const saved = await this.destinations.update(next, transaction);
       if (locked.enabled !== saved.enabled) await this.consumers.setPaused(consumerIdOf(id), !saved.enabled, transaction);
@@ -150,7 +167,7 @@ export class StreamDestinationService {
         locked,
         "stream.destination.deleted",
         "delete",
-        diffChanges(auditedState(locked, this.credentialsOf(locked)), {}),
+        diffChanges(auditedState(locked, this.credentialsOf(locked), this.urlOf(locked)), {}),
       );
     });
     return view;
@@ -285,12 +302,36 @@ export class StreamDestinationService {
     return row;
   }
 
+  /**
+   * Seals the URL of every destination stored before URLs with credentials were sealed (once, at boot;
+   * a URL without credentials stays as it is). Answers how many were sealed.
+   */
+  async sealUrlCredentials(): Promise<number> {
+    let sealed = 0;
+    for (const { id, url } of await this.destinations.plaintextUrls()) {
+      const stored = this.sealedUrl(url);
+      if (stored.urlEncrypted && (await this.destinations.sealUrl(id, url, stored.url, stored.urlEncrypted))) sealed++;
+    }
+    return sealed;
+  }
+
+  /** What a URL is stored as: itself, or masked with the real one sealed beside it when it carries credentials. */
+  private sealedUrl(url: string): { url: string; urlEncrypted: string | null } {
+    const masked = maskUrl(url);
+    return masked === url ? { url, urlEncrypted: null } : { url: masked, urlEncrypted: this.secrets.seal(url) };
+  }
+
+  private urlOf(row: DestinationRow): string {
+    return row.urlEncrypted ? this.secrets.open(row.urlEncrypted) : row.url;
+  }
+
   private credentialsOf(row: DestinationRow): Record<string, string> {
     return JSON.parse(this.secrets.open(row.secretsEncrypted)) as Record<string, string>;
   }
 
   private view(row: DestinationRow, consumer: ConsumerRow | null, head: string): DestinationView {
-    const { secretsEncrypted, previousSecretsEncrypted, ...rest } = row;
+    // eslint-disable-next-line @typescript-eslint/no-unused-vars
+    const { secretsEncrypted, previousSecretsEncrypted, urlEncrypted, ...rest } = row;
     const overlap =
       previousSecretsEncrypted && row.previousSecretsExpireAt && row.previousSecretsExpireAt > new Date()
         ? row.previousSecretsExpireAt
@@ -335,7 +376,7 @@ export class StreamDestinationService {
   ): Promise<void> {
     await this.audit.record(transaction, {
       type,
-      user: { id: actor.userId, email: actor.email },
+      actor,
       action,
       resource: { type: "stream_destination", id: row.id, label: row.name },
       changes,

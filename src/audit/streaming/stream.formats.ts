@@ -112,6 +112,9 @@ export function elasticBulkLines(event: AuditEvent, index: string): string {
 export function datadogEntry(event: AuditEvent, settings: { service?: string; tags?: string; hostname?: string }): Record<string, unknown> {
   const tags = [`event_type:${event.eventType}`, `severity:${event.severity}`, settings.tags].filter(Boolean).join(",");
   return {
+    // Datadog dates an entry by its reserved `timestamp` attribute, else by arrival: a replayed or delayed
+    // event keeps the time it happened.
+    timestamp: event.timestamp.toISOString(),
     ddsource: VENDOR,
     service: settings.service ?? VENDOR,
     hostname: settings.hostname ?? VENDOR,

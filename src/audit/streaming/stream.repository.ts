@@ -8,7 +8,9 @@ export type DestinationRow = {
   kind: DestinationKind;
   name: string;
   description: string | null;
+  /** Masked when the URL carries credentials (destination-url.ts); the real one is then in urlEncrypted. */
   url: string;
+  urlEncrypted: string | null;
   settings: Record<string, unknown>;
   secretsEncrypted: string;
   previousSecretsEncrypted: string | null;
@@ -35,7 +37,7 @@ export type NewDelivery = {
 
 export type DeliveryRow = NewDelivery & { id: string; test: boolean };
 
-const DESTINATION_COLUMNS = `id, kind, name, description, url, settings, secrets_encrypted AS "secretsEncrypted",
+const DESTINATION_COLUMNS = `id, kind, name, description, url, url_encrypted AS "urlEncrypted", settings, secrets_encrypted AS "secretsEncrypted",
   previous_secrets_encrypted AS "previousSecretsEncrypted", previous_secrets_expire_at AS "previousSecretsExpireAt",
   event_types AS "eventTypes", enabled, disabled_reason AS "disabledReason", created_at AS "createdAt", updated_at AS "updatedAt"`;
 
@@ -44,6 +46,7 @@ const WRITTEN_COLUMNS = [
   "name",
   "description",
   "url",
+  "url_encrypted",
   "settings",
   "secrets_encrypted",
   "previous_secrets_encrypted",
@@ -58,6 +61,7 @@ function writtenValues(row: Omit<DestinationRow, "createdAt" | "updatedAt">): un
     row.name,
     row.description,
     row.url,
+    row.urlEncrypted,
     JSON.stringify(row.settings),
     row.secretsEncrypted,
     row.previousSecretsEncrypted,
@@ -129,6 +133,21 @@ export class DestinationRepository {
     return updated;
   }
 
+  /** Destinations whose URL is stored in plaintext (url_encrypted unset): sealUrlCredentials' candidates. */
+  plaintextUrls(): Promise<Array<{ id: string; url: string }>> {
+    return selectRows(this.sequelize, `SELECT id, url FROM audit_stream_destinations WHERE url_encrypted IS NULL`, []);
+  }
+
+  /** Seals one plaintext URL, unless it changed meanwhile (another process sealed it first). */
+  async sealUrl(id: string, plaintext: string, masked: string, sealed: string): Promise<boolean> {
+    const rows = await selectRows(
+      this.sequelize,
+      `UPDATE audit_stream_destinations SET url = $3, url_encrypted = $4 WHERE id = $1 AND url = $2 AND url_encrypted IS NULL RETURNING id`,
+      [id, plaintext, masked, sealed],
+    );
+    return rows.length === 1;
+  }
+
   async delete(id: string, transaction: Transaction): Promise<void> {
     await selectRows(this.sequelize, `DELETE FROM audit_stream_destinations WHERE id = $1 RETURNING id`, [id], transaction);
   }
@@ -160,12 +179,15 @@ export class DestinationRepository {
     );
   }
 
-  /** Newest first, keyset on the id. */
+  /**
+   * Newest first, keyset on the id. The order names the table's column: a bare `id` would be the
+   * output column, the id as text, and sort 9 before 13.
+   */
   deliveries(destinationId: string, limit: number, beforeId: string | null): Promise<DeliveryRow[]> {
     return selectRows<DeliveryRow>(
       this.sequelize,
-      `SELECT ${DELIVERY_COLUMNS} FROM audit_stream_deliveries
-        WHERE destination_id = $1 AND ($3::bigint IS NULL OR id < $3::bigint) ORDER BY id DESC LIMIT $2`,
+      `SELECT ${DELIVERY_COLUMNS} FROM audit_stream_deliveries d
+        WHERE d.destination_id = $1 AND ($3::bigint IS NULL OR d.id < $3::bigint) ORDER BY d.id DESC LIMIT $2`,
       [destinationId, limit, beforeId],
     );
   }

@@ -28,6 +28,27 @@ function checkStorable(problems: ValidationErrors, label: string, text: string, 
   if (text.includes("\u0000")) problems.add(`${label} must not contain NUL characters`);
 }
 
+/** C0 controls (CR, LF, tab, NUL …), DEL and C1 controls; with `multiline`, line feeds and tabs pass. */
+// eslint-disable-next-line no-control-regex -- control characters are what these look for
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+// eslint-disable-next-line no-control-regex -- likewise
+const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+
+/**
+ * Refuses control characters in a value that ends up in a protocol line (a URL, a header value, a token,
+ * an SMTP or syslog field): CR/LF there would split the line it is written into. Answers whether it passed.
+ */
+export function checkNoControlCharacters(
+  problems: ValidationErrors,
+  label: string,
+  value: unknown,
+  { multiline = false }: { multiline?: boolean } = {},
+): boolean {
+  if (typeof value !== "string" || !(multiline ? CONTROL_BUT_LINES : CONTROL).test(value)) return true;
+  problems.add(`${label} must not contain control characters (such as CR or LF)`);
+  return false;
+}
+
 export function checkColor(problems: ValidationErrors, label: string, value: string | null | undefined): void {
   if (value !== null && value !== undefined && !COLOR_PATTERN.test(value)) problems.add(`${label} must be a hex color like #1a2b3c`);
 }

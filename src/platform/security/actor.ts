@@ -51,6 +51,18 @@ export function sessionIdOf(actor: Actor | null): string | null {
   return actor && actor.credential.kind !== "api_key" ? actor.credential.sessionId : null;
 }
 
+/** How audit events name an API key in their session field (a key has no session; its id says which credential asked). */
+export const API_KEY_SESSION_PREFIX = "api_key:";
+
+/**
+ * What the audit events of an authenticated caller carry as `sessionId`: the session of a signed-in
+ * caller (console cookie, access token), `api_key:<key id>` for an API key. Never null for a caller.
+ */
+export function auditSessionOf(actor: Actor | null): string | null {
+  if (!actor) return null;
+  return actor.credential.kind === "api_key" ? `${API_KEY_SESSION_PREFIX}${actor.credential.id}` : actor.credential.sessionId;
+}
+
 export function canWrite(actor: Actor): boolean {
   return actor.scope === "read_write";
 }

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from "express";
 import { auditContextFor, runInAuditContext, setCurrentSessionId } from "../../platform/common/audit-context";
 import { DomainError, ForbiddenError, UnauthenticatedError } from "../../platform/common/errors";
-import { sessionIdOf, type Actor } from "../../platform/security/actor";
+import { auditSessionOf, type Actor } from "../../platform/security/actor";
 import { sendError } from "./respond";
 
 declare module "express-serve-static-core" {
@@ -111,7 +111,8 @@ export function authenticate(services: CredentialChecks, { required, cookie = fa
     try {
       // In the request's origin: presenting an expired session records its expiry, from this request.
       res.locals.actor = await resolveActor(services, credentials);
-      setCurrentSessionId(sessionIdOf(res.locals.actor));
+      // The credential that asked, on every event this request records: its session, or `api_key:<id>`.
+      setCurrentSessionId(auditSessionOf(res.locals.actor));
       if (res.locals.actor.credential.kind === "session" && isCrossSiteWrite(req)) {
         return sendError(req, res, new ForbiddenError("Cross-site request refused: the session cookie only works from this site"));
       }

@@ -11,7 +11,7 @@ import { RequestContext } from "../graphql/context";
 import type { CostControl } from "../graphql/cost-control";
 import { formatGraphQLError } from "../graphql/errors";
 import { MAX_TOKENS } from "../graphql/operation-limits";
-import type { Actor } from "../../platform/security/actor";
+import { auditSessionOf, type Actor } from "../../platform/security/actor";
 import type { Services } from "../../app/services";
 import { bearerToken, readCookie, resolveActor, SESSION_COOKIE } from "./authenticate";
 import { LiveSockets } from "./live-sockets";
@@ -157,6 +157,8 @@ export function attachGraphQLSocket(deps: GraphQLSocketDeps): { dispose(): Promi
         });
         if (refused) return [refused];
         const contextValue = new RequestContext(services, actor, origin.requestId!, logger);
+        // As over HTTP: the operation's events name the credential that asked.
+        origin.sessionId = auditSessionOf(actor);
         operationOrigins.set(contextValue, origin);
         return {
           schema,
