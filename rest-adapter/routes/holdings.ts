@@ -6,7 +6,8 @@ export const holdingRoutes: RestRoute[] = [
     method: "GET",
     path: "/holdings",
     operation: "listHoldings",
-    summary: "Investment holdings, every snapshot (reported by bank providers, or computed from a manual account's trades), newest date first",
+    summary:
+      "Investment holdings, every snapshot (reported by bank providers, or computed from a manual account's trades), newest date first",
     tag: "Holdings",
     resultPath: ["holdings"],
     status: 200,

@@ -2,7 +2,7 @@ import { Field, ID, InputType, Int, ObjectType } from "type-graphql";
 import { AccountType } from "../accounts";
 import { PaginationType } from "../../platform/common/page.type";
 import { CalendarDateScalar, DecimalScalar } from "../money";
-import { SecurityType } from "../investments/investment.type";
+import { SecurityType } from "../investments";
 
 @ObjectType("BankSyncSubject", { description: "What a sync syncs: always a bank connection here." })
 export class BankSyncSubjectType {

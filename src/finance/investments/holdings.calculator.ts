@@ -35,7 +35,10 @@ const SCALE = 4;
  * of a day is the newest price on or before it, or, without one, the newest trade price; value =
  * quantity × price rounded to 4 places.
  */
-export function computeHoldings(trades: readonly CalcTrade[], prices: readonly CalcPrice[]): { holdings: ComputedHolding[]; oversell: Oversell | null } {
+export function computeHoldings(
+  trades: readonly CalcTrade[],
+  prices: readonly CalcPrice[],
+): { holdings: ComputedHolding[]; oversell: Oversell | null } {
   if (trades.length === 0) return { holdings: [], oversell: null };
   const byDay = new Map<string, CalcTrade[]>();
   for (const trade of trades) {

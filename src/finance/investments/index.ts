@@ -3,3 +3,4 @@ import "reflect-metadata";
 export { InvestmentRepository } from "./investment.repository";
 export { TradeService } from "./trade.service";
 export { computeHoldings } from "./holdings.calculator";
+export { SecurityType } from "./investment.type";

@@ -65,7 +65,14 @@ export type TradeRow = {
 
 export type TradeFilter = { accountId?: string; accountIds?: string[]; startDate?: string; endDate?: string; securityId?: string };
 export type SecurityFilter = { id?: string; ticker?: string; exchangeOperatingMic?: string; kind?: string; offline?: boolean };
-export type PriceFilter = { id?: string; securityId?: string; currency?: string; startDate?: string; endDate?: string; provisional?: boolean };
+export type PriceFilter = {
+  id?: string;
+  securityId?: string;
+  currency?: string;
+  startDate?: string;
+  endDate?: string;
+  provisional?: boolean;
+};
 
 export type TradeValues = {
   securityId: string;
@@ -110,7 +117,12 @@ export class InvestmentRepository {
 
   // ---- securities and prices ---------------------------------------------------------------------------
 
-  async securitiesPage(familyId: string, filter: SecurityFilter, limit: number, offset: number): Promise<{ rows: SecurityRow[]; total: number }> {
+  async securitiesPage(
+    familyId: string,
+    filter: SecurityFilter,
+    limit: number,
+    offset: number,
+  ): Promise<{ rows: SecurityRow[]; total: number }> {
     const bind: unknown[] = [familyId];
     const conditions = [`s.id IN ${FAMILY_SECURITIES}`];
     if (filter.id) conditions.push(`s.id = ${bindParam(bind, filter.id)}`);
@@ -119,7 +131,11 @@ export class InvestmentRepository {
     if (filter.kind) conditions.push(`s.kind = ${bindParam(bind, filter.kind)}`);
     if (filter.offline !== undefined) conditions.push(`s.offline = ${bindParam(bind, filter.offline)}`);
     const where = conditions.join(" AND ");
-    const [{ total }] = await selectRows<{ total: string }>(this.sequelize, `SELECT count(*) AS total FROM securities s WHERE ${where}`, bind);
+    const [{ total }] = await selectRows<{ total: string }>(
+      this.sequelize,
+      `SELECT count(*) AS total FROM securities s WHERE ${where}`,
+      bind,
+    );
     const page = [...bind];
     const rows = await selectRows<SecurityRow>(
       this.sequelize,
@@ -131,7 +147,12 @@ export class InvestmentRepository {
     return { rows, total: Number(total) };
   }
 
-  async pricesPage(familyId: string, filter: PriceFilter, limit: number, offset: number): Promise<{ rows: SecurityPriceRow[]; total: number }> {
+  async pricesPage(
+    familyId: string,
+    filter: PriceFilter,
+    limit: number,
+    offset: number,
+  ): Promise<{ rows: SecurityPriceRow[]; total: number }> {
     const bind: unknown[] = [familyId];
     const conditions = [`p.security_id IN ${FAMILY_SECURITIES}`];
     if (filter.id) conditions.push(`p.id = ${bindParam(bind, filter.id)}`);
@@ -158,7 +179,12 @@ export class InvestmentRepository {
 
   /** Any security by id (a trade may name one the family has not held yet, as upstream's Security.find). */
   async securityById(id: string, transaction?: Transaction): Promise<SecurityRow | null> {
-    const [row] = await selectRows<SecurityRow>(this.sequelize, `SELECT ${SECURITY_COLUMNS} FROM securities s WHERE s.id = $1`, [id], transaction);
+    const [row] = await selectRows<SecurityRow>(
+      this.sequelize,
+      `SELECT ${SECURITY_COLUMNS} FROM securities s WHERE s.id = $1`,
+      [id],
+      transaction,
+    );
     return row ?? null;
   }
 
@@ -188,7 +214,10 @@ export class InvestmentRepository {
   }
 
   /** Records prices (one per security, day and currency; a later one replaces the day's). */
-  async upsertPrices(prices: Array<{ securityId: string; date: string; price: string; currency: string; provisional?: boolean }>, transaction?: Transaction): Promise<void> {
+  async upsertPrices(
+    prices: Array<{ securityId: string; date: string; price: string; currency: string; provisional?: boolean }>,
+    transaction?: Transaction,
+  ): Promise<void> {
     if (prices.length === 0) return;
     await this.sequelize.query(
       `INSERT INTO security_prices (id, security_id, date, price, currency, provisional)
@@ -309,7 +338,11 @@ export class InvestmentRepository {
   }
 
   /** The account's trades and the prices (in its currency) of the securities it traded, as the calculator reads them. */
-  async calculationInputs(accountId: string, currency: string, transaction: Transaction): Promise<{ trades: CalcTrade[]; prices: CalcPrice[] }> {
+  async calculationInputs(
+    accountId: string,
+    currency: string,
+    transaction: Transaction,
+  ): Promise<{ trades: CalcTrade[]; prices: CalcPrice[] }> {
     const trades = await selectRows<CalcTrade>(
       this.sequelize,
       `SELECT security_id AS "securityId", date::text AS date, qty::text AS qty, price::text AS price FROM trades
@@ -375,7 +408,10 @@ export class InvestmentRepository {
   }
 
   /** Manual investment accounts holding a security through trades (a price of it changed their holdings). */
-  async accountsTrading(securityIds: readonly string[], transaction: Transaction): Promise<Array<{ id: string; familyId: string; currency: string }>> {
+  async accountsTrading(
+    securityIds: readonly string[],
+    transaction: Transaction,
+  ): Promise<Array<{ id: string; familyId: string; currency: string }>> {
     return selectRows(
       this.sequelize,
       `SELECT DISTINCT a.id, a.family_id AS "familyId", a.currency FROM trades t JOIN accounts a ON a.id = t.account_id

@@ -1,7 +1,7 @@
 import { Field, ID, InputType, ObjectType } from "type-graphql";
 import { PaginationType } from "../../platform/common/page.type";
 import { CalendarDateScalar, DecimalScalar } from "../money";
-import { LedgerAccountRefType } from "../ledger/ledger.type";
+import { LedgerAccountRefType } from "../ledger";
 
 @ObjectType("Security", {
   description: "A security (stock, fund, coin), shared by every family; a family sees those its accounts hold or trade.",
@@ -88,11 +88,15 @@ export class TradeCategoryType {
   @Field() name!: string;
 }
 
-@ObjectType("Trade", { description: "A buy or sell of a security on an investment account: an entry moving the account's cash and its holding." })
+@ObjectType("Trade", {
+  description: "A buy or sell of a security on an investment account: an entry moving the account's cash and its holding.",
+})
 export class TradeType {
   @Field(() => ID) id!: string;
   @Field(() => CalendarDateScalar) date!: string;
-  @Field(() => DecimalScalar, { description: "The cash it moves, signed as a transaction's: qty × price + fee (positive is cash out: a buy)." })
+  @Field(() => DecimalScalar, {
+    description: "The cash it moves, signed as a transaction's: qty × price + fee (positive is cash out: a buy).",
+  })
   amount!: string;
   @Field() currency!: string;
   @Field() name!: string;

@@ -108,7 +108,8 @@ export class TradeService {
   // ---- reads -------------------------------------------------------------------------------------------
 
   async securities(actor: Actor, filter: SecurityFilter, page?: number | null, perPage?: number | null) {
-    if (filter.kind && !SECURITY_KINDS.includes(filter.kind)) throw new ValidationError([`kind must be one of: ${SECURITY_KINDS.join(", ")}`]);
+    if (filter.kind && !SECURITY_KINDS.includes(filter.kind))
+      throw new ValidationError([`kind must be one of: ${SECURITY_KINDS.join(", ")}`]);
     const request = clampPage(page, perPage, 25);
     const clean: SecurityFilter = {
       ticker: filter.ticker?.trim() || undefined,
@@ -188,7 +189,9 @@ export class TradeService {
     if (!(TRADE_TYPES as readonly string[]).includes(type))
       throw new ValidationError(["type must be 'buy', 'sell', 'dividend', 'deposit', 'withdrawal', or 'interest'"]);
     if (CASH_TYPES.includes(type))
-      throw new ValidationError([`type '${type}' is recorded as a transaction on the account here (POST /transactions); trades are buys and sells`]);
+      throw new ValidationError([
+        `type '${type}' is recorded as a transaction on the account here (POST /transactions); trades are buys and sells`,
+      ]);
     if (!input.date) throw new ValidationError(["date must be present"]);
     const problems = new ValidationErrors();
     const qty = this.positive(problems, "qty", input.qty);
@@ -384,7 +387,8 @@ export class TradeService {
     const [ticker, mic] = raw.split("|").map((part) => part.trim());
     if (!ticker || ticker.length > TICKER_MAX || !/^[\p{L}\p{N}.\-:^=/]+$/u.test(ticker))
       throw new ValidationError([`ticker must be 1 to ${TICKER_MAX} letters, digits or . - : ^ = /`]);
-    if (mic !== undefined && !/^[A-Za-z0-9]{4}$/.test(mic)) throw new ValidationError(["ticker's exchange must be a 4-character MIC (AAPL|XNAS)"]);
+    if (mic !== undefined && !/^[A-Za-z0-9]{4}$/.test(mic))
+      throw new ValidationError(["ticker's exchange must be a 4-character MIC (AAPL|XNAS)"]);
     return this.investments.securityForTicker(ticker, mic ? mic.toUpperCase() : null, currency, transaction);
   }
 
