@@ -240,3 +240,22 @@ test("sure-cli `securities list/show`, `security-prices list/show` and `holdings
   const [account] = await sql<{ balance: string }>(`SELECT balance FROM accounts WHERE id = $1`, [brokerage.id]);
   expect(account.balance).toBe((8334.5 + 1080.75 + 802).toFixed(4));
 });
+
+test("hostile trade values are 4xx, never 500: an overflowing quantity or price, a malformed ticker or MIC, a far date", async () => {
+  const base = { account_id: brokerage.id, date: day(-1), type: "buy", qty: "1", price: "1", ticker: "ZZZ" };
+  for (const trade of [
+    { ...base, qty: "1e30" },
+    { ...base, price: "99999999999999999999999" },
+    { ...base, fee: "-1" },
+    { ...base, ticker: "DROP TABLE" },
+    { ...base, ticker: "AAPL|NASDAQ" },
+    { ...base, ticker: "X".repeat(40) },
+    { ...base, date: "0000-01-01" },
+    { ...base, qty: "abc" },
+    { ...base, currency: "EUR" },
+    { ...base, security_id: "not-a-uuid", ticker: undefined },
+  ]) {
+    const response = await cli.post("/trades", { trade });
+    expect([JSON.stringify(trade), response.status >= 400 && response.status < 500]).toEqual([JSON.stringify(trade), true]);
+  }
+});
