@@ -1,12 +1,13 @@
 import type { RestRoute } from "./route";
 
-/** Investment holdings as the bank providers report them. */
+/** Investment holdings: as the bank providers report them, or as a manual account's trades make them. */
 export const holdingRoutes: RestRoute[] = [
   {
     method: "GET",
     path: "/holdings",
     operation: "listHoldings",
-    summary: "Investment holdings the bank providers reported, every snapshot, newest date first",
+    summary:
+      "Investment holdings, every snapshot (reported by bank providers, or computed from a manual account's trades), newest date first",
     tag: "Holdings",
     resultPath: ["holdings"],
     status: 200,

@@ -5,6 +5,7 @@ import { tagRoutes } from "./tags";
 import { usageRoutes } from "./usage";
 import { transferRoutes } from "./transfers";
 import { holdingRoutes } from "./holdings";
+import { investmentRoutes } from "./investments";
 import { ledgerRoutes } from "./ledger";
 import { bankingRoutes } from "./banking";
 import { authRoutes } from "./auth";
@@ -26,6 +27,7 @@ export const routes: RestRoute[] = [
   ...transferRoutes,
   ...ledgerRoutes,
   ...holdingRoutes,
+  ...investmentRoutes,
   ...bankingRoutes,
   ...authRoutes,
   ...merchantRoutes,

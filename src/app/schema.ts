@@ -17,6 +17,7 @@ import { ExchangeRateResolver } from "../finance/exchange-rates/exchange-rate.re
 import { TwoFactorResolver } from "../finance/auth/two-factor.resolver";
 import { MerchantResolver } from "../finance/merchants/merchant.resolver";
 import { AccountHistoryResolver, BalanceResolver, ValuationResolver } from "../finance/ledger/ledger.resolver";
+import { SecurityPriceResolver, SecurityResolver, TradeResolver } from "../finance/investments/investment.resolver";
 import { SsoResolver } from "../audit/sso/sso.resolver";
 import { StreamResolver } from "../audit/streaming/stream.resolver";
 import { BudgetResolver } from "../finance/planning/budget.resolver";
@@ -46,6 +47,9 @@ export const resolvers = [
   BankConnectionResolver,
   BankAccountResolver,
   HoldingResolver,
+  SecurityResolver,
+  SecurityPriceResolver,
+  TradeResolver,
   AuditResolver,
   AuditFacetResolver,
   AuditExportResolver,

@@ -85,6 +85,7 @@ import { LedgerRepository } from "../finance/ledger/ledger.repository";
 import { LedgerService } from "../finance/ledger/ledger.service";
 import { ValuationRepository } from "../finance/ledger/valuation.repository";
 import { ValuationService } from "../finance/ledger/valuation.service";
+import { InvestmentRepository, TradeService } from "../finance/investments";
 import { ExchangeRateRepository } from "../finance/exchange-rates/exchange-rate.repository";
 import { ExchangeRateService } from "../finance/exchange-rates/exchange-rate.service";
 import { DirectoryStore, S3Store } from "../audit/retention/archive-store";
@@ -104,6 +105,7 @@ function createRepositories(sequelize: Sequelize) {
     transactions: new TransactionRepository(sequelize),
     ledger: new LedgerRepository(sequelize),
     valuations: new ValuationRepository(sequelize),
+    investments: new InvestmentRepository(sequelize),
     budgets: new BudgetRepository(sequelize),
     exchangeRates: new ExchangeRateRepository(sequelize),
     rules: new RuleRepository(sequelize),
@@ -261,6 +263,7 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     ledger,
     balances: new BalanceService(repositories.ledger),
     valuations: new ValuationService(sequelize, repositories.valuations, repositories.accounts, ledger, audit),
+    trades: new TradeService(sequelize, repositories.investments, repositories.accounts, repositories.categories, ledger, audit),
     categories: new CategoryService(repositories.categories),
     merchants: new MerchantService(repositories.merchants),
     tags: new TagService(repositories.tags),

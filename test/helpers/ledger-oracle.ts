@@ -9,7 +9,7 @@ import type { TestApp } from "./test-app";
  *
  * For each day an account has a transaction or a valuation:
  * - manual account: the newest valuation on or before the day (0 before any), plus every later
- *   transaction's flow up to the day (a valuation day's own transactions are absorbed by it);
+ *   transaction's (or trade's) flow up to the day (a valuation day's own transactions are absorbed by it);
  * - bank-fed account (one with a current anchor): the next anchor on or after the day (current anchor
  *   or reconciliation, not the opening anchor), less the flows after the day up to that anchor; after
  *   the newest anchor, that anchor plus the flows since.
@@ -32,7 +32,7 @@ export const ORACLE_DAYS = `
   ),
   day AS (
     SELECT DISTINCT account_id, date FROM (
-      SELECT account_id, date FROM transactions UNION ALL SELECT account_id, date FROM valuations
+      SELECT account_id, date FROM transactions UNION ALL SELECT account_id, date FROM trades UNION ALL SELECT account_id, date FROM valuations
       UNION ALL SELECT h.account_id, h.date FROM holdings h JOIN accounts a ON a.id = h.account_id WHERE a.account_type IN ('investment', 'crypto')
     ) e
   ),
@@ -48,16 +48,16 @@ export const ORACLE_DAYS = `
            WHEN NOT reverse THEN
              coalesce((SELECT v.amount FROM valuations v WHERE v.account_id = look.id AND v.date = prev_valuation) - (CASE WHEN invested THEN coalesce((SELECT sum(h.value) FROM holdings h WHERE h.account_id = look.id
                 AND h.date = (SELECT max(h2.date) FROM holdings h2 WHERE h2.account_id = look.id AND h2.date <= prev_valuation)), 0) ELSE 0 END), 0)
-             + coalesce((SELECT sum(t.amount * sign) FROM transactions t
+             + coalesce((SELECT sum(t.amount * sign) FROM (SELECT account_id, date, amount FROM transactions UNION ALL SELECT account_id, date, amount FROM trades) t
                           WHERE t.account_id = look.id AND t.date > coalesce(prev_valuation, '-infinity'::date) AND t.date <= look.date), 0)
            WHEN next_anchor IS NOT NULL THEN
              (SELECT v.amount FROM valuations v WHERE v.account_id = look.id AND v.date = next_anchor) - (CASE WHEN invested THEN coalesce((SELECT sum(h.value) FROM holdings h WHERE h.account_id = look.id
                 AND h.date = (SELECT max(h2.date) FROM holdings h2 WHERE h2.account_id = look.id AND h2.date <= next_anchor)), 0) ELSE 0 END)
-             - coalesce((SELECT sum(t.amount * sign) FROM transactions t WHERE t.account_id = look.id AND t.date > look.date AND t.date <= next_anchor), 0)
+             - coalesce((SELECT sum(t.amount * sign) FROM (SELECT account_id, date, amount FROM transactions UNION ALL SELECT account_id, date, amount FROM trades) t WHERE t.account_id = look.id AND t.date > look.date AND t.date <= next_anchor), 0)
            ELSE
              (SELECT v.amount FROM valuations v WHERE v.account_id = look.id AND v.date = prev_anchor) - (CASE WHEN invested THEN coalesce((SELECT sum(h.value) FROM holdings h WHERE h.account_id = look.id
                 AND h.date = (SELECT max(h2.date) FROM holdings h2 WHERE h2.account_id = look.id AND h2.date <= prev_anchor)), 0) ELSE 0 END)
-             + coalesce((SELECT sum(t.amount * sign) FROM transactions t WHERE t.account_id = look.id AND t.date > prev_anchor AND t.date <= look.date), 0)
+             + coalesce((SELECT sum(t.amount * sign) FROM (SELECT account_id, date, amount FROM transactions UNION ALL SELECT account_id, date, amount FROM trades) t WHERE t.account_id = look.id AND t.date > prev_anchor AND t.date <= look.date), 0)
          END + (CASE WHEN invested THEN coalesce((SELECT sum(h.value) FROM holdings h WHERE h.account_id = look.id
                 AND h.date = (SELECT max(h2.date) FROM holdings h2 WHERE h2.account_id = look.id AND h2.date <= look.date)), 0) ELSE 0 END) AS balance
     FROM look`;

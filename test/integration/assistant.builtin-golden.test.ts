@@ -176,14 +176,22 @@ const spendCount = (where: string, when: string) => counted(EXPENSE, where, when
 /** The latest 1 March that has begun, as PostgreSQL reads it from today. */
 const MARCH_FIRST = `make_date(extract(year FROM ${TODAY})::int - CASE WHEN ${TODAY} < make_date(extract(year FROM ${TODAY})::int, 3, 1) THEN 1 ELSE 0 END, 3, 1)`;
 
+/** An investment account's holdings' value at the end of a day: its newest snapshot on or before it. */
+const holdingsAt = (day: string) =>
+  `coalesce((SELECT sum(h.value) FROM holdings h WHERE h.account_id = a.id
+                AND h.date = (SELECT max(h2.date) FROM holdings h2 WHERE h2.account_id = a.id AND h2.date <= ${day})), 0)`;
+
 /**
  * An account's balance at the end of a day, from its own data: its newest valuation on or before the
- * day (the opening anchor, or the house's and the car's newer values) moved by every transaction after
- * it up to the day (money out lowers an asset and raises what a liability owes).
+ * day (the opening anchor, or the house's and the car's newer values) moved by every transaction and
+ * trade after it up to the day (money out lowers an asset and raises what a liability owes), and an
+ * investment's by how its holdings' value moved since.
  */
 const balanceOn = (accountName: string | null, day: string) =>
   `SELECT sum(CASE WHEN a.classification = 'asset' THEN 1 ELSE -1 END * (v.amount + coalesce((SELECT sum(CASE WHEN a.classification = 'asset' THEN -t.amount ELSE t.amount END)
-            FROM transactions t WHERE t.account_id = a.id AND t.date > v.date AND t.date <= ${day}), 0))) AS value
+            FROM (SELECT account_id, date, amount FROM transactions UNION ALL SELECT account_id, date, amount FROM trades) t
+           WHERE t.account_id = a.id AND t.date > v.date AND t.date <= ${day}), 0)
+          + CASE WHEN a.account_type IN ('investment', 'crypto') THEN ${holdingsAt(day)} - ${holdingsAt("v.date")} ELSE 0 END)) AS value
      FROM accounts a
      JOIN LATERAL (SELECT v.date, v.amount FROM valuations v WHERE v.account_id = a.id AND v.date <= ${day} ORDER BY v.date DESC LIMIT 1) v ON true
     WHERE a.family_id = $1 ${accountName ? `AND a.name = '${accountName}'` : ""}`;

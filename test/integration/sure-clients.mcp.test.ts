@@ -159,3 +159,46 @@ test("create_transaction, update_transaction, delete_transaction as the MCP serv
   expect((await getAccounts()).find((account) => account.id === checking.id)!.balance_cents).toBe(checking.balance_cents);
   await expectMatchesOracle(app, family);
 });
+
+test("get_trades, get_trade, get_holdings on the demo brokerage: its 14 trades, and holdings, cash and balance equal SQL over its trades and prices", async () => {
+  const brokerage = byName("Brokerage");
+  const listed = await mcp.get(`/api/v1/trades?per_page=25&account_ids=${brokerage.id}`);
+  expect(listed.status).toBe(200);
+  expect(listed.body.trades).toHaveLength(14);
+  expect(listed.body.trades.every((trade: Json) => trade.account.id === brokerage.id)).toBe(true);
+  const [newest] = listed.body.trades;
+  expect((await mcp.get(`/api/v1/trades/${newest.id}`)).body).toEqual(newest);
+
+  const held = await sql<{ ticker: string; qty: string; cost: string }>(
+    `SELECT s.ticker, sum(t.qty)::numeric::text AS qty, sum(CASE WHEN t.qty > 0 THEN t.qty * t.price ELSE 0 END)::text AS cost
+       FROM trades t JOIN securities s ON s.id = t.security_id WHERE t.account_id = $1 GROUP BY s.ticker ORDER BY s.ticker`,
+    [brokerage.id],
+  );
+  expect(held.map((row) => [row.ticker, Number(row.qty)])).toEqual([
+    ["AAPL", 25],
+    ["BND", 130],
+    ["VTI", 65],
+  ]);
+  const newestDay = (await sql<{ date: string }>(`SELECT max(date)::text AS date FROM holdings WHERE account_id = $1`, [brokerage.id]))[0]
+    .date;
+  const holdings = await mcp.get(`/api/v1/holdings?per_page=25&account_id=${brokerage.id}&date=${newestDay}`);
+  expect(holdings.body.holdings.map((holding: Json) => [holding.security.ticker, Number(holding.qty), holding.cost_basis_source])).toEqual(
+    expect.arrayContaining([
+      ["AAPL", 25, "calculated"],
+      ["BND", 130, "calculated"],
+      ["VTI", 65, "calculated"],
+    ]),
+  );
+  const [figures] = await sql<{ cash: string; value: string }>(
+    `SELECT (SELECT v.amount FROM valuations v WHERE v.account_id = $1 AND v.kind = 'opening_anchor')
+              - (SELECT coalesce(sum(amount), 0) FROM trades WHERE account_id = $1)
+              - (SELECT coalesce(sum(amount), 0) FROM transactions WHERE account_id = $1) AS cash,
+            (SELECT sum(round(q.qty * (SELECT p.price FROM security_prices p WHERE p.security_id = q.security_id AND p.date <= CURRENT_DATE
+                                        ORDER BY p.date DESC LIMIT 1), 4))
+               FROM (SELECT security_id, sum(qty) AS qty FROM trades WHERE account_id = $1 GROUP BY security_id) q) AS value`,
+    [brokerage.id],
+  );
+  expect(brokerage.balance_cents).toBe(cents((Number(figures.cash) + Number(figures.value)).toFixed(4)));
+  const securities = await mcp.get("/api/v1/securities");
+  expect(securities.body.securities.map((security: Json) => security.ticker)).toEqual(["AAPL", "BND", "VTI"]);
+});

@@ -33,7 +33,7 @@ describe("the audit event catalogue", () => {
     expect(isAuditEventType("auth.login.hacked")).toBe(false);
   });
 
-  test("the service's own types: a removed or paused stream destination, a removed alert rule or channel, an alert limit that bites, a retention change, a deleted archive, a deleted valuation or exchange rate, a revoked API key, a recovery code used or a second factor reset and an unlocked account are warnings, a failing destination an error", () => {
+  test("the service's own types: a removed or paused stream destination, a removed alert rule or channel, an alert limit that bites, a retention change, a deleted archive, a deleted valuation, trade or exchange rate, a revoked API key, a recovery code used or a second factor reset and an unlocked account are warnings, a failing destination an error", () => {
     expect(
       Object.keys(SERVICE_EVENT_CATALOGUE)
         .filter((type) => defaultSeverity(type as never) === "warning")
@@ -51,6 +51,7 @@ describe("the audit event catalogue", () => {
       "exchange_rate.deleted",
       "stream.destination.deleted",
       "stream.destination.paused",
+      "trade.deleted",
       "user.unlocked",
       "valuation.deleted",
     ]);

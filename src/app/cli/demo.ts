@@ -182,8 +182,76 @@ export async function seedDemo(
   }
   const readWrite = await services.apiKeys.create(user.id, { scope: "read_write", name: "Demo read/write key" });
   const read = await services.apiKeys.create(user.id, { scope: "read", name: "Demo read-only key" });
-  if (fresh) await seedPlanning(services, await services.apiKeys.authenticate(readWrite.plaintext), today);
+  if (fresh) {
+    const actor = await services.apiKeys.authenticate(readWrite.plaintext);
+    await seedPlanning(services, actor, today);
+    await seedInvestments(sequelize, services, actor, today);
+  }
   return { email: user.email, api_key: readWrite.plaintext, read_api_key: read.plaintext, family_id: user.familyId, transactions: count };
+}
+
+/** The demo brokerage's securities: a start price 23 months ago and a monthly drift (in basis points), wobbling. */
+const SECURITIES = [
+  { ticker: "VTI|ARCX", start: 205.4, drift: 90, wobble: 4.5 },
+  { ticker: "AAPL|XNAS", start: 148.2, drift: 120, wobble: 7.1 },
+  { ticker: "BND|XNAS", start: 72.85, drift: 5, wobble: 0.9 },
+];
+
+/** The demo's trades: months ago, security (index), side, quantity. Every sell is covered. */
+const TRADES: Array<[number, number, "buy" | "sell", number]> = [
+  [22, 0, "buy", 40],
+  [22, 2, "buy", 100],
+  [20, 1, "buy", 25],
+  [17, 0, "buy", 15],
+  [15, 2, "buy", 60],
+  [13, 1, "buy", 10],
+  [12, 0, "sell", 10],
+  [10, 2, "sell", 40],
+  [8, 0, "buy", 12],
+  [6, 1, "sell", 15],
+  [5, 2, "buy", 30],
+  [3, 0, "buy", 8],
+  [2, 1, "buy", 5],
+  [1, 2, "sell", 20],
+];
+
+/**
+ * The demo brokerage tracked by hand (docs/investments.md): monthly closing prices of three securities
+ * for the last two years, then the trades, made through the service as a client makes them, so the
+ * holdings, cash and balances are the ones the API computes.
+ */
+async function seedInvestments(sequelize: Sequelize, services: Services, actor: Actor, today: Date): Promise<void> {
+  const monthDay = (monthsAgo: number, dayOfMonth: number) =>
+    isoDate(new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth() - monthsAgo, dayOfMonth)));
+  const priceOf = (index: number, monthsAgo: number) => {
+    const { start, drift, wobble } = SECURITIES[index];
+    const months = 23 - monthsAgo;
+    return (start * (1 + (drift / 10_000) * months) + wobble * Math.sin(months * 1.7 + index)).toFixed(2);
+  };
+  const { items } = await services.accounts.page(actor, 1, 100);
+  const brokerage = items.find((account) => account.name === "Brokerage")!;
+  const securityIds: string[] = [];
+  for (const [position, [monthsAgo, index, side, qty]] of TRADES.entries()) {
+    const trade = await services.trades.create(actor, {
+      accountId: brokerage.id,
+      date: monthDay(monthsAgo, 10),
+      type: side,
+      qty: String(qty),
+      price: priceOf(index, monthsAgo),
+      fee: position % 3 === 0 ? "4.95" : "0",
+      ticker: SECURITIES[index].ticker,
+    });
+    securityIds[index] = trade.securityId;
+  }
+  const prices = SECURITIES.flatMap((_security, index) =>
+    Array.from({ length: 24 }, (_unused, monthsAgo) => ({
+      securityId: securityIds[index],
+      date: monthDay(monthsAgo, 1),
+      price: priceOf(index, monthsAgo),
+      currency: "USD",
+    })),
+  );
+  await sequelize.transaction((transaction) => services.trades.recordPrices(prices, transaction));
 }
 
 /** Allocations of the demo budgets, by category name. */

@@ -92,6 +92,12 @@ export const SERVICE_EVENT_CATALOGUE = {
   "valuation.created": { severity: "info", meaning: "an account's value recorded on a day (a reconciliation), its balances recomputed" },
   "valuation.updated": { severity: "info", meaning: "a valuation's amount, date or notes changed, its account's balances recomputed" },
   "valuation.deleted": { severity: "warning", meaning: "a valuation removed, its account's balances recomputed" },
+  "trade.created": { severity: "info", meaning: "a buy or sell recorded on an investment account, its holdings and balances recomputed" },
+  "trade.updated": {
+    severity: "info",
+    meaning: "a trade's quantity, price, side, date or notes changed, its account's holdings and balances recomputed",
+  },
+  "trade.deleted": { severity: "warning", meaning: "a trade removed, its account's holdings and balances recomputed" },
   "budget.updated": {
     severity: "info",
     meaning: "a month's budget set (created on its first write) or one of its category allocations changed",

@@ -35,6 +35,8 @@ export type HoldingRow = {
   isin: string | null;
   figi: string | null;
   cusip: string | null;
+  /** provider (a bank sync's snapshot) or trades (computed from a manual account's trades). */
+  source: "provider" | "trades";
 };
 
 export type HoldingFilter = {
@@ -48,7 +50,7 @@ export type HoldingFilter = {
 };
 
 const HOLDING_COLUMNS = `h.id, h.security_id AS "securityId", h.account_id AS "accountId", h.date::text AS date, h.quantity, h.price,
-  h.value, h.cost_basis AS "costBasis", h.currency, s.ticker, s.name, s.isin, s.figi, s.cusip`;
+  h.value, h.cost_basis AS "costBasis", h.currency, s.ticker, s.name, s.isin, s.figi, s.cusip, h.source`;
 
 export type BalanceRow = { accountId: string; date: string; balance: string; availableBalance: string | null; currency: string };
 

@@ -48,11 +48,13 @@ function toHolding(row: HoldingRow): HoldingType {
   return { ...row, security: { id: row.securityId, ticker: row.ticker, name: row.name, isin: row.isin, figi: row.figi, cusip: row.cusip } };
 }
 
-/** Holdings as bank providers reported them, with what upstream's API derives from them. */
+/** Holdings as bank providers reported them or trades made them, with what upstream's API derives from them. */
 @Resolver(() => HoldingType)
 export class HoldingResolver {
   @Authorized()
-  @Query(() => HoldingPageType, { description: "Every holding snapshot the bank providers reported, newest date first." })
+  @Query(() => HoldingPageType, {
+    description: "Every holding snapshot: those the bank providers reported and those a manual account's trades make, newest date first.",
+  })
   async holdings(
     @Ctx() { services }: RequestContext,
     @CurrentActor() actor: Actor,
@@ -91,8 +93,12 @@ export class HoldingResolver {
     return formatMoney(new Decimal(holding.costBasis).dividedBy(holding.quantity).toFixed(), holding.currency);
   }
 
-  @FieldResolver(() => String, { nullable: true, description: "provider when the provider reported a cost basis, else null." })
+  @FieldResolver(() => String, {
+    nullable: true,
+    description: "calculated for holdings computed from trades; provider when the provider reported a cost basis; else null.",
+  })
   costBasisSource(@Root() holding: HoldingType): string | null {
+    if (holding.source === "trades") return "calculated";
     return holding.costBasis === null ? null : "provider";
   }
 }

@@ -2,6 +2,7 @@ import { Field, ID, InputType, Int, ObjectType } from "type-graphql";
 import { AccountType } from "../accounts";
 import { PaginationType } from "../../platform/common/page.type";
 import { CalendarDateScalar, DecimalScalar } from "../money";
+import { SecurityType } from "../investments";
 
 @ObjectType("BankSyncSubject", { description: "What a sync syncs: always a bank connection here." })
 export class BankSyncSubjectType {
@@ -62,15 +63,8 @@ export class BankSyncAllType {
   syncs!: BankSyncRunType[];
 }
 
-@ObjectType("Security")
-export class SecurityType {
-  @Field(() => ID) id!: string;
-  @Field(() => String, { nullable: true }) ticker!: string | null;
-  @Field(() => String, { nullable: true }) name!: string | null;
-  @Field(() => String, { nullable: true }) isin!: string | null;
-  @Field(() => String, { nullable: true }) figi!: string | null;
-  @Field(() => String, { nullable: true }) cusip!: string | null;
-}
+/** A holding's security is the investments feature's (one GraphQL type `Security`). */
+export { SecurityType };
 
 @ObjectType("Holding")
 export class HoldingType {
@@ -83,6 +77,7 @@ export class HoldingType {
   @Field(() => DecimalScalar, { nullable: true }) costBasis!: string | null;
   @Field() currency!: string;
   @Field(() => CalendarDateScalar) date!: string;
+  @Field({ description: "provider (a bank provider's snapshot) or trades (computed from the account's trades)." }) source!: string;
 }
 
 @ObjectType("HoldingPage")

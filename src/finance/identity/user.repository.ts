@@ -50,7 +50,7 @@ const USER_CONTENT_TABLES = [
 
 /**
  * A family's financial data, children before parents so the order is valid without relying on
- * cascades: transfers and tag links, transactions, then what hangs off accounts and bank connections,
+ * cascades: transfers and tag links, transactions and trades, then what hangs off accounts and bank connections,
  * then the family's own lists. Securities are shared reference data and stay.
  */
 const FAMILY_DATA_STATEMENTS: ReadonlyArray<{ table: string; sql: string }> = [
@@ -60,6 +60,7 @@ const FAMILY_DATA_STATEMENTS: ReadonlyArray<{ table: string; sql: string }> = [
     sql: "DELETE FROM transaction_tags WHERE transaction_id IN (SELECT id FROM transactions WHERE family_id = $1)",
   },
   { table: "transactions", sql: "DELETE FROM transactions WHERE family_id = $1" },
+  { table: "trades", sql: "DELETE FROM trades WHERE family_id = $1" },
   { table: "holdings", sql: "DELETE FROM holdings WHERE family_id = $1" },
   { table: "account_balances", sql: "DELETE FROM account_balances WHERE account_id IN (SELECT id FROM accounts WHERE family_id = $1)" },
   { table: "bank_sync_runs", sql: "DELETE FROM bank_sync_runs WHERE family_id = $1" },

@@ -1,3 +1,4 @@
 /** What other features use of the ledger: the one entry into it (docs/architecture.md, feature entry files). */
 export { cashPart } from "./balance.figures";
 export type { LedgerService } from "./ledger.service";
+export { LedgerAccountRefType } from "./ledger.type";

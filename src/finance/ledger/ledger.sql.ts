@@ -21,21 +21,25 @@ const list = (types: readonly string[]) => types.map((type) => `'${type}'`).join
 
 /**
  * The seam for holdings: the market value of an account's ($1) holdings on each day it is known.
- * Today the provider's snapshots (`holdings`, one per sync day) feed it; a trades feature that values
- * holdings day by day feeds the same rows, then tells the ledger from which day they changed
- * (LedgerService.holdingsChanged). A day row holds the newest value on or before its day.
+ * The provider's snapshots (`holdings`, source `provider`, one per sync day) feed it, and so do the
+ * holdings computed from a manual account's trades (source `trades`, a whole snapshot on each day a
+ * quantity or a price changes; src/finance/investments), whose writer tells the ledger from which day
+ * they changed (LedgerService.holdingsChanged). A day row holds the newest value on or before its day.
  */
 export const HOLDINGS_BY_DAY = `SELECT date, sum(value) AS value FROM holdings WHERE account_id = $1 GROUP BY date`;
 
 /**
- * What the account's day rows must hold on the days `days` selects, from the sources: transactions,
- * valuations, holdings (an investment's only). `days` is a condition on `date`.
+ * What the account's day rows must hold on the days `days` selects, from the sources: transactions and
+ * trades (a trade's amount is the cash it moves, signed as a transaction's), valuations, holdings (an
+ * investment's only). `days` is a condition on `date`.
  */
 const sourceDays = (days: string) => `
   account AS (SELECT family_id, account_type IN (${list(INVESTED_ACCOUNT_TYPES)}) AS invested FROM accounts WHERE id = $1),
   entries AS (
     SELECT date, sum(greatest(-amount, 0)) AS inflows, sum(greatest(amount, 0)) AS outflows, count(*)::int AS entries
-      FROM transactions WHERE account_id = $1 AND ${days} GROUP BY date
+      FROM (SELECT date, amount FROM transactions WHERE account_id = $1 AND ${days}
+            UNION ALL SELECT date, amount FROM trades WHERE account_id = $1 AND ${days}) flows
+     GROUP BY date
   ),
   marks AS (SELECT date, amount, kind FROM valuations WHERE account_id = $1 AND ${days}),
   reports AS MATERIALIZED (SELECT r.date, r.value FROM (${HOLDINGS_BY_DAY}) r WHERE (SELECT invested FROM account)),

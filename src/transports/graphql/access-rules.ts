@@ -72,6 +72,14 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     // HoldingResolver
     holding: "read",
     holdings: "read",
+    // SecurityResolver
+    securities: "read",
+    security: "read",
+    securityPrice: "read",
+    securityPrices: "read",
+    // TradeResolver
+    trade: "read",
+    trades: "read",
     // HouseholdResolver
     familySettings: "read",
     rejectedTransfer: "read",
@@ -217,6 +225,10 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     // ExchangeRateResolver
     deleteExchangeRate: "write",
     setExchangeRate: "write",
+    // TradeResolver
+    createTrade: "write",
+    deleteTrade: "write",
+    updateTrade: "write",
     // ValuationResolver
     createValuation: "write",
     deleteValuation: "write",

@@ -20,6 +20,7 @@ import * as mobileSignIn from "./0018-mobile-sign-in";
 import * as planning from "./0019-planning";
 import * as apiKeyExpiry from "./0020-api-key-expiry";
 import * as exchangeRates from "./0021-exchange-rates";
+import * as investments from "./0022-investments";
 
 export type Migration = { name: string; up: (context: MigrationContext) => Promise<void> };
 
@@ -46,4 +47,5 @@ export const migrations: Migration[] = [
   { name: "0019-planning", up: planning.up },
   { name: "0020-api-key-expiry", up: apiKeyExpiry.up },
   { name: "0021-exchange-rates", up: exchangeRates.up },
+  { name: "0022-investments", up: investments.up },
 ];

@@ -1,0 +1,6 @@
+/** What other features use of investments: the one entry into it (docs/architecture.md, feature entry files). */
+import "reflect-metadata";
+export { InvestmentRepository } from "./investment.repository";
+export { TradeService } from "./trade.service";
+export { computeHoldings } from "./holdings.calculator";
+export { SecurityType } from "./investment.type";

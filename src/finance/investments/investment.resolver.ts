@@ -1,0 +1,157 @@
+import { Arg, Authorized, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from "type-graphql";
+import type { RequestContext } from "../../transports/graphql/context";
+import { formatMoney } from "../money";
+import type { SecurityPriceRow, SecurityRow, TradeRow } from "./investment.repository";
+import {
+  SecurityFilterInput,
+  SecurityPageType,
+  SecurityPriceFilterInput,
+  SecurityPricePageType,
+  SecurityPriceType,
+  SecurityType,
+  TradeFilterInput,
+  TradeInput,
+  TradePageType,
+  TradeType,
+} from "./investment.type";
+
+function toSecurity(row: SecurityRow): SecurityType {
+  return row;
+}
+
+function toPrice(row: SecurityPriceRow): SecurityPriceType {
+  const { securityId, ticker, name, exchangeOperatingMic, ...rest } = row;
+  return { ...rest, security: { id: securityId, ticker, name, exchangeOperatingMic } };
+}
+
+function toTrade(row: TradeRow): TradeType {
+  return {
+    id: row.id,
+    date: row.date,
+    amount: row.amount,
+    currency: row.currency,
+    name: row.name,
+    notes: row.notes,
+    qty: row.qty,
+    price: row.price,
+    fee: row.fee,
+    investmentActivityLabel: row.investmentActivityLabel,
+    account: { id: row.accountId, name: row.accountName, accountType: row.accountType },
+    security: { id: row.securityId, ticker: row.ticker, name: row.securityName, exchangeOperatingMic: null },
+    category: row.categoryId && row.categoryName ? { id: row.categoryId, name: row.categoryName } : null,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+
+/** Securities and their prices, as the family sees them (those it holds or trades). */
+@Resolver(() => SecurityType)
+export class SecurityResolver {
+  @Authorized()
+  @Query(() => SecurityPageType, { description: "Securities the family's accounts hold or trade, by ticker." })
+  async securities(
+    @Ctx() { services, actor }: RequestContext,
+    @Arg("filter", () => SecurityFilterInput, { nullable: true }) filter?: SecurityFilterInput,
+    @Arg("page", () => Int, { nullable: true }) page?: number,
+    @Arg("perPage", () => Int, { nullable: true, description: "Default 25, at most 100." }) perPage?: number,
+  ): Promise<SecurityPageType> {
+    const { items, pagination } = await services.trades.securities(actor!, filter ?? {}, page, perPage);
+    return { items: items.map(toSecurity), pagination };
+  }
+
+  @Authorized()
+  @Query(() => SecurityType)
+  async security(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string): Promise<SecurityType> {
+    return toSecurity(await services.trades.security(actor!, id));
+  }
+
+  @Authorized()
+  @Query(() => SecurityPricePageType, { description: "Prices of the securities the family holds or trades, newest day first." })
+  async securityPrices(
+    @Ctx() { services, actor }: RequestContext,
+    @Arg("filter", () => SecurityPriceFilterInput, { nullable: true }) filter?: SecurityPriceFilterInput,
+    @Arg("page", () => Int, { nullable: true }) page?: number,
+    @Arg("perPage", () => Int, { nullable: true, description: "Default 25, at most 100." }) perPage?: number,
+  ): Promise<SecurityPricePageType> {
+    const { items, pagination } = await services.trades.prices(actor!, filter ?? {}, page, perPage);
+    return { items: items.map(toPrice), pagination };
+  }
+
+  @Authorized()
+  @Query(() => SecurityPriceType)
+  async securityPrice(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string): Promise<SecurityPriceType> {
+    return toPrice(await services.trades.price(actor!, id));
+  }
+}
+
+@Resolver(() => SecurityPriceType)
+export class SecurityPriceResolver {
+  @FieldResolver(() => String, { description: 'The price formatted in its currency ("$150.25").' })
+  formattedPrice(@Root() price: SecurityPriceType): string {
+    return formatMoney(price.price, price.currency);
+  }
+
+  @FieldResolver(() => String, { description: 'The price with four decimals ("150.2500"), as upstream\'s price_amount.' })
+  priceAmount(@Root() price: SecurityPriceType): string {
+    return Number.isNaN(Number(price.price)) ? price.price : fixed4(price.price);
+  }
+}
+
+function fixed4(value: string): string {
+  const [whole, fraction = ""] = value.split(".");
+  return `${whole}.${(fraction + "0000").slice(0, 4)}`;
+}
+
+/** Trades on the family's investment accounts (docs/investments.md). */
+@Resolver(() => TradeType)
+export class TradeResolver {
+  @Authorized()
+  @Query(() => TradePageType, { description: "The family's trades, newest first." })
+  async trades(
+    @Ctx() { services, actor }: RequestContext,
+    @Arg("filter", () => TradeFilterInput, { nullable: true }) filter?: TradeFilterInput,
+    @Arg("page", () => Int, { nullable: true }) page?: number,
+    @Arg("perPage", () => Int, { nullable: true, description: "Default 25, at most 100." }) perPage?: number,
+  ): Promise<TradePageType> {
+    const { items, pagination } = await services.trades.trades(actor!, filter ?? {}, page, perPage);
+    return { items: items.map(toTrade), pagination };
+  }
+
+  @Authorized()
+  @Query(() => TradeType)
+  async trade(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string): Promise<TradeType> {
+    return toTrade(await services.trades.trade(actor!, id));
+  }
+
+  @Authorized()
+  @Mutation(() => TradeType, { description: "Records a buy or a sell; the account's cash, holdings and balances follow at once." })
+  async createTrade(@Ctx() { services, actor }: RequestContext, @Arg("input", () => TradeInput) input: TradeInput): Promise<TradeType> {
+    return toTrade(await services.trades.create(actor!, input));
+  }
+
+  @Authorized()
+  @Mutation(() => TradeType)
+  async updateTrade(
+    @Ctx() { services, actor }: RequestContext,
+    @Arg("id", () => ID) id: string,
+    @Arg("input", () => TradeInput) input: TradeInput,
+  ): Promise<TradeType> {
+    return toTrade(await services.trades.update(actor!, id, input));
+  }
+
+  @Authorized()
+  @Mutation(() => TradeType, { description: "Removes a trade; returns it." })
+  async deleteTrade(@Ctx() { services, actor }: RequestContext, @Arg("id", () => ID) id: string): Promise<TradeType> {
+    return toTrade(await services.trades.delete(actor!, id));
+  }
+
+  @FieldResolver(() => String, { description: 'The amount formatted in its currency ("$1,500.00").' })
+  formattedAmount(@Root() trade: TradeType): string {
+    return formatMoney(trade.amount, trade.currency);
+  }
+
+  @FieldResolver(() => String, { description: 'The price formatted in its currency ("$150.00").' })
+  formattedPrice(@Root() trade: TradeType): string {
+    return formatMoney(trade.price, trade.currency);
+  }
+}

@@ -1,0 +1,151 @@
+import { Field, ID, InputType, ObjectType } from "type-graphql";
+import { PaginationType } from "../../platform/common/page.type";
+import { CalendarDateScalar, DecimalScalar } from "../money";
+import { LedgerAccountRefType } from "../ledger";
+
+@ObjectType("Security", {
+  description: "A security (stock, fund, coin), shared by every family; a family sees those its accounts hold or trade.",
+})
+export class SecurityType {
+  @Field(() => ID) id!: string;
+  @Field(() => String, { nullable: true }) ticker!: string | null;
+  @Field(() => String, { nullable: true }) name!: string | null;
+  @Field(() => String, { nullable: true }) isin?: string | null;
+  @Field(() => String, { nullable: true }) figi?: string | null;
+  @Field(() => String, { nullable: true }) cusip?: string | null;
+  @Field(() => String, { nullable: true, description: "standard or cash (null where only a holding's reference was read)." })
+  kind?: string | null;
+  @Field(() => String, { nullable: true }) countryCode?: string | null;
+  @Field(() => String, { nullable: true }) exchangeMic?: string | null;
+  @Field(() => String, { nullable: true }) exchangeAcronym?: string | null;
+  @Field(() => String, { nullable: true }) exchangeOperatingMic?: string | null;
+  @Field(() => String, { nullable: true }) exchangeName?: string | null;
+  @Field(() => Boolean, {
+    nullable: true,
+    description: "True when no price provider quotes it; prices here come from the API, providers' holdings or imports.",
+  })
+  offline?: boolean | null;
+  @Field(() => String, { nullable: true }) offlineReason?: string | null;
+  @Field(() => String, { nullable: true }) websiteUrl?: string | null;
+  @Field(() => String, { nullable: true }) logoUrl?: string | null;
+  @Field(() => CalendarDateScalar, { nullable: true }) firstProviderPriceOn?: string | null;
+  @Field(() => Date, { nullable: true }) createdAt?: Date | null;
+  @Field(() => Date, { nullable: true }) updatedAt?: Date | null;
+}
+
+@ObjectType("SecurityPage")
+export class SecurityPageType {
+  @Field(() => [SecurityType]) items!: SecurityType[];
+  @Field(() => PaginationType) pagination!: PaginationType;
+}
+
+@InputType("SecurityFilter")
+export class SecurityFilterInput {
+  @Field(() => String, { nullable: true, description: "Case-insensitive." }) ticker?: string;
+  @Field(() => String, { nullable: true }) exchangeOperatingMic?: string;
+  @Field(() => String, { nullable: true, description: "standard or cash." }) kind?: string;
+  @Field(() => Boolean, { nullable: true }) offline?: boolean;
+}
+
+@ObjectType("SecurityRef", { description: "The security a price, trade or holding is of.", simpleResolvers: true })
+export class SecurityRefType {
+  @Field(() => ID) id!: string;
+  @Field(() => String, { nullable: true }) ticker!: string | null;
+  @Field(() => String, { nullable: true }) name!: string | null;
+  @Field(() => String, { nullable: true }) exchangeOperatingMic!: string | null;
+}
+
+@ObjectType("SecurityPrice", { description: "A security's price on a day, in a currency." })
+export class SecurityPriceType {
+  @Field(() => ID) id!: string;
+  @Field(() => CalendarDateScalar) date!: string;
+  @Field(() => DecimalScalar) price!: string;
+  @Field() currency!: string;
+  @Field() provisional!: boolean;
+  @Field(() => SecurityRefType) security!: SecurityRefType;
+  @Field() createdAt!: Date;
+  @Field() updatedAt!: Date;
+}
+
+@ObjectType("SecurityPricePage")
+export class SecurityPricePageType {
+  @Field(() => [SecurityPriceType]) items!: SecurityPriceType[];
+  @Field(() => PaginationType) pagination!: PaginationType;
+}
+
+@InputType("SecurityPriceFilter")
+export class SecurityPriceFilterInput {
+  @Field(() => String, { nullable: true }) securityId?: string;
+  @Field(() => String, { nullable: true }) currency?: string;
+  @Field(() => CalendarDateScalar, { nullable: true, description: "Inclusive." }) startDate?: string;
+  @Field(() => CalendarDateScalar, { nullable: true, description: "Inclusive." }) endDate?: string;
+  @Field(() => Boolean, { nullable: true }) provisional?: boolean;
+}
+
+@ObjectType("TradeCategory", { simpleResolvers: true })
+export class TradeCategoryType {
+  @Field(() => ID) id!: string;
+  @Field() name!: string;
+}
+
+@ObjectType("Trade", {
+  description: "A buy or sell of a security on an investment account: an entry moving the account's cash and its holding.",
+})
+export class TradeType {
+  @Field(() => ID) id!: string;
+  @Field(() => CalendarDateScalar) date!: string;
+  @Field(() => DecimalScalar, {
+    description: "The cash it moves, signed as a transaction's: qty × price + fee (positive is cash out: a buy).",
+  })
+  amount!: string;
+  @Field() currency!: string;
+  @Field() name!: string;
+  @Field(() => String, { nullable: true }) notes!: string | null;
+  @Field(() => DecimalScalar, { description: "Signed: negative sells." }) qty!: string;
+  @Field(() => DecimalScalar, { description: "Price per unit." }) price!: string;
+  @Field(() => DecimalScalar) fee!: string;
+  @Field(() => String, { nullable: true }) investmentActivityLabel!: string | null;
+  @Field(() => LedgerAccountRefType) account!: LedgerAccountRefType;
+  @Field(() => SecurityRefType) security!: SecurityRefType;
+  @Field(() => TradeCategoryType, { nullable: true }) category!: TradeCategoryType | null;
+  @Field() createdAt!: Date;
+  @Field() updatedAt!: Date;
+}
+
+@ObjectType("TradePage")
+export class TradePageType {
+  @Field(() => [TradeType]) items!: TradeType[];
+  @Field(() => PaginationType) pagination!: PaginationType;
+}
+
+@InputType("TradeFilter")
+export class TradeFilterInput {
+  @Field(() => String, { nullable: true }) accountId?: string;
+  @Field(() => [String], { nullable: true, description: "Trades of any of these accounts (and of accountId, when both are given)." })
+  accountIds?: string[];
+  @Field(() => CalendarDateScalar, { nullable: true, description: "Inclusive." }) startDate?: string;
+  @Field(() => CalendarDateScalar, { nullable: true, description: "Inclusive." }) endDate?: string;
+}
+
+@InputType("TradeInput", { description: "On update, fields left out are unchanged; qty, price and type re-derive the amount and name." })
+export class TradeInput {
+  @Field(() => String, { nullable: true, description: "Create only." }) accountId?: string | null;
+  @Field(() => CalendarDateScalar, { nullable: true }) date?: string | null;
+  @Field(() => String, { nullable: true, description: "buy or sell (dividend, deposit, withdrawal, interest: see docs/investments.md)." })
+  type?: string | null;
+  @Field(() => String, { nullable: true, description: "Update only: inflow sells, outflow buys (as type)." }) nature?: string | null;
+  @Field(() => DecimalScalar, { nullable: true, description: "Units, positive." }) qty?: string | null;
+  @Field(() => DecimalScalar, { nullable: true, description: "Price per unit, positive." }) price?: string | null;
+  @Field(() => DecimalScalar, { nullable: true, description: "Create only; default 0." }) fee?: string | null;
+  @Field(() => DecimalScalar, { nullable: true, description: "Update only: the cash moved, as stored." }) amount?: string | null;
+  @Field(() => String, { nullable: true, description: "The account's currency (the default)." }) currency?: string | null;
+  @Field(() => String, { nullable: true, description: "Create only: an existing security." }) securityId?: string | null;
+  @Field(() => String, { nullable: true, description: 'Create only: "AAPL" or "AAPL|XNAS"; found or created.' }) ticker?: string | null;
+  @Field(() => String, { nullable: true, description: "Create only: a ticker no provider prices." }) manualTicker?: string | null;
+  @Field(() => String, { nullable: true }) investmentActivityLabel?: string | null;
+  @Field(() => String, { nullable: true }) categoryId?: string | null;
+  @Field(() => String, { nullable: true, description: "Accepted for upstream's clients; deposits and withdrawals are transfers here." })
+  transferAccountId?: string | null;
+  @Field(() => String, { nullable: true, description: "Update only." }) name?: string | null;
+  @Field(() => String, { nullable: true }) notes?: string | null;
+}

@@ -1,0 +1,434 @@
+import type { Sequelize, Transaction } from "sequelize";
+import DecimalBase from "decimal.js";
+import type { AuditService } from "../../audit/log";
+import { diffChanges } from "../../audit/log";
+import { NotFoundError, ValidationError, ValidationErrors } from "../../platform/common/errors";
+import { isUuid, newId } from "../../platform/common/ids";
+import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/common/pagination";
+import { optionalText } from "../../platform/common/validation";
+import type { Actor } from "../../platform/security/actor";
+import type { AccountRepository, AccountRow } from "../accounts";
+import type { CategoryRepository } from "../categories";
+import type { LedgerService } from "../ledger";
+import { toAmountString } from "../money";
+import { computeHoldings } from "./holdings.calculator";
+import type {
+  InvestmentRepository,
+  PriceFilter,
+  SecurityFilter,
+  SecurityPriceRow,
+  SecurityRow,
+  TradeFilter,
+  TradeRow,
+  TradeValues,
+} from "./investment.repository";
+
+const Decimal = DecimalBase.clone({ precision: 60 });
+
+/** Upstream's trade (and transaction) activity labels. */
+export const ACTIVITY_LABELS = [
+  "Buy",
+  "Sell",
+  "Sweep In",
+  "Sweep Out",
+  "Dividend",
+  "Reinvestment",
+  "Interest",
+  "Fee",
+  "Transfer",
+  "Contribution",
+  "Withdrawal",
+  "Exchange",
+  "Other",
+] as const;
+
+const TRADE_TYPES = ["buy", "sell", "dividend", "deposit", "withdrawal", "interest"] as const;
+const CASH_TYPES = ["dividend", "deposit", "withdrawal", "interest"];
+/** Account types that take trades (upstream: investment, crypto exchange). */
+const TRADING_ACCOUNT_TYPES = ["investment", "crypto"];
+const NAME_MAX = 255;
+const NOTES_MAX = 10_000;
+const TICKER_MAX = 32;
+const SECURITY_KINDS = ["standard", "cash"];
+
+export type TradeInput = {
+  accountId?: string | null;
+  date?: string | null;
+  type?: string | null;
+  nature?: string | null;
+  qty?: string | null;
+  price?: string | null;
+  fee?: string | null;
+  amount?: string | null;
+  currency?: string | null;
+  securityId?: string | null;
+  ticker?: string | null;
+  manualTicker?: string | null;
+  investmentActivityLabel?: string | null;
+  categoryId?: string | null;
+  transferAccountId?: string | null;
+  name?: string | null;
+  notes?: string | null;
+};
+
+/** BigDecimal as Rails prints it in a trade's name: "10.0", "2.5". */
+function railsDecimal(value: DecimalBase.Value): string {
+  const text = new Decimal(value).abs().toFixed();
+  return text.includes(".") ? text : `${text}.0`;
+}
+
+export function tradeName(sell: boolean, qty: DecimalBase.Value, ticker: string): string {
+  return `${sell ? "Sell" : "Buy"} ${railsDecimal(qty)} shares of ${ticker}`;
+}
+
+/** "sell" or "inflow" sells; "buy", "outflow" buy (upstream's create and update read them so). */
+function sells(value: string): boolean {
+  return ["sell", "inflow"].includes(value.trim().toLowerCase());
+}
+
+const ACTIONS = { "trade.created": "create", "trade.updated": "update", "trade.deleted": "delete" } as const;
+
+/**
+ * Investments (docs/investments.md): securities and their prices as a family sees them, and trades on
+ * its investment accounts, as upstream's API defines them. A trade write locks the account, writes,
+ * recomputes the holdings its trades make (a manual account's; a provider-fed account's holdings are
+ * the provider's) and the ledger from the trade's day, and records an audit event naming the actor,
+ * in one transaction: a sell beyond the quantity held changes nothing (422 naming qty).
+ */
+export class TradeService {
+  constructor(
+    private readonly sequelize: Sequelize,
+    private readonly investments: InvestmentRepository,
+    private readonly accounts: AccountRepository,
+    private readonly categories: CategoryRepository,
+    private readonly ledger: LedgerService,
+    private readonly audit: AuditService,
+  ) {}
+
+  // ---- reads -------------------------------------------------------------------------------------------
+
+  async securities(actor: Actor, filter: SecurityFilter, page?: number | null, perPage?: number | null) {
+    if (filter.kind && !SECURITY_KINDS.includes(filter.kind))
+      throw new ValidationError([`kind must be one of: ${SECURITY_KINDS.join(", ")}`]);
+    const request = clampPage(page, perPage, 25);
+    const clean: SecurityFilter = {
+      ticker: filter.ticker?.trim() || undefined,
+      exchangeOperatingMic: filter.exchangeOperatingMic?.trim().toUpperCase() || undefined,
+      kind: filter.kind || undefined,
+      offline: filter.offline ?? undefined,
+    };
+    const { rows, total } = await this.investments.securitiesPage(actor.familyId, clean, request.perPage, offsetOf(request));
+    return { items: rows, pagination: pageInfo(request, total) };
+  }
+
+  async security(actor: Actor, id: string): Promise<SecurityRow> {
+    const { rows } = isUuid(id) ? await this.investments.securitiesPage(actor.familyId, { id }, 1, 0) : { rows: [] };
+    if (rows.length === 0) throw new NotFoundError("Security");
+    return rows[0];
+  }
+
+  async prices(actor: Actor, filter: PriceFilter, page?: number | null, perPage?: number | null) {
+    if (filter.securityId && !isUuid(filter.securityId)) throw new ValidationError(["security_id must be a valid UUID"]);
+    const request = clampPage(page, perPage, 25);
+    const clean: PriceFilter = {
+      securityId: filter.securityId || undefined,
+      currency: filter.currency?.trim().toUpperCase() || undefined,
+      startDate: filter.startDate || undefined,
+      endDate: filter.endDate || undefined,
+      provisional: filter.provisional ?? undefined,
+    };
+    const { rows, total } = await this.investments.pricesPage(actor.familyId, clean, request.perPage, offsetOf(request));
+    return { items: rows, pagination: pageInfo(request, total) };
+  }
+
+  async price(actor: Actor, id: string): Promise<SecurityPriceRow> {
+    const { rows } = isUuid(id) ? await this.investments.pricesPage(actor.familyId, { id }, 1, 0) : { rows: [] };
+    if (rows.length === 0) throw new NotFoundError("Security price");
+    return rows[0];
+  }
+
+  async trades(
+    actor: Actor,
+    filter: TradeFilter,
+    page?: number | null,
+    perPage?: number | null,
+  ): Promise<{ items: TradeRow[]; pagination: PageInfo }> {
+    const ids = [filter.accountId, ...(filter.accountIds ?? [])].filter((id): id is string => Boolean(id));
+    if (ids.some((id) => !isUuid(id))) throw new ValidationError(["account_id must be a valid UUID"]);
+    const request = clampPage(page, perPage, 25);
+    const { rows, total } = await this.investments.tradesPage(
+      actor.familyId,
+      {
+        accountId: filter.accountId || undefined,
+        accountIds: filter.accountIds?.length ? filter.accountIds : undefined,
+        startDate: filter.startDate || undefined,
+        endDate: filter.endDate || undefined,
+      },
+      request.perPage,
+      offsetOf(request),
+    );
+    return { items: rows, pagination: pageInfo(request, total) };
+  }
+
+  async trade(actor: Actor, id: string): Promise<TradeRow> {
+    const row = isUuid(id) ? await this.investments.tradeById(actor.familyId, id) : null;
+    if (!row) throw new NotFoundError("Trade");
+    return row;
+  }
+
+  // ---- writes ------------------------------------------------------------------------------------------
+
+  /** Upstream's POST /trades for a buy or a sell. */
+  async create(actor: Actor, input: TradeInput): Promise<TradeRow> {
+    if (!input.accountId) throw new ValidationError(["Account ID is required"]);
+    const [account] = isUuid(input.accountId) ? await this.accounts.byIds(actor.familyId, [input.accountId]) : [null];
+    if (!account) throw new NotFoundError("Account");
+    if (!TRADING_ACCOUNT_TYPES.includes(account.accountType))
+      throw new ValidationError(["Account must be an investment or crypto exchange account"]);
+    const type = (input.type ?? "").trim().toLowerCase();
+    if (!(TRADE_TYPES as readonly string[]).includes(type))
+      throw new ValidationError(["type must be 'buy', 'sell', 'dividend', 'deposit', 'withdrawal', or 'interest'"]);
+    if (CASH_TYPES.includes(type))
+      throw new ValidationError([
+        `type '${type}' is recorded as a transaction on the account here (POST /transactions); trades are buys and sells`,
+      ]);
+    if (!input.date) throw new ValidationError(["date must be present"]);
+    const problems = new ValidationErrors();
+    const qty = this.positive(problems, "qty", input.qty);
+    const price = this.positive(problems, "price", input.price);
+    const fee = input.fee === null || input.fee === undefined ? new Decimal(0) : new Decimal(input.fee);
+    if (fee.isNegative()) problems.add("fee must not be negative");
+    const currency = this.currencyOf(problems, account, input.currency);
+    const notes = optionalText(problems, "Notes", input.notes, NOTES_MAX);
+    const label = this.label(problems, input.investmentActivityLabel);
+    problems.throwIfAny();
+    const sell = type === "sell";
+    const signedQty = sell ? qty!.negated() : qty!;
+
+    return this.sequelize.transaction(async (transaction) => {
+      await this.ledger.lock([account.id], transaction);
+      const security = await this.securityOf(input, currency, transaction);
+      const categoryId = await this.categoryOf(actor, input.categoryId);
+      const id = newId();
+      await this.investments.insertTrade(
+        actor.familyId,
+        account.id,
+        id,
+        {
+          securityId: security.id,
+          date: input.date!,
+          qty: signedQty.toFixed(),
+          price: price!.toFixed(),
+          fee: fee.toFixed(),
+          amount: toAmountString(signedQty.times(price!).plus(fee).toDecimalPlaces(4, Decimal.ROUND_HALF_UP)),
+          currency,
+          name: tradeName(sell, qty!, security.ticker ?? security.name ?? "security"),
+          notes: notes ?? null,
+          investmentActivityLabel: label ?? (sell ? "Sell" : "Buy"),
+          categoryId,
+        },
+        transaction,
+      );
+      await this.rebuild(actor.familyId, account, input.date!, transaction);
+      const after = (await this.investments.tradeById(actor.familyId, id, transaction))!;
+      await this.record(actor, "trade.created", after, null, transaction);
+      return after;
+    });
+  }
+
+  /** Upstream's PATCH /trades/{id}: qty, price and type (or nature) re-derive the signed quantity, amount and name. */
+  async update(actor: Actor, id: string, input: TradeInput): Promise<TradeRow> {
+    const current = await this.trade(actor, id);
+    const [account] = await this.accounts.byIds(actor.familyId, [current.accountId]);
+    if (!account) throw new NotFoundError("Trade");
+    const problems = new ValidationErrors();
+    const side = input.type?.trim() || input.nature?.trim() || "";
+    if (side && !["buy", "sell", "inflow", "outflow"].includes(side.toLowerCase()))
+      problems.add("type must be 'buy' or 'sell' (nature: 'inflow' or 'outflow')");
+    const qty = input.qty === null || input.qty === undefined ? null : this.positive(problems, "qty", input.qty);
+    const price = input.price === null || input.price === undefined ? null : this.positive(problems, "price", input.price);
+    const currency = input.currency ? this.currencyOf(problems, account, input.currency) : current.currency;
+    const notes = input.notes === undefined ? current.notes : optionalText(problems, "Notes", input.notes, NOTES_MAX);
+    const label = input.investmentActivityLabel ? this.label(problems, input.investmentActivityLabel) : null;
+    let name = current.name;
+    if (input.name !== undefined && input.name !== null) {
+      if (!input.name.trim()) problems.add("Name can't be blank");
+      else if (input.name.length > NAME_MAX) problems.add(`Name is too long (maximum is ${NAME_MAX} characters)`);
+      else name = input.name.trim();
+    }
+    problems.throwIfAny();
+
+    const values: TradeValues = {
+      securityId: current.securityId,
+      date: input.date ?? current.date,
+      qty: current.qty,
+      price: current.price,
+      fee: current.fee,
+      amount: input.amount === null || input.amount === undefined ? current.amount : toAmountString(input.amount),
+      currency,
+      name,
+      notes: notes ?? null,
+      investmentActivityLabel: label ?? current.investmentActivityLabel,
+      categoryId: current.categoryId,
+    };
+    if (qty || price || side) {
+      const sell = side ? sells(side) : new Decimal(current.qty).isNegative();
+      const size = qty ?? new Decimal(current.qty).abs();
+      const signed = sell ? size.negated() : size;
+      const unit = price ?? new Decimal(current.price);
+      values.qty = signed.toFixed();
+      values.price = unit.toFixed();
+      values.amount = toAmountString(signed.times(unit).plus(current.fee).toDecimalPlaces(4, Decimal.ROUND_HALF_UP));
+      if (current.ticker) values.name = tradeName(sell, size, current.ticker);
+      values.investmentActivityLabel = label ?? (sell ? "Sell" : "Buy");
+    }
+
+    return this.sequelize.transaction(async (transaction) => {
+      await this.ledger.lock([account.id], transaction);
+      const before = await this.investments.tradeById(actor.familyId, id, transaction);
+      if (!before) throw new NotFoundError("Trade");
+      if (input.categoryId !== undefined) values.categoryId = await this.categoryOf(actor, input.categoryId);
+      await this.investments.updateTrade(id, values, transaction);
+      await this.rebuild(actor.familyId, account, values.date < before.date ? values.date : before.date, transaction);
+      const after = (await this.investments.tradeById(actor.familyId, id, transaction))!;
+      await this.record(actor, "trade.updated", after, before, transaction);
+      return after;
+    });
+  }
+
+  async delete(actor: Actor, id: string): Promise<TradeRow> {
+    const current = await this.trade(actor, id);
+    const [account] = await this.accounts.byIds(actor.familyId, [current.accountId]);
+    if (!account) throw new NotFoundError("Trade");
+    return this.sequelize.transaction(async (transaction) => {
+      await this.ledger.lock([account.id], transaction);
+      const before = await this.investments.tradeById(actor.familyId, id, transaction);
+      if (!before) throw new NotFoundError("Trade");
+      await this.investments.deleteTrade(id, transaction);
+      await this.rebuild(actor.familyId, account, before.date, transaction);
+      await this.record(actor, "trade.deleted", null, before, transaction);
+      return before;
+    });
+  }
+
+  /**
+   * Records security prices (the demo, an import, a provider's reported prices) and recomputes the
+   * holdings of every account trading those securities from the earliest day written.
+   */
+  async recordPrices(
+    prices: Array<{ securityId: string; date: string; price: string; currency: string; provisional?: boolean }>,
+    transaction: Transaction,
+  ): Promise<void> {
+    if (prices.length === 0) return;
+    await this.investments.upsertPrices(prices, transaction);
+    const from = prices.map((price) => price.date).sort()[0];
+    const holders = await this.investments.accountsTrading([...new Set(prices.map((price) => price.securityId))], transaction);
+    for (const holder of holders) {
+      const [account] = await this.accounts.byIds(holder.familyId, [holder.id], transaction);
+      if (account) await this.rebuild(holder.familyId, account, from, transaction);
+    }
+  }
+
+  /**
+   * Recomputes the account's holdings from its trades (a manual account's) and the ledger from `from`;
+   * a sell beyond the quantity held is refused, and the caller's transaction rolls back.
+   */
+  async rebuild(familyId: string, account: AccountRow, from: string, transaction: Transaction): Promise<void> {
+    if (!(await this.investments.providerFed(account.id, transaction))) {
+      const { trades, prices } = await this.investments.calculationInputs(account.id, account.currency, transaction);
+      const { holdings, oversell } = computeHoldings(trades, prices);
+      if (oversell) {
+        const security = await this.investments.securityById(oversell.securityId, transaction);
+        throw new ValidationError([
+          `qty exceeds the quantity held: ${oversell.sold} ${security?.ticker ?? "units"} sold on ${oversell.date} with ${oversell.held} held`,
+        ]);
+      }
+      await this.investments.writeHoldings(familyId, account.id, account.currency, from, holdings, transaction);
+    }
+    await this.ledger.holdingsChanged(account.id, from, transaction);
+  }
+
+  // ---- helpers -----------------------------------------------------------------------------------------
+
+  private positive(problems: ValidationErrors, field: "qty" | "price", raw: string | null | undefined): DecimalBase | null {
+    if (raw === null || raw === undefined || String(raw).trim() === "") {
+      problems.add(`${field} must be present and positive`);
+      return null;
+    }
+    const value = new Decimal(raw);
+    if (!value.isPositive() || value.isZero()) {
+      problems.add(`${field} must be present and positive`);
+      return null;
+    }
+    return value;
+  }
+
+  private currencyOf(problems: ValidationErrors, account: AccountRow, raw: string | null | undefined): string {
+    const currency = raw?.trim().toUpperCase() || account.currency;
+    if (currency !== account.currency) problems.add(`currency must be the account's (${account.currency})`);
+    return currency;
+  }
+
+  private label(problems: ValidationErrors, raw: string | null | undefined): string | null {
+    if (!raw) return null;
+    if (!(ACTIVITY_LABELS as readonly string[]).includes(raw))
+      problems.add(`investment_activity_label must be one of: ${ACTIVITY_LABELS.join(", ")}`);
+    return raw;
+  }
+
+  private async securityOf(input: TradeInput, currency: string, transaction: Transaction): Promise<SecurityRow> {
+    if (input.securityId) {
+      const security = isUuid(input.securityId) ? await this.investments.securityById(input.securityId, transaction) : null;
+      if (!security) throw new NotFoundError("Security");
+      return security;
+    }
+    const raw = (input.ticker || input.manualTicker || "").trim();
+    if (!raw) throw new ValidationError(["Provide security_id, ticker, or manual_ticker"]);
+    const [ticker, mic] = raw.split("|").map((part) => part.trim());
+    if (!ticker || ticker.length > TICKER_MAX || !/^[\p{L}\p{N}.\-:^=/]+$/u.test(ticker))
+      throw new ValidationError([`ticker must be 1 to ${TICKER_MAX} letters, digits or . - : ^ = /`]);
+    if (mic !== undefined && !/^[A-Za-z0-9]{4}$/.test(mic))
+      throw new ValidationError(["ticker's exchange must be a 4-character MIC (AAPL|XNAS)"]);
+    return this.investments.securityForTicker(ticker, mic ? mic.toUpperCase() : null, currency, transaction);
+  }
+
+  private async categoryOf(actor: Actor, raw: string | null | undefined): Promise<string | null> {
+    if (!raw) return null;
+    const [category] = isUuid(raw) ? await this.categories.byIds(actor.familyId, [raw]) : [null];
+    if (!category) throw new ValidationError(["category_id is invalid"]);
+    return category.id;
+  }
+
+  private async record(
+    actor: Actor,
+    type: keyof typeof ACTIONS,
+    after: TradeRow | null,
+    before: TradeRow | null,
+    transaction: Transaction,
+  ): Promise<void> {
+    const fields = ["date", "qty", "price", "fee", "amount", "currency", "name", "notes", "investmentActivityLabel", "categoryId"];
+    const shape = (row: TradeRow | null) =>
+      row
+        ? {
+            date: row.date,
+            qty: toAmountString(row.qty),
+            price: toAmountString(row.price),
+            fee: toAmountString(row.fee),
+            amount: toAmountString(row.amount),
+            currency: row.currency,
+            name: row.name,
+            notes: row.notes,
+            investmentActivityLabel: row.investmentActivityLabel,
+            categoryId: row.categoryId,
+          }
+        : {};
+    const subject = (after ?? before)!;
+    await this.audit.record(transaction, {
+      type,
+      user: { id: actor.userId, email: actor.email },
+      action: ACTIONS[type],
+      resource: { type: "trade", id: subject.id, label: `${subject.name} (${subject.accountName}, ${subject.date})` },
+      changes: diffChanges(shape(before), shape(after), fields),
+    });
+  }
+}

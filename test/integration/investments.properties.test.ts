@@ -1,0 +1,211 @@
+import fc from "fast-check";
+import { Client } from "pg";
+import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
+import { startTestApp, type TestApp } from "../helpers/test-app";
+
+/**
+ * Random buy/sell (and delete) sequences on a manual investment account, through the service the
+ * routes call. After every step the holdings (quantity, cost basis, value), the cash, the balance and
+ * GET /holdings' newest rows equal what the SQL below computes from the trades and prices alone; a
+ * sell beyond the quantity held (or a delete that would leave one) is refused and changes nothing.
+ * Bounded for CI: PROPERTY_RUNS (default 4) sequences of up to 14 steps.
+ */
+let app: TestApp;
+let connection: Client;
+const RUNS = Number(process.env.PROPERTY_RUNS ?? 4);
+const OPENING = "25000";
+const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+
+beforeAll(async () => {
+  app = await startTestApp();
+  connection = new Client({ connectionString: app.database.url });
+  await connection.connect();
+});
+afterAll(async () => {
+  await connection.end();
+  await app.stop();
+});
+
+async function rows<Row>(statement: string, values: unknown[]): Promise<Row[]> {
+  return (await connection.query(statement, values)).rows as Row[];
+}
+
+/** The oracle: average cost per security over the trades in date order (a day's buys first), then today's value. */
+const ORACLE = `
+  WITH RECURSIVE ordered AS (
+    SELECT security_id, qty, price, date,
+           row_number() OVER (PARTITION BY security_id ORDER BY date, qty < 0, created_at, id) AS n
+      FROM trades WHERE account_id = $1
+  ),
+  walk AS (
+    SELECT security_id, n, qty::numeric AS held, round(qty * price, 4)::numeric AS cost, price::numeric AS last_price FROM ordered WHERE n = 1
+    UNION ALL
+    SELECT o.security_id, o.n, (w.held + o.qty)::numeric,
+           (CASE WHEN o.qty > 0 THEN round(w.cost + o.qty * o.price, 4)
+                 WHEN w.held + o.qty = 0 THEN 0
+                 ELSE round(w.cost * (w.held + o.qty) / w.held, 4) END)::numeric,
+           o.price::numeric
+      FROM walk w JOIN ordered o ON o.security_id = w.security_id AND o.n = w.n + 1
+  ),
+  final AS (SELECT DISTINCT ON (security_id) security_id, held, cost, last_price FROM walk ORDER BY security_id, n DESC)
+  SELECT f.security_id, f.held::numeric AS held, f.cost::numeric AS cost,
+         round(f.held * coalesce((SELECT p.price FROM security_prices p WHERE p.security_id = f.security_id AND p.date <= CURRENT_DATE
+                                  ORDER BY p.date DESC LIMIT 1), f.last_price), 4) AS value
+    FROM final f WHERE f.held <> 0 ORDER BY f.security_id`;
+
+type Figures = { holdings: string; cash: string; balance: string; api: string; trades: string };
+
+async function figures(user: TestUser, accountId: string): Promise<{ actual: Figures; expected: Figures }> {
+  const oracle = await rows<{ security_id: string; held: string; cost: string; value: string }>(ORACLE, [accountId]);
+  const [sums] = await rows<{ flows: string; anchor: string }>(
+    `SELECT coalesce((SELECT sum(amount) FROM trades WHERE account_id = $1), 0) AS flows,
+            (SELECT amount FROM valuations WHERE account_id = $1 AND kind = 'opening_anchor') AS anchor`,
+    [accountId],
+  );
+  const cash = (
+    await rows<{ cash: string }>(`SELECT ($1::numeric - $2::numeric)::numeric(19, 4)::text AS cash`, [sums.anchor, sums.flows])
+  )[0].cash;
+  const value = oracle.reduce((total, row) => total + Number(row.value) * 10_000, 0);
+  const [{ balance }] = await rows<{ balance: string }>(`SELECT ($1::numeric + $2::numeric / 10000)::numeric(19, 4)::text AS balance`, [
+    cash,
+    value,
+  ]);
+  const latest = await rows<{ security_id: string; quantity: string; cost_basis: string; value: string }>(
+    `SELECT DISTINCT ON (security_id) security_id, quantity::numeric AS quantity, cost_basis::numeric AS cost_basis, value::numeric AS value
+       FROM holdings WHERE account_id = $1 AND date <= CURRENT_DATE ORDER BY security_id, date DESC`,
+    [accountId],
+  );
+  const [account] = await rows<{ balance: string; cash_balance: string }>(
+    `SELECT balance::text, cash_balance::text FROM accounts WHERE id = $1`,
+    [accountId],
+  );
+  const response = await fetch(`${app.url}/api/v1/accounts/${accountId}`, { headers: { "x-api-key": user.key } });
+  const api = (await response.json()) as { balance_cents: number };
+  const norm = (held: string, cost: string, worth: string) => `${Number(held)}:${Number(cost)}:${Number(worth)}`;
+  return {
+    actual: {
+      holdings: latest
+        .filter((row) => Number(row.quantity) !== 0)
+        .map((row) => `${row.security_id}=${norm(row.quantity, row.cost_basis, row.value)}`)
+        .join(","),
+      cash: account.cash_balance,
+      balance: account.balance,
+      api: String(api.balance_cents),
+      trades: "",
+    },
+    expected: {
+      holdings: oracle.map((row) => `${row.security_id}=${norm(row.held, row.cost, row.value)}`).join(","),
+      cash,
+      balance,
+      api: String(Math.round(Number(balance) * 100)),
+      trades: "",
+    },
+  };
+}
+
+async function snapshot(accountId: string): Promise<string> {
+  const [row] = await rows<{ state: string }>(
+    `SELECT concat_ws('|', (SELECT string_agg(id::text || qty::text || date::text, ',' ORDER BY id) FROM trades WHERE account_id = $1),
+                          (SELECT string_agg(id::text || quantity::text || value::text || date::text, ',' ORDER BY id) FROM holdings WHERE account_id = $1),
+                          (SELECT balance::text || cash_balance::text FROM accounts WHERE id = $1),
+                          (SELECT string_agg(date::text || coalesce(holdings::text, '') || inflows::text || outflows::text, ',' ORDER BY date) FROM ledger_days WHERE account_id = $1)) AS state`,
+    [accountId],
+  );
+  return row.state;
+}
+
+const step = fc.oneof(
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      kind: fc.constant("buy" as const),
+      ticker: fc.constantFrom("AAA", "BBB", "CCC"),
+      qty: fc.integer({ min: 1, max: 40 }),
+      cents: fc.integer({ min: 100, max: 50_000 }),
+      ago: fc.integer({ min: 0, max: 120 }),
+    }),
+  },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant("sell" as const),
+      ticker: fc.constantFrom("AAA", "BBB", "CCC"),
+      qty: fc.integer({ min: 1, max: 40 }),
+      cents: fc.integer({ min: 100, max: 50_000 }),
+      ago: fc.integer({ min: 0, max: 120 }),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("delete" as const), pick: fc.nat() }) },
+);
+
+test("holdings, cost basis, cash and balance equal the SQL oracle after every step; a refused sell or delete changes nothing", async () => {
+  const { services } = app.runtime;
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(step, { minLength: 4, maxLength: 14 }),
+      fc.array(
+        fc.record({
+          ticker: fc.constantFrom("AAA", "BBB"),
+          ago: fc.integer({ min: 0, max: 150 }),
+          cents: fc.integer({ min: 100, max: 60_000 }),
+        }),
+        { maxLength: 4 },
+      ),
+      async (steps, prices) => {
+        const user = await createUser(services);
+        const account = await createAccount(services, user, { name: "Brokerage", accountType: "investment", balance: OPENING });
+        let priced = false;
+        for (const action of steps) {
+          const before = await snapshot(account.id);
+          let refused = false;
+          try {
+            if (action.kind === "delete") {
+              const trades = (await services.trades.trades(user.actor, { accountId: account.id }, 1, 100)).items;
+              if (trades.length === 0) continue;
+              await services.trades.delete(user.actor, trades[action.pick % trades.length].id);
+            } else {
+              await services.trades.create(user.actor, {
+                accountId: account.id,
+                type: action.kind,
+                date: day(-action.ago),
+                qty: String(action.qty),
+                price: (action.cents / 100).toFixed(2),
+                fee: action.kind === "buy" ? "0.5" : null,
+                ticker: action.ticker,
+              });
+            }
+          } catch (error) {
+            expect((error as Error).message).toMatch(/qty exceeds the quantity held/);
+            refused = true;
+          }
+          if (refused) expect(await snapshot(account.id)).toBe(before);
+          if (!priced && prices.length > 0) {
+            // Prices of the securities traded so far, once: every account trading them is revalued.
+            const securities = await rows<{ id: string; ticker: string }>(
+              `SELECT DISTINCT s.id, s.ticker FROM securities s JOIN trades t ON t.security_id = s.id WHERE t.account_id = $1`,
+              [account.id],
+            );
+            const known = prices.filter((price) => securities.some((security) => security.ticker === price.ticker));
+            if (known.length > 0) {
+              await app.runtime.sequelize.transaction((transaction) =>
+                services.trades.recordPrices(
+                  known.map((price) => ({
+                    securityId: securities.find((security) => security.ticker === price.ticker)!.id,
+                    date: day(-price.ago),
+                    price: (price.cents / 100).toFixed(2),
+                    currency: "USD",
+                  })),
+                  transaction,
+                ),
+              );
+              priced = true;
+            }
+          }
+          const { actual, expected } = await figures(user, account.id);
+          expect(actual).toEqual(expected);
+        }
+      },
+    ),
+    { numRuns: RUNS },
+  );
+});

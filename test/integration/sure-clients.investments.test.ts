@@ -1,0 +1,261 @@
+import { Client } from "pg";
+import { apiKeyClient, client } from "../helpers/http";
+import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
+import { startTestApp, type TestApp } from "../helpers/test-app";
+
+/**
+ * sure-cli's `trades`, `securities`, `security-prices` and `holdings` commands and the MCP server's
+ * five trade tools, replayed as the clients send them: sure-cli sends X-Api-Key, `{"trade": {…}}`
+ * with every value a string and query keys only for the flags given; the MCP server
+ * (src/sure_mcp_server/server.py) sends `{"trade": {…}}` with qty, price and fee as Python floats,
+ * `per_page` on every list, `account_ids` comma-separated. Figures are checked against SQL written here.
+ */
+let app: TestApp;
+let family: TestUser;
+let other: TestUser;
+let cli: ReturnType<typeof apiKeyClient>;
+let mcp: ReturnType<typeof client>;
+let brokerage: { id: string };
+let checking: { id: string };
+
+const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+const pythonJson = (value: unknown): string =>
+  JSON.stringify(value)
+    .replace(/,"/g, ', "')
+    .replace(/":/g, '": ')
+    .replace(/": (-?\d+)([,}])/g, '": $1.0$2');
+
+async function sql<Row>(statement: string, values: unknown[]): Promise<Row[]> {
+  const connection = new Client({ connectionString: app.database.url });
+  await connection.connect();
+  try {
+    return (await connection.query(statement, values)).rows as Row[];
+  } finally {
+    await connection.end();
+  }
+}
+
+beforeAll(async () => {
+  app = await startTestApp();
+  family = await createUser(app.runtime.services);
+  other = await createUser(app.runtime.services);
+  brokerage = await createAccount(app.runtime.services, family, { name: "Brokerage", accountType: "investment", balance: "10000" });
+  checking = await createAccount(app.runtime.services, family, { name: "Checking", balance: "500" });
+  cli = apiKeyClient(`${app.url}/api/v1`, family.key);
+  mcp = client(app.url, {
+    accept: "*/*",
+    "user-agent": "python-httpx/0.28.1",
+    "x-api-key": family.key,
+    "content-type": "application/json",
+  });
+});
+afterAll(() => app.stop());
+
+test("sure-cli `trades create --apply` buys, the MCP server's create_trade buys and sells; the cash, holdings and balance follow", async () => {
+  const bought = await cli.post("/trades", {
+    trade: { account_id: brokerage.id, date: day(-30), type: "buy", qty: "10", price: "150.25", ticker: "AAPL|XNAS" },
+  });
+  expect(bought.status).toBe(201);
+  expect(bought.body).toMatchObject({
+    date: day(-30),
+    amount: "$1,502.50",
+    currency: "USD",
+    name: "Buy 10.0 shares of AAPL",
+    notes: null,
+    qty: "10",
+    price: "$150.25",
+    investment_activity_label: "Buy",
+    account: { id: brokerage.id, name: "Brokerage", account_type: "investment" },
+    security: { ticker: "AAPL", name: "AAPL" },
+    category: null,
+  });
+
+  const mcpBuy = await mcp.post(
+    "/api/v1/trades",
+    pythonJson({ trade: { account_id: brokerage.id, type: "buy", date: day(-20), ticker: "VTI", qty: 4, price: 200.5, fee: 1 } }),
+  );
+  expect(mcpBuy.status).toBe(201);
+  expect(mcpBuy.body).toMatchObject({ amount: "$803.00", qty: "4", name: "Buy 4.0 shares of VTI" });
+  const mcpSell = await mcp.post(
+    "/api/v1/trades",
+    pythonJson({
+      trade: { account_id: brokerage.id, type: "sell", date: day(-10), security_id: bought.body.security.id, qty: 4, price: 160 },
+    }),
+  );
+  expect(mcpSell.status).toBe(201);
+  expect(mcpSell.body).toMatchObject({ amount: "-$640.00", qty: "-4", name: "Sell 4.0 shares of AAPL", investment_activity_label: "Sell" });
+
+  // Cash: 10,000 − 1,502.50 − 803 + 640; holdings at the newest trade prices: 6 AAPL × 160 + 4 VTI × 200.5.
+  const [account] = await sql<{ balance: string; cash_balance: string }>(`SELECT balance, cash_balance FROM accounts WHERE id = $1`, [
+    brokerage.id,
+  ]);
+  expect(account).toEqual({ cash_balance: "8334.5000", balance: String((8334.5 + 6 * 160 + 4 * 200.5).toFixed(4)) });
+  const listed = (await cli.get("/accounts")).body.accounts.find((row: { id: string }) => row.id === brokerage.id);
+  expect(listed.balance_cents).toBe(Math.round((8334.5 + 960 + 802) * 100));
+});
+
+test("get_trades / sure-cli `trades list` filter as upstream; get_trade and `trades show` answer the trade", async () => {
+  const all = await mcp.get(`/api/v1/trades?per_page=25&account_ids=${brokerage.id},${checking.id}`);
+  expect(all.status).toBe(200);
+  expect(all.body.trades.map((trade: { name: string }) => trade.name)).toEqual([
+    "Sell 4.0 shares of AAPL",
+    "Buy 4.0 shares of VTI",
+    "Buy 10.0 shares of AAPL",
+  ]);
+  expect(all.body.pagination).toEqual({ page: 1, per_page: 25, total_count: 3, total_pages: 1 });
+  const ranged = await cli.get(`/trades?start_date=${day(-25)}&end_date=${day(-15)}&account_id=${brokerage.id}`);
+  expect(ranged.body.trades.map((trade: { name: string }) => trade.name)).toEqual(["Buy 4.0 shares of VTI"]);
+  const shown = await mcp.get(`/api/v1/trades/${ranged.body.trades[0].id}`);
+  expect(shown.body).toEqual(ranged.body.trades[0]);
+  expect((await cli.get(`/trades?start_date=yesterday`)).status).toBe(422);
+  expect((await cli.get(`/trades?account_id=nope`)).status).toBe(422);
+});
+
+test("selling more than held is a 422 naming qty and changes nothing; so is an update or a delete that would leave a sell uncovered", async () => {
+  const before = await sql(
+    `SELECT (SELECT count(*) FROM trades) AS trades, (SELECT balance FROM accounts WHERE id = $1) AS balance,
+      (SELECT md5(string_agg(h.security_id::text || h.date::text || h.quantity::text || h.value::text, ',' ORDER BY h.date, h.security_id)) FROM holdings h WHERE h.account_id = $1) AS holdings`,
+    [brokerage.id],
+  );
+  const oversell = await cli.post("/trades", {
+    trade: { account_id: brokerage.id, date: day(-5), type: "sell", qty: "7", price: "150", ticker: "AAPL|XNAS" },
+  });
+  expect(oversell.status).toBe(422);
+  expect(oversell.body.error).toBe("validation_failed");
+  expect(oversell.body.errors[0]).toMatch(/^qty exceeds the quantity held: 7 AAPL sold on .* with 6 held$/);
+  const trades = (await cli.get(`/trades?account_id=${brokerage.id}`)).body.trades;
+  const firstBuy = trades.find((trade: { name: string }) => trade.name === "Buy 10.0 shares of AAPL");
+  expect((await cli.patch(`/trades/${firstBuy.id}`, { trade: { qty: "3" } })).status).toBe(422);
+  expect((await cli.delete(`/trades/${firstBuy.id}`)).status).toBe(422);
+  const after = await sql(
+    `SELECT (SELECT count(*) FROM trades) AS trades, (SELECT balance FROM accounts WHERE id = $1) AS balance,
+      (SELECT md5(string_agg(h.security_id::text || h.date::text || h.quantity::text || h.value::text, ',' ORDER BY h.date, h.security_id)) FROM holdings h WHERE h.account_id = $1) AS holdings`,
+    [brokerage.id],
+  );
+  expect(after).toEqual(before);
+});
+
+test("other families' trades are 404, read-only keys are refused every write (403), a bank account takes no trades (422)", async () => {
+  const [trade] = (await cli.get(`/trades?account_id=${brokerage.id}`)).body.trades;
+  const stranger = apiKeyClient(`${app.url}/api/v1`, other.key);
+  expect((await stranger.get(`/trades/${trade.id}`)).status).toBe(404);
+  expect((await stranger.patch(`/trades/${trade.id}`, { trade: { notes: "mine" } })).status).toBe(404);
+  expect((await stranger.delete(`/trades/${trade.id}`)).status).toBe(404);
+  expect((await stranger.get(`/trades`)).body.trades).toEqual([]);
+  expect((await stranger.get(`/securities/${trade.security.id}`)).status).toBe(404);
+  const created = await stranger.post("/trades", {
+    trade: { account_id: brokerage.id, date: day(-1), type: "buy", qty: "1", price: "1", ticker: "X" },
+  });
+  expect([created.status, created.body.message]).toEqual([404, "Account not found"]);
+
+  const reader = apiKeyClient(`${app.url}/api/v1`, family.readKey);
+  expect((await reader.get(`/trades/${trade.id}`)).status).toBe(200);
+  expect(
+    (await reader.post("/trades", { trade: { account_id: brokerage.id, date: day(-1), type: "buy", qty: "1", price: "1", ticker: "X" } }))
+      .status,
+  ).toBe(403);
+  expect((await reader.patch(`/trades/${trade.id}`, { trade: { notes: "x" } })).status).toBe(403);
+  expect((await reader.put(`/trades/${trade.id}`, { trade: { notes: "x" } })).status).toBe(403);
+  expect((await reader.delete(`/trades/${trade.id}`)).status).toBe(403);
+
+  const onChecking = await cli.post("/trades", {
+    trade: { account_id: checking.id, date: day(-1), type: "buy", qty: "1", price: "1", ticker: "X" },
+  });
+  expect([onChecking.status, onChecking.body.errors]).toEqual([422, ["Account must be an investment or crypto exchange account"]]);
+  const badType = await cli.post("/trades", {
+    trade: { account_id: brokerage.id, date: day(-1), type: "short", qty: "1", price: "1", ticker: "X" },
+  });
+  expect(badType.status).toBe(422);
+  const noQty = await cli.post("/trades", {
+    trade: { account_id: brokerage.id, date: day(-1), type: "buy", qty: "0", price: "1", ticker: "X" },
+  });
+  expect([noQty.status, noQty.body.errors]).toEqual([422, ["qty must be present and positive"]]);
+});
+
+test("update_trade (MCP) and sure-cli `trades update --apply` (PATCH and PUT) re-derive amount and name; `trades delete --apply` deletes", async () => {
+  const created = await cli.post("/trades", {
+    trade: { account_id: brokerage.id, date: day(-3), type: "buy", qty: "2", price: "50", ticker: "MSFT" },
+  });
+  const patched = await mcp.patch(`/api/v1/trades/${created.body.id}`, pythonJson({ trade: { qty: 3, price: 55.5, notes: "topped up" } }));
+  expect(patched.status).toBe(200);
+  expect(patched.body).toMatchObject({ qty: "3", price: "$55.50", amount: "$166.50", name: "Buy 3.0 shares of MSFT", notes: "topped up" });
+  const put = await cli.put(`/trades/${created.body.id}`, { trade: { type: "sell", qty: "1" } });
+  expect([put.status, put.body.name, put.body.amount, put.body.qty]).toEqual([422, undefined, undefined, undefined]);
+  const relabelled = await cli.put(`/trades/${created.body.id}`, { trade: { investment_activity_label: "Reinvestment" } });
+  expect([relabelled.status, relabelled.body.investment_activity_label]).toEqual([200, "Reinvestment"]);
+
+  const deleted = await mcp.delete(`/api/v1/trades/${created.body.id}`);
+  expect([deleted.status, deleted.body]).toEqual([200, { message: "Trade deleted successfully" }]);
+  expect((await cli.get(`/trades/${created.body.id}`)).status).toBe(404);
+  const [{ count }] = await sql<{ count: string }>(
+    `SELECT count(*) FROM holdings h JOIN securities s ON s.id = h.security_id WHERE s.ticker = 'MSFT'`,
+    [],
+  );
+  expect(count).toBe("0");
+  const audit = await sql<{ type: string }>(`SELECT event_type AS type FROM audit_events WHERE resource_id = $1 ORDER BY occurred_at, id`, [
+    created.body.id,
+  ]);
+  expect(audit.map((row) => row.type)).toEqual(["trade.created", "trade.updated", "trade.updated", "trade.deleted"]);
+});
+
+test("sure-cli `securities list/show`, `security-prices list/show` and `holdings list/show`: the family's securities, their prices, calculated holdings", async () => {
+  const securities = await cli.get("/securities");
+  expect(securities.body.securities.map((s: { ticker: string }) => s.ticker)).toEqual(["AAPL", "VTI"]);
+  const [aapl] = securities.body.securities;
+  expect(aapl).toMatchObject({ kind: "standard", exchange_operating_mic: "XNAS", offline: false, logo_url: null });
+  expect((await cli.get(`/securities/${aapl.id}`)).body).toEqual(aapl);
+  expect((await cli.get("/securities?ticker=aapl&exchange_operating_mic=xnas")).body.securities).toHaveLength(1);
+  expect((await cli.get("/securities?kind=bond")).status).toBe(422);
+
+  const sequelize = app.runtime.sequelize;
+  await sequelize.transaction((transaction) =>
+    app.runtime.services.trades.recordPrices(
+      [
+        { securityId: aapl.id, date: day(-8), price: "170", currency: "USD" },
+        { securityId: aapl.id, date: day(-2), price: "180.125", currency: "USD" },
+      ],
+      transaction,
+    ),
+  );
+  const prices = await cli.get(`/security_prices?security_id=${aapl.id}&start_date=${day(-9)}`);
+  expect(prices.body.security_prices.map((p: { price: string; price_amount: string }) => [p.price, p.price_amount])).toEqual([
+    ["$180.13", "180.1250"],
+    ["$170.00", "170.0000"],
+  ]);
+  expect(prices.body.security_prices[0].security).toEqual({ id: aapl.id, ticker: "AAPL", name: "AAPL", exchange_operating_mic: "XNAS" });
+  expect((await cli.get(`/security_prices/${prices.body.security_prices[0].id}`)).body).toEqual(prices.body.security_prices[0]);
+  expect((await cli.get(`/security_prices?start_date=2024-13-01`)).status).toBe(422);
+
+  const holdings = await cli.get(`/holdings?account_id=${brokerage.id}&security_id=${aapl.id}&date=${day(-2)}`);
+  expect(holdings.body.holdings).toHaveLength(1);
+  expect(holdings.body.holdings[0]).toMatchObject({
+    qty: "6",
+    price: "$180.13",
+    amount: "$1,080.75",
+    cost_basis_source: "calculated",
+    avg_cost: "$150.25",
+    security: { id: aapl.id, ticker: "AAPL" },
+  });
+  expect((await cli.get(`/holdings/${holdings.body.holdings[0].id}`)).body).toEqual(holdings.body.holdings[0]);
+  const [account] = await sql<{ balance: string }>(`SELECT balance FROM accounts WHERE id = $1`, [brokerage.id]);
+  expect(account.balance).toBe((8334.5 + 1080.75 + 802).toFixed(4));
+});
+
+test("hostile trade values are 4xx, never 500: an overflowing quantity or price, a malformed ticker or MIC, a far date", async () => {
+  const base = { account_id: brokerage.id, date: day(-1), type: "buy", qty: "1", price: "1", ticker: "ZZZ" };
+  for (const trade of [
+    { ...base, qty: "1e30" },
+    { ...base, price: "99999999999999999999999" },
+    { ...base, fee: "-1" },
+    { ...base, ticker: "DROP TABLE" },
+    { ...base, ticker: "AAPL|NASDAQ" },
+    { ...base, ticker: "X".repeat(40) },
+    { ...base, date: "0000-01-01" },
+    { ...base, qty: "abc" },
+    { ...base, currency: "EUR" },
+    { ...base, security_id: "not-a-uuid", ticker: undefined },
+  ]) {
+    const response = await cli.post("/trades", { trade });
+    expect([JSON.stringify(trade), response.status >= 400 && response.status < 500]).toEqual([JSON.stringify(trade), true]);
+  }
+});
