@@ -1,3 +1,5 @@
 /** What other features use of the ledger: the one entry into it (docs/architecture.md, feature entry files). */
 export { cashPart } from "./balance.figures";
 export type { LedgerService } from "./ledger.service";
+export { derivation } from "./derive.sql";
+export { netWorthStatement } from "./series.sql";
