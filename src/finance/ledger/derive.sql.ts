@@ -1,4 +1,4 @@
-import { INVESTED_ACCOUNT_TYPES, MOVING_ACCOUNT_TYPES } from "./ledger.sql";
+import { INVESTED_ACCOUNT_TYPES, MOVING_ACCOUNT_TYPES, sqlList as list } from "./account-kinds";
 
 /**
  * The `balances` view's derivation (migration 0016, docs/ledger.md "Reading"), written for one read:
@@ -24,8 +24,6 @@ export type Derivation = {
   /** The days to derive besides the anchors: a SELECT of (account_id, date) pairs (extra pairs without a day row are ignored). */
   keep: string;
 };
-
-const list = (types: readonly string[]) => types.map((type) => `'${type}'`).join(", ");
 
 /**
  * CTEs (to follow a WITH) ending in `derived`: the kept days with the view's columns (id, family_id,

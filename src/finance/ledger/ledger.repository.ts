@@ -1,5 +1,5 @@
 import type { Sequelize, Transaction } from "sequelize";
-import { bindParam, readPrepared, readRows, selectRows } from "../../platform/common/sql";
+import { bindParam, readPrepared, readRows, runPrepared, selectRows } from "../../platform/common/sql";
 import { REBUILD_DAYS, REFRESH_DAYS, SET_BALANCE } from "./ledger.sql";
 import { derivation } from "./derive.sql";
 import { historyStatement, netWorthStatement } from "./series.sql";
@@ -50,7 +50,7 @@ export class LedgerRepository {
    * take turns: the second one's recompute starts after the first commits and sees its rows.
    */
   async lockAccounts(ids: readonly string[], transaction: Transaction): Promise<Map<string, LedgerMode>> {
-    const rows = await selectRows<{ id: string; reverse: boolean }>(
+    const rows = await runPrepared<{ id: string; reverse: boolean }>(
       this.sequelize,
       `SELECT a.id, EXISTS (SELECT 1 FROM valuations v WHERE v.account_id = a.id AND v.kind = 'current_anchor') AS reverse
          FROM accounts a WHERE a.id = ANY($1::uuid[]) ORDER BY a.id FOR UPDATE OF a`,
@@ -65,7 +65,7 @@ export class LedgerRepository {
    * transactions, valuations and holdings, then sets its balance: a sync, a new account, a type change.
    */
   async recompute(accountId: string, _mode: LedgerMode, from: string, transaction?: Transaction): Promise<void> {
-    await this.sequelize.query(REBUILD_DAYS, { bind: [accountId, from], transaction });
+    await this.write(REBUILD_DAYS, [accountId, from], transaction);
     await this.setBalance(accountId, transaction);
   }
 
@@ -83,13 +83,19 @@ export class LedgerRepository {
   ): Promise<void> {
     const finite = dates.filter((date) => date !== "-infinity");
     if (finite.length < dates.length) return this.recompute(accountId, mode, "-infinity", transaction);
-    await this.sequelize.query(REFRESH_DAYS, { bind: [accountId, finite, flowsOnly, mode === "reverse"], transaction });
+    await this.write(REFRESH_DAYS, [accountId, finite, flowsOnly, mode === "reverse"], transaction);
     if (!flowsOnly) await this.setBalance(accountId, transaction);
   }
 
   /** Sets the account's balance and its cash part to its newest day's, as derived. */
   async setBalance(accountId: string, transaction?: Transaction): Promise<void> {
-    await this.sequelize.query(SET_BALANCE, { bind: [accountId], transaction });
+    await this.write(SET_BALANCE, [accountId], transaction);
+  }
+
+  /** One of the ledger's write statements: prepared on the write's transaction (planned once per connection). */
+  private async write(sql: string, bind: unknown[], transaction?: Transaction): Promise<void> {
+    if (transaction) await runPrepared(this.sequelize, sql, bind, transaction);
+    else await this.sequelize.query(sql, { bind });
   }
 
   /** The oldest transaction's date, or null when the account has none. */
