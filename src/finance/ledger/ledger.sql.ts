@@ -51,35 +51,37 @@ const UPSERT_DAYS = (from: string) => `
     WHERE (ledger_days.inflows, ledger_days.outflows, ledger_days.entries, ledger_days.valuation, ledger_days.valuation_kind, ledger_days.holdings)
           IS DISTINCT FROM (EXCLUDED.inflows, EXCLUDED.outflows, EXCLUDED.entries, EXCLUDED.valuation, EXCLUDED.valuation_kind, EXCLUDED.holdings)`;
 
+const FIGURES = ["inflows", "outflows", "entries", "valuation", "valuation_kind", "holdings"] as const;
+
 /**
  * Rebuilds the account's day rows from $2 on (FULL_HISTORY for all of them): rows of days that no
  * longer have anything go, a day whose figures differ from its row gets them, a day without a row
  * gets one. Rebuilding an account whose rows are right reads and compares, and writes nothing; new
- * days are plain inserts (no speculative insertion: the caller holds the account's lock, so no one
- * else writes its days meanwhile). A bank sync, an account's creation, a change of type: never a
- * single write.
+ * days are plain inserts (no speculative insertion). The source days and the rows there are compared
+ * by one GROUP BY over both (never a join, whose plan could turn quadratic while the table's
+ * statistics still say it is empty, as right after a bulk import). A bank sync, an account's
+ * creation, a change of type: never a single write.
  */
 export const REBUILD_DAYS = `
   WITH ${sourceDays("date >= $2::date")},
+  diff AS MATERIALIZED (
+    SELECT date, bool_or(present) AS present, bool_or(NOT present) AS sourced,
+           ${FIGURES.map((name) => `(array_agg(${name}) FILTER (WHERE NOT present))[1] AS ${name}`).join(", ")},
+           (${FIGURES.map((name) => `(array_agg(${name}) FILTER (WHERE present))[1]`).join(", ")})
+             IS DISTINCT FROM (${FIGURES.map((name) => `(array_agg(${name}) FILTER (WHERE NOT present))[1]`).join(", ")}) AS differs
+      FROM (
+        SELECT false AS present, date, ${FIGURES.join(", ")} FROM source
+        UNION ALL SELECT true, date, ${FIGURES.join(", ")} FROM ledger_days WHERE account_id = $1 AND date >= $2::date
+      ) u
+     GROUP BY date
+  ),
   removed AS (
-    DELETE FROM ledger_days d WHERE d.account_id = $1 AND d.date >= $2::date AND NOT EXISTS (SELECT 1 FROM source s WHERE s.date = d.date)
+    DELETE FROM ledger_days d WHERE d.account_id = $1 AND d.date = ANY (ARRAY(SELECT date FROM diff WHERE NOT sourced))
   ),
-  changed AS MATERIALIZED (
-    SELECT s.*, c.date IS NOT NULL AS present
-      FROM source s LEFT JOIN ledger_days c ON c.account_id = $1 AND c.date = s.date
-     WHERE c.date IS NULL
-        OR (c.inflows, c.outflows, c.entries, c.valuation, c.valuation_kind, c.holdings)
-           IS DISTINCT FROM (s.inflows, s.outflows, s.entries, s.valuation, s.valuation_kind, s.holdings)
-  ),
-  updated AS (
-    UPDATE ledger_days d
-       SET inflows = s.inflows, outflows = s.outflows, entries = s.entries, valuation = s.valuation,
-           valuation_kind = s.valuation_kind, holdings = s.holdings, updated_at = now()
-      FROM changed s WHERE s.present AND d.account_id = $1 AND d.date = s.date
-  )
+  updated AS (${UPSERT_DAYS("diff WHERE sourced AND present AND differs")})
   INSERT INTO ledger_days (id, family_id, account_id, date, inflows, outflows, entries, valuation, valuation_kind, holdings)
   SELECT gen_random_uuid(), (SELECT family_id FROM account), $1, date, inflows, outflows, entries, valuation, valuation_kind, holdings
-    FROM changed WHERE NOT present`;
+    FROM diff WHERE sourced AND NOT present`;
 
 /**
  * Refreshes the account's rows of the days in $2 (a date array) from the sources, and moves the
