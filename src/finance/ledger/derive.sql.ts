@@ -49,8 +49,8 @@ export function derivation({ accounts, days, keep }: Derivation): string {
       ) u GROUP BY account_id, date
     ) k JOIN ledger_days d ON d.account_id = k.account_id AND d.date = k.date
   ),
-  dv_marks AS (SELECT account_id, array_agg(date ORDER BY date) AS dates FROM dv_points GROUP BY account_id),
-  dv_segments AS (
+  dv_marks AS MATERIALIZED (SELECT account_id, array_agg(date ORDER BY date) AS dates FROM dv_points GROUP BY account_id),
+  dv_segments AS MATERIALIZED (
     SELECT d.account_id, width_bucket(d.date - 1, m.dates) + 1 AS segment, sum(d.inflows - d.outflows) AS flow
       FROM ledger_days d JOIN dv_marks m ON m.account_id = d.account_id
      WHERE ${days}
