@@ -14,7 +14,8 @@
  *               REST end to end, with the recompute on and switched off (the same write as before the
  *               ledger: no lock, no recompute), alternating;
  *   reads       GET /api/v1/balances?account_id=…&per_page=100 and GraphQL balanceHistory over the
- *               whole history by month.
+ *               whole history by month, end to end; then their SQL alone (the ledger's repository),
+ *               next to the view's shape they replaced (every day derived, then the page kept).
  *
  * Ratios are printed next to their targets: recompute ≤ 2× the floor; write p95 < 50 ms and ≤ 1.2× the
  * write without recompute (no lock, no day row, no balance); reads p95 < 20 ms. Nothing is asserted: the machine is shared.
@@ -172,8 +173,37 @@ async function main(): Promise<void> {
           reads.history.push(months);
         }
       }
-      console.log(`GET /balances?account_id=…&per_page=100, p95   ${fmt(percentile(reads.balances, 95))} (target < 20 ms)`);
-      console.log(`balanceHistory over ${years} years by month, p95 ${fmt(percentile(reads.history, 95))} (target < 20 ms)`);
+      // The same reads' SQL alone: the ledger's statements (derive.sql.ts) and, for reference, the view's
+      // shape they replace (every day of the account derived, then the page or the month ends kept).
+      const today = new Date().toISOString().slice(0, 10);
+      const viewPage = `SELECT b.*, count(*) OVER () AS total FROM balances b WHERE b.family_id = $1 AND b.account_id = $2
+                         ORDER BY b.date DESC LIMIT 100`;
+      const viewMonths = `SELECT DISTINCT ON (1) date_trunc('month', b.date)::date, b.end_balance FROM balances b
+                           WHERE b.family_id = $1 AND b.account_id = $2 AND b.date <= $3::date ORDER BY 1, b.date DESC`;
+      const sql: Record<"page" | "months" | "viewPage" | "viewMonths", number[]> = { page: [], months: [], viewPage: [], viewMonths: [] };
+      for (let i = 0; i < samples + 20; i++) {
+        const page = await timed(() => repository.page(user.familyId, { accountId: account.id }, 100, 0));
+        const months = await timed(() => repository.history(user.familyId, account.id, iso(0), today, "month"));
+        const oldPage = await timed(() => client.query({ name: "view_page", text: viewPage, values: [user.familyId, account.id] }));
+        const oldMonths = await timed(() =>
+          client.query({ name: "view_months", text: viewMonths, values: [user.familyId, account.id, today] }),
+        );
+        if (i >= 20) {
+          sql.page.push(page);
+          sql.months.push(months);
+          sql.viewPage.push(oldPage);
+          sql.viewMonths.push(oldMonths);
+        }
+      }
+      const line = (label: string, endToEnd: number[], alone: number[], view: number[]) => {
+        const p95 = percentile(endToEnd, 95);
+        console.log(`${label} p95 ${fmt(p95)} (target < 20 ms: ${(p95 / 20).toFixed(2)}x), median ${fmt(percentile(endToEnd, 50))}`);
+        console.log(
+          `  its SQL alone p95 ${fmt(percentile(alone, 95))}; the view's shape p95 ${fmt(percentile(view, 95))} (${(percentile(view, 95) / percentile(alone, 95)).toFixed(1)}x)`,
+        );
+      };
+      line("GET /balances?account_id=…&per_page=100,", reads.balances, sql.page, sql.viewPage);
+      line(`balanceHistory over ${years} years by month,`, reads.history, sql.months, sql.viewMonths);
       await client.end();
     } finally {
       await runtime.stop();

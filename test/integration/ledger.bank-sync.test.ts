@@ -65,7 +65,7 @@ test("a sync anchors each account at the provider's balance and derives its hist
   expect(await waitForSync(app.runtime.services, connectionId)).toMatchObject({ status: "completed", createdCount: 120 });
   // Per account: the one rebuild that opened it (its opening anchor) and the sync's one rebuild, for 120 imported
   // rows; never a per-day refresh (a sync rebuilds once, it does not write day by day).
-  const rebuilds = app.statements.filter((sql) => sql.includes("INSERT INTO ledger_days") && sql.includes("d.date >= $2::date"));
+  const rebuilds = app.statements.filter((sql) => sql.includes("INSERT INTO ledger_days") && sql.includes("date >= $2::date"));
   expect(rebuilds).toHaveLength(4);
   expect(app.statements.filter((sql) => sql.includes("INSERT INTO ledger_days") && sql.includes("= ANY($2::date[])"))).toHaveLength(0);
 

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
 import { graphqlClient } from "../helpers/graphql";
 import { apiKeyClient } from "../helpers/http";
-import { expectMatchesOracle } from "../helpers/ledger-oracle";
+import { allBalanceRows, cents, expectMatchesOracle } from "../helpers/ledger-oracle";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 
 /**
@@ -193,7 +193,49 @@ test("after every write, in any order, the account, the balance sheet and /balan
         await family.apply(op);
         await expectMatchesOracle(app, family.user);
       }
+      await expectAccountReadsMatch(family);
     }),
     { numRuns: 25, endOnFailure: true },
   );
 }, 600_000);
+
+/**
+ * One account's reads derive only the days they need (derive.sql.ts): its /balances pages (small
+ * pages, so a page often starts on an anchor or right after one, and its first start comes from the
+ * day before the page) equal its rows of the family's list, every figure; its balanceHistory by day
+ * and by month equals the newest of those rows on or before each point.
+ */
+async function expectAccountReadsMatch(family: Family): Promise<void> {
+  const all = await allBalanceRows(app, family.user);
+  const client = apiKeyClient(`${app.url}/api/v1`, family.user.key);
+  const gql = graphqlClient(app, family.user.key);
+  for (const id of Object.values(family.ids)) {
+    const own = all.filter((row) => row.account.id === id);
+    const paged: Array<Record<string, any>> = [];
+    for (let page = 1; ; page++) {
+      const response = await client.get(`/balances?account_id=${id}&per_page=4&page=${page}`);
+      expect(response.status).toBe(200);
+      expect(response.body.pagination.total_count).toBe(own.length);
+      paged.push(...response.body.balances);
+      if (page >= response.body.pagination.total_pages) break;
+    }
+    expect(paged).toEqual(own);
+    for (const interval of ["DAY", "MONTH"]) {
+      const { account } = await gql.ok(
+        `query($id: ID!, $interval: SeriesInterval!) { account(id: $id) { balanceHistory(from: "2025-12-20", to: "2026-02-15", interval: $interval) { date balance } } }`,
+        { id, interval },
+      );
+      const expected = (account.balanceHistory as Array<{ date: string }>).map(({ date }) => {
+        const newest = own.find((row) => row.date <= date);
+        return [date, newest ? newest.end_balance_cents : null];
+      });
+      expect(account.balanceHistory.map((point: { date: string; balance: string }) => [point.date, cents(point.balance)])).toEqual(
+        expected,
+      );
+      const points = account.balanceHistory.length;
+      const first = own.length > 0 ? own[own.length - 1].date : null;
+      if (interval === "DAY")
+        expect(points).toBe(first ? 58 - Math.max(0, (Date.parse(first) - Date.parse("2025-12-20")) / 86_400_000) : 0);
+    }
+  }
+}

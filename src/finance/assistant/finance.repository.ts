@@ -1,5 +1,6 @@
 import type { Sequelize } from "sequelize";
-import { selectRows } from "../../platform/common/sql";
+import { readPrepared, selectRows } from "../../platform/common/sql";
+import { derivation, netWorthStatement } from "../ledger";
 import { transactionConditions, type TransactionFilter } from "../transactions";
 import { moneySql } from "../transactions";
 import { RecurringRepository, type PlannedRecurringRow } from "../planning";
@@ -192,41 +193,46 @@ export class FinanceRepository {
   }
 
   /**
-   * Month-end assets and liabilities of the accounts in one currency, for the `months` months up to the
-   * one holding `today`. Only today's balances are stored, so each month-end balance is today's with the
-   * later transactions undone: money out (positive amounts) had not yet left an asset and had not yet
-   * been owed on a liability.
+   * Assets and liabilities of the family's accounts, per currency, at each of the last `months` month
+   * ends (the current month's last day included), each account at its newest ledger row on or before
+   * it: the ledger's net worth series (one statement for every month and currency; a month with no
+   * balance in a currency is zero there).
    */
-  /**
-   * Assets and liabilities of the family's accounts in `currency` at each of the last `months` month
-   * ends (the current month's last day included), each account at its newest ledger row on or before it.
-   */
-  balanceHistory(familyId: string, currency: string, today: string, months: number): Promise<BalanceHistoryRow[]> {
-    return selectRows<BalanceHistoryRow>(
+  async balanceHistory(familyId: string, currencies: string[], today: string, months: number): Promise<BalanceHistoryRow[][]> {
+    const [year, month] = today.split("-").map(Number);
+    const monthsShown = Array.from({ length: months }, (_, index) =>
+      new Date(Date.UTC(year, month - months + index, 1)).toISOString().slice(0, 7),
+    );
+    const lastDay = new Date(Date.UTC(year, month, 0)).toISOString().slice(0, 10);
+    const points = await readPrepared<{ date: string; currency: string; assets: string; liabilities: string }>(
       this.sequelize,
-      `WITH month_ends AS (
-         SELECT (date_trunc('month', $3::date) - make_interval(months => g) + interval '1 month - 1 day')::date AS month_end
-           FROM generate_series(0, $4::int - 1) g
-       )
-       SELECT to_char(e.month_end, 'YYYY-MM') AS month,
-              coalesce(sum(last.end_balance) FILTER (WHERE a.classification = 'asset'), 0) AS assets,
-              coalesce(sum(last.end_balance) FILTER (WHERE a.classification = 'liability'), 0) AS liabilities
-         FROM month_ends e
-         LEFT JOIN accounts a ON a.family_id = $1 AND a.currency = $2
-         LEFT JOIN LATERAL (SELECT b.end_balance FROM balances b WHERE b.account_id = a.id AND b.date <= e.month_end
-                             ORDER BY b.date DESC LIMIT 1) last ON true
-        GROUP BY e.month_end ORDER BY e.month_end`,
-      [familyId, currency, today, months],
+      netWorthStatement("month"),
+      [familyId, `${monthsShown[0]}-01`, lastDay],
+    );
+    const found = new Map(points.map((point) => [`${point.currency.trim()} ${point.date.slice(0, 7)}`, point]));
+    return currencies.map((currency) =>
+      monthsShown.map((key) => {
+        const point = found.get(`${currency} ${key}`);
+        return { month: key, assets: point?.assets ?? "0", liabilities: point?.liabilities ?? "0" };
+      }),
     );
   }
 
-  /** Each account's balance at the end of `date` (its newest ledger row on or before it); null before its first. */
+  /**
+   * Each account's balance at the end of `date` (its newest ledger row on or before it); null before
+   * its first. Only that row of each account is derived (the ledger's derivation, derive.sql.ts).
+   */
   balancesOn(familyId: string, date: string): Promise<BalanceOnRow[]> {
-    return selectRows<BalanceOnRow>(
+    return readPrepared<BalanceOnRow>(
       this.sequelize,
-      `SELECT a.name, a.account_type AS "accountType", a.classification, a.currency,
-              (SELECT b.end_balance FROM balances b WHERE b.account_id = a.id AND b.date <= $2::date ORDER BY b.date DESC LIMIT 1) AS balance
-         FROM accounts a WHERE a.family_id = $1 ORDER BY lower(a.name), a.id`,
+      `WITH ${derivation({
+        accounts: "a.family_id = $1",
+        days: "d.family_id = $1",
+        keep: "SELECT d.account_id, max(d.date) AS date FROM ledger_days d WHERE d.family_id = $1 AND d.date <= $2::date GROUP BY d.account_id",
+      })}
+       SELECT a.name, a.account_type AS "accountType", a.classification, a.currency, b.end_balance::text AS balance
+         FROM accounts a LEFT JOIN derived b ON b.account_id = a.id AND b.kept
+        WHERE a.family_id = $1 ORDER BY lower(a.name), a.id`,
       [familyId, date],
     );
   }

@@ -197,9 +197,9 @@ const getBalanceSheet: ToolDefinition<typeof getBalanceSheetParameters> = {
   async run(args, scope, data) {
     const accounts = await data.accounts.list(scope.familyId);
     const currencies = [...new Set([scope.currency, ...accounts.map((account) => account.currency.trim())])];
-    const [book, ...histories] = await Promise.all([
+    const [book, histories] = await Promise.all([
       data.finance.exchangeRates(scope.familyId, scope.currency, scope.today).then(rateBook),
-      ...currencies.map((currency) => data.finance.balanceHistory(scope.familyId, currency, scope.today, args.months ?? 12)),
+      data.finance.balanceHistory(scope.familyId, currencies, scope.today, args.months ?? 12),
     ]);
     // Each month end in the family currency, every currency converted with the rate in force that day (today for this month).
     const history = histories[0].map((own, index) => {

@@ -2,3 +2,5 @@
 export { cashPart } from "./balance.figures";
 export type { LedgerService } from "./ledger.service";
 export { LedgerAccountRefType } from "./ledger.type";
+export { derivation } from "./derive.sql";
+export { netWorthStatement } from "./series.sql";

@@ -1,6 +1,7 @@
 import type { Sequelize, Transaction } from "sequelize";
-import { bindParam, readPrepared, readRows, selectRows } from "../../platform/common/sql";
+import { bindParam, readPrepared, readRows, runPrepared, selectRows } from "../../platform/common/sql";
 import { REBUILD_DAYS, REFRESH_DAYS, SET_BALANCE } from "./ledger.sql";
+import { derivation } from "./derive.sql";
 import { historyStatement, netWorthStatement } from "./series.sql";
 
 export type LedgerMode = "forward" | "reverse";
@@ -49,7 +50,7 @@ export class LedgerRepository {
    * take turns: the second one's recompute starts after the first commits and sees its rows.
    */
   async lockAccounts(ids: readonly string[], transaction: Transaction): Promise<Map<string, LedgerMode>> {
-    const rows = await selectRows<{ id: string; reverse: boolean }>(
+    const rows = await runPrepared<{ id: string; reverse: boolean }>(
       this.sequelize,
       `SELECT a.id, EXISTS (SELECT 1 FROM valuations v WHERE v.account_id = a.id AND v.kind = 'current_anchor') AS reverse
          FROM accounts a WHERE a.id = ANY($1::uuid[]) ORDER BY a.id FOR UPDATE OF a`,
@@ -64,7 +65,7 @@ export class LedgerRepository {
    * transactions, valuations and holdings, then sets its balance: a sync, a new account, a type change.
    */
   async recompute(accountId: string, _mode: LedgerMode, from: string, transaction?: Transaction): Promise<void> {
-    await this.sequelize.query(REBUILD_DAYS, { bind: [accountId, from], transaction });
+    await this.write(REBUILD_DAYS, [accountId, from], transaction);
     await this.setBalance(accountId, transaction);
   }
 
@@ -82,13 +83,19 @@ export class LedgerRepository {
   ): Promise<void> {
     const finite = dates.filter((date) => date !== "-infinity");
     if (finite.length < dates.length) return this.recompute(accountId, mode, "-infinity", transaction);
-    await this.sequelize.query(REFRESH_DAYS, { bind: [accountId, finite, flowsOnly, mode === "reverse"], transaction });
+    await this.write(REFRESH_DAYS, [accountId, finite, flowsOnly, mode === "reverse"], transaction);
     if (!flowsOnly) await this.setBalance(accountId, transaction);
   }
 
   /** Sets the account's balance and its cash part to its newest day's, as derived. */
   async setBalance(accountId: string, transaction?: Transaction): Promise<void> {
-    await this.sequelize.query(SET_BALANCE, { bind: [accountId], transaction });
+    await this.write(SET_BALANCE, [accountId], transaction);
+  }
+
+  /** One of the ledger's write statements: prepared on the write's transaction (planned once per connection). */
+  private async write(sql: string, bind: unknown[], transaction?: Transaction): Promise<void> {
+    if (transaction) await runPrepared(this.sequelize, sql, bind, transaction);
+    else await this.sequelize.query(sql, { bind });
   }
 
   /** The oldest transaction's date, or null when the account has none. */
@@ -114,13 +121,14 @@ export class LedgerRepository {
 
   /**
    * The family's balance rows, newest day first (then newest row), with the total in the same statement.
-   * The family and the account reach the view's table (they are its window partition); the date
-   * filters apply to the derived rows.
+   * With an account: only that account's page is derived (accountPage). Without: the view, whose
+   * window partition (the family and the account) the family filter reaches; the date filters apply
+   * to the derived rows.
    */
   async page(familyId: string, filter: BalanceFilter, limit: number, offset: number): Promise<{ rows: BalanceRow[]; total: number }> {
+    if (filter.accountId) return this.accountPage(familyId, filter.accountId, filter, limit, offset);
     const bind: unknown[] = [familyId];
     const conditions = ["b.family_id = $1", "a.family_id = $1"];
-    if (filter.accountId) conditions.push(`b.account_id = ${bindParam(bind, filter.accountId)}::uuid`);
     if (filter.currency) conditions.push(`a.currency = ${bindParam(bind, filter.currency)}`);
     if (filter.startDate) conditions.push(`b.date >= ${bindParam(bind, filter.startDate)}::date`);
     if (filter.endDate) conditions.push(`b.date <= ${bindParam(bind, filter.endDate)}::date`);
@@ -139,6 +147,52 @@ export class LedgerRepository {
       this.sequelize,
       `SELECT count(*) AS total FROM ledger_days b JOIN accounts a ON a.id = b.account_id WHERE ${where}`,
       filterBind,
+    );
+    return { rows, total: Number(count.total) };
+  }
+
+  /**
+   * One account's page: the page's days are picked from the table by the filters (one row per day),
+   * then only they and the day before the oldest of them (its end is the page's first start) are
+   * derived, besides the anchors. The total counts the same rows of the table.
+   */
+  private async accountPage(
+    familyId: string,
+    accountId: string,
+    filter: BalanceFilter,
+    limit: number,
+    offset: number,
+  ): Promise<{ rows: BalanceRow[]; total: number }> {
+    const bind: unknown[] = [familyId, accountId];
+    const conditions = ["d.account_id = $2::uuid", "d.family_id = $1", "a.id = $2::uuid", "a.family_id = $1"];
+    if (filter.currency) conditions.push(`a.currency = ${bindParam(bind, filter.currency)}`);
+    if (filter.startDate) conditions.push(`d.date >= ${bindParam(bind, filter.startDate)}::date`);
+    if (filter.endDate) conditions.push(`d.date <= ${bindParam(bind, filter.endDate)}::date`);
+    const where = conditions.join(" AND ");
+    const rows = await readPrepared<BalanceRow & { total: string }>(
+      this.sequelize,
+      `WITH page AS (
+         SELECT d.date FROM ledger_days d JOIN accounts a ON a.id = d.account_id
+          WHERE ${where} ORDER BY d.date DESC LIMIT ${bindParam(bind, limit)}::int OFFSET ${bindParam(bind, offset)}::int
+       ),
+       ${derivation({
+         accounts: "a.id = $2::uuid AND a.family_id = $1",
+         days: "d.account_id = $2::uuid",
+         keep: `SELECT $2::uuid AS account_id, date FROM page
+                UNION ALL SELECT $2::uuid, max(d.date) FROM ledger_days d WHERE d.account_id = $2::uuid AND d.date < (SELECT min(date) FROM page)`,
+       })}
+       SELECT ${BALANCE_COLUMNS},
+              (SELECT count(*) FROM ledger_days d JOIN accounts a ON a.id = d.account_id WHERE ${where}) AS total
+         FROM derived b JOIN accounts a ON a.id = b.account_id
+        WHERE b.date IN (SELECT date FROM page)
+        ORDER BY b.date DESC`,
+      bind,
+    );
+    if (rows.length > 0 || offset === 0) return { rows, total: rows.length > 0 ? Number(rows[0].total) : 0 };
+    const [count] = await readRows<{ total: string }>(
+      this.sequelize,
+      `SELECT count(*) AS total FROM ledger_days d JOIN accounts a ON a.id = d.account_id WHERE ${where}`,
+      bind.slice(0, -2),
     );
     return { rows, total: Number(count.total) };
   }

@@ -4,20 +4,13 @@
  * view `balances` (migration 0016) derives every start and end balance from it when read.
  */
 
+import { INVESTED_ACCOUNT_TYPES, MOVING_ACCOUNT_TYPES, sqlList as list } from "./account-kinds";
+import { derivation } from "./derive.sql";
+
+export { INVESTED_ACCOUNT_TYPES, MOVING_ACCOUNT_TYPES } from "./account-kinds";
+
 /** Rebuilds from the first day there is. */
 export const FULL_HISTORY = "-infinity";
-
-/**
- * Account types whose transactions move the balance, as upstream's calculators: cash accounts,
- * investments (cash plus holdings) and loans (principal). A property's, vehicle's or other asset's
- * or liability's value moves only with its valuations.
- */
-export const MOVING_ACCOUNT_TYPES = ["depository", "credit_card", "investment", "crypto", "loan"] as const;
-
-/** Account types valued as cash plus holdings (upstream's `balance_type == :investment`). */
-export const INVESTED_ACCOUNT_TYPES = ["investment", "crypto"] as const;
-
-const list = (types: readonly string[]) => types.map((type) => `'${type}'`).join(", ");
 
 /**
  * The seam for holdings: the market value of an account's ($1) holdings on each day it is known.
@@ -36,7 +29,8 @@ export const HOLDINGS_BY_DAY = `SELECT date, sum(value) AS value FROM holdings W
 const sourceDays = (days: string) => `
   account AS (SELECT family_id, account_type IN (${list(INVESTED_ACCOUNT_TYPES)}) AS invested FROM accounts WHERE id = $1),
   entries AS (
-    SELECT date, sum(greatest(-amount, 0)) AS inflows, sum(greatest(amount, 0)) AS outflows, count(*)::int AS entries
+    SELECT date, coalesce(-sum(amount) FILTER (WHERE amount < 0), 0) AS inflows, coalesce(sum(amount) FILTER (WHERE amount > 0), 0) AS outflows,
+           count(*)::int AS entries
       FROM (SELECT date, amount FROM transactions WHERE account_id = $1 AND ${days}
             UNION ALL SELECT date, amount FROM trades WHERE account_id = $1 AND ${days}) flows
      GROUP BY date
@@ -61,17 +55,37 @@ const UPSERT_DAYS = (from: string) => `
     WHERE (ledger_days.inflows, ledger_days.outflows, ledger_days.entries, ledger_days.valuation, ledger_days.valuation_kind, ledger_days.holdings)
           IS DISTINCT FROM (EXCLUDED.inflows, EXCLUDED.outflows, EXCLUDED.entries, EXCLUDED.valuation, EXCLUDED.valuation_kind, EXCLUDED.holdings)`;
 
+const FIGURES = ["inflows", "outflows", "entries", "valuation", "valuation_kind", "holdings"] as const;
+
 /**
  * Rebuilds the account's day rows from $2 on (FULL_HISTORY for all of them): rows of days that no
- * longer have anything go, the rest are upserted (only rows whose figures changed are written).
- * A bank sync, an account's creation, a change of type: never a single write.
+ * longer have anything go, a day whose figures differ from its row gets them, a day without a row
+ * gets one. Rebuilding an account whose rows are right reads and compares, and writes nothing; new
+ * days are plain inserts (no speculative insertion). The source days and the rows there are compared
+ * by one GROUP BY over both (never a join, whose plan could turn quadratic while the table's
+ * statistics still say it is empty, as right after a bulk import). A bank sync, an account's
+ * creation, a change of type: never a single write.
  */
 export const REBUILD_DAYS = `
   WITH ${sourceDays("date >= $2::date")},
+  diff AS MATERIALIZED (
+    SELECT date, bool_or(present) AS present, bool_or(NOT present) AS sourced,
+           ${FIGURES.map((name) => `(array_agg(${name}) FILTER (WHERE NOT present))[1] AS ${name}`).join(", ")},
+           (${FIGURES.map((name) => `(array_agg(${name}) FILTER (WHERE present))[1]`).join(", ")})
+             IS DISTINCT FROM (${FIGURES.map((name) => `(array_agg(${name}) FILTER (WHERE NOT present))[1]`).join(", ")}) AS differs
+      FROM (
+        SELECT false AS present, date, ${FIGURES.join(", ")} FROM source
+        UNION ALL SELECT true, date, ${FIGURES.join(", ")} FROM ledger_days WHERE account_id = $1 AND date >= $2::date
+      ) u
+     GROUP BY date
+  ),
   removed AS (
-    DELETE FROM ledger_days d WHERE d.account_id = $1 AND d.date >= $2::date AND d.date NOT IN (SELECT date FROM source)
-  )
-  ${UPSERT_DAYS("source")}`;
+    DELETE FROM ledger_days d WHERE d.account_id = $1 AND d.date = ANY (ARRAY(SELECT date FROM diff WHERE NOT sourced))
+  ),
+  updated AS (${UPSERT_DAYS("diff WHERE sourced AND present AND differs")})
+  INSERT INTO ledger_days (id, family_id, account_id, date, inflows, outflows, entries, valuation, valuation_kind, holdings)
+  SELECT gen_random_uuid(), (SELECT family_id FROM account), $1, date, inflows, outflows, entries, valuation, valuation_kind, holdings
+    FROM diff WHERE sourced AND NOT present`;
 
 /**
  * Refreshes the account's rows of the days in $2 (a date array) from the sources, and moves the
@@ -104,12 +118,18 @@ export const REFRESH_DAYS = `
   UPDATE accounts SET balance = balance + moved.amount, cash_balance = coalesce(cash_balance, 0) + moved.amount
     FROM moved WHERE id = $1 AND moved.amount <> 0`;
 
-/** Sets the account's balance (and its cash part) to its newest day's end, as the view derives it; 0 without days. */
+/**
+ * Sets the account's balance (and its cash part) to its newest day's end, as the view derives it (only
+ * that day is derived, derive.sql.ts); 0 without days.
+ */
 export const SET_BALANCE = `
+  WITH ${derivation({
+    accounts: "a.id = $1",
+    days: "d.account_id = $1",
+    keep: "SELECT $1::uuid AS account_id, max(d.date) AS date FROM ledger_days d WHERE d.account_id = $1",
+  })}
   UPDATE accounts a SET balance = coalesce(n.end_balance, 0), cash_balance = coalesce(n.end_cash_balance, 0)
     FROM (SELECT 1) one
-    LEFT JOIN LATERAL (
-      SELECT b.end_balance, b.end_cash_balance FROM balances b WHERE b.account_id = $1 ORDER BY b.date DESC LIMIT 1
-    ) n ON true
+    LEFT JOIN (SELECT b.end_balance, b.end_cash_balance FROM derived b WHERE b.kept) n ON true
    WHERE a.id = $1
      AND (a.balance, a.cash_balance) IS DISTINCT FROM (coalesce(n.end_balance, 0)::numeric(19, 4), coalesce(n.end_cash_balance, 0)::numeric(19, 4))`;

@@ -1,9 +1,10 @@
+import { derivation } from "./derive.sql";
 import type { SeriesInterval } from "./ledger.repository";
 
 /**
- * Series over the derived balances (docs/ledger.md, "Reading"): each account's rows are derived once
- * (the view, over that account's day rows), the newest row of each interval is kept, and an interval
- * without rows carries the one before forward. Bind parameters: $1 the family, $2 from, $3 to.
+ * Series over the derived balances (docs/ledger.md, "Reading"): the newest day of each interval (up
+ * to `to`) of each account is the only day derived (derive.sql.ts), and an interval without days
+ * carries the one before forward. Bind parameters: $1 the family, $2 from, $3 to.
  */
 
 /** Each interval's first day (its bucket) and last day (`to` closes the last one), from `from` to `to`. */
@@ -21,11 +22,13 @@ const carried = (partition: string) =>
 /** One account's ($4) balance at the end of each interval. */
 export function historyStatement(interval: SeriesInterval): string {
   return `
-    WITH per AS (
-      SELECT DISTINCT ON (1) date_trunc('${interval}', b.date)::date AS bucket, b.end_balance
-        FROM balances b WHERE b.family_id = $1 AND b.account_id = $4::uuid AND b.date <= $3::date
-       ORDER BY 1, b.date DESC
-    ),
+    WITH ${derivation({
+      accounts: "a.id = $4::uuid AND a.family_id = $1",
+      days: "d.account_id = $4::uuid",
+      keep: `SELECT d.account_id, max(d.date) AS date FROM ledger_days d WHERE d.account_id = $4::uuid AND d.date <= $3::date
+              GROUP BY d.account_id, date_trunc('${interval}', d.date)`,
+    })},
+    per AS (SELECT date_trunc('${interval}', b.date)::date AS bucket, b.end_balance FROM derived b WHERE b.kept),
     merged AS (
       SELECT e.date, ${carried("")} AS balance FROM (${buckets(interval)}) e FULL JOIN per p ON p.bucket = e.bucket
     )
@@ -35,11 +38,13 @@ export function historyStatement(interval: SeriesInterval): string {
 /** The family's assets, liabilities and net worth per currency at the end of each interval. */
 export function netWorthStatement(interval: SeriesInterval): string {
   return `
-    WITH per AS (
-      SELECT DISTINCT ON (1, 2) b.account_id, date_trunc('${interval}', b.date)::date AS bucket, b.end_balance
-        FROM balances b WHERE b.family_id = $1 AND b.date <= $3::date
-       ORDER BY 1, 2, b.date DESC
-    ),
+    WITH ${derivation({
+      accounts: "a.family_id = $1",
+      days: "d.family_id = $1",
+      keep: `SELECT d.account_id, max(d.date) AS date FROM ledger_days d WHERE d.family_id = $1 AND d.date <= $3::date
+              GROUP BY d.account_id, date_trunc('${interval}', d.date)`,
+    })},
+    per AS (SELECT b.account_id, date_trunc('${interval}', b.date)::date AS bucket, b.end_balance FROM derived b WHERE b.kept),
     grid AS (
       SELECT a.id AS account_id, e.bucket, e.date FROM (${buckets(interval)}) e CROSS JOIN accounts a WHERE a.family_id = $1
     ),

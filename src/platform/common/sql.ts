@@ -57,16 +57,39 @@ export async function readRows<Row extends object>(
  */
 export async function readPrepared<Row extends object>(sequelize: Sequelize, sql: string, bind: unknown[]): Promise<Row[]> {
   const values = prepareDirectQuery(sequelize, sql, bind);
-  const name = `p_${createHash("sha1").update(sql).digest("hex").slice(0, 24)}`;
   const connection = await sequelize.connectionManager.getConnection({ type: "read" });
   try {
-    return (await (connection as unknown as ClientBase).query({ name, text: sql, values })).rows as Row[];
+    return (await (connection as unknown as ClientBase).query({ name: statementName(sql), text: sql, values })).rows as Row[];
   } catch (error) {
     throw new DatabaseError(error as ConstructorParameters<typeof DatabaseError>[0]);
   } finally {
     void sequelize.connectionManager.releaseConnection(connection);
   }
 }
+
+/**
+ * A statement of a write on the write's transaction, as a prepared statement on the transaction's
+ * connection (named as readPrepared names it): for a statement that runs on every write and whose
+ * planning costs more than its execution (the ledger's refresh of a day and its lock, each a few
+ * CTEs). Returns the rows; errors are wrapped as Sequelize wraps them.
+ */
+export async function runPrepared<Row extends object>(
+  sequelize: Sequelize,
+  sql: string,
+  bind: unknown[],
+  transaction: Transaction,
+): Promise<Row[]> {
+  const values = prepareDirectQuery(sequelize, sql, bind);
+  // Sequelize keeps the transaction's pg client as `connection` (not in its typings).
+  const connection = (transaction as unknown as { connection: ClientBase }).connection;
+  try {
+    return (await connection.query({ name: statementName(sql), text: sql, values })).rows as Row[];
+  } catch (error) {
+    throw new DatabaseError(error as ConstructorParameters<typeof DatabaseError>[0]);
+  }
+}
+
+const statementName = (sql: string) => `p_${createHash("sha1").update(sql).digest("hex").slice(0, 24)}`;
 
 /** What Sequelize does before a statement that a direct query must do too: log it, escape NUL in text. */
 function prepareDirectQuery(sequelize: Sequelize, sql: string, bind: unknown[]): unknown[] {

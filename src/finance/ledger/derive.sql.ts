@@ -1,0 +1,102 @@
+import { INVESTED_ACCOUNT_TYPES, MOVING_ACCOUNT_TYPES, sqlList as list } from "./account-kinds";
+
+/**
+ * The `balances` view's derivation (migration 0016, docs/ledger.md "Reading"), written for one read:
+ * it derives only the days that read needs, with the filter inside the windows' input.
+ *
+ * The view derives every day of an account in four window passes, then leaves the filter on the
+ * date (or the page) to the derived rows: a page of 100 days or a month-end series paid for all
+ * ~3,650 days of ten years, four times over. Here the derivation runs on the days kept: the days the
+ * read wants (`keep`) and every day with a valuation (the anchors, whose `k` the kept days need).
+ * Their `running` (the sum of the flows up to the day, the only figure that needs every day before)
+ * comes from one plain aggregate over the account's days: each day is put in the segment that ends
+ * at the first kept day on or after it (a binary search, `width_bucket`, in the kept days' dates), the
+ * segments are summed, and a kept day's `running` is the sum of its segment and the ones before.
+ * A kept day's figures are then the view's: the same prefix sum, the same anchors (all of them) and
+ * so the same `k`; a day's start is its previous day's end, so a read that wants a day's start keeps
+ * the day before it too.
+ */
+export type Derivation = {
+  /** Which accounts: a condition on `accounts a` (the family included). */
+  accounts: string;
+  /** The same accounts' day rows: a condition on `ledger_days d`. */
+  days: string;
+  /** The days to derive besides the anchors: a SELECT of (account_id, date) pairs (extra pairs without a day row are ignored). */
+  keep: string;
+};
+
+/**
+ * CTEs (to follow a WITH) ending in `derived`: the kept days with the view's columns (id, family_id,
+ * account_id, date, inflows, outflows, net, created_at, updated_at, start_balance, end_balance,
+ * start_cash_balance, end_cash_balance, start_holdings_value, end_holdings_value) and `kept` (the day
+ * is one `keep` selected, not only an anchor).
+ */
+export function derivation({ accounts, days, keep }: Derivation): string {
+  return `
+  dv_account AS (
+    SELECT a.id,
+           CASE WHEN a.account_type NOT IN (${list(MOVING_ACCOUNT_TYPES)}) THEN 0 WHEN a.classification = 'liability' THEN -1 ELSE 1 END AS sign,
+           a.account_type IN (${list(INVESTED_ACCOUNT_TYPES)}) AS invested,
+           EXISTS (SELECT 1 FROM valuations v WHERE v.account_id = a.id AND v.kind = 'current_anchor') AS reverse
+      FROM accounts a WHERE ${accounts}
+  ),
+  dv_keep AS (${keep}),
+  dv_points AS (
+    SELECT d.*, k.kept FROM (
+      SELECT account_id, date, bool_or(kept) AS kept FROM (
+        SELECT account_id, date, true AS kept FROM dv_keep
+        UNION ALL SELECT v.account_id, v.date, false FROM valuations v WHERE v.account_id IN (SELECT id FROM dv_account)
+      ) u GROUP BY account_id, date
+    ) k JOIN ledger_days d ON d.account_id = k.account_id AND d.date = k.date
+  ),
+  dv_marks AS MATERIALIZED (SELECT account_id, array_agg(date ORDER BY date) AS dates FROM dv_points GROUP BY account_id),
+  dv_segments AS MATERIALIZED (
+    SELECT d.account_id, width_bucket(d.date - 1, m.dates) + 1 AS segment, sum(d.inflows - d.outflows) AS flow
+      FROM ledger_days d JOIN dv_marks m ON m.account_id = d.account_id
+     WHERE ${days}
+     GROUP BY 1, 2
+  ),
+  dv_c AS (
+    SELECT d.id, d.family_id, d.account_id, d.date, d.created_at, d.updated_at, d.valuation, d.kept,
+           d.inflows * abs(s.sign) AS inflows, d.outflows * abs(s.sign) AS outflows,
+           (d.inflows - d.outflows) * s.sign AS net,
+           sum(g.flow) OVER (PARTITION BY d.account_id ORDER BY d.date ROWS UNBOUNDED PRECEDING) * s.sign AS running,
+           CASE WHEN s.invested THEN coalesce(d.holdings, 0) ELSE 0 END AS end_holdings,
+           s.reverse,
+           d.valuation IS NOT NULL AND (NOT s.reverse OR d.valuation_kind <> 'opening_anchor') AS anchor
+      FROM (SELECT p.*, row_number() OVER (PARTITION BY p.account_id ORDER BY p.date) AS segment FROM dv_points p) d
+      JOIN dv_segments g ON g.account_id = d.account_id AND g.segment = d.segment
+      JOIN dv_account s ON s.id = d.account_id
+  ),
+  dv_r AS (
+    SELECT c.*,
+           count(*) FILTER (WHERE anchor) OVER w AS anchors_upto,
+           count(*) FILTER (WHERE anchor) OVER w - CASE WHEN anchor THEN 1 ELSE 0 END AS anchors_before,
+           array_agg(valuation - end_holdings - running) FILTER (WHERE anchor)
+             OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS ks
+      FROM dv_c c
+    WINDOW w AS (PARTITION BY account_id ORDER BY date)
+  ),
+  dv_e AS (
+    SELECT r.*,
+           running + coalesce(CASE WHEN reverse THEN coalesce(ks[anchors_before + 1], ks[cardinality(ks)]) ELSE ks[anchors_upto] END, 0)
+             AS end_cash
+      FROM dv_r r
+  ),
+  derived AS (
+    SELECT id, family_id, account_id, date, inflows, outflows, net, created_at, updated_at, kept,
+           start_cash + start_holdings AS start_balance, end_cash + end_holdings AS end_balance,
+           start_cash AS start_cash_balance, end_cash AS end_cash_balance,
+           start_holdings AS start_holdings_value, end_holdings AS end_holdings_value
+      FROM (
+        SELECT e.*,
+               CASE WHEN reverse THEN end_cash - net
+                    WHEN valuation IS NOT NULL AND lag(end_cash) OVER w IS NULL THEN end_cash
+                    ELSE coalesce(lag(end_cash) OVER w, 0) END AS start_cash,
+               CASE WHEN NOT reverse AND valuation IS NOT NULL AND lag(end_cash) OVER w IS NULL THEN end_holdings
+                    ELSE coalesce(lag(end_holdings) OVER w, 0) END AS start_holdings
+          FROM dv_e e
+        WINDOW w AS (PARTITION BY account_id ORDER BY date)
+      ) x
+  )`;
+}
