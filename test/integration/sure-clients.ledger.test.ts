@@ -20,7 +20,8 @@ beforeAll(async () => {
   cli = apiKeyClient(`${app.url}/api/v1`, demo.api_key);
   family = { familyId: demo.family_id, key: demo.api_key } as TestUser;
   checking = (await cli.get("/accounts")).body.accounts.find((account: Record<string, any>) => account.name === "Everyday Checking");
-});
+  // The demo family is seeded first: seconds on an idle machine, more on a busy one.
+}, 120_000);
 afterAll(() => app.stop());
 
 test("the demo family's balances are its ledger's: accounts, balance sheet and every /balances row equal the SQL oracle", async () => {

@@ -57,7 +57,8 @@ beforeAll(async () => {
   family = { familyId: demo.family_id, key: demo.api_key } as TestUser;
   mcp = client(app.url, { ...HTTPX_HEADERS, "x-api-key": demo.api_key });
   accounts = await getAccounts();
-});
+  // The demo family is seeded first: seconds on an idle machine, more on a busy one.
+}, 120_000);
 afterAll(() => app.stop());
 
 test("get_accounts: the demo's six accounts, every balance the ledger's by SQL; the house and car hold their newest value and no cash", async () => {

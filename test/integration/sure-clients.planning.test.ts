@@ -23,7 +23,8 @@ beforeAll(async () => {
   const demo = await seedDemo(app.runtime.sequelize, app.runtime.services);
   cli = apiKeyClient(`${app.url}/api/v1`, demo.api_key);
   reader = apiKeyClient(`${app.url}/api/v1`, demo.read_api_key);
-});
+  // The demo family is seeded first: seconds on an idle machine, more on a busy one.
+}, 120_000);
 afterAll(() => app.stop());
 
 const headers = { accept: "application/json" };
