@@ -115,6 +115,9 @@ for (const scheme of ["light", "dark"] as const) {
           if (name === "two-factor") await page.getByRole("button", { name: /Set up two-factor sign-in|Start again/ }).click();
           if (name === "two-factor") await page.getByLabel("Code from the app").waitFor();
           await page.waitForLoadState("networkidle");
+          // The log's rows, not "Loading…", in its picture: on a busy machine the network can idle before they come.
+          if (name === "audit-log")
+            await eventually(async () => expect(await page.locator(".events-scroller [role=row]").count()).toBeGreaterThan(0));
           await screenshot(page, name, width, scheme);
           if (name === "audit-log" && width === 1280) {
             // Names, not ids: provider.created names the provider by id; the table shows its name, the whole name and the id on hover.
