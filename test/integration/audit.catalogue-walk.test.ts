@@ -283,6 +283,16 @@ test("a walk through the service produces every event type of the catalogue", as
   await step("delete the valuation", ["valuation.deleted"], () =>
     gql(`mutation ($id: ID!) { deleteValuation(id: $id) { id } }`, { id: valuationId }),
   );
+  let tradeId = "";
+  await step("buy shares on a brokerage tracked by hand", ["trade.created"], async () => {
+    const { createAccount } = await gql(`mutation { createAccount(input: { name: "Walk brokerage", accountType: "investment" }) { id } }`);
+    const input = { accountId: createAccount.id, type: "buy", ticker: "VTI", qty: "3", price: "250.00", date: "2026-01-15" };
+    tradeId = (await gql(`mutation ($input: TradeInput!) { createTrade(input: $input) { id } }`, { input })).createTrade.id;
+  });
+  await step("correct the trade's price", ["trade.updated"], () =>
+    gql(`mutation ($id: ID!) { updateTrade(id: $id, input: { price: "251.00" }) { id } }`, { id: tradeId }),
+  );
+  await step("delete the trade", ["trade.deleted"], () => gql(`mutation ($id: ID!) { deleteTrade(id: $id) { id } }`, { id: tradeId }));
   let rateId = "";
   await step("enter a euro rate", ["exchange_rate.set"], async () => {
     const input = { fromCurrency: "EUR", toCurrency: "USD", date: "2026-01-15", rate: "1.0856" };

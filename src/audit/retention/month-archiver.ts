@@ -151,7 +151,10 @@ export class MonthArchiver {
     return {
       month: label,
       rows: total,
-      archives: archives.map((archive) => ({ tier: archive.tier, rows: archive.manifest.rows, sha256: archive.manifest.sha256 })),
+      // Shortest-kept tier first, whatever order the month's events met them in: the CLI prints this list.
+      archives: archives
+        .map((archive) => ({ tier: archive.tier, rows: archive.manifest.rows, sha256: archive.manifest.sha256 }))
+        .sort((a, b) => TIER_NAMES.indexOf(a.tier) - TIER_NAMES.indexOf(b.tier)),
     };
   }
 
