@@ -190,11 +190,19 @@ class PostgresEventBus extends FanOutBus {
     ]);
   }
 
+  /** The publisher's last NOTIFY: one client runs one query at a time (pg queues more, with a deprecation warning, and pg 9 will not). */
+  private sending: Promise<unknown> = Promise.resolve();
+
   protected async send(envelope: Envelope): Promise<void> {
     const text = JSON.stringify(envelope);
     if (Buffer.byteLength(text) > MAX_NOTIFY_BYTES) throw new Error(`event on ${envelope.topic} is too large for NOTIFY`);
-    await this.connected;
-    await this.publisher.query("SELECT pg_notify($1, $2)", [PostgresEventBus.CHANNEL, text]);
+    // Chained, so events leave in the order they were sent and never two queries at once on the client.
+    const sent = this.sending.then(async () => {
+      await this.connected;
+      await this.publisher.query("SELECT pg_notify($1, $2)", [PostgresEventBus.CHANNEL, text]);
+    });
+    this.sending = sent.catch(() => undefined);
+    await sent;
   }
 
   async ready(): Promise<void> {
