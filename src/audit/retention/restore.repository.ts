@@ -62,19 +62,20 @@ export class RestoreRepository {
   }
 
   /**
-   * Release: the restored month's link partition and event partition are dropped (a partition dropped
+   * Release: the restored month's event partition and link partition are dropped (a partition dropped
    * whole leaves its parent with it), and links of the month the default partition holds (a month
    * restored while it held strays) are deleted by range: one round trip, waiting at most
    * PARTITION_LOCK_WAIT_MS for the audit log's lock. Nothing is counted here: the partitions are not
-   * read at all (the service answers the count the restore recorded).
+   * read at all (the service answers the count the restore recorded). Events before links, as the chain
+   * sequencer takes them (migration 0023): links first deadlocked with a sequencer reading the events.
    */
   async release(tableName: string, range: { from: Date; before: Date }, transaction: Transaction): Promise<void> {
     const chainTable = table(tableName).replace("audit_events_", "audit_chain_");
     await this.sequelize.query(
       `SELECT set_config('lock_timeout', '${PARTITION_LOCK_WAIT_MS}ms', true), set_config('finance_gateway.retention_drop', 'on', true);
+       DROP TABLE ${table(tableName)};
        DROP TABLE IF EXISTS ${chainTable};
-       DELETE FROM audit_chain WHERE occurred_at >= ${timestamp(range.from)} AND occurred_at < ${timestamp(range.before)};
-       DROP TABLE ${table(tableName)};`,
+       DELETE FROM audit_chain WHERE occurred_at >= ${timestamp(range.from)} AND occurred_at < ${timestamp(range.before)};`,
       { transaction },
     );
   }
