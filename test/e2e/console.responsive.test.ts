@@ -64,31 +64,33 @@ afterAll(() => rig?.stop());
 
 /**
  * Controls inside `scope` (the main area; the event drawer when it is open over the table) that a person
- * cannot reach: outside the window even after scrolling to them, or covered by something else.
+ * cannot reach: outside the window even after scrolling to them, or covered by something else. One
+ * round trip for the whole page: in the browser, each control is scrolled to (every scrolling box around
+ * it, as a person would) and hit-tested where it then stands.
  */
 async function unreachable(page: Page, scope: string): Promise<string[]> {
-  const controls = page.locator(
-    ["button", "a[href]", "input", "select", "summary"].map((control) => `${scope} ${control}:visible`).join(", "),
-  );
-  const out: string[] = [];
-  for (let index = 0; index < (await controls.count()); index += 1) {
-    const control = controls.nth(index);
-    await control.scrollIntoViewIfNeeded();
-    const problem = await control.evaluate((element: any) => {
+  return page.evaluate((selector: string) => {
+    const out: string[] = [];
+    for (const element of Array.from(document.querySelectorAll(selector)) as any[]) {
+      // Playwright's :visible: rendered with a box, and not visibility:hidden.
+      if (!element.checkVisibility({ visibilityProperty: true })) continue;
+      element.scrollIntoView({ block: "nearest", inline: "nearest" });
       const box = element.getBoundingClientRect();
+      if (box.width === 0 || box.height === 0) continue;
       const name = `${element.tagName.toLowerCase()} “${(element.getAttribute("aria-label") ?? element.textContent ?? "").trim().slice(0, 40)}”`;
-      if (box.width === 0 || box.height === 0) return null;
-      if (box.right > window.innerWidth + 1 || box.left < -1) return `${name} is outside the window`;
+      if (box.right > window.innerWidth + 1 || box.left < -1) {
+        out.push(`${name} is outside the window`);
+        continue;
+      }
       const x = Math.min(Math.max(box.left + box.width / 2, 0), window.innerWidth - 1);
       const y = Math.min(Math.max(box.top + box.height / 2, 0), window.innerHeight - 1);
       const hit = document.elementFromPoint(x, y);
       // A label wrapping a checkbox is the same control; anything else on top hides it.
-      if (hit && (element.contains(hit) || hit.contains(element) || hit.closest("label")?.contains(element))) return null;
-      return `${name} is covered by ${hit ? `${hit.tagName.toLowerCase()}.${hit.className}` : "nothing"}`;
-    });
-    if (problem) out.push(problem);
-  }
-  return out;
+      if (hit && (element.contains(hit) || hit.contains(element) || hit.closest("label")?.contains(element))) continue;
+      out.push(`${name} is covered by ${hit ? `${hit.tagName.toLowerCase()}.${hit.className}` : "nothing"}`);
+    }
+    return out;
+  }, ["button", "a[href]", "input", "select", "summary"].map((control) => `${scope} ${control}`).join(", "));
 }
 
 async function openEventDetail(page: Page) {
