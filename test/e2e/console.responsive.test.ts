@@ -10,10 +10,13 @@ declare const document: any;
 /**
  * Every page of the console at a phone's, a tablet's and a desktop's width, in light and dark: nothing
  * wider than the window (no sideways scrolling of the page), every control reachable (in view, or
- * scrolled to inside its own box, and not covered by anything), and axe finds nothing serious.
+ * scrolled to inside its own box, and not covered by anything), and axe finds nothing serious on it or
+ * on the sign-in page.
  */
 jest.setTimeout(600_000);
 let rig: ConsoleRig;
+/** The page's and its top bar's background and text colours, per colour scheme (the walk records them). */
+const colours: Record<string, string[]> = {};
 const WIDTHS = [390, 768, 1280];
 /** Each page, and the name of its documentation screenshots. */
 const PAGES: Array<[string, (typeof SCREEN_PAGES)[number]]> = [
@@ -69,28 +72,31 @@ afterAll(() => rig?.stop());
  * it, as a person would) and hit-tested where it then stands.
  */
 async function unreachable(page: Page, scope: string): Promise<string[]> {
-  return page.evaluate((selector: string) => {
-    const out: string[] = [];
-    for (const element of Array.from(document.querySelectorAll(selector)) as any[]) {
-      // Playwright's :visible: rendered with a box, and not visibility:hidden.
-      if (!element.checkVisibility({ visibilityProperty: true })) continue;
-      element.scrollIntoView({ block: "nearest", inline: "nearest" });
-      const box = element.getBoundingClientRect();
-      if (box.width === 0 || box.height === 0) continue;
-      const name = `${element.tagName.toLowerCase()} “${(element.getAttribute("aria-label") ?? element.textContent ?? "").trim().slice(0, 40)}”`;
-      if (box.right > window.innerWidth + 1 || box.left < -1) {
-        out.push(`${name} is outside the window`);
-        continue;
+  return page.evaluate(
+    (selector: string) => {
+      const out: string[] = [];
+      for (const element of Array.from(document.querySelectorAll(selector)) as any[]) {
+        // Playwright's :visible: rendered with a box, and not visibility:hidden.
+        if (!element.checkVisibility({ visibilityProperty: true })) continue;
+        element.scrollIntoView({ block: "nearest", inline: "nearest" });
+        const box = element.getBoundingClientRect();
+        if (box.width === 0 || box.height === 0) continue;
+        const name = `${element.tagName.toLowerCase()} “${(element.getAttribute("aria-label") ?? element.textContent ?? "").trim().slice(0, 40)}”`;
+        if (box.right > window.innerWidth + 1 || box.left < -1) {
+          out.push(`${name} is outside the window`);
+          continue;
+        }
+        const x = Math.min(Math.max(box.left + box.width / 2, 0), window.innerWidth - 1);
+        const y = Math.min(Math.max(box.top + box.height / 2, 0), window.innerHeight - 1);
+        const hit = document.elementFromPoint(x, y);
+        // A label wrapping a checkbox is the same control; anything else on top hides it.
+        if (hit && (element.contains(hit) || hit.contains(element) || hit.closest("label")?.contains(element))) continue;
+        out.push(`${name} is covered by ${hit ? `${hit.tagName.toLowerCase()}.${hit.className}` : "nothing"}`);
       }
-      const x = Math.min(Math.max(box.left + box.width / 2, 0), window.innerWidth - 1);
-      const y = Math.min(Math.max(box.top + box.height / 2, 0), window.innerHeight - 1);
-      const hit = document.elementFromPoint(x, y);
-      // A label wrapping a checkbox is the same control; anything else on top hides it.
-      if (hit && (element.contains(hit) || hit.contains(element) || hit.closest("label")?.contains(element))) continue;
-      out.push(`${name} is covered by ${hit ? `${hit.tagName.toLowerCase()}.${hit.className}` : "nothing"}`);
-    }
-    return out;
-  }, ["button", "a[href]", "input", "select", "summary"].map((control) => `${scope} ${control}`).join(", "));
+      return out;
+    },
+    ["button", "a[href]", "input", "select", "summary"].map((control) => `${scope} ${control}`).join(", "),
+  );
 }
 
 async function openEventDetail(page: Page) {
@@ -107,8 +113,22 @@ for (const scheme of ["light", "dark"] as const) {
         await page.goto("/admin/sign-in");
         await page.getByLabel("E-mail").waitFor();
         await screenshot(page, "sign-in", width, scheme);
+        expect({ view: "/admin/sign-in", width, scheme, violations: await seriousViolations(page) }).toEqual({
+          view: "/admin/sign-in",
+          width,
+          scheme,
+          violations: [],
+        });
         await signIn(page, rig.admin.email);
         await page.waitForURL(/\/admin\/audit-logs/);
+        // The theme follows the system's preference (emulated per context): the page's own colours change.
+        await page.locator(".topbar").waitFor();
+        colours[scheme] = await page.evaluate(() =>
+          [document.documentElement, document.querySelector(".topbar")].flatMap((element: any) => {
+            const style = window.getComputedStyle(element);
+            return [style.backgroundColor, style.color];
+          }),
+        );
         for (const [view, name] of PAGES) {
           await page.goto(view);
           await page.locator(".topbar").waitFor();
@@ -121,6 +141,7 @@ for (const scheme of ["light", "dark"] as const) {
           if (name === "audit-log")
             await eventually(async () => expect(await page.locator(".events-scroller [role=row]").count()).toBeGreaterThan(0));
           await screenshot(page, name, width, scheme);
+          if (name === "event-detail" && width === 768 && scheme === "dark") await documentationScreenshot(page, "audit-log-dark-768.png");
           if (name === "audit-log" && width === 1280) {
             // Names, not ids: provider.created names the provider by id; the table shows its name, the whole name and the id on hover.
             const cell = page.locator(".events-scroller [role=gridcell]", { hasText: "Acme identity" }).first();
@@ -175,6 +196,11 @@ for (const scheme of ["light", "dark"] as const) {
     }
   });
 }
+
+test("the theme follows the system's preference: every colour of the page and its bar differs between light and dark", () => {
+  expect(colours.light).toHaveLength(4);
+  colours.light.forEach((colour, index) => expect({ index, dark: colours.dark[index] }).not.toEqual({ index, dark: colour }));
+});
 
 test("the console's icon is bundled and served at /favicon.ico, and its pages name it", async () => {
   for (const path of ["/favicon.ico", "/admin/favicon.ico"]) {

@@ -16,14 +16,19 @@ jest.setTimeout(120_000);
 let dataDir: string;
 let env: NodeJS.ProcessEnv;
 
-beforeEach(() => {
+// One data directory for the file: the first start makes its database (initdb and migrations), the later
+// ones start what the earlier stops left, which also proves each stop left it whole.
+beforeAll(() => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "fg-self-host-"));
+});
+
+beforeEach(() => {
   env = { ...process.env, DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", LOG_FORMAT: "json" };
   delete env.DATABASE_URL;
   delete env.REDIS_URL;
 });
 
-afterEach(() => {
+afterAll(() => {
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -146,11 +151,16 @@ test("SIGINT to the `npx finance-gateway start` process itself stops the service
 });
 
 test("`db url` names DATABASE_URL when one is set, without starting anything", () => {
-  const url = spawnSync(process.execPath, [CLI, "db", "url", "--json"], {
-    env: { ...env, DATABASE_URL: "postgres://finance@db.internal:5432/finance" },
-    encoding: "utf8",
-  });
-  expect(url.status).toBe(0);
-  expect(JSON.parse(url.stdout)).toEqual({ url: "postgres://finance@db.internal:5432/finance" });
-  expect(fs.existsSync(path.join(dataDir, "postgres"))).toBe(false);
+  const empty = fs.mkdtempSync(path.join(os.tmpdir(), "fg-self-host-empty-"));
+  try {
+    const url = spawnSync(process.execPath, [CLI, "db", "url", "--json"], {
+      env: { ...env, DATA_DIR: empty, DATABASE_URL: "postgres://finance@db.internal:5432/finance" },
+      encoding: "utf8",
+    });
+    expect(url.status).toBe(0);
+    expect(JSON.parse(url.stdout)).toEqual({ url: "postgres://finance@db.internal:5432/finance" });
+    expect(fs.readdirSync(empty)).toEqual([]);
+  } finally {
+    fs.rmSync(empty, { recursive: true, force: true });
+  }
 });

@@ -120,8 +120,11 @@ test("Ctrl-C (SIGINT to the process group) of `npm start`: backup, restore into 
   expect(originalAgain.output()).toMatch(/finance-gateway stopped \(SIGTERM\); embedded PostgreSQL stopped\n$/);
 });
 
-test("a second `start` on the same data directory is refused in one line, the first keeps serving; SIGTERM to node stops it", async () => {
-  const env = envFor(path.join(work, "data"));
+// One data directory for both stops: the second start finds the database made by the first (a fresh
+// embedded cluster costs its initdb and migrations, which the first start already proves).
+test("a second `start` on the same data directory is refused in one line, the first keeps serving; SIGTERM to node stops it; started again directly, Ctrl-C (SIGINT to the process group) stops it", async () => {
+  const dataDir = path.join(work, "data");
+  const env = envFor(dataDir);
   const first = await spawnUntilJson<Urls>([CLI, "start", "--json"], env, "rest");
   const port = new URL(first.json.database_url).port;
 
@@ -129,19 +132,16 @@ test("a second `start` on the same data directory is refused in one line, the fi
   expect(second.status).toBe(1);
   expect(second.stdout).toBe("");
   expect(second.stderr).toBe(
-    `finance-gateway is already running on DATA_DIR ${path.join(work, "data")} (its database listens on port ${port}): stop it first, or set DATA_DIR to another folder\n`,
+    `finance-gateway is already running on DATA_DIR ${dataDir} (its database listens on port ${port}): stop it first, or set DATA_DIR to another folder\n`,
   );
   expect((await fetch(first.json.rest.replace(/\/api\/v1$/, "/readyz"))).status).toBe(200);
 
   expect(await stop(first.child, "SIGTERM", false)).toEqual({ code: 0, signal: null });
   expect(first.output()).toMatch(/finance-gateway stopped \(SIGTERM\); embedded PostgreSQL stopped\n$/);
-  expect(fs.existsSync(path.join(work, "data", "postgres", "postmaster.pid"))).toBe(false);
-});
+  expect(fs.existsSync(path.join(dataDir, "postgres", "postmaster.pid"))).toBe(false);
 
-test("Ctrl-C (SIGINT to the process group) of `finance-gateway start` run directly", async () => {
-  const env = envFor(path.join(work, "data"));
-  const started = await spawnUntilJson<Urls>([CLI, "start", "--json"], env, "rest", 90_000, process.execPath, true);
-  expect(await stop(started.child, "SIGINT", true)).toEqual({ code: 0, signal: null });
-  expect(started.output()).toMatch(/finance-gateway stopped \(SIGINT\); embedded PostgreSQL stopped\n$/);
-  expect(fs.existsSync(path.join(work, "data", "postgres", "postmaster.pid"))).toBe(false);
+  const direct = await spawnUntilJson<Urls>([CLI, "start", "--json"], env, "rest", 90_000, process.execPath, true);
+  expect(await stop(direct.child, "SIGINT", true)).toEqual({ code: 0, signal: null });
+  expect(direct.output()).toMatch(/finance-gateway stopped \(SIGINT\); embedded PostgreSQL stopped\n$/);
+  expect(fs.existsSync(path.join(dataDir, "postgres", "postmaster.pid"))).toBe(false);
 });
