@@ -129,8 +129,9 @@ test("budget actuals equal the SQL oracle for random households (transfers, refu
         actualSpendingCents: toCents(expected.totals.spending),
         actualIncomeCents: toCents(expected.totals.income),
         availableToSpendCents: 250_000 - toCents(expected.totals.spending),
-        allocatedSpendingCents: food,
-        availableToAllocateCents: 250_000 - food,
+        // Setting groceries (a subcategory) after food added its allocation to food's, as upstream does.
+        allocatedSpendingCents: food + groceries,
+        availableToAllocateCents: 250_000 - food - groceries,
       });
       const spent = (key: string) => toCents(expected.spent.get(categories[key].id)!);
       for (const key of Object.keys(categories)) {
@@ -147,11 +148,56 @@ test("budget actuals equal the SQL oracle for random households (transfers, refu
         if (key === "food" || key === "dining" || (key === "groceries" && groceries === 0)) {
           const fenced = groceries > 0 ? groceries : 0;
           const fencedSpent = groceries > 0 ? spent("groceries") : 0;
-          expect(budgetCategory.availableToSpendCents).toBe(food - fenced - (spent("food") - fencedSpent));
+          expect(budgetCategory.availableToSpendCents).toBe(food + groceries - fenced - (spent("food") - fencedSpent));
         }
       }
     }),
     { numRuns: 12 },
+  );
+});
+
+test("a subcategory's allocation carries its parent's with it, keeping the parent's own reserve (upstream's sync), audited", async () => {
+  const user = await createUser(app.runtime.services);
+  const categories = await household(user);
+  const gql = graphqlClient(app, user.key);
+  const { setBudget } = await gql.ok(`mutation { setBudget(input: { startDate: "2026-05-01", budgetedSpending: "1000" }) { id } }`);
+  const set = (key: string, amount: string) =>
+    gql.ok(`mutation ($input: BudgetCategoryInput!) { setBudgetCategory(input: $input) { id } }`, {
+      input: { budgetId: setBudget.id, categoryId: categories[key].id, budgetedSpending: amount },
+    });
+  const allocated = async () => {
+    const { budgetCategories } = await gql.ok(
+      `query ($id: ID!) { budgetCategories(filter: { budgetId: $id }, perPage: 100) { items { category { id } budgetedSpending } } }`,
+      { id: setBudget.id },
+    );
+    const of = (key: string) => budgetCategories.items.find((item: any) => item.category.id === categories[key].id).budgetedSpending;
+    return { food: of("food"), groceries: of("groceries"), dining: of("dining"), home: of("home") };
+  };
+  await set("food", "100");
+  await set("groceries", "30");
+  // Food's 100 was all its own reserve: it keeps it beside the new 30.
+  expect(await allocated()).toMatchObject({ food: "130", groceries: "30", dining: "0", home: "0" });
+  await set("groceries", "50");
+  await set("dining", "20");
+  expect(await allocated()).toMatchObject({ food: "170", groceries: "50", dining: "20", home: "0" });
+  // Set below its subcategories directly, the parent has no reserve left: the next subcategory write sums them.
+  await set("food", "60");
+  await set("groceries", "10");
+  expect(await allocated()).toMatchObject({ food: "30", groceries: "10", dining: "20", home: "0" });
+
+  // Both rows' changes are in the log, the parent's named as its own.
+  const events = await app.runtime.sequelize.query<{ label: string; change: any }>(
+    `SELECT resource_label AS label, changes->'budgeted_spending' AS change FROM audit_events
+     WHERE event_type = 'budget.updated' AND user_id = $1 AND resource_type = 'budget_category'`,
+    { bind: [user.userId], type: QueryTypes.SELECT },
+  );
+  expect(events).toHaveLength(10);
+  expect(events).toEqual(
+    expect.arrayContaining([
+      { label: "May 2026: Groceries", change: { old: "50", new: "10" } },
+      { label: "May 2026: Food", change: { old: "60", new: "30" } },
+      { label: "May 2026: Food", change: { old: "100", new: "130" } },
+    ]),
   );
 });
 

@@ -161,11 +161,12 @@ export class BudgetRepository {
   }
 
   /** Every allocation of one budget (for a budget category's parent and siblings). */
+  /** A budget's allocations; inside `transaction`, locked until it ends (a subcategory's write also sets its parent's). */
   async categoriesOf(familyId: string, budgetId: string, transaction?: Transaction): Promise<BudgetCategoryRow[]> {
     return selectRows<BudgetCategoryRow>(
       this.sequelize,
       `SELECT ${BUDGET_CATEGORY_COLUMNS} FROM budget_categories bc JOIN budgets b ON b.id = bc.budget_id JOIN categories c ON c.id = bc.category_id
-       WHERE bc.family_id = $1 AND bc.budget_id = $2 ORDER BY c.name, bc.id`,
+       WHERE bc.family_id = $1 AND bc.budget_id = $2 ORDER BY c.name, bc.id${transaction ? " FOR UPDATE OF bc" : ""}`,
       [familyId, budgetId],
       transaction,
     );

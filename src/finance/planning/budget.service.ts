@@ -214,18 +214,34 @@ export class BudgetService {
       const rows = await this.budgets.categoriesOf(actor.familyId, budget.row.id, transaction);
       const before = isUuid(input.categoryId!) ? rows.find((row) => row.categoryId === input.categoryId) : undefined;
       if (!before) throw new NotFoundError("Category");
-      await this.budgets.setAllocation(actor.familyId, budget.row.id, before.categoryId, input.budgetedSpending!, transaction);
-      await this.audit.record(transaction, {
-        type: "budget.updated",
-        user: { id: actor.userId, email: actor.email },
-        action: ACTION,
-        resource: { type: "budget_category", id: before.id, label: `${budget.name}: ${before.categoryName}` },
-        changes: {
-          budgeted_spending: { old: new Decimal(before.budgetedSpending).toFixed(), new: new Decimal(input.budgetedSpending!).toFixed() },
-        },
-      });
+      const changed = [{ row: before, amount: new Decimal(input.budgetedSpending!) }];
+      const parent = before.categoryParentId ? rows.find((row) => row.categoryId === before.categoryParentId) : undefined;
+      if (parent) changed.push({ row: parent, amount: parentAllocation(parent, before, changed[0].amount, rows) });
+      for (const { row, amount } of changed) {
+        await this.budgets.setAllocation(actor.familyId, budget.row.id, row.categoryId, amount.toFixed(), transaction);
+        await this.audit.record(transaction, {
+          type: "budget.updated",
+          user: { id: actor.userId, email: actor.email },
+          action: ACTION,
+          resource: { type: "budget_category", id: row.id, label: `${budget.name}: ${row.categoryName}` },
+          changes: { budgeted_spending: { old: new Decimal(row.budgetedSpending).toFixed(), new: amount.toFixed() } },
+        });
+      }
       return before.id;
     });
     return this.getCategory(actor, id);
   }
+}
+
+/**
+ * A parent category's allocation once one of its subcategories' changes, as upstream keeps it: the sum of
+ * its subcategories' allocations plus the reserve the parent had beyond them (never a negative reserve, which
+ * would leave the parent below its subcategories).
+ */
+function parentAllocation(parent: BudgetCategoryRow, child: BudgetCategoryRow, childAmount: Decimal, rows: BudgetCategoryRow[]): Decimal {
+  const siblings = rows
+    .filter((row) => row.categoryParentId === parent.categoryId && row.id !== child.id)
+    .reduce((sum, row) => sum.plus(row.budgetedSpending), new Decimal(0));
+  const reserve = Decimal.max(new Decimal(parent.budgetedSpending).minus(siblings).minus(child.budgetedSpending), 0);
+  return siblings.plus(childAmount).plus(reserve);
 }
