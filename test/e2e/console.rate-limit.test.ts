@@ -1,15 +1,62 @@
+import type { Page } from "playwright-core";
 import { loadConfig } from "../../src/platform/config/config";
 import { signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
+import { eventually } from "../helpers/eventually";
 
 /**
  * A signed-in console session spends a budget of its own (RATE_LIMIT_CONSOLE_REQUESTS), not the API's:
  * an administrator touring every page a hundred times, under the default limits, never meets a 429 and
  * is never sent back to the sign-in page, although the tour makes more requests than the API's budget.
  */
+// Functions passed to page.evaluate and addInitScript run in the browser, where these exist.
+declare const window: any;
+declare const document: any;
 jest.setTimeout(900_000);
 let rig: ConsoleRig;
 const PAGES = ["Audit log", "Alerts", "Audit streaming", "Exports", "Reports", "Retention & archives", "SSO providers", "Users"];
 const TOURS = 100;
+
+/** Counts the page's GraphQL fetches in the page itself: how many were answered, and how many are in flight. */
+function countGraphqlFetches(): void {
+  const counts = { answered: 0, inFlight: 0 };
+  window.__graphqlFetches = counts;
+  const fetch = window.fetch.bind(window);
+  window.fetch = async (input: any, init?: any) => {
+    const graphql = new URL(typeof input === "string" ? input : input.url, window.location.href).pathname === "/graphql";
+    if (!graphql) return fetch(input, init);
+    counts.inFlight += 1;
+    try {
+      const response = await fetch(input, init);
+      counts.answered += 1;
+      return response;
+    } finally {
+      counts.inFlight -= 1;
+    }
+  };
+}
+
+/**
+ * One visit, as a person makes it, inside the page (800 visits through the automation protocol's
+ * actionability checks and polling cost the browser more than the pages themselves): clicks the
+ * navigation's link to `title`, waits for that page's heading, lets the page start its reads, and waits
+ * until every one is answered.
+ */
+function visit(page: Page, title: string): Promise<void> {
+  return page.evaluate(async (title) => {
+    const shown = () => Array.from(document.querySelectorAll("h1")).some((h1: any) => h1.textContent.trim() === title);
+    const link: any = Array.from(document.querySelectorAll('nav[aria-label="Console"] a')).find((a: any) => a.textContent.trim() === title);
+    if (!link) throw new Error(`no link to ${title} in the console's navigation`);
+    link.click();
+    if (!shown())
+      await new Promise<void>((resolve) => {
+        const observer = new MutationObserver(() => shown() && (observer.disconnect(), resolve()));
+        observer.observe(document.body, { childList: true, subtree: true, characterData: true });
+      });
+    // React runs a page's effects (its reads) after the frame that shows it.
+    await new Promise((resolve) => window.requestAnimationFrame(() => window.setTimeout(resolve, 0)));
+    while (window.__graphqlFetches.inFlight > 0) await new Promise((resolve) => window.setTimeout(resolve, 5));
+  }, title);
+}
 
 beforeAll(async () => {
   // The default limits: nothing in env about rate limiting.
@@ -22,43 +69,25 @@ test(`every console page ${TOURS} times in one session under the default rate li
   expect(rig.app.runtime.config.rateLimitRequests).toBe(defaults.rateLimitRequests);
   const { context, page } = await rig.open();
   try {
+    await page.addInitScript(countGraphqlFetches);
     const statuses = new Map<number, number>();
-    let graphql = 0;
-    // The page's GraphQL requests in flight, and who waits for them all to be answered.
-    let inFlight = 0;
-    const waiting: Array<() => void> = [];
-    const answered = () => (inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiting.push(resolve)));
-    page.on("request", (request) => {
-      if (new URL(request.url()).pathname === "/graphql") inFlight += 1;
-    });
-    const finished = (request: import("playwright-core").Request) => {
-      if (new URL(request.url()).pathname !== "/graphql") return;
-      inFlight -= 1;
-      if (inFlight === 0) for (const resolve of waiting.splice(0)) resolve();
-    };
-    page.on("requestfinished", finished);
-    page.on("requestfailed", finished);
     page.on("response", (response) => {
       if (new URL(response.url()).pathname !== "/graphql") return;
-      graphql += 1;
       statuses.set(response.status(), (statuses.get(response.status()) ?? 0) + 1);
     });
     await page.goto("/admin/audit-logs");
     await signIn(page, rig.admin.email);
     await page.waitForURL(/\/admin\/audit-logs/);
-    const nav = page.getByRole("navigation", { name: "Console" });
     for (let tour = 0; tour < TOURS; tour += 1) {
-      for (const title of PAGES) {
-        await nav.getByRole("link", { name: title, exact: true }).click();
-        await page.getByRole("heading", { level: 1, name: title, exact: true }).waitFor();
-        // The page's own reads answered before the next page: each visit costs what a person's would.
-        await answered();
-      }
+      for (const title of PAGES) await visit(page, title);
       expect(new URL(page.url()).pathname).not.toBe("/admin/sign-in");
     }
+    const answered: number = await page.evaluate(() => window.__graphqlFetches.answered);
+    // Every answer the page had was seen here too (whose statuses are counted), and none refused the session.
+    await eventually(() => expect([...statuses.values()].reduce((sum, count) => sum + count, 0)).toBeGreaterThanOrEqual(answered));
     expect({ tooMany: statuses.get(429) ?? 0, unauthorized: statuses.get(401) ?? 0 }).toEqual({ tooMany: 0, unauthorized: 0 });
     // The tour really spent more than the API's whole budget: on it, this test would have met a 429.
-    expect(graphql).toBeGreaterThan(defaults.rateLimitRequests);
+    expect(answered).toBeGreaterThan(defaults.rateLimitRequests);
   } finally {
     await context.close();
   }
