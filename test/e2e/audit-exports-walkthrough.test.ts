@@ -51,7 +51,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stopChild(service);
-  await database?.drop();
+  await database?.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 

@@ -37,7 +37,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await chromium?.close();
   await stopChild(service);
-  await database?.drop();
+  await database?.close();
   fs.rmSync(home, { recursive: true, force: true });
 });
 

@@ -21,7 +21,7 @@ let database: TestDatabase;
 
 afterAll(async () => {
   for (const child of children) await stopChild(child);
-  await database?.drop();
+  await database?.close();
 });
 
 test("every shell example of the alerts walk-through works as printed, with mail arriving at the dev:smtp server", async () => {

@@ -57,7 +57,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const child of children) await stopChild(child);
-  await database?.drop();
+  await database?.close();
 });
 
 async function expectAsPrinted(steps: Step[], page: string): Promise<void> {

@@ -54,7 +54,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stopChild(service);
-  await database?.drop();
+  await database?.close();
 });
 
 test("every shell example of the REST API page works as printed, in order", async () => {

@@ -17,7 +17,7 @@ let dataDir: string;
 beforeAll(async () => {
   database = await createTestDatabase();
 });
-afterAll(() => database.drop());
+afterAll(() => database.close());
 beforeEach(() => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "fg-errors-"));
 });

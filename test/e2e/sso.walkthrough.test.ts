@@ -67,7 +67,7 @@ afterAll(async () => {
     child.removeAllListeners("exit");
     child.kill("SIGTERM");
   }
-  await database?.drop();
+  await database?.close();
 });
 
 test("a new administrator configures a provider and signs in by following docs/sso.md", async () => {

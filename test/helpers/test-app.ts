@@ -56,7 +56,7 @@ export async function startTestApp(
     async stop() {
       await runtime.stop();
       await deleteRedisKeys(prefix);
-      await database.drop();
+      await database.close();
     },
   };
 }

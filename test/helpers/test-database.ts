@@ -1,8 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { Client } from "pg";
-import { adminUrl, databaseUrl, TEMPLATE_DATABASE } from "./database-urls";
+import { adminUrl, databaseUrl, RUN_DATABASE_PREFIX, TEMPLATE_DATABASE } from "./database-urls";
 
-export type TestDatabase = { name: string; url: string; drop(): Promise<void> };
+export type TestDatabase = {
+  name: string;
+  url: string;
+  /** Ends every connection to it. The run's global teardown drops it (test/global-teardown.ts says why not here). */
+  close(): Promise<void>;
+};
 
 async function withAdmin<T>(work: (client: Client) => Promise<T>): Promise<T> {
   const client = new Client({ connectionString: adminUrl() });
@@ -16,7 +21,7 @@ async function withAdmin<T>(work: (client: Client) => Promise<T>): Promise<T> {
 
 /** A fresh, migrated database of its own, cloned from the run's template. */
 export async function createTestDatabase(): Promise<TestDatabase> {
-  const name = `fg_test_${process.env.JEST_WORKER_ID ?? "0"}_${randomBytes(4).toString("hex")}`;
+  const name = `${RUN_DATABASE_PREFIX}${process.env.JEST_WORKER_ID ?? "0"}_${randomBytes(4).toString("hex")}`;
   await withAdmin(async (client) => {
     await client.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DATABASE}`);
     // A commit need not wait for the disk here: only a crash of the machine's PostgreSQL server could lose
@@ -27,6 +32,9 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return {
     name,
     url: databaseUrl(name),
-    drop: () => withAdmin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+    close: () =>
+      withAdmin((client) =>
+        client.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [name]),
+      ).then(() => undefined),
   };
 }

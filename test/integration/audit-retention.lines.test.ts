@@ -22,7 +22,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await sequelize?.close();
-  await database?.drop();
+  await database?.close();
 });
 
 const EVENT = `(SELECT $1::uuid AS id, $2::timestamptz AS occurred_at, $3::text AS event_type, $4::text AS severity, $5::uuid AS user_id,

@@ -28,7 +28,7 @@ afterAll(async () => {
   await withClient(adminUrl(), async (client) => {
     for (const name of empties) await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   });
-  await source.drop();
+  await source.close();
   fs.rmSync(work, { recursive: true, force: true });
 });
 

@@ -13,7 +13,7 @@ let database: TestDatabase;
 beforeAll(async () => {
   database = await createTestDatabase();
 });
-afterAll(() => database.drop());
+afterAll(() => database.close());
 
 async function firstEvents(iterable: AsyncIterable<unknown>, count: number): Promise<unknown[]> {
   const received: unknown[] = [];

@@ -18,7 +18,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await sequelize.close();
-  await database.drop();
+  await database.close();
 });
 
 test("existing accounts keep today's balances, now derived from anchors the migration dated as upstream", async () => {

@@ -23,7 +23,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await sequelize?.close();
-  await database?.drop();
+  await database?.close();
 });
 
 const SELECT = "SELECT $1::text AS word, $2::text[]::text AS words, $3::timestamptz::text AS at, $4::int::text AS n";
