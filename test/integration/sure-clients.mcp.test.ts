@@ -15,6 +15,8 @@ import type { TestUser } from "../helpers/fixtures";
  * tests (helpers/ledger-oracle.ts and the statements below), including the demo's house and car,
  * valued a few times over the last two years.
  */
+// Each write is followed by reads of every account over the demo's history: seconds apiece on a loaded machine.
+jest.setTimeout(90_000);
 let app: TestApp;
 let family: TestUser;
 let mcp: ReturnType<typeof client>;
