@@ -1,5 +1,6 @@
 import type { Sequelize, Transaction } from "sequelize";
 import { bindParam, selectRows } from "../../platform/common/sql";
+import { INVESTED_ACCOUNT_TYPES, sqlList } from "../ledger";
 import type { CalcPrice, CalcTrade, ComputedHolding } from "./holdings.calculator";
 
 export type SecurityRow = {
@@ -61,6 +62,40 @@ export type TradeRow = {
   categoryName: string | null;
   createdAt: Date;
   updatedAt: Date;
+};
+
+/** A holding of an investment account at the end of a day: its newest snapshot on or before it (a provider's or computed from trades). */
+export type HeldRow = {
+  accountId: string;
+  account: string;
+  securityId: string;
+  ticker: string | null;
+  securityName: string | null;
+  /** The snapshot's day: the newest on or before the day asked. */
+  date: string;
+  quantity: string;
+  price: string | null;
+  value: string;
+  costBasis: string | null;
+  currency: string;
+};
+
+/** A family's trades in one security and currency, summed: buys and sells apart (amounts as the cash they moved, fees included). */
+export type TradeTotalsRow = {
+  securityId: string;
+  ticker: string | null;
+  securityName: string | null;
+  currency: string;
+  buys: number;
+  boughtQuantity: string;
+  boughtAmount: string;
+  sells: number;
+  soldQuantity: string;
+  soldAmount: string;
+  fees: string;
+  netAmount: string;
+  firstDate: string;
+  lastDate: string;
 };
 
 export type TradeFilter = { accountId?: string; accountIds?: string[]; startDate?: string; endDate?: string; securityId?: string };
@@ -322,6 +357,65 @@ export class InvestmentRepository {
 
   async deleteTrade(id: string, transaction: Transaction): Promise<void> {
     await this.sequelize.query(`DELETE FROM trades WHERE id = $1`, { bind: [id], transaction });
+  }
+
+  // ---- portfolio reads (the assistant's) ------------------------------------------------------------------
+
+  /** The securities the family holds or trades, by ticker: what a question may name. */
+  familySecurities(familyId: string): Promise<Array<{ id: string; ticker: string | null; name: string | null }>> {
+    return selectRows(
+      this.sequelize,
+      `SELECT s.id, s.ticker, s.name FROM securities s WHERE s.id IN ${FAMILY_SECURITIES} ORDER BY s.ticker NULLS LAST, s.name, s.id`,
+      [familyId],
+    );
+  }
+
+  /**
+   * Each investment account's holdings at the end of `date`: its newest snapshot on or before the day,
+   * as the ledger values the account (ledger.sql.ts' holdings seam), the securities sold out left out.
+   */
+  holdingsOn(familyId: string, date: string, securityIds: readonly string[] | null): Promise<HeldRow[]> {
+    const bind: unknown[] = [familyId, date];
+    const only = securityIds ? `AND h.security_id = ANY(${bindParam(bind, securityIds)}::uuid[])` : "";
+    return selectRows<HeldRow>(
+      this.sequelize,
+      `SELECT a.id AS "accountId", a.name AS account, h.security_id AS "securityId", s.ticker, s.name AS "securityName",
+              h.date::text AS date, trim_scale(h.quantity)::text AS quantity, trim_scale(h.price)::text AS price, h.value::text AS value,
+              h.cost_basis::text AS "costBasis", trim(h.currency) AS currency
+         FROM accounts a
+         JOIN LATERAL (SELECT max(x.date) AS date FROM holdings x WHERE x.account_id = a.id AND x.date <= $2::date) last ON true
+         JOIN holdings h ON h.account_id = a.id AND h.date = last.date
+         JOIN securities s ON s.id = h.security_id
+        WHERE a.family_id = $1 AND a.account_type IN (${sqlList(INVESTED_ACCOUNT_TYPES)}) AND h.quantity <> 0 ${only}
+        ORDER BY lower(a.name), a.id, h.value DESC, s.ticker, s.id`,
+      bind,
+    );
+  }
+
+  /** The family's trades summed per security and currency, optionally of some securities and between two days. */
+  tradeTotals(familyId: string, filter: { securityIds?: readonly string[]; startDate?: string; endDate?: string }): Promise<TradeTotalsRow[]> {
+    const bind: unknown[] = [familyId];
+    const conditions = ["t.family_id = $1"];
+    if (filter.securityIds) conditions.push(`t.security_id = ANY(${bindParam(bind, filter.securityIds)}::uuid[])`);
+    if (filter.startDate) conditions.push(`t.date >= ${bindParam(bind, filter.startDate)}::date`);
+    if (filter.endDate) conditions.push(`t.date <= ${bindParam(bind, filter.endDate)}::date`);
+    return selectRows<TradeTotalsRow>(
+      this.sequelize,
+      `SELECT t.security_id AS "securityId", s.ticker, s.name AS "securityName", trim(t.currency) AS currency,
+              count(*) FILTER (WHERE t.qty > 0)::int AS buys,
+              trim_scale(coalesce(sum(t.qty) FILTER (WHERE t.qty > 0), 0))::text AS "boughtQuantity",
+              coalesce(sum(t.amount) FILTER (WHERE t.qty > 0), 0)::text AS "boughtAmount",
+              count(*) FILTER (WHERE t.qty < 0)::int AS sells,
+              trim_scale(coalesce(-sum(t.qty) FILTER (WHERE t.qty < 0), 0))::text AS "soldQuantity",
+              coalesce(-sum(t.amount) FILTER (WHERE t.qty < 0), 0)::text AS "soldAmount",
+              sum(t.fee)::text AS fees, sum(t.amount)::text AS "netAmount",
+              min(t.date)::text AS "firstDate", max(t.date)::text AS "lastDate"
+         FROM trades t JOIN securities s ON s.id = t.security_id
+        WHERE ${conditions.join(" AND ")}
+        GROUP BY t.security_id, s.ticker, s.name, t.currency
+        ORDER BY sum(t.amount) FILTER (WHERE t.qty > 0) DESC NULLS LAST, s.ticker, t.security_id`,
+      bind,
+    );
   }
 
   // ---- holdings from trades ----------------------------------------------------------------------------
