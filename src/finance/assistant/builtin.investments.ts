@@ -89,9 +89,11 @@ export async function portfolio(asked: Asked, context: FamilyContext, tools: Too
     const byCurrency = new Map<string, Decimal>();
     for (const row of holdings) byCurrency.set(row.currency, (byCurrency.get(row.currency) ?? new Decimal(0)).plus(row.value));
     const worth = [...byCurrency].map(([currency, sum]) => `**${formatMoney(sum.toFixed(), currency)}**`).join(" and ");
-    return [`Your ${names} ${holdings.length === 1 ? "holding is" : "holdings are"} worth ${worth} ${when}:`, "", ...holdings.map(holdingLine)].join(
-      "\n",
-    );
+    return [
+      `Your ${names} ${holdings.length === 1 ? "holding is" : "holdings are"} worth ${worth} ${when}:`,
+      "",
+      ...holdings.map(holdingLine),
+    ].join("\n");
   }
   if (accounts.length === 0) return "You have no investment accounts, so there is no portfolio to value.";
   const money = (value: unknown) => formatMoney(String(value), context.currency);
@@ -122,7 +124,8 @@ export async function gain(asked: Asked, context: FamilyContext, tools: ToolRunn
   const holdings = result.holdings as HoldingEntry[];
   const when = onDay(date, context.today);
   const what = asked.tickers.length ? listed(result.securities as string[]) : "your holdings";
-  if (holdings.length === 0) return `You hold no ${asked.tickers.length ? what : "securities"} ${when}, so there is no unrealised gain or loss.`;
+  if (holdings.length === 0)
+    return `You hold no ${asked.tickers.length ? what : "securities"} ${when}, so there is no unrealised gain or loss.`;
   const totals = Object.entries(result.gain_by_currency as Record<string, GainTotals>);
   const missing = Number(result.holdings_without_cost_basis);
   if (totals.length === 0) return `I can't work out a gain on ${what}: ${missing === 1 ? "it has" : "they have"} no cost basis.`;
@@ -154,9 +157,15 @@ export async function invested(asked: Asked, context: FamilyContext, tools: Tool
   const problem = notHeld(result);
   if (problem) return problem;
   const rows = result.securities as TradeEntry[];
-  const what = asked.tickers.length ? ` in ${listed(result.securities_asked as string[])}` : "";
   const when = period ? describe(period) : `so far (up to ${context.today})`;
-  if (rows.length === 0) return `You made no trades${what} ${when}.`;
+  if (rows.length === 0)
+    return `You made no trades${asked.tickers.length ? ` in ${listed(result.securities_asked as string[])}` : ""} ${when}.`;
+  // The securities the figures are of: those asked, or those traded when one alone was.
+  const what = asked.tickers.length
+    ? ` in ${listed(result.securities_asked as string[])}`
+    : rows.length === 1
+      ? ` in ${rows[0].ticker}`
+      : "";
   const totals = Object.entries(result.totals_by_currency as Record<string, TradeTotals>);
   const lines = totals.map(([currency, total]) => {
     const ofCurrency = rows.filter((row) => row.currency === currency);

@@ -143,7 +143,7 @@ const INVESTMENT_WORDS =
 /** Which question about investments this is, if any: a gain needs a security or the portfolio to be about. */
 function investmentKind(view: string): QuestionKind | null {
   if (INVESTED.test(view)) return "invested";
-  if (GAIN.test(view) && (PORTFOLIO.test(view) || /\bunreali[sz]ed\b/.test(view) || GAIN_ON.test(view))) return "gain";
+  if (GAIN_ON.test(view) || (GAIN.test(view) && (PORTFOLIO.test(view) || /\bunreali[sz]ed\b/.test(view)))) return "gain";
   if (PORTFOLIO.test(view)) return "portfolio";
   return null;
 }

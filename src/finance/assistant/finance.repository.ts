@@ -104,7 +104,10 @@ export class FinanceRepository {
   }
 
   /** The family's trades summed per security: bought, sold, fees and the net cash put in. */
-  tradeTotals(familyId: string, filter: { securityIds?: readonly string[]; startDate?: string; endDate?: string }): Promise<TradeTotalsRow[]> {
+  tradeTotals(
+    familyId: string,
+    filter: { securityIds?: readonly string[]; startDate?: string; endDate?: string },
+  ): Promise<TradeTotalsRow[]> {
     return this.investments.tradeTotals(familyId, filter);
   }
 

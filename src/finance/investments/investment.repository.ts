@@ -393,7 +393,10 @@ export class InvestmentRepository {
   }
 
   /** The family's trades summed per security and currency, optionally of some securities and between two days. */
-  tradeTotals(familyId: string, filter: { securityIds?: readonly string[]; startDate?: string; endDate?: string }): Promise<TradeTotalsRow[]> {
+  tradeTotals(
+    familyId: string,
+    filter: { securityIds?: readonly string[]; startDate?: string; endDate?: string },
+  ): Promise<TradeTotalsRow[]> {
     const bind: unknown[] = [familyId];
     const conditions = ["t.family_id = $1"];
     if (filter.securityIds) conditions.push(`t.security_id = ANY(${bindParam(bind, filter.securityIds)}::uuid[])`);
