@@ -5,6 +5,8 @@ import { ToolRunner } from "../../src/finance/assistant/tools";
 import { FamilyVocabulary } from "../../src/finance/assistant/vocabulary";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
+import { graphqlClient } from "../helpers/graphql";
+import { apiKeyClient } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 
 /**
@@ -199,6 +201,19 @@ describe("what is my portfolio worth", () => {
     expect(content).toContain(
       `Your portfolio is worth **${usd(expected.value)}** at the end of ${lastYearEnd}: holdings of ${usd(expected.holdings)} and cash of ${usd(expected.cash)}`,
     );
+  });
+
+  test("the same portfolio is in the balance sheet and netWorthSeries, today and at last year's end", async () => {
+    const [now, then] = [await portfolioBySql(family, today), await portfolioBySql(family, lastYearEnd)];
+    const sheet = await apiKeyClient(`${app.url}/api/v1`, family.key).get("/balance_sheet");
+    expect(Number(sheet.body.net_worth.amount)).toBeCloseTo(3000 + now.value, 4);
+    const { netWorthSeries } = await graphqlClient(app, family.key).ok(
+      `query($day: Date) { netWorthSeries(from: $day, to: $day, interval: DAY) { date currency netWorth } }`,
+      { day: lastYearEnd },
+    );
+    expect(netWorthSeries).toHaveLength(1);
+    expect(netWorthSeries[0]).toMatchObject({ date: lastYearEnd, currency: "USD" });
+    expect(Number(netWorthSeries[0].netWorth)).toBeCloseTo(3000 + then.value, 4);
   });
 
   test("a family without investment accounts is told so, with no figure", async () => {
