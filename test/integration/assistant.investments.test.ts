@@ -235,7 +235,7 @@ describe("what is my gain on a security", () => {
       ])
     )[0].percent;
     const { content, tools } = await ask(family, "What is my gain on AAPL?");
-    expect(tools.calls.map((call) => [call.name, call.arguments])).toEqual([["get_holdings", { date: today, tickers: ["aapl"] }]]);
+    expect(tools.calls.map((call) => [call.name, call.arguments])).toEqual([["get_holdings", { date: today, tickers: ["AAPL"] }]]);
     expect(content).toBe(
       `Your unrealised ${gain < 0 ? "loss" : "gain"} on AAPL is **${usd(Math.abs(gain))}** (${gain < 0 ? "" : "+"}${percent}%) today (${today}): ` +
         `${row.held} shares worth ${usd(row.value)} at ${usd(Number(row.value) / Number(row.held))}, against a cost basis of ${usd(row.cost)} ` +
@@ -267,7 +267,7 @@ describe("how much did I invest", () => {
     const expected = await tradesBySql(family, "VTI", `${year}-01-01`, today);
     const { content, tools } = await ask(family, "How much did I invest in VTI this year?");
     expect(tools.calls.map((call) => [call.name, call.arguments])).toEqual([
-      ["summarize_trades", { tickers: ["vti"], start_date: `${year}-01-01`, end_date: today }],
+      ["summarize_trades", { tickers: ["VTI"], start_date: `${year}-01-01`, end_date: today }],
     ]);
     expect(content).toBe(
       `You invested **${usd(expected.bought)}** in VTI this year (${year}-01-01 to ${today}): ${expected.buys} buy of ${expected.qty} shares, fees included. ` +
@@ -309,7 +309,7 @@ describe("how much did I invest", () => {
 
   test("a follow-up names another security and keeps the period", async () => {
     const { content, tools } = await ask(family, "How much did I invest in VTI this year?", "And AAPL?");
-    expect(tools.calls[0].arguments).toEqual({ tickers: ["aapl"], start_date: `${year}-01-01`, end_date: today });
+    expect(tools.calls[0].arguments).toEqual({ tickers: ["AAPL"], start_date: `${year}-01-01`, end_date: today });
     expect(content).toBe(`You made no trades in AAPL this year (${year}-01-01 to ${today}).`);
   });
 });

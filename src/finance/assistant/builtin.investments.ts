@@ -46,7 +46,8 @@ function dayOf(asked: Asked, today: string): string {
 const onDay = (date: string, today: string) => (date === today ? `today (${today})` : `at the end of ${date}`);
 const shares = (quantity: string) => `${quantity} share${quantity === "1" ? "" : "s"}`;
 const listed = (names: string[]) => (names.length > 1 ? `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}` : names[0]);
-const tickerArgs = (asked: Asked) => (asked.tickers.length ? { tickers: asked.tickers } : {});
+/** Tickers as they are written (the question was read in lower case); the tools match them case-insensitively. */
+const tickerArgs = (asked: Asked) => (asked.tickers.length ? { tickers: asked.tickers.map((ticker) => ticker.toUpperCase()) } : {});
 
 /** The refusal of a security the family does not have, worded honestly; any other refusal as the tools' is. */
 function notHeld(result: Record<string, unknown>): string | null {
