@@ -216,6 +216,17 @@ describe("what is my portfolio worth", () => {
     expect(Number(netWorthSeries[0].netWorth)).toBeCloseTo(3000 + then.value, 4);
   });
 
+  test("of one security: its holdings in every account, at the newest price", async () => {
+    const vti = (await portfolioBySql(family, today)).held.filter((row) => row.ticker === "VTI");
+    expect(vti.map((row) => row.account)).toEqual(["Brokerage", "Roth IRA"]);
+    const { content } = await ask(family, "What is my VTI position worth?");
+    const sum = vti.reduce((total, row) => total + Number(row.value), 0);
+    expect(content).toContain(`Your VTI holdings are worth **${usd(sum)}** today (${today}):`);
+    for (const row of vti)
+      expect(content).toContain(`- VTI (${row.account}): ${row.held} shares at ${usd(Number(row.value) / Number(row.held))}`);
+    expect(content).not.toMatch(/AAPL|BND/);
+  });
+
   test("a family without investment accounts is told so, with no figure", async () => {
     const saver = await createUser(app.runtime.services);
     await createAccount(app.runtime.services, saver, { name: "Savings", balance: "500" });
