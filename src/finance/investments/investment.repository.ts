@@ -1,7 +1,7 @@
 import type { Sequelize, Transaction } from "sequelize";
 import { bindParam, selectRows } from "../../platform/common/sql";
 import { INVESTED_ACCOUNT_TYPES, sqlList } from "../ledger";
-import type { CalcPrice, CalcTrade, ComputedHolding } from "./holdings.calculator";
+import type { CalcPrice, CalcStart, CalcTrade, ComputedHolding } from "./holdings.calculator";
 
 export type SecurityRow = {
   id: string;
@@ -432,6 +432,56 @@ export class InvestmentRepository {
       transaction,
     );
     return row.fed;
+  }
+
+  /**
+   * What a recompute from `from` needs when the account has a snapshot before that day: the start
+   * (that snapshot, the first trade day, every security traded), the trades from `from` on, and the
+   * prices from `from` on with each security's newest one before it. Null when there is no such
+   * snapshot (a recompute from the first trade): then calculationInputs reads everything.
+   */
+  async calculationInputsFrom(
+    accountId: string,
+    currency: string,
+    from: string,
+    transaction: Transaction,
+  ): Promise<{ trades: CalcTrade[]; prices: CalcPrice[]; start: CalcStart } | null> {
+    const [account] = await selectRows<{ first: string | null; traded: string[] | null; before: string | null }>(
+      this.sequelize,
+      `SELECT (SELECT min(date)::text FROM trades WHERE account_id = $1) AS first,
+              (SELECT array_agg(DISTINCT security_id) FROM trades WHERE account_id = $1) AS traded,
+              (SELECT max(date)::text FROM holdings WHERE account_id = $1 AND source = 'trades' AND date < $2::date) AS before`,
+      [accountId, from],
+      transaction,
+    );
+    if (!account.first || !account.traded || !account.before || account.first >= from) return null;
+    const held = await selectRows<CalcStart["held"][number]>(
+      this.sequelize,
+      `SELECT security_id AS "securityId", quantity::text AS quantity, cost_basis::text AS "costBasis", price::text AS price
+         FROM holdings WHERE account_id = $1 AND source = 'trades' AND date = $2::date AND quantity <> 0`,
+      [accountId, account.before],
+      transaction,
+    );
+    const trades = await selectRows<CalcTrade>(
+      this.sequelize,
+      `SELECT security_id AS "securityId", date::text AS date, qty::text AS qty, price::text AS price FROM trades
+        WHERE account_id = $1 AND date >= $2::date ORDER BY date, created_at, id`,
+      [accountId, from],
+      transaction,
+    );
+    const prices = await selectRows<CalcPrice>(
+      this.sequelize,
+      `SELECT * FROM (
+         SELECT DISTINCT ON (p.security_id) p.security_id AS "securityId", p.date::text AS date, p.price::text AS price
+           FROM security_prices p WHERE p.currency = $1 AND p.security_id = ANY($2::uuid[]) AND p.date < $3::date
+          ORDER BY p.security_id, p.date DESC) seeds
+       UNION ALL
+       SELECT p.security_id, p.date::text, p.price::text FROM security_prices p
+        WHERE p.currency = $1 AND p.security_id = ANY($2::uuid[]) AND p.date >= $3::date`,
+      [currency, account.traded, from],
+      transaction,
+    );
+    return { trades, prices, start: { from, firstTradeDay: account.first, traded: account.traded, held } };
   }
 
   /** The account's trades and the prices (in its currency) of the securities it traded, as the calculator reads them. */
