@@ -109,6 +109,8 @@ describe("the openai provider", () => {
       "get_balances_on",
       "get_net_worth_change",
       "get_recurring_transactions",
+      "get_holdings",
+      "summarize_trades",
     ]);
     expect(first.tools[0].function.parameters.properties.amount.properties.operator.enum).toContain("greater_than");
     expect(first.tools[0].function.parameters.properties.order.enum).toEqual(["newest", "oldest", "largest", "smallest"]);

@@ -134,3 +134,32 @@ describe("what is due: bills up to a deadline, read forward from today", () => {
     expect(read("What subscriptions do I have?", vocabulary, TODAY)).toMatchObject({ kind: "recurring", due: null });
   });
 });
+
+describe("investments: the portfolio, a gain, what was invested, and the securities named", () => {
+  test.each([
+    ["What is my portfolio worth?", "portfolio", []],
+    ["What are my holdings?", "portfolio", []],
+    ["What is my VTI position worth?", "portfolio", ["vti"]],
+    ["What is my gain on AAPL?", "gain", ["aapl"]],
+    ["What are my unrealised gains?", "gain", []],
+    ["How much am I up on Apple?", "gain", ["apple"]],
+    ["How much did I invest in VTI this year?", "invested", ["vti"]],
+    ["How much have I invested in total?", "invested", []],
+  ])("%s is a question of kind %s about %j", (question, kind, tickers) => {
+    const reading = read(question, vocabulary, TODAY);
+    expect(reading).toMatchObject({ kind, tickers, unknown: [] });
+  });
+
+  test("the period is read as for any question: the portfolio at its end, what was invested across it", () => {
+    expect(read("What was my portfolio worth at the end of last year?", vocabulary, TODAY)).toMatchObject({
+      kind: "portfolio",
+      periods: [expect.objectContaining({ start: "2025-01-01", end: "2025-12-31" })],
+      tickers: [],
+    });
+  });
+
+  test("a gain needs something to be on: a gain of income elsewhere is not about investments", () => {
+    expect(read("What did I gain last month?", vocabulary, TODAY).kind).not.toBe("gain");
+    expect(read("How much did I spend at Starbucks?", vocabulary, TODAY).tickers).toEqual([]);
+  });
+});

@@ -340,13 +340,13 @@ export async function netWorthChange(context: FamilyContext, tools: ToolRunner, 
   );
 }
 
-type CurrencyNotes = {
+export type CurrencyNotes = {
   converted?: Array<{ currency: string; rate: string; date: string }>;
   unconverted_accounts?: Array<{ name: string; balance: string; currency: string }>;
 };
 
 /** What a total in the family currency converted, and what it left out for want of a rate: never silently mixed. */
-function currencyNotes(currency: string, ...parts: CurrencyNotes[]): string {
+export function currencyNotes(currency: string, ...parts: CurrencyNotes[]): string {
   const converted = new Map(parts.flatMap((part) => part.converted ?? []).map((rate) => [rate.currency, rate]));
   const left = new Map(parts.flatMap((part) => part.unconverted_accounts ?? []).map((account) => [account.name, account]));
   let notes = "";

@@ -1,6 +1,7 @@
 import { formatMoney } from "../money";
 import { currentMonth, describe, previous } from "./builtin.periods";
-import { read, type QuestionKind, type Reading } from "./builtin.reading";
+import { INVESTMENT_KINDS, read, type QuestionKind, type Reading } from "./builtin.reading";
+import { gain, invested, portfolio } from "./builtin.investments";
 import type { AssistantProvider, AssistantRequest, FamilyContext } from "./provider";
 import {
   average,
@@ -52,10 +53,13 @@ function understand(questions: string[], context: FamilyContext): Asked | null {
       prior !== null &&
       (reading.followUp || (reading.kind === null && (reading.subjects.length > 0 || reading.periods.length > 0 || reading.before)));
     if (prior && borrows) {
+      // "And AAPL?" after a question about investments names a security, which only that kind reads.
+      const securities = prior.kind !== null && INVESTMENT_KINDS.includes(prior.kind) && reading.kind === null;
       current = {
         ...prior,
         subjects: reading.subjects.length ? reading.subjects : prior.subjects,
-        unknown: reading.unknown,
+        unknown: securities ? [] : reading.unknown,
+        tickers: securities ? (reading.unknown.length ? reading.unknown : prior.tickers) : reading.tickers,
         search: reading.search ?? prior.search,
         periods: reading.periods.length ? reading.periods : prior.periods,
         period:
@@ -108,6 +112,9 @@ const COVERS: Partial<Record<QuestionKind, string>> = {
   recurring: "all your recurring payments of the last 6 months",
   bills: "every bill due in that time",
   balances: "account balances as of today",
+  portfolio: "all your investment accounts",
+  gain: "all your investment accounts",
+  invested: "trades on all your investment accounts",
 };
 
 /** Parts of the question an answer of its kind cannot use: said plainly rather than dropped silently. */
@@ -121,7 +128,9 @@ function unusedParts(asked: Asked): string[] {
       `amounts ${AMOUNT_WORDS[asked.amount.operator].replace(/^in amounts /, "")} ${formatMoney(asked.amount.value, asked.currency)}`,
     );
   // Balances and net worth are read on the period's last day (net worth's change across it).
-  if (asked.period && !["income_statement", "balances", "net_worth"].includes(asked.kind)) parts.push(describe(asked.period));
+  // Portfolio questions read the period's last day, and what was invested the whole period.
+  if (asked.period && !["income_statement", "balances", "net_worth", ...INVESTMENT_KINDS].includes(asked.kind))
+    parts.push(describe(asked.period));
   return parts;
 }
 
@@ -140,6 +149,12 @@ async function answerAsked(asked: Asked, context: FamilyContext, tools: ToolRunn
       return recurring(context, tools);
     case "bills":
       return bills(asked, context, tools);
+    case "portfolio":
+      return portfolio(asked, context, tools);
+    case "gain":
+      return gain(asked, context, tools);
+    case "invested":
+      return invested(asked, context, tools);
     case "extremes":
       return extremes(asked, tools, asked.period ?? currentMonth(context.today));
     case "recent":

@@ -24,7 +24,13 @@ export type QuestionKind =
   | "how_often"
   | "search"
   | "recent"
-  | "trend";
+  | "trend"
+  | "portfolio"
+  | "invested"
+  | "gain";
+
+/** The questions about investments: their subjects are securities, named by ticker, not the family's names. */
+export const INVESTMENT_KINDS: readonly QuestionKind[] = ["portfolio", "invested", "gain"];
 
 export type Reading = {
   kind: QuestionKind | null;
@@ -47,6 +53,8 @@ export type Reading = {
   baseline: boolean;
   /** "Uber vs Lyft": a comparison between subjects in one period rather than between periods. */
   compareSubjects: boolean;
+  /** Securities named in a question about investments ("VTI", "apple"), as asked: the tools match them. */
+  tickers: string[];
   /** Phrases that matched nothing the assistant knows. */
   unknown: string[];
   /** True when the question reads as a follow-up ("what about …", "and …"). */
@@ -124,6 +132,22 @@ const RECURRING =
 const BILLS =
   /\b(?:bills?|payments?|subscriptions?|charges?|rent)\b(?: [a-z]+){0,2} due\b|\bdue (?:this|next|before|by|until|till|through|in|today|tomorrow)\b|\bupcoming (?:bills?|payments?|charges?|subscriptions?)\b|\bbills? (?:coming up|to pay|left to pay)\b/;
 
+/** "How much did I invest in VTI", "my gain on AAPL", "what is my portfolio worth": read before the kinds about spending. */
+const INVESTED = /\b(?:invest|invested|investing)\b/;
+const GAIN = /\b(?:unreali[sz]ed|gains?|loss(?:es)?|profits?|returns?)\b/;
+const GAIN_ON = /\b(?:gains?|loss(?:es)?|profits?|returns?|up|down) (?:on|in|from|with)\b/;
+const PORTFOLIO = /\bportfolio\b|\binvestments?\b|\bholdings?\b|\bstocks?\b|\bshares?\b|\bpositions?\b|\bsecurit(?:y|ies)\b/;
+const INVESTMENT_WORDS =
+  /\b(?:invest|invested|investing|unreali[sz]ed|gains?|loss(?:es)?|profits?|returns?|portfolio|investments?|holdings?|stocks?|shares?|positions?|securit(?:y|ies)|worth|value|valued|up|down|cost basis|average cost|end of|as of|so far)\b/g;
+
+/** Which question about investments this is, if any: a gain needs a security or the portfolio to be about. */
+function investmentKind(view: string): QuestionKind | null {
+  if (INVESTED.test(view)) return "invested";
+  if (GAIN_ON.test(view) || (GAIN.test(view) && (PORTFOLIO.test(view) || /\bunreali[sz]ed\b/.test(view)))) return "gain";
+  if (PORTFOLIO.test(view)) return "portfolio";
+  return null;
+}
+
 const SPENDING = /\b(?:spend|spent|spending|expenses?|cost|costs|paid|pay|buy|bought|purchases?|charges?|expenditure)\b/;
 /** Being paid is income, though "paid" alone is money out. */
 const GOT_PAID = /\b(?:get|got|getting|gets|been|was|were|am|are|is) paid\b|\bpaid me\b|\bpaid us\b/;
@@ -166,6 +190,7 @@ export function read(question: string, vocabulary: FamilyVocabulary, today: stri
     history: false,
     compareSubjects: false,
     baseline: false,
+    tickers: [],
     unknown: [],
     followUp: false,
   };
@@ -238,6 +263,10 @@ export function read(question: string, vocabulary: FamilyVocabulary, today: stri
   }
 
   if (!reading.kind) {
+    reading.kind = investmentKind(words.view());
+    if (reading.kind) words.consume(INVESTMENT_WORDS);
+  }
+  if (!reading.kind) {
     for (const rule of KIND_RULES) {
       if (words.consume(rule.pattern)) {
         reading.kind = rule.kind;
@@ -288,6 +317,11 @@ export function read(question: string, vocabulary: FamilyVocabulary, today: stri
 
   // What is left: each run of unclaimed words is read as one of the family's names, or reported.
   for (const phrase of words.leftovers(SMALL_WORDS)) {
+    // About investments, what is left names securities: the tools match them against the family's.
+    if (reading.kind && INVESTMENT_KINDS.includes(reading.kind)) {
+      reading.tickers.push(...phrase.split(" "));
+      continue;
+    }
     const whole = vocabulary.resolve(phrase);
     if (whole.length) {
       reading.subjects.push(...whole);

@@ -4,6 +4,7 @@ import { derivation, netWorthStatement } from "../ledger";
 import { transactionConditions, type TransactionFilter } from "../transactions";
 import { moneySql } from "../transactions";
 import { RecurringRepository, type PlannedRecurringRow } from "../planning";
+import { InvestmentRepository, type HeldRow, type TradeTotalsRow } from "../investments";
 
 /**
  * The read-only queries behind the assistant's tools. Every statement is bound to one family; money is
@@ -40,7 +41,16 @@ export type GroupRow = { key: string; income: string; expense: string; count: nu
 export type CategoryAmountRow = { category: string; kind: "income" | "expense"; amount: string; count: number };
 
 export type BalanceHistoryRow = { month: string; assets: string; liabilities: string };
-export type BalanceOnRow = { name: string; accountType: string; classification: string; currency: string; balance: string | null };
+export type BalanceOnRow = {
+  name: string;
+  accountType: string;
+  classification: string;
+  currency: string;
+  balance: string | null;
+  /** The cash part and the holdings' value (an investment's; 0 holdings on any other account). */
+  cash: string | null;
+  holdingsValue: string | null;
+};
 
 export type RecurringRow = {
   name: string;
@@ -76,9 +86,29 @@ const GROUPS: Record<GroupBy, { from: string; key: string }> = {
 
 export class FinanceRepository {
   private readonly planned: RecurringRepository;
+  private readonly investments: InvestmentRepository;
 
   constructor(private readonly sequelize: Sequelize) {
     this.planned = new RecurringRepository(sequelize);
+    this.investments = new InvestmentRepository(sequelize);
+  }
+
+  /** The securities the family holds or trades (docs/investments.md): what a question may name. */
+  securities(familyId: string): Promise<Array<{ id: string; ticker: string | null; name: string | null }>> {
+    return this.investments.familySecurities(familyId);
+  }
+
+  /** Each investment account's holdings at the end of a day, as the ledger values them (of some securities only, when given). */
+  holdingsOn(familyId: string, date: string, securityIds: readonly string[] | null): Promise<HeldRow[]> {
+    return this.investments.holdingsOn(familyId, date, securityIds);
+  }
+
+  /** The family's trades summed per security: bought, sold, fees and the net cash put in. */
+  tradeTotals(
+    familyId: string,
+    filter: { securityIds?: readonly string[]; startDate?: string; endDate?: string },
+  ): Promise<TradeTotalsRow[]> {
+    return this.investments.tradeTotals(familyId, filter);
   }
 
   /** Bills due between two days: the rows GraphQL `upcomingBills` answers (active, money out, soonest first). */
@@ -230,7 +260,8 @@ export class FinanceRepository {
         days: "d.family_id = $1",
         keep: "SELECT d.account_id, max(d.date) AS date FROM ledger_days d WHERE d.family_id = $1 AND d.date <= $2::date GROUP BY d.account_id",
       })}
-       SELECT a.name, a.account_type AS "accountType", a.classification, a.currency, b.end_balance::text AS balance
+       SELECT a.name, a.account_type AS "accountType", a.classification, a.currency, b.end_balance::text AS balance,
+              b.end_cash_balance::text AS cash, b.end_holdings_value::text AS "holdingsValue"
          FROM accounts a LEFT JOIN derived b ON b.account_id = a.id AND b.kept
         WHERE a.family_id = $1 ORDER BY lower(a.name), a.id`,
       [familyId, date],

@@ -8,6 +8,7 @@ import type { GroupBy } from "./finance.repository";
 import type { SubjectKind } from "./vocabulary";
 import { getBalancesOn, getNetWorthChange } from "./ledger.tools";
 import { getRecurringTransactions } from "./planning.tools";
+import { getHoldings, summarizeTrades } from "./investment.tools";
 import type { ToolData, ToolDefinition, ToolScope } from "./tool-definition";
 
 export type { ToolData, ToolDefinition, ToolScope };
@@ -284,6 +285,8 @@ export const TOOLS = {
   get_balances_on: getBalancesOn,
   get_net_worth_change: getNetWorthChange,
   get_recurring_transactions: getRecurringTransactions,
+  get_holdings: getHoldings,
+  summarize_trades: summarizeTrades,
 } as const;
 
 export type ToolName = keyof typeof TOOLS;

@@ -19,6 +19,18 @@ export type ComputedHolding = {
   costBasis: string;
 };
 
+/**
+ * Where a recompute from a later day starts (the trades and prices given are then those from `from` on,
+ * with each security's newest price before it): the account's first trade day, every security it has
+ * traded, and its stored snapshot of the last day before `from`, which holds every trade before it.
+ */
+export type CalcStart = {
+  from: string;
+  firstTradeDay: string;
+  traded: readonly string[];
+  held: ReadonlyArray<{ securityId: string; quantity: string; costBasis: string; price: string }>;
+};
+
 /** The first day on which a security's quantity would fall below zero (a sell beyond what is held). */
 export type Oversell = { securityId: string; date: string; held: string; sold: string };
 
@@ -38,34 +50,43 @@ const SCALE = 4;
 export function computeHoldings(
   trades: readonly CalcTrade[],
   prices: readonly CalcPrice[],
+  start: CalcStart | null = null,
 ): { holdings: ComputedHolding[]; oversell: Oversell | null } {
-  if (trades.length === 0) return { holdings: [], oversell: null };
+  if (trades.length === 0 && !start) return { holdings: [], oversell: null };
   const byDay = new Map<string, CalcTrade[]>();
   for (const trade of trades) {
     const list = byDay.get(trade.date) ?? [];
     list.push(trade);
     byDay.set(trade.date, list);
   }
-  const first = [...byDay.keys()].sort()[0];
-  const traded = new Set(trades.map((trade) => trade.securityId));
+  const first = start?.firstTradeDay ?? [...byDay.keys()].sort()[0];
+  // Days before this one are known already (the start's snapshot): their prices only seed the carried ones.
+  const begin = start && start.from > first ? start.from : first;
+  const traded = new Set(start?.traded ?? trades.map((trade) => trade.securityId));
   const priceDays = new Map<string, Array<{ securityId: string; price: string }>>();
   for (const price of prices) {
-    if (!traded.has(price.securityId) || price.date < first) continue;
+    if (!traded.has(price.securityId) || price.date < begin) continue;
     const list = priceDays.get(price.date) ?? [];
     list.push(price);
     priceDays.set(price.date, list);
   }
-  // The newest known price of each security before the first trade day seeds the carried prices.
+  // The newest known price of each security before the first day computed seeds the carried prices.
   const marketPrice = new Map<string, string>();
   const seed = new Map<string, string>();
   for (const price of prices)
-    if (traded.has(price.securityId) && price.date < first && (seed.get(price.securityId) ?? "") < price.date) {
+    if (traded.has(price.securityId) && price.date < begin && (seed.get(price.securityId) ?? "") < price.date) {
       seed.set(price.securityId, price.date);
       marketPrice.set(price.securityId, price.price);
     }
   const tradePrice = new Map<string, string>();
   const quantity = new Map<string, Decimal>();
   const cost = new Map<string, Decimal>();
+  // A later start carries the snapshot's state: its price stands in for the newest trade price.
+  for (const held of start?.held ?? []) {
+    quantity.set(held.securityId, new Decimal(held.quantity));
+    cost.set(held.securityId, new Decimal(held.costBasis));
+    tradePrice.set(held.securityId, held.price);
+  }
   const holdings: ComputedHolding[] = [];
   const days = [...new Set([...byDay.keys(), ...priceDays.keys()])].sort();
   for (const day of days) {

@@ -4,3 +4,4 @@ export { InvestmentRepository } from "./investment.repository";
 export { TradeService } from "./trade.service";
 export { computeHoldings } from "./holdings.calculator";
 export { SecurityType } from "./investment.type";
+export type { HeldRow, TradeTotalsRow } from "./investment.repository";

@@ -1,6 +1,7 @@
 import type { Sequelize, Transaction } from "sequelize";
 import { bindParam, selectRows } from "../../platform/common/sql";
-import type { CalcPrice, CalcTrade, ComputedHolding } from "./holdings.calculator";
+import { INVESTED_ACCOUNT_TYPES, sqlList } from "../ledger";
+import type { CalcPrice, CalcStart, CalcTrade, ComputedHolding } from "./holdings.calculator";
 
 export type SecurityRow = {
   id: string;
@@ -61,6 +62,40 @@ export type TradeRow = {
   categoryName: string | null;
   createdAt: Date;
   updatedAt: Date;
+};
+
+/** A holding of an investment account at the end of a day: its newest snapshot on or before it (a provider's or computed from trades). */
+export type HeldRow = {
+  accountId: string;
+  account: string;
+  securityId: string;
+  ticker: string | null;
+  securityName: string | null;
+  /** The snapshot's day: the newest on or before the day asked. */
+  date: string;
+  quantity: string;
+  price: string | null;
+  value: string;
+  costBasis: string | null;
+  currency: string;
+};
+
+/** A family's trades in one security and currency, summed: buys and sells apart (amounts as the cash they moved, fees included). */
+export type TradeTotalsRow = {
+  securityId: string;
+  ticker: string | null;
+  securityName: string | null;
+  currency: string;
+  buys: number;
+  boughtQuantity: string;
+  boughtAmount: string;
+  sells: number;
+  soldQuantity: string;
+  soldAmount: string;
+  fees: string;
+  netAmount: string;
+  firstDate: string;
+  lastDate: string;
 };
 
 export type TradeFilter = { accountId?: string; accountIds?: string[]; startDate?: string; endDate?: string; securityId?: string };
@@ -324,6 +359,68 @@ export class InvestmentRepository {
     await this.sequelize.query(`DELETE FROM trades WHERE id = $1`, { bind: [id], transaction });
   }
 
+  // ---- portfolio reads (the assistant's) ------------------------------------------------------------------
+
+  /** The securities the family holds or trades, by ticker: what a question may name. */
+  familySecurities(familyId: string): Promise<Array<{ id: string; ticker: string | null; name: string | null }>> {
+    return selectRows(
+      this.sequelize,
+      `SELECT s.id, s.ticker, s.name FROM securities s WHERE s.id IN ${FAMILY_SECURITIES} ORDER BY s.ticker NULLS LAST, s.name, s.id`,
+      [familyId],
+    );
+  }
+
+  /**
+   * Each investment account's holdings at the end of `date`: its newest snapshot on or before the day,
+   * as the ledger values the account (ledger.sql.ts' holdings seam), the securities sold out left out.
+   */
+  holdingsOn(familyId: string, date: string, securityIds: readonly string[] | null): Promise<HeldRow[]> {
+    const bind: unknown[] = [familyId, date];
+    const only = securityIds ? `AND h.security_id = ANY(${bindParam(bind, securityIds)}::uuid[])` : "";
+    return selectRows<HeldRow>(
+      this.sequelize,
+      `SELECT a.id AS "accountId", a.name AS account, h.security_id AS "securityId", s.ticker, s.name AS "securityName",
+              h.date::text AS date, trim_scale(h.quantity)::text AS quantity, trim_scale(h.price)::text AS price, h.value::text AS value,
+              h.cost_basis::text AS "costBasis", trim(h.currency) AS currency
+         FROM accounts a
+         JOIN LATERAL (SELECT max(x.date) AS date FROM holdings x WHERE x.account_id = a.id AND x.date <= $2::date) last ON true
+         JOIN holdings h ON h.account_id = a.id AND h.date = last.date
+         JOIN securities s ON s.id = h.security_id
+        WHERE a.family_id = $1 AND a.account_type IN (${sqlList(INVESTED_ACCOUNT_TYPES)}) AND h.quantity <> 0 ${only}
+        ORDER BY lower(a.name), a.id, h.value DESC, s.ticker, s.id`,
+      bind,
+    );
+  }
+
+  /** The family's trades summed per security and currency, optionally of some securities and between two days. */
+  tradeTotals(
+    familyId: string,
+    filter: { securityIds?: readonly string[]; startDate?: string; endDate?: string },
+  ): Promise<TradeTotalsRow[]> {
+    const bind: unknown[] = [familyId];
+    const conditions = ["t.family_id = $1"];
+    if (filter.securityIds) conditions.push(`t.security_id = ANY(${bindParam(bind, filter.securityIds)}::uuid[])`);
+    if (filter.startDate) conditions.push(`t.date >= ${bindParam(bind, filter.startDate)}::date`);
+    if (filter.endDate) conditions.push(`t.date <= ${bindParam(bind, filter.endDate)}::date`);
+    return selectRows<TradeTotalsRow>(
+      this.sequelize,
+      `SELECT t.security_id AS "securityId", s.ticker, s.name AS "securityName", trim(t.currency) AS currency,
+              count(*) FILTER (WHERE t.qty > 0)::int AS buys,
+              trim_scale(coalesce(sum(t.qty) FILTER (WHERE t.qty > 0), 0))::text AS "boughtQuantity",
+              coalesce(sum(t.amount) FILTER (WHERE t.qty > 0), 0)::text AS "boughtAmount",
+              count(*) FILTER (WHERE t.qty < 0)::int AS sells,
+              trim_scale(coalesce(-sum(t.qty) FILTER (WHERE t.qty < 0), 0))::text AS "soldQuantity",
+              coalesce(-sum(t.amount) FILTER (WHERE t.qty < 0), 0)::text AS "soldAmount",
+              sum(t.fee)::text AS fees, sum(t.amount)::text AS "netAmount",
+              min(t.date)::text AS "firstDate", max(t.date)::text AS "lastDate"
+         FROM trades t JOIN securities s ON s.id = t.security_id
+        WHERE ${conditions.join(" AND ")}
+        GROUP BY t.security_id, s.ticker, s.name, t.currency
+        ORDER BY sum(t.amount) FILTER (WHERE t.qty > 0) DESC NULLS LAST, s.ticker, t.security_id`,
+      bind,
+    );
+  }
+
   // ---- holdings from trades ----------------------------------------------------------------------------
 
   /** Whether a bank provider feeds the account (its holdings are the provider's; trades then value nothing). */
@@ -335,6 +432,56 @@ export class InvestmentRepository {
       transaction,
     );
     return row.fed;
+  }
+
+  /**
+   * What a recompute from `from` needs when the account has a snapshot before that day: the start
+   * (that snapshot, the first trade day, every security traded), the trades from `from` on, and the
+   * prices from `from` on with each security's newest one before it. Null when there is no such
+   * snapshot (a recompute from the first trade): then calculationInputs reads everything.
+   */
+  async calculationInputsFrom(
+    accountId: string,
+    currency: string,
+    from: string,
+    transaction: Transaction,
+  ): Promise<{ trades: CalcTrade[]; prices: CalcPrice[]; start: CalcStart } | null> {
+    const [account] = await selectRows<{ first: string | null; traded: string[] | null; before: string | null }>(
+      this.sequelize,
+      `SELECT (SELECT min(date)::text FROM trades WHERE account_id = $1) AS first,
+              (SELECT array_agg(DISTINCT security_id) FROM trades WHERE account_id = $1) AS traded,
+              (SELECT max(date)::text FROM holdings WHERE account_id = $1 AND source = 'trades' AND date < $2::date) AS before`,
+      [accountId, from],
+      transaction,
+    );
+    if (!account.first || !account.traded || !account.before || account.first >= from) return null;
+    const held = await selectRows<CalcStart["held"][number]>(
+      this.sequelize,
+      `SELECT security_id AS "securityId", quantity::text AS quantity, cost_basis::text AS "costBasis", price::text AS price
+         FROM holdings WHERE account_id = $1 AND source = 'trades' AND date = $2::date AND quantity <> 0`,
+      [accountId, account.before],
+      transaction,
+    );
+    const trades = await selectRows<CalcTrade>(
+      this.sequelize,
+      `SELECT security_id AS "securityId", date::text AS date, qty::text AS qty, price::text AS price FROM trades
+        WHERE account_id = $1 AND date >= $2::date ORDER BY date, created_at, id`,
+      [accountId, from],
+      transaction,
+    );
+    const prices = await selectRows<CalcPrice>(
+      this.sequelize,
+      `SELECT * FROM (
+         SELECT DISTINCT ON (p.security_id) p.security_id AS "securityId", p.date::text AS date, p.price::text AS price
+           FROM security_prices p WHERE p.currency = $1 AND p.security_id = ANY($2::uuid[]) AND p.date < $3::date
+          ORDER BY p.security_id, p.date DESC) seeds
+       UNION ALL
+       SELECT p.security_id, p.date::text, p.price::text FROM security_prices p
+        WHERE p.currency = $1 AND p.security_id = ANY($2::uuid[]) AND p.date >= $3::date`,
+      [currency, account.traded, from],
+      transaction,
+    );
+    return { trades, prices, start: { from, firstTradeDay: account.first, traded: account.traded, held } };
   }
 
   /** The account's trades and the prices (in its currency) of the securities it traded, as the calculator reads them. */

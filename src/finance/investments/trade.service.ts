@@ -335,8 +335,10 @@ export class TradeService {
    */
   async rebuild(familyId: string, account: AccountRow, from: string, transaction: Transaction): Promise<void> {
     if (!(await this.investments.providerFed(account.id, transaction))) {
-      const { trades, prices } = await this.investments.calculationInputs(account.id, account.currency, transaction);
-      const { holdings, oversell } = computeHoldings(trades, prices);
+      // From the stored snapshot before `from` when there is one: a write dated today reads today's trades, not ten years'.
+      const later = await this.investments.calculationInputsFrom(account.id, account.currency, from, transaction);
+      const { trades, prices } = later ?? (await this.investments.calculationInputs(account.id, account.currency, transaction));
+      const { holdings, oversell } = computeHoldings(trades, prices, later?.start ?? null);
       if (oversell) {
         const security = await this.investments.securityById(oversell.securityId, transaction);
         throw new ValidationError([

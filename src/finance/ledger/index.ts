@@ -4,3 +4,4 @@ export type { LedgerService } from "./ledger.service";
 export { LedgerAccountRefType } from "./ledger.type";
 export { derivation } from "./derive.sql";
 export { netWorthStatement } from "./series.sql";
+export { INVESTED_ACCOUNT_TYPES, sqlList } from "./account-kinds";
