@@ -123,9 +123,13 @@ async function open(admin: pg.Client, template: string, name: string, prepare: s
     await client.connect();
     try {
       for (const statement of prepare) await client.query(statement);
-    } finally {
+    } catch (error) {
+      // Not a rig yet, so the clean-up at the end would not find this copy.
       await client.end();
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      throw error;
     }
+    await client.end();
   }
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "fg-bench-retention-"));
   const config = loadConfig({ DATABASE_URL: url, LOG_LEVEL: "silent", DATA_DIR: dataDir, AUDIT_RETENTION_TIERS: "compliance" });
