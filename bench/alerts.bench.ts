@@ -17,7 +17,7 @@
  */
 import "reflect-metadata";
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
@@ -135,7 +135,15 @@ async function main(): Promise<void> {
   });
   try {
     const user = await runtime.services.users.create({ email: "bench-admin@example.test", role: "admin" });
-    const actor = { userId: user.id, familyId: user.familyId, email: user.email, role: "admin", scope: "read_write" } as unknown as Actor;
+    // The caller as a request would resolve it: audit events name its credential (an API key here).
+    const actor = {
+      userId: user.id,
+      familyId: user.familyId,
+      email: user.email,
+      role: "admin",
+      scope: "read_write",
+      credential: { kind: "api_key", id: randomUUID() },
+    } as unknown as Actor;
     const alerts = runtime.services.alerts;
 
     // 1. Recording throughput, no rule vs five, alternating rounds (best round of each counts).

@@ -146,6 +146,7 @@ async function main(): Promise<void> {
               params: { filter: { to: until } },
               requestedBy: requester.id,
               requestedByEmail: requester.email,
+              requestedSession: null,
             },
             transaction,
           ),

@@ -10,13 +10,21 @@
  *     line handed to gzip -6 one by one, the file unpacked again after storing) and after (the service's
  *     own MonthArchiver: one binary COPY, lines gathered into chunks, gzip -2 checked as it is written);
  *     both must write the same lines (their data SHA-256 are compared);
- *   - release: a restored month (its events partition and link partition) removed again, before
- *     (LegacyRestoreRepository, the release as it was) and after (the service's).
+ *   - release: a restored month (its events and their chain links) removed again, before and after
+ *     item 7. Before (LegacyRestoreRepository, the release as it was, on its own copy whose audit_chain
+ *     is laid out as it was: one table, not partitioned, keys and append-only trigger as migration 0007
+ *     made them, the same links copied in before the clock starts): the month's events counted, its
+ *     links deleted row by row through the trigger, its event partition detached and dropped. After:
+ *     the service's release (both partitions dropped whole). Both must leave neither the month's events
+ *     nor any of its links behind. A third figure, "partitioned, counting first", is the release of the
+ *     partitioned layout as it stood before it stopped counting (the baseline this benchmark printed
+ *     until it was corrected: it ran the old release on the new layout, where the link delete finds
+ *     nothing), kept so the two can be told apart.
  * Each pair is printed with its ratio (before ÷ after: 3.0× = three times as fast).
  *
  * Settings (environment, all optional):
  *   BENCH_DATABASE_URL     admin connection URL (default postgres://postgres@127.0.0.1:5432/postgres);
- *                          fg_bench_retention_<random>[_a|_b|_c] are created there and dropped at the end
+ *                          fg_bench_retention_<random>[_a…_e] are created there and dropped at the end
  *   BENCH_RETENTION_ROWS   events in the month (default 1000000)
  */
 import "reflect-metadata";
@@ -106,9 +114,23 @@ async function loadTemplate(name: string): Promise<void> {
 }
 
 /** A copy of the loaded template with the service on it (its connections closed by `close`). */
-async function open(admin: pg.Client, template: string, name: string) {
+async function open(admin: pg.Client, template: string, name: string, prepare: string[] = []) {
   await admin.query(`CREATE DATABASE ${name} TEMPLATE ${template}`);
   const url = urlOf(name);
+  if (prepare.length) {
+    // Before the service's connections exist, so none of them holds a plan of the layout replaced here.
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      for (const statement of prepare) await client.query(statement);
+    } catch (error) {
+      // Not a rig yet, so the clean-up at the end would not find this copy.
+      await client.end();
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      throw error;
+    }
+    await client.end();
+  }
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "fg-bench-retention-"));
   const config = loadConfig({ DATABASE_URL: url, LOG_LEVEL: "silent", DATA_DIR: dataDir, AUDIT_RETENTION_TIERS: "compliance" });
   const sequelize = createSequelize({ url, poolMax: 4 });
@@ -179,19 +201,50 @@ async function archive(rig: Rig, legacy: boolean) {
   return { seconds: run.seconds, steps: rig.steps.join(", "), sha256: moved.archives[0].sha256, fileBytes: stored.manifest.fileBytes };
 }
 
-/** Releases the month as if restored (its partitions are the restored layout); `legacy` the release as it was. */
-async function release(rig: Rig, legacy: boolean) {
+/**
+ * Releases the month as if restored (its events and links as a restore leaves them); `legacy` the
+ * release as it was before item 7 (on a copy with the flat audit_chain), `partitionedCounting` the
+ * partitioned release as it was before it stopped counting, or neither: the service's own.
+ */
+async function release(rig: Rig, legacy: "before item 7" | "partitioned, counting" | null) {
   await rig.sequelize.query(
     `INSERT INTO audit_retention_months (month, state, table_name, rows) VALUES ('${MONTH}', 'restored', '${TABLE}', ${settings.rows})`,
   );
+  const [[{ links }]] = (await rig.sequelize.query(
+    `SELECT count(*)::int AS links FROM audit_chain WHERE occurred_at >= '${MONTH}' AND occurred_at < '${MONTH}'::timestamptz + interval '1 month'`,
+  )) as [{ links: number }[], unknown];
+  if (links !== settings.rows) throw new Error(`the month has ${links} links before its release`);
   if (legacy) {
     const restorer = (rig.retention as unknown as { restorer: Record<string, unknown> }).restorer;
-    restorer.restoreRepository = new LegacyRestoreRepository(rig.sequelize);
+    restorer.restoreRepository =
+      legacy === "before item 7" ? new LegacyRestoreRepository(rig.sequelize) : new PartitionedCountingRestoreRepository(rig.sequelize);
   }
   const run = await time(() => rig.retention.release("2020-01"));
   if (run.value.rows !== settings.rows) throw new Error(`released ${run.value.rows} rows`);
+  // Every side must have done the whole release: no event partition, no link of the month left anywhere.
+  const [[left]] = (await rig.sequelize.query(
+    `SELECT to_regclass('${TABLE}') IS NOT NULL AS partition,
+            (SELECT count(*)::int FROM audit_chain WHERE occurred_at >= '${MONTH}' AND occurred_at < '${MONTH}'::timestamptz + interval '1 month') AS links`,
+  )) as [{ partition: boolean; links: number }[], unknown];
+  if (left.partition || left.links !== 0) throw new Error(`release left ${JSON.stringify(left)}`);
   return { seconds: run.seconds };
 }
+
+/**
+ * audit_chain as it was before item 7 (migration 0017): one table, keys and append-only trigger as
+ * migration 0007 made them, holding the template's links. Built on the copy before it is timed.
+ */
+const FLAT_CHAIN = [
+  `CREATE TABLE audit_chain_flat (seq bigint NOT NULL, event_id uuid NOT NULL, occurred_at timestamptz NOT NULL, prev_hash bytea, hash bytea NOT NULL);
+   INSERT INTO audit_chain_flat (seq, event_id, occurred_at, prev_hash, hash) SELECT seq, event_id, occurred_at, prev_hash, hash FROM audit_chain ORDER BY seq;
+   DROP TABLE audit_chain;
+   ALTER TABLE audit_chain_flat RENAME TO audit_chain;
+   ALTER TABLE audit_chain ADD PRIMARY KEY (seq), ADD UNIQUE (occurred_at, event_id);
+   CREATE TRIGGER audit_chain_append_only BEFORE UPDATE OR DELETE ON audit_chain FOR EACH ROW EXECUTE FUNCTION audit_events_refuse_change();`,
+  // As the template was left (its tables vacuumed and analysed), and its pages written out before the clock starts.
+  "VACUUM ANALYZE audit_chain",
+  "CHECKPOINT",
+];
 
 async function main(): Promise<void> {
   const name = `fg_bench_retention_${randomBytes(4).toString("hex")}`;
@@ -208,19 +261,22 @@ async function main(): Promise<void> {
     console.log(`  load: ${load.seconds.toFixed(0)} s`);
 
     const copies = await time(async () => {
-      for (const suffix of ["a", "b", "c", "d"]) rigs.push(await open(admin, name, `${name}_${suffix}`));
+      for (const suffix of ["a", "b", "c", "d", "e"])
+        rigs.push(await open(admin, name, `${name}_${suffix}`, suffix === "c" ? FLAT_CHAIN : []));
     });
-    console.log(`  four copies of the template: ${copies.seconds.toFixed(0)} s`);
-    const [legacyArchiveRig, archiveRig, legacyReleaseRig, releaseRig] = rigs;
+    console.log(`  five copies of the template (one with audit_chain as it was before item 7): ${copies.seconds.toFixed(0)} s`);
+    const [legacyArchiveRig, archiveRig, legacyReleaseRig, releaseRig, countingReleaseRig] = rigs;
 
     const archiveBefore = await archive(legacyArchiveRig, true);
     console.log(`  archive before: ${archiveBefore.seconds.toFixed(1)} s (${archiveBefore.steps})`);
     const archiveAfter = await archive(archiveRig, false);
     console.log(`  archive after:  ${archiveAfter.seconds.toFixed(1)} s (${archiveAfter.steps})`);
     if (archiveBefore.sha256 !== archiveAfter.sha256) throw new Error("the two writers wrote different lines");
-    const releaseBefore = await release(legacyReleaseRig, true);
-    console.log(`  release before: ${releaseBefore.seconds.toFixed(2)} s`);
-    const releaseAfter = await release(releaseRig, false);
+    const releaseBefore = await release(legacyReleaseRig, "before item 7");
+    console.log(`  release before: ${releaseBefore.seconds.toFixed(2)} s (audit_chain not partitioned: links deleted row by row)`);
+    const releaseCounting = await release(countingReleaseRig, "partitioned, counting");
+    console.log(`  release partitioned, counting first: ${releaseCounting.seconds.toFixed(2)} s`);
+    const releaseAfter = await release(releaseRig, null);
     console.log(`  release after:  ${releaseAfter.seconds.toFixed(2)} s`);
 
     const mb = (bytes: number) => (bytes / 1e6).toFixed(1);
@@ -228,7 +284,7 @@ async function main(): Promise<void> {
       `archive ${rows} events: before ${archiveBefore.seconds.toFixed(1)} s, after ${archiveAfter.seconds.toFixed(1)} s: ${(archiveBefore.seconds / archiveAfter.seconds).toFixed(2)}× as fast; same lines (SHA-256 ${archiveAfter.sha256.slice(0, 12)}…), file ${mb(archiveBefore.fileBytes)} MB before, ${mb(archiveAfter.fileBytes)} MB after`,
     );
     console.log(
-      `release ${rows} events: before ${releaseBefore.seconds.toFixed(2)} s, after ${releaseAfter.seconds.toFixed(2)} s: ${(releaseBefore.seconds / releaseAfter.seconds).toFixed(2)}× as fast`,
+      `release ${rows} events: before ${releaseBefore.seconds.toFixed(2)} s, after ${releaseAfter.seconds.toFixed(2)} s: ${(releaseBefore.seconds / releaseAfter.seconds).toFixed(2)}× as fast (partitioned, counting first: ${releaseCounting.seconds.toFixed(2)} s, ${(releaseCounting.seconds / releaseAfter.seconds).toFixed(2)}×)`,
     );
     console.log(
       JSON.stringify({
@@ -242,6 +298,7 @@ async function main(): Promise<void> {
         releaseBeforeSeconds: releaseBefore.seconds,
         releaseAfterSeconds: releaseAfter.seconds,
         releaseSpeedup: releaseBefore.seconds / releaseAfter.seconds,
+        releasePartitionedCountingSeconds: releaseCounting.seconds,
       }),
     );
   } finally {
@@ -252,8 +309,9 @@ async function main(): Promise<void> {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// The baseline: the month writer and the release as they were before issue #28 item 7 (commit 7d75768),
-// kept here unchanged but for names, so "before" is measured in the same run as "after".
+// The baseline: the month writer as it was before issue #28 item 7 (commit 7d75768) and the release as
+// it was before item 7 (commit 17f2bfb, on the flat audit_chain of the time), kept here unchanged but for
+// names, so "before" is measured in the same run as "after".
 
 /** Events read from the database per round trip while archiving. */
 const ARCHIVE_BATCH = 5000;
@@ -380,7 +438,33 @@ function table(name: string): string {
   return `"${name}"`;
 }
 
+/** The release before item 7 (17f2bfb): audit_chain one table, so the month's links are deleted by range, row by row. */
 class LegacyRestoreRepository {
+  constructor(private readonly sequelize: Sequelize) {}
+
+  async release(tableName: string, range: { from: Date; before: Date }, transaction: Transaction): Promise<number> {
+    await limitLockWait(this.sequelize, transaction, 2000);
+    const [{ rows }] = await selectRows<{ rows: number }>(
+      this.sequelize,
+      `SELECT count(*)::int AS rows FROM ${table(tableName)}`,
+      [],
+      transaction,
+    );
+    await selectRows(this.sequelize, "SELECT set_config('finance_gateway.retention_drop', 'on', true) AS on", [], transaction);
+    await selectRows(
+      this.sequelize,
+      "WITH d AS (DELETE FROM audit_chain WHERE occurred_at >= $1 AND occurred_at < $2 RETURNING 1) SELECT count(*)::int AS links FROM d",
+      [range.from, range.before],
+      transaction,
+    );
+    await this.sequelize.query(`ALTER TABLE audit_events DETACH PARTITION ${table(tableName)}`, { transaction });
+    await this.sequelize.query(`DROP TABLE ${table(tableName)}`, { transaction });
+    return rows;
+  }
+}
+
+/** The partitioned release as it was before it stopped counting (7d75768): count, link partition, range delete, events. */
+class PartitionedCountingRestoreRepository {
   constructor(private readonly sequelize: Sequelize) {}
 
   async release(tableName: string, range: { from: Date; before: Date }, transaction: Transaction): Promise<number> {

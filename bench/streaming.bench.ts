@@ -20,7 +20,7 @@
  */
 import "reflect-metadata";
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import path from "node:path";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -186,6 +186,8 @@ async function main(): Promise<void> {
       email: "bench-admin@example.test",
       role: "admin",
       scope: "read_write",
+      // As a request would resolve it: audit events name its credential (an API key here).
+      credential: { kind: "api_key", id: randomUUID() },
     } as unknown as Actor;
     const destinations = runtime.services.streamDestinations;
 

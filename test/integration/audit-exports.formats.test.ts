@@ -497,6 +497,7 @@ test("progress is visible while the export runs", async () => {
         params: { filter: JANUARY },
         requestedBy: auditor.id,
         requestedByEmail: auditor.email,
+        requestedSession: null,
       },
       transaction,
     ),

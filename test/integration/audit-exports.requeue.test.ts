@@ -80,7 +80,13 @@ async function writeJobsOf(id: string): Promise<number> {
 }
 
 test("requests stranded by a failed enqueue, a job that failed first or a worker that died twice mid-file are written once a worker starts; recent ones wait", async () => {
-  const actor = { userId: auditor.id, email: auditor.email, role: "auditor" } as never;
+  // The caller as the service sees one: the credential it asked through is kept with each request, for the worker's events.
+  const actor = {
+    userId: auditor.id,
+    email: auditor.email,
+    role: "auditor",
+    credential: { kind: "api_key", id: randomUUID() },
+  } as never;
   const broken = serviceWithQueueDown();
   await expect(broken.requestExport(actor, { filter: { from: "2024-01-01", to: "2024-01-31" }, format: "csv" })).rejects.toThrow(
     "queue unreachable",

@@ -7,6 +7,7 @@
 import { generateSync } from "otplib";
 import { eventually } from "../helpers/eventually";
 import { AUDIT_EVENT_TYPES, SPEC_EVENT_TYPES, type AuditEventType } from "../../src/audit/log/audit.catalogue";
+import { QueueName } from "../../workers/queues";
 import { startIdp, type TestIdp } from "../fakes/oidc-idp";
 import { WebhookReceiver } from "../fakes/webhook-receiver";
 import { Browser } from "../helpers/browser";
@@ -407,12 +408,16 @@ test("with an API key, every action of the audit product names the user and the 
     return response.body.data;
   };
   const started = new Date(Date.now() - 1000).toISOString();
+  // Events about the owner from the setup above (made through the services, outside any request) are not the walk's.
+  const setUp = new Set((await services.audit.list({ userIds: [owner.id] }, { first: 100 })).events.map((event) => event.id));
   const exportId = (
     await gql(`mutation { createAuditExport(input: { filter: { from: "2024-01-01", to: "2024-01-31" }, format: JSON }) { id } }`)
   ).createAuditExport.id;
-  await gql(
-    `mutation { createAuditReport(input: { template: AUTHENTICATION, format: JSON, from: "2024-01-01", to: "2024-01-31" }) { id } }`,
-  );
+  const reportId = (
+    await gql(
+      `mutation { createAuditReport(input: { template: AUTHENTICATION, format: JSON, from: "2024-01-01", to: "2024-01-31" }) { id } }`,
+    )
+  ).createAuditReport.id;
   const retention = (await gql(`{ auditRetention { databaseDays } }`)).auditRetention;
   await gql(
     `mutation ($days: Int!) { updateAuditRetention(input: { databaseDays: $days, defaultTier: "standard", categoryTiers: [] }) { databaseDays } }`,
@@ -428,15 +433,21 @@ test("with an API key, every action of the audit product names the user and the 
   await gql(`mutation ($id: ID!) { deleteStreamDestination(id: $id) { id } }`, { id: hook });
   const rule = (await gql(`mutation { enableAlertPreset(preset: "provider_change") { id } }`)).enableAlertPreset.id;
   await gql(`mutation ($id: ID!) { deleteAlertRule(id: $id) { id } }`, { id: rule });
-  await eventually(
-    async () => (await gql(`query ($id: ID!) { auditExport(id: $id) { status } }`, { id: exportId })).auditExport.status === "COMPLETED",
-    {
-      what: "the export",
-    },
-  );
+  const status = async (id: string) => (await gql(`query ($id: ID!) { auditExport(id: $id) { status } }`, { id })).auditExport.status;
+  await eventually(async () => (await status(exportId)) === "COMPLETED" && (await status(reportId)) === "COMPLETED", {
+    what: "the export and the report written by the worker",
+  });
   const { url } = (await gql(`mutation ($id: ID!) { createAuditExportDownloadUrl(id: $id) { url } }`, { id: exportId }))
     .createAuditExportDownloadUrl;
   expect((await api.get(url)).status).toBe(200);
+  // Their expiry brought forward (standing in for the passing of time), the worker's expiry job removes both files.
+  await app.runtime.sequelize.query(`UPDATE audit_exports SET expires_at = now() - interval '1 second' WHERE id IN ($1, $2)`, {
+    bind: [exportId, reportId],
+  });
+  await app.runtime.queues.queue(QueueName.Exports).add("expire-exports", {});
+  await eventually(async () => (await status(exportId)) === "EXPIRED" && (await status(reportId)) === "EXPIRED", {
+    what: "the export and the report expired by the worker",
+  });
   await services.audit.chainCommitted();
 
   const asked = [
@@ -457,7 +468,20 @@ test("with an API key, every action of the audit product names the user and the 
       user: { id: owner.id, email: "keyholder@walk.test" },
       session: `api_key:${keyActor.credential.id}`,
     });
-  // Finished by a worker: the requester is named, as the one who asked.
-  const completed = (await services.audit.list({ eventTypes: ["audit.export.completed"], search: exportId }, { first: 1 })).events;
-  expect(completed[0].user).toEqual({ id: owner.id, email: "keyholder@walk.test" });
+  // Finished by a worker on the requester's behalf (written, then removed after its expiry): the requester and the
+  // credential the request came through, as for the request's own events.
+  const finished = ["audit.export.completed", "audit.export.expired", "audit.report.completed", "audit.report.expired"] as const;
+  const byWorker = (await services.audit.list({ eventTypes: [...finished], from: started }, { first: 100 })).events;
+  expect(byWorker.map((event) => event.eventType).sort()).toEqual([...finished].sort());
+  for (const event of byWorker)
+    expect({ type: event.eventType, by: event.requestId?.split(":")[0], user: event.user, session: event.sessionId }).toEqual({
+      type: event.eventType,
+      by: "job",
+      user: { id: owner.id, email: "keyholder@walk.test" },
+      session: `api_key:${keyActor.credential.id}`,
+    });
+  // And nothing else this caller set off, in a request or a job, names them without the key.
+  const everything = (await services.audit.list({ userIds: [owner.id] }, { first: 100 })).events.filter((event) => !setUp.has(event.id));
+  expect(everything.length).toBeGreaterThanOrEqual(asked.length + finished.length);
+  expect(everything.filter((event) => event.sessionId !== `api_key:${keyActor.credential.id}`)).toEqual([]);
 });

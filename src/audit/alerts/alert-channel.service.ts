@@ -150,7 +150,7 @@ export class AlertChannelService {
     await this.sequelize.transaction((transaction) =>
       this.audit.record(transaction, {
         type: "alert.channel.tested",
-        user: { id: actor.userId, email: actor.email },
+        actor,
         action: "test",
         resource: { type: "alert_channel", id: channel.id, label: channel.name },
         error,
@@ -259,7 +259,7 @@ export class AlertChannelService {
   ): Promise<void> {
     await this.audit.record(transaction, {
       type,
-      user: { id: actor.userId, email: actor.email },
+      actor,
       action,
       resource: { type: "alert_channel", id: channel.id, label: channel.name },
       changes,

@@ -106,6 +106,9 @@ export class AlertEvaluator implements ChainConsumerHandler<EvaluatorOutcome> {
     _settlement: ConsumerSettlement,
     transaction: Transaction,
   ): Promise<void> {
+    // A turn that threw (a deadlock with a retention run detaching a month, say) decided nothing: the
+    // pump settles it as a failure with a bare outcome, to be retried from the same position.
+    if (outcome.failure) return;
     await this.alerts.saveWindows(outcome.windows, transaction);
     await this.alerts.addCountries(outcome.countries, transaction);
     const fired: Array<{ firingId: string; ruleName: string; summary: string }> = [];

@@ -173,7 +173,7 @@ export class AlertService {
   ): Promise<void> {
     await this.audit.record(transaction, {
       type,
-      user: { id: actor.userId, email: actor.email },
+      actor,
       action,
       resource: { type: "alert_rule", id: rule.id, label: rule.name },
       changes,

@@ -13,6 +13,8 @@ export type ExportRecord = {
   status: ExportStatus;
   requestedBy: string;
   requestedByEmail: string;
+  /** The credential the request came through, as its audit events name it (null: a request older than the column). */
+  requestedSession: string | null;
   rowsWritten: number;
   progress: number;
   fileName: string | null;
@@ -28,7 +30,8 @@ export type ExportRecord = {
 export type UnfinishedKey = { id: string; createdAt: Date };
 
 const COLUMNS = `id, kind, format, params, status, requested_by AS "requestedBy", requested_by_email AS "requestedByEmail",
-  rows_written::float8 AS "rowsWritten", progress, file_name AS "fileName", file_bytes::float8 AS "fileBytes", manifest, error,
+  requested_session AS "requestedSession", rows_written::float8 AS "rowsWritten", progress, file_name AS "fileName",
+  file_bytes::float8 AS "fileBytes", manifest, error,
   created_at AS "createdAt", started_at AS "startedAt", completed_at AS "completedAt", expires_at AS "expiresAt"`;
 
 /** The audit_exports table: requests for exports and reports, and what the worker made of them. */
@@ -36,14 +39,22 @@ export class ExportRepository {
   constructor(private readonly sequelize: Sequelize) {}
 
   async insert(
-    record: Pick<ExportRecord, "id" | "kind" | "format" | "params" | "requestedBy" | "requestedByEmail">,
+    record: Pick<ExportRecord, "id" | "kind" | "format" | "params" | "requestedBy" | "requestedByEmail" | "requestedSession">,
     transaction: Transaction,
   ): Promise<ExportRecord> {
     const [row] = await selectRows<ExportRecord>(
       this.sequelize,
-      `INSERT INTO audit_exports (id, kind, format, params, status, requested_by, requested_by_email)
-       VALUES ($1, $2, $3, $4, 'queued', $5, $6) RETURNING ${COLUMNS}`,
-      [record.id, record.kind, record.format, JSON.stringify(record.params), record.requestedBy, record.requestedByEmail],
+      `INSERT INTO audit_exports (id, kind, format, params, status, requested_by, requested_by_email, requested_session)
+       VALUES ($1, $2, $3, $4, 'queued', $5, $6, $7) RETURNING ${COLUMNS}`,
+      [
+        record.id,
+        record.kind,
+        record.format,
+        JSON.stringify(record.params),
+        record.requestedBy,
+        record.requestedByEmail,
+        record.requestedSession,
+      ],
       transaction,
     );
     return row;

@@ -10,7 +10,7 @@ import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, RateLimi
 import { isUuid, newId } from "../../platform/common/ids";
 import type { Logger } from "../../platform/common/logger";
 import type { ExportConfig } from "../../platform/config/config";
-import type { Actor } from "../../platform/security/actor";
+import { requesterOf, type Actor } from "../../platform/security/actor";
 import type { ReportRepository } from "./report.repository";
 import { parseReportParams, type ReportParams } from "./report.templates";
 import { EXPORT_FORMATS, type ExportFormat } from "./export-formats";
@@ -106,10 +106,19 @@ export class AuditExportService {
         throw new RateLimitedError(`You have ${MAX_ACTIVE_PER_USER} exports or reports in progress; wait for one to finish`);
       }
       const created = await this.repository.insert(
-        { id: newId(), kind, format, params, requestedBy: actor.userId, requestedByEmail: actor.email },
+        {
+          id: newId(),
+          kind,
+          format,
+          params,
+          requestedBy: actor.userId,
+          requestedByEmail: actor.email,
+          // Kept for the worker, which finishes the request on the caller's behalf (its events name this credential too).
+          requestedSession: requesterOf(actor).session,
+        },
         transaction,
       );
-      await this.record(transaction, created, "requested", { user: { id: actor.userId, email: actor.email } });
+      await this.record(transaction, created, "requested", actor);
       return created;
     });
     // After commit: a job for a request that rolled back would find nothing. Should this enqueue fail,
@@ -150,7 +159,7 @@ export class AuditExportService {
       const file = path.join(this.settings.dir, record.fileName);
       const stat = await fs.promises.stat(file).catch(() => null);
       if (!stat) throw new ConflictError(`The ${describe(record)} file is gone`);
-      await this.record(transaction, record, "downloaded", { user: { id: actor.userId, email: actor.email } });
+      await this.record(transaction, record, "downloaded", actor);
       return {
         path: file,
         fileName: record.fileName,
@@ -175,7 +184,7 @@ export class AuditExportService {
           { ...written, expiresAt: new Date(Date.now() + this.settings.retentionMs) },
           transaction,
         );
-        await this.record(transaction, completed, "completed", {
+        await this.record(transaction, completed, "completed", null, {
           changes: {
             status: { old: "running", new: "completed" },
             rows: { old: null, new: written.rowsWritten },
@@ -189,7 +198,7 @@ export class AuditExportService {
       const message = error instanceof BadRequestError ? error.message : "The file could not be written";
       return this.sequelize.transaction(async (transaction) => {
         const failed = await this.repository.fail(id, message, transaction);
-        await this.record(transaction, failed, "failed", { error: message });
+        await this.record(transaction, failed, "failed", null, { error: message });
         return failed;
       });
     }
@@ -223,7 +232,7 @@ export class AuditExportService {
       for (const record of due) {
         await this.sequelize.transaction(async (transaction) => {
           if (!(await this.repository.markExpired(record.id, transaction))) return;
-          await this.record(transaction, record, "expired", { changes: { status: { old: "completed", new: "expired" } } });
+          await this.record(transaction, record, "expired", null, { changes: { status: { old: "completed", new: "expired" } } });
           removed += 1;
         });
         // After the commit: a file whose row still says "completed" must still be there.
@@ -237,17 +246,22 @@ export class AuditExportService {
     }
   }
 
+  /**
+   * Records one of the request's events. Who asked: the caller (`actor`), else, for a worker finishing,
+   * failing or expiring the request, the requester the request kept: its user and the credential it
+   * came through, as the request's own events name them.
+   */
   private async record(
     transaction: Transaction,
     record: ExportRecord,
     outcome: "requested" | "completed" | "failed" | "downloaded" | "expired",
-    extra: { user?: { id: string; email: string }; changes?: Record<string, { old: unknown; new: unknown }>; error?: string },
+    actor: Actor | null,
+    extra: { changes?: Record<string, { old: unknown; new: unknown }>; error?: string } = {},
   ): Promise<void> {
     const type = `audit.${record.kind === "events" ? "export" : "report"}.${outcome}` as AuditEventType;
     await this.audit.record(transaction, {
       type,
-      // Who asked: the caller, else (a worker finishing, failing or expiring it) the user who requested the file.
-      user: extra.user ?? { id: record.requestedBy, email: record.requestedByEmail },
+      actor: actor ?? { userId: record.requestedBy, email: record.requestedByEmail, session: record.requestedSession },
       action: outcome,
       resource: { type: record.kind === "events" ? "audit_export" : "audit_report", id: record.id, label: describe(record) },
       changes: extra.changes ?? (outcome === "requested" ? { params: { old: null, new: record.params } } : null),

@@ -11,7 +11,7 @@ import { currentAuditContext, type AuditContext } from "../../platform/common/au
 import { redact, redactChanges, type Changes } from "./audit-changes";
 import type { AuditEventRow, AuditRepository } from "./audit.repository";
 import type { AuditEvent } from "./audit-event";
-import { auditSessionOf, type Actor } from "../../platform/security/actor";
+import { requesterOf, type Actor, type Requester } from "../../platform/security/actor";
 
 /** Totals are counted up to this many matches; past it the total says "at least". */
 export const TOTAL_CAP = 10_000;
@@ -34,10 +34,11 @@ export type AuditEventInput = {
   /** For an event about a session other than the request's own, e.g. the one a login just opened. */
   sessionId?: string | null;
   /**
-   * The caller, explicitly: the event's user (unless `user` is given) and its session field, the
-   * caller's session or `api_key:<key id>` (unless `sessionId` is given), whatever the current origin says.
+   * Who asked, explicitly: the event's user (unless `user` is given) and its session field, the
+   * caller's session or `api_key:<key id>` (unless `sessionId` is given), whatever the current origin
+   * says. The request's Actor, or the Requester kept from it by work that finishes later (a worker).
    */
-  actor?: Actor | null;
+  actor?: Actor | Requester | null;
 };
 
 export type { AuditEvent };
@@ -105,7 +106,8 @@ export class AuditService {
     if (!isAuditEventType(input.type)) throw new Error(`unknown audit event type ${String(input.type)}`);
     if (input.severity !== undefined && !isSeverity(input.severity)) throw new Error(`unknown severity ${String(input.severity)}`);
     const context = currentAuditContext();
-    const user = input.user !== undefined ? input.user : input.actor ? { id: input.actor.userId, email: input.actor.email } : null;
+    const asked = input.actor ? requesterOf(input.actor) : null;
+    const user = input.user !== undefined ? input.user : asked ? { id: asked.userId, email: asked.email } : null;
     const row = await this.repository.append(
       {
         id: newId(),
@@ -121,7 +123,7 @@ export class AuditService {
         resourceLabel: clip(input.resource?.label),
         ipAddress: context.ipAddress,
         userAgent: context.userAgent,
-        sessionId: input.sessionId ?? (input.actor ? auditSessionOf(input.actor) : context.sessionId),
+        sessionId: input.sessionId ?? (asked ? asked.session : context.sessionId),
         requestId: context.requestId,
         changes: input.changes ? redactChanges(input.changes) : null,
         error: input.error ? (redact(clip(input.error)) as string) : null,

@@ -1,7 +1,8 @@
 import type { Sequelize } from "sequelize";
 import { BadRequestError, NotFoundError } from "../../platform/common/errors";
 import { clampLimit, matchesFilter, parseFilter, type AuditFilterInput } from "../log";
-import type { AuditEvent, AuditService, AuditUser } from "../log";
+import type { Requester } from "../../platform/security/actor";
+import type { AuditEvent, AuditService } from "../log";
 import { formatBytes, type ReadBudget } from "./archive-errors";
 import { eventOfLine, type ArchiveLine } from "./archive-lines";
 import type { ArchiveReader } from "./archive-reader";
@@ -27,7 +28,7 @@ export async function searchArchives(
     filter: AuditFilterInput | null | undefined;
     first?: number | null;
     after?: string | null;
-    user: AuditUser | null;
+    requester: Requester | null;
     budget: ReadBudget;
   },
 ): Promise<ArchiveSearchPage> {
@@ -49,7 +50,7 @@ export async function searchArchives(
     await deps.sequelize.transaction((transaction) =>
       deps.audit.record(transaction, {
         type: "audit.archive.searched",
-        user: request.user,
+        actor: request.requester,
         action: "search",
         resource: {
           type: "audit-archive",

@@ -5,7 +5,8 @@ import { ArchiveWriter, readBackFile, writeManifest, manifestPathOf } from "../.
 import { CopyBinaryDecoder, fieldText } from "../../platform/db/copy-binary";
 import { newId } from "../../platform/common/ids";
 import type { RetentionConfig } from "../../platform/config/config";
-import { expandEventTypePattern, type AuditService, type AuditUser } from "../log";
+import type { Requester } from "../../platform/security/actor";
+import { expandEventTypePattern, type AuditService } from "../log";
 import type { ArchiveStore } from "./archive-store";
 import { MONTH_ARCHIVE_FIELDS, type ArchiveManifest, type RetentionRepository } from "./retention.repository";
 import { keepUntil, monthEnd, monthLabel, TIER_NAMES, tierResolver, type RetentionSettings, type Tier } from "./retention-tiers";
@@ -46,7 +47,7 @@ export class MonthArchiver {
    * checkpoint and its audit events with the `archived` state. Run again after a crash, it writes the
    * same files again: nothing is committed until every file verified.
    */
-  async archive(month: Date, tableName: string, settings: RetentionSettings, user: AuditUser | null = null): Promise<MovedMonth> {
+  async archive(month: Date, tableName: string, settings: RetentionSettings, requester: Requester | null = null): Promise<MovedMonth> {
     const label = monthLabel(month);
     const range = { from: month, before: monthEnd(month) };
     const expected = (await this.repository.months()).find((row) => monthLabel(row.month) === label)?.rows;
@@ -132,7 +133,7 @@ export class MonthArchiver {
       await this.repository.recordArchived(month, archives, checkpoint, transaction);
       await this.audit.record(transaction, {
         type: "audit.archive.created",
-        user,
+        actor: requester,
         action: "archive",
         resource: { type: "audit-month", id: label },
         changes: Object.fromEntries(archives.map((archive) => [archive.tier, { old: null, new: archive.manifest }])),
@@ -140,7 +141,7 @@ export class MonthArchiver {
       if (checkpoint)
         await this.audit.record(transaction, {
           type: "audit.checkpoint.signed",
-          user,
+          actor: requester,
           action: "sign",
           resource: { type: "audit-checkpoint", id: checkpoint.treeSize, label },
           changes: { checkpoint: { old: null, new: checkpoint.note } },

@@ -1,7 +1,8 @@
 import type { Sequelize, Transaction } from "sequelize";
 import { ConflictError, NotFoundError } from "../../platform/common/errors";
 import { isLockTimeout } from "../../platform/common/sql";
-import type { AuditService, AuditUser } from "../log";
+import type { Requester } from "../../platform/security/actor";
+import type { AuditService } from "../log";
 import { ArchiveTamperedError, type TamperFinding } from "./archive-errors";
 import type { ArchiveReader } from "./archive-reader";
 import type { ArchiveRow, RetentionRepository } from "./retention.repository";
@@ -31,7 +32,7 @@ export class MonthRestorer {
     private readonly signer: () => Promise<NoteSigner>,
   ) {}
 
-  async restore(monthText: string, user: AuditUser | null): Promise<{ month: string; rows: number }> {
+  async restore(monthText: string, requester: Requester | null): Promise<{ month: string; rows: number }> {
     const month = parseMonth(monthText);
     const label = monthLabel(month);
     const range = { from: month, before: monthEnd(month) };
@@ -72,7 +73,7 @@ export class MonthRestorer {
         await this.repository.setState(month, "restored", transaction, rows);
         await this.audit.record(transaction, {
           type: "audit.archive.restored",
-          user,
+          actor: requester,
           action: "restore",
           resource: { type: "audit-month", id: label },
           changes: { rows: { old: null, new: rows }, tiers: { old: null, new: archives.map((archive) => archive.tier) } },
@@ -85,7 +86,7 @@ export class MonthRestorer {
   }
 
   /** Removes a restored month (its events and their links) from the database again; its archives stay. */
-  async release(monthText: string, user: AuditUser | null): Promise<{ month: string; rows: number }> {
+  async release(monthText: string, requester: Requester | null): Promise<{ month: string; rows: number }> {
     const month = parseMonth(monthText);
     const label = monthLabel(month);
     const result = await this.repository.exclusively(async () => {
@@ -99,7 +100,7 @@ export class MonthRestorer {
           await this.repository.setState(month, "dropped", transaction);
           await this.audit.record(transaction, {
             type: "audit.archive.released",
-            user,
+            actor: requester,
             action: "release",
             resource: { type: "audit-month", id: label },
             changes: { rows: { old: rows, new: null } },

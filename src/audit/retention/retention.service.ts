@@ -4,8 +4,8 @@ import { newId } from "../../platform/common/ids";
 import { isLockTimeout } from "../../platform/common/sql";
 import type { Logger } from "../../platform/common/logger";
 import type { RetentionConfig } from "../../platform/config/config";
-import type { Actor } from "../../platform/security/actor";
-import type { AuditFilterInput, AuditRepository, AuditService, AuditUser } from "../log";
+import { requesterOf, type Actor, type Requester } from "../../platform/security/actor";
+import type { AuditFilterInput, AuditRepository, AuditService } from "../log";
 import { verifyAcrossArchives, type ArchivedChainReport } from "./archive-chain-verify";
 import { ReadBudget, UNLIMITED } from "./archive-errors";
 import { ArchiveReader } from "./archive-reader";
@@ -91,7 +91,7 @@ export class RetentionService {
       await this.repository.updateSettings(next, transaction);
       await this.audit.record(transaction, {
         type: "audit.retention.updated",
-        user: userOf(actor),
+        actor,
         action: "update",
         resource: { type: "retention", id: "settings" },
         changes: {
@@ -126,7 +126,7 @@ export class RetentionService {
    * tier's time are deleted. Null when another run, restore or release holds the lock.
    */
   async run(now: Date = new Date(), actor: Actor | null = null): Promise<RunOutcome | null> {
-    const user = userOf(actor);
+    const requester = actor ? requesterOf(actor) : null;
     return this.repository.exclusively(async () => {
       const runId = newId();
       await this.repository.startRun(runId, now);
@@ -137,7 +137,7 @@ export class RetentionService {
         const states = new Map((await this.repository.months()).map((row) => [monthLabel(row.month), row]));
         for (const row of states.values())
           if (row.state === "detached" || row.state === "archived")
-            outcome.moved.push(await this.advance(row.month, row.tableName, settings, user));
+            outcome.moved.push(await this.advance(row.month, row.tableName, settings, requester));
         const current = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
         for (const { month, tableName } of await this.repository.attachedMonths()) {
           if (month >= current) continue;
@@ -171,9 +171,9 @@ export class RetentionService {
             break;
           }
           await this.hooks.afterStep?.("detached", label);
-          outcome.moved.push(await this.advance(month, tableName, settings, user));
+          outcome.moved.push(await this.advance(month, tableName, settings, requester));
         }
-        outcome.deleted = await this.deleteExpired(now, states, user);
+        outcome.deleted = await this.deleteExpired(now, states, requester);
       } catch (error) {
         outcome.error = (error as Error).message;
         this.logger?.error({ err: error }, "audit retention run failed");
@@ -204,12 +204,12 @@ export class RetentionService {
   }
 
   /** Takes a detached (or archived) month the rest of the way: archives written and verified, then the table dropped. */
-  private async advance(month: Date, tableName: string, settings: RetentionSettings, user: AuditUser | null): Promise<MovedMonth> {
+  private async advance(month: Date, tableName: string, settings: RetentionSettings, requester: Requester | null): Promise<MovedMonth> {
     const label = monthLabel(month);
     let state = (await this.repository.months()).find((row) => monthLabel(row.month) === label)?.state;
     let moved: MovedMonth = { month: label, rows: 0, archives: [] };
     if (state === "detached") {
-      moved = await this.archiver.archive(month, tableName, settings, user);
+      moved = await this.archiver.archive(month, tableName, settings, requester);
       state = "archived";
     } else {
       const archives = (await this.repository.archives()).filter((archive) => monthLabel(archive.month) === label);
@@ -225,7 +225,7 @@ export class RetentionService {
   }
 
   /** Archives whose tier's time is up are deleted from the store, then marked deleted with an audit event (a restored month's stay). */
-  private async deleteExpired(now: Date, states: Map<string, MonthRow>, user: AuditUser | null): Promise<DeletedArchive[]> {
+  private async deleteExpired(now: Date, states: Map<string, MonthRow>, requester: Requester | null): Promise<DeletedArchive[]> {
     const deleted: DeletedArchive[] = [];
     for (const archive of await this.repository.archives()) {
       if (archive.state !== "stored" || archive.keepUntil > now) continue;
@@ -237,7 +237,7 @@ export class RetentionService {
         await this.repository.markDeleted(archive.id, transaction);
         await this.audit.record(transaction, {
           type: "audit.archive.deleted",
-          user,
+          actor: requester,
           action: "delete",
           resource: { type: "audit-archive", id: archive.id, label: `${label} ${archive.tier}` },
           changes: { manifest: { old: archive.manifest, new: null } },
@@ -285,18 +285,18 @@ export class RetentionService {
   ): Promise<ArchiveSearchPage> {
     return searchArchives(
       { sequelize: this.sequelize, repository: this.repository, audit: this.audit, reader: this.reader },
-      { archiveIds, filter, ...options, user: userOf(actor), budget },
+      { archiveIds, filter, ...options, requester: actor ? requesterOf(actor) : null, budget },
     );
   }
 
   /** Loads an archived month back into the database with its chain links (month-restorer.ts); audited. */
   restore(monthText: string, actor: Actor | null = null): Promise<{ month: string; rows: number }> {
-    return this.restorer.restore(monthText, userOf(actor));
+    return this.restorer.restore(monthText, actor ? requesterOf(actor) : null);
   }
 
   /** Removes a restored month from the database again (its archives stay); answers how many events left; audited. */
   release(monthText: string, actor: Actor | null = null): Promise<{ month: string; rows: number }> {
-    return this.restorer.release(monthText, userOf(actor));
+    return this.restorer.release(monthText, actor ? requesterOf(actor) : null);
   }
 
   /** A fresh budget of archive bytes for one request (AUDIT_ARCHIVE_REQUEST_BYTES). */
@@ -325,8 +325,4 @@ export class RetentionService {
   static tiers() {
     return TIER_NAMES.map((name) => ({ name, retentionDays: TIERS[name].retentionDays, meaning: TIERS[name].meaning }));
   }
-}
-
-function userOf(actor: Actor | null): AuditUser | null {
-  return actor ? { id: actor.userId, email: actor.email } : null;
 }

@@ -228,7 +228,7 @@ export class SsoProviderService {
   ): Promise<void> {
     await this.audit.record(transaction, {
       type,
-      user: { id: actor.userId, email: actor.email },
+      actor,
       provider: provider.id,
       action,
       resource: { type: "sso_provider", id: provider.id, label: provider.slug },

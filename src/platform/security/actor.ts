@@ -63,6 +63,19 @@ export function auditSessionOf(actor: Actor | null): string | null {
   return actor.credential.kind === "api_key" ? `${API_KEY_SESSION_PREFIX}${actor.credential.id}` : actor.credential.sessionId;
 }
 
+/**
+ * Who asked, as an audit event names them: the user and the credential (auditSessionOf's value). The
+ * part of an Actor that outlives its request: work finished later on the caller's behalf (a worker
+ * writing a requested export) records its events with the requester it kept.
+ */
+export type Requester = Readonly<{ userId: string; email: string; session: string | null }>;
+
+/** The requester an actor is; a requester is already one. */
+export function requesterOf(actor: Actor | Requester): Requester {
+  if (!("credential" in actor)) return actor;
+  return { userId: actor.userId, email: actor.email, session: auditSessionOf(actor) };
+}
+
 export function canWrite(actor: Actor): boolean {
   return actor.scope === "read_write";
 }
