@@ -11,6 +11,7 @@ import { eventually } from "../helpers/eventually";
 // Functions passed to page.evaluate and addInitScript run in the browser, where these exist.
 declare const window: any;
 declare const document: any;
+declare const MutationObserver: any;
 jest.setTimeout(900_000);
 let rig: ConsoleRig;
 const PAGES = ["Audit log", "Alerts", "Audit streaming", "Exports", "Reports", "Retention & archives", "SSO providers", "Users"];
