@@ -177,7 +177,6 @@ export class LedgerRepository {
        ),
        ${derivation({
          accounts: "a.id = $2::uuid AND a.family_id = $1",
-         days: "d.account_id = $2::uuid",
          keep: `SELECT $2::uuid AS account_id, date FROM page
                 UNION ALL SELECT $2::uuid, max(d.date) FROM ledger_days d WHERE d.account_id = $2::uuid AND d.date < (SELECT min(date) FROM page)`,
        })}
