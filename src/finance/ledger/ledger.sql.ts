@@ -9,6 +9,17 @@ import { derivation, monthOf } from "./derive.sql";
 
 export { INVESTED_ACCOUNT_TYPES, MOVING_ACCOUNT_TYPES } from "./account-kinds";
 
+/**
+ * Locks the accounts $1 (an id array) for the rest of the transaction, in id order, and tells whether
+ * each is bank-fed (has a current anchor, so it is derived backwards). FOR NO KEY UPDATE: ledger
+ * writers of one account take turns, while inserting a transaction into it (whose foreign key takes
+ * FOR KEY SHARE on the account) does not wait, so a write that locks after writing its rows cannot
+ * deadlock with another doing the same.
+ */
+export const LOCK_ACCOUNTS = `
+  SELECT a.id, EXISTS (SELECT 1 FROM valuations v WHERE v.account_id = a.id AND v.kind = 'current_anchor') AS reverse
+    FROM accounts a WHERE a.id = ANY($1::uuid[]) ORDER BY a.id FOR NO KEY UPDATE OF a`;
+
 /** Rebuilds from the first day there is. */
 export const FULL_HISTORY = "-infinity";
 
@@ -119,8 +130,8 @@ export const REBUILD_DAYS = `
 /**
  * Refreshes the account's rows of the days in $2 (a date array) from the sources, and moves the
  * account's balance by what their flows changed, when $3 (the write touched no valuation or holdings)
- * and the day is after the account's newest anchor ($4: the account is bank-fed, whose opening anchor
- * is no anchor): a day on or before it is absorbed by the anchor, as the view derives. The day's month
+ * and the day is after the account's newest anchor (a bank-fed account's opening anchor is no
+ * anchor): a day on or before it is absorbed by the anchor, as the view derives. The day's month
  * (`ledger_months`) moves by the same change of flows, before any sign. One statement, one row per
  * day and one per month: what makes a write in the middle of long history cheap.
  */
@@ -141,7 +152,9 @@ export const REFRESH_DAYS = `
     ON CONFLICT (account_id, month) DO UPDATE SET flow = m.flow + EXCLUDED.flow WHERE EXCLUDED.flow <> 0
   ),
   anchor AS (
-    SELECT max(date) AS date FROM valuations WHERE account_id = $1 AND (NOT $4::boolean OR kind <> 'opening_anchor')
+    SELECT max(date) AS date FROM valuations
+     WHERE account_id = $1
+       AND (kind <> 'opening_anchor' OR NOT EXISTS (SELECT 1 FROM valuations c WHERE c.account_id = $1 AND c.kind = 'current_anchor'))
   ),
   moved AS (
     SELECT sum((coalesce(f.inflows - f.outflows, 0) - coalesce(o.flow, 0))
