@@ -90,11 +90,7 @@ export class LedgerRepository {
    */
   async lockAndRefresh(refreshes: readonly DayRefresh[], transaction: Transaction): Promise<void> {
     const ids = [...new Set(refreshes.map((refresh) => refresh.accountId))].sort();
-    await runPipelined(
-      this.sequelize,
-      [{ sql: LOCK_ACCOUNTS, bind: [ids] }, ...refreshes.flatMap(refreshStatements)],
-      transaction,
-    );
+    await runPipelined(this.sequelize, [{ sql: LOCK_ACCOUNTS, bind: [ids] }, ...refreshes.flatMap(refreshStatements)], transaction);
   }
 
   /** Sets the account's balance and its cash part to its newest day's, as derived. */

@@ -107,8 +107,10 @@ const figureCents = (balance: BalanceType, figure: BalanceFigureEnum) => toSigne
  */
 export function resolveBalanceFiguresDirectly(schema: GraphQLSchema): void {
   const fields = (schema.getType("Balance") as GraphQLObjectType<BalanceType>).getFields();
-  const direct = (figureOf: (balance: BalanceType, figure: BalanceFigureEnum) => unknown): GraphQLFieldResolver<BalanceType, unknown> =>
-    (balance, args: { figure?: BalanceFigureEnum }) => figureOf(balance, args.figure!);
+  const direct =
+    (figureOf: (balance: BalanceType, figure: BalanceFigureEnum) => unknown): GraphQLFieldResolver<BalanceType, unknown> =>
+    (balance, args: { figure?: BalanceFigureEnum }) =>
+      figureOf(balance, args.figure!);
   fields.formatted.resolve = direct(formattedFigure);
   fields.cents.resolve = direct(figureCents);
 }

@@ -96,7 +96,8 @@ export class LedgerService {
    */
   async recompute(lock: LedgerLock, changes: readonly LedgerChange[], transaction: Transaction): Promise<void> {
     for (const refresh of dayRefreshes(changes)) {
-      if (lock.modes.has(refresh.accountId)) await this.ledger.refreshDays(refresh.accountId, refresh.dates, refresh.flowsOnly, transaction);
+      if (lock.modes.has(refresh.accountId))
+        await this.ledger.refreshDays(refresh.accountId, refresh.dates, refresh.flowsOnly, transaction);
     }
   }
 
