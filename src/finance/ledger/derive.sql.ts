@@ -14,8 +14,9 @@ export const monthOf = (date: string) => `date_trunc('month', (${date})::timesta
  * Their `running` (the sum of the flows up to the day, the only figure that needs every day before)
  * comes from the account's months (`ledger_months`, each month's flows summed, kept with the days):
  * the flows of the months up to the day's, less those of the days after it in its month. A read reads
- * ~120 month rows for ten years and, of each month it keeps a day in, the days from its first kept
- * day to the month's end: never every day. A kept day's figures are then the view's: the same prefix
+ * the month rows up to each month it keeps a day in and, of that month, the days from its first kept
+ * day to the month's end: not every day, when the days are read by their index. Every join here is on
+ * an equality (the account, the month, the day), so no plan pairs every day with every month. A kept day's figures are then the view's: the same prefix
  * sum, the same anchors (all of them) and so the same `k`; a day's start is its previous day's end, so
  * a read that wants a day's start keeps the day before it too.
  */
@@ -50,28 +51,31 @@ export function derivation({ accounts, keep }: Derivation): string {
       ) u GROUP BY account_id, date
     ) k JOIN ledger_days d ON d.account_id = k.account_id AND d.date = k.date
   ),
-  dv_months AS (
-    SELECT m.account_id, m.month, sum(m.flow) OVER (PARTITION BY m.account_id ORDER BY m.month) AS through
-      FROM ledger_months m WHERE m.account_id IN (SELECT id FROM dv_account)
-  ),
-  dv_after AS (
+  dv_after AS MATERIALIZED (
     SELECT t.account_id, t.date,
-           coalesce(sum(t.inflows - t.outflows) OVER (PARTITION BY t.account_id, f.month ORDER BY t.date DESC ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)
-             AS flow
-      FROM (SELECT account_id, ${monthOf("date")} AS month, min(date) AS first FROM dv_points GROUP BY 1, 2) f
-      JOIN ledger_days t ON t.account_id = f.account_id AND t.date >= f.first AND t.date < (f.month + interval '1 month')::date
+           f.through - coalesce(sum(t.inflows - t.outflows) OVER (PARTITION BY t.account_id, f.month ORDER BY t.date DESC
+                                                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS running
+      FROM (
+        SELECT f.*, (SELECT sum(m.flow) FROM ledger_months m WHERE m.account_id = f.account_id AND m.month <= f.month) AS through
+          FROM (SELECT account_id, ${monthOf("date")} AS month, min(date) AS first FROM dv_points GROUP BY 1, 2) f
+      ) f
+      -- The month's equality lets a hash join pair each day with its own month (a join on the range alone
+      -- paired every day with every month when the statistics chose a hash join: quadratic); the range
+      -- lets an index scan read only the days needed.
+      JOIN ledger_days t ON t.account_id = f.account_id AND ${monthOf("t.date")} = f.month
+                        AND t.date >= f.first AND t.date < (f.month + interval '1 month')::date
+     WHERE t.account_id IN (SELECT id FROM dv_account)
   ),
   dv_c AS (
     SELECT d.id, d.family_id, d.account_id, d.date, d.created_at, d.updated_at, d.valuation, d.kept,
            d.inflows * abs(s.sign) AS inflows, d.outflows * abs(s.sign) AS outflows,
            (d.inflows - d.outflows) * s.sign AS net,
-           (m.through - t.flow) * s.sign AS running,
+           t.running * s.sign AS running,
            CASE WHEN s.invested THEN coalesce(d.holdings, 0) ELSE 0 END AS end_holdings,
            s.reverse,
            d.valuation IS NOT NULL AND (NOT s.reverse OR d.valuation_kind <> 'opening_anchor') AS anchor
       FROM dv_points d
       JOIN dv_after t ON t.account_id = d.account_id AND t.date = d.date
-      JOIN dv_months m ON m.account_id = d.account_id AND m.month = ${monthOf("d.date")}
       JOIN dv_account s ON s.id = d.account_id
   ),
   dv_r AS (

@@ -38,12 +38,17 @@ export type SeriesInterval = "day" | "week" | "month";
 /** Days of one account whose rows a write changed; `flowsOnly`: only transactions changed (no valuation or holdings). */
 export type DayRefresh = { accountId: string; dates: readonly string[]; flowsOnly: boolean };
 
-/** The statements that bring these days' rows (and the account's balance) up to date; a FULL_HISTORY date rebuilds them all. */
+/**
+ * The statements that bring these days' rows (and the account's balance) up to date: one refresh per
+ * two days; a FULL_HISTORY date rebuilds them all.
+ */
 function refreshStatements({ accountId, dates, flowsOnly }: DayRefresh): Array<{ sql: string; bind: unknown[] }> {
-  const finite = dates.filter((date) => date !== FULL_HISTORY);
   const setBalance = { sql: SET_BALANCE, bind: [accountId] };
-  if (finite.length < dates.length) return [{ sql: REBUILD_DAYS, bind: [accountId, FULL_HISTORY] }, setBalance];
-  return [{ sql: REFRESH_DAYS, bind: [accountId, finite, flowsOnly] }, ...(flowsOnly ? [] : [setBalance])];
+  if (dates.includes(FULL_HISTORY)) return [{ sql: REBUILD_DAYS, bind: [accountId, FULL_HISTORY] }, setBalance];
+  const refreshes = [];
+  for (let index = 0; index < dates.length; index += 2)
+    refreshes.push({ sql: REFRESH_DAYS, bind: [accountId, dates[index], dates[index + 1] ?? dates[index], flowsOnly] });
+  return [...refreshes, ...(flowsOnly ? [] : [setBalance])];
 }
 
 const BALANCE_COLUMNS = `b.id, b.account_id AS "accountId", a.name AS "accountName", a.account_type AS "accountType",

@@ -128,20 +128,22 @@ export const REBUILD_DAYS = `
     FROM diff WHERE sourced AND NOT present ORDER BY date`;
 
 /**
- * Refreshes the account's rows of the days in $2 (a date array) from the sources, and moves the
- * account's balance by what their flows changed, when $3 (the write touched no valuation or holdings)
- * and the day is after the account's newest anchor (a bank-fed account's opening anchor is no
- * anchor): a day on or before it is absorbed by the anchor, as the view derives. The day's month
- * (`ledger_months`) moves by the same change of flows, before any sign. One statement, one row per
- * day and one per month: what makes a write in the middle of long history cheap.
+ * Refreshes the account's rows of the days $2 and $3 (the same day twice for one) from the sources,
+ * and moves the account's balance by what their flows changed, when $4 (the write touched no
+ * valuation or holdings) and the day is after the account's newest anchor (a bank-fed account's
+ * opening anchor is no anchor): a day on or before it is absorbed by the anchor, as the view derives.
+ * The day's month (`ledger_months`) moves by the same change of flows, before any sign. One statement,
+ * one row per day and one per month: what makes a write in the middle of long history cheap. Two
+ * dates, not an array: with an array PostgreSQL re-planned the prepared statement on every write
+ * (its generic plan could not count the days), and planning cost more than running it.
  */
 export const REFRESH_DAYS = `
-  WITH ${sourceDays("date = ANY($2::date[])")},
-  days AS (SELECT DISTINCT unnest($2::date[]) AS date),
+  WITH ${sourceDays("date IN ($2::date, $3::date)")},
+  days AS (SELECT DISTINCT unnest(ARRAY[$2::date, $3::date]) AS date),
   fresh AS (SELECT s.* FROM source s),
-  old AS (SELECT date, inflows - outflows AS flow FROM ledger_days WHERE account_id = $1 AND date = ANY($2::date[])),
+  old AS (SELECT date, inflows - outflows AS flow FROM ledger_days WHERE account_id = $1 AND date IN ($2::date, $3::date)),
   removed AS (
-    DELETE FROM ledger_days d WHERE d.account_id = $1 AND d.date = ANY($2::date[]) AND NOT EXISTS (SELECT 1 FROM fresh f WHERE f.date = d.date)
+    DELETE FROM ledger_days d WHERE d.account_id = $1 AND d.date IN ($2::date, $3::date) AND NOT EXISTS (SELECT 1 FROM fresh f WHERE f.date = d.date)
   ),
   written AS (${UPSERT_DAYS("fresh")}),
   months AS (
@@ -163,7 +165,7 @@ export const REFRESH_DAYS = `
       LEFT JOIN fresh f ON f.date = days.date
       LEFT JOIN old o ON o.date = days.date
       CROSS JOIN accounts a
-     WHERE a.id = $1 AND $3::boolean AND days.date > coalesce((SELECT date FROM anchor), '-infinity'::date)
+     WHERE a.id = $1 AND $4::boolean AND days.date > coalesce((SELECT date FROM anchor), '-infinity'::date)
   )
   UPDATE accounts SET balance = balance + moved.amount, cash_balance = coalesce(cash_balance, 0) + moved.amount
     FROM moved WHERE id = $1 AND moved.amount <> 0`;
