@@ -12,7 +12,7 @@
  *   view        every day's end balance read from the `balances` view (derived from the day rows);
  *   write       POST /api/v1/transactions dated in the middle of the history, then its DELETE, through
  *               REST end to end, with the recompute on and switched off (the same write as before the
- *               ledger: no lock, no recompute), alternating;
+ *               ledger: no lock, no recompute: the ledger's lock and settle do nothing), alternating;
  *   reads       GET /api/v1/balances?account_id=…&per_page=100 and GraphQL balanceHistory over the
  *               whole history by month, end to end; then their SQL alone (the ledger's repository),
  *               next to the view's shape they replaced (every day derived, then the page kept).
@@ -131,11 +131,14 @@ async function main(): Promise<void> {
       const middle = iso(Math.floor(days / 2));
       const ledger = services.ledger;
       const lock = ledger.lock.bind(ledger);
+      const settle = ledger.settle.bind(ledger);
       const off = async (): Promise<LedgerLock> => ({ modes: new Map() });
+      const nothing = async (): Promise<void> => undefined;
       const writes: Record<"on" | "off", number[]> = { on: [], off: [] };
       for (let i = 0; i < samples * 2 + 20; i++) {
         const mode = i % 2 === 0 ? "on" : "off";
         ledger.lock = mode === "on" ? lock : off;
+        ledger.settle = mode === "on" ? settle : nothing;
         const body = JSON.stringify({
           transaction: { account_id: account.id, date: middle, amount: "12.34", name: "Bench", nature: "expense" },
         });
@@ -148,6 +151,7 @@ async function main(): Promise<void> {
         if (i >= 20) writes[mode].push(ms);
       }
       ledger.lock = lock;
+      ledger.settle = settle;
       await repository.recompute(account.id, "forward", FULL_HISTORY);
       const on95 = percentile(writes.on, 95);
       const off95 = percentile(writes.off, 95);

@@ -16,7 +16,12 @@ import { UserLookupResolver } from "../finance/identity/user-lookup.resolver";
 import { ExchangeRateResolver } from "../finance/exchange-rates/exchange-rate.resolver";
 import { TwoFactorResolver } from "../finance/auth/two-factor.resolver";
 import { MerchantResolver } from "../finance/merchants/merchant.resolver";
-import { AccountHistoryResolver, BalanceResolver, ValuationResolver } from "../finance/ledger/ledger.resolver";
+import {
+  AccountHistoryResolver,
+  BalanceResolver,
+  resolveBalanceFiguresDirectly,
+  ValuationResolver,
+} from "../finance/ledger/ledger.resolver";
 import { SecurityPriceResolver, SecurityResolver, TradeResolver } from "../finance/investments/investment.resolver";
 import { SsoResolver } from "../audit/sso/sso.resolver";
 import { StreamResolver } from "../audit/streaming/stream.resolver";
@@ -71,6 +76,8 @@ export const resolvers = [
  * Builds the one schema every transport executes against. Input rules live in services, not
  * decorators. Subscriptions listen on the event bus, so they see events from every process.
  */
-export function createSchema(events: EventBus, extraResolvers: ClassType[] = []): Promise<GraphQLSchema> {
-  return buildSchema({ resolvers: [...resolvers, ...extraResolvers], authChecker, validate: false, pubSub: events.pubSub });
+export async function createSchema(events: EventBus, extraResolvers: ClassType[] = []): Promise<GraphQLSchema> {
+  const schema = await buildSchema({ resolvers: [...resolvers, ...extraResolvers], authChecker, validate: false, pubSub: events.pubSub });
+  resolveBalanceFiguresDirectly(schema);
+  return schema;
 }

@@ -157,6 +157,26 @@ test("a house keeps its value through transactions; its valuations move it", asy
   await expectMatchesOracle(user);
 });
 
+test("concurrent writes to one account take turns: creates, an update, a delete and a valuation leave the figures the oracle's", async () => {
+  const user = await createUser(app.runtime.services);
+  const account = await createAccount(app.runtime.services, user, { name: "Shared", balance: "1000" });
+  const create = (date: string, amount: string) =>
+    api(user).post("/transactions", { transaction: { account_id: account.id, date, amount, name: `On ${date}`, nature: "expense" } });
+  const [moved, removed] = await Promise.all([create("2026-01-10", "5"), create("2026-01-11", "7")]);
+  // Creates lock after inserting; the update, the delete and the valuation lock before writing.
+  const answers = await Promise.all([
+    ...["2026-01-10", "2026-01-10", "2026-01-12", "2026-02-01", "2026-02-01", "2026-03-05"].map((date, index) =>
+      create(date, `${index + 1}.25`),
+    ),
+    api(user).put(`/transactions/${moved.body.id}`, { transaction: { date: "2026-02-01", amount: "40" } }),
+    api(user).delete(`/transactions/${removed.body.id}`),
+    api(user).post("/valuations", { valuation: { account_id: account.id, date: "2026-01-31", amount: "900" } }),
+    create("2026-01-31", "3"),
+  ]);
+  expect(answers.map((answer) => answer.status)).toEqual([201, 201, 201, 201, 201, 201, 200, 200, 201, 201]);
+  await expectMatchesOracle(user);
+});
+
 describe("reading balances", () => {
   let user: TestUser;
   let stranger: TestUser;

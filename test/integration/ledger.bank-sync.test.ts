@@ -67,7 +67,9 @@ test("a sync anchors each account at the provider's balance and derives its hist
   // rows; never a per-day refresh (a sync rebuilds once, it does not write day by day).
   const rebuilds = app.statements.filter((sql) => sql.includes("INSERT INTO ledger_days") && sql.includes("date >= $2::date"));
   expect(rebuilds).toHaveLength(4);
-  expect(app.statements.filter((sql) => sql.includes("INSERT INTO ledger_days") && sql.includes("= ANY($2::date[])"))).toHaveLength(0);
+  expect(app.statements.filter((sql) => sql.includes("INSERT INTO ledger_days") && sql.includes("IN ($2::date, $3::date)"))).toHaveLength(
+    0,
+  );
 
   const checking = await accountNamed("Everyday Checking");
   const card = await accountNamed("Rewards Visa Card");

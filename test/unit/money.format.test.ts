@@ -1,4 +1,12 @@
-import { formatMoney, isKnownCurrency, minorUnitDigits, parseAmount, toMinorUnits } from "../../src/finance/money/money";
+import Decimal from "decimal.js";
+import {
+  formatMoney,
+  isKnownCurrency,
+  minorUnitDigits,
+  parseAmount,
+  toMinorUnits,
+  toSignedMinorUnits,
+} from "../../src/finance/money/money";
 
 describe("money", () => {
   test.each([
@@ -9,9 +17,37 @@ describe("money", () => {
     ["0.005", "USD", "$0.01", 1],
     ["-0.005", "USD", "-$0.01", 1],
     ["999999999999.9999", "USD", "$1,000,000,000,000.00", 100000000000000],
+    ["-0.004", "USD", "$0.00", 0],
+    ["-0.5", "JPY", "-¥1", 1],
+    ["0999.995", "EUR", "€1,000.00", 100000],
+    ["1e3", "USD", "$1,000.00", 100000],
+    ["-7947573.8200", "USD", "-$7,947,573.82", 794757382],
   ])("%s %s formats as %s and is %i minor units", (amount, currency, formatted, minor) => {
     expect(formatMoney(amount, currency)).toBe(formatted);
     expect(toMinorUnits(amount, currency)).toBe(minor);
+  });
+
+  test("every currency's text is Intl's, and its minor units decimal.js's, for amounts of every shape", () => {
+    let seed = 7;
+    const next = () => (seed = (seed * 48271) % 2147483647);
+    const amounts = Array.from({ length: 60 }, () => {
+      const digits = String(next() % 10 ** (next() % 13)) + (next() % 2 ? `.${String(next()).slice(0, next() % 6)}` : "");
+      return next() % 2 ? `-${digits}` : digits;
+    });
+    for (const currency of Intl.supportedValuesOf("currency")) {
+      const places = minorUnitDigits(currency);
+      const intl = new Intl.NumberFormat("en-US", { style: "currency", currency });
+      for (const amount of amounts) {
+        const rounded = new Decimal(amount).toDecimalPlaces(places, Decimal.ROUND_HALF_UP);
+        expect([currency, amount, formatMoney(amount, currency)]).toEqual([
+          currency,
+          amount,
+          intl.format(rounded.toFixed() as unknown as number),
+        ]);
+        const units = rounded.abs().times(new Decimal(10).pow(places)).toNumber();
+        expect(toSignedMinorUnits(amount, currency)).toBe(rounded.isNegative() && units !== 0 ? -units : units);
+      }
+    }
   });
 
   test("minor unit digits follow the currency", () => {

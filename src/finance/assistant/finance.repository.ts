@@ -257,7 +257,6 @@ export class FinanceRepository {
       this.sequelize,
       `WITH ${derivation({
         accounts: "a.family_id = $1",
-        days: "d.family_id = $1",
         keep: "SELECT d.account_id, max(d.date) AS date FROM ledger_days d WHERE d.family_id = $1 AND d.date <= $2::date GROUP BY d.account_id",
       })}
        SELECT a.name, a.account_type AS "accountType", a.classification, a.currency, b.end_balance::text AS balance,

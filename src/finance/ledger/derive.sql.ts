@@ -1,5 +1,8 @@
 import { INVESTED_ACCOUNT_TYPES, MOVING_ACCOUNT_TYPES, sqlList as list } from "./account-kinds";
 
+/** The first day of a date's month (a date; never through timestamptz, whose month depends on the session's zone). */
+export const monthOf = (date: string) => `date_trunc('month', (${date})::timestamp)::date`;
+
 /**
  * The `balances` view's derivation (migration 0016, docs/ledger.md "Reading"), written for one read:
  * it derives only the days that read needs, with the filter inside the windows' input.
@@ -9,18 +12,17 @@ import { INVESTED_ACCOUNT_TYPES, MOVING_ACCOUNT_TYPES, sqlList as list } from ".
  * ~3,650 days of ten years, four times over. Here the derivation runs on the days kept: the days the
  * read wants (`keep`) and every day with a valuation (the anchors, whose `k` the kept days need).
  * Their `running` (the sum of the flows up to the day, the only figure that needs every day before)
- * comes from one plain aggregate over the account's days: each day is put in the segment that ends
- * at the first kept day on or after it (a binary search, `width_bucket`, in the kept days' dates), the
- * segments are summed, and a kept day's `running` is the sum of its segment and the ones before.
- * A kept day's figures are then the view's: the same prefix sum, the same anchors (all of them) and
- * so the same `k`; a day's start is its previous day's end, so a read that wants a day's start keeps
- * the day before it too.
+ * comes from the account's months (`ledger_months`, each month's flows summed, kept with the days):
+ * the flows of the months up to the day's, less those of the days after it in its month. A read reads
+ * the month rows up to each month it keeps a day in and, of that month, the days from its first kept
+ * day to the month's end: not every day, when the days are read by their index. Every join here is on
+ * an equality (the account, the month, the day), so no plan pairs every day with every month. A kept day's figures are then the view's: the same prefix
+ * sum, the same anchors (all of them) and so the same `k`; a day's start is its previous day's end, so
+ * a read that wants a day's start keeps the day before it too.
  */
 export type Derivation = {
   /** Which accounts: a condition on `accounts a` (the family included). */
   accounts: string;
-  /** The same accounts' day rows: a condition on `ledger_days d`. */
-  days: string;
   /** The days to derive besides the anchors: a SELECT of (account_id, date) pairs (extra pairs without a day row are ignored). */
   keep: string;
 };
@@ -31,7 +33,7 @@ export type Derivation = {
  * start_cash_balance, end_cash_balance, start_holdings_value, end_holdings_value) and `kept` (the day
  * is one `keep` selected, not only an anchor).
  */
-export function derivation({ accounts, days, keep }: Derivation): string {
+export function derivation({ accounts, keep }: Derivation): string {
   return `
   dv_account AS (
     SELECT a.id,
@@ -49,23 +51,31 @@ export function derivation({ accounts, days, keep }: Derivation): string {
       ) u GROUP BY account_id, date
     ) k JOIN ledger_days d ON d.account_id = k.account_id AND d.date = k.date
   ),
-  dv_marks AS MATERIALIZED (SELECT account_id, array_agg(date ORDER BY date) AS dates FROM dv_points GROUP BY account_id),
-  dv_segments AS MATERIALIZED (
-    SELECT d.account_id, width_bucket(d.date - 1, m.dates) + 1 AS segment, sum(d.inflows - d.outflows) AS flow
-      FROM ledger_days d JOIN dv_marks m ON m.account_id = d.account_id
-     WHERE ${days}
-     GROUP BY 1, 2
+  dv_after AS MATERIALIZED (
+    SELECT t.account_id, t.date,
+           f.through - coalesce(sum(t.inflows - t.outflows) OVER (PARTITION BY t.account_id, f.month ORDER BY t.date DESC
+                                                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS running
+      FROM (
+        SELECT f.*, (SELECT sum(m.flow) FROM ledger_months m WHERE m.account_id = f.account_id AND m.month <= f.month) AS through
+          FROM (SELECT account_id, ${monthOf("date")} AS month, min(date) AS first FROM dv_points GROUP BY 1, 2) f
+      ) f
+      -- The month's equality lets a hash join pair each day with its own month (a join on the range alone
+      -- paired every day with every month when the statistics chose a hash join: quadratic); the range
+      -- lets an index scan read only the days needed.
+      JOIN ledger_days t ON t.account_id = f.account_id AND ${monthOf("t.date")} = f.month
+                        AND t.date >= f.first AND t.date < (f.month + interval '1 month')::date
+     WHERE t.account_id IN (SELECT id FROM dv_account)
   ),
   dv_c AS (
     SELECT d.id, d.family_id, d.account_id, d.date, d.created_at, d.updated_at, d.valuation, d.kept,
            d.inflows * abs(s.sign) AS inflows, d.outflows * abs(s.sign) AS outflows,
            (d.inflows - d.outflows) * s.sign AS net,
-           sum(g.flow) OVER (PARTITION BY d.account_id ORDER BY d.date ROWS UNBOUNDED PRECEDING) * s.sign AS running,
+           t.running * s.sign AS running,
            CASE WHEN s.invested THEN coalesce(d.holdings, 0) ELSE 0 END AS end_holdings,
            s.reverse,
            d.valuation IS NOT NULL AND (NOT s.reverse OR d.valuation_kind <> 'opening_anchor') AS anchor
-      FROM (SELECT p.*, row_number() OVER (PARTITION BY p.account_id ORDER BY p.date) AS segment FROM dv_points p) d
-      JOIN dv_segments g ON g.account_id = d.account_id AND g.segment = d.segment
+      FROM dv_points d
+      JOIN dv_after t ON t.account_id = d.account_id AND t.date = d.date
       JOIN dv_account s ON s.id = d.account_id
   ),
   dv_r AS (

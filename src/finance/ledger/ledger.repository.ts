@@ -1,6 +1,6 @@
 import type { Sequelize, Transaction } from "sequelize";
-import { bindParam, readPrepared, readRows, runPrepared, selectRows } from "../../platform/common/sql";
-import { REBUILD_DAYS, REFRESH_DAYS, SET_BALANCE } from "./ledger.sql";
+import { bindParam, readPrepared, readRows, runPipelined, runPrepared, selectRows } from "../../platform/common/sql";
+import { FULL_HISTORY, LOCK_ACCOUNTS, REBUILD_DAYS, REFRESH_DAYS, SET_BALANCE } from "./ledger.sql";
 import { derivation } from "./derive.sql";
 import { historyStatement, netWorthStatement } from "./series.sql";
 
@@ -35,6 +35,22 @@ export type SeriesPoint = { date: string; balance: string };
 
 export type SeriesInterval = "day" | "week" | "month";
 
+/** Days of one account whose rows a write changed; `flowsOnly`: only transactions changed (no valuation or holdings). */
+export type DayRefresh = { accountId: string; dates: readonly string[]; flowsOnly: boolean };
+
+/**
+ * The statements that bring these days' rows (and the account's balance) up to date: one refresh per
+ * two days; a FULL_HISTORY date rebuilds them all.
+ */
+function refreshStatements({ accountId, dates, flowsOnly }: DayRefresh): Array<{ sql: string; bind: unknown[] }> {
+  const setBalance = { sql: SET_BALANCE, bind: [accountId] };
+  if (dates.includes(FULL_HISTORY)) return [{ sql: REBUILD_DAYS, bind: [accountId, FULL_HISTORY] }, setBalance];
+  const refreshes = [];
+  for (let index = 0; index < dates.length; index += 2)
+    refreshes.push({ sql: REFRESH_DAYS, bind: [accountId, dates[index], dates[index + 1] ?? dates[index], flowsOnly] });
+  return [...refreshes, ...(flowsOnly ? [] : [setBalance])];
+}
+
 const BALANCE_COLUMNS = `b.id, b.account_id AS "accountId", a.name AS "accountName", a.account_type AS "accountType",
   a.classification, a.currency, b.date::text AS date, b.start_balance AS "startBalance", b.end_balance AS "endBalance",
   b.start_cash_balance AS "startCashBalance", b.end_cash_balance AS "endCashBalance",
@@ -50,13 +66,7 @@ export class LedgerRepository {
    * take turns: the second one's recompute starts after the first commits and sees its rows.
    */
   async lockAccounts(ids: readonly string[], transaction: Transaction): Promise<Map<string, LedgerMode>> {
-    const rows = await runPrepared<{ id: string; reverse: boolean }>(
-      this.sequelize,
-      `SELECT a.id, EXISTS (SELECT 1 FROM valuations v WHERE v.account_id = a.id AND v.kind = 'current_anchor') AS reverse
-         FROM accounts a WHERE a.id = ANY($1::uuid[]) ORDER BY a.id FOR UPDATE OF a`,
-      [ids],
-      transaction,
-    );
+    const rows = await runPrepared<{ id: string; reverse: boolean }>(this.sequelize, LOCK_ACCOUNTS, [ids], transaction);
     return new Map(rows.map((row) => [row.id, row.reverse ? "reverse" : "forward"]));
   }
 
@@ -74,17 +84,18 @@ export class LedgerRepository {
    * so the balance moves by the flows' difference (after the newest anchor) in the same statement;
    * otherwise the balance is set afresh from the derived rows.
    */
-  async refreshDays(
-    accountId: string,
-    mode: LedgerMode,
-    dates: readonly string[],
-    flowsOnly: boolean,
-    transaction?: Transaction,
-  ): Promise<void> {
-    const finite = dates.filter((date) => date !== "-infinity");
-    if (finite.length < dates.length) return this.recompute(accountId, mode, "-infinity", transaction);
-    await this.write(REFRESH_DAYS, [accountId, finite, flowsOnly, mode === "reverse"], transaction);
-    if (!flowsOnly) await this.setBalance(accountId, transaction);
+  async refreshDays(accountId: string, dates: readonly string[], flowsOnly: boolean, transaction?: Transaction): Promise<void> {
+    for (const { sql, bind } of refreshStatements({ accountId, dates, flowsOnly })) await this.write(sql, bind, transaction);
+  }
+
+  /**
+   * Locks these accounts (as lockAccounts) and refreshes their days (as refreshDays), all sent in one
+   * round trip: for a write that locked nothing before writing (docs/ledger.md, "Writes"). The refreshes
+   * run after the lock is held, each with a snapshot taken then.
+   */
+  async lockAndRefresh(refreshes: readonly DayRefresh[], transaction: Transaction): Promise<void> {
+    const ids = [...new Set(refreshes.map((refresh) => refresh.accountId))].sort();
+    await runPipelined(this.sequelize, [{ sql: LOCK_ACCOUNTS, bind: [ids] }, ...refreshes.flatMap(refreshStatements)], transaction);
   }
 
   /** Sets the account's balance and its cash part to its newest day's, as derived. */
@@ -177,7 +188,6 @@ export class LedgerRepository {
        ),
        ${derivation({
          accounts: "a.id = $2::uuid AND a.family_id = $1",
-         days: "d.account_id = $2::uuid",
          keep: `SELECT $2::uuid AS account_id, date FROM page
                 UNION ALL SELECT $2::uuid, max(d.date) FROM ledger_days d WHERE d.account_id = $2::uuid AND d.date < (SELECT min(date) FROM page)`,
        })}

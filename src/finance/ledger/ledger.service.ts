@@ -4,7 +4,7 @@ import { newId } from "../../platform/common/ids";
 import { toAmountString } from "../money";
 import type { AccountKind as AccountType } from "../accounts";
 import { FULL_HISTORY, MOVING_ACCOUNT_TYPES } from "./ledger.sql";
-import type { LedgerMode, LedgerRepository } from "./ledger.repository";
+import type { DayRefresh, LedgerMode, LedgerRepository } from "./ledger.repository";
 import type { ValuationKind, ValuationRepository, ValuationRow } from "./valuation.repository";
 
 /**
@@ -12,6 +12,20 @@ import type { ValuationKind, ValuationRepository, ValuationRow } from "./valuati
  * holdings) of that day, not only transactions; the account's balance is then derived afresh.
  */
 export type LedgerChange = { accountId: string; date: string; valuation?: boolean };
+
+/** The changes grouped per account (in id order), each account's days in date order. */
+function dayRefreshes(changes: readonly LedgerChange[]): DayRefresh[] {
+  const days = new Map<string, { dates: Set<string>; flowsOnly: boolean }>();
+  for (const { accountId, date, valuation } of changes) {
+    const entry = days.get(accountId) ?? { dates: new Set<string>(), flowsOnly: true };
+    entry.dates.add(date);
+    if (valuation) entry.flowsOnly = false;
+    days.set(accountId, entry);
+  }
+  return [...days]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([accountId, { dates, flowsOnly }]) => ({ accountId, dates: [...dates].sort(), flowsOnly }));
+}
 
 /** The accounts a write holds, locked, and how each is derived. */
 export type LedgerLock = { modes: Map<string, LedgerMode> };
@@ -81,18 +95,21 @@ export class LedgerService {
    * balance afresh instead. An account the lock does not hold is left alone.
    */
   async recompute(lock: LedgerLock, changes: readonly LedgerChange[], transaction: Transaction): Promise<void> {
-    const days = new Map<string, { dates: Set<string>; flowsOnly: boolean }>();
-    for (const { accountId, date, valuation } of changes) {
-      const entry = days.get(accountId) ?? { dates: new Set<string>(), flowsOnly: true };
-      entry.dates.add(date);
-      if (valuation) entry.flowsOnly = false;
-      days.set(accountId, entry);
+    for (const refresh of dayRefreshes(changes)) {
+      if (lock.modes.has(refresh.accountId))
+        await this.ledger.refreshDays(refresh.accountId, refresh.dates, refresh.flowsOnly, transaction);
     }
-    for (const [accountId, { dates, flowsOnly }] of [...days].sort(([a], [b]) => (a < b ? -1 : 1))) {
-      const mode = lock.modes.get(accountId);
-      if (!mode) continue;
-      await this.ledger.refreshDays(accountId, mode, [...dates].sort(), flowsOnly, transaction);
-    }
+  }
+
+  /**
+   * recompute for a write that took no lock before writing its rows (creating a transaction): locks
+   * the changed accounts, then refreshes their days, sent together in one round trip. Safe without
+   * the earlier lock because the refresh derives the days from the sources once the lock is held:
+   * a concurrent write to the account has committed by then, and its rows are seen. A write that must
+   * read something under the lock before writing (an update's previous date) locks first instead.
+   */
+  async settle(changes: readonly LedgerChange[], transaction: Transaction): Promise<void> {
+    await this.ledger.lockAndRefresh(dayRefreshes(changes), transaction);
   }
 
   /**

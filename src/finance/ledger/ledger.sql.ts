@@ -5,9 +5,20 @@
  */
 
 import { INVESTED_ACCOUNT_TYPES, MOVING_ACCOUNT_TYPES, sqlList as list } from "./account-kinds";
-import { derivation } from "./derive.sql";
+import { derivation, monthOf } from "./derive.sql";
 
 export { INVESTED_ACCOUNT_TYPES, MOVING_ACCOUNT_TYPES } from "./account-kinds";
+
+/**
+ * Locks the accounts $1 (an id array) for the rest of the transaction, in id order, and tells whether
+ * each is bank-fed (has a current anchor, so it is derived backwards). FOR NO KEY UPDATE: ledger
+ * writers of one account take turns, while inserting a transaction into it (whose foreign key takes
+ * FOR KEY SHARE on the account) does not wait, so a write that locks after writing its rows cannot
+ * deadlock with another doing the same.
+ */
+export const LOCK_ACCOUNTS = `
+  SELECT a.id, EXISTS (SELECT 1 FROM valuations v WHERE v.account_id = a.id AND v.kind = 'current_anchor') AS reverse
+    FROM accounts a WHERE a.id = ANY($1::uuid[]) ORDER BY a.id FOR NO KEY UPDATE OF a`;
 
 /** Rebuilds from the first day there is. */
 export const FULL_HISTORY = "-infinity";
@@ -22,28 +33,44 @@ export const FULL_HISTORY = "-infinity";
 export const HOLDINGS_BY_DAY = `SELECT date, sum(value) AS value FROM holdings WHERE account_id = $1 GROUP BY date`;
 
 /**
+ * One account's ($1) flows per day from one table of entries (transactions, trades; `days` a condition
+ * on `date`): the sum of the amounts (positive is money out), the money out and how many there are.
+ * The money in is the money out less the sum. Two aggregates, not one over both tables: feeding the
+ * 100,000 rows of ten years through a UNION ALL cost more than aggregating them.
+ */
+const dayFlows = (table: string, days: string) => `
+  SELECT date, sum(amount) AS total, coalesce(sum(amount) FILTER (WHERE amount > 0), 0) AS outflows, count(*)::int AS entries
+    FROM ${table} WHERE account_id = $1 AND ${days} GROUP BY date`;
+
+/**
  * What the account's day rows must hold on the days `days` selects, from the sources: transactions and
  * trades (a trade's amount is the cash it moves, signed as a transaction's), valuations, holdings (an
- * investment's only). `days` is a condition on `date`.
+ * investment's only). `days` is a condition on `date`. The sources are full-joined by day (a hash or
+ * merge join whatever the statistics say: a full join has no nested-loop plan).
  */
 const sourceDays = (days: string) => `
   account AS (SELECT family_id, account_type IN (${list(INVESTED_ACCOUNT_TYPES)}) AS invested FROM accounts WHERE id = $1),
+  transacted AS (${dayFlows("transactions", days)}),
+  traded AS (${dayFlows("trades", days)}),
   entries AS (
-    SELECT date, coalesce(-sum(amount) FILTER (WHERE amount < 0), 0) AS inflows, coalesce(sum(amount) FILTER (WHERE amount > 0), 0) AS outflows,
-           count(*)::int AS entries
-      FROM (SELECT date, amount FROM transactions WHERE account_id = $1 AND ${days}
-            UNION ALL SELECT date, amount FROM trades WHERE account_id = $1 AND ${days}) flows
-     GROUP BY date
+    SELECT coalesce(m.date, t.date) AS date,
+           coalesce(m.outflows, 0) + coalesce(t.outflows, 0) - coalesce(m.total, 0) - coalesce(t.total, 0) AS inflows,
+           coalesce(m.outflows, 0) + coalesce(t.outflows, 0) AS outflows, coalesce(m.entries, 0) + coalesce(t.entries, 0) AS entries
+      FROM transacted m FULL JOIN traded t ON t.date = m.date
   ),
   marks AS (SELECT date, amount, kind FROM valuations WHERE account_id = $1 AND ${days}),
   reports AS MATERIALIZED (SELECT r.date, r.value FROM (${HOLDINGS_BY_DAY}) r WHERE (SELECT invested FROM account)),
   source AS (
-    SELECT k.date, coalesce(e.inflows, 0) AS inflows, coalesce(e.outflows, 0) AS outflows, coalesce(e.entries, 0) AS entries,
-           v.amount AS valuation, v.kind AS valuation_kind,
-           (SELECT r.value FROM reports r WHERE r.date <= k.date ORDER BY r.date DESC LIMIT 1) AS holdings
-      FROM (SELECT date FROM entries UNION SELECT date FROM marks UNION SELECT date FROM reports WHERE ${days}) k
-      LEFT JOIN entries e ON e.date = k.date
-      LEFT JOIN marks v ON v.date = k.date
+    SELECT k.date, coalesce(k.inflows, 0) AS inflows, coalesce(k.outflows, 0) AS outflows, coalesce(k.entries, 0) AS entries,
+           k.valuation, k.valuation_kind,
+           CASE WHEN (SELECT invested FROM account)
+                THEN (SELECT r.value FROM reports r WHERE r.date <= k.date ORDER BY r.date DESC LIMIT 1) END AS holdings
+      FROM (
+        SELECT coalesce(e.date, v.date, h.date) AS date, e.inflows, e.outflows, e.entries, v.amount AS valuation, v.kind AS valuation_kind
+          FROM entries e
+          FULL JOIN marks v ON v.date = e.date
+          FULL JOIN (SELECT date FROM reports WHERE ${days}) h ON h.date = coalesce(e.date, v.date)
+      ) k
   )`;
 
 const UPSERT_DAYS = (from: string) => `
@@ -60,51 +87,76 @@ const FIGURES = ["inflows", "outflows", "entries", "valuation", "valuation_kind"
 /**
  * Rebuilds the account's day rows from $2 on (FULL_HISTORY for all of them): rows of days that no
  * longer have anything go, a day whose figures differ from its row gets them, a day without a row
- * gets one. Rebuilding an account whose rows are right reads and compares, and writes nothing; new
- * days are plain inserts (no speculative insertion). The source days and the rows there are compared
- * by one GROUP BY over both (never a join, whose plan could turn quadratic while the table's
+ * gets one. The months from $2's on get their flows summed again (`ledger_months`, derive.sql.ts). Rebuilding an account whose rows are right reads and compares, and writes nothing; new
+ * days are plain inserts (no speculative insertion), in key order. The source days and the rows there
+ * are compared by a full join (never a nested loop, whose plan could turn quadratic while the table's
  * statistics still say it is empty, as right after a bulk import). A bank sync, an account's
  * creation, a change of type: never a single write.
  */
 export const REBUILD_DAYS = `
   WITH ${sourceDays("date >= $2::date")},
   diff AS MATERIALIZED (
-    SELECT date, bool_or(present) AS present, bool_or(NOT present) AS sourced,
-           ${FIGURES.map((name) => `(array_agg(${name}) FILTER (WHERE NOT present))[1] AS ${name}`).join(", ")},
-           (${FIGURES.map((name) => `(array_agg(${name}) FILTER (WHERE present))[1]`).join(", ")})
-             IS DISTINCT FROM (${FIGURES.map((name) => `(array_agg(${name}) FILTER (WHERE NOT present))[1]`).join(", ")}) AS differs
-      FROM (
-        SELECT false AS present, date, ${FIGURES.join(", ")} FROM source
-        UNION ALL SELECT true, date, ${FIGURES.join(", ")} FROM ledger_days WHERE account_id = $1 AND date >= $2::date
-      ) u
-     GROUP BY date
+    SELECT coalesce(s.date, d.date) AS date, s.date IS NOT NULL AS sourced, d.date IS NOT NULL AS present,
+           ${FIGURES.map((name) => `s.${name}`).join(", ")},
+           (${FIGURES.map((name) => `s.${name}`).join(", ")}) IS DISTINCT FROM (${FIGURES.map((name) => `d.${name}`).join(", ")}) AS differs
+      FROM source s FULL JOIN (SELECT * FROM ledger_days WHERE account_id = $1 AND date >= $2::date) d ON d.date = s.date
   ),
   removed AS (
     DELETE FROM ledger_days d WHERE d.account_id = $1 AND d.date = ANY (ARRAY(SELECT date FROM diff WHERE NOT sourced))
   ),
-  updated AS (${UPSERT_DAYS("diff WHERE sourced AND present AND differs")})
-  INSERT INTO ledger_days (id, family_id, account_id, date, inflows, outflows, entries, valuation, valuation_kind, holdings)
-  SELECT gen_random_uuid(), (SELECT family_id FROM account), $1, date, inflows, outflows, entries, valuation, valuation_kind, holdings
-    FROM diff WHERE sourced AND NOT present`;
+  months AS (
+    SELECT month, sum(flow) AS flow FROM (
+      SELECT ${monthOf("date")} AS month, inflows - outflows AS flow FROM source
+      UNION ALL
+      SELECT ${monthOf("date")}, inflows - outflows FROM ledger_days WHERE account_id = $1 AND date >= ${monthOf("$2::date")} AND date < $2::date
+    ) x GROUP BY month
+  ),
+  months_removed AS (
+    DELETE FROM ledger_months m
+     WHERE m.account_id = $1 AND m.month >= ${monthOf("$2::date")} AND NOT EXISTS (SELECT 1 FROM months x WHERE x.month = m.month)
+  ),
+  months_written AS (
+    INSERT INTO ledger_months AS m (account_id, month, flow) SELECT $1, month, flow FROM months
+    ON CONFLICT (account_id, month) DO UPDATE SET flow = EXCLUDED.flow WHERE m.flow IS DISTINCT FROM EXCLUDED.flow
+  ),
+  updated AS (
+    UPDATE ledger_days d SET ${FIGURES.map((name) => `${name} = f.${name}`).join(", ")}, updated_at = now()
+      FROM diff f WHERE d.account_id = $1 AND d.date = f.date AND f.sourced AND f.present AND f.differs
+  )
+  INSERT INTO ledger_days (id, family_id, account_id, date, ${FIGURES.join(", ")})
+  SELECT gen_random_uuid(), (SELECT family_id FROM account), $1, date, ${FIGURES.join(", ")}
+    FROM diff WHERE sourced AND NOT present ORDER BY date`;
 
 /**
- * Refreshes the account's rows of the days in $2 (a date array) from the sources, and moves the
- * account's balance by what their flows changed, when $3 (the write touched no valuation or holdings)
- * and the day is after the account's newest anchor ($4: the account is bank-fed, whose opening anchor
- * is no anchor): a day on or before it is absorbed by the anchor, as the view derives. One statement,
- * one row per day: what makes a write in the middle of long history cheap.
+ * Refreshes the account's rows of the days $2 and $3 (the same day twice for one) from the sources,
+ * and moves the account's balance by what their flows changed, when $4 (the write touched no
+ * valuation or holdings) and the day is after the account's newest anchor (a bank-fed account's
+ * opening anchor is no anchor): a day on or before it is absorbed by the anchor, as the view derives.
+ * The day's month (`ledger_months`) moves by the same change of flows, before any sign. One statement,
+ * one row per day and one per month: what makes a write in the middle of long history cheap. Two
+ * dates, not an array: with an array PostgreSQL re-planned the prepared statement on every write
+ * (its generic plan could not count the days), and planning cost more than running it.
  */
 export const REFRESH_DAYS = `
-  WITH ${sourceDays("date = ANY($2::date[])")},
-  days AS (SELECT DISTINCT unnest($2::date[]) AS date),
+  WITH ${sourceDays("date IN ($2::date, $3::date)")},
+  days AS (SELECT DISTINCT unnest(ARRAY[$2::date, $3::date]) AS date),
   fresh AS (SELECT s.* FROM source s),
-  old AS (SELECT date, inflows - outflows AS flow FROM ledger_days WHERE account_id = $1 AND date = ANY($2::date[])),
+  old AS (SELECT date, inflows - outflows AS flow FROM ledger_days WHERE account_id = $1 AND date IN ($2::date, $3::date)),
   removed AS (
-    DELETE FROM ledger_days d WHERE d.account_id = $1 AND d.date = ANY($2::date[]) AND NOT EXISTS (SELECT 1 FROM fresh f WHERE f.date = d.date)
+    DELETE FROM ledger_days d WHERE d.account_id = $1 AND d.date IN ($2::date, $3::date) AND NOT EXISTS (SELECT 1 FROM fresh f WHERE f.date = d.date)
   ),
   written AS (${UPSERT_DAYS("fresh")}),
+  months AS (
+    INSERT INTO ledger_months AS m (account_id, month, flow)
+    SELECT $1, ${monthOf("days.date")}, sum(coalesce(f.inflows - f.outflows, 0) - coalesce(o.flow, 0))
+      FROM days LEFT JOIN fresh f ON f.date = days.date LEFT JOIN old o ON o.date = days.date
+     GROUP BY 2
+    ON CONFLICT (account_id, month) DO UPDATE SET flow = m.flow + EXCLUDED.flow WHERE EXCLUDED.flow <> 0
+  ),
   anchor AS (
-    SELECT max(date) AS date FROM valuations WHERE account_id = $1 AND (NOT $4::boolean OR kind <> 'opening_anchor')
+    SELECT max(date) AS date FROM valuations
+     WHERE account_id = $1
+       AND (kind <> 'opening_anchor' OR NOT EXISTS (SELECT 1 FROM valuations c WHERE c.account_id = $1 AND c.kind = 'current_anchor'))
   ),
   moved AS (
     SELECT sum((coalesce(f.inflows - f.outflows, 0) - coalesce(o.flow, 0))
@@ -113,7 +165,7 @@ export const REFRESH_DAYS = `
       LEFT JOIN fresh f ON f.date = days.date
       LEFT JOIN old o ON o.date = days.date
       CROSS JOIN accounts a
-     WHERE a.id = $1 AND $3::boolean AND days.date > coalesce((SELECT date FROM anchor), '-infinity'::date)
+     WHERE a.id = $1 AND $4::boolean AND days.date > coalesce((SELECT date FROM anchor), '-infinity'::date)
   )
   UPDATE accounts SET balance = balance + moved.amount, cash_balance = coalesce(cash_balance, 0) + moved.amount
     FROM moved WHERE id = $1 AND moved.amount <> 0`;
@@ -125,7 +177,6 @@ export const REFRESH_DAYS = `
 export const SET_BALANCE = `
   WITH ${derivation({
     accounts: "a.id = $1",
-    days: "d.account_id = $1",
     keep: "SELECT $1::uuid AS account_id, max(d.date) AS date FROM ledger_days d WHERE d.account_id = $1",
   })}
   UPDATE accounts a SET balance = coalesce(n.end_balance, 0), cash_balance = coalesce(n.end_cash_balance, 0)

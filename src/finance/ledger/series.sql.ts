@@ -24,7 +24,6 @@ export function historyStatement(interval: SeriesInterval): string {
   return `
     WITH ${derivation({
       accounts: "a.id = $4::uuid AND a.family_id = $1",
-      days: "d.account_id = $4::uuid",
       keep: `SELECT d.account_id, max(d.date) AS date FROM ledger_days d WHERE d.account_id = $4::uuid AND d.date <= $3::date
               GROUP BY d.account_id, date_trunc('${interval}', d.date)`,
     })},
@@ -40,7 +39,6 @@ export function netWorthStatement(interval: SeriesInterval): string {
   return `
     WITH ${derivation({
       accounts: "a.family_id = $1",
-      days: "d.family_id = $1",
       keep: `SELECT d.account_id, max(d.date) AS date FROM ledger_days d WHERE d.family_id = $1 AND d.date <= $3::date
               GROUP BY d.account_id, date_trunc('${interval}', d.date)`,
     })},

@@ -158,7 +158,6 @@ export class TransactionService {
     const id = newId();
     try {
       await this.sequelize.transaction(async (transaction) => {
-        const lock = await this.ledger.lock([account!.id], transaction);
         await this.transactions.insert(
           {
             id,
@@ -179,7 +178,8 @@ export class TransactionService {
         );
         await this.transactions.addTags(id, input.tagIds ?? [], transaction);
         await this.onCreated?.(actor.familyId, [id], transaction);
-        await this.ledger.recompute(lock, [{ accountId: account!.id, date: input.date! }], transaction);
+        // Locked after the insert, in the refresh's round trip: a new row needs nothing read under the lock.
+        await this.ledger.settle([{ accountId: account!.id, date: input.date! }], transaction);
       });
     } catch (error) {
       // A concurrent import of the same external id won the race: answer as the replay it is.

@@ -89,6 +89,36 @@ export async function runPrepared<Row extends object>(
   }
 }
 
+/**
+ * Statements of a write sent together on the write's transaction, each prepared as runPrepared
+ * prepares it: one round trip instead of one per statement. PostgreSQL still runs them one after
+ * the other, each with its own snapshot, so a statement that waited for a lock is followed by one
+ * that sees what the lock's holder committed. The connection is pipelined (node-postgres' pipeline
+ * mode) only while they run. Returns each statement's rows; the first error is thrown once all have
+ * answered (after an error the rest fail too: the transaction is aborted).
+ */
+export async function runPipelined(
+  sequelize: Sequelize,
+  statements: ReadonlyArray<{ sql: string; bind: unknown[] }>,
+  transaction: Transaction,
+): Promise<unknown[][]> {
+  const connection = (transaction as unknown as { connection: ClientBase & { pipeline: boolean } }).connection;
+  connection.pipeline = true;
+  let answers: PromiseSettledResult<{ rows: unknown[] }>[];
+  try {
+    answers = await Promise.allSettled(
+      statements.map(({ sql, bind }) =>
+        connection.query({ name: statementName(sql), text: sql, values: prepareDirectQuery(sequelize, sql, bind) }),
+      ),
+    );
+  } finally {
+    connection.pipeline = false;
+  }
+  const failed = answers.find((answer): answer is PromiseRejectedResult => answer.status === "rejected");
+  if (failed) throw new DatabaseError(failed.reason as ConstructorParameters<typeof DatabaseError>[0]);
+  return answers.map((answer) => (answer as PromiseFulfilledResult<{ rows: unknown[] }>).value.rows);
+}
+
 const statementName = (sql: string) => `p_${createHash("sha1").update(sql).digest("hex").slice(0, 24)}`;
 
 /** What Sequelize does before a statement that a direct query must do too: log it, escape NUL in text. */

@@ -22,6 +22,7 @@ import * as apiKeyExpiry from "./0020-api-key-expiry";
 import * as exchangeRates from "./0021-exchange-rates";
 import * as investments from "./0022-investments";
 import * as partitionLockOrder from "./0023-partition-lock-order";
+import * as ledgerMonths from "./0024-ledger-months";
 import * as exportRequesterSession from "./0025-export-requester-session";
 
 export type Migration = { name: string; up: (context: MigrationContext) => Promise<void> };
@@ -51,5 +52,6 @@ export const migrations: Migration[] = [
   { name: "0021-exchange-rates", up: exchangeRates.up },
   { name: "0022-investments", up: investments.up },
   { name: "0023-partition-lock-order", up: partitionLockOrder.up },
+  { name: "0024-ledger-months", up: ledgerMonths.up },
   { name: "0025-export-requester-session", up: exportRequesterSession.up },
 ];
