@@ -10,14 +10,18 @@ declare const document: any;
 /**
  * Every page of the console at a phone's, a tablet's and a desktop's width, in light and dark: nothing
  * wider than the window (no sideways scrolling of the page), every control reachable (in view, or
- * scrolled to inside its own box, and not covered by anything), and axe finds nothing serious on it or
- * on the sign-in page.
+ * scrolled to inside its own box, and not covered by anything), axe finds nothing serious on it or on
+ * the sign-in page, and (in light) no cut text without a way to read it: every box whose text is clipped
+ * (wider or taller than the box, which hides the rest or ends it in an ellipsis) carries its whole text on
+ * hover (a title on it, inside it or around it), or sits in an expandable part (<details>). Seeded with
+ * values that do not fit: long e-mails, names and addresses.
  */
 jest.setTimeout(600_000);
 let rig: ConsoleRig;
 /** The page's and its top bar's background and text colours, per colour scheme (the walk records them). */
 const colours: Record<string, string[]> = {};
 const WIDTHS = [390, 768, 1280];
+const LONG_EMAIL = "someone.with.a.really.rather.long.address.indeed@subdomain.example.test";
 /** Each page, and the name of its documentation screenshots. */
 const PAGES: Array<[string, (typeof SCREEN_PAGES)[number]]> = [
   ["/admin/audit-logs", "audit-log"],
@@ -42,6 +46,38 @@ beforeAll(async () => {
   for (const ip of ["10.1.2.3", "192.0.2.10"]) await failLogin(rig.app.url, "someone.with.a.rather.long.address@example.test", ip);
   await rig.createUser("auditor", "auditor.with.a.long.name@example.test");
   const api = await apiAs(rig.app.url, rig.admin.email);
+  // Values that do not fit anywhere (long e-mails, names and addresses): every cut they cause must be
+  // readable. Seeded first, so the log's newest rows (the walk looks for one) are the rows below.
+  await rig.createUser("auditor", LONG_EMAIL);
+  for (const ip of ["2001:db8:85a3:1234:5678:8a2e:370:7334", "192.0.2.10"]) await failLogin(rig.app.url, LONG_EMAIL, ip);
+  await api(
+    `mutation { updateUser(id: "${rig.admin.id}", input: { name: "Administrator with a name far longer than any column" }) { id } }`,
+  );
+  await api(`mutation($input: SsoProviderInput!) { createSsoProvider(input: $input) { id } }`, {
+    input: {
+      name: "Acme Corporation single sign-on for the whole of the northern hemisphere",
+      slug: "acme-corporation-northern-hemisphere",
+      issuer: "https://127.0.0.1:9/realms/a-realm-with-a-long-name/and/a/path",
+      clientId: "console-client-with-a-long-identifier",
+      clientSecret: "s3cret",
+    },
+  });
+  await api(`mutation($input: StreamDestinationInput!) { createStreamDestination(input: $input) { destination { id } } }`, {
+    input: {
+      kind: "webhook",
+      name: "Security operations centre webhook for every authentication event",
+      url: "http://127.0.0.1:9/hooks/audit-events/with/a/path/that/goes/on/and/on/for/a/while",
+      eventTypes: ["auth.*", "user.*", "provider.*"],
+      enabled: false,
+    },
+  });
+  // Requests in the lists of Exports and Reports (no worker: they wait, which the lists show too).
+  await api(`mutation($input: AuditExportInput!) { createAuditExport(input: $input) { id } }`, {
+    input: { format: "CSV", filter: { eventTypes: ["auth.login.failed"], userIds: [rig.admin.id] } },
+  });
+  await api(`mutation($input: AuditReportInput!) { createAuditReport(input: $input) { id } }`, {
+    input: { template: "AUTHENTICATION", format: "PDF", from: "2026-10-01", to: "2026-10-31", userIds: [rig.admin.id] },
+  });
   // A row in every list, so each page shows its actions.
   await api(`mutation($input: SsoProviderInput!) { createSsoProvider(input: $input) { id } }`, {
     input: { name: "Acme identity", slug: "acme", issuer: "https://127.0.0.1:9/realms/main", clientId: "console", clientSecret: "s3cret" },
@@ -62,7 +98,7 @@ beforeAll(async () => {
     ids: [channel.createAlertChannel.channel.id],
   });
   await rig.app.runtime.services.audit.chainCommitted();
-}, 120_000);
+}, 180_000);
 afterAll(() => rig?.stop());
 
 /**
@@ -78,7 +114,8 @@ async function unreachable(page: Page, scope: string): Promise<string[]> {
       for (const element of Array.from(document.querySelectorAll(selector)) as any[]) {
         // Playwright's :visible: rendered with a box, and not visibility:hidden.
         if (!element.checkVisibility({ visibilityProperty: true })) continue;
-        element.scrollIntoView({ block: "nearest", inline: "nearest" });
+        // As Playwright scrolls to a control: only when it is out of view, then to the middle of every scrolling box.
+        element.scrollIntoViewIfNeeded(true);
         const box = element.getBoundingClientRect();
         if (box.width === 0 || box.height === 0) continue;
         const name = `${element.tagName.toLowerCase()} “${(element.getAttribute("aria-label") ?? element.textContent ?? "").trim().slice(0, 40)}”`;
@@ -97,6 +134,42 @@ async function unreachable(page: Page, scope: string): Promise<string[]> {
     },
     ["button", "a[href]", "input", "select", "summary"].map((control) => `${scope} ${control}`).join(", "),
   );
+}
+
+/** Boxes in `scope` whose text is clipped and whose whole text cannot be read on hover or by expanding. */
+async function unreadableCuts(page: Page, scope: string): Promise<string[]> {
+  return page.evaluate((selector: string) => {
+    const normal = (text: string) => text.replace(/\s+/g, " ").trim();
+    const out: string[] = [];
+    for (const root of document.querySelectorAll(selector)) {
+      for (const box of [root, ...root.querySelectorAll("*")]) {
+        const style = window.getComputedStyle(box);
+        // Clipping boxes only: visible overflow spills (the page test catches that), auto and scroll let it be scrolled to.
+        const clipsX = ["hidden", "clip"].includes(style.overflowX) && box.scrollWidth > box.clientWidth + 1;
+        const clipsY = ["hidden", "clip"].includes(style.overflowY) && box.scrollHeight > box.clientHeight + 1;
+        if (!clipsX && !clipsY) continue;
+        // Not shown, or kept for screen readers only (clipped to nothing on purpose, as .sr-only and a phone's table heads).
+        if (box.getClientRects().length === 0) continue;
+        let forScreenReaders = false;
+        for (let node = box; node && !forScreenReaders; node = node.parentElement) {
+          forScreenReaders = window.getComputedStyle(node).clip === "rect(0px, 0px, 0px, 0px)";
+        }
+        if (forScreenReaders) continue;
+        const text = normal(box.innerText ?? "");
+        if (!text) continue;
+        const titles = [box.closest("[title]"), ...box.querySelectorAll("[title]")]
+          .filter(Boolean)
+          .map((element: any) => normal(element.getAttribute("title")))
+          .join(" | ");
+        const expandable = box.closest("details") !== null;
+        if (titles.includes(text) || expandable) continue;
+        out.push(
+          `${box.tagName.toLowerCase()}.${String(box.className).split(" ")[0]} “${text.slice(0, 60)}” (title: “${titles.slice(0, 60)}”)`,
+        );
+      }
+    }
+    return out;
+  }, scope);
 }
 
 async function openEventDetail(page: Page) {
@@ -166,6 +239,14 @@ for (const scheme of ["light", "dark"] as const) {
               unreachable: [],
             }),
           );
+          // No cut text without a way to read it (a title on hover, or an expandable part).
+          if (scheme === "light")
+            await eventually(async () =>
+              expect({ ...where, cut: await unreadableCuts(page, view.includes("event=") ? "main, aside" : "main") }).toEqual({
+                ...where,
+                cut: [],
+              }),
+            );
         }
         // The navigation: on a narrow screen behind a menu button, every page one tap away.
         const menu = page.getByRole("button", { name: "Menu" });
@@ -216,4 +297,18 @@ test("the console's icon is bundled and served at /favicon.ico, and its pages na
   }
   const page = await (await fetch(`${rig.app.url}/admin/`)).text();
   expect(page).toMatch(/<link rel="icon" href="[^"]*favicon\.ico"/);
+});
+
+test("the check sees a cut: a clipped cell without a title is reported, and with one it is not", async () => {
+  const { context, page } = await rig.open({ viewport: { width: 390, height: 844 } });
+  try {
+    await page.setContent(
+      `<main><table><tr><td id="cell" style="max-width:60px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap">${LONG_EMAIL}</td></tr></table></main>`,
+    );
+    expect(await unreadableCuts(page, "main")).toEqual([expect.stringContaining(`td. “${LONG_EMAIL.slice(0, 60)}”`)]);
+    await page.locator("#cell").evaluate((cell: any, email: string) => cell.setAttribute("title", email), LONG_EMAIL);
+    expect(await unreadableCuts(page, "main")).toEqual([]);
+  } finally {
+    await context.close();
+  }
 });
