@@ -13,6 +13,7 @@ import { merchantRoutes } from "./merchants";
 import { chatRoutes } from "./chats";
 import { auditRoutes } from "./audit";
 import { planningRoutes } from "./planning";
+import { userRoutes } from "./users";
 import type { RestRoute } from "./route";
 
 export { API_PREFIX, type HttpMethod, type RestRoute } from "./route";
@@ -34,4 +35,5 @@ export const routes: RestRoute[] = [
   ...chatRoutes,
   ...auditRoutes,
   ...planningRoutes,
+  ...userRoutes,
 ];

@@ -11,6 +11,7 @@ import { RetentionResolver } from "../audit/retention/retention.resolver";
 import { CategoryResolver } from "../finance/categories/category.resolver";
 import { ChatResolver } from "../finance/chats/chat.resolver";
 import { IdentityResolver } from "../finance/identity/identity.resolver";
+import { FamilyResetResolver } from "../finance/identity/family-reset.resolver";
 import { UserAdminResolver } from "../finance/identity/user-admin.resolver";
 import { UserLookupResolver } from "../finance/identity/user-lookup.resolver";
 import { ExchangeRateResolver } from "../finance/exchange-rates/exchange-rate.resolver";
@@ -33,6 +34,7 @@ import { authChecker } from "../transports/graphql/auth-checker";
 
 export const resolvers = [
   IdentityResolver,
+  FamilyResetResolver,
   AccountResolver,
   AccountHistoryResolver,
   BalanceResolver,

@@ -40,6 +40,10 @@ export const SPEC_EVENT_CATALOGUE = {
  */
 export const SERVICE_EVENT_CATALOGUE = {
   "user.unlocked": { severity: "warning", meaning: "an administrator lifted an account's lock after repeated wrong passwords" },
+  "family.reset": {
+    severity: "warning",
+    meaning: "a family's financial data deleted at an administrator's request, users and audit log kept (rows per table in changes)",
+  },
   "auth.api_key.created": { severity: "info", meaning: "API key issued (owner, scope and expiry in changes)" },
   "auth.api_key.revoked": { severity: "warning", meaning: "API key revoked" },
   "auth.mfa.enrolled": { severity: "info", meaning: "two-factor (TOTP) sign-in turned on, recovery codes issued" },

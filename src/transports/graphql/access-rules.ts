@@ -84,6 +84,8 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     familySettings: "read",
     rejectedTransfer: "read",
     rejectedTransfers: "read",
+    // FamilyResetResolver
+    familyResetStatus: "admin",
     // IdentityResolver
     apiKeys: "read",
     me: "read",
@@ -176,8 +178,11 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     deleteChat: "write",
     retryChatReply: "write",
     updateChat: "write",
+    // FamilyResetResolver
+    resetFamilyData: "adminWrite",
     // IdentityResolver
     createApiKey: "write",
+    deleteMyAccount: "write",
     enableAi: "write",
     revokeApiKey: "write",
     // MerchantResolver
