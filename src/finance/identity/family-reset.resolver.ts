@@ -13,7 +13,7 @@ export class FamilyResetResolver {
   @Authorized()
   @Query(() => FamilyResetStatusType, { description: "How much financial data your family holds; complete once a reset left none." })
   familyResetStatus(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor) {
-    return services.familyReset.status(actor);
+    return services.familyReset.currentStatus(actor);
   }
 
   @Authorized()

@@ -72,7 +72,7 @@ export class FamilyResetService {
     private readonly audit: AuditService,
   ) {}
 
-  async status(actor: Actor): Promise<FamilyResetStatus> {
+  async currentStatus(actor: Actor): Promise<FamilyResetStatus> {
     const tables = await this.familyData.counts(actor.familyId);
     const byTable = new Map(tables.map(({ table, count }) => [table, count]));
     const counts = Object.fromEntries(
