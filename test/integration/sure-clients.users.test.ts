@@ -166,7 +166,10 @@ describe("`users reset status` and `users reset --apply`", () => {
       action: "reset",
       resource: { type: "family", id: demo.family_id },
     });
-    expect(event.changes).toMatchObject({ transactions: { old: counted.transactions, new: 0 }, accounts: { old: counted.accounts, new: 0 } });
+    expect(event.changes).toMatchObject({
+      transactions: { old: counted.transactions, new: 0 },
+      accounts: { old: counted.accounts, new: 0 },
+    });
 
     // The family goes on: the same key still works and the family can start again.
     const actor = await app.runtime.services.apiKeys.authenticate(demo.api_key);

@@ -7,7 +7,9 @@ export class FamilyResetStatusType {
   @Field({ description: "complete when no financial data is left, else data_remaining." }) status!: string;
   @Field(() => ID) familyId!: string;
   @Field() resetComplete!: boolean;
-  @Field(() => GraphQLJSONObject, { description: "Rows left under upstream's count keys (zero for kinds of data this service does not keep)." })
+  @Field(() => GraphQLJSONObject, {
+    description: "Rows left under upstream's count keys (zero for kinds of data this service does not keep).",
+  })
   counts!: Record<string, number>;
   @Field(() => [RemovedRowsType], { description: "Rows left per table of this service." }) tables!: RemovedRowsType[];
 }

@@ -44,7 +44,8 @@ export class IdentityResolver {
 
   @Authorized()
   @Mutation(() => UserDeletionType, {
-    description: "Deletes your own account under docs/users.md's user deletion policy (user.deleted); the last active administrator is refused.",
+    description:
+      "Deletes your own account under docs/users.md's user deletion policy (user.deleted); the last active administrator is refused.",
   })
   deleteMyAccount(
     @Ctx() { services }: RequestContext,
