@@ -21,6 +21,7 @@ import * as planning from "./0019-planning";
 import * as apiKeyExpiry from "./0020-api-key-expiry";
 import * as exchangeRates from "./0021-exchange-rates";
 import * as investments from "./0022-investments";
+import * as imports from "./0027-imports";
 import * as partitionLockOrder from "./0023-partition-lock-order";
 
 export type Migration = { name: string; up: (context: MigrationContext) => Promise<void> };
@@ -50,4 +51,5 @@ export const migrations: Migration[] = [
   { name: "0021-exchange-rates", up: exchangeRates.up },
   { name: "0022-investments", up: investments.up },
   { name: "0023-partition-lock-order", up: partitionLockOrder.up },
+  { name: "0027-imports", up: imports.up },
 ];
