@@ -50,6 +50,8 @@ import { UserLookupService } from "../finance/identity/user-lookup.service";
 import { UserRepository } from "../finance/identity/user.repository";
 import { FamilyDataRepository } from "../finance/identity/family-data.repository";
 import { FamilyResetService } from "../finance/identity/family-reset.service";
+import { ImportRepository } from "../finance/imports/import.repository";
+import { ImportService } from "../finance/imports/import.service";
 import { UserService } from "../finance/identity/user.service";
 import { MerchantRepository } from "../finance/merchants/merchant.repository";
 import { MerchantService } from "../finance/merchants/merchant.service";
@@ -121,6 +123,7 @@ function createRepositories(sequelize: Sequelize) {
     auth: new AuthRepository(sequelize),
     users: new UserRepository(sequelize),
     familyData: new FamilyDataRepository(sequelize),
+    imports: new ImportRepository(sequelize),
     apiKeys: new ApiKeyRepository(sequelize),
     sso: new SsoRepository(sequelize),
     ssoLoginRequests: new SsoLoginRequestRepository(sequelize),
@@ -276,6 +279,7 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     recurring: new RecurringService(sequelize, repositories.recurring, audit),
     household: new HouseholdService(sequelize),
     transactions,
+    imports: new ImportService(sequelize, repositories.imports, repositories.accounts, transactions, audit, config.imports),
     chats: new ChatService(sequelize, repositories.chats, events, replyQueueOf(deps), config.assistant),
     assistant: new AssistantService(
       sequelize,

@@ -117,6 +117,11 @@ export const SERVICE_EVENT_CATALOGUE = {
     severity: "info",
     meaning: "recurring transactions detected from the family's history (counts in changes)",
   },
+  "import.created": { severity: "info", meaning: "a file uploaded as a pending import (rows and rows with problems in changes)" },
+  "import.published": {
+    severity: "info",
+    meaning: "an import's rows written as transactions in one go (written and duplicate counts in changes)",
+  },
   "exchange_rate.set": {
     severity: "info",
     meaning: "a currency pair's rate for a day entered or replaced; the family's converted totals use it",

@@ -29,7 +29,10 @@ export type CsvFile = {
  * fields may hold separators and newlines. Data rows beyond IMPORT_MAX_ROWS, a header wider than
  * MAX_COLUMNS, a record over MAX_RECORD_CHARS and broken quoting are each a 422 saying which.
  */
-export async function readCsv(source: AsyncIterable<Buffer | string>, options: CsvOptions, limits: CsvLimits): Promise<CsvFile> {
+export async function readCsv(
+  source: AsyncIterable<Buffer | string> | Iterable<Buffer | string>,   options: CsvOptions,
+  limits: CsvLimits,
+): Promise<CsvFile> {
   let bytes = 0;
   async function* text(): AsyncGenerator<string> {
     const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });

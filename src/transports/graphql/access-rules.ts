@@ -86,6 +86,11 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     rejectedTransfers: "read",
     // FamilyResetResolver
     familyResetStatus: "admin",
+    // ImportResolver
+    import: "read",
+    importPreflight: "read",
+    importRows: "read",
+    imports: "read",
     // IdentityResolver
     apiKeys: "read",
     me: "read",
@@ -180,6 +185,9 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     updateChat: "write",
     // FamilyResetResolver
     resetFamilyData: "adminWrite",
+    // ImportResolver
+    createImport: "write",
+    publishImport: "write",
     // IdentityResolver
     createApiKey: "write",
     deleteMyAccount: "write",
