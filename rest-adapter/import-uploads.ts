@@ -104,7 +104,8 @@ async function withUpload<T>(
   use: (upload: ImportUpload, publish: boolean) => Promise<T>,
 ): Promise<T> {
   if (req.is("multipart/form-data")) return withMultipart(req, maxBytes, use);
-  if (!req.is("application/json")) throw new BadRequestError("Send the file as multipart/form-data (a file part) or as JSON with raw_file_content");
+  if (!req.is("application/json"))
+    throw new BadRequestError("Send the file as multipart/form-data (a file part) or as JSON with raw_file_content");
   await new Promise<void>((resolve, reject) =>
     json(req, req.res!, (error?: unknown) => {
       const status = (error as { status?: number } | undefined)?.status;
@@ -138,6 +139,8 @@ function withMultipart<T>(req: Request, maxBytes: number, use: (upload: ImportUp
       fields[name] = value;
     });
     parser.on("file", (name, stream, info) => {
+      // A body cut short fails the file's stream: its reader gets the error (answered below as a 400); none is left unheard.
+      stream.on("error", () => undefined);
       if (name !== "file" || started) {
         stream.resume();
         return;
@@ -151,16 +154,18 @@ function withMultipart<T>(req: Request, maxBytes: number, use: (upload: ImportUp
         return reject(error);
       }
       use({ content: stream, fileName: info.filename || null, contentType: info.mimeType || null, settings }, fields.publish === "true")
-        .then(resolve, reject)
+        .then(resolve, (error: unknown) =>
+          reject(error instanceof DomainError ? error : new BadRequestError("The multipart body ended before the file did")),
+        )
         .finally(() => stream.resume());
     });
     parser.on("close", () => {
       if (started) return;
       if (typeof fields.raw_file_content === "string" && fields.raw_file_content !== "")
-        use({ content: [fields.raw_file_content], fileName: null, contentType: null, settings: settingsOf(fields) }, fields.publish === "true").then(
-          resolve,
-          reject,
-        );
+        use(
+          { content: [fields.raw_file_content], fileName: null, contentType: null, settings: settingsOf(fields) },
+          fields.publish === "true",
+        ).then(resolve, reject);
       else reject(new ValidationError(["Provide a CSV file or raw_file_content"]));
     });
     parser.on("error", () => reject(new BadRequestError("The multipart body could not be read")));
@@ -187,6 +192,10 @@ function preflightBody(report: ImportPreflight) {
     errors: report.errors,
     warnings: report.warnings,
     row_errors: report.rowErrors.map((row) => ({ row_number: row.rowNumber, errors: row.problems })),
-    detected: { col_sep: report.detected.columnSeparator, date_format: report.detected.dateFormat, number_format: report.detected.numberFormat },
+    detected: {
+      col_sep: report.detected.columnSeparator,
+      date_format: report.detected.dateFormat,
+      number_format: report.detected.numberFormat,
+    },
   };
 }

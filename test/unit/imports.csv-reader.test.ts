@@ -26,7 +26,8 @@ async function refusal(content: string | Buffer, limits = { maxBytes: 1_000_000,
 
 describe("reading a CSV file as it arrives", () => {
   test("a BOM, mixed line endings, quoted separators and newlines, a semicolon file, and characters split across chunks", async () => {
-    const file = '\ufeffDate;Payee;Amount\r\n2026-01-02;"Café; ""Le Nord""";-4,50\n2026-01-03;"two\nlines";1.234,56\r2026-01-04;Ünïcode ✓;7\n\n';
+    const file =
+      '\ufeffDate;Payee;Amount\r\n2026-01-02;"Café; ""Le Nord""";-4,50\n2026-01-03;"two\nlines";1.234,56\r2026-01-04;Ünïcode ✓;7\n\n';
     expect(await readAll(file)).toEqual({
       separator: ";",
       headers: ["Date", "Payee", "Amount"],

@@ -30,7 +30,8 @@ export type CsvFile = {
  * MAX_COLUMNS, a record over MAX_RECORD_CHARS and broken quoting are each a 422 saying which.
  */
 export async function readCsv(
-  source: AsyncIterable<Buffer | string> | Iterable<Buffer | string>,   options: CsvOptions,
+  source: AsyncIterable<Buffer | string> | Iterable<Buffer | string>,
+  options: CsvOptions,
   limits: CsvLimits,
 ): Promise<CsvFile> {
   let bytes = 0;
@@ -71,6 +72,8 @@ export async function readCsv(
     bom: true,
     record_delimiter: ["\r\n", "\n", "\r"],
     relax_column_count: true,
+    // A quote inside an unquoted field (`5" screen`, a formula) is text, as spreadsheets write it.
+    relax_quotes: true,
     skip_empty_lines: true,
     from_line: (options.rowsToSkip ?? 0) + 1,
     max_record_size: MAX_RECORD_CHARS,

@@ -129,7 +129,11 @@ export class ImportRepository {
   }
 
   /** The first rows with problems, in file order. */
-  async rowsWithProblems(importId: string, limit: number, transaction: Transaction): Promise<Array<{ rowNumber: number; problems: string[] }>> {
+  async rowsWithProblems(
+    importId: string,
+    limit: number,
+    transaction: Transaction,
+  ): Promise<Array<{ rowNumber: number; problems: string[] }>> {
     return selectRows(
       this.sequelize,
       `SELECT row_number AS "rowNumber", problems FROM import_rows WHERE import_id = $1 AND problems <> '{}' ORDER BY row_number LIMIT $2`,
@@ -173,7 +177,11 @@ export class ImportRepository {
        ON CONFLICT (family_id, lower(name)) DO NOTHING`,
       { bind, transaction },
     );
-    const [written] = await selectRows<{ candidates: number; ids: string[] | null; days: Array<{ accountId: string; date: string }> | null }>(
+    const [written] = await selectRows<{
+      candidates: number;
+      ids: string[] | null;
+      days: Array<{ accountId: string; date: string }> | null;
+    }>(
       this.sequelize,
       `WITH candidates AS (${FINGERPRINTED}),
        inserted AS (
@@ -204,7 +212,15 @@ export class ImportRepository {
 
   async finish(
     importId: string,
-    values: { status: ImportStatus; rowsCount?: number; invalidRowsCount?: number; byteSize?: number; importedCount?: number; duplicateCount?: number },
+    values: {
+      status: ImportStatus;
+      rowsCount?: number;
+      invalidRowsCount?: number;
+      byteSize?: number;
+      config?: ImportConfig;
+      importedCount?: number;
+      duplicateCount?: number;
+    },
     transaction: Transaction,
   ): Promise<void> {
     const bind: unknown[] = [importId];
@@ -212,6 +228,7 @@ export class ImportRepository {
     if (values.rowsCount !== undefined) sets.push(`rows_count = ${bindParam(bind, values.rowsCount)}`);
     if (values.invalidRowsCount !== undefined) sets.push(`invalid_rows_count = ${bindParam(bind, values.invalidRowsCount)}`);
     if (values.byteSize !== undefined) sets.push(`byte_size = ${bindParam(bind, values.byteSize)}`);
+    if (values.config !== undefined) sets.push(`config = ${bindParam(bind, JSON.stringify(values.config))}`);
     if (values.importedCount !== undefined) {
       sets.push(`imported_count = ${bindParam(bind, values.importedCount)}`, "published_at = now()");
       sets.push(`duplicate_count = ${bindParam(bind, values.duplicateCount ?? 0)}`);
@@ -258,7 +275,7 @@ export class ImportRepository {
       selectRows<StoredImportRow>(
         this.sequelize,
         `SELECT row_number AS "rowNumber", account, date, amount, currency, name, category, tags, notes, problems,
-                entry_date::text AS "entryDate", signed_amount::text AS "signedAmount", currency_code AS "currencyCode",
+                entry_date::text AS "entryDate", trim_scale(signed_amount)::text AS "signedAmount", currency_code AS "currencyCode",
                 account_id AS "accountId", transaction_id AS "transactionId"
            FROM import_rows WHERE import_id = $1 ORDER BY row_number LIMIT $2 OFFSET $3`,
         [importId, limit, offset],

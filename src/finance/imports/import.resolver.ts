@@ -55,7 +55,9 @@ export class ImportResolver {
   }
 
   @Authorized()
-  @Mutation(() => ImportType, { description: "Stores a file as a pending import (import.created); with publish, writes its transactions too." })
+  @Mutation(() => ImportType, {
+    description: "Stores a file as a pending import (import.created); with publish, writes its transactions too.",
+  })
   async createImport(
     @Ctx() { services }: RequestContext,
     @CurrentActor() actor: Actor,
@@ -67,7 +69,11 @@ export class ImportResolver {
 
   @Authorized()
   @Mutation(() => ImportType, { description: "Writes a pending import's transactions in one go (import.published)." })
-  async publishImport(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string): Promise<ImportType> {
+  async publishImport(
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
+    @Arg("id", () => ID) id: string,
+  ): Promise<ImportType> {
     return importView(await services.imports.publish(actor, id));
   }
 }

@@ -83,10 +83,10 @@ export function importConfigOf(input: ImportSettingsInput): { config: ImportConf
   if (!(SIGNAGE_CONVENTIONS as readonly string[]).includes(signage))
     problems.push(`signage_convention must be one of ${SIGNAGE_CONVENTIONS.join(", ")}`);
   const colSep = input.colSep === "\\t" ? "\t" : input.colSep || null;
-  if (colSep && !(COLUMN_SEPARATORS as readonly string[]).includes(colSep))
-    problems.push(`col_sep must be one of , ; | or a tab`);
+  if (colSep && !(COLUMN_SEPARATORS as readonly string[]).includes(colSep)) problems.push(`col_sep must be one of , ; | or a tab`);
   const skip = input.rowsToSkip === null || input.rowsToSkip === undefined || input.rowsToSkip === "" ? 0 : Number(input.rowsToSkip);
-  if (!Number.isInteger(skip) || skip < 0 || skip > MAX_ROWS_TO_SKIP) problems.push(`rows_to_skip must be a whole number from 0 to ${MAX_ROWS_TO_SKIP}`);
+  if (!Number.isInteger(skip) || skip < 0 || skip > MAX_ROWS_TO_SKIP)
+    problems.push(`rows_to_skip must be a whole number from 0 to ${MAX_ROWS_TO_SKIP}`);
   return {
     config: {
       labels,
@@ -102,7 +102,11 @@ export function importConfigOf(input: ImportSettingsInput): { config: ImportConf
 
 /** Headers compared as upstream compares them: case, surrounding space, `*` and space/hyphen runs ignored. */
 export function normalizedHeader(header: string): string {
-  return header.trim().toLowerCase().replace(/\*/g, "").replace(/[\s-]+/g, "_");
+  return header
+    .trim()
+    .toLowerCase()
+    .replace(/\*/g, "")
+    .replace(/[\s-]+/g, "_");
 }
 
 export type ColumnPlan = {
@@ -164,7 +168,8 @@ export function stageRow(
   if (!row.date) problems.push("Date can't be blank");
   else {
     entryDate = parseDate(row.date, formats.dateFormat);
-    if (!entryDate) problems.push(`Date ${JSON.stringify(row.date)} is not a date in the ${formats.dateFormat} format (from 1970 to five years ahead)`);
+    if (!entryDate)
+      problems.push(`Date ${JSON.stringify(row.date)} is not a date in the ${formats.dateFormat} format (from 1970 to five years ahead)`);
   }
   let signedAmount: string | null = null;
   if (!row.amount) problems.push("Amount can't be blank");

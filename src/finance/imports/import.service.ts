@@ -99,7 +99,10 @@ export class ImportService {
         errors.push({ code: "missing_required_headers", message: `Missing required columns: ${staged.missingRequiredHeaders.join(", ")}` });
       else if (staged.rowsCount === 0) errors.push({ code: "no_data_rows", message: "No data rows were found." });
       if (staged.invalidRowsCount > 0)
-        errors.push({ code: "invalid_rows", message: `${staged.invalidRowsCount} of ${staged.rowsCount} rows have problems (see row_errors)` });
+        errors.push({
+          code: "invalid_rows",
+          message: `${staged.invalidRowsCount} of ${staged.rowsCount} rows have problems (see row_errors)`,
+        });
       const written = errors.length === 0 ? await this.repository.publish(staged.importId, actor.familyId, transaction) : null;
       const importable = written?.insertedIds.length ?? 0;
       const warnings: string[] = [];
@@ -173,11 +176,21 @@ export class ImportService {
     return (await this.repository.byId(actor.familyId, id))!;
   }
 
-  async list(actor: Actor, filter: { status?: string | null; type?: string | null }, page?: number | null, perPage?: number | null): Promise<ImportPage> {
+  async list(
+    actor: Actor,
+    filter: { status?: string | null; type?: string | null },
+    page?: number | null,
+    perPage?: number | null,
+  ): Promise<ImportPage> {
     const status = filter.status?.trim() || null;
     if (status && !STATUSES.includes(status)) throw new ValidationError([`Status must be one of ${STATUSES.join(", ")}`]);
     const request = clampPage(page, perPage, 25);
-    const { rows, total } = await this.repository.page(actor.familyId, { status, type: filter.type?.trim() || null }, request.perPage, offsetOf(request));
+    const { rows, total } = await this.repository.page(
+      actor.familyId,
+      { status, type: filter.type?.trim() || null },
+      request.perPage,
+      offsetOf(request),
+    );
     return { items: rows, pagination: pageInfo(request, total) };
   }
 
@@ -237,7 +250,10 @@ export class ImportService {
     const file = await readCsv(upload.content, { columnSeparator: config.columnSeparator, rowsToSkip: config.rowsToSkip }, this.limits);
     const plan = columnPlan(file.headers, config, accountId !== null);
     const importId = newId();
-    await this.repository.insertImport({ id: importId, familyId: actor.familyId, accountId, config, fileName: upload.fileName }, transaction);
+    await this.repository.insertImport(
+      { id: importId, familyId: actor.familyId, accountId, config, fileName: upload.fileName },
+      transaction,
+    );
     const staged: Staged = {
       importId,
       config,
@@ -283,9 +299,16 @@ export class ImportService {
     const counts = await this.repository.countRows(importId, transaction);
     staged.invalidRowsCount = counts.invalid;
     staged.byteSize = file.bytesRead();
+    // What was detected is stored, so the import shows how its file was read.
+    const resolved: ImportConfig = {
+      ...config,
+      columnSeparator: file.columnSeparator,
+      dateFormat: staged.formats.dateFormat,
+      numberFormat: staged.formats.numberFormat,
+    };
     await this.repository.finish(
       importId,
-      { status: "pending", rowsCount: counts.rows, invalidRowsCount: counts.invalid, byteSize: staged.byteSize },
+      { status: "pending", rowsCount: counts.rows, invalidRowsCount: counts.invalid, byteSize: staged.byteSize, config: resolved },
       transaction,
     );
     return staged;

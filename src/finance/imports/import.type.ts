@@ -147,7 +147,8 @@ export class ImportPreflightType {
   @Field(() => [String]) missingRequiredHeaders!: string[];
   @Field(() => [ImportProblemType]) errors!: ImportProblemType[];
   @Field(() => [String]) warnings!: string[];
-  @Field(() => [ImportRowProblemsType], { description: "The first 100 rows with problems, in file order." }) rowErrors!: ImportRowProblemsType[];
+  @Field(() => [ImportRowProblemsType], { description: "The first 100 rows with problems, in file order." })
+  rowErrors!: ImportRowProblemsType[];
   @Field(() => ImportPreflightDetectedType) detected!: ImportPreflightDetectedType;
 }
 
