@@ -27,7 +27,7 @@ import { createMobileSsoApiRouter, createSsoRouter } from "../audit/sso/sso.rout
 import { createExportRouter } from "../audit/exports/export.router";
 import { createAdminConsoleRouter, explorerPage } from "../transports/http/admin-console";
 import { authenticate, enterRequestOrigin } from "../transports/http/authenticate";
-import { createImportUploadRouter } from "../../rest-adapter/import-uploads";
+import { createImportUploadRouter } from "../finance/imports/import.router";
 import { answerClientErrors } from "../transports/http/client-errors";
 import { attachGraphQLSocket } from "../transports/http/graphql-socket";
 import { rateLimit, type RateLimiters } from "../transports/http/rate-limit";

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { apiKeyClient, client } from "../helpers/http";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
 import { startTestApp, type TestApp } from "../helpers/test-app";
@@ -295,5 +296,79 @@ describe("hostile files: a 4xx or a per-row problem, never a 500, never a partia
     });
     expect(brokenMultipart.status).toBeGreaterThanOrEqual(400);
     expect(brokenMultipart.status).toBeLessThan(500);
+  });
+});
+
+/** A generated bank file: its separator, formats, encoding details and rows, some of them broken on purpose. */
+const fileArbitrary = fc.record({
+  separator: fc.constantFrom(",", ";", "\t", "|"),
+  dateStyle: fc.constantFrom("iso", "us", "eu"),
+  decimalComma: fc.boolean(),
+  bom: fc.boolean(),
+  lineEnd: fc.constantFrom("\n", "\r\n"),
+  rows: fc.array(
+    fc.record({
+      day: fc.integer({ min: 1, max: 28 }),
+      month: fc.integer({ min: 1, max: 12 }),
+      cents: fc.integer({ min: -500_000, max: 500_000 }),
+      name: fc.string({ unit: fc.constantFrom("a", "é", "✓", " ", ",", ";", "|", '"', "\n", "=", "\t"), minLength: 1, maxLength: 12 }),
+      broken: fc.constantFrom(null, "date", "amount"),
+      repeat: fc.boolean(),
+    }),
+    { minLength: 1, maxLength: 12 },
+  ),
+});
+
+function csvOf(file: GeneratedFile): string {
+  const quote = (value: string) => `"${value.replace(/"/g, '""')}"`;
+  const pad = (n: number) => String(n).padStart(2, "0");
+  const lines = [["Date", "Name", "Amount"].join(file.separator)];
+  for (const row of file.rows) {
+    const date =
+      row.broken === "date"
+        ? "2026-02-31"
+        : file.dateStyle === "iso"
+          ? `2025-${pad(row.month)}-${pad(row.day)}`
+          : file.dateStyle === "us"
+            ? `${pad(row.month)}/${pad(row.day)}/2025`
+            : `${pad(row.day)}/${pad(row.month)}/2025`;
+    const amount = row.broken === "amount" ? "n/a" : (row.cents / 100).toFixed(2).replace(".", file.decimalComma ? "," : ".");
+    const line = [quote(date), quote(row.name), quote(amount)].join(file.separator);
+    lines.push(line);
+    if (row.repeat) lines.push(line);
+  }
+  return (file.bom ? "\ufeff" : "") + lines.join(file.lineEnd) + file.lineEnd;
+}
+
+type GeneratedFile = typeof fileArbitrary extends fc.Arbitrary<infer T> ? T : never;
+
+describe("any generated file: preflight's report is what publish writes; a refused file writes nothing; twice writes once", () => {
+  test("property over separators, quoting, encodings, date and number formats, broken rows and repeated rows", async () => {
+    await fc.assert(
+      fc.asyncProperty(fileArbitrary, async (file) => {
+        const account = await createAccount(app.runtime.services, user, { name: `Generated ${Math.random()}` });
+        const settings = { account_id: account.id, name_col_label: "Name", number_format: file.decimalComma ? "1.234,56" : "1,234.56" };
+        const content = csvOf(file);
+        const before = await written();
+        const preflight = (await cli.post("/imports/preflight", { ...settings, raw_file_content: content })).body.data;
+        expect(await written()).toEqual(before);
+        const created = await cli.post("/imports", { ...settings, raw_file_content: content, publish: "true" });
+        const after = await written();
+        if (preflight.valid) {
+          expect(created.status).toBe(201);
+          expect(created.body.data.stats.imported_count).toBe(preflight.stats.importable_count);
+          expect(preflight.stats.importable_count).toBe(preflight.stats.rows_count);
+          expect(after.transactions - before.transactions).toBe(preflight.stats.importable_count);
+          const again = await cli.post("/imports", { ...settings, raw_file_content: content, publish: "true" });
+          expect(again.body.data.stats).toMatchObject({ imported_count: 0, duplicate_count: preflight.stats.rows_count });
+          expect((await written()).transactions).toBe(after.transactions);
+        } else {
+          expect(created.status).toBe(422);
+          expect(preflight.stats.invalid_rows_count).toBeGreaterThan(0);
+          expect(after).toEqual(before);
+        }
+      }),
+      { numRuns: 15 },
+    );
   });
 });

@@ -1,18 +1,17 @@
 import busboy from "busboy";
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import type { GraphQLSchema } from "graphql";
-import type { Services } from "../src/app/services";
-import { BadRequestError, DomainError, PayloadTooLargeError, ValidationError } from "../src/platform/common/errors";
-import type { ImportPreflight, ImportUpload } from "../src/finance/imports/import.service";
-import type { ImportSettingsInput } from "../src/finance/imports/import.rows";
-import { canWrite, insufficientScope, type Actor } from "../src/platform/security/actor";
-import type { RequestContext } from "../src/transports/graphql/context";
-import { authenticate } from "../src/transports/http/authenticate";
-import { sendError } from "../src/transports/http/respond";
-import { snakeToCamel } from "./case";
-import { prepareOperations } from "./operations";
-import { domainErrorOf } from "./rest-errors";
-import { API_PREFIX } from "./routes";
+import { BadRequestError, DomainError, PayloadTooLargeError, ValidationError } from "../../platform/common/errors";
+import { canWrite, insufficientScope, type Actor } from "../../platform/security/actor";
+import type { RequestContext } from "../../transports/graphql/context";
+import { authenticate, type CredentialChecks } from "../../transports/http/authenticate";
+import { sendError } from "../../transports/http/respond";
+import { snakeToCamel } from "../../../rest-adapter/case";
+import { prepareOperations } from "../../../rest-adapter/operations";
+import { domainErrorOf } from "../../../rest-adapter/rest-errors";
+import { API_PREFIX } from "../../../rest-adapter/routes";
+import type { ImportPreflight, ImportService, ImportUpload } from "./import.service";
+import type { ImportSettingsInput } from "./import.rows";
 
 /** The request fields that configure an import (upstream's names); others (`format`, `source`, trade columns) are accepted and unused. */
 const SETTING_KEYS = [
@@ -57,7 +56,7 @@ function settingsOf(fields: Fields): ImportSettingsInput {
  * Creating needs a read_write credential; preflight writes nothing and any credential may ask.
  */
 export function createImportUploadRouter(
-  services: Services,
+  services: CredentialChecks & { imports: ImportService },
   schema: GraphQLSchema,
   contextOf: (req: Request) => RequestContext,
   rateLimit: RequestHandler[],
@@ -72,14 +71,15 @@ export function createImportUploadRouter(
     const actor = res.locals.actor as Actor;
     try {
       if (kind === "create" && !canWrite(actor)) throw insufficientScope();
-      const answer = await withUpload(req, json, maxBytes, async (upload, publish) => {
-        if (kind === "preflight") return { status: 200, body: { data: preflightBody(await services.imports.preflight(actor, upload)) } };
-        const created = await services.imports.create(actor, upload, publish);
-        const result = await show.run(contextOf(req), { id: created.id });
-        if (result.errors?.length) throw domainErrorOf(result.errors) ?? new Error("the created import could not be read back");
-        return { status: 201, body: result.data };
-      });
-      res.status(answer.status).json(answer.body);
+      if (kind === "preflight") {
+        const report = await withUpload(req, json, maxBytes, (upload) => services.imports.preflight(actor, upload));
+        res.status(200).json({ data: preflightBody(report) });
+        return;
+      }
+      const created = await withUpload(req, json, maxBytes, (upload, publish) => services.imports.create(actor, upload, publish));
+      const result = await show.run(contextOf(req), { id: created.id });
+      if (result.errors?.length) throw domainErrorOf(result.errors) ?? new Error("the created import could not be read back");
+      res.status(201).json(result.data);
     } catch (error) {
       if (!(error instanceof DomainError)) return next(error);
       // What is left of a refused upload is not read: the connection closes after the answer.
