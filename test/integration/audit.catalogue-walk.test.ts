@@ -342,6 +342,11 @@ test("a walk through the service produces every event type of the catalogue", as
   );
   await step("detect recurring bills", ["recurring_transaction.detected"], () => gql(`mutation { detectRecurringTransactions }`));
   expect(budgetId).not.toBe("");
+  await step("import a bank file and publish it", ["import.created", "import.published"], async () => {
+    const { createAccount } = await gql(`mutation { createAccount(input: { name: "Walk imports", accountType: "depository" }) { id } }`);
+    const input = { rawFileContent: "date,name,amount\n2026-01-20,Bakery,-3.20\n", accountId: createAccount.id };
+    await gql(`mutation ($input: ImportInput!) { createImport(input: $input, publish: true) { id } }`, { input });
+  });
   await step("reset the family's financial data", ["family.reset"], () =>
     gql(`mutation { resetFamilyData(confirm: true) { removed { table count } } }`),
   );
