@@ -153,6 +153,24 @@ export class ImportRepository {
   }
 
   /**
+   * What a publish would write now, without writing: the rows without problems, and those whose
+   * fingerprint the account does not hold yet (the same test as the publish's ON CONFLICT).
+   */
+  async plan(importId: string, transaction: Transaction): Promise<{ candidates: number; importable: number }> {
+    const [row] = await selectRows<{ candidates: number; importable: number }>(
+      this.sequelize,
+      `WITH candidates AS (${FINGERPRINTED})
+       SELECT count(*)::int AS candidates,
+              (count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM transactions t WHERE t.account_id = c.account_id
+                 AND coalesce(t.source, '') = 'import' AND t.external_id = c.fingerprint)))::int AS importable
+         FROM candidates c`,
+      [importId],
+      transaction,
+    );
+    return row;
+  }
+
+  /**
    * Writes the import's rows without problems as transactions, set-based: categories and tags named
    * by the rows are created when the family has none of that name (any case), then every row whose
    * fingerprint the account does not hold yet becomes a transaction (source `import`), linked back

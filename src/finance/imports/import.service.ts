@@ -56,7 +56,7 @@ export type ImportRowPage = { items: StoredImportRow[]; pagination: PageInfo };
 const TRANSACTION_IMPORT = "TransactionImport";
 const STATUSES = ["pending", "importing", "complete", "failed"];
 /** Rows written to import_rows per statement. */
-const BATCH = 1000;
+const BATCH = 5000;
 /** Row problems a preflight lists; the counts cover them all. */
 const LISTED_ROW_ERRORS = 100;
 
@@ -77,8 +77,8 @@ type Staged = {
 /**
  * File imports of transactions, as upstream's TransactionImport: a CSV file read as it arrives into
  * `import_rows` (each row with its problems), then published in one database transaction through the
- * transactions' write path. Preflight stages and publishes the same way inside a transaction it rolls
- * back, so what it reports is what a publish of the same file would write, and it leaves nothing.
+ * transactions' write path. Preflight stages the file the same way inside a transaction it rolls back,
+ * and counts the rows a publish would write with the publish's own duplicate test; it leaves nothing.
  */
 export class ImportService {
   constructor(
@@ -103,8 +103,8 @@ export class ImportService {
           code: "invalid_rows",
           message: `${staged.invalidRowsCount} of ${staged.rowsCount} rows have problems (see row_errors)`,
         });
-      const written = errors.length === 0 ? await this.repository.publish(staged.importId, actor.familyId, transaction) : null;
-      const importable = written?.insertedIds.length ?? 0;
+      const plan = errors.length === 0 ? await this.repository.plan(staged.importId, transaction) : null;
+      const importable = plan?.importable ?? 0;
       const warnings: string[] = [];
       if (staged.formats?.ambiguousDates)
         warnings.push(`Dates read as ${staged.formats.dateFormat}; they also fit another format: set date_format if that is wrong.`);
@@ -120,7 +120,7 @@ export class ImportService {
         validRowsCount: staged.rowsCount - staged.invalidRowsCount,
         invalidRowsCount: staged.invalidRowsCount,
         importableCount: importable,
-        duplicateCount: written ? written.candidates - importable : 0,
+        duplicateCount: plan ? plan.candidates - importable : 0,
         headers: staged.headers,
         requiredHeaders: staged.requiredHeaders,
         missingRequiredHeaders: staged.missingRequiredHeaders,
