@@ -64,14 +64,22 @@ export class ImportRepository {
     });
   }
 
-  /** One statement per batch of rows, whatever its size. */
-  async insertRows(importId: string, rows: readonly StagedRow[], transaction: Transaction): Promise<void> {
+  /**
+   * One statement per batch of rows, whatever its size. With the import's one account known, rows get
+   * it (and its currency when they name none) here, so no later pass rewrites them.
+   */
+  async insertRows(
+    importId: string,
+    rows: readonly StagedRow[],
+    account: { id: string; currency: string } | null,
+    transaction: Transaction,
+  ): Promise<void> {
     if (rows.length === 0) return;
     const column = <K extends keyof StagedRow>(key: K) => rows.map((row) => row[key]);
     await this.sequelize.query(
       `INSERT INTO import_rows (import_id, row_number, account, date, amount, currency, name, category, tags, notes, problems,
-                                entry_date, signed_amount, currency_code)
-       SELECT $1, n, a, d, am, c, na, ca, t, no, coalesce(string_to_array(nullif(p, ''), $15), '{}'), ed, sa, cc
+                                entry_date, signed_amount, currency_code, account_id)
+       SELECT $1, n, a, d, am, c, na, ca, t, no, coalesce(string_to_array(nullif(p, ''), $15), '{}'), ed, sa, coalesce(cc, $17), $16
          FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
                      $11::text[], $12::date[], $13::numeric[], $14::text[]) AS x(n, a, d, am, c, na, ca, t, no, p, ed, sa, cc)`,
       {
@@ -91,6 +99,8 @@ export class ImportRepository {
           column("signedAmount"),
           column("currencyCode"),
           PROBLEM_SEPARATOR,
+          account?.id ?? null,
+          account?.currency ?? null,
         ],
         transaction,
       },
@@ -98,17 +108,17 @@ export class ImportRepository {
   }
 
   /**
-   * Gives each row its account (the import's one account, or the family's account of the row's name,
-   * the oldest when two share a name) and that account's currency when the row names none; a row left
+   * Gives each row of an import without one account the family's account of the row's name (the
+   * oldest when two share a name), and that account's currency when the row names none; a row left
    * without an account gets the problem.
    */
-  async resolveAccounts(importId: string, familyId: string, accountId: string | null, transaction: Transaction): Promise<void> {
+  async resolveAccounts(importId: string, familyId: string, transaction: Transaction): Promise<void> {
     await this.sequelize.query(
       `UPDATE import_rows r SET account_id = a.id, currency_code = coalesce(r.currency_code, a.currency)
          FROM (SELECT DISTINCT ON (lower(name)) id, lower(name) AS name, currency FROM accounts
-                WHERE family_id = $2 AND ($3::uuid IS NULL OR id = $3) ORDER BY lower(name), created_at, id) a
-        WHERE r.import_id = $1 AND ($3::uuid IS NOT NULL OR a.name = lower(r.account))`,
-      { bind: [importId, familyId, accountId], transaction },
+                WHERE family_id = $2 ORDER BY lower(name), created_at, id) a
+        WHERE r.import_id = $1 AND a.name = lower(r.account)`,
+      { bind: [importId, familyId], transaction },
     );
     await this.sequelize.query(
       `UPDATE import_rows SET problems = problems || CASE WHEN account IS NULL THEN 'Account can''t be blank'

@@ -243,8 +243,8 @@ export class ImportService {
     const { config, problems } = importConfigOf(upload.settings);
     if (type !== TRANSACTION_IMPORT) problems.push(`type must be ${TRANSACTION_IMPORT} (other import types are not served yet)`);
     const accountId = upload.settings.accountId?.trim() || null;
-    if (accountId && (!isUuid(accountId) || !(await this.accounts.byIds(actor.familyId, [accountId], transaction))[0]))
-      problems.push("Account not found");
+    const account = accountId && isUuid(accountId) ? (await this.accounts.byIds(actor.familyId, [accountId], transaction))[0] : null;
+    if (accountId && !account) problems.push("Account not found");
     if (problems.length > 0) throw new ValidationError(problems);
 
     const file = await readCsv(upload.content, { columnSeparator: config.columnSeparator, rowsToSkip: config.rowsToSkip }, this.limits);
@@ -272,7 +272,7 @@ export class ImportService {
     const sample: string[][] = [];
     let batch: StagedRow[] = [];
     const flush = async () => {
-      await this.repository.insertRows(importId, batch, transaction);
+      await this.repository.insertRows(importId, batch, account ? { id: account.id, currency: account.currency } : null, transaction);
       batch = [];
     };
     const add = async (record: string[]) => {
@@ -295,7 +295,7 @@ export class ImportService {
       for (const held of sample.splice(0)) await add(held);
     }
     await flush();
-    await this.repository.resolveAccounts(importId, actor.familyId, accountId, transaction);
+    if (!account) await this.repository.resolveAccounts(importId, actor.familyId, transaction);
     const counts = await this.repository.countRows(importId, transaction);
     staged.invalidRowsCount = counts.invalid;
     staged.byteSize = file.bytesRead();
