@@ -35,7 +35,7 @@ const IMPORT_COLUMNS = `id, family_id AS "familyId", account_id AS "accountId", 
 
 /** Joins a row's problems into one bind value; the unit separator cannot occur in them (values are quoted as JSON). */
 const PROBLEM_SEPARATOR = "\u001f";
-/** A stored row without problems: the ones a publish writes. */
+/** A stored row without problems: the ones a publish writes (and, read back, the ones that have a transaction). */
 const PUBLISHABLE = "r.import_id = $1 AND r.problems = '{}'";
 /**
  * A row's fingerprint: account, day, stored amount, currency and name, with the row's rank among the
@@ -43,7 +43,7 @@ const PUBLISHABLE = "r.import_id = $1 AND r.problems = '{}'";
  * imported again matches row for row.
  */
 const FINGERPRINTED = `
-  SELECT r.row_number, r.account_id, r.entry_date, r.signed_amount, r.currency_code, r.notes, r.category,
+  SELECT r.row_number, r.account_id, r.entry_date, r.signed_amount, r.currency_code, r.notes, r.category, r.tags,
          coalesce(r.name, 'Imported transaction') AS name,
          'import:' || encode(sha256(convert_to(concat_ws('|', r.account_id, r.entry_date, r.signed_amount, r.currency_code,
            coalesce(r.name, 'Imported transaction'),
@@ -183,8 +183,8 @@ export class ImportRepository {
   /**
    * Writes the import's rows without problems as transactions, set-based: categories and tags named
    * by the rows are created when the family has none of that name (any case), then every row whose
-   * fingerprint the account does not hold yet becomes a transaction (source `import`), linked back
-   * to its row and tagged. Runs in the caller's transaction, after the ledger lock of the accounts.
+   * fingerprint the account does not hold yet becomes a transaction (source `import`), tagged in
+   * the same statement. Runs in the caller's transaction, after the ledger lock of the accounts.
    */
   async publish(importId: string, familyId: string, transaction: Transaction): Promise<PublishWrite> {
     const bind = [importId, familyId];
@@ -218,22 +218,19 @@ export class ImportRepository {
            FROM candidates c LEFT JOIN categories cat ON cat.family_id = $2 AND lower(cat.name) = lower(c.category)
          ON CONFLICT (account_id, coalesce(source, ''), external_id) WHERE external_id IS NOT NULL DO NOTHING
          RETURNING id, account_id, date, external_id),
-       linked AS (
-         UPDATE import_rows r SET transaction_id = i.id FROM candidates c JOIN inserted i ON i.account_id = c.account_id AND i.external_id = c.fingerprint
-          WHERE r.import_id = $1 AND r.row_number = c.row_number RETURNING 1)
-       SELECT (SELECT count(*)::int FROM candidates) AS candidates, (SELECT count(*) FROM linked) AS linked,
+       tagged AS (
+         INSERT INTO transaction_tags (transaction_id, tag_id)
+         SELECT DISTINCT i.id, tg.id
+           FROM inserted i JOIN candidates c ON c.account_id = i.account_id AND c.fingerprint = i.external_id
+          CROSS JOIN LATERAL regexp_split_to_table(c.tags, '\\|') AS tag
+           JOIN tags tg ON tg.family_id = $2 AND lower(tg.name) = lower(trim(tag))
+          WHERE trim(tag) <> ''
+         RETURNING 1)
+       SELECT (SELECT count(*)::int FROM candidates) AS candidates, (SELECT count(*) FROM tagged) AS tagged,
               (SELECT array_agg(id) FROM inserted) AS ids,
               (SELECT json_agg(json_build_object('accountId', account_id, 'date', date)) FROM (SELECT DISTINCT account_id, date FROM inserted) d) AS days`,
       bind,
       transaction,
-    );
-    await this.sequelize.query(
-      `INSERT INTO transaction_tags (transaction_id, tag_id)
-       SELECT DISTINCT r.transaction_id, t.id
-         FROM import_rows r CROSS JOIN LATERAL regexp_split_to_table(r.tags, '\\|') AS tag
-         JOIN tags t ON t.family_id = $2 AND lower(t.name) = lower(trim(tag))
-        WHERE r.import_id = $1 AND r.transaction_id IS NOT NULL AND trim(tag) <> ''`,
-      { bind, transaction },
     );
     return { insertedIds: written.ids ?? [], days: written.days ?? [], candidates: written.candidates };
   }
@@ -302,10 +299,14 @@ export class ImportRepository {
     const [rows, [count]] = await Promise.all([
       selectRows<StoredImportRow>(
         this.sequelize,
-        `SELECT row_number AS "rowNumber", account, date, amount, currency, name, category, tags, notes, problems,
-                entry_date::text AS "entryDate", trim_scale(signed_amount)::text AS "signedAmount", currency_code AS "currencyCode",
-                account_id AS "accountId", transaction_id AS "transactionId"
-           FROM import_rows WHERE import_id = $1 ORDER BY row_number LIMIT $2 OFFSET $3`,
+        `WITH fingerprinted AS (${FINGERPRINTED})
+         SELECT r.row_number AS "rowNumber", r.account, r.date, r.amount, r.currency, r.name, r.category, r.tags, r.notes, r.problems,
+                r.entry_date::text AS "entryDate", trim_scale(r.signed_amount)::text AS "signedAmount", r.currency_code AS "currencyCode",
+                r.account_id AS "accountId", t.id AS "transactionId"
+           FROM import_rows r
+           LEFT JOIN fingerprinted f ON f.row_number = r.row_number
+           LEFT JOIN transactions t ON t.account_id = f.account_id AND coalesce(t.source, '') = 'import' AND t.external_id = f.fingerprint
+          WHERE r.import_id = $1 ORDER BY r.row_number LIMIT $2 OFFSET $3`,
         [importId, limit, offset],
       ),
       selectRows<{ total: number }>(this.sequelize, `SELECT count(*)::int AS total FROM import_rows WHERE import_id = $1`, [importId]),

@@ -80,7 +80,11 @@ export class ImportRowReadingType {
   @Field(() => String, { nullable: true, description: "The amount to store: positive is money out." }) amount!: string | null;
   @Field(() => String, { nullable: true }) currency!: string | null;
   @Field(() => ID, { nullable: true }) accountId!: string | null;
-  @Field(() => ID, { nullable: true, description: "The transaction the publish wrote for this row." }) transactionId!: string | null;
+  @Field(() => ID, {
+    nullable: true,
+    description: "The transaction this row is recorded as: written by this import's publish, or by an earlier import of the same row.",
+  })
+  transactionId!: string | null;
 }
 
 @ObjectType("ImportRow", { simpleResolvers: true })

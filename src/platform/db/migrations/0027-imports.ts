@@ -5,7 +5,8 @@ import type { MigrationContext } from "./context";
  * file with its column mapping and formats, and its data rows in `import_rows`, both as written in the
  * file and as read (date, signed amount, currency, account), with each row's problems. Publishing
  * writes the rows without problems into `transactions`, keyed by a fingerprint in `external_id` (source
- * `import`), so the unique index of external ids makes a second import of the same rows write nothing.
+ * `import`), so the unique index of external ids makes a second import of the same rows write nothing;
+ * a row finds its transaction again by that fingerprint.
  */
 export async function up({ sequelize }: MigrationContext): Promise<void> {
   await sequelize.query(`
@@ -47,7 +48,6 @@ export async function up({ sequelize }: MigrationContext): Promise<void> {
       entry_date date,
       signed_amount numeric(19, 4),
       currency_code char(3),
-      transaction_id uuid,
       PRIMARY KEY (import_id, row_number)
     );
   `);
