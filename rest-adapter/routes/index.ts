@@ -13,6 +13,8 @@ import { merchantRoutes } from "./merchants";
 import { chatRoutes } from "./chats";
 import { auditRoutes } from "./audit";
 import { planningRoutes } from "./planning";
+import { userRoutes } from "./users";
+import { importRoutes } from "./imports";
 import type { RestRoute } from "./route";
 
 export { API_PREFIX, type HttpMethod, type RestRoute } from "./route";
@@ -34,4 +36,6 @@ export const routes: RestRoute[] = [
   ...chatRoutes,
   ...auditRoutes,
   ...planningRoutes,
+  ...importRoutes,
+  ...userRoutes,
 ];

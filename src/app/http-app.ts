@@ -27,6 +27,7 @@ import { createMobileSsoApiRouter, createSsoRouter } from "../audit/sso/sso.rout
 import { createExportRouter } from "../audit/exports/export.router";
 import { createAdminConsoleRouter, explorerPage } from "../transports/http/admin-console";
 import { authenticate, enterRequestOrigin } from "../transports/http/authenticate";
+import { createImportUploadRouter } from "../finance/imports/import.router";
 import { answerClientErrors } from "../transports/http/client-errors";
 import { attachGraphQLSocket } from "../transports/http/graphql-socket";
 import { rateLimit, type RateLimiters } from "../transports/http/rate-limit";
@@ -134,6 +135,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
   // Before /api/v1's own routes: upstream's /api/v1/auth/login and /refresh are served here, unauthenticated.
   app.use(createAuthRouter(services, limit));
   app.use(createMobileSsoApiRouter(services, limit));
+  // File uploads stream in: served beside the route table, before /api/v1's unknown-route guard.
+  app.use(createImportUploadRouter(services, schema, (req) => contextOf(req.res!), limit, deps.config.imports.maxBytes));
   // The router parses the body itself, after the credential's scope is checked.
   const restRouter = createRestRouter(schema, (req) => contextOf(req.res!), express.json({ limit: BODY_LIMIT }));
   app.use(API_PREFIX, unknownRouteGuard(), authenticate(services, { required: true }), ...limit, restRouter);

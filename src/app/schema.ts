@@ -11,6 +11,8 @@ import { RetentionResolver } from "../audit/retention/retention.resolver";
 import { CategoryResolver } from "../finance/categories/category.resolver";
 import { ChatResolver } from "../finance/chats/chat.resolver";
 import { IdentityResolver } from "../finance/identity/identity.resolver";
+import { FamilyResetResolver } from "../finance/identity/family-reset.resolver";
+import { ImportResolver } from "../finance/imports/import.resolver";
 import { UserAdminResolver } from "../finance/identity/user-admin.resolver";
 import { UserLookupResolver } from "../finance/identity/user-lookup.resolver";
 import { ExchangeRateResolver } from "../finance/exchange-rates/exchange-rate.resolver";
@@ -38,6 +40,8 @@ import { authChecker } from "../transports/graphql/auth-checker";
 
 export const resolvers = [
   IdentityResolver,
+  FamilyResetResolver,
+  ImportResolver,
   AccountResolver,
   AccountHistoryResolver,
   BalanceResolver,

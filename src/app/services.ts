@@ -48,6 +48,10 @@ import { UsageService } from "../finance/usage/usage.service";
 import { UserAdminService } from "../finance/identity/user-admin.service";
 import { UserLookupService } from "../finance/identity/user-lookup.service";
 import { UserRepository } from "../finance/identity/user.repository";
+import { FamilyDataRepository } from "../finance/identity/family-data.repository";
+import { FamilyResetService } from "../finance/identity/family-reset.service";
+import { ImportRepository } from "../finance/imports/import.repository";
+import { ImportService } from "../finance/imports/import.service";
 import { UserService } from "../finance/identity/user.service";
 import { MerchantRepository } from "../finance/merchants/merchant.repository";
 import { MerchantService } from "../finance/merchants/merchant.service";
@@ -118,6 +122,8 @@ function createRepositories(sequelize: Sequelize) {
     auditSavedSearches: new AuditSavedSearchRepository(),
     auth: new AuthRepository(sequelize),
     users: new UserRepository(sequelize),
+    familyData: new FamilyDataRepository(sequelize),
+    imports: new ImportRepository(sequelize),
     apiKeys: new ApiKeyRepository(sequelize),
     sso: new SsoRepository(sequelize),
     ssoLoginRequests: new SsoLoginRequestRepository(sequelize),
@@ -254,7 +260,8 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     events,
     outbound,
     users,
-    userAdmin: new UserAdminService(sequelize, repositories.users, users, sessions, audit, events),
+    userAdmin: new UserAdminService(sequelize, repositories.users, repositories.familyData, users, sessions, audit, events),
+    familyReset: new FamilyResetService(sequelize, repositories.familyData, audit),
     userLookup: new UserLookupService(repositories.users),
     apiKeys,
     usage: new UsageService(apiKeys),
@@ -272,6 +279,7 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     recurring: new RecurringService(sequelize, repositories.recurring, audit),
     household: new HouseholdService(sequelize),
     transactions,
+    imports: new ImportService(sequelize, repositories.imports, repositories.accounts, transactions, audit, config.imports),
     chats: new ChatService(sequelize, repositories.chats, events, replyQueueOf(deps), config.assistant),
     assistant: new AssistantService(
       sequelize,

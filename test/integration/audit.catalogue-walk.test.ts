@@ -343,6 +343,14 @@ test("a walk through the service produces every event type of the catalogue", as
   );
   await step("detect recurring bills", ["recurring_transaction.detected"], () => gql(`mutation { detectRecurringTransactions }`));
   expect(budgetId).not.toBe("");
+  await step("import a bank file and publish it", ["import.created", "import.published"], async () => {
+    const { createAccount } = await gql(`mutation { createAccount(input: { name: "Walk imports", accountType: "depository" }) { id } }`);
+    const input = { rawFileContent: "date,name,amount\n2026-01-20,Bakery,-3.20\n", accountId: createAccount.id };
+    await gql(`mutation ($input: ImportInput!) { createImport(input: $input, publish: true) { id } }`, { input });
+  });
+  await step("reset the family's financial data", ["family.reset"], () =>
+    gql(`mutation { resetFamilyData(confirm: true) { removed { table count } } }`),
+  );
 
   // Two-factor sign-in last: from here on the administrator's password alone no longer signs in.
   const totp = (secret: string, offsetSteps: number) => generateSync({ secret, epoch: Math.floor(Date.now() / 1000) + offsetSteps * 30 });
@@ -394,7 +402,7 @@ test("a walk through the service produces every event type of the catalogue", as
 
 /** The audit product's administrative event types. */
 const ADMINISTRATIVE =
-  /^(provider\.|user\.(updated|roles\.updated|suspended|reactivated|deleted|unlocked)$|stream\.destination\.|alert\.(rule|channel)\.(created|updated|deleted|tested)$|auth\.api_key\.(created|revoked)$|auth\.mfa\.reset$)/;
+  /^(provider\.|user\.(updated|roles\.updated|suspended|reactivated|deleted|unlocked)$|stream\.destination\.|alert\.(rule|channel)\.(created|updated|deleted|tested)$|auth\.api_key\.(created|revoked)$|auth\.mfa\.reset$|family\.reset$)/;
 
 test("with an API key, every action of the audit product names the user and the key (`api_key:<id>`) as the credential", async () => {
   const services = app.runtime.services;

@@ -40,6 +40,10 @@ export const SPEC_EVENT_CATALOGUE = {
  */
 export const SERVICE_EVENT_CATALOGUE = {
   "user.unlocked": { severity: "warning", meaning: "an administrator lifted an account's lock after repeated wrong passwords" },
+  "family.reset": {
+    severity: "warning",
+    meaning: "a family's financial data deleted at an administrator's request, users and audit log kept (rows per table in changes)",
+  },
   "auth.api_key.created": { severity: "info", meaning: "API key issued (owner, scope and expiry in changes)" },
   "auth.api_key.revoked": { severity: "warning", meaning: "API key revoked" },
   "auth.mfa.enrolled": { severity: "info", meaning: "two-factor (TOTP) sign-in turned on, recovery codes issued" },
@@ -112,6 +116,11 @@ export const SERVICE_EVENT_CATALOGUE = {
   "recurring_transaction.detected": {
     severity: "info",
     meaning: "recurring transactions detected from the family's history (counts in changes)",
+  },
+  "import.created": { severity: "info", meaning: "a file uploaded as a pending import (rows and rows with problems in changes)" },
+  "import.published": {
+    severity: "info",
+    meaning: "an import's rows written as transactions in one go (written and duplicate counts in changes)",
   },
   "exchange_rate.set": {
     severity: "info",

@@ -1,6 +1,6 @@
 import { Arg, Authorized, Ctx, ID, Mutation, Query, Resolver } from "type-graphql";
 import type { RequestContext } from "../../transports/graphql/context";
-import { ApiKeyType, CreatedApiKeyType, UserType } from "./identity.type";
+import { ApiKeyType, CreatedApiKeyType, UserDeletionType, UserType } from "./identity.type";
 import { CurrentActor } from "../../transports/graphql/current-actor";
 import type { Actor } from "../../platform/security/actor";
 
@@ -40,5 +40,18 @@ export class IdentityResolver {
   @Mutation(() => ApiKeyType, { description: "Revokes one of your keys; it stops working at once." })
   revokeApiKey(@Ctx() { services }: RequestContext, @CurrentActor() actor: Actor, @Arg("id", () => ID) id: string) {
     return services.apiKeys.revokeOwn(actor, id);
+  }
+
+  @Authorized()
+  @Mutation(() => UserDeletionType, {
+    description:
+      "Deletes your own account under docs/users.md's user deletion policy (user.deleted); the last active administrator is refused.",
+  })
+  deleteMyAccount(
+    @Ctx() { services }: RequestContext,
+    @CurrentActor() actor: Actor,
+    @Arg("confirm", { description: "Must be true." }) confirm: boolean,
+  ) {
+    return services.userAdmin.deleteSelf(actor, confirm);
   }
 }

@@ -12,6 +12,7 @@ import type { Actor } from "../../platform/security/actor";
 import { isUserRole } from "../../platform/security/actor";
 import { type UserStatus } from "./user.model";
 import type { RemovedRows, UserRepository, UserRow } from "./user.repository";
+import type { FamilyDataRepository } from "./family-data.repository";
 import { isValidEmail, summarizeRow, type UserService, type UserSummary } from "./user.service";
 
 const USER_STATUSES: readonly UserStatus[] = ["active", "suspended", "deleted"];
@@ -50,6 +51,7 @@ export class UserAdminService {
   constructor(
     private readonly sequelize: Sequelize,
     private readonly repository: UserRepository,
+    private readonly familyData: FamilyDataRepository,
     private readonly users: UserService,
     private readonly sessions: SessionService,
     private readonly audit: AuditService,
@@ -190,29 +192,46 @@ export class UserAdminService {
     return this.sequelize.transaction(async (transaction) => {
       const user = await this.changeable(id, transaction);
       if (user.id === actor.userId) throw selfForbidden("delete yourself");
-      await this.users.assertNotLastActiveAdministrator(transaction, user, "deleted");
-      await this.repository.lockFamily(user.familyId, transaction);
-      const sessionsEnded = await this.sessions.endAllForUser(transaction, user, "user_deleted");
-      const removed = [
-        ...(await this.repository.removeCredentials(user.id, transaction)),
-        ...(await this.repository.removeContent(user.id, transaction)),
-      ];
-      const familyDataRemoved = (await this.repository.remainingMembers(user.familyId, user.id, transaction)) === 0;
-      if (familyDataRemoved) {
-        removed.push(...(await this.repository.removeFamilyData(user.familyId, transaction)));
-        await this.repository.renameFamily(user.familyId, DELETED_FAMILY_NAME, transaction);
-      }
-      const anonymised = await this.repository.anonymise(user.id, deletedEmailOf(user.id), transaction);
-      await this.audit.record(transaction, {
-        type: "user.deleted",
-        user: auditUserOf(actor),
-        action: familyDataRemoved ? "delete_with_family_data" : "delete",
-        resource: { type: "user", id: user.id, label: user.email },
-        changes: { status: { old: user.status, new: "deleted" }, email: { old: user.email, new: anonymised.email } },
-      });
-      announceAccessEnded(this.events, transaction, { kind: "user", userId: user.id, reason: "deleted" });
-      return { user: summarizeRow(anonymised), familyDataRemoved, sessionsEnded: sessionsEnded.length, removed };
+      return this.deleteLocked(actor, user, transaction);
     });
+  }
+
+  /**
+   * A user's own deletion (upstream's `DELETE /users/me`), under the same policy as an administrator's;
+   * the instance's last active administrator is refused, as they would be by anyone else. `confirm`
+   * must be true: the GraphQL caller says so explicitly; the REST route's DELETE is its confirmation.
+   */
+  async deleteSelf(actor: Actor, confirm: boolean): Promise<UserDeletion> {
+    if (!confirm) throw new ValidationError(["Confirm must be true to delete your account"]);
+    return this.sequelize.transaction(async (transaction) => {
+      const user = await this.changeable(actor.userId, transaction);
+      return this.deleteLocked(actor, user, transaction);
+    });
+  }
+
+  private async deleteLocked(actor: Actor, user: UserRow, transaction: Transaction): Promise<UserDeletion> {
+    await this.users.assertNotLastActiveAdministrator(transaction, user, "deleted");
+    await this.familyData.lockFamily(user.familyId, transaction);
+    const sessionsEnded = await this.sessions.endAllForUser(transaction, user, "user_deleted");
+    const removed = [
+      ...(await this.repository.removeCredentials(user.id, transaction)),
+      ...(await this.repository.removeContent(user.id, transaction)),
+    ];
+    const familyDataRemoved = (await this.repository.remainingMembers(user.familyId, user.id, transaction)) === 0;
+    if (familyDataRemoved) {
+      removed.push(...(await this.familyData.remove(user.familyId, transaction)));
+      await this.repository.renameFamily(user.familyId, DELETED_FAMILY_NAME, transaction);
+    }
+    const anonymised = await this.repository.anonymise(user.id, deletedEmailOf(user.id), transaction);
+    await this.audit.record(transaction, {
+      type: "user.deleted",
+      user: auditUserOf(actor),
+      action: familyDataRemoved ? "delete_with_family_data" : "delete",
+      resource: { type: "user", id: user.id, label: user.email },
+      changes: { status: { old: user.status, new: "deleted" }, email: { old: user.email, new: anonymised.email } },
+    });
+    announceAccessEnded(this.events, transaction, { kind: "user", userId: user.id, reason: "deleted" });
+    return { user: summarizeRow(anonymised), familyDataRemoved, sessionsEnded: sessionsEnded.length, removed };
   }
 
   /** Lifts a lock after repeated wrong passwords now (`user.unlocked`); an account not locked is left as it is. */

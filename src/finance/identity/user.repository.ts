@@ -48,30 +48,6 @@ const USER_CONTENT_TABLES = [
   { table: "audit_saved_searches", userColumn: "owner_user_id" },
 ] as const;
 
-/**
- * A family's financial data, children before parents so the order is valid without relying on
- * cascades: transfers and tag links, transactions and trades, then what hangs off accounts and bank connections,
- * then the family's own lists. Securities are shared reference data and stay.
- */
-const FAMILY_DATA_STATEMENTS: ReadonlyArray<{ table: string; sql: string }> = [
-  { table: "transfers", sql: "DELETE FROM transfers WHERE family_id = $1" },
-  {
-    table: "transaction_tags",
-    sql: "DELETE FROM transaction_tags WHERE transaction_id IN (SELECT id FROM transactions WHERE family_id = $1)",
-  },
-  { table: "transactions", sql: "DELETE FROM transactions WHERE family_id = $1" },
-  { table: "trades", sql: "DELETE FROM trades WHERE family_id = $1" },
-  { table: "holdings", sql: "DELETE FROM holdings WHERE family_id = $1" },
-  { table: "account_balances", sql: "DELETE FROM account_balances WHERE account_id IN (SELECT id FROM accounts WHERE family_id = $1)" },
-  { table: "bank_sync_runs", sql: "DELETE FROM bank_sync_runs WHERE family_id = $1" },
-  { table: "bank_provider_accounts", sql: "DELETE FROM bank_provider_accounts WHERE family_id = $1" },
-  { table: "bank_connections", sql: "DELETE FROM bank_connections WHERE family_id = $1" },
-  { table: "accounts", sql: "DELETE FROM accounts WHERE family_id = $1" },
-  { table: "categories", sql: "DELETE FROM categories WHERE family_id = $1" },
-  { table: "merchants", sql: "DELETE FROM merchants WHERE family_id = $1" },
-  { table: "tags", sql: "DELETE FROM tags WHERE family_id = $1" },
-];
-
 /** Serialises every change that can lower the number of active administrators (see lockAdministrators). */
 const ADMINISTRATORS_LOCK = "finance-gateway:active-administrators";
 
@@ -192,11 +168,6 @@ export class UserRepository {
     return row;
   }
 
-  /** Locks the family row, so deletions of its last members are decided one at a time. */
-  async lockFamily(familyId: string, transaction: Transaction): Promise<void> {
-    await this.sequelize.query(`SELECT id FROM families WHERE id = $1 FOR UPDATE`, { bind: [familyId], transaction });
-  }
-
   /** Members of the family other than `userId` whose accounts still exist (active or suspended). */
   async remainingMembers(familyId: string, userId: string, transaction: Transaction): Promise<number> {
     const [row] = await selectRows<{ count: string }>(
@@ -214,14 +185,6 @@ export class UserRepository {
 
   async removeContent(userId: string, transaction: Transaction): Promise<RemovedRows[]> {
     return this.removeOwned(USER_CONTENT_TABLES, userId, transaction);
-  }
-
-  async removeFamilyData(familyId: string, transaction: Transaction): Promise<RemovedRows[]> {
-    const removed: RemovedRows[] = [];
-    for (const { table, sql } of FAMILY_DATA_STATEMENTS) {
-      removed.push({ table, count: await this.deleteCount(sql, [familyId], transaction) });
-    }
-    return removed;
   }
 
   /**

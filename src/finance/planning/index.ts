@@ -4,3 +4,5 @@
 import "reflect-metadata";
 export type { BudgetService } from "./budget.service";
 export { RecurringRepository, type RecurringRow as PlannedRecurringRow } from "./recurring.repository";
+export { PageMetaType } from "./rule.type";
+export { pageMeta, type PageMeta } from "./rule.service";

@@ -192,6 +192,24 @@ export class TransactionService {
     return { transaction: await this.get(actor, id), created: true };
   }
 
+  /**
+   * Many transactions written at once by set-based SQL of the caller (a file import), through the same
+   * path as one: the accounts' ledger locks first, then `write`, then the family's rules on the new
+   * rows and the balances from each day written, all in the caller's transaction.
+   */
+  async writeMany(
+    familyId: string,
+    accountIds: readonly string[],
+    write: () => Promise<{ insertedIds: string[]; days: Array<{ accountId: string; date: string }> }>,
+    transaction: Transaction,
+  ): Promise<string[]> {
+    const lock = await this.ledger.lock(accountIds, transaction);
+    const { insertedIds, days } = await write();
+    if (insertedIds.length > 0) await this.onCreated?.(familyId, insertedIds, transaction);
+    await this.ledger.recompute(lock, days, transaction);
+    return insertedIds;
+  }
+
   async update(actor: Actor, id: string, input: TransactionInput): Promise<TransactionRow> {
     const current = await this.get(actor, id);
     const problems = new ValidationErrors();

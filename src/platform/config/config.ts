@@ -89,6 +89,8 @@ export type Config = Readonly<{
   alerts: Readonly<{ pollMs: number; retryScheduleMs: number[]; geoDirectory: string | null; limits: AlertLimits }>;
   /** The outbound guard's policy (src/platform/outbound): which addresses user-supplied URLs may reach, timeouts, response cap. */
   outbound: OutboundPolicy;
+  /** File imports: the largest file read and the most data rows one import holds. */
+  imports: Readonly<{ maxBytes: number; maxRows: number }>;
 }>;
 
 /** Alert storm limits (docs/alerts.md, "Storm limits"): a rule's cool-down and firing cap, each channel kind's send budget. */
@@ -309,5 +311,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: s.OUTBOUND_TIMEOUT_MS,
       maxResponseBytes: s.OUTBOUND_MAX_RESPONSE_BYTES,
     }),
+    imports: Object.freeze({ maxBytes: s.IMPORT_MAX_BYTES, maxRows: s.IMPORT_MAX_ROWS }),
   });
 }

@@ -24,6 +24,7 @@ export const SETTING_GROUPS = [
   "Alerts",
   "Single sign-on",
   "Outbound requests",
+  "Imports",
 ] as const;
 
 export type SettingDoc = {

@@ -324,6 +324,21 @@ export const settings = z.object({
     "Outbound requests",
     "Largest answer body an outbound request reads; a larger one fails the request.",
   ),
+  IMPORT_MAX_BYTES: setting(
+    z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .max(1024 * 1024 * 1024)
+      .default(20 * 1024 * 1024),
+    "Imports",
+    "Largest file a [file import](imports.md) or its preflight reads; a larger upload is refused with `413` naming this limit.",
+  ),
+  IMPORT_MAX_ROWS: setting(
+    z.coerce.number().int().min(1).max(10_000_000).default(100_000),
+    "Imports",
+    "Most data rows one [file import](imports.md) may hold; a file with more is refused with `422` naming this limit.",
+  ),
   // Set by npm for the scripts it runs (`npm start`, `npx …`): not a setting, see Config.launchedByNpm.
   npm_lifecycle_event: z.string().optional(),
 });

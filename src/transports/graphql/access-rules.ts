@@ -84,6 +84,13 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     familySettings: "read",
     rejectedTransfer: "read",
     rejectedTransfers: "read",
+    // FamilyResetResolver
+    familyResetStatus: "admin",
+    // ImportResolver
+    import: "read",
+    importPreflight: "read",
+    importRows: "read",
+    imports: "read",
     // IdentityResolver
     apiKeys: "read",
     me: "read",
@@ -176,8 +183,14 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     deleteChat: "write",
     retryChatReply: "write",
     updateChat: "write",
+    // FamilyResetResolver
+    resetFamilyData: "adminWrite",
+    // ImportResolver
+    createImport: "write",
+    publishImport: "write",
     // IdentityResolver
     createApiKey: "write",
+    deleteMyAccount: "write",
     enableAi: "write",
     revokeApiKey: "write",
     // MerchantResolver

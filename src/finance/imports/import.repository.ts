@@ -1,0 +1,316 @@
+import type { Sequelize, Transaction } from "sequelize";
+import { bindParam, selectRows } from "../../platform/common/sql";
+import type { ImportConfig, StagedRow } from "./import.rows";
+
+export type ImportStatus = "pending" | "importing" | "complete" | "failed";
+
+export type ImportRow = {
+  id: string;
+  familyId: string;
+  accountId: string | null;
+  type: string;
+  status: ImportStatus;
+  config: ImportConfig;
+  fileName: string | null;
+  byteSize: number;
+  rowsCount: number;
+  invalidRowsCount: number;
+  importedCount: number | null;
+  duplicateCount: number | null;
+  error: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  publishedAt: Date | null;
+};
+
+export type StoredImportRow = StagedRow & { accountId: string | null; transactionId: string | null };
+
+/** What a publish wrote: the new transactions and the days of each account they fall on. */
+export type PublishWrite = { insertedIds: string[]; days: Array<{ accountId: string; date: string }>; candidates: number };
+
+const IMPORT_COLUMNS = `id, family_id AS "familyId", account_id AS "accountId", type, status, config, file_name AS "fileName",
+  byte_size::int AS "byteSize", rows_count AS "rowsCount", invalid_rows_count AS "invalidRowsCount",
+  imported_count AS "importedCount", duplicate_count AS "duplicateCount", error, created_at AS "createdAt",
+  updated_at AS "updatedAt", published_at AS "publishedAt"`;
+
+/** Joins a row's problems into one bind value; the unit separator cannot occur in them (values are quoted as JSON). */
+const PROBLEM_SEPARATOR = "\u001f";
+/** A stored row without problems: the ones a publish writes (and, read back, the ones that have a transaction). */
+const PUBLISHABLE = "r.import_id = $1 AND r.problems = '{}'";
+/**
+ * A row's fingerprint: account, day, stored amount, currency and name, with the row's rank among the
+ * file's identical rows, so two equal coffees on one day are two transactions and the same file
+ * imported again matches row for row.
+ */
+const FINGERPRINTED = `
+  SELECT r.row_number, r.account_id, r.entry_date, r.signed_amount, r.currency_code, r.notes, r.category, r.tags,
+         coalesce(r.name, 'Imported transaction') AS name,
+         'import:' || encode(sha256(convert_to(concat_ws('|', r.account_id, r.entry_date, r.signed_amount, r.currency_code,
+           coalesce(r.name, 'Imported transaction'),
+           row_number() OVER (PARTITION BY r.account_id, r.entry_date, r.signed_amount, r.currency_code, coalesce(r.name, 'Imported transaction')
+                              ORDER BY r.row_number)), 'UTF8')), 'hex') AS fingerprint
+    FROM import_rows r WHERE ${PUBLISHABLE}`;
+
+export class ImportRepository {
+  constructor(private readonly sequelize: Sequelize) {}
+
+  async insertImport(
+    values: { id: string; familyId: string; accountId: string | null; config: ImportConfig; fileName: string | null },
+    transaction: Transaction,
+  ): Promise<void> {
+    await this.sequelize.query(`INSERT INTO imports (id, family_id, account_id, config, file_name) VALUES ($1, $2, $3, $4, $5)`, {
+      bind: [values.id, values.familyId, values.accountId, JSON.stringify(values.config), values.fileName],
+      transaction,
+    });
+  }
+
+  /**
+   * One statement per batch of rows, whatever its size. With the import's one account known, rows get
+   * it (and its currency when they name none) here, so no later pass rewrites them.
+   */
+  async insertRows(
+    importId: string,
+    rows: readonly StagedRow[],
+    account: { id: string; currency: string } | null,
+    transaction: Transaction,
+  ): Promise<void> {
+    if (rows.length === 0) return;
+    const column = <K extends keyof StagedRow>(key: K) => rows.map((row) => row[key]);
+    await this.sequelize.query(
+      `INSERT INTO import_rows (import_id, row_number, account, date, amount, currency, name, category, tags, notes, problems,
+                                entry_date, signed_amount, currency_code, account_id)
+       SELECT $1, n, a, d, am, c, na, ca, t, no, coalesce(string_to_array(nullif(p, ''), $15), '{}'), ed, sa, coalesce(cc, $17), $16
+         FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
+                     $11::text[], $12::date[], $13::numeric[], $14::text[]) AS x(n, a, d, am, c, na, ca, t, no, p, ed, sa, cc)`,
+      {
+        bind: [
+          importId,
+          column("rowNumber"),
+          column("account"),
+          column("date"),
+          column("amount"),
+          column("currency"),
+          column("name"),
+          column("category"),
+          column("tags"),
+          column("notes"),
+          rows.map((row) => row.problems.join(PROBLEM_SEPARATOR)),
+          column("entryDate"),
+          column("signedAmount"),
+          column("currencyCode"),
+          PROBLEM_SEPARATOR,
+          account?.id ?? null,
+          account?.currency ?? null,
+        ],
+        transaction,
+      },
+    );
+  }
+
+  /**
+   * Gives each row of an import without one account the family's account of the row's name (the
+   * oldest when two share a name), and that account's currency when the row names none; a row left
+   * without an account gets the problem.
+   */
+  async resolveAccounts(importId: string, familyId: string, transaction: Transaction): Promise<void> {
+    await this.sequelize.query(
+      `UPDATE import_rows r SET account_id = a.id, currency_code = coalesce(r.currency_code, a.currency)
+         FROM (SELECT DISTINCT ON (lower(name)) id, lower(name) AS name, currency FROM accounts
+                WHERE family_id = $2 ORDER BY lower(name), created_at, id) a
+        WHERE r.import_id = $1 AND a.name = lower(r.account)`,
+      { bind: [importId, familyId], transaction },
+    );
+    await this.sequelize.query(
+      `UPDATE import_rows SET problems = problems || CASE WHEN account IS NULL THEN 'Account can''t be blank'
+                                                       ELSE 'Account ' || to_json(account)::text || ' is not an account of the family' END
+        WHERE import_id = $1 AND account_id IS NULL`,
+      { bind: [importId], transaction },
+    );
+  }
+
+  async countRows(importId: string, transaction: Transaction): Promise<{ rows: number; invalid: number }> {
+    const [row] = await selectRows<{ rows: number; invalid: number }>(
+      this.sequelize,
+      `SELECT count(*)::int AS rows, (count(*) FILTER (WHERE problems <> '{}'))::int AS invalid FROM import_rows WHERE import_id = $1`,
+      [importId],
+      transaction,
+    );
+    return row;
+  }
+
+  /** The first rows with problems, in file order. */
+  async rowsWithProblems(
+    importId: string,
+    limit: number,
+    transaction: Transaction,
+  ): Promise<Array<{ rowNumber: number; problems: string[] }>> {
+    return selectRows(
+      this.sequelize,
+      `SELECT row_number AS "rowNumber", problems FROM import_rows WHERE import_id = $1 AND problems <> '{}' ORDER BY row_number LIMIT $2`,
+      [importId, limit],
+      transaction,
+    );
+  }
+
+  async publishAccountIds(importId: string, transaction: Transaction): Promise<string[]> {
+    const rows = await selectRows<{ id: string }>(
+      this.sequelize,
+      `SELECT DISTINCT r.account_id AS id FROM import_rows r WHERE ${PUBLISHABLE}`,
+      [importId],
+      transaction,
+    );
+    return rows.map((row) => row.id);
+  }
+
+  /**
+   * What a publish would write now, without writing: the rows without problems, and those whose
+   * fingerprint the account does not hold yet (the same test as the publish's ON CONFLICT).
+   */
+  async plan(importId: string, transaction: Transaction): Promise<{ candidates: number; importable: number }> {
+    const [row] = await selectRows<{ candidates: number; importable: number }>(
+      this.sequelize,
+      `WITH candidates AS (${FINGERPRINTED})
+       SELECT count(*)::int AS candidates,
+              (count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM transactions t WHERE t.account_id = c.account_id
+                 AND coalesce(t.source, '') = 'import' AND t.external_id = c.fingerprint)))::int AS importable
+         FROM candidates c`,
+      [importId],
+      transaction,
+    );
+    return row;
+  }
+
+  /**
+   * Writes the import's rows without problems as transactions, set-based: categories and tags named
+   * by the rows are created when the family has none of that name (any case), then every row whose
+   * fingerprint the account does not hold yet becomes a transaction (source `import`), tagged in
+   * the same statement. Runs in the caller's transaction, after the ledger lock of the accounts.
+   */
+  async publish(importId: string, familyId: string, transaction: Transaction): Promise<PublishWrite> {
+    const bind = [importId, familyId];
+    await this.sequelize.query(
+      `INSERT INTO categories (id, family_id, name, classification, color, icon)
+       SELECT gen_random_uuid(), $2, c.name, 'expense', '#737373', 'shapes'
+         FROM (SELECT DISTINCT ON (lower(r.category)) r.category AS name FROM import_rows r
+                WHERE ${PUBLISHABLE} AND r.category IS NOT NULL ORDER BY lower(r.category), r.row_number) c
+       ON CONFLICT (family_id, lower(name)) DO NOTHING`,
+      { bind, transaction },
+    );
+    await this.sequelize.query(
+      `INSERT INTO tags (id, family_id, name, color)
+       SELECT gen_random_uuid(), $2, t.name, '#737373'
+         FROM (SELECT DISTINCT ON (lower(trim(tag))) trim(tag) AS name
+                 FROM import_rows r CROSS JOIN LATERAL regexp_split_to_table(r.tags, '\\|') AS tag
+                WHERE ${PUBLISHABLE} AND trim(tag) <> '' ORDER BY lower(trim(tag)), r.row_number) t
+       ON CONFLICT (family_id, lower(name)) DO NOTHING`,
+      { bind, transaction },
+    );
+    const [written] = await selectRows<{
+      candidates: number;
+      ids: string[] | null;
+      days: Array<{ accountId: string; date: string }> | null;
+    }>(
+      this.sequelize,
+      `WITH candidates AS (${FINGERPRINTED}),
+       inserted AS (
+         INSERT INTO transactions (id, family_id, account_id, date, amount, currency, name, notes, category_id, external_id, source)
+         SELECT gen_random_uuid(), $2, c.account_id, c.entry_date, c.signed_amount, c.currency_code, c.name, c.notes, cat.id, c.fingerprint, 'import'
+           FROM candidates c LEFT JOIN categories cat ON cat.family_id = $2 AND lower(cat.name) = lower(c.category)
+         ON CONFLICT (account_id, coalesce(source, ''), external_id) WHERE external_id IS NOT NULL DO NOTHING
+         RETURNING id, account_id, date, external_id),
+       tagged AS (
+         INSERT INTO transaction_tags (transaction_id, tag_id)
+         SELECT DISTINCT i.id, tg.id
+           FROM inserted i JOIN candidates c ON c.account_id = i.account_id AND c.fingerprint = i.external_id
+          CROSS JOIN LATERAL regexp_split_to_table(c.tags, '\\|') AS tag
+           JOIN tags tg ON tg.family_id = $2 AND lower(tg.name) = lower(trim(tag))
+          WHERE trim(tag) <> ''
+         RETURNING 1)
+       SELECT (SELECT count(*)::int FROM candidates) AS candidates, (SELECT count(*) FROM tagged) AS tagged,
+              (SELECT array_agg(id) FROM inserted) AS ids,
+              (SELECT json_agg(json_build_object('accountId', account_id, 'date', date)) FROM (SELECT DISTINCT account_id, date FROM inserted) d) AS days`,
+      bind,
+      transaction,
+    );
+    return { insertedIds: written.ids ?? [], days: written.days ?? [], candidates: written.candidates };
+  }
+
+  async finish(
+    importId: string,
+    values: {
+      status: ImportStatus;
+      rowsCount?: number;
+      invalidRowsCount?: number;
+      byteSize?: number;
+      config?: ImportConfig;
+      importedCount?: number;
+      duplicateCount?: number;
+    },
+    transaction: Transaction,
+  ): Promise<void> {
+    const bind: unknown[] = [importId];
+    const sets = [`status = ${bindParam(bind, values.status)}`, "updated_at = now()"];
+    if (values.rowsCount !== undefined) sets.push(`rows_count = ${bindParam(bind, values.rowsCount)}`);
+    if (values.invalidRowsCount !== undefined) sets.push(`invalid_rows_count = ${bindParam(bind, values.invalidRowsCount)}`);
+    if (values.byteSize !== undefined) sets.push(`byte_size = ${bindParam(bind, values.byteSize)}`);
+    if (values.config !== undefined) sets.push(`config = ${bindParam(bind, JSON.stringify(values.config))}`);
+    if (values.importedCount !== undefined) {
+      sets.push(`imported_count = ${bindParam(bind, values.importedCount)}`, "published_at = now()");
+      sets.push(`duplicate_count = ${bindParam(bind, values.duplicateCount ?? 0)}`);
+    }
+    await this.sequelize.query(`UPDATE imports SET ${sets.join(", ")} WHERE id = $1`, { bind, transaction });
+  }
+
+  async byId(familyId: string, id: string, transaction?: Transaction, lock = false): Promise<ImportRow | null> {
+    const [row] = await selectRows<ImportRow>(
+      this.sequelize,
+      `SELECT ${IMPORT_COLUMNS} FROM imports WHERE family_id = $1 AND id = $2 ${lock ? "FOR UPDATE" : ""}`,
+      [familyId, id],
+      transaction,
+    );
+    return row ?? null;
+  }
+
+  async page(
+    familyId: string,
+    filter: { status: string | null; type: string | null },
+    limit: number,
+    offset: number,
+  ): Promise<{ rows: ImportRow[]; total: number }> {
+    const bind: unknown[] = [familyId];
+    const conditions = ["family_id = $1"];
+    if (filter.status) conditions.push(`status = ${bindParam(bind, filter.status)}`);
+    if (filter.type) conditions.push(`type = ${bindParam(bind, filter.type)}`);
+    const where = conditions.join(" AND ");
+    const paged = [...bind];
+    const [rows, [count]] = await Promise.all([
+      selectRows<ImportRow>(
+        this.sequelize,
+        `SELECT ${IMPORT_COLUMNS} FROM imports WHERE ${where} ORDER BY created_at DESC, id DESC
+          LIMIT ${bindParam(paged, limit)} OFFSET ${bindParam(paged, offset)}`,
+        paged,
+      ),
+      selectRows<{ total: number }>(this.sequelize, `SELECT count(*)::int AS total FROM imports WHERE ${where}`, bind),
+    ]);
+    return { rows, total: count.total };
+  }
+
+  async rows(importId: string, limit: number, offset: number): Promise<{ rows: StoredImportRow[]; total: number }> {
+    const [rows, [count]] = await Promise.all([
+      selectRows<StoredImportRow>(
+        this.sequelize,
+        `WITH fingerprinted AS (${FINGERPRINTED})
+         SELECT r.row_number AS "rowNumber", r.account, r.date, r.amount, r.currency, r.name, r.category, r.tags, r.notes, r.problems,
+                r.entry_date::text AS "entryDate", trim_scale(r.signed_amount)::text AS "signedAmount", r.currency_code AS "currencyCode",
+                r.account_id AS "accountId", t.id AS "transactionId"
+           FROM import_rows r
+           LEFT JOIN fingerprinted f ON f.row_number = r.row_number
+           LEFT JOIN transactions t ON t.account_id = f.account_id AND coalesce(t.source, '') = 'import' AND t.external_id = f.fingerprint
+          WHERE r.import_id = $1 ORDER BY r.row_number LIMIT $2 OFFSET $3`,
+        [importId, limit, offset],
+      ),
+      selectRows<{ total: number }>(this.sequelize, `SELECT count(*)::int AS total FROM import_rows WHERE import_id = $1`, [importId]),
+    ]);
+    return { rows, total: count.total };
+  }
+}

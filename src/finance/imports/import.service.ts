@@ -1,0 +1,316 @@
+import type { Sequelize, Transaction } from "sequelize";
+import type { AuditService } from "../../audit/log";
+import { NotFoundError, ValidationError } from "../../platform/common/errors";
+import { isUuid, newId } from "../../platform/common/ids";
+import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/common/pagination";
+import type { Actor } from "../../platform/security/actor";
+import type { AccountRepository } from "../accounts";
+import type { TransactionService } from "../transactions";
+import { readCsv, type CsvLimits } from "./csv.reader";
+import type { DateFormat, NumberFormat } from "./import.formats";
+import type { ImportRepository, ImportRow, StoredImportRow } from "./import.repository";
+import {
+  columnPlan,
+  DETECTION_SAMPLE,
+  importConfigOf,
+  resolvedFormats,
+  stageRow,
+  type ImportConfig,
+  type ImportSettingsInput,
+  type StagedRow,
+} from "./import.rows";
+
+/** A file as it arrives (a multipart stream or a JSON string), with what the request says about it. */
+export type ImportUpload = {
+  content: AsyncIterable<Buffer | string> | Iterable<Buffer | string>;
+  fileName: string | null;
+  contentType: string | null;
+  settings: ImportSettingsInput;
+};
+
+export type ImportProblem = { code: string; message: string };
+
+/** What preflight found, and what publishing the file would write. */
+export type ImportPreflight = {
+  type: string;
+  valid: boolean;
+  content: { fileName: string; contentType: string; byteSize: number };
+  rowsCount: number;
+  validRowsCount: number;
+  invalidRowsCount: number;
+  /** Rows a publish would write now: the valid ones whose transaction the account does not hold yet. */
+  importableCount: number;
+  duplicateCount: number;
+  headers: string[];
+  requiredHeaders: string[];
+  missingRequiredHeaders: string[];
+  errors: ImportProblem[];
+  warnings: string[];
+  rowErrors: Array<{ rowNumber: number; problems: string[] }>;
+  detected: { columnSeparator: string; dateFormat: DateFormat | null; numberFormat: NumberFormat | null };
+};
+
+export type ImportPage = { items: ImportRow[]; pagination: PageInfo };
+export type ImportRowPage = { items: StoredImportRow[]; pagination: PageInfo };
+
+const TRANSACTION_IMPORT = "TransactionImport";
+const STATUSES = ["pending", "importing", "complete", "failed"];
+/** Rows written to import_rows per statement. */
+const BATCH = 5000;
+/** Row problems a preflight lists; the counts cover them all. */
+const LISTED_ROW_ERRORS = 100;
+
+type Staged = {
+  importId: string;
+  config: ImportConfig;
+  accountId: string | null;
+  headers: string[];
+  requiredHeaders: string[];
+  missingRequiredHeaders: string[];
+  columnSeparator: string;
+  formats: { dateFormat: DateFormat; numberFormat: NumberFormat; ambiguousDates: boolean } | null;
+  rowsCount: number;
+  invalidRowsCount: number;
+  byteSize: number;
+};
+
+/**
+ * File imports of transactions, as upstream's TransactionImport: a CSV file read as it arrives into
+ * `import_rows` (each row with its problems), then published in one database transaction through the
+ * transactions' write path. Preflight stages the file the same way inside a transaction it rolls back,
+ * and counts the rows a publish would write with the publish's own duplicate test; it leaves nothing.
+ */
+export class ImportService {
+  constructor(
+    private readonly sequelize: Sequelize,
+    private readonly repository: ImportRepository,
+    private readonly accounts: AccountRepository,
+    private readonly transactions: TransactionService,
+    private readonly audit: AuditService,
+    private readonly limits: CsvLimits,
+  ) {}
+
+  async preflight(actor: Actor, upload: ImportUpload): Promise<ImportPreflight> {
+    const transaction = await this.sequelize.transaction();
+    try {
+      const staged = await this.stage(actor, upload, transaction);
+      const errors: ImportProblem[] = [];
+      if (staged.missingRequiredHeaders.length > 0)
+        errors.push({ code: "missing_required_headers", message: `Missing required columns: ${staged.missingRequiredHeaders.join(", ")}` });
+      else if (staged.rowsCount === 0) errors.push({ code: "no_data_rows", message: "No data rows were found." });
+      if (staged.invalidRowsCount > 0)
+        errors.push({
+          code: "invalid_rows",
+          message: `${staged.invalidRowsCount} of ${staged.rowsCount} rows have problems (see row_errors)`,
+        });
+      const plan = errors.length === 0 ? await this.repository.plan(staged.importId, transaction) : null;
+      const importable = plan?.importable ?? 0;
+      const warnings: string[] = [];
+      if (staged.formats?.ambiguousDates)
+        warnings.push(`Dates read as ${staged.formats.dateFormat}; they also fit another format: set date_format if that is wrong.`);
+      return {
+        type: TRANSACTION_IMPORT,
+        valid: errors.length === 0,
+        content: {
+          fileName: upload.fileName ?? "import.csv",
+          contentType: upload.contentType ?? "text/csv",
+          byteSize: staged.byteSize,
+        },
+        rowsCount: staged.rowsCount,
+        validRowsCount: staged.rowsCount - staged.invalidRowsCount,
+        invalidRowsCount: staged.invalidRowsCount,
+        importableCount: importable,
+        duplicateCount: plan ? plan.candidates - importable : 0,
+        headers: staged.headers,
+        requiredHeaders: staged.requiredHeaders,
+        missingRequiredHeaders: staged.missingRequiredHeaders,
+        errors,
+        warnings,
+        rowErrors: await this.repository.rowsWithProblems(staged.importId, LISTED_ROW_ERRORS, transaction),
+        detected: {
+          columnSeparator: staged.columnSeparator,
+          dateFormat: staged.formats?.dateFormat ?? null,
+          numberFormat: staged.formats?.numberFormat ?? null,
+        },
+      };
+    } finally {
+      await transaction.rollback();
+    }
+  }
+
+  /**
+   * Stores the file as a pending import with its rows (`import.created`); with `publish`, also writes
+   * its transactions in the same database transaction (`import.published`). A file that cannot be
+   * published (a required column missing, no rows, a row with problems) is then refused whole: 422
+   * with the problems, nothing stored.
+   */
+  async create(actor: Actor, upload: ImportUpload, publish: boolean): Promise<ImportRow> {
+    const importId = await this.sequelize.transaction(async (transaction) => {
+      const staged = await this.stage(actor, upload, transaction);
+      if (staged.missingRequiredHeaders.length > 0)
+        throw new ValidationError([`Missing required columns: ${staged.missingRequiredHeaders.join(", ")}`]);
+      await this.audit.record(transaction, {
+        type: "import.created",
+        user: { id: actor.userId, email: actor.email },
+        action: "create",
+        resource: { type: "import", id: staged.importId, label: upload.fileName },
+        changes: {
+          rows_count: { old: null, new: staged.rowsCount },
+          invalid_rows_count: { old: null, new: staged.invalidRowsCount },
+        },
+      });
+      if (publish) await this.publishStaged(actor, staged.importId, transaction);
+      return staged.importId;
+    });
+    return (await this.repository.byId(actor.familyId, importId))!;
+  }
+
+  /** Publishes a pending import (one transaction); refused while any row has problems, or once published. */
+  async publish(actor: Actor, id: string): Promise<ImportRow> {
+    await this.sequelize.transaction(async (transaction) => {
+      const row = isUuid(id) ? await this.repository.byId(actor.familyId, id, transaction, true) : null;
+      if (!row) throw new NotFoundError("Import");
+      if (row.status !== "pending") throw new ValidationError([`The import is ${row.status}; only a pending import can be published`]);
+      await this.publishStaged(actor, id, transaction);
+    });
+    return (await this.repository.byId(actor.familyId, id))!;
+  }
+
+  async list(
+    actor: Actor,
+    filter: { status?: string | null; type?: string | null },
+    page?: number | null,
+    perPage?: number | null,
+  ): Promise<ImportPage> {
+    const status = filter.status?.trim() || null;
+    if (status && !STATUSES.includes(status)) throw new ValidationError([`Status must be one of ${STATUSES.join(", ")}`]);
+    const request = clampPage(page, perPage, 25);
+    const { rows, total } = await this.repository.page(
+      actor.familyId,
+      { status, type: filter.type?.trim() || null },
+      request.perPage,
+      offsetOf(request),
+    );
+    return { items: rows, pagination: pageInfo(request, total) };
+  }
+
+  async get(actor: Actor, id: string): Promise<ImportRow> {
+    const row = isUuid(id) ? await this.repository.byId(actor.familyId, id) : null;
+    if (!row) throw new NotFoundError("Import");
+    return row;
+  }
+
+  async rows(actor: Actor, id: string, page?: number | null, perPage?: number | null): Promise<ImportRowPage> {
+    const found = await this.get(actor, id);
+    const request = clampPage(page, perPage, 25);
+    const { rows, total } = await this.repository.rows(found.id, request.perPage, offsetOf(request));
+    return { items: rows, pagination: pageInfo(request, total) };
+  }
+
+  private async publishStaged(actor: Actor, importId: string, transaction: Transaction): Promise<void> {
+    const { rows, invalid } = await this.repository.countRows(importId, transaction);
+    if (rows === 0) throw new ValidationError(["No data rows were found"]);
+    if (invalid > 0) {
+      const listed = await this.repository.rowsWithProblems(importId, 20, transaction);
+      throw new ValidationError(listed.map((row) => `Row ${row.rowNumber}: ${row.problems.join("; ")}`));
+    }
+    const accountIds = await this.repository.publishAccountIds(importId, transaction);
+    let candidates = 0;
+    const inserted = await this.transactions.writeMany(
+      actor.familyId,
+      accountIds,
+      async () => {
+        const written = await this.repository.publish(importId, actor.familyId, transaction);
+        candidates = written.candidates;
+        return written;
+      },
+      transaction,
+    );
+    const duplicates = candidates - inserted.length;
+    await this.repository.finish(importId, { status: "complete", importedCount: inserted.length, duplicateCount: duplicates }, transaction);
+    await this.audit.record(transaction, {
+      type: "import.published",
+      user: { id: actor.userId, email: actor.email },
+      action: "publish",
+      resource: { type: "import", id: importId },
+      changes: { imported_count: { old: null, new: inserted.length }, duplicate_count: { old: null, new: duplicates } },
+    });
+  }
+
+  /** Reads the upload into a new import's rows, in batches, in the caller's transaction. */
+  private async stage(actor: Actor, upload: ImportUpload, transaction: Transaction): Promise<Staged> {
+    const type = upload.settings.type?.trim() || TRANSACTION_IMPORT;
+    const { config, problems } = importConfigOf(upload.settings);
+    if (type !== TRANSACTION_IMPORT) problems.push(`type must be ${TRANSACTION_IMPORT} (other import types are not served yet)`);
+    const accountId = upload.settings.accountId?.trim() || null;
+    const account = accountId && isUuid(accountId) ? (await this.accounts.byIds(actor.familyId, [accountId], transaction))[0] : null;
+    if (accountId && !account) problems.push("Account not found");
+    if (problems.length > 0) throw new ValidationError(problems);
+
+    const file = await readCsv(upload.content, { columnSeparator: config.columnSeparator, rowsToSkip: config.rowsToSkip }, this.limits);
+    const plan = columnPlan(file.headers, config, accountId !== null);
+    const importId = newId();
+    await this.repository.insertImport(
+      { id: importId, familyId: actor.familyId, accountId, config, fileName: upload.fileName },
+      transaction,
+    );
+    const staged: Staged = {
+      importId,
+      config,
+      accountId,
+      headers: file.headers,
+      requiredHeaders: plan.required,
+      missingRequiredHeaders: plan.missing,
+      columnSeparator: file.columnSeparator,
+      formats: null,
+      rowsCount: 0,
+      invalidRowsCount: 0,
+      byteSize: 0,
+    };
+    if (plan.missing.length > 0) return { ...staged, byteSize: file.bytesRead() };
+
+    const sample: string[][] = [];
+    let batch: StagedRow[] = [];
+    const flush = async () => {
+      await this.repository.insertRows(importId, batch, account ? { id: account.id, currency: account.currency } : null, transaction);
+      batch = [];
+    };
+    const add = async (record: string[]) => {
+      staged.rowsCount += 1;
+      batch.push(stageRow(record, staged.rowsCount, plan, staged.formats!, config.signageConvention));
+      if (batch.length >= BATCH) await flush();
+    };
+    for await (const record of file.records) {
+      if (staged.formats) await add(record);
+      else {
+        sample.push(record);
+        if (sample.length >= DETECTION_SAMPLE) {
+          staged.formats = resolvedFormats(config, plan, sample);
+          for (const held of sample.splice(0)) await add(held);
+        }
+      }
+    }
+    if (!staged.formats) {
+      staged.formats = resolvedFormats(config, plan, sample);
+      for (const held of sample.splice(0)) await add(held);
+    }
+    await flush();
+    if (!account) await this.repository.resolveAccounts(importId, actor.familyId, transaction);
+    const counts = await this.repository.countRows(importId, transaction);
+    staged.invalidRowsCount = counts.invalid;
+    staged.byteSize = file.bytesRead();
+    // What was detected is stored, so the import shows how its file was read.
+    const resolved: ImportConfig = {
+      ...config,
+      columnSeparator: file.columnSeparator,
+      dateFormat: staged.formats.dateFormat,
+      numberFormat: staged.formats.numberFormat,
+    };
+    await this.repository.finish(
+      importId,
+      { status: "pending", rowsCount: counts.rows, invalidRowsCount: counts.invalid, byteSize: staged.byteSize, config: resolved },
+      transaction,
+    );
+    return staged;
+  }
+}

@@ -1,0 +1,100 @@
+import type { ImportPreflight } from "./import.service";
+import type { ImportRow, StoredImportRow } from "./import.repository";
+import { tagNames } from "./import.rows";
+import type { ImportPreflightType, ImportRowType, ImportType } from "./import.type";
+
+/** An import as upstream's show view has it: status detail, configuration and stats. */
+export function importView(row: ImportRow): ImportType {
+  const valid = row.rowsCount - row.invalidRowsCount;
+  const { labels } = row.config;
+  return {
+    ...row,
+    statusDetail: {
+      uploaded: true,
+      configured: true,
+      terminal: row.status === "complete" || row.status === "failed",
+      cleaned: row.invalidRowsCount === 0,
+      publishable: row.status === "pending" && row.rowsCount > 0 && row.invalidRowsCount === 0,
+      revertable: false,
+    },
+    configuration: {
+      dateColLabel: labels.date,
+      amountColLabel: labels.amount,
+      nameColLabel: labels.name,
+      categoryColLabel: labels.category,
+      tagsColLabel: labels.tags,
+      notesColLabel: labels.notes,
+      accountColLabel: labels.account,
+      currencyColLabel: labels.currency,
+      dateFormat: row.config.dateFormat,
+      numberFormat: row.config.numberFormat,
+      signageConvention: row.config.signageConvention,
+    },
+    stats: {
+      rowsCount: row.rowsCount,
+      validRowsCount: valid,
+      invalidRowsCount: row.invalidRowsCount,
+      mappingsCount: 0,
+      unassignedMappingsCount: 0,
+      importedCount: row.importedCount,
+      duplicateCount: row.duplicateCount,
+    },
+  };
+}
+
+/** How upstream summarises a row's mapping; ours are matched (accounts) or created (categories, tags) by name at publish. */
+function mapping(type: string, key: string, mappable: { id: string; type: string; name: string } | null, creatable: boolean) {
+  return { key, type, value: mappable?.id ?? null, create_when_empty: creatable, creatable, mappable };
+}
+
+export function importRowView(importId: string, row: StoredImportRow): ImportRowType {
+  const mappings: Record<string, unknown> = {
+    tags: tagNames(row.tags).map((tag) => mapping("Import::TagMapping", tag, null, true)),
+  };
+  if (row.account)
+    mappings.account = mapping(
+      "Import::AccountMapping",
+      row.account,
+      row.accountId ? { id: row.accountId, type: "Account", name: row.account } : null,
+      false,
+    );
+  if (row.category) mappings.category = mapping("Import::CategoryMapping", row.category, null, true);
+  return {
+    id: `${importId}:${row.rowNumber}`,
+    rowNumber: row.rowNumber,
+    valid: row.problems.length === 0,
+    errors: row.problems,
+    fields: {
+      account: row.account,
+      date: row.date,
+      amount: row.amount,
+      currency: row.currency,
+      name: row.name,
+      category: row.category,
+      tags: row.tags,
+      notes: row.notes,
+    },
+    mappings,
+    reading: {
+      date: row.entryDate,
+      amount: row.signedAmount,
+      currency: row.currencyCode,
+      accountId: row.accountId,
+      transactionId: row.transactionId,
+    },
+  };
+}
+
+export function preflightView(report: ImportPreflight): ImportPreflightType {
+  return {
+    ...report,
+    stats: {
+      rowsCount: report.rowsCount,
+      validRowsCount: report.validRowsCount,
+      invalidRowsCount: report.invalidRowsCount,
+      importableCount: report.importableCount,
+      duplicateCount: report.duplicateCount,
+    },
+    detected: { colSep: report.detected.columnSeparator, ...report.detected },
+  };
+}

@@ -1,0 +1,374 @@
+import fc from "fast-check";
+import { apiKeyClient, client } from "../helpers/http";
+import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
+import { startTestApp, type TestApp } from "../helpers/test-app";
+
+/**
+ * sure-cli's `imports preflight` (JSON raw_file_content), `imports create --file … --apply` (multipart,
+ * the fields before the file part), `imports list`, `imports show` and the rows, replayed as the client
+ * sends them (cmd/sure-cli/root/imports_cmd.go, imports_preflight_cmd.go), then the ways a file can be
+ * hostile. What was written is read back with SQL written here.
+ */
+jest.setTimeout(120_000);
+const MAX_BYTES = 2_000_000;
+const MAX_ROWS = 500;
+let app: TestApp;
+let user: TestUser;
+let cli: ReturnType<typeof apiKeyClient>;
+let checkingId: string;
+const headers = { accept: "application/json" };
+
+beforeAll(async () => {
+  app = await startTestApp({ env: { IMPORT_MAX_BYTES: String(MAX_BYTES), IMPORT_MAX_ROWS: String(MAX_ROWS) } });
+  user = await createUser(app.runtime.services);
+  cli = apiKeyClient(`${app.url}/api/v1`, user.key);
+  checkingId = (await createAccount(app.runtime.services, user, { name: "Checking" })).id;
+  await createAccount(app.runtime.services, user, { name: "Savings", currency: "EUR" });
+});
+afterAll(() => app.stop());
+
+async function sql<Row>(text: string, bind: unknown[] = []): Promise<Row[]> {
+  const [rows] = await app.runtime.sequelize.query(text, { bind });
+  return rows as Row[];
+}
+
+async function written() {
+  const [row] = await sql<{ transactions: number; imports: number; rows: number }>(
+    `SELECT (SELECT count(*) FROM transactions WHERE family_id = $1)::int AS transactions,
+            (SELECT count(*) FROM imports WHERE family_id = $1)::int AS imports,
+            (SELECT count(*) FROM import_rows WHERE import_id IN (SELECT id FROM imports WHERE family_id = $1))::int AS rows`,
+    [user.familyId],
+  );
+  return row;
+}
+
+/** POST as sure-cli's PostMultipart: the fields, then the file part named `file`. */
+function multipart(path: string, fields: Record<string, string>, file: string | Buffer, key = user.key) {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(fields)) form.append(name, value);
+  form.append("file", new Blob([file], { type: "text/csv" }), "statement.csv");
+  return fetch(`${app.url}/api/v1${path}`, { method: "POST", headers: { "x-api-key": key, accept: "application/json" }, body: form });
+}
+
+const BANK_CSV = [
+  "Date;Payee;Amount;Category;Tags;Notes",
+  '02/01/2026;"Café ""Le Nord""";-4,50;Coffee;morning|work;',
+  "03/01/2026;Salary;2.500,00;Income;;January",
+  "03/01/2026;Café;-4,50;Coffee;;",
+  "03/01/2026;Café;-4,50;Coffee;;",
+  '15/01/2026;"Rent, flat";-1.200,00;Housing;;"paid\nby transfer"',
+].join("\r\n");
+
+describe("`imports preflight`, `imports create`, `imports list/show`, and the rows", () => {
+  test("preflight detects the separator, date and number formats, reports what would be written, and writes nothing", async () => {
+    const before = await written();
+    const preflight = await cli.post(
+      "/imports/preflight",
+      { type: "TransactionImport", raw_file_content: BANK_CSV, account_id: checkingId, name_col_label: "Payee" },
+      headers,
+    );
+    expect(preflight.status).toBe(200);
+    expect(preflight.body.data).toEqual({
+      type: "TransactionImport",
+      valid: true,
+      content: { filename: "import.csv", content_type: "text/csv", byte_size: Buffer.byteLength(BANK_CSV) },
+      stats: { rows_count: 5, valid_rows_count: 5, invalid_rows_count: 0, importable_count: 5, duplicate_count: 0 },
+      headers: ["Date", "Payee", "Amount", "Category", "Tags", "Notes"],
+      required_headers: ["date", "amount"],
+      missing_required_headers: [],
+      errors: [],
+      warnings: [],
+      row_errors: [],
+      detected: { col_sep: ";", date_format: "%d/%m/%Y", number_format: "1.234,56" },
+    });
+    expect(await written()).toEqual(before);
+    // A read key may ask: preflight writes nothing.
+    expect(
+      (
+        await apiKeyClient(`${app.url}/api/v1`, user.readKey).post("/imports/preflight", {
+          raw_file_content: BANK_CSV,
+          account_id: checkingId,
+        })
+      ).status,
+    ).toBe(200);
+  });
+
+  test("create --file (multipart) stores a pending import; create with publish writes it through the ledger, once", async () => {
+    const readOnly = await multipart("/imports", { format: "csv", account_id: checkingId }, BANK_CSV, user.readKey);
+    expect(readOnly.status).toBe(403);
+
+    const pending = await multipart("/imports", { format: "csv", account_id: checkingId, name_col_label: "Payee" }, BANK_CSV);
+    expect(pending.status).toBe(201);
+    const { data } = (await pending.json()) as { data: unknown };
+    expect(data).toMatchObject({
+      type: "TransactionImport",
+      status: "pending",
+      account_id: checkingId,
+      file_name: "statement.csv",
+      status_detail: { uploaded: true, configured: true, terminal: false, cleaned: true, publishable: true, revertable: false },
+      configuration: {
+        name_col_label: "Payee",
+        date_format: "%d/%m/%Y",
+        number_format: "1.234,56",
+        signage_convention: "inflows_positive",
+      },
+      stats: { rows_count: 5, valid_rows_count: 5, invalid_rows_count: 0, imported_count: null },
+    });
+    expect((await written()).transactions).toBe(0);
+
+    const published = await cli.post("/imports", {
+      raw_file_content: BANK_CSV,
+      account_id: checkingId,
+      name_col_label: "Payee",
+      publish: "true",
+    });
+    expect(published.status).toBe(201);
+    expect(published.body.data).toMatchObject({ status: "complete", stats: { imported_count: 5, duplicate_count: 0 } });
+    // Stored amounts: positive is money out (inflows_positive files write income as positive).
+    expect(
+      await sql(`SELECT name, amount::text, currency, notes, source FROM transactions WHERE account_id = $1 ORDER BY date, name, amount`, [
+        checkingId,
+      ]),
+    ).toEqual([
+      { name: 'Café "Le Nord"', amount: "4.5000", currency: "USD", notes: null, source: "import" },
+      { name: "Café", amount: "4.5000", currency: "USD", notes: null, source: "import" },
+      { name: "Café", amount: "4.5000", currency: "USD", notes: null, source: "import" },
+      { name: "Salary", amount: "-2500.0000", currency: "USD", notes: "January", source: "import" },
+      { name: "Rent, flat", amount: "1200.0000", currency: "USD", notes: "paid\nby transfer", source: "import" },
+    ]);
+    expect(await sql(`SELECT name FROM categories WHERE family_id = $1 ORDER BY name`, [user.familyId])).toEqual([
+      { name: "Coffee" },
+      { name: "Housing" },
+      { name: "Income" },
+    ]);
+    expect(
+      await sql(
+        `SELECT tg.name FROM transaction_tags tt JOIN tags tg ON tg.id = tt.tag_id JOIN transactions t ON t.id = tt.transaction_id
+          WHERE t.account_id = $1 ORDER BY tg.name`,
+        [checkingId],
+      ),
+    ).toEqual([{ name: "morning" }, { name: "work" }]);
+    // The ledger moved: 2,500.00 in, 3 × 4.50 and 1,200.00 out of an account opened at zero.
+    expect((await cli.get(`/accounts/${checkingId}`, headers)).body.balance).toBe("$1,286.50");
+    const [event] = (await app.runtime.services.audit.list({ eventTypes: ["import.published"] }, { first: 10 })).events;
+    expect(event).toMatchObject({ user: { id: user.userId }, changes: { imported_count: { new: 5 }, duplicate_count: { new: 0 } } });
+
+    // The same file again writes nothing: every row is a duplicate.
+    const again = await cli.post("/imports", {
+      raw_file_content: BANK_CSV,
+      account_id: checkingId,
+      name_col_label: "Payee",
+      publish: "true",
+    });
+    expect(again.body.data.stats).toMatchObject({ imported_count: 0, duplicate_count: 5 });
+    expect((await written()).transactions).toBe(5);
+    const preflight = await cli.post("/imports/preflight", { raw_file_content: BANK_CSV, account_id: checkingId, name_col_label: "Payee" });
+    expect(preflight.body.data.stats).toMatchObject({ importable_count: 0, duplicate_count: 5 });
+
+    const list = await cli.get("/imports?status=complete&account_id=x&limit=50&page=1&per_page=25", headers);
+    expect(list.status).toBe(200);
+    expect(list.body.data).toHaveLength(2);
+    expect(list.body.data[0]).toEqual({
+      id: again.body.data.id,
+      type: "TransactionImport",
+      status: "complete",
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+      account_id: checkingId,
+      rows_count: 5,
+      error: null,
+      status_detail: { uploaded: true, configured: true, terminal: true },
+    });
+    expect(list.body.meta).toEqual({ current_page: 1, next_page: null, prev_page: null, total_pages: 1, total_count: 2, per_page: 25 });
+    expect((await cli.get(`/imports/${published.body.data.id}`, headers)).body).toEqual(published.body);
+    const rows = await cli.get(`/imports/${published.body.data.id}/rows?per_page=2&page=1`, headers);
+    expect(rows.body.meta).toMatchObject({ total_count: 5, total_pages: 3, next_page: 2 });
+    expect(rows.body.data[0]).toMatchObject({
+      row_number: 1,
+      valid: true,
+      errors: [],
+      fields: { date: "02/01/2026", amount: "-4,50", name: 'Café "Le Nord"', category: "Coffee", tags: "morning|work" },
+      reading: { date: "2026-01-02", amount: "4.5", currency: "USD", account_id: checkingId, transaction_id: expect.any(String) },
+    });
+    expect((await cli.get("/imports/not-an-id", headers)).status).toBe(404);
+    const stranger = apiKeyClient(`${app.url}/api/v1`, (await createUser(app.runtime.services)).key);
+    expect((await stranger.get(`/imports/${published.body.data.id}`, headers)).status).toBe(404);
+    expect((await stranger.get(`/imports/${published.body.data.id}/rows`, headers)).status).toBe(404);
+  });
+
+  test("rows name their account; a row naming no account of the family is a problem, and publish then writes nothing", async () => {
+    const file = "date,name,amount,account,currency\n2026-02-01,Transfer in,100,savings,EUR\n2026-02-02,Lunch,-12.5,Nowhere,\n";
+    const preflight = await cli.post("/imports/preflight", { raw_file_content: file });
+    expect(preflight.body.data).toMatchObject({
+      valid: false,
+      stats: { rows_count: 2, valid_rows_count: 1, invalid_rows_count: 1, importable_count: 0 },
+      required_headers: ["date", "amount", "account"],
+      row_errors: [{ row_number: 2, errors: ['Account "Nowhere" is not an account of the family'] }],
+    });
+    const before = await written();
+    const refused = await cli.post("/imports", { raw_file_content: file, publish: "true" });
+    expect(refused.status).toBe(422);
+    expect(refused.body.errors).toEqual(['Row 2: Account "Nowhere" is not an account of the family']);
+    expect(await written()).toEqual(before);
+    const fixed = await cli.post("/imports", { raw_file_content: file.replace("Nowhere", "checking"), publish: "true" });
+    expect(fixed.body.data.stats).toMatchObject({ imported_count: 2 });
+    expect(
+      await sql(
+        `SELECT a.name, t.currency, t.amount::text FROM transactions t JOIN accounts a ON a.id = t.account_id WHERE t.date >= '2026-02-01' ORDER BY t.date`,
+      ),
+    ).toEqual([
+      { name: "Savings", currency: "EUR", amount: "-100.0000" },
+      { name: "Checking", currency: "USD", amount: "12.5000" },
+    ]);
+  });
+});
+
+/** Over IMPORT_MAX_BYTES in fewer rows than IMPORT_MAX_ROWS. */
+const BIG_FILE = "date,amount,name\n" + `2026-01-01,1,${"x".repeat(10_000)}\n`.repeat(Math.ceil(MAX_BYTES / 10_000) + 10);
+
+describe("hostile files: a 4xx or a per-row problem, never a 500, never a partial import", () => {
+  const post = (body: unknown) => cli.post("/imports", body);
+
+  test("too large, too many rows, too many columns, a 1 MB field, invalid UTF-8, broken quotes", async () => {
+    const before = await written();
+    const big = await multipart("/imports", { account_id: checkingId }, BIG_FILE);
+    expect(big.status).toBe(413);
+    expect(((await big.json()) as { message: string }).message).toBe(`The file is larger than IMPORT_MAX_BYTES (${MAX_BYTES} bytes)`);
+    const jsonBig = await post({
+      raw_file_content: BIG_FILE,
+      account_id: checkingId,
+    });
+    expect(jsonBig.status).toBe(413);
+    expect(jsonBig.body.message).toContain("IMPORT_MAX_BYTES");
+    const rows = await post({ raw_file_content: "date,amount\n" + "2026-01-01,1\n".repeat(MAX_ROWS + 1), account_id: checkingId });
+    expect(rows.status).toBe(422);
+    expect(rows.body.errors).toEqual([`The file has more than IMPORT_MAX_ROWS (${MAX_ROWS}) data rows`]);
+    const wide = await post({
+      raw_file_content: Array.from({ length: 10_000 }, (_, i) => `c${i}`).join(",") + "\n",
+      account_id: checkingId,
+    });
+    expect(wide.status).toBe(422);
+    const field = await multipart("/imports", { account_id: checkingId }, `date,amount,name\n2026-01-01,1,${"x".repeat(1024 * 1024)}\n`);
+    expect(field.status).toBe(422);
+    const utf8 = await multipart(
+      "/imports",
+      { account_id: checkingId },
+      Buffer.concat([Buffer.from("date,amount,name\n2026-01-01,1,"), Buffer.from([0xff, 0xfe]), Buffer.from("\n")]),
+    );
+    expect(utf8.status).toBe(422);
+    expect(((await utf8.json()) as { errors: string[] }).errors[0]).toContain("not valid UTF-8");
+    const quotes = await post({ raw_file_content: 'date,amount,name\n2026-01-01,1,"never closed\n', account_id: checkingId });
+    expect(quotes.status).toBe(422);
+    expect(await written()).toEqual(before);
+  });
+
+  test("BOM, mixed line endings, quoted newlines and formulas are data; bad values are per-row problems", async () => {
+    const file =
+      '\ufeffdate,amount,name\r\n2026-03-01,-1,=HYPERLINK("http://evil.test";"x")\n2026-03-02,-2,"two\r\nlines"\r2026-03-40,abc,\n';
+    const preflight = await cli.post("/imports/preflight", { raw_file_content: file, account_id: checkingId });
+    expect(preflight.status).toBe(200);
+    expect(preflight.body.data.row_errors).toEqual([
+      {
+        row_number: 3,
+        errors: ['Date "2026-03-40" is not a date in the %Y-%m-%d format (from 1970 to five years ahead)', 'Amount "abc" must be a number'],
+      },
+    ]);
+    const stored = await post({ raw_file_content: file, account_id: checkingId });
+    expect(stored.status).toBe(201);
+    const rows = (await cli.get(`/imports/${stored.body.data.id}/rows`)).body.data;
+    expect(rows.map((row: any) => row.fields.name)).toEqual(['=HYPERLINK("http://evil.test";"x")', "two\r\nlines", null]);
+    const unknownType = await post({ raw_file_content: file, type: "TradeImport" });
+    expect(unknownType.status).toBe(422);
+    expect((await post({ raw_file_content: file, account_id: "not-an-id" })).body.errors).toEqual(["Account not found"]);
+    expect((await post({ raw_file_content: file, date_format: "%Q" })).status).toBe(422);
+    expect((await post({ raw_file_content: { nested: true } })).status).toBe(422);
+    expect((await client(`${app.url}/api/v1`).post("/imports", { raw_file_content: file })).status).toBe(401);
+    const noFile = await fetch(`${app.url}/api/v1/imports`, {
+      method: "POST",
+      headers: { "x-api-key": user.key, "content-type": "text/plain" },
+      body: "x",
+    });
+    expect(noFile.status).toBe(400);
+    const brokenMultipart = await fetch(`${app.url}/api/v1/imports`, {
+      method: "POST",
+      headers: { "x-api-key": user.key, "content-type": "multipart/form-data; boundary=zzz" },
+      body: '--zzz\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n\r\ndate,amount\n2026',
+    });
+    expect(brokenMultipart.status).toBeGreaterThanOrEqual(400);
+    expect(brokenMultipart.status).toBeLessThan(500);
+  });
+});
+
+/** A generated bank file: its separator, formats, encoding details and rows, some of them broken on purpose. */
+const fileArbitrary = fc.record({
+  separator: fc.constantFrom(",", ";", "\t", "|"),
+  dateStyle: fc.constantFrom("iso", "us", "eu"),
+  decimalComma: fc.boolean(),
+  bom: fc.boolean(),
+  lineEnd: fc.constantFrom("\n", "\r\n"),
+  rows: fc.array(
+    fc.record({
+      day: fc.integer({ min: 1, max: 28 }),
+      month: fc.integer({ min: 1, max: 12 }),
+      cents: fc.integer({ min: -500_000, max: 500_000 }),
+      name: fc.string({ unit: fc.constantFrom("a", "é", "✓", " ", ",", ";", "|", '"', "\n", "=", "\t"), minLength: 1, maxLength: 12 }),
+      broken: fc.constantFrom(null, "date", "amount"),
+      repeat: fc.boolean(),
+    }),
+    { minLength: 1, maxLength: 12 },
+  ),
+});
+
+function csvOf(file: GeneratedFile): string {
+  const quote = (value: string) => `"${value.replace(/"/g, '""')}"`;
+  const pad = (n: number) => String(n).padStart(2, "0");
+  const lines = [["Date", "Name", "Amount"].join(file.separator)];
+  for (const row of file.rows) {
+    const date =
+      row.broken === "date"
+        ? "2026-02-31"
+        : file.dateStyle === "iso"
+          ? `2025-${pad(row.month)}-${pad(row.day)}`
+          : file.dateStyle === "us"
+            ? `${pad(row.month)}/${pad(row.day)}/2025`
+            : `${pad(row.day)}/${pad(row.month)}/2025`;
+    const amount = row.broken === "amount" ? "n/a" : (row.cents / 100).toFixed(2).replace(".", file.decimalComma ? "," : ".");
+    const line = [quote(date), quote(row.name), quote(amount)].join(file.separator);
+    lines.push(line);
+    if (row.repeat) lines.push(line);
+  }
+  return (file.bom ? "\ufeff" : "") + lines.join(file.lineEnd) + file.lineEnd;
+}
+
+type GeneratedFile = typeof fileArbitrary extends fc.Arbitrary<infer T> ? T : never;
+
+describe("any generated file: preflight's report is what publish writes; a refused file writes nothing; twice writes once", () => {
+  test("property over separators, quoting, encodings, date and number formats, broken rows and repeated rows", async () => {
+    await fc.assert(
+      fc.asyncProperty(fileArbitrary, async (file) => {
+        const account = await createAccount(app.runtime.services, user, { name: `Generated ${Math.random()}` });
+        const settings = { account_id: account.id, name_col_label: "Name", number_format: file.decimalComma ? "1.234,56" : "1,234.56" };
+        const content = csvOf(file);
+        const before = await written();
+        const preflight = (await cli.post("/imports/preflight", { ...settings, raw_file_content: content })).body.data;
+        expect(await written()).toEqual(before);
+        const created = await cli.post("/imports", { ...settings, raw_file_content: content, publish: "true" });
+        const after = await written();
+        if (preflight.valid) {
+          expect(created.status).toBe(201);
+          expect(created.body.data.stats.imported_count).toBe(preflight.stats.importable_count);
+          expect(preflight.stats.importable_count).toBe(preflight.stats.rows_count);
+          expect(after.transactions - before.transactions).toBe(preflight.stats.importable_count);
+          const again = await cli.post("/imports", { ...settings, raw_file_content: content, publish: "true" });
+          expect(again.body.data.stats).toMatchObject({ imported_count: 0, duplicate_count: preflight.stats.rows_count });
+          expect((await written()).transactions).toBe(after.transactions);
+        } else {
+          expect(created.status).toBe(422);
+          expect(preflight.stats.invalid_rows_count).toBeGreaterThan(0);
+          expect(after).toEqual(before);
+        }
+      }),
+      { numRuns: 15 },
+    );
+  });
+});
