@@ -1,4 +1,5 @@
 import type { Sequelize, Transaction } from "sequelize";
+import { recordWrite, type AuditService } from "../../audit/log";
 import type { AccountRepository, AccountRow } from "../accounts";
 import type { CategoryRepository } from "../categories";
 import { NotFoundError, ValidationErrors } from "../../platform/common/errors";
@@ -9,6 +10,7 @@ import type { Actor } from "../../platform/security/actor";
 import type { LedgerService } from "../ledger";
 import type { MerchantRepository } from "../merchants";
 import { absolute, isKnownCurrency, negate } from "../money";
+import { recordTransactionWrite, withChanges } from "./transaction.audit";
 import { applyNature } from "./transaction.rules";
 import type { TagRepository } from "../tags";
 import type { TransactionFilter } from "./transaction.filter";
@@ -87,6 +89,7 @@ export class TransactionService {
     private readonly merchants: MerchantRepository,
     private readonly tags: TagRepository,
     private readonly ledger: LedgerService,
+    private readonly audit: AuditService,
   ) {}
 
   async get(actor: Actor, id: string): Promise<TransactionRow> {
@@ -179,6 +182,14 @@ export class TransactionService {
         );
         await this.transactions.addTags(id, input.tagIds ?? [], transaction);
         await this.onCreated?.(actor.familyId, [id], transaction);
+        const after = await this.transactions.byId(actor.familyId, id, transaction);
+        await recordTransactionWrite(this.audit, transaction, {
+          type: "transaction.created",
+          actor,
+          before: null,
+          after,
+          tagIds: { before: null, after: input.tagIds ?? [] },
+        });
         await this.ledger.recompute(lock, [{ accountId: account!.id, date: input.date! }], transaction);
       });
     } catch (error) {
@@ -225,8 +236,15 @@ export class TransactionService {
         const before = await this.transactions.byId(actor.familyId, id, transaction);
         if (!before) throw new NotFoundError("Transaction");
         await this.transactions.update(actor.familyId, id, changes, transaction);
-        if (input.tagIds !== undefined && !(await this.transactions.replaceTags(id, input.tagIds ?? [], transaction)))
-          throw new NotFoundError("Transaction");
+        const replacedTagIds = input.tagIds === undefined ? null : await this.transactions.replaceTags(id, input.tagIds ?? [], transaction);
+        if (input.tagIds !== undefined && !replacedTagIds) throw new NotFoundError("Transaction");
+        await recordTransactionWrite(this.audit, transaction, {
+          type: "transaction.updated",
+          actor,
+          before,
+          after: withChanges(before, changes),
+          tagIds: replacedTagIds ? { before: replacedTagIds, after: input.tagIds ?? [] } : undefined,
+        });
         await this.ledger.recompute(
           lock,
           [
@@ -247,6 +265,7 @@ export class TransactionService {
       const lock = await this.ledger.lock([current.accountId], transaction);
       // Of concurrent deletes only one removes the row; the others answer as if it had never existed.
       if (!(await this.transactions.delete(actor.familyId, id, transaction))) throw new NotFoundError("Transaction");
+      await recordTransactionWrite(this.audit, transaction, { type: "transaction.deleted", actor, before: current, after: null });
       await this.ledger.recompute(lock, [{ accountId: current.accountId, date: current.date }], transaction);
     });
     return current;
@@ -335,6 +354,34 @@ export class TransactionService {
         { id: transferId, familyId: actor.familyId, outflowTransactionId: outflowId, inflowTransactionId: inflowId },
         transaction,
       );
+      await recordWrite(this.audit, transaction, {
+        type: "transfer.created",
+        actor,
+        resource: { type: "transfer", id: transferId, label: name },
+        before: null,
+        after: {
+          fromAccountId: from!.id,
+          toAccountId: to!.id,
+          date: input.date,
+          amount: absolute(input.amount),
+          toAmount: absolute(input.toAmount ?? input.amount),
+          name,
+          notes,
+          outflowTransactionId: outflowId,
+          inflowTransactionId: inflowId,
+        },
+        fields: [
+          "fromAccountId",
+          "toAccountId",
+          "date",
+          "amount",
+          "toAmount",
+          "name",
+          "notes",
+          "outflowTransactionId",
+          "inflowTransactionId",
+        ],
+      });
       await this.ledger.recompute(
         lock,
         [
