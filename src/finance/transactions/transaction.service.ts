@@ -158,38 +158,36 @@ export class TransactionService {
       const existing = await this.transactions.byExternalId(account!.id, source, externalId);
       if (existing) return { transaction: existing, created: false };
     }
-    const id = newId();
+    const values = {
+      id: newId(),
+      familyId: actor.familyId,
+      accountId: account!.id,
+      date: input.date!,
+      amount: applyNature(input.amount!, nature),
+      currency: currency!,
+      name,
+      notes,
+      categoryId: input.categoryId ?? null,
+      merchantId: input.merchantId ?? null,
+      pending: input.pending ?? false,
+      externalId,
+      source,
+    };
+    const id = values.id;
     try {
       await this.sequelize.transaction(async (transaction) => {
         const lock = await this.ledger.lock([account!.id], transaction);
-        await this.transactions.insert(
-          {
-            id,
-            familyId: actor.familyId,
-            accountId: account!.id,
-            date: input.date!,
-            amount: applyNature(input.amount!, nature),
-            currency: currency!,
-            name,
-            notes,
-            categoryId: input.categoryId ?? null,
-            merchantId: input.merchantId ?? null,
-            pending: input.pending ?? false,
-            externalId,
-            source,
-          },
-          transaction,
-        );
+        await this.transactions.insert(values, transaction);
         await this.transactions.addTags(id, input.tagIds ?? [], transaction);
-        await this.onCreated?.(actor.familyId, [id], transaction);
-        const after = await this.transactions.byId(actor.familyId, id, transaction);
+        // What the actor wrote; what the family's rules then change is recorded as their rule runs.
         await recordTransactionWrite(this.audit, transaction, {
           type: "transaction.created",
           actor,
           before: null,
-          after,
+          after: values,
           tagIds: { before: null, after: input.tagIds ?? [] },
         });
+        await this.onCreated?.(actor.familyId, [id], transaction);
         await this.ledger.recompute(lock, [{ accountId: account!.id, date: input.date! }], transaction);
       });
     } catch (error) {
