@@ -1,7 +1,7 @@
 import type { Transaction } from "sequelize";
 import { recordWrite, type AuditEventName, type AuditService } from "../../audit/log";
 import type { Actor } from "../../platform/security/actor";
-import { toAmountString } from "../money";
+import { absolute, toAmountString } from "../money";
 import type { TransactionChanges, TransactionRow } from "./transaction.repository";
 
 /** What a transaction's audit events compare: its stored fields and, when the write set them, its tags. */
@@ -58,5 +58,34 @@ export function recordTransactionWrite(
     before: shape(write.before, write.tagIds?.before),
     after: shape(write.after, write.tagIds?.after),
     fields: FIELDS,
+  });
+}
+
+type Leg = { id: string; accountId: string; date: string; amount: string; name: string; notes: string | null };
+
+/** Records a transfer as one event: both legs are its, so neither records a transaction.created of its own. */
+export function recordTransferCreated(
+  audit: AuditService,
+  transaction: Transaction,
+  transfer: { actor: Actor; id: string; outflow: Leg; inflow: Leg },
+): Promise<void> {
+  const { outflow, inflow } = transfer;
+  return recordWrite(audit, transaction, {
+    type: "transfer.created",
+    actor: transfer.actor,
+    resource: { type: "transfer", id: transfer.id, label: outflow.name },
+    before: null,
+    after: {
+      fromAccountId: outflow.accountId,
+      toAccountId: inflow.accountId,
+      date: outflow.date,
+      amount: toAmountString(outflow.amount),
+      toAmount: toAmountString(absolute(inflow.amount)),
+      name: outflow.name,
+      notes: outflow.notes,
+      outflowTransactionId: outflow.id,
+      inflowTransactionId: inflow.id,
+    },
+    fields: ["fromAccountId", "toAccountId", "date", "amount", "toAmount", "name", "notes", "outflowTransactionId", "inflowTransactionId"],
   });
 }

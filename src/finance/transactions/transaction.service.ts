@@ -1,5 +1,5 @@
 import type { Sequelize, Transaction } from "sequelize";
-import { recordWrite, type AuditService } from "../../audit/log";
+import type { AuditService } from "../../audit/log";
 import type { AccountRepository, AccountRow } from "../accounts";
 import type { CategoryRepository } from "../categories";
 import { NotFoundError, ValidationErrors } from "../../platform/common/errors";
@@ -10,7 +10,7 @@ import type { Actor } from "../../platform/security/actor";
 import type { LedgerService } from "../ledger";
 import type { MerchantRepository } from "../merchants";
 import { absolute, isKnownCurrency, negate } from "../money";
-import { recordTransactionWrite, withChanges } from "./transaction.audit";
+import { recordTransactionWrite, recordTransferCreated, withChanges } from "./transaction.audit";
 import { applyNature } from "./transaction.rules";
 import type { TagRepository } from "../tags";
 import type { TransactionFilter } from "./transaction.filter";
@@ -344,42 +344,13 @@ export class TransactionService {
     });
     await this.sequelize.transaction(async (transaction) => {
       const lock = await this.ledger.lock([from!.id, to!.id], transaction);
-      await this.transactions.insertMany(
-        [leg(outflowId, from!, absolute(input.amount)), leg(inflowId, to!, negate(absolute(input.toAmount ?? input.amount)))],
-        transaction,
-      );
+      const legs = [leg(outflowId, from!, absolute(input.amount)), leg(inflowId, to!, negate(absolute(input.toAmount ?? input.amount)))];
+      await this.transactions.insertMany(legs, transaction);
       await this.transactions.insertTransfer(
         { id: transferId, familyId: actor.familyId, outflowTransactionId: outflowId, inflowTransactionId: inflowId },
         transaction,
       );
-      await recordWrite(this.audit, transaction, {
-        type: "transfer.created",
-        actor,
-        resource: { type: "transfer", id: transferId, label: name },
-        before: null,
-        after: {
-          fromAccountId: from!.id,
-          toAccountId: to!.id,
-          date: input.date,
-          amount: absolute(input.amount),
-          toAmount: absolute(input.toAmount ?? input.amount),
-          name,
-          notes,
-          outflowTransactionId: outflowId,
-          inflowTransactionId: inflowId,
-        },
-        fields: [
-          "fromAccountId",
-          "toAccountId",
-          "date",
-          "amount",
-          "toAmount",
-          "name",
-          "notes",
-          "outflowTransactionId",
-          "inflowTransactionId",
-        ],
-      });
+      await recordTransferCreated(this.audit, transaction, { actor, id: transferId, outflow: legs[0], inflow: legs[1] });
       await this.ledger.recompute(
         lock,
         [
