@@ -250,6 +250,7 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     repositories.merchants,
     repositories.tags,
     ledger,
+    audit,
   );
   const bankSync = new BankSyncService(sequelize, repositories.banking, ledger, secrets, config, events, logger, outbound);
   // The family's active rules apply to every new transaction, whichever way it arrives.
@@ -265,15 +266,15 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     userLookup: new UserLookupService(repositories.users),
     apiKeys,
     usage: new UsageService(apiKeys),
-    accounts: new AccountService(sequelize, repositories.accounts, ledger, exchangeRates),
+    accounts: new AccountService(sequelize, repositories.accounts, ledger, exchangeRates, audit),
     exchangeRates,
     ledger,
     balances: new BalanceService(repositories.ledger),
     valuations: new ValuationService(sequelize, repositories.valuations, repositories.accounts, ledger, audit),
     trades: new TradeService(sequelize, repositories.investments, repositories.accounts, repositories.categories, ledger, audit),
-    categories: new CategoryService(repositories.categories),
-    merchants: new MerchantService(repositories.merchants),
-    tags: new TagService(repositories.tags),
+    categories: new CategoryService(sequelize, repositories.categories, audit),
+    merchants: new MerchantService(sequelize, repositories.merchants, audit),
+    tags: new TagService(sequelize, repositories.tags, audit),
     budgets: new BudgetService(sequelize, repositories.budgets, audit),
     rules,
     recurring: new RecurringService(sequelize, repositories.recurring, audit),

@@ -294,6 +294,53 @@ test("a walk through the service produces every event type of the catalogue", as
     gql(`mutation ($id: ID!) { updateTrade(id: $id, input: { price: "251.00" }) { id } }`, { id: tradeId }),
   );
   await step("delete the trade", ["trade.deleted"], () => gql(`mutation ($id: ID!) { deleteTrade(id: $id) { id } }`, { id: tradeId }));
+  const ids: Record<string, string> = {};
+  await step("open a checking account", ["finance_account.created"], async () => {
+    ids.account = (
+      await gql(`mutation { createAccount(input: { name: "Walk checking", accountType: "depository", balance: "100" }) { id } }`)
+    ).createAccount.id;
+  });
+  await step("rename it", ["finance_account.updated"], () =>
+    gql(`mutation ($id: ID!) { updateAccount(id: $id, input: { name: "Walk current" }) { id } }`, { id: ids.account }),
+  );
+  await step("add a category, a merchant and a tag", ["category.created", "merchant.created", "tag.created"], async () => {
+    ids.category = (await gql(`mutation { createCategory(input: { name: "Walk food" }) { id } }`)).createCategory.id;
+    ids.merchant = (await gql(`mutation { createMerchant(input: { name: "Walk grocer" }) { id } }`)).createMerchant.id;
+    ids.tag = (await gql(`mutation { createTag(input: { name: "walk" }) { id } }`)).createTag.id;
+  });
+  await step("change them", ["category.updated", "merchant.updated", "tag.updated"], async () => {
+    await gql(`mutation ($id: ID!) { updateCategory(id: $id, input: { color: "#112233" }) { id } }`, { id: ids.category });
+    await gql(`mutation ($id: ID!) { updateMerchant(id: $id, input: { name: "Walk greengrocer" }) { id } }`, { id: ids.merchant });
+    await gql(`mutation ($id: ID!) { updateTag(id: $id, input: { color: "#445566" }) { id } }`, { id: ids.tag });
+  });
+  await step("enter a transaction", ["transaction.created"], async () => {
+    const input = { accountId: ids.account, date: "2026-01-15", amount: "12.50", name: "Walk groceries", tagIds: [ids.tag] };
+    ids.transaction = (
+      await gql(`mutation ($input: TransactionInput!) { createTransaction(input: $input) { transaction { id } } }`, { input })
+    ).createTransaction.transaction.id;
+  });
+  await step("categorise it", ["transaction.updated"], () =>
+    gql(`mutation ($id: ID!, $input: TransactionInput!) { updateTransaction(id: $id, input: $input) { id } }`, {
+      id: ids.transaction,
+      input: { categoryId: ids.category, merchantId: ids.merchant },
+    }),
+  );
+  await step("delete it", ["transaction.deleted"], () =>
+    gql(`mutation ($id: ID!) { deleteTransaction(id: $id) { id } }`, { id: ids.transaction }),
+  );
+  await step("move money to savings", ["transfer.created"], async () => {
+    const { createAccount } = await gql(`mutation { createAccount(input: { name: "Walk savings", accountType: "depository" }) { id } }`);
+    const input = { fromAccountId: ids.account, toAccountId: createAccount.id, date: "2026-01-16", amount: "40" };
+    await gql(`mutation ($input: TransferInput!) { createTransfer(input: $input) { id } }`, { input });
+  });
+  await step("delete the category, the merchant and the tag", ["category.deleted", "merchant.deleted", "tag.deleted"], async () => {
+    await gql(`mutation ($id: ID!) { deleteCategory(id: $id) { id } }`, { id: ids.category });
+    await gql(`mutation ($id: ID!) { deleteMerchant(id: $id) { id } }`, { id: ids.merchant });
+    await gql(`mutation ($id: ID!) { deleteTag(id: $id) { id } }`, { id: ids.tag });
+  });
+  await step("close the account", ["finance_account.deleted"], () =>
+    gql(`mutation ($id: ID!) { deleteAccount(id: $id) { id } }`, { id: ids.account }),
+  );
   let rateId = "";
   await step("enter a euro rate", ["exchange_rate.set"], async () => {
     const input = { fromCurrency: "EUR", toCurrency: "USD", date: "2026-01-15", rate: "1.0856" };

@@ -33,7 +33,7 @@ describe("the audit event catalogue", () => {
     expect(isAuditEventType("auth.login.hacked")).toBe(false);
   });
 
-  test("the service's own types: a removed or paused stream destination, a removed alert rule or channel, an alert limit that bites, a retention change, a deleted archive, a deleted valuation, trade or exchange rate, a family's financial data reset, a revoked API key, a recovery code used or a second factor reset and an unlocked account are warnings, a failing destination an error", () => {
+  test("the service's own types: a removed or paused stream destination, a removed alert rule or channel, an alert limit that bites, a retention change, a deleted archive, a deleted valuation, trade, exchange rate, transaction or finance account, a family's financial data reset, a revoked API key, a recovery code used or a second factor reset and an unlocked account are warnings, a failing destination an error", () => {
     expect(
       Object.keys(SERVICE_EVENT_CATALOGUE)
         .filter((type) => defaultSeverity(type as never) === "warning")
@@ -50,9 +50,11 @@ describe("the audit event catalogue", () => {
       "auth.mfa.reset",
       "exchange_rate.deleted",
       "family.reset",
+      "finance_account.deleted",
       "stream.destination.deleted",
       "stream.destination.paused",
       "trade.deleted",
+      "transaction.deleted",
       "user.unlocked",
       "valuation.deleted",
     ]);
@@ -70,6 +72,14 @@ describe("the audit event catalogue", () => {
     expect(expandEventTypePattern("user.roles.*")).toEqual(["user.roles.synced", "user.roles.updated"]);
     expect(expandEventTypePattern("auth.logout")).toEqual(["auth.logout"]);
     expect(expandEventTypePattern("nope.*")).toBeNull();
+    // The spec's account.* are SSO connected accounts: a filter, stream or report naming them gets no finance accounts.
+    expect(expandEventTypePattern("account.*")).toEqual([
+      "account.connected",
+      "account.disconnected",
+      "account.linked",
+      "account.unlinked",
+    ]);
+    expect(expandEventTypePattern("finance_account.*")).toHaveLength(3);
     expect(() => parseFilter({ eventTypes: ["auth.login.hacked"] })).toThrow("is not a known event type");
   });
 

@@ -6,6 +6,7 @@ export { checkLink } from "./audit-chain-verify";
 export type { ChainBreak, ChainReport } from "./audit-chain-verify";
 export { REDACTED, SECRET_QUERY_PARAMETER, diffChanges } from "./audit-changes";
 export type { Changes } from "./audit-changes";
+export { recordWrite } from "./audit-write";
 export { EXPORT_BATCH_FIELDS } from "./audit-export.sql";
 export type { ExportKey } from "./audit-export.sql";
 export { clampLimit, matchesFilter, parseFilter } from "./audit-filter";

@@ -37,8 +37,8 @@ export class AccountRepository {
   }
 
   /** Whether this call removed the row (of concurrent deletes, only one does). */
-  async delete(familyId: string, id: string): Promise<boolean> {
-    return (await AccountModel.destroy({ where: { id, familyId } })) > 0;
+  async delete(familyId: string, id: string, transaction: Transaction): Promise<boolean> {
+    return (await AccountModel.destroy({ where: { id, familyId }, transaction })) > 0;
   }
 
   /** The family's currency, the default of its new accounts. */

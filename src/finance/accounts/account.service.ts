@@ -2,7 +2,8 @@ import { NotFoundError, ValidationErrors } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/common/pagination";
 import { requiredText } from "../../platform/common/validation";
-import type { Sequelize } from "sequelize";
+import type { Sequelize, Transaction } from "sequelize";
+import { recordWrite, type AuditEventName, type AuditService } from "../../audit/log";
 import type { Actor } from "../../platform/security/actor";
 import type { ExchangeRateService, RateInForce } from "../exchange-rates";
 import type { LedgerService } from "../ledger";
@@ -25,12 +26,17 @@ export type FamilyBalanceSheet = BalanceSheet & {
 
 export type AccountInput = { name?: string | null; accountType?: string | null; currency?: string | null; balance?: string | null };
 
+/** An account as its audit events show it: `balance` only when the write set one (the ledger derives the rest). */
+type AuditedAccount = { name: string; accountType: string; classification: string; currency: string; balance?: string };
+const AUDITED_FIELDS = ["name", "accountType", "classification", "currency", "balance"] as const;
+
 export class AccountService {
   constructor(
     private readonly sequelize: Sequelize,
     private readonly accounts: AccountRepository,
     private readonly ledger: LedgerService,
     private readonly exchangeRates: ExchangeRateService,
+    private readonly audit: AuditService,
   ) {}
 
   list(actor: Actor): Promise<AccountRow[]> {
@@ -95,6 +101,14 @@ export class AccountService {
       await this.accounts.create(actor.familyId, id, fields, transaction);
       // The balance it is opened with is its opening anchor's amount; the ledger derives the rest.
       await this.ledger.open({ id, familyId: actor.familyId, accountType: accountType!, currency }, input.balance ?? "0", transaction);
+      await this.record(
+        actor,
+        "finance_account.created",
+        id,
+        null,
+        { ...fields, balance: toAmountString(input.balance ?? "0") },
+        transaction,
+      );
     });
     return this.get(actor, id);
   }
@@ -124,6 +138,9 @@ export class AccountService {
         const [account] = await this.accounts.byIds(actor.familyId, [id], transaction);
         if (account) await this.ledger.setCurrentBalance({ ...account, familyId: actor.familyId }, balance, transaction);
       }
+      const before = { ...current, balance: toAmountString(current.balance) };
+      const after = { ...before, ...changes, ...(balance === undefined || balance === null ? {} : { balance: toAmountString(balance) }) };
+      await this.record(actor, "finance_account.updated", id, before, after, transaction);
     });
     return this.get(actor, id);
   }
@@ -131,9 +148,30 @@ export class AccountService {
   /** Deletes the account and, with it, its transactions. */
   async delete(actor: Actor, id: string): Promise<AccountRow> {
     const account = await this.get(actor, id);
-    // Of concurrent deletes only one removes the row; the others answer as if it had never existed.
-    if (!(await this.accounts.delete(actor.familyId, id))) throw new NotFoundError("Account");
+    await this.sequelize.transaction(async (transaction) => {
+      // Of concurrent deletes only one removes the row; the others answer as if it had never existed.
+      if (!(await this.accounts.delete(actor.familyId, id, transaction))) throw new NotFoundError("Account");
+      await this.record(actor, "finance_account.deleted", id, { ...account, balance: toAmountString(account.balance) }, null, transaction);
+    });
     return account;
+  }
+
+  private record(
+    actor: Actor,
+    type: AuditEventName & `finance_account.${string}`,
+    id: string,
+    before: AuditedAccount | null,
+    after: AuditedAccount | null,
+    transaction: Transaction,
+  ): Promise<void> {
+    return recordWrite(this.audit, transaction, {
+      type,
+      actor,
+      resource: { type: "account", id, label: (after ?? before)!.name },
+      before,
+      after,
+      fields: AUDITED_FIELDS,
+    });
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Sequelize } from "sequelize";
+import type { Sequelize, Transaction } from "sequelize";
 import { alignToKeys, bindParam, selectRows } from "../../platform/common/sql";
 import { CategoryModel, type CategoryClassification } from "./category.model";
 
@@ -27,17 +27,17 @@ const COLUMNS = `id, parent_id AS "parentId", name, classification, color, icon,
 export class CategoryRepository {
   constructor(private readonly sequelize: Sequelize) {}
 
-  async create(familyId: string, id: string, fields: CategoryFields): Promise<void> {
-    await CategoryModel.create({ ...fields, id, familyId });
+  async create(familyId: string, id: string, fields: CategoryFields, transaction: Transaction): Promise<void> {
+    await CategoryModel.create({ ...fields, id, familyId }, { transaction });
   }
 
-  async update(familyId: string, id: string, changes: Partial<CategoryFields>): Promise<void> {
-    await CategoryModel.update(changes, { where: { id, familyId } });
+  async update(familyId: string, id: string, changes: Partial<CategoryFields>, transaction: Transaction): Promise<void> {
+    await CategoryModel.update(changes, { where: { id, familyId }, transaction });
   }
 
   /** Whether this call removed the row (of concurrent deletes, only one does). */
-  async delete(familyId: string, id: string): Promise<boolean> {
-    return (await CategoryModel.destroy({ where: { id, familyId } })) > 0;
+  async delete(familyId: string, id: string, transaction: Transaction): Promise<boolean> {
+    return (await CategoryModel.destroy({ where: { id, familyId }, transaction })) > 0;
   }
 
   async byIds(familyId: string, ids: readonly string[]): Promise<(CategoryRow | null)[]> {

@@ -1,3 +1,5 @@
+import type { Sequelize, Transaction } from "sequelize";
+import { recordWrite, type AuditEventName, type AuditService } from "../../audit/log";
 import { NotFoundError, ValidationError, ValidationErrors } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/common/pagination";
@@ -17,8 +19,13 @@ export type CategoryInput = {
 const NAME_TAKEN = "Name has already been taken";
 const ICON_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 
+/** The family's categories; every write records an audit event naming the actor, in the write's transaction. */
 export class CategoryService {
-  constructor(private readonly categories: CategoryRepository) {}
+  constructor(
+    private readonly sequelize: Sequelize,
+    private readonly categories: CategoryRepository,
+    private readonly audit: AuditService,
+  ) {}
 
   list(actor: Actor): Promise<CategoryRow[]> {
     return this.categories.list(actor.familyId);
@@ -53,25 +60,56 @@ export class CategoryService {
     );
     problems.throwIfAny();
     const id = newId();
-    await saveUnique(NAME_TAKEN, () => this.categories.create(actor.familyId, id, fields as Required<CategoryFields>));
+    await saveUnique(NAME_TAKEN, () =>
+      this.sequelize.transaction(async (transaction) => {
+        await this.categories.create(actor.familyId, id, fields as Required<CategoryFields>, transaction);
+        await this.record(actor, "category.created", id, null, fields, transaction);
+      }),
+    );
     return this.get(actor, id);
   }
 
   async update(actor: Actor, id: string, input: CategoryInput): Promise<CategoryRow> {
-    await this.get(actor, id);
+    const before = await this.get(actor, id);
     const problems = new ValidationErrors();
     const changes = await this.check(actor, problems, stripUndefined(input), id);
     problems.throwIfAny();
-    await saveUnique(NAME_TAKEN, () => this.categories.update(actor.familyId, id, changes));
+    await saveUnique(NAME_TAKEN, () =>
+      this.sequelize.transaction(async (transaction) => {
+        await this.categories.update(actor.familyId, id, changes, transaction);
+        await this.record(actor, "category.updated", id, before, { ...before, ...changes }, transaction);
+      }),
+    );
     return this.get(actor, id);
   }
 
   /** Deletes the category; its transactions become uncategorised and its subcategories top-level. */
   async delete(actor: Actor, id: string): Promise<CategoryRow> {
     const category = await this.get(actor, id);
-    // Of concurrent deletes only one removes the row; the others answer as if it had never existed.
-    if (!(await this.categories.delete(actor.familyId, id))) throw new NotFoundError("Category");
+    await this.sequelize.transaction(async (transaction) => {
+      // Of concurrent deletes only one removes the row; the others answer as if it had never existed.
+      if (!(await this.categories.delete(actor.familyId, id, transaction))) throw new NotFoundError("Category");
+      await this.record(actor, "category.deleted", id, category, null, transaction);
+    });
     return category;
+  }
+
+  private record(
+    actor: Actor,
+    type: AuditEventName & `category.${string}`,
+    id: string,
+    before: Partial<CategoryFields> | null,
+    after: Partial<CategoryFields> | null,
+    transaction: Transaction,
+  ): Promise<void> {
+    return recordWrite(this.audit, transaction, {
+      type,
+      actor,
+      resource: { type: "category", id, label: (after ?? before)!.name ?? id },
+      before,
+      after,
+      fields: ["name", "classification", "color", "icon", "parentId"],
+    });
   }
 
   /** Walks up from `categoryId`; true when `ancestorId` is on the way (a parent link would make a cycle). */

@@ -1,4 +1,4 @@
-import type { Sequelize } from "sequelize";
+import type { Sequelize, Transaction } from "sequelize";
 import { alignToKeys, selectRows } from "../../platform/common/sql";
 import { MerchantModel } from "./merchant.model";
 
@@ -18,17 +18,17 @@ const COLUMNS = `id, name, color, logo_url AS "logoUrl", created_at AS "createdA
 export class MerchantRepository {
   constructor(private readonly sequelize: Sequelize) {}
 
-  async create(familyId: string, id: string, fields: MerchantFields): Promise<void> {
-    await MerchantModel.create({ ...fields, id, familyId });
+  async create(familyId: string, id: string, fields: MerchantFields, transaction: Transaction): Promise<void> {
+    await MerchantModel.create({ ...fields, id, familyId }, { transaction });
   }
 
-  async update(familyId: string, id: string, changes: Partial<MerchantFields>): Promise<void> {
-    await MerchantModel.update(changes, { where: { id, familyId } });
+  async update(familyId: string, id: string, changes: Partial<MerchantFields>, transaction: Transaction): Promise<void> {
+    await MerchantModel.update(changes, { where: { id, familyId }, transaction });
   }
 
   /** Whether this call removed the row (of concurrent deletes, only one does). */
-  async delete(familyId: string, id: string): Promise<boolean> {
-    return (await MerchantModel.destroy({ where: { id, familyId } })) > 0;
+  async delete(familyId: string, id: string, transaction: Transaction): Promise<boolean> {
+    return (await MerchantModel.destroy({ where: { id, familyId }, transaction })) > 0;
   }
 
   async byIds(familyId: string, ids: readonly string[]): Promise<(MerchantRow | null)[]> {

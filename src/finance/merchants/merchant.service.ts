@@ -1,3 +1,5 @@
+import type { Sequelize, Transaction } from "sequelize";
+import { recordWrite, type AuditEventName, type AuditService } from "../../audit/log";
 import { NotFoundError, ValidationErrors } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/common/pagination";
@@ -10,8 +12,13 @@ export type MerchantInput = { name?: string | null; color?: string | null; logoU
 const NAME_MAX = 120;
 const NAME_TAKEN = "Name has already been taken";
 
+/** The family's merchants; every write records an audit event naming the actor, in the write's transaction. */
 export class MerchantService {
-  constructor(private readonly merchants: MerchantRepository) {}
+  constructor(
+    private readonly sequelize: Sequelize,
+    private readonly merchants: MerchantRepository,
+    private readonly audit: AuditService,
+  ) {}
 
   async list(actor: Actor, page?: number | null, perPage?: number | null): Promise<{ items: MerchantRow[]; pagination: PageInfo }> {
     const request = clampPage(page, perPage, 25);
@@ -33,14 +40,18 @@ export class MerchantService {
     if (name && (await this.merchants.nameTaken(actor.familyId, name))) problems.add(NAME_TAKEN);
     problems.throwIfAny();
     const id = newId();
+    const fields: MerchantFields = { name, color: input.color ?? null, logoUrl: input.logoUrl ?? null };
     await saveUnique(NAME_TAKEN, () =>
-      this.merchants.create(actor.familyId, id, { name, color: input.color ?? null, logoUrl: input.logoUrl ?? null }),
+      this.sequelize.transaction(async (transaction) => {
+        await this.merchants.create(actor.familyId, id, fields, transaction);
+        await this.record(actor, "merchant.created", id, null, fields, transaction);
+      }),
     );
     return this.get(actor, id);
   }
 
   async update(actor: Actor, id: string, input: MerchantInput): Promise<MerchantRow> {
-    await this.get(actor, id);
+    const before = await this.get(actor, id);
     const problems = new ValidationErrors();
     const changes: Partial<MerchantFields> = {};
     if (input.name !== undefined) {
@@ -56,14 +67,40 @@ export class MerchantService {
       changes.logoUrl = input.logoUrl;
     }
     problems.throwIfAny();
-    await saveUnique(NAME_TAKEN, () => this.merchants.update(actor.familyId, id, changes));
+    await saveUnique(NAME_TAKEN, () =>
+      this.sequelize.transaction(async (transaction) => {
+        await this.merchants.update(actor.familyId, id, changes, transaction);
+        await this.record(actor, "merchant.updated", id, before, { ...before, ...changes }, transaction);
+      }),
+    );
     return this.get(actor, id);
   }
 
   async delete(actor: Actor, id: string): Promise<MerchantRow> {
     const merchant = await this.get(actor, id);
-    // Of concurrent deletes only one removes the row; the others answer as if it had never existed.
-    if (!(await this.merchants.delete(actor.familyId, id))) throw new NotFoundError("Merchant");
+    await this.sequelize.transaction(async (transaction) => {
+      // Of concurrent deletes only one removes the row; the others answer as if it had never existed.
+      if (!(await this.merchants.delete(actor.familyId, id, transaction))) throw new NotFoundError("Merchant");
+      await this.record(actor, "merchant.deleted", id, merchant, null, transaction);
+    });
     return merchant;
+  }
+
+  private record(
+    actor: Actor,
+    type: AuditEventName & `merchant.${string}`,
+    id: string,
+    before: MerchantFields | null,
+    after: MerchantFields | null,
+    transaction: Transaction,
+  ): Promise<void> {
+    return recordWrite(this.audit, transaction, {
+      type,
+      actor,
+      resource: { type: "merchant", id, label: (after ?? before)!.name },
+      before,
+      after,
+      fields: ["name", "color", "logoUrl"],
+    });
   }
 }

@@ -1,4 +1,4 @@
-import type { Sequelize } from "sequelize";
+import type { Sequelize, Transaction } from "sequelize";
 import { alignToKeys, selectRows } from "../../platform/common/sql";
 import { TagModel } from "./tag.model";
 
@@ -11,17 +11,17 @@ const COLUMNS = `id, name, color, created_at AS "createdAt", updated_at AS "upda
 export class TagRepository {
   constructor(private readonly sequelize: Sequelize) {}
 
-  async create(familyId: string, id: string, fields: TagFields): Promise<void> {
-    await TagModel.create({ ...fields, id, familyId });
+  async create(familyId: string, id: string, fields: TagFields, transaction: Transaction): Promise<void> {
+    await TagModel.create({ ...fields, id, familyId }, { transaction });
   }
 
-  async update(familyId: string, id: string, changes: Partial<TagFields>): Promise<void> {
-    await TagModel.update(changes, { where: { id, familyId } });
+  async update(familyId: string, id: string, changes: Partial<TagFields>, transaction: Transaction): Promise<void> {
+    await TagModel.update(changes, { where: { id, familyId }, transaction });
   }
 
   /** Whether this call removed the row (of concurrent deletes, only one does). */
-  async delete(familyId: string, id: string): Promise<boolean> {
-    return (await TagModel.destroy({ where: { id, familyId } })) > 0;
+  async delete(familyId: string, id: string, transaction: Transaction): Promise<boolean> {
+    return (await TagModel.destroy({ where: { id, familyId }, transaction })) > 0;
   }
 
   async byIds(familyId: string, ids: readonly string[]): Promise<(TagRow | null)[]> {

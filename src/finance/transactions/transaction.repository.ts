@@ -117,16 +117,21 @@ export class TransactionRepository {
   }
 
   /**
-   * Makes `tagIds` the transaction's whole tag set; false when the transaction no longer exists. Its
-   * row is locked first, so concurrent replacements take turns and the last one wins whole instead of
-   * merging with another's.
+   * Makes `tagIds` the transaction's whole tag set and answers the set it replaced (for its audit event);
+   * null when the transaction no longer exists. Its row is locked first, so concurrent replacements take
+   * turns and the last one wins whole instead of merging with another's.
    */
-  async replaceTags(transactionId: string, tagIds: readonly string[], transaction: Transaction): Promise<boolean> {
+  async replaceTags(transactionId: string, tagIds: readonly string[], transaction: Transaction): Promise<string[] | null> {
     const row = await TransactionModel.findByPk(transactionId, { attributes: ["id"], lock: transaction.LOCK.UPDATE, transaction });
-    if (!row) return false;
-    await TransactionTagModel.destroy({ where: { transactionId }, transaction });
+    if (!row) return null;
+    const replaced = await selectRows<{ tagId: string }>(
+      this.sequelize,
+      `DELETE FROM transaction_tags WHERE transaction_id = $1 RETURNING tag_id AS "tagId"`,
+      [transactionId],
+      transaction,
+    );
     await this.addTags(transactionId, tagIds, transaction);
-    return true;
+    return replaced.map((tagging) => tagging.tagId);
   }
 
   /** Tags a transaction created in this same database transaction. */

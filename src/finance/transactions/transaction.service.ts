@@ -1,4 +1,5 @@
 import type { Sequelize, Transaction } from "sequelize";
+import type { AuditService } from "../../audit/log";
 import type { AccountRepository, AccountRow } from "../accounts";
 import type { CategoryRepository } from "../categories";
 import { NotFoundError, ValidationErrors } from "../../platform/common/errors";
@@ -9,6 +10,7 @@ import type { Actor } from "../../platform/security/actor";
 import type { LedgerService } from "../ledger";
 import type { MerchantRepository } from "../merchants";
 import { absolute, isKnownCurrency, negate } from "../money";
+import { recordTransactionWrite, recordTransferCreated, withChanges } from "./transaction.audit";
 import { applyNature } from "./transaction.rules";
 import type { TagRepository } from "../tags";
 import type { TransactionFilter } from "./transaction.filter";
@@ -87,6 +89,7 @@ export class TransactionService {
     private readonly merchants: MerchantRepository,
     private readonly tags: TagRepository,
     private readonly ledger: LedgerService,
+    private readonly audit: AuditService,
   ) {}
 
   async get(actor: Actor, id: string): Promise<TransactionRow> {
@@ -155,28 +158,34 @@ export class TransactionService {
       const existing = await this.transactions.byExternalId(account!.id, source, externalId);
       if (existing) return { transaction: existing, created: false };
     }
-    const id = newId();
+    const values = {
+      id: newId(),
+      familyId: actor.familyId,
+      accountId: account!.id,
+      date: input.date!,
+      amount: applyNature(input.amount!, nature),
+      currency: currency!,
+      name,
+      notes,
+      categoryId: input.categoryId ?? null,
+      merchantId: input.merchantId ?? null,
+      pending: input.pending ?? false,
+      externalId,
+      source,
+    };
+    const id = values.id;
     try {
       await this.sequelize.transaction(async (transaction) => {
-        await this.transactions.insert(
-          {
-            id,
-            familyId: actor.familyId,
-            accountId: account!.id,
-            date: input.date!,
-            amount: applyNature(input.amount!, nature),
-            currency: currency!,
-            name,
-            notes,
-            categoryId: input.categoryId ?? null,
-            merchantId: input.merchantId ?? null,
-            pending: input.pending ?? false,
-            externalId,
-            source,
-          },
-          transaction,
-        );
+        await this.transactions.insert(values, transaction);
         await this.transactions.addTags(id, input.tagIds ?? [], transaction);
+        // What the actor wrote; what the family's rules then change is recorded as their rule runs.
+        await recordTransactionWrite(this.audit, transaction, {
+          type: "transaction.created",
+          actor,
+          before: null,
+          after: values,
+          tagIds: { before: null, after: input.tagIds ?? [] },
+        });
         await this.onCreated?.(actor.familyId, [id], transaction);
         // Locked after the insert, in the refresh's round trip: a new row needs nothing read under the lock.
         await this.ledger.settle([{ accountId: account!.id, date: input.date! }], transaction);
@@ -243,8 +252,15 @@ export class TransactionService {
         const before = await this.transactions.byId(actor.familyId, id, transaction);
         if (!before) throw new NotFoundError("Transaction");
         await this.transactions.update(actor.familyId, id, changes, transaction);
-        if (input.tagIds !== undefined && !(await this.transactions.replaceTags(id, input.tagIds ?? [], transaction)))
-          throw new NotFoundError("Transaction");
+        const replacedTagIds = input.tagIds === undefined ? null : await this.transactions.replaceTags(id, input.tagIds ?? [], transaction);
+        if (input.tagIds !== undefined && !replacedTagIds) throw new NotFoundError("Transaction");
+        await recordTransactionWrite(this.audit, transaction, {
+          type: "transaction.updated",
+          actor,
+          before,
+          after: withChanges(before, changes),
+          tagIds: replacedTagIds ? { before: replacedTagIds, after: input.tagIds ?? [] } : undefined,
+        });
         await this.ledger.recompute(
           lock,
           [
@@ -265,6 +281,7 @@ export class TransactionService {
       const lock = await this.ledger.lock([current.accountId], transaction);
       // Of concurrent deletes only one removes the row; the others answer as if it had never existed.
       if (!(await this.transactions.delete(actor.familyId, id, transaction))) throw new NotFoundError("Transaction");
+      await recordTransactionWrite(this.audit, transaction, { type: "transaction.deleted", actor, before: current, after: null });
       await this.ledger.recompute(lock, [{ accountId: current.accountId, date: current.date }], transaction);
     });
     return current;
@@ -345,14 +362,13 @@ export class TransactionService {
     });
     await this.sequelize.transaction(async (transaction) => {
       const lock = await this.ledger.lock([from!.id, to!.id], transaction);
-      await this.transactions.insertMany(
-        [leg(outflowId, from!, absolute(input.amount)), leg(inflowId, to!, negate(absolute(input.toAmount ?? input.amount)))],
-        transaction,
-      );
+      const legs = [leg(outflowId, from!, absolute(input.amount)), leg(inflowId, to!, negate(absolute(input.toAmount ?? input.amount)))];
+      await this.transactions.insertMany(legs, transaction);
       await this.transactions.insertTransfer(
         { id: transferId, familyId: actor.familyId, outflowTransactionId: outflowId, inflowTransactionId: inflowId },
         transaction,
       );
+      await recordTransferCreated(this.audit, transaction, { actor, id: transferId, outflow: legs[0], inflow: legs[1] });
       await this.ledger.recompute(
         lock,
         [
