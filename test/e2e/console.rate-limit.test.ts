@@ -44,15 +44,25 @@ function countGraphqlFetches(): void {
  */
 function visit(page: Page, title: string): Promise<void> {
   return page.evaluate(async (title) => {
-    const shown = () => Array.from(document.querySelectorAll("h1")).some((h1: any) => h1.textContent.trim() === title);
-    const link: any = Array.from(document.querySelectorAll('nav[aria-label="Console"] a')).find((a: any) => a.textContent.trim() === title);
-    if (!link) throw new Error(`no link to ${title} in the console's navigation`);
-    link.click();
-    if (!shown())
-      await new Promise<void>((resolve) => {
-        const observer = new MutationObserver(() => shown() && (observer.disconnect(), resolve()));
+    /** What `find` finds in the page, once it is there (a person waits for the page to show it too). */
+    const until = async <T>(find: () => T | undefined): Promise<T> => {
+      const found = find();
+      if (found) return found;
+      return new Promise<T>((resolve) => {
+        const observer = new MutationObserver(() => {
+          const now = find();
+          if (!now) return;
+          observer.disconnect();
+          resolve(now);
+        });
         observer.observe(document.body, { childList: true, subtree: true, characterData: true });
       });
+    };
+    const link: any = await until(() =>
+      Array.from(document.querySelectorAll('nav[aria-label="Console"] a')).find((a: any) => a.textContent.trim() === title),
+    );
+    link.click();
+    await until(() => Array.from(document.querySelectorAll("h1")).find((h1: any) => h1.textContent.trim() === title));
     // React runs a page's effects (its reads) after the frame that shows it.
     await new Promise((resolve) => window.requestAnimationFrame(() => window.setTimeout(resolve, 0)));
     while (window.__graphqlFetches.inFlight > 0) await new Promise((resolve) => window.setTimeout(resolve, 5));
