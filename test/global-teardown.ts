@@ -1,5 +1,5 @@
-import { Client } from "pg";
-import { adminUrl, RUN_DATABASE_PREFIX, TEMPLATE_DATABASE } from "./helpers/database-urls";
+import { RUN_DATABASE_PREFIX, TEMPLATE_DATABASE } from "./helpers/database-urls";
+import { withAdmin } from "./helpers/test-database";
 
 /** Dropped a few at a time: each DROP DATABASE waits for a checkpoint, and concurrent ones share it. */
 const DROPS_AT_ONCE = 4;
@@ -10,7 +10,7 @@ const DROPS_AT_ONCE = 4;
  * file's writes to disk and made each file's end wait for it, 150 times a run.
  */
 export default async function globalTeardown(): Promise<void> {
-  const names = await withClient(async (client) => {
+  const names = await withAdmin(async (client) => {
     const { rows } = await client.query<{ datname: string }>("SELECT datname FROM pg_database WHERE starts_with(datname, $1)", [
       RUN_DATABASE_PREFIX,
     ]);
@@ -19,20 +19,10 @@ export default async function globalTeardown(): Promise<void> {
   const queue = [...names, TEMPLATE_DATABASE];
   await Promise.all(
     Array.from({ length: DROPS_AT_ONCE }, () =>
-      withClient(async (client) => {
+      withAdmin(async (client) => {
         for (let name = queue.shift(); name !== undefined; name = queue.shift())
           await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       }),
     ),
   );
-}
-
-async function withClient<T>(work: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: adminUrl() });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
 }

@@ -9,7 +9,8 @@ export type TestDatabase = {
   close(): Promise<void>;
 };
 
-async function withAdmin<T>(work: (client: Client) => Promise<T>): Promise<T> {
+/** `work` on a connection to the server's admin database, closed after. */
+export async function withAdmin<T>(work: (client: Client) => Promise<T>): Promise<T> {
   const client = new Client({ connectionString: adminUrl() });
   await client.connect();
   try {
