@@ -115,6 +115,14 @@ describe("a database that does not answer", () => {
     ["a connection exception (08006)", Object.assign(new Error("connection failure"), { code: "08006" })],
     ["a socket cut mid-statement", Object.assign(new Error("wrapped"), { parent: new Error("Connection terminated unexpectedly") })],
     [
+      "a socket the server reset",
+      Object.assign(new Error("wrapped"), { parent: Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }) }),
+    ],
+    [
+      "a write to a socket the server closed",
+      Object.assign(new Error("wrapped"), { original: Object.assign(new Error("write EPIPE"), { code: "EPIPE" }) }),
+    ],
+    [
       "a pooled client pg closed after its socket was cut",
       Object.assign(new Error("wrapped"), { parent: new Error("Client was closed and is not queryable") }),
     ],

@@ -217,7 +217,8 @@ function vanishedReference(detail: unknown): ValidationError {
  * Sequelize's connection errors (refused, timed out, no connection from the pool in time) and the
  * PostgreSQL states of a server going away: class 08 (connection exception), 57P01-57P03 (the server
  * is shutting down, crashed, or still starting), 53300 (too many connections). A pg connection cut
- * mid-statement, or a pooled client pg already closed because of it, has no SQLSTATE, only its message.
+ * mid-statement, or a pooled client pg already closed because of it, has no SQLSTATE, only its message
+ * (or the socket's own code, when the server reset it or closed it under a write).
  */
 const UNAVAILABLE_ERROR_NAMES = new Set([
   "SequelizeConnectionError",
@@ -228,6 +229,8 @@ const UNAVAILABLE_ERROR_NAMES = new Set([
   "SequelizeHostNotReachableError",
 ]);
 const UNAVAILABLE_SQL_STATES = new Set(["57P01", "57P02", "57P03", "53300"]);
+/** The socket to the server refused, reset or closed under a write: the server went away mid-conversation. */
+const UNAVAILABLE_SOCKET_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE"]);
 const CUT_CONNECTION =
   /^Connection terminated|^Client has encountered a connection error|^Client was closed and is not queryable|^Connection is closed/;
 
@@ -241,7 +244,8 @@ export function isBackendUnavailable(error: unknown, depth = 0): boolean {
     message?: unknown;
   };
   if (typeof name === "string" && UNAVAILABLE_ERROR_NAMES.has(name)) return true;
-  if (typeof code === "string" && (code.startsWith("08") || UNAVAILABLE_SQL_STATES.has(code) || code === "ECONNREFUSED")) return true;
+  if (typeof code === "string" && (code.startsWith("08") || UNAVAILABLE_SQL_STATES.has(code) || UNAVAILABLE_SOCKET_CODES.has(code)))
+    return true;
   if (typeof message === "string" && CUT_CONNECTION.test(message)) return true;
   const cause = parent ?? original;
   return cause !== undefined && isBackendUnavailable(cause, depth + 1);
