@@ -109,6 +109,9 @@ async function main(): Promise<void> {
       for (let round = 0; round < 5; round++) {
         best.floor = Math.min(best.floor, await timed(() => client.query(floorSql, [account.id])));
         await client.query("DELETE FROM ledger_days WHERE account_id = $1", [account.id]);
+        // An empty table, as for a new account: not one holding the dead rows of the previous round,
+        // which each insert's uniqueness check would step over until autovacuum came by.
+        await client.query("VACUUM ledger_days");
         best.emptyTable = Math.min(best.emptyTable, await timed(() => repository.recompute(account.id, "forward", FULL_HISTORY)));
         best.rowsThere = Math.min(best.rowsThere, await timed(() => repository.recompute(account.id, "forward", FULL_HISTORY)));
         best.derive = Math.min(best.derive, await timed(() => client.query(viewSql, [account.id])));

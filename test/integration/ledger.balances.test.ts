@@ -217,6 +217,39 @@ describe("reading balances", () => {
     expect((await api(stranger).get(`/valuations?account_id=${accountId}`)).body.valuations).toEqual([]);
   });
 
+  test("a day's id is its account's and day's: the same after its row is rebuilt, and no other day's, account's or family's", async () => {
+    const [newest] = (await api(user).get(`/balances?account_id=${accountId}`)).body.balances;
+    const days = (list: Array<{ id: string; date: string }>) => list.map((row) => `${row.date} ${row.id}`);
+    const before = days((await api(user).get(`/balances?account_id=${accountId}`)).body.balances);
+    await app.runtime.sequelize.query("DELETE FROM ledger_days WHERE account_id = $1", { bind: [accountId] });
+    await app.runtime.services.repositories.ledger.recompute(accountId, "forward", "-infinity");
+    expect(days((await api(user).get(`/balances?account_id=${accountId}`)).body.balances)).toEqual(before);
+    // Its first 96 bits are the account's; the last 32 name the day.
+    expect(newest.id.slice(0, 28)).toBe(accountId.slice(0, 28));
+    const otherDay = newest.id.slice(0, 28) + (parseInt(newest.id.slice(28), 16) ^ 1).toString(16).padStart(8, "0");
+    expect((await api(user).get(`/balances/${otherDay}`)).status).toBe(404);
+    const theirs = await createAccount(app.runtime.services, stranger, { balance: "1" });
+    const [theirDay] = (await api(stranger).get(`/balances?account_id=${theirs.id}`)).body.balances;
+    expect((await api(user).get(`/balances/${theirDay.id}`)).status).toBe(404);
+    expect((await api(user).get("/balances/00000000-0000-0000-0000-000000000000")).status).toBe(404);
+    expect((await api(user).get("/balances/ffffffff-ffff-ffff-ffff-ffffffffffff")).status).toBe(404);
+  });
+
+  test("an account's days go with the account", async () => {
+    const doomed = await createAccount(app.runtime.services, user, { name: "Closed", balance: "3" });
+    const rows = async () =>
+      Number(
+        (
+          (await app.runtime.sequelize.query("SELECT count(*) AS n FROM ledger_days WHERE account_id = $1", {
+            bind: [doomed.id],
+          })) as [Array<{ n: string }>, unknown]
+        )[0][0].n,
+      );
+    expect(await rows()).toBeGreaterThan(0);
+    await graphqlClient(app, user.key).ok(`mutation($id: ID!) { deleteAccount(id: $id) { id } }`, { id: doomed.id });
+    expect(await rows()).toBe(0);
+  });
+
   test("GraphQL: an account's history and net worth by month, from the same rows", async () => {
     const gql = graphqlClient(app, user.key);
     const data = await gql.ok(

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { Sequelize } from "sequelize";
 import { up } from "../../src/platform/db/migrations/0015-ledger";
 import { up as upDays } from "../../src/platform/db/migrations/0016-ledger-days";
+import { up as upDayWrites } from "../../src/platform/db/migrations/0033-ledger-day-writes";
 import { oracle } from "../helpers/ledger-oracle";
 import { createTestDatabase, type TestDatabase } from "../helpers/test-database";
 
@@ -91,6 +92,23 @@ test("existing accounts keep today's balances, now derived from anchors the migr
   const byDay = (list: Array<{ id: string; accountId: string; date: string }>) =>
     list.map((row) => `${row.accountId} ${row.date} ${row.id}`).sort();
   expect(byDay(kept)).toEqual(byDay(stored));
+  // 0033 gives each day the id its account and day make, and leaves every figure as it was.
+  await sequelize.query(
+    "DROP TRIGGER accounts_forget_ledger_days ON accounts; DROP FUNCTION ledger_days_forget_accounts(); DROP FUNCTION ledger_day_id(uuid, date);",
+  );
+  await sequelize.query(
+    "ALTER TABLE ledger_days ADD UNIQUE (id), ADD FOREIGN KEY (family_id, account_id) REFERENCES accounts (family_id, id) ON DELETE CASCADE",
+  );
+  await upDayWrites({ sequelize, queryInterface: sequelize.getQueryInterface() });
+  const [renamed] = (await sequelize.query(
+    `SELECT count(*) FILTER (WHERE id = ledger_day_id(account_id, date))::int AS derived, count(*)::int AS total FROM ledger_days`,
+  )) as [Array<{ derived: number; total: number }>, unknown];
+  expect(renamed[0]).toEqual({ derived: kept.length, total: kept.length });
+  const [again] = (await sequelize.query(
+    `SELECT account_id AS "accountId", date::text AS date, round(end_balance, 2)::text AS balance FROM balances b
+      JOIN accounts a ON a.id = b.account_id WHERE a.family_id = '${family}' ORDER BY account_id, date`,
+  )) as [Array<{ accountId: string; date: string; balance: string }>, unknown];
+  expect(again).toEqual(rows);
   const [after] = (await sequelize.query(
     `SELECT id, balance::text AS balance, cash_balance::text AS cash FROM accounts WHERE family_id = '${family}'`,
   )) as [Array<{ id: string; balance: string; cash: string }>, unknown];

@@ -75,8 +75,14 @@ export class LedgerRepository {
    * transactions, valuations and holdings, then sets its balance: a sync, a new account, a type change.
    */
   async recompute(accountId: string, _mode: LedgerMode, from: string, transaction?: Transaction): Promise<void> {
-    await this.write(REBUILD_DAYS, [accountId, from], transaction);
-    await this.setBalance(accountId, transaction);
+    const statements = [
+      { sql: REBUILD_DAYS, bind: [accountId, from] },
+      { sql: SET_BALANCE, bind: [accountId] },
+    ];
+    // Both in one round trip; outside a caller's transaction, in one of their own (one commit, and no
+    // reader sees the days rebuilt with the balance not yet set).
+    if (transaction) await runPipelined(this.sequelize, statements, transaction);
+    else await this.sequelize.transaction((own) => runPipelined(this.sequelize, statements, own));
   }
 
   /**
@@ -207,11 +213,21 @@ export class LedgerRepository {
     return { rows, total: Number(count.total) };
   }
 
-  /** One row: its account is looked up first, so the view derives only that account's rows. */
+  /**
+   * One row: its account is looked up first, so the view derives only that account's rows. A day's id
+   * is its account's id with the day's number in its last 32 bits (`ledger_day_id`, migration 0033):
+   * the family's account whose id shares the first 96 bits, then the day whose number gives the rest.
+   */
   async byId(familyId: string, id: string): Promise<BalanceRow | null> {
     const [day] = await readRows<{ accountId: string }>(
       this.sequelize,
-      `SELECT account_id AS "accountId" FROM ledger_days WHERE family_id = $1 AND id = $2`,
+      `SELECT d.account_id AS "accountId"
+         FROM accounts a
+         JOIN ledger_days d ON d.account_id = a.id
+                           AND d.date - DATE '1970-01-01' = ('x' || right($2::text, 8))::bit(32)::int # ('x' || right(a.id::text, 8))::bit(32)::int
+        WHERE a.family_id = $1
+          AND a.id BETWEEN (left(replace($2::text, '-', ''), 24) || '00000000')::uuid AND (left(replace($2::text, '-', ''), 24) || 'ffffffff')::uuid
+          AND d.id = $2::uuid`,
       [familyId, id],
     );
     if (!day) return null;

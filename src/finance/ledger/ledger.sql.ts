@@ -75,7 +75,7 @@ const sourceDays = (days: string) => `
 
 const UPSERT_DAYS = (from: string) => `
   INSERT INTO ledger_days (id, family_id, account_id, date, inflows, outflows, entries, valuation, valuation_kind, holdings)
-  SELECT gen_random_uuid(), (SELECT family_id FROM account), $1, date, inflows, outflows, entries, valuation, valuation_kind, holdings FROM ${from}
+  SELECT ledger_day_id($1, date), (SELECT family_id FROM account), $1, date, inflows, outflows, entries, valuation, valuation_kind, holdings FROM ${from}
   ON CONFLICT (account_id, date) DO UPDATE
     SET inflows = EXCLUDED.inflows, outflows = EXCLUDED.outflows, entries = EXCLUDED.entries, valuation = EXCLUDED.valuation,
         valuation_kind = EXCLUDED.valuation_kind, holdings = EXCLUDED.holdings, updated_at = now()
@@ -124,7 +124,7 @@ export const REBUILD_DAYS = `
       FROM diff f WHERE d.account_id = $1 AND d.date = f.date AND f.sourced AND f.present AND f.differs
   )
   INSERT INTO ledger_days (id, family_id, account_id, date, ${FIGURES.join(", ")})
-  SELECT gen_random_uuid(), (SELECT family_id FROM account), $1, date, ${FIGURES.join(", ")}
+  SELECT ledger_day_id($1, date), (SELECT family_id FROM account), $1, date, ${FIGURES.join(", ")}
     FROM diff WHERE sourced AND NOT present ORDER BY date`;
 
 /**
