@@ -148,6 +148,19 @@ export function summarise(profile: CpuProfile, requests: number, processCpuUs?: 
   };
 }
 
+/**
+ * The same shares scaled to `totalUs`: the server CPU per request of the measured (unprofiled) rounds,
+ * so the table adds up to the figure the targets judge and carries none of the profiler's own cost.
+ */
+export function scaledTo(table: LayerTable, totalUs: number): LayerTable {
+  const factor = table.totalUs > 0 ? totalUs / table.totalUs : 0;
+  return {
+    perRequestUs: Object.fromEntries(LAYERS.map((layer) => [layer, table.perRequestUs[layer] * factor])) as Record<Layer, number>,
+    totalUs: table.totalUs * factor,
+    otherTop: table.otherTop.map((entry) => ({ where: entry.where, us: entry.us * factor })),
+  };
+}
+
 /** Profiles this process while `work` runs; writes the .cpuprofile (DevTools opens it) when `saveAs` is given. */
 export async function profileWhile<T>(
   work: () => Promise<T>,

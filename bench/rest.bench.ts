@@ -51,7 +51,7 @@ import { absolute, formatMoney, toMinorUnits } from "../src/finance/money/money"
 import { signKind } from "../src/finance/transactions/transaction.rules";
 import { startRuntime, type Runtime } from "../src/app/runtime";
 import type { LoadJob, LoadReply, LoadResult } from "./load-generator";
-import { LAYERS, profileWhile, summarise, type LayerTable } from "./cpu-layers";
+import { LAYERS, profileWhile, scaledTo, summarise, type LayerTable } from "./cpu-layers";
 
 // ---------------------------------------------------------------------------------------------------
 // Settings
@@ -524,7 +524,7 @@ function printLayerTable(layers: Record<string, LayerTable>, seconds: number): v
     (["rest", "apollo", "baseline"] as PathName[]).map((pathName) => ({ endpoint, pathName, key: `${endpoint}:${pathName}` })),
   );
   console.log(
-    `\nServer CPU per request by layer (µs; V8 CPU profile of ${seconds}s of load per case, self time by source file, scaled to the process's CPU time then; profiling costs CPU of its own)\n`,
+    `\nServer CPU per request by layer (µs; each case's V8 CPU profile, ${seconds}s under load, self time by source file, as shares of the case's server CPU/req above)\n`,
   );
   const head =
     pad("layer", 36) +
@@ -857,7 +857,9 @@ async function main(): Promise<void> {
           saveAs,
         });
         const cpu = process.cpuUsage(cpuBefore);
-        layers[`${c.endpoint}:${c.path}`] = summarise(profile, result.total, cpu.user + cpu.system);
+        const measuredCpuMs = summary[c.endpoint][c.path].server_cpu_ms_per_req;
+        const shares = summarise(profile, result.total, cpu.user + cpu.system);
+        layers[`${c.endpoint}:${c.path}`] = measuredCpuMs === null ? shares : scaledTo(shares, measuredCpuMs * 1000);
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
       printLayerTable(layers, settings.profileSeconds);
