@@ -26,6 +26,10 @@
  *   BENCH_POOL_MAX      database pool size of the service and of the baseline alike (default 10)
  *   BENCH_GRAPHQL_MAX_COST  the service's GRAPHQL_MAX_COST (default: the service's default); 0 turns the
  *                       GraphQL operation limits off, to measure what they cost
+ *   BENCH_PROFILE_SECONDS  seconds of load per case profiled after the measured rounds, for the per-layer
+ *                       CPU table (default 4; 0 skips it). Never during the measured rounds: the profiler
+ *                       slows the process it samples.
+ *   BENCH_PROFILE_DIR   directory to keep each case's .cpuprofile in (open it in Chrome DevTools); unset: not kept
  */
 import "reflect-metadata";
 import assert from "node:assert/strict";
@@ -47,6 +51,7 @@ import { absolute, formatMoney, toMinorUnits } from "../src/finance/money/money"
 import { signKind } from "../src/finance/transactions/transaction.rules";
 import { startRuntime, type Runtime } from "../src/app/runtime";
 import type { LoadJob, LoadReply, LoadResult } from "./load-generator";
+import { LAYERS, profileWhile, scaledTo, summarise, type LayerTable } from "./cpu-layers";
 
 // ---------------------------------------------------------------------------------------------------
 // Settings
@@ -69,9 +74,16 @@ const settings = {
   poolMax: Math.round(numberSetting("BENCH_POOL_MAX", 10, 2, 200)),
   /** GRAPHQL_MAX_COST of the service; 0 measures /graphql without the operation limits. */
   graphqlMaxCost: process.env.BENCH_GRAPHQL_MAX_COST || undefined,
+  profileSeconds: numberSetting("BENCH_PROFILE_SECONDS", 4, 0, 60),
+  profileDir: process.env.BENCH_PROFILE_DIR || undefined,
 };
 
-const TARGET_RATIO = 0.75;
+/** The product's targets: REST at least this share of the baseline's requests/s… */
+const TARGET_RATIO = 0.95;
+/** …and at most this multiple of its server CPU per request. */
+const TARGET_CPU_RATIO = 1.2;
+/** Profiler sampling interval: fine enough for layers of a few µs per request, coarse enough to cost little. */
+const PROFILE_SAMPLING_US = 200;
 
 // ---------------------------------------------------------------------------------------------------
 // Scratch database and Redis
@@ -506,6 +518,43 @@ function pad(text: string, width: number, right = false): string {
   return right ? text.padStart(width) : text.padEnd(width);
 }
 
+/** The per-layer CPU table: µs per request, a column per case, REST's difference from the baseline last. */
+function printLayerTable(layers: Record<string, LayerTable>, seconds: number): void {
+  const columns = (["get", "list"] as EndpointName[]).flatMap((endpoint) =>
+    (["rest", "apollo", "baseline"] as PathName[]).map((pathName) => ({ endpoint, pathName, key: `${endpoint}:${pathName}` })),
+  );
+  console.log(
+    `\nServer CPU per request by layer (µs; each case's V8 CPU profile, ${seconds}s under load, self time by source file, as shares of the case's server CPU/req above)\n`,
+  );
+  const head =
+    pad("layer", 36) +
+    columns.map((c) => pad(`${c.endpoint} ${c.pathName === "baseline" ? "base" : c.pathName}`, 11, true)).join("") +
+    pad("get Δ", 9, true) +
+    pad("list Δ", 9, true);
+  console.log(head);
+  console.log("-".repeat(head.length));
+  const row = (label: string, value: (table: LayerTable) => number) => {
+    const cells = columns.map((c) => (layers[c.key] ? value(layers[c.key]) : NaN));
+    const delta = (endpoint: EndpointName) =>
+      layers[`${endpoint}:rest`] && layers[`${endpoint}:baseline`]
+        ? value(layers[`${endpoint}:rest`]) - value(layers[`${endpoint}:baseline`])
+        : NaN;
+    console.log(
+      pad(label, 36) +
+        cells.map((v) => pad(Number.isNaN(v) ? "n/a" : fmt(v), 11, true)).join("") +
+        pad(fmt(delta("get")), 9, true) +
+        pad(fmt(delta("list")), 9, true),
+    );
+  };
+  for (const layer of LAYERS) row(layer, (table) => table.perRequestUs[layer]);
+  console.log("-".repeat(head.length));
+  row("total", (table) => table.totalUs);
+  for (const c of columns) {
+    const top = layers[c.key]?.otherTop.filter((entry) => entry.us >= 1);
+    if (top?.length) console.log(`  "other" in ${c.endpoint} ${c.pathName}: ${top.map((e) => `${e.where} ${fmt(e.us)} µs`).join(", ")}`);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
@@ -529,7 +578,7 @@ async function main(): Promise<void> {
   process.once("SIGINT", () => abort("interrupted", 130));
   process.once("SIGTERM", () => abort("terminated", 143));
   const caseSeconds = settings.warmup + settings.duration + 2;
-  const budgetSeconds = 2 * (settings.rounds * 6 * caseSeconds) + 300;
+  const budgetSeconds = 2 * (settings.rounds * 6 * caseSeconds + 6 * (settings.warmup + settings.profileSeconds + 1)) + 300;
   const watchdog = setTimeout(() => abort(`bench exceeded its ${budgetSeconds}s budget`, 1), budgetSeconds * 1000);
   watchdog.unref();
 
@@ -795,18 +844,46 @@ async function main(): Promise<void> {
       );
     }
 
+    // 6. Where the CPU goes: each case once more under load, profiled, summarised by layer.
+    const layers: Record<string, LayerTable> = {};
+    if (settings.profileSeconds > 0) {
+      for (const c of cases) {
+        const job = { ...c.request, connections: settings.connections };
+        if (settings.warmup > 0) await loader.run({ ...job, duration: settings.warmup });
+        const saveAs = settings.profileDir ? path.join(settings.profileDir, `rest-bench-${c.endpoint}-${c.path}.cpuprofile`) : undefined;
+        const cpuBefore = process.cpuUsage();
+        const { result, profile } = await profileWhile(() => loader.run({ ...job, duration: settings.profileSeconds }), {
+          samplingIntervalUs: PROFILE_SAMPLING_US,
+          saveAs,
+        });
+        const cpu = process.cpuUsage(cpuBefore);
+        const measuredCpuMs = summary[c.endpoint][c.path].server_cpu_ms_per_req;
+        const shares = summarise(profile, result.total, cpu.user + cpu.system);
+        layers[`${c.endpoint}:${c.path}`] = measuredCpuMs === null ? shares : scaledTo(shares, measuredCpuMs * 1000);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      printLayerTable(layers, settings.profileSeconds);
+    }
+
     console.log("\nTargets");
     const targets: Array<{ name: string; met: boolean }> = [];
     for (const endpoint of ["get", "list"] as EndpointName[]) {
-      const { rest: r, apollo: a } = summary[endpoint];
+      const { rest: r, apollo: a, baseline: b } = summary[endpoint];
       const ratioMet = r.ratio >= TARGET_RATIO;
+      const cpuRatio =
+        r.server_cpu_ms_per_req !== null && b.server_cpu_ms_per_req ? r.server_cpu_ms_per_req / b.server_cpu_ms_per_req : null;
+      const cpuMet = cpuRatio !== null && cpuRatio <= TARGET_CPU_RATIO;
       const fasterMet = r.rps > a.rps;
       targets.push(
         { name: `${endpoint}: rest >= ${TARGET_RATIO}x baseline`, met: ratioMet },
+        { name: `${endpoint}: rest server cpu <= ${TARGET_CPU_RATIO}x baseline`, met: cpuMet },
         { name: `${endpoint}: rest faster than apollo`, met: fasterMet },
       );
       console.log(
         `  ${pad(ENDPOINT_LABELS[endpoint], 31)} REST ≥ ${TARGET_RATIO}× baseline: ${r.ratio.toFixed(2)}× — ${ratioMet ? "MET" : "NOT MET"}`,
+      );
+      console.log(
+        `  ${pad("", 31)} REST server CPU/req ≤ ${TARGET_CPU_RATIO}× baseline: ${cpuRatio === null ? "n/a" : `${cpuRatio.toFixed(2)}×`} (${r.server_cpu_ms_per_req} vs ${b.server_cpu_ms_per_req} ms) — ${cpuMet ? "MET" : "NOT MET"}`,
       );
       console.log(
         `  ${pad("", 31)} REST faster than Apollo: ${fmt(r.rps, 1)} vs ${fmt(a.rps, 1)} req/s (${(r.rps / a.rps).toFixed(2)}×) — ${fasterMet ? "MET" : "NOT MET"}`,
@@ -827,7 +904,14 @@ async function main(): Promise<void> {
         rounds: settings.rounds,
         redis: Boolean(redisUrl),
         target_ratio: TARGET_RATIO,
+        target_cpu_ratio: TARGET_CPU_RATIO,
         results: summary,
+        cpu_us_per_req_by_layer: Object.fromEntries(
+          Object.entries(layers).map(([name, table]) => [
+            name,
+            Object.fromEntries(Object.entries(table.perRequestUs).map(([layer, us]) => [layer, Math.round(us)])),
+          ]),
+        ),
         graphql_operation_limits: limitsShare,
         targets_met: Object.fromEntries(targets.map((t) => [t.name, t.met])),
         all_met: allMet,

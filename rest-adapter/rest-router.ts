@@ -32,14 +32,53 @@ function routeMethodOf(method: string): string {
 
 type Resolution = { kind: "route"; index: number } | { kind: "error"; error: DomainError; allow?: string };
 
-function resolve(routes: Array<RestRoute & RoutePattern>, method: string, path: string, originalUrl: string): Resolution {
-  const matching = routes.map((route, index) => ({ route, index })).filter(({ route }) => route.pattern.test(path));
-  if (matching.length === 0)
-    return { kind: "error", error: new RouteNotFoundError(`No route matches ${method} ${originalUrl.split("?")[0]}`) };
-  const found = matching.find(({ route }) => route.method === routeMethodOf(method));
-  if (found) return { kind: "route", index: found.index };
+/** A route table grouped by the path's first segment, so a request tests only the few routes that can match it. */
+type RouteTable<R extends RoutePattern & { method: string }> = { routes: R[]; byFirstSegment: Map<string, number[]>; anyFirst: number[] };
+
+function firstSegmentOf(path: string): string {
+  const end = path.indexOf("/", 1);
+  return end === -1 ? path.slice(1) : path.slice(1, end);
+}
+
+function routeTable<R extends RoutePattern & { method: string; path: string }>(routes: R[]): RouteTable<R> {
+  const byFirstSegment = new Map<string, number[]>();
+  const anyFirst: number[] = [];
+  routes.forEach((route, index) => {
+    const first = firstSegmentOf(route.path);
+    if (first.includes("{")) anyFirst.push(index);
+    else byFirstSegment.set(first, [...(byFirstSegment.get(first) ?? []), index]);
+  });
+  // A route whose first segment is a parameter can match any path: it joins every group, in table order.
+  for (const [first, indexes] of byFirstSegment)
+    byFirstSegment.set(
+      first,
+      [...indexes, ...anyFirst].sort((a, b) => a - b),
+    );
+  return { routes, byFirstSegment, anyFirst };
+}
+
+/** The first route (in table order) whose pattern and method match; else 404, or 405 naming the methods the path has. */
+function resolve<R extends RoutePattern & { method: string }>(
+  table: RouteTable<R>,
+  method: string,
+  path: string,
+  originalUrl: string,
+): Resolution {
+  const candidates = table.byFirstSegment.get(firstSegmentOf(path)) ?? table.anyFirst;
+  const wanted = routeMethodOf(method);
+  let matched = false;
+  for (const index of candidates) {
+    const route = table.routes[index];
+    if (!route.pattern.test(path)) continue;
+    if (route.method === wanted) return { kind: "route", index };
+    matched = true;
+  }
+  if (!matched) return { kind: "error", error: new RouteNotFoundError(`No route matches ${method} ${originalUrl.split("?")[0]}`) };
   const aliases: Record<string, string[]> = { GET: ["GET", "HEAD"], PATCH: ["PATCH", "PUT"] };
-  const methods = matching.flatMap(({ route }) => aliases[route.method] ?? [route.method]);
+  const methods = candidates
+    .map((index) => table.routes[index])
+    .filter((route) => route.pattern.test(path))
+    .flatMap((route) => aliases[route.method] ?? [route.method]);
   return { kind: "error", error: new MethodNotAllowedError(`${method} is not allowed here`), allow: methods.join(", ") };
 }
 
@@ -59,15 +98,24 @@ function refuse(req: Request, res: Response, resolution: Extract<Resolution, { k
  * a client probing a route with no or a wrong key learns the route is missing, not that its key is bad.
  */
 export function unknownRouteGuard(routes: RestRoute[] = allRoutes): RequestHandler {
-  const patterns = routes.map((route) => ({ ...route, ...patternOf(route.path) }));
+  const table = routeTable(routes.map((route) => ({ ...route, ...patternOf(route.path) })));
   return (req, res, next) => {
-    const resolution = resolve(patterns, req.method, req.path, req.originalUrl);
+    const resolution = resolve(table, req.method, req.path, req.originalUrl);
     if (resolution.kind === "route") {
-      nameRoute(res, patterns[resolution.index]);
+      nameRoute(res, table.routes[resolution.index]);
+      // The REST router below serves the same table: it takes this answer instead of resolving again.
+      res.locals.restRoute = { routes, index: resolution.index };
       return next();
     }
     refuse(req, res, resolution);
   };
+}
+
+declare module "express-serve-static-core" {
+  interface Locals {
+    /** The route unknownRouteGuard resolved, in the route list it was given. */
+    restRoute?: { routes: RestRoute[]; index: number };
+  }
 }
 
 function valueAt(data: unknown, path: string[]): unknown {
@@ -89,16 +137,20 @@ export function createRestRouter(
     schema,
     routes.map((route) => route.operation),
   );
-  const compiled: CompiledRoute[] = routes.map((route) => ({
-    ...route,
-    ...patternOf(route.path),
-    prepared: prepared.get(route.operation)!,
-  }));
+  const table = routeTable<CompiledRoute>(
+    routes.map((route) => ({
+      ...route,
+      ...patternOf(route.path),
+      prepared: prepared.get(route.operation)!,
+    })),
+  );
 
   return async (req: Request, res: Response, next: NextFunction) => {
-    const resolution = resolve(compiled, req.method, req.path, req.originalUrl);
+    const guarded = res.locals.restRoute;
+    const resolution: Resolution =
+      guarded?.routes === routes ? { kind: "route", index: guarded.index } : resolve(table, req.method, req.path, req.originalUrl);
     if (resolution.kind === "error") return refuse(req, res, resolution);
-    const route = compiled[resolution.index];
+    const route = table.routes[resolution.index];
     nameRoute(res, route);
     try {
       const context = contextOf(req);

@@ -119,6 +119,24 @@ test("promise: rate limits are shared: the requests of one key, spread over both
   expect(statuses.slice(RATE_LIMIT)).toEqual([429, 429, 429, 429]);
 });
 
+test("promise: a key revoked through one API process is refused on the next request by every API process, though each remembers it", async () => {
+  const user = await createUser(cluster.control.services);
+  const { apiKey, plaintext } = await cluster.control.services.apiKeys.create(user.userId, { scope: "read" });
+  const [first, second] = cluster.apis;
+  const status = async (url: string) => (await freshConnection(`${url}/api/v1/accounts`, { headers: { "x-api-key": plaintext } })).status;
+  // Each process has just authenticated the key, so each holds it in its short-lived key cache.
+  for (const api of cluster.apis) expect([await status(api.url!), await status(api.url!)]).toEqual([200, 200]);
+
+  const revoked = await apiKeyClient(first.url!, user.key).graphql(`mutation ($id: ID!) { revokeApiKey(id: $id) { id revokedAt } }`, {
+    id: apiKey.id,
+  });
+  expect(revoked.body.data.revokeApiKey.revokedAt).toEqual(expect.any(String));
+
+  // At once, with no wait: the other process first, then the one that revoked it.
+  expect(await status(second.url!)).toBe(401);
+  expect(await status(first.url!)).toBe(401);
+});
+
 test("promise: a user suspended through one API process is cut off on the other at once: session, API key and open WebSocket", async () => {
   const admin = await createUser(cluster.control.services, { role: "admin" });
   const password = "correct horse battery staple 15";

@@ -2,10 +2,10 @@
  * "A page of 100 transactions with every nested object costs a constant number of SQL statements (a
  * test counts them and fails above 6), in GraphQL and in REST alike."
  *
- * The count covers the whole request as the database sees it, API-key authentication included. The
- * budget is tighter than the issue's 6, at 3: authenticate the key, read the page (with its total),
- * then one batched read of everything the page points at (accounts, transfer counterparts included,
- * categories, merchants and tags together).
+ * The count covers the whole request as the database sees it. The budget is tighter than the issue's
+ * 6, at 3: authenticate the key when its process does not remember it (see KEY_LOOKUP), read the page
+ * (with its total), then one batched read of everything the page points at (accounts, transfer
+ * counterparts included, categories, merchants and tags together).
  */
 import { randomUUID } from "node:crypto";
 import type { AccountRow } from "../../src/finance/accounts/account.repository";
@@ -31,6 +31,12 @@ const LAST_USED_TOUCH = /UPDATE api_keys SET last_used_at/;
  * are audited, so the seed leaves some). Background work, no part of serving the page either.
  */
 const CHAIN_SEQUENCER = /FROM audit_chain_pending\(/;
+
+/**
+ * An API key's owner is read once and remembered by the process for a few seconds (ApiKeyService), so
+ * whether a request reads it depends on when the key was last read: counted apart, at most one.
+ */
+const KEY_LOOKUP = /FROM api_keys k JOIN users u/;
 
 const TRANSACTION_GRAPHQL = `query($perPage: Int) {
   transactions(perPage: $perPage) {
@@ -104,19 +110,22 @@ async function seed(owner: TestUser): Promise<void> {
 }
 
 /** The statements the database saw while `request` ran, with Sequelize's "Executing (…):" prefix removed. */
-async function statementsDuring(request: () => Promise<HttpResponse>): Promise<{ response: HttpResponse; statements: string[] }> {
+async function statementsDuring(
+  request: () => Promise<HttpResponse>,
+): Promise<{ response: HttpResponse; statements: string[]; keyLookups: number }> {
   app.statements.length = 0;
   const response = await request();
-  const statements = app.statements
-    .filter((sql) => !LAST_USED_TOUCH.test(sql) && !CHAIN_SEQUENCER.test(sql))
-    .map((sql) => sql.replace(/^Executing \([^)]*\): /, ""));
-  return { response, statements };
+  const counted = app.statements.filter((sql) => !LAST_USED_TOUCH.test(sql) && !CHAIN_SEQUENCER.test(sql));
+  const statements = counted.filter((sql) => !KEY_LOOKUP.test(sql)).map((sql) => sql.replace(/^Executing \([^)]*\): /, ""));
+  return { response, statements, keyLookups: counted.length - statements.length };
 }
 
-function expectWithinBudget(statements: string[]): void {
-  if (statements.length <= BUDGET) return;
+/** The budget less the key lookup, which is at most one and counted apart (KEY_LOOKUP). */
+function expectWithinBudget(statements: string[], keyLookups: number): void {
+  expect(keyLookups).toBeLessThanOrEqual(1);
+  if (statements.length <= BUDGET - 1) return;
   const listing = statements.map((sql, i) => `${i + 1}. ${sql.replace(/\s+/g, " ")}`).join("\n");
-  throw new Error(`${statements.length} SQL statements, over the budget of ${BUDGET}:\n${listing}`);
+  throw new Error(`${statements.length} SQL statements besides the key lookup, over the budget of ${BUDGET - 1}:\n${listing}`);
 }
 
 type Transport = { name: string; fetchPage: (perPage: number) => Promise<HttpResponse>; itemsOf: (response: HttpResponse) => any[] };
@@ -134,7 +143,7 @@ const graphql: Transport = {
 
 describe.each([rest, graphql])("$name", ({ fetchPage, itemsOf }) => {
   test(`a page of 100 with every nested object costs at most ${BUDGET} statements`, async () => {
-    const { response, statements } = await statementsDuring(() => fetchPage(100));
+    const { response, statements, keyLookups } = await statementsDuring(() => fetchPage(100));
 
     expect(response.status).toBe(200);
     const items = itemsOf(response);
@@ -147,8 +156,7 @@ describe.each([rest, graphql])("$name", ({ fetchPage, itemsOf }) => {
     expect(items.some((t) => t.merchant?.id) && items.some((t) => t.merchant === null)).toBe(true);
     expect(items.some((t) => t.tags.length === 2) && items.some((t) => t.tags.length === 0)).toBe(true);
 
-    expectWithinBudget(statements);
-    expect(statements.some((sql) => /FROM api_keys/.test(sql))).toBe(true);
+    expectWithinBudget(statements, keyLookups);
   });
 
   test("the count does not grow with the page: 10 and 100 cost the same", async () => {

@@ -14,6 +14,19 @@ const KEY_PREFIX = "fgk_";
 const LAST_USED_RESOLUTION_MS = 60_000;
 /** Keys whose expiry the sweep records per read. */
 const EXPIRY_SWEEP_BATCH = 100;
+/**
+ * How long a live key's owner is remembered in this process, so a client's requests do not each read
+ * the key and its user. Short, as a backstop only: every change that matters evicts at once in every
+ * process (Topic.AccessEnded: revoked, suspended, deleted, role changed; Topic.UserChanged: e-mail,
+ * AI access), and an expiry is checked against the remembered expires_at on every request. What the TTL
+ * bounds is a change made behind the service's back (SQL typed into the database) or an event lost
+ * while the bus was reconnecting.
+ */
+const OWNER_CACHE_TTL_MS = 5_000;
+/** Live keys remembered at most; the oldest is forgotten first. Only keys that authenticated are kept, so guessing fills nothing. */
+const OWNER_CACHE_MAX = 10_000;
+
+type CachedOwner = { actor: Actor; until: number; expiresAtMs: number | null; touchedAtMs: number };
 
 export type ApiKeySummary = ApiKeyRow;
 
@@ -24,12 +37,36 @@ export function hashApiKey(plaintext: string): Buffer {
 }
 
 export class ApiKeyService {
+  /** Live keys' owners by key hash (base64): see OWNER_CACHE_TTL_MS. */
+  private readonly owners = new Map<string, CachedOwner>();
+  /** Bumped by every eviction: a read that began before one must not remember what it read. */
+  private evictions = 0;
+
   constructor(
     private readonly sequelize: Sequelize,
     private readonly repository: ApiKeyRepository,
     private readonly audit: AuditService,
     private readonly events: EventBus,
-  ) {}
+  ) {
+    void this.forgetOnAccessEnded();
+    void this.forgetOnUserChanged();
+  }
+
+  private async forgetOnAccessEnded(): Promise<void> {
+    for await (const message of this.events.subscribe(Topic.AccessEnded)) {
+      if (message.kind === "api_key") this.forget((owner) => owner.actor.credential.id === message.apiKeyId);
+      else if (message.kind === "user") this.forget((owner) => owner.actor.userId === message.userId);
+    }
+  }
+
+  private async forgetOnUserChanged(): Promise<void> {
+    for await (const message of this.events.subscribe(Topic.UserChanged)) this.forget((owner) => owner.actor.userId === message.userId);
+  }
+
+  private forget(matches: (owner: CachedOwner) => boolean): void {
+    this.evictions += 1;
+    for (const [hash, owner] of this.owners) if (matches(owner)) this.owners.delete(hash);
+  }
 
   /**
    * Issues a key to `userId` and records `auth.api_key.created` in the same transaction, naming `by`
@@ -104,7 +141,13 @@ export class ApiKeyService {
       });
       return { key: { ...key, revokedAt }, revokedNow: true };
     });
-    if (revoked.revokedNow) this.events.publish(Topic.AccessEnded, { kind: "api_key", apiKeyId: id, reason: "revoked" });
+    if (revoked.revokedNow) {
+      // This process forgets the key at once; the others when the event reaches them, which it has
+      // left for before the caller hears that the key is revoked.
+      this.forget((owner) => owner.actor.credential.id === id);
+      this.events.publish(Topic.AccessEnded, { kind: "api_key", apiKeyId: id, reason: "revoked" });
+      await this.events.flush();
+    }
     return revoked.key;
   }
 
@@ -145,10 +188,30 @@ export class ApiKeyService {
     });
   }
 
-  /** Resolves a presented key to its actor, or throws 401. One indexed read on the hash. */
+  /**
+   * Resolves a presented key to its actor, or throws 401: from memory when this process saw the key
+   * within OWNER_CACHE_TTL_MS and nothing evicted it since, else with one indexed read on the hash.
+   */
   async authenticate(plaintext: string): Promise<Actor> {
     if (!plaintext.startsWith(KEY_PREFIX)) throw new UnauthenticatedError();
     const hash = hashApiKey(plaintext);
+    const cacheKey = hash.toString("base64");
+    const now = Date.now();
+    let owner = this.owners.get(cacheKey);
+    if (owner && (owner.until <= now || (owner.expiresAtMs !== null && owner.expiresAtMs <= now))) {
+      this.owners.delete(cacheKey);
+      owner = undefined;
+    }
+    if (!owner) owner = await this.readOwner(hash, cacheKey, now);
+    if (now - owner.touchedAtMs > LAST_USED_RESOLUTION_MS) {
+      owner.touchedAtMs = now;
+      this.touch(owner.actor.credential.id);
+    }
+    return owner.actor;
+  }
+
+  private async readOwner(hash: Buffer, cacheKey: string, now: number): Promise<CachedOwner> {
+    const evictionsBefore = this.evictions;
     const row = await this.repository.liveOwner(hash);
     if (!row) {
       // Presented after its expiry and before the sweep saw it: the expiry is recorded now (once).
@@ -156,19 +219,28 @@ export class ApiKeyService {
       throw new UnauthenticatedError();
     }
     if (row.status !== "active") throw new UnauthenticatedError("Your account has been deactivated");
-    if (!row.lastUsedAt || Date.now() - new Date(row.lastUsedAt).getTime() > LAST_USED_RESOLUTION_MS) {
-      this.touch(row.keyId);
-    }
-    return {
-      userId: row.userId,
-      familyId: row.familyId,
-      email: row.email,
-      role: row.role,
-      scope: row.scope,
-      aiEnabled: row.aiEnabled,
-      credential: { kind: "api_key", id: row.keyId },
-      expiresAt: row.expiresAt ? new Date(row.expiresAt) : null,
+    const expiresAt = row.expiresAt ? new Date(row.expiresAt) : null;
+    const owner: CachedOwner = {
+      actor: {
+        userId: row.userId,
+        familyId: row.familyId,
+        email: row.email,
+        role: row.role,
+        scope: row.scope,
+        aiEnabled: row.aiEnabled,
+        credential: { kind: "api_key", id: row.keyId },
+        expiresAt,
+      },
+      until: now + OWNER_CACHE_TTL_MS,
+      expiresAtMs: expiresAt ? expiresAt.getTime() : null,
+      touchedAtMs: row.lastUsedAt ? new Date(row.lastUsedAt).getTime() : 0,
     };
+    // Read before an eviction landed: used for this request (it began first), not remembered.
+    if (this.evictions === evictionsBefore) {
+      if (this.owners.size >= OWNER_CACHE_MAX) this.owners.delete(this.owners.keys().next().value!);
+      this.owners.set(cacheKey, owner);
+    }
+    return owner;
   }
 
   private touch(keyId: string): void {

@@ -7,6 +7,7 @@ import { ConflictError, ForbiddenError, NotFoundError, ValidationError, Validati
 import { isUuid } from "../../platform/common/ids";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/common/pagination";
 import { optionalText, saveUnique } from "../../platform/common/validation";
+import { Topic } from "../../platform/events/catalogue";
 import type { EventBus } from "../../platform/events/event-bus";
 import type { Actor } from "../../platform/security/actor";
 import { isUserRole } from "../../platform/security/actor";
@@ -98,6 +99,7 @@ export class UserAdminService {
       const changes = diffChanges(user, values, Object.keys(values));
       if (Object.keys(changes).length === 0) return summarizeRow(user);
       const updated = await saveUnique("Email has already been taken", () => this.repository.update(user.id, values, transaction));
+      announceUserChanged(this.events, transaction, user.id);
       await this.audit.record(transaction, {
         type: "user.updated",
         user: auditUserOf(actor),
@@ -115,6 +117,7 @@ export class UserAdminService {
       const user = await this.changeable(actor.userId, transaction);
       if (user.aiEnabled) return summarizeRow(user);
       const updated = await this.repository.setAiEnabled(user.id, true, transaction);
+      announceUserChanged(this.events, transaction, user.id);
       await this.audit.record(transaction, {
         type: "user.updated",
         user: auditUserOf(actor),
@@ -138,7 +141,8 @@ export class UserAdminService {
 
   /**
    * Suspends an active user. Their API keys, access tokens and session cookies are refused from the
-   * next request on (every credential check reads the user's status); their open sessions are ended
+   * next request on (every credential check reads the user's status, or, for an API key remembered by
+   * a process, that process forgets it when the commit announces the end); their open sessions are ended
    * and their tokens revoked here, so they stay ended after a reactivation; their live WebSocket
    * connections are closed once this commits.
    */
@@ -266,4 +270,16 @@ function auditUserOf(actor: Actor): AuditUser {
 
 function selfForbidden(what: string): ForbiddenError {
   return new ForbiddenError(`Administrators cannot ${what}`, "forbidden");
+}
+
+/**
+ * After the commit, tells every process that the user's row changed (Topic.UserChanged): an API key's
+ * remembered owner carries the e-mail and AI access, and must not answer with the old ones. The commit
+ * waits for the event to leave, as announceAccessEnded's does.
+ */
+function announceUserChanged(events: EventBus, transaction: Transaction, userId: string): void {
+  transaction.afterCommit(async () => {
+    events.publish(Topic.UserChanged, { userId });
+    await events.flush();
+  });
 }

@@ -17,6 +17,8 @@ export const Topic = {
   BankSyncEvent: "bank.sync.event",
   /** Credentials that no longer grant what they did: open WebSockets they cover are closed. */
   AccessEnded: "auth.access.ended",
+  /** A user's row changed (name, e-mail, AI access): processes forget what they remembered of it (the API key cache). */
+  UserChanged: "identity.user.changed",
   /** An audit event committed and linked into the chain (the live stream). */
   AuditEventRecorded: "audit.event.recorded",
   /** An alert rule fired (committed with its deliveries): the dispatcher sends, the console shows a toast. */
@@ -92,6 +94,9 @@ export type AuditEventJson = {
  */
 export type AuditEventRecorded = { id: string; timestamp: string; event: AuditEventJson | null };
 
+/** Which user changed; what changed is read from the database. */
+export type UserChanged = { userId: string };
+
 /** A firing's id and what a toast shows; the rest is read from alert_firings. */
 export type AlertFired = { firingId: string; ruleName: string; summary: string };
 
@@ -100,6 +105,7 @@ export type EventCatalogue = {
   [Topic.ChatEvent]: { payload: ChatEventPayload; scoped: true };
   [Topic.BankSyncEvent]: { payload: BankSyncEvent; scoped: true };
   [Topic.AccessEnded]: { payload: AccessEnded; scoped: false };
+  [Topic.UserChanged]: { payload: UserChanged; scoped: false };
   [Topic.AuditEventRecorded]: { payload: AuditEventRecorded; scoped: false };
   [Topic.AlertFired]: { payload: AlertFired; scoped: false };
 };

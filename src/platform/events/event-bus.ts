@@ -25,6 +25,12 @@ export interface EventBus {
    * the event bus lag of /metrics), and tells how many of this process's publishes are still leaving.
    */
   observe(observer: (ageSeconds: number) => void): { pendingPublishes(): number };
+  /**
+   * Resolves once what this process published so far has left it (or after `timeoutMs`, so a transport
+   * that is away delays no caller for long): a change that other processes must see before its caller
+   * hears "done" (a revoked key) publishes, then waits for this.
+   */
+  flush(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -88,6 +94,13 @@ abstract class FanOutBus implements EventBus {
   /** Waits for events already published to leave, so a short-lived process (the CLI) does not drop them on close. */
   protected async drain(): Promise<void> {
     await Promise.all([...this.inFlight]);
+  }
+
+  async flush(timeoutMs = 2000): Promise<void> {
+    if (this.inFlight.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.drain(), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    clearTimeout(timer);
   }
 
   protected deliver(raw: string): void {
