@@ -26,7 +26,12 @@ export const JOBS = {
   },
   [QueueName.Assistant]: { reply: "reply", expireStaleReplies: "expire-stale-replies" },
   [QueueName.BankSync]: { syncConnection: "sync-connection", refreshConnections: "refresh-connections" },
-  [QueueName.Exports]: { writeExport: "write-export", expireExports: "expire-exports", requeueStaleExports: "requeue-stale-exports" },
+  [QueueName.Exports]: {
+    writeExport: "write-export",
+    expireExports: "expire-exports",
+    requeueStaleExports: "requeue-stale-exports",
+    writeFamilyExport: "write-family-export",
+  },
 } as const satisfies Record<QueueName, Record<string, string>>;
 
 /** Retry transient failures a few times with growing waits; keep a bounded history for inspection. */
@@ -58,6 +63,11 @@ export const EXPORT_JOB_OPTIONS: JobsOptions = { attempts: 1, removeOnComplete: 
 
 export function exportJobId(exportId: string): string {
   return `export-${exportId}`;
+}
+
+/** A family export's job (src/finance/exports/): one per request, its options those of an audit export's. */
+export function familyExportJobId(exportId: string): string {
+  return `family-export-${exportId}`;
 }
 
 /** Recurring jobs. The scheduler id makes registration idempotent across processes and restarts. */
