@@ -167,6 +167,14 @@ describe("sure-cli `family-exports create --apply`, `list`, `show`, `download --
     expect([...entries.keys()]).toEqual([...UPSTREAM_FILES, "manifest.json"]);
     const manifest = JSON.parse(entries.get("manifest.json")!.toString("utf8"));
     expect(manifest).toMatchObject({ kind: "family-export", id: exportId, familyId: owner.familyId });
+    // Records, not lines: a name with a newline inside its quotes is one transaction.
+    expect(Object.fromEntries(manifest.files.map((f: { name: string; rows: number }) => [f.name, f.rows]))).toMatchObject({
+      "accounts.csv": 4,
+      "transactions.csv": 42,
+      "trades.csv": 3,
+      "categories.csv": 2,
+      "all.ndjson": 60,
+    });
     for (const listed of manifest.files) {
       const bytes = entries.get(listed.name)!;
       expect([listed.name, listed.sha256, listed.bytes]).toEqual([

@@ -15,7 +15,7 @@ import {
   type FamilyExportRecord,
   type FamilyExportRepository,
 } from "./family-export.repository";
-import { countLines, writeNdjson, ZipEntriesWriter, type FamilyExportManifest } from "./family-export.writer";
+import { CsvRecordCounter, writeNdjson, ZipEntriesWriter, type FamilyExportManifest } from "./family-export.writer";
 
 /** What the service needs from the queue: producers only enqueue. */
 export type FamilyExportQueue = { enqueue(exportId: string): Promise<void> };
@@ -156,8 +156,9 @@ export class FamilyExportService {
           for (const name of Object.keys(CSV_FILES) as CsvFileName[]) {
             writer.begin(name);
             await writer.write(CSV_FILES[name].header.join(",") + "\n");
+            const records = new CsvRecordCounter();
             for await (const chunk of this.repository.csvFile(name, record.familyId, transaction))
-              await writer.write(chunk, countLines(chunk));
+              await writer.write(chunk, records.count(chunk));
           }
           writer.begin("all.ndjson");
           for (const { select } of NDJSON_SELECTS)

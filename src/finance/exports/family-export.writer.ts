@@ -101,11 +101,25 @@ export class ZipEntriesWriter {
   }
 }
 
-/** Counts the line ends in a chunk of CSV (a record per line; a quoted newline inside a field is counted too: rows are a guide, the SHA-256 is the check). */
-export function countLines(chunk: Buffer): number {
-  let lines = 0;
-  for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) lines += 1;
-  return lines;
+/**
+ * Counts the records of CSV as COPY writes it (RFC 4180), chunk by chunk: a line end inside a quoted
+ * field (a name with a newline) is not a record's end. A doubled quote toggles the state twice, so
+ * counting quotes is enough.
+ */
+export class CsvRecordCounter {
+  private quoted = false;
+
+  count(chunk: Buffer): number {
+    let records = 0;
+    let quoted = this.quoted;
+    for (let at = 0; at < chunk.length; at++) {
+      const byte = chunk[at];
+      if (byte === 34) quoted = !quoted;
+      else if (byte === 10 && !quoted) records += 1;
+    }
+    this.quoted = quoted;
+    return records;
+  }
 }
 
 /** Frames binary COPY rows of one text column (a JSON line each) into NDJSON pieces. */
