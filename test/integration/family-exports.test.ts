@@ -378,3 +378,21 @@ describe("restore: the export loaded into an empty family of a fresh instance", 
     expect(await tables(fresh, target.familyId)).toEqual(before);
   });
 });
+
+describe("without Redis (the default configuration)", () => {
+  test("the worker writes the export on PostgreSQL's queue", async () => {
+    const plain = await startTestApp({ env: { REDIS_URL: "", EXPORT_DIR: path.join(scratch, "c") }, roles: { workers: true } });
+    try {
+      expect(plain.runtime.queues.kind).toBe("postgres");
+      const user = await createUser(plain.runtime.services, { role: "admin" });
+      await createAccount(plain.runtime.services, user, { name: "Checking", balance: "10" });
+      const api = apiKeyClient(`${plain.url}/api/v1`, user.key);
+      const created = await api.post("/family_exports", {}, headers);
+      expect(created.status).toBe(202);
+      const done = await exportDone(api, created.body.data.id);
+      expect([done.status, done.downloadable]).toEqual(["completed", true]);
+    } finally {
+      await plain.stop();
+    }
+  });
+});
