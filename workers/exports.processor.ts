@@ -11,7 +11,10 @@ export const exportHandlers: JobHandlers = {
     return record && { status: record.status, rows: record.rowsWritten };
   },
   "expire-exports": async (_job, { services }) => ({ expired: await services.auditExports.expire() }),
-  "requeue-stale-exports": async (_job, { services }) => ({ requeued: await services.auditExports.requeueStale() }),
+  "requeue-stale-exports": async (_job, { services }) => ({
+    requeued: await services.auditExports.requeueStale(),
+    familyExports: await services.familyExports.requeueStale(),
+  }),
   "write-family-export": async (job, { services }) => {
     const { exportId } = job.data as { exportId: string };
     const record = await services.familyExports.run(exportId);

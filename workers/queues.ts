@@ -96,8 +96,9 @@ export const SCHEDULES = [
   },
   // Only removes files whose expiry has passed; how long they live is EXPORT_RETENTION_HOURS.
   { id: "expire-exports", queue: QueueName.Exports, job: JOBS[QueueName.Exports].expireExports, everyMs: 15 * 60 * 1000 },
-  // The safety net of export and report requests: one whose job never reached the queue (the queue was
-  // down right after its commit) is enqueued again under its own job id, so none is written twice.
+  // The safety net of export and report requests, and of family exports: one whose job never reached the
+  // queue (the queue was down right after its commit) is enqueued again under its own job id, so none is
+  // written twice.
   {
     id: "requeue-stale-exports-minutely",
     queue: QueueName.Exports,

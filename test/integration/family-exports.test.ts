@@ -396,3 +396,17 @@ describe("without Redis (the default configuration)", () => {
     }
   });
 });
+
+describe("a request whose job never reached the queue", () => {
+  test("is enqueued again by the requeue schedule's handler once stale, and written", async () => {
+    const [rows] = (await app.runtime.sequelize.query(
+      `INSERT INTO family_exports (id, family_id, status, requested_by, requested_by_email, created_at)
+       VALUES (gen_random_uuid(), $1, 'pending', $2, $3, now() - interval '2 minutes') RETURNING id`,
+      { bind: [owner.familyId, owner.userId, owner.email] },
+    )) as [{ id: string }[], unknown];
+    expect(await app.runtime.services.familyExports.requeueStale()).toBe(1);
+    const done = await exportDone(cli, rows[0].id);
+    expect(done.status).toBe("completed");
+    expect(await app.runtime.services.familyExports.requeueStale()).toBe(0);
+  });
+});

@@ -253,6 +253,20 @@ export class FamilyExportRepository {
     await selectRows(this.sequelize, `SELECT pg_advisory_xact_lock(hashtextextended('family_exports:' || $1, 0))`, [familyId], transaction);
   }
 
+  /**
+   * Requests pending since before `before`, or processing since before it, oldest first, at most `limit`:
+   * their job may never have reached the queue, or may have failed after its worker died twice.
+   */
+  unfinishedBefore(before: Date, limit: number): Promise<{ id: string }[]> {
+    return selectRows<{ id: string }>(
+      this.sequelize,
+      `SELECT id FROM family_exports
+        WHERE (status = 'pending' AND created_at < $1) OR (status = 'processing' AND started_at < $1)
+        ORDER BY created_at, id LIMIT $2`,
+      [before, limit],
+    );
+  }
+
   /** Claims a pending (or a crashed worker's processing) request; false when it is already finished. */
   async start(id: string): Promise<boolean> {
     const rows = await selectRows<{ id: string }>(

@@ -20,6 +20,10 @@ import { CsvRecordCounter, writeNdjson, ZipEntriesWriter, type FamilyExportManif
 /** What the service needs from the queue: producers only enqueue. */
 export type FamilyExportQueue = { enqueue(exportId: string): Promise<void> };
 
+/** A request pending or processing this long may have lost its job (the audit exports' rule, STALE_REQUEST_MS there). */
+const STALE_REQUEST_MS = 60_000;
+const REQUEUE_BATCH = 500;
+
 /** Exports of one family waiting or being written at once. */
 export const MAX_ACTIVE_PER_FAMILY = 3;
 const DEFAULT_PER_PAGE = 25;
@@ -144,6 +148,17 @@ export class FamilyExportService {
         return failed;
       });
     }
+  }
+
+  /**
+   * Enqueues again the requests pending or processing for longer than STALE_REQUEST_MS (run by the
+   * exports queue's minutely requeue-stale-exports schedule, beside the audit exports'). The job id is
+   * the request's, so a request whose job still waits or runs gets no second one.
+   */
+  async requeueStale(now = new Date()): Promise<number> {
+    const stale = await this.repository.unfinishedBefore(new Date(now.getTime() - STALE_REQUEST_MS), REQUEUE_BATCH);
+    for (const { id } of stale) await this.queue.enqueue(id);
+    return stale.length;
   }
 
   /** Writes the zip: upstream's CSV files, all.ndjson, then manifest.json with the SHA-256 of each. */
