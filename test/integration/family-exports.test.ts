@@ -250,6 +250,14 @@ describe("who may, and hostile ways in", () => {
     const url = (signed: { expires: number; signature: string }) =>
       `${app.url}/family_exports/${exportId}/file?expires=${signed.expires}&signature=${signed.signature}`;
     const get = (target: string, key = owner.key) => fetch(target, { headers: { "x-api-key": key } });
+    const downloads = async () =>
+      (
+        (await app.runtime.sequelize.query(
+          `SELECT count(*)::int AS n FROM audit_events WHERE resource_id = $1 AND event_type = 'family_export.downloaded'`,
+          { bind: [exportId] },
+        )) as [{ n: number }[], unknown]
+      )[0][0].n;
+    const before = await downloads();
     const good = signer.sign(exportId, owner.familyId);
     expect((await get(url(good))).status).toBe(200);
     expect((await get(url({ ...good, signature: good.signature.replace(/^./, (c) => (c === "A" ? "B" : "A")) }))).status).toBe(403);
@@ -262,6 +270,8 @@ describe("who may, and hostile ways in", () => {
     ]);
     expect((await get(`${app.url}/family_exports/${exportId}/file`)).status).toBe(403);
     expect((await fetch(url(good))).status).toBe(401);
+    // The one good fetch, and none of the refused ones.
+    expect((await downloads()) - before).toBe(1);
   });
 });
 
