@@ -26,7 +26,12 @@ export const JOBS = {
   },
   [QueueName.Assistant]: { reply: "reply", expireStaleReplies: "expire-stale-replies" },
   [QueueName.BankSync]: { syncConnection: "sync-connection", refreshConnections: "refresh-connections" },
-  [QueueName.Exports]: { writeExport: "write-export", expireExports: "expire-exports", requeueStaleExports: "requeue-stale-exports" },
+  [QueueName.Exports]: {
+    writeExport: "write-export",
+    expireExports: "expire-exports",
+    requeueStaleExports: "requeue-stale-exports",
+    writeFamilyExport: "write-family-export",
+  },
 } as const satisfies Record<QueueName, Record<string, string>>;
 
 /** Retry transient failures a few times with growing waits; keep a bounded history for inspection. */
@@ -60,6 +65,11 @@ export function exportJobId(exportId: string): string {
   return `export-${exportId}`;
 }
 
+/** A family export's job (src/finance/exports/): one per request, its options those of an audit export's. */
+export function familyExportJobId(exportId: string): string {
+  return `family-export-${exportId}`;
+}
+
 /** Recurring jobs. The scheduler id makes registration idempotent across processes and restarts. */
 export const SCHEDULES = [
   { id: "prune-api-keys-daily", queue: QueueName.Maintenance, job: JOBS[QueueName.Maintenance].pruneApiKeys, everyMs: 24 * 60 * 60 * 1000 },
@@ -86,8 +96,9 @@ export const SCHEDULES = [
   },
   // Only removes files whose expiry has passed; how long they live is EXPORT_RETENTION_HOURS.
   { id: "expire-exports", queue: QueueName.Exports, job: JOBS[QueueName.Exports].expireExports, everyMs: 15 * 60 * 1000 },
-  // The safety net of export and report requests: one whose job never reached the queue (the queue was
-  // down right after its commit) is enqueued again under its own job id, so none is written twice.
+  // The safety net of export and report requests, and of family exports: one whose job never reached the
+  // queue (the queue was down right after its commit) is enqueued again under its own job id, so none is
+  // written twice.
   {
     id: "requeue-stale-exports-minutely",
     queue: QueueName.Exports,

@@ -15,6 +15,7 @@ import { auditRoutes } from "./audit";
 import { planningRoutes } from "./planning";
 import { userRoutes } from "./users";
 import { importRoutes } from "./imports";
+import { familyExportRoutes } from "./family-exports";
 import type { RestRoute } from "./route";
 
 export { API_PREFIX, type HttpMethod, type RestRoute } from "./route";
@@ -37,5 +38,6 @@ export const routes: RestRoute[] = [
   ...auditRoutes,
   ...planningRoutes,
   ...importRoutes,
+  ...familyExportRoutes,
   ...userRoutes,
 ];

@@ -28,6 +28,7 @@ import { createExportRouter } from "../audit/exports/export.router";
 import { createAdminConsoleRouter, explorerPage } from "../transports/http/admin-console";
 import { authenticate, enterRequestOrigin } from "../transports/http/authenticate";
 import { createImportUploadRouter } from "../finance/imports/import.router";
+import { createFamilyExportRouter } from "../finance/exports/family-export.router";
 import { answerClientErrors } from "../transports/http/client-errors";
 import { attachGraphQLSocket } from "../transports/http/graphql-socket";
 import { rateLimit, type RateLimiters } from "../transports/http/rate-limit";
@@ -137,6 +138,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
   app.use(createMobileSsoApiRouter(services, limit));
   // File uploads stream in: served beside the route table, before /api/v1's unknown-route guard.
   app.use(createImportUploadRouter(services, schema, (req) => contextOf(req.res!), limit, deps.config.imports.maxBytes));
+  // A download answers with a redirect (and the file), which no GraphQL result is: served beside the route table.
+  app.use(createFamilyExportRouter(services, schema, (req) => contextOf(req.res!), limit));
   // The router parses the body itself, after the credential's scope is checked.
   const restRouter = createRestRouter(schema, (req) => contextOf(req.res!), express.json({ limit: BODY_LIMIT }));
   app.use(API_PREFIX, unknownRouteGuard(), authenticate(services, { required: true }), ...limit, restRouter);

@@ -198,6 +198,16 @@ async function run(argv: string[]): Promise<void> {
             : `audit chain BROKEN at ${report.firstBroken!.seq === null ? `event ${report.firstBroken!.eventId}` : `sequence ${report.firstBroken!.seq}`} (${report.firstBroken!.kind}): ${report.firstBroken!.message}`,
         );
       }
+      case "family-export restore": {
+        const user = await services.users.findByEmail(required(string("email"), "--email"));
+        if (!user) throw new Error(`no user with email ${string("email")}`);
+        const summary = await services.familyRestore.restore(
+          { userId: user.id, email: user.email, session: null, familyId: user.familyId },
+          positionals[0],
+        );
+        const lines = Object.entries(summary.counts).map(([type, count]) => `${type}: ${count}`);
+        return print(summary, `restored into family ${summary.familyId}\n${lines.join("\n")}`);
+      }
       case "audit retention run": {
         const outcome = await services.retention.run();
         if (!outcome) throw new Error("another retention run holds the lock; try again shortly");

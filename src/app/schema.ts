@@ -13,6 +13,7 @@ import { ChatResolver } from "../finance/chats/chat.resolver";
 import { IdentityResolver } from "../finance/identity/identity.resolver";
 import { FamilyResetResolver } from "../finance/identity/family-reset.resolver";
 import { ImportResolver } from "../finance/imports/import.resolver";
+import { FamilyExportResolver } from "../finance/exports/family-export.resolver";
 import { UserAdminResolver } from "../finance/identity/user-admin.resolver";
 import { UserLookupResolver } from "../finance/identity/user-lookup.resolver";
 import { ExchangeRateResolver } from "../finance/exchange-rates/exchange-rate.resolver";
@@ -42,6 +43,7 @@ export const resolvers = [
   IdentityResolver,
   FamilyResetResolver,
   ImportResolver,
+  FamilyExportResolver,
   AccountResolver,
   AccountHistoryResolver,
   BalanceResolver,

@@ -4,12 +4,17 @@ import {
   bankSyncJobId,
   EXPORT_JOB_OPTIONS,
   exportJobId,
+  familyExportJobId,
   JOBS,
   QueueName,
   replyJobOptions,
   type QueueBackend,
 } from "../../workers/queues";
 import { AlertDispatcher } from "../audit/alerts/alert.dispatcher";
+import { FamilyExportRepository } from "../finance/exports/family-export.repository";
+import { FamilyExportService, type FamilyExportQueue } from "../finance/exports/family-export.service";
+import { FamilyRestoreRepository } from "../finance/exports/family-restore.repository";
+import { FamilyRestoreService } from "../finance/exports/family-restore.service";
 import { AlertEvaluator } from "../audit/alerts/alert.evaluator";
 import { AlertLimiter } from "../audit/alerts/alert.storms";
 import { AlertRepository } from "../audit/alerts/alert.repository";
@@ -128,6 +133,8 @@ function createRepositories(sequelize: Sequelize) {
     sso: new SsoRepository(sequelize),
     ssoLoginRequests: new SsoLoginRequestRepository(sequelize),
     exports: new ExportRepository(sequelize),
+    familyExports: new FamilyExportRepository(sequelize),
+    familyRestores: new FamilyRestoreRepository(sequelize),
     reports: new ReportRepository(sequelize),
     streamConsumers: new ConsumerRepository(sequelize),
     streamDestinations: new DestinationRepository(sequelize),
@@ -198,6 +205,16 @@ function exportQueueOf(deps: ServiceDeps): ExportQueue {
   };
 }
 
+function familyExportQueueOf(deps: ServiceDeps): FamilyExportQueue {
+  return {
+    async enqueue(exportId) {
+      await deps.queues
+        .queue(QueueName.Exports)
+        .add(JOBS[QueueName.Exports].writeFamilyExport, { exportId }, { ...EXPORT_JOB_OPTIONS, jobId: familyExportJobId(exportId) });
+    },
+  };
+}
+
 /** The transport-neutral core: GraphQL resolvers, the REST adapter (through GraphQL), workers and the CLI call these. */
 export function createServices(sequelize: Sequelize, events: EventBus, deps: ServiceDeps) {
   const repositories = createRepositories(sequelize);
@@ -252,6 +269,7 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     ledger,
     audit,
   );
+  const trades = new TradeService(sequelize, repositories.investments, repositories.accounts, repositories.categories, ledger, audit);
   const bankSync = new BankSyncService(sequelize, repositories.banking, ledger, secrets, config, events, logger, outbound);
   // The family's active rules apply to every new transaction, whichever way it arrives.
   transactions.onCreated = (familyId, ids, transaction) => rules.applyToNew(familyId, ids, transaction);
@@ -271,7 +289,7 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     ledger,
     balances: new BalanceService(repositories.ledger),
     valuations: new ValuationService(sequelize, repositories.valuations, repositories.accounts, ledger, audit),
-    trades: new TradeService(sequelize, repositories.investments, repositories.accounts, repositories.categories, ledger, audit),
+    trades,
     categories: new CategoryService(sequelize, repositories.categories, audit),
     merchants: new MerchantService(sequelize, repositories.merchants, audit),
     tags: new TagService(sequelize, repositories.tags, audit),
@@ -326,6 +344,17 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
       config.exports,
       logger,
     ),
+    familyExports: new FamilyExportService(
+      sequelize,
+      repositories.familyExports,
+      audit,
+      familyExportQueueOf(deps),
+      // Its own key: a family export's signature names the family, an audit export's the user.
+      new DownloadSigner(secrets.deriveKey("family-export-download"), config.exports.urlTtlSeconds),
+      config.exports.dir,
+      logger,
+    ),
+    familyRestore: new FamilyRestoreService(sequelize, repositories.familyRestores, repositories.accounts, ledger, trades, audit),
     ssoProviders,
     connectedAccounts,
     ssoLogins: new SsoLoginService(

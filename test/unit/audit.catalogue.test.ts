@@ -33,7 +33,7 @@ describe("the audit event catalogue", () => {
     expect(isAuditEventType("auth.login.hacked")).toBe(false);
   });
 
-  test("the service's own types: a removed or paused stream destination, a removed alert rule or channel, an alert limit that bites, a retention change, a deleted archive, a deleted valuation, trade, exchange rate, transaction or finance account, a family's financial data reset, a revoked API key, a recovery code used or a second factor reset and an unlocked account are warnings, a failing destination an error", () => {
+  test("the service's own types: a removed or paused stream destination, a removed alert rule or channel, an alert limit that bites, a retention change, a deleted archive, a deleted valuation, trade, exchange rate, transaction or finance account, a family's financial data reset or restored from an export, a revoked API key, a recovery code used or a second factor reset and an unlocked account are warnings, a failing destination an error", () => {
     expect(
       Object.keys(SERVICE_EVENT_CATALOGUE)
         .filter((type) => defaultSeverity(type as never) === "warning")
@@ -50,6 +50,7 @@ describe("the audit event catalogue", () => {
       "auth.mfa.reset",
       "exchange_rate.deleted",
       "family.reset",
+      "family.restored",
       "finance_account.deleted",
       "stream.destination.deleted",
       "stream.destination.paused",
@@ -60,6 +61,7 @@ describe("the audit event catalogue", () => {
     ]);
     expect(defaultSeverity("stream.destination.failing")).toBe("error");
     expect(defaultSeverity("audit.export.failed")).toBe("error");
+    expect(defaultSeverity("family_export.failed")).toBe("error");
   });
 
   test("an emitter may raise a severity but not lower it", () => {

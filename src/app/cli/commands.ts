@@ -68,6 +68,20 @@ export const COMMANDS: CommandSpec[] = [
     group: "Data",
   },
   {
+    name: "family-export restore",
+    synopsis: "FILE --email E",
+    summary: "load a family export (zip) into the empty family of user E",
+    details: [
+      "FILE is a zip from GET /api/v1/family_exports/{id}/download. Every file's SHA-256 and size are checked against its manifest.json first;",
+      "then all.ndjson is written in one transaction (accounts, categories, tags, merchants, valuations, transactions, transfers, trades),",
+      "with new ids, and the ledger derives the balances. The family must hold no finance data; family.restored is audited, naming E.",
+      "Exit status 1 with the reason when the file is refused (nothing is written then).",
+    ],
+    options: { email: { type: "string" } },
+    positionals: ["FILE"],
+    group: "Data",
+  },
+  {
     name: "db url",
     synopsis: "",
     summary: "print the database's connection string (the embedded one's, with its password)",

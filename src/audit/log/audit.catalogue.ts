@@ -117,6 +117,17 @@ export const SERVICE_EVENT_CATALOGUE = {
     severity: "info",
     meaning: "recurring transactions detected from the family's history (counts in changes)",
   },
+  "family_export.created": { severity: "info", meaning: "a family data export requested (written by a worker)" },
+  "family_export.completed": {
+    severity: "info",
+    meaning: "a family data export written (rows per file and the zip's SHA-256 in changes)",
+  },
+  "family_export.failed": { severity: "error", meaning: "a family data export could not be written" },
+  "family_export.downloaded": { severity: "info", meaning: "a family data export downloaded through its signed URL" },
+  "family.restored": {
+    severity: "warning",
+    meaning: "a family export loaded into an empty family, its manifest verified (rows per record type in changes)",
+  },
   "import.created": { severity: "info", meaning: "a file uploaded as a pending import (rows and rows with problems in changes)" },
   "import.published": {
     severity: "info",

@@ -147,6 +147,7 @@ export async function* copyOut(
   select: string,
   bind: unknown[],
   format: "binary" | "csv" | "text",
+  transaction?: Transaction,
 ): AsyncGenerator<Buffer> {
   const inlined = select.replace(/\$(\d+)/g, (placeholder, n: string) => {
     const index = Number(n) - 1;
@@ -157,7 +158,11 @@ export async function* copyOut(
   });
   const sql = `COPY (${inlined}) TO STDOUT (FORMAT ${format})`;
   prepareDirectQuery(sequelize, sql, []);
-  const connection = (await sequelize.connectionManager.getConnection({ type: "read" })) as unknown as ClientBase;
+  // Within `transaction` (several COPYs reading one snapshot), on its connection, which stays the transaction's.
+  const own = !transaction;
+  const connection = (transaction
+    ? (transaction as Transaction & { connection: unknown }).connection
+    : await sequelize.connectionManager.getConnection({ type: "read" })) as unknown as ClientBase;
   let finished = false;
   try {
     const stream = connection.query(copyTo(sql));
@@ -169,7 +174,10 @@ export async function* copyOut(
   } catch (error) {
     throw new DatabaseError(error as ConstructorParameters<typeof DatabaseError>[0]);
   } finally {
-    if (finished) void sequelize.connectionManager.releaseConnection(connection as never);
+    if (!own) {
+      // A COPY stopped early cannot be interrupted: the transaction's connection is closed, and the transaction fails with it.
+      if (!finished) (connection as ClientBase & { end(): Promise<void> }).end().catch(() => undefined);
+    } else if (finished) void sequelize.connectionManager.releaseConnection(connection as never);
     else await sequelize.connectionManager.destroyConnection(connection as never).catch(() => undefined);
   }
 }

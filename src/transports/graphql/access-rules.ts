@@ -86,6 +86,9 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     rejectedTransfers: "read",
     // FamilyResetResolver
     familyResetStatus: "admin",
+    // FamilyExportResolver: family administrators, as upstream's controller (ensure_admin)
+    familyExport: "admin",
+    familyExports: "admin",
     // ImportResolver
     import: "read",
     importPreflight: "read",
@@ -185,6 +188,10 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     updateChat: "write",
     // FamilyResetResolver
     resetFamilyData: "adminWrite",
+    // FamilyExportResolver
+    createFamilyExport: "adminWrite",
+    // A download is a read (upstream: read scope), as the audit exports' download URL is.
+    createFamilyExportDownloadUrl: "admin",
     // ImportResolver
     createImport: "write",
     publishImport: "write",

@@ -25,6 +25,7 @@ import * as imports from "./0027-imports";
 import * as partitionLockOrder from "./0023-partition-lock-order";
 import * as ledgerMonths from "./0024-ledger-months";
 import * as exportRequesterSession from "./0025-export-requester-session";
+import * as familyExports from "./0029-family-exports";
 import * as ledgerDayWrites from "./0033-ledger-day-writes";
 
 export type Migration = { name: string; up: (context: MigrationContext) => Promise<void> };
@@ -57,5 +58,6 @@ export const migrations: Migration[] = [
   { name: "0024-ledger-months", up: ledgerMonths.up },
   { name: "0025-export-requester-session", up: exportRequesterSession.up },
   { name: "0027-imports", up: imports.up },
+  { name: "0029-family-exports", up: familyExports.up },
   { name: "0033-ledger-day-writes", up: ledgerDayWrites.up },
 ];
