@@ -94,7 +94,8 @@ export const SCHEDULES = [
     job: JOBS[QueueName.Maintenance].chainAuditEvents,
     everyMs: 60 * 1000,
   },
-  // Only removes files whose expiry has passed; how long they live is EXPORT_RETENTION_HOURS.
+  // Only removes files whose expiry has passed (how long they live is EXPORT_RETENTION_HOURS), and family
+  // export zips whose export row is gone (a family reset).
   { id: "expire-exports", queue: QueueName.Exports, job: JOBS[QueueName.Exports].expireExports, everyMs: 15 * 60 * 1000 },
   // The safety net of export and report requests, and of family exports: one whose job never reached the
   // queue (the queue was down right after its commit) is enqueued again under its own job id, so none is

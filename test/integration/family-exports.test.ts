@@ -420,3 +420,23 @@ describe("a request whose job never reached the queue", () => {
     expect(await app.runtime.services.familyExports.requeueStale()).toBe(0);
   });
 });
+
+describe("a family reset", () => {
+  test("removes the family's exports with its data, and the sweep then removes their zips, not another family's", async () => {
+    const household = await createUser(app.runtime.services, { role: "admin" });
+    const client = apiKeyClient(`${app.url}/api/v1`, household.key);
+    await createAccount(app.runtime.services, household, { name: "Checking", balance: "10" });
+    const theirs = await exportDone(client, (await client.post("/family_exports", {}, headers)).body.data.id);
+    const ours = await exportDone(cli, (await cli.post("/family_exports", {}, headers)).body.data.id);
+    const zipOf = (id: string) => path.join(scratch, "a", `family-export-${id}.zip`);
+    expect([fs.existsSync(zipOf(theirs.id)), fs.existsSync(zipOf(ours.id))]).toEqual([true, true]);
+    expect((await client.get("/users/reset/status", headers)).body.counts.family_exports).toBe(1);
+
+    expect((await client.delete("/users/reset", headers)).status).toBe(200);
+    expect((await client.get("/users/reset/status", headers)).body.counts.family_exports).toBe(0);
+    expect((await client.get(`/family_exports/${theirs.id}`, headers)).status).toBe(404);
+    expect(await app.runtime.services.familyExports.removeOrphanFiles()).toBe(1);
+    expect([fs.existsSync(zipOf(theirs.id)), fs.existsSync(zipOf(ours.id))]).toEqual([false, true]);
+    expect(await app.runtime.services.familyExports.removeOrphanFiles()).toBe(0);
+  });
+});

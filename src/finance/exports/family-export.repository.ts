@@ -237,6 +237,12 @@ export class FamilyExportRepository {
     return { rows: rows.map(({ total: _total, ...row }) => row), total };
   }
 
+  /** Which of these ids are exports still (of any family): the files of the others are nobody's. */
+  async existing(ids: readonly string[]): Promise<Set<string>> {
+    const rows = await selectRows<{ id: string }>(this.sequelize, `SELECT id FROM family_exports WHERE id = ANY($1::uuid[])`, [ids]);
+    return new Set(rows.map((row) => row.id));
+  }
+
   /** How many of the family's exports are waiting or being written. */
   async countActive(familyId: string, transaction: Transaction): Promise<number> {
     const [row] = await selectRows<{ count: number }>(

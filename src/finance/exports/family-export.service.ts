@@ -28,6 +28,9 @@ const REQUEUE_BATCH = 500;
 export const MAX_ACTIVE_PER_FAMILY = 3;
 const DEFAULT_PER_PAGE = 25;
 
+/** A family export's zip, or the file it is written to before its rename, named by the export's id. */
+const EXPORT_FILE = /^family-export-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.zip(?:\.partial)?$/;
+
 /** A file ready to send. */
 export type FamilyExportDownload = { path: string; fileName: string; bytes: number };
 export type FamilyExportPage = { items: FamilyExportRecord[]; pagination: PageInfo };
@@ -159,6 +162,33 @@ export class FamilyExportService {
     const stale = await this.repository.unfinishedBefore(new Date(now.getTime() - STALE_REQUEST_MS), REQUEUE_BATCH);
     for (const { id } of stale) await this.queue.enqueue(id);
     return stale.length;
+  }
+
+  /**
+   * Removes the zips (and half-written ones) that no export names any more: a family reset, or the
+   * deletion of a family's last member, took their rows. Run by the exports queue's expire-exports
+   * schedule; the rows go in their own transaction and the files after it, so a crash between the two
+   * leaves only a file this removes on its next run.
+   */
+  async removeOrphanFiles(): Promise<number> {
+    const names = await fs.promises.readdir(this.dir).catch(() => [] as string[]);
+    const files = new Map(
+      names.flatMap(
+        (name) =>
+          EXPORT_FILE.exec(name)
+            ?.slice(1, 2)
+            .map((id) => [id, name] as const) ?? [],
+      ),
+    );
+    if (files.size === 0) return 0;
+    const kept = await this.repository.existing([...files.keys()]);
+    let removed = 0;
+    for (const [id, name] of files) {
+      if (kept.has(id)) continue;
+      await fs.promises.rm(path.join(this.dir, name), { force: true });
+      removed += 1;
+    }
+    return removed;
   }
 
   /** Writes the zip: upstream's CSV files, all.ndjson, then manifest.json with the SHA-256 of each. */

@@ -4,13 +4,15 @@ import type { RemovedRows } from "./user.repository";
 
 /**
  * A family's financial data, table by table, children before parents so deleting in this order is
- * valid without relying on cascades: file imports, transfers and tag links, the planning that points at categories,
+ * valid without relying on cascades: family exports, file imports, transfers and tag links, the planning that points at categories,
  * merchants and accounts, the ledger's entries and what is derived from them, bank connections, then
  * the family's own lists. Users, their credentials, the family row and the audit log are not in it;
  * securities are shared reference data and stay. A new table of family finance data belongs here, so
  * that a reset, its status and the deletion of a family's last member all see it.
  */
 const FAMILY_DATA_TABLES: ReadonlyArray<{ table: string; rowsOfFamily: string }> = [
+  // The rows only: their zips are removed by the exports' sweep once no row names them.
+  { table: "family_exports", rowsOfFamily: "family_id = $1" },
   { table: "import_rows", rowsOfFamily: "import_id IN (SELECT id FROM imports WHERE family_id = $1)" },
   { table: "imports", rowsOfFamily: "family_id = $1" },
   { table: "transfers", rowsOfFamily: "family_id = $1" },

@@ -8,12 +8,12 @@ import type { RemovedRows } from "./user.repository";
 /**
  * The keys of upstream's reset status counts (sure's Family::FinancialDataReset), each with the tables
  * of ours that hold those rows. Upstream's clients read this key set, so every key is answered, and the
- * kinds of data this service does not keep (statements, shares, uploaded files, Plaid items; family
- * exports until they land) are truthfully zero.
+ * kinds of data this service does not keep (statements, shares, uploaded files, Plaid items) are
+ * truthfully zero.
  */
 const UPSTREAM_COUNT_KEYS: ReadonlyArray<[string, FamilyDataTable[]]> = [
   ["account_statements", []],
-  ["family_exports", []],
+  ["family_exports", ["family_exports"]],
   ["imports", ["imports"]],
   ["import_sessions", []],
   ["import_source_mappings", []],
