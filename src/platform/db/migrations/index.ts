@@ -25,6 +25,7 @@ import * as imports from "./0027-imports";
 import * as partitionLockOrder from "./0023-partition-lock-order";
 import * as ledgerMonths from "./0024-ledger-months";
 import * as exportRequesterSession from "./0025-export-requester-session";
+import * as auditFloor from "./0032-audit-floor";
 
 export type Migration = { name: string; up: (context: MigrationContext) => Promise<void> };
 
@@ -56,4 +57,5 @@ export const migrations: Migration[] = [
   { name: "0024-ledger-months", up: ledgerMonths.up },
   { name: "0025-export-requester-session", up: exportRequesterSession.up },
   { name: "0027-imports", up: imports.up },
+  { name: "0032-audit-floor", up: auditFloor.up },
 ];
