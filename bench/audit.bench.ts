@@ -20,9 +20,11 @@
  *   BENCH_SAMPLES        timed runs per query case (default 25)
  *   BENCH_RECORDS        events per recording case (default 2000)
  *   BENCH_WRITERS        concurrent writers in the concurrent recording case (default 8)
+ *   BENCH_ROUNDS         alternating rounds of each recording case, the best of which is reported (default 2)
  *   BENCH_LOAD_JOBS      parallel connections for the load and the index builds (default 2)
  *   BENCH_KEEP           "true" keeps the database (its name is printed)
  *   BENCH_REUSE          name of a database kept by an earlier run: skips the load and measures again
+ *   BENCH_AUDIT_PARTS    which measurements to run: "search", "recording" or both (default "search,recording")
  */
 import "reflect-metadata";
 import { randomBytes, randomUUID } from "node:crypto";
@@ -41,6 +43,7 @@ import { createServices, type Services } from "../src/app/services";
 import { createQueueBackend } from "../workers/queues";
 import { integerSetting } from "./bench-settings";
 import { loadAuditEvents, PROVIDERS, userId, USERS } from "./audit-load";
+import { cpuSeconds } from "./process-stats";
 
 const settings = {
   adminUrl: process.env.BENCH_DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres",
@@ -49,10 +52,19 @@ const settings = {
   samples: integerSetting("BENCH_SAMPLES", 25, 3, 10_000),
   records: integerSetting("BENCH_RECORDS", 2000, 100, 1_000_000),
   writers: integerSetting("BENCH_WRITERS", 8, 1, 64),
+  rounds: integerSetting("BENCH_ROUNDS", 2, 1, 20),
   loadJobs: integerSetting("BENCH_LOAD_JOBS", 2, 1, 16),
   keep: process.env.BENCH_KEEP === "true" || Boolean(process.env.BENCH_REUSE),
   reuse: process.env.BENCH_REUSE,
+  parts: partsSetting(process.env.BENCH_AUDIT_PARTS),
 };
+
+function partsSetting(raw: string | undefined): Set<"search" | "recording"> {
+  const parts = (raw || "search,recording").split(",").map((part) => part.trim());
+  const unknown = parts.find((part) => part !== "search" && part !== "recording");
+  if (unknown !== undefined) throw new Error(`BENCH_AUDIT_PARTS takes "search" and/or "recording", got ${JSON.stringify(unknown)}`);
+  return new Set(parts as Array<"search" | "recording">);
+}
 
 export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
@@ -187,8 +199,10 @@ async function recordingCases(sequelize: Sequelize, services: Services): Promise
   const context = { ipAddress: "10.1.2.3", userAgent: "bench", requestId: "bench-request", sessionId: null };
   const n = settings.records;
   const seconds = (since: bigint) => Number(process.hrtime.bigint() - since) / 1e9;
+  const cpu = new CpuOfRun(sequelize);
   const run = async (writers: number, perTransaction: number, write: (i: number, transaction: unknown) => Promise<unknown>) => {
     let next = 0;
+    await cpu.start();
     const started = process.hrtime.bigint();
     await Promise.all(
       Array.from({ length: writers }, async () => {
@@ -203,7 +217,9 @@ async function recordingCases(sequelize: Sequelize, services: Services): Promise
     );
     const written = n / seconds(started);
     await services.audit.settle();
-    return { written, linked: n / seconds(started) };
+    const linked = n / seconds(started);
+    // Milliseconds of CPU per event until the last one is linked: the cost a busy machine blurs least.
+    return { written, linked, cpuMs: (await cpu.stop()) / n };
   };
   const record = (i: number, transaction: unknown) => services.audit.record(transaction as never, sampleEvent(i));
   const plain = (i: number, transaction: unknown) => plainInsert(sequelize, i, transaction);
@@ -212,23 +228,66 @@ async function recordingCases(sequelize: Sequelize, services: Services): Promise
     { name: `one per transaction, ${settings.writers} writers`, writers: settings.writers, per: 1 },
     { name: "100 per transaction, 1 writer", writers: 1, per: 100 },
   ];
-  const columns = ["record()", "+linked", "INSERT", "ratio", "linked"];
-  console.log(`\nRecording ${n} events per case, events/s (best of 2 alternating rounds)`);
+  const columns = ["record()", "+linked", "INSERT", "ratio", "linked", "cpu rec", "cpu ins", "cpu ratio"];
+  console.log(`\nRecording ${n} events per case, events/s (best of ${settings.rounds} alternating rounds)`);
+  console.log(
+    "  cpu: ms of CPU per event (this process and the database's backends), least of the rounds; cpu ratio = INSERT's / record()'s",
+  );
   console.log(`  ${"case".padEnd(42)} ${columns.map((column) => column.padStart(9)).join(" ")}`);
   await runInAuditContext(context, async () => {
     for (const variant of variants) {
-      const best = { written: 0, linked: 0, plain: 0 };
-      for (let round = 0; round < 2; round += 1) {
-        best.plain = Math.max(best.plain, (await run(variant.writers, variant.per, plain)).written);
+      const best = { written: 0, linked: 0, plain: 0, cpuRecord: Infinity, cpuPlain: Infinity };
+      for (let round = 0; round < settings.rounds; round += 1) {
+        const plainRates = await run(variant.writers, variant.per, plain);
+        best.plain = Math.max(best.plain, plainRates.written);
+        best.cpuPlain = Math.min(best.cpuPlain, plainRates.cpuMs);
         const rates = await run(variant.writers, variant.per, record);
         best.written = Math.max(best.written, rates.written);
         best.linked = Math.max(best.linked, rates.linked);
+        best.cpuRecord = Math.min(best.cpuRecord, rates.cpuMs);
       }
       const cells = [best.written.toFixed(0), best.linked.toFixed(0), best.plain.toFixed(0)];
       cells.push((best.written / best.plain).toFixed(2), (best.linked / best.plain).toFixed(2));
+      cells.push(best.cpuRecord.toFixed(3), best.cpuPlain.toFixed(3), (best.cpuPlain / best.cpuRecord).toFixed(2));
       console.log(`  ${variant.name.padEnd(42)} ${cells.map((cell) => cell.padStart(9)).join(" ")}`);
     }
   });
+}
+
+/**
+ * CPU seconds of one recording run: this process (writers and sequencer alike) and every backend of
+ * the scratch database, read from /proc (the database is on this machine). A backend that connects
+ * during the run counts from its start; one that closes during it is missed, so the pool's idle
+ * connections are kept (the runs are seconds apart, well within its idle timeout).
+ */
+class CpuOfRun {
+  private node = process.cpuUsage();
+  private backends = new Map<number, number>();
+
+  constructor(private readonly sequelize: Sequelize) {}
+
+  private async backendPids(): Promise<number[]> {
+    const rows = (await this.sequelize.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`, {
+      type: "SELECT",
+    })) as Array<{ pid: number }>;
+    return rows.map((row) => row.pid);
+  }
+
+  async start(): Promise<void> {
+    this.backends = new Map((await this.backendPids()).map((pid) => [pid, cpuSeconds(pid) ?? 0]));
+    this.node = process.cpuUsage();
+  }
+
+  /** Milliseconds of CPU since start. */
+  async stop(): Promise<number> {
+    const node = process.cpuUsage(this.node);
+    let backends = 0;
+    for (const pid of new Set([...this.backends.keys(), ...(await this.backendPids())])) {
+      const now = cpuSeconds(pid);
+      if (now !== null) backends += now - (this.backends.get(pid) ?? 0);
+    }
+    return (node.user + node.system) / 1000 + backends * 1000;
+  }
 }
 
 async function main(): Promise<void> {
@@ -263,8 +322,8 @@ async function main(): Promise<void> {
       type: "SELECT",
     })) as Array<{ size: string }>;
     console.log(`  database size: ${size}`);
-    await queryCases(services);
-    await recordingCases(sequelize, services);
+    if (settings.parts.has("search")) await queryCases(services);
+    if (settings.parts.has("recording")) await recordingCases(sequelize, services);
   } finally {
     await queues.close();
     await sequelize.close();

@@ -1,5 +1,5 @@
 import type { Sequelize, Transaction } from "sequelize";
-import { bindParam, copyOut, readRows, readRowsWithin, selectRows } from "../../platform/common/sql";
+import { bindParam, copyOut, readRows, readRowsWithin, runPrepared, selectRows } from "../../platform/common/sql";
 import type { AuditEventType, Severity } from "./audit.catalogue";
 import type { Changes } from "./audit-changes";
 import { exportBatchSql, type ExportKey } from "./audit-export.sql";
@@ -93,8 +93,9 @@ const TEXT_PROBE_ROWS = 1000;
 export class AuditRepository {
   constructor(private readonly sequelize: Sequelize) {}
 
+  /** Prepared on the transaction's connection (runPrepared): every audited write runs it, and planning the two inserts cost more than running them. */
   async append(event: NewAuditEvent, transaction: Transaction): Promise<AuditEventRow> {
-    const [row] = await selectRows<AuditEventRow>(
+    const [row] = await runPrepared<AuditEventRow>(
       this.sequelize,
       RECORD_SQL,
       [
@@ -128,7 +129,7 @@ export class AuditRepository {
   chainPending(maxLinks: number): Promise<AuditEventRow[]> {
     return selectRows<AuditEventRow>(
       this.sequelize,
-      `SELECT ${EVENT_COLUMNS}, ${LINK_COLUMNS} FROM audit_chain_pending($1) AS c ${LINK_WITH_EVENT} ORDER BY c.seq`,
+      `SELECT ${EVENT_COLUMNS}, ${LINK_COLUMNS} FROM audit_chain_pending($1) AS c CROSS JOIN LATERAL (SELECT (c.event).*) AS e ORDER BY c.seq`,
       [maxLinks],
     );
   }

@@ -26,6 +26,7 @@ import * as partitionLockOrder from "./0023-partition-lock-order";
 import * as ledgerMonths from "./0024-ledger-months";
 import * as exportRequesterSession from "./0025-export-requester-session";
 import * as familyExports from "./0029-family-exports";
+import * as auditFloor from "./0032-audit-floor";
 import * as ledgerDayWrites from "./0033-ledger-day-writes";
 
 export type Migration = { name: string; up: (context: MigrationContext) => Promise<void> };
@@ -59,5 +60,6 @@ export const migrations: Migration[] = [
   { name: "0025-export-requester-session", up: exportRequesterSession.up },
   { name: "0027-imports", up: imports.up },
   { name: "0029-family-exports", up: familyExports.up },
+  { name: "0032-audit-floor", up: auditFloor.up },
   { name: "0033-ledger-day-writes", up: ledgerDayWrites.up },
 ];
