@@ -252,6 +252,8 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     ledger,
     audit,
   );
+  const accounts = new AccountService(sequelize, repositories.accounts, ledger, exchangeRates, audit);
+  const trades = new TradeService(sequelize, repositories.investments, repositories.accounts, repositories.categories, ledger, audit);
   const bankSync = new BankSyncService(sequelize, repositories.banking, ledger, secrets, config, events, logger, outbound);
   // The family's active rules apply to every new transaction, whichever way it arrives.
   transactions.onCreated = (familyId, ids, transaction) => rules.applyToNew(familyId, ids, transaction);
@@ -266,12 +268,12 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     userLookup: new UserLookupService(repositories.users),
     apiKeys,
     usage: new UsageService(apiKeys),
-    accounts: new AccountService(sequelize, repositories.accounts, ledger, exchangeRates, audit),
+    accounts,
     exchangeRates,
     ledger,
     balances: new BalanceService(repositories.ledger),
     valuations: new ValuationService(sequelize, repositories.valuations, repositories.accounts, ledger, audit),
-    trades: new TradeService(sequelize, repositories.investments, repositories.accounts, repositories.categories, ledger, audit),
+    trades,
     categories: new CategoryService(sequelize, repositories.categories, audit),
     merchants: new MerchantService(sequelize, repositories.merchants, audit),
     tags: new TagService(sequelize, repositories.tags, audit),
@@ -280,7 +282,16 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     recurring: new RecurringService(sequelize, repositories.recurring, audit),
     household: new HouseholdService(sequelize),
     transactions,
-    imports: new ImportService(sequelize, repositories.imports, repositories.accounts, transactions, audit, config.imports),
+    imports: new ImportService(
+      sequelize,
+      repositories.imports,
+      repositories.accounts,
+      transactions,
+      trades,
+      accounts,
+      audit,
+      config.imports,
+    ),
     chats: new ChatService(sequelize, repositories.chats, events, replyQueueOf(deps), config.assistant),
     assistant: new AssistantService(
       sequelize,

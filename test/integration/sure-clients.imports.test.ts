@@ -277,7 +277,7 @@ describe("hostile files: a 4xx or a per-row problem, never a 500, never a partia
     expect(stored.status).toBe(201);
     const rows = (await cli.get(`/imports/${stored.body.data.id}/rows`)).body.data;
     expect(rows.map((row: any) => row.fields.name)).toEqual(['=HYPERLINK("http://evil.test";"x")', "two\r\nlines", null]);
-    const unknownType = await post({ raw_file_content: file, type: "TradeImport" });
+    const unknownType = await post({ raw_file_content: file, type: "PdfImport" });
     expect(unknownType.status).toBe(422);
     expect((await post({ raw_file_content: file, account_id: "not-an-id" })).body.errors).toEqual(["Account not found"]);
     expect((await post({ raw_file_content: file, date_format: "%Q" })).status).toBe(422);

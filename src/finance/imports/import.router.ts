@@ -13,7 +13,7 @@ import { API_PREFIX } from "../../../rest-adapter/routes";
 import type { ImportPreflight, ImportService, ImportUpload } from "./import.service";
 import type { ImportSettingsInput } from "./import.rows";
 
-/** The request fields that configure an import (upstream's names); others (`format`, `source`, trade columns) are accepted and unused. */
+/** The request fields that configure an import (upstream's names); others (`format`, `source`, `amount_type_strategy`) are accepted and unused. */
 const SETTING_KEYS = [
   "type",
   "account_id",
@@ -25,6 +25,11 @@ const SETTING_KEYS = [
   "tags_col_label",
   "notes_col_label",
   "account_col_label",
+  "qty_col_label",
+  "ticker_col_label",
+  "price_col_label",
+  "entity_type_col_label",
+  "exchange_operating_mic_col_label",
   "date_format",
   "number_format",
   "signage_convention",
