@@ -6,7 +6,7 @@ import { canWrite, insufficientScope } from "../src/platform/security/actor";
 import { prepareOperations, type PreparedOperation } from "./operations";
 import { sendError } from "../src/transports/http/respond";
 import { domainErrorOf } from "./rest-errors";
-import { API_PREFIX, type RestRoute, routes as allRoutes } from "./routes";
+import { API_PREFIX, importUploadRoutes, type RestRoute, routes as allRoutes } from "./routes";
 import { buildVariables } from "./variables";
 
 type RoutePattern = { pattern: RegExp; paramNames: string[] };
@@ -32,8 +32,14 @@ function routeMethodOf(method: string): string {
 
 type Resolution = { kind: "route"; index: number } | { kind: "error"; error: DomainError; allow?: string };
 
-function resolve(routes: Array<RestRoute & RoutePattern>, method: string, path: string, originalUrl: string): Resolution {
-  const matching = routes.map((route, index) => ({ route, index })).filter(({ route }) => route.pattern.test(path));
+/** A method and path template: a route of the table, or an upload served beside it. */
+type Routed = { method: string; path: string };
+
+function resolve(routes: Array<Routed & RoutePattern>, method: string, path: string, originalUrl: string): Resolution {
+  const candidates = routes.map((route, index) => ({ route, index })).filter(({ route }) => route.pattern.test(path));
+  // A literal path (/imports/preflight) is that route, never an id of a templated one (/imports/{id}).
+  const literal = candidates.filter(({ route }) => !route.path.includes("{"));
+  const matching = literal.length > 0 ? literal : candidates;
   if (matching.length === 0)
     return { kind: "error", error: new RouteNotFoundError(`No route matches ${method} ${originalUrl.split("?")[0]}`) };
   const found = matching.find(({ route }) => route.method === routeMethodOf(method));
@@ -44,7 +50,7 @@ function resolve(routes: Array<RestRoute & RoutePattern>, method: string, path: 
 }
 
 /** The matched route's template, for the request metrics: `/api/v1/transactions/{id}`, never the raw path. */
-function nameRoute(res: Response, route: RestRoute): void {
+function nameRoute(res: Response, route: Routed): void {
   res.locals.route = `${API_PREFIX}${route.path}`;
 }
 
@@ -57,8 +63,10 @@ function refuse(req: Request, res: Response, resolution: Extract<Resolution, { k
 /**
  * Answers requests no route serves (404, or 405 with Allow) before authentication, as upstream does:
  * a client probing a route with no or a wrong key learns the route is missing, not that its key is bad.
+ * The uploads served before it (POST /imports, /imports/preflight) count as routes: another method on
+ * them is a 405 whose Allow names POST.
  */
-export function unknownRouteGuard(routes: RestRoute[] = allRoutes): RequestHandler {
+export function unknownRouteGuard(routes: Routed[] = [...allRoutes, ...importUploadRoutes]): RequestHandler {
   const patterns = routes.map((route) => ({ ...route, ...patternOf(route.path) }));
   return (req, res, next) => {
     const resolution = resolve(patterns, req.method, req.path, req.originalUrl);

@@ -18,6 +18,7 @@ import { importRoutes } from "./imports";
 import type { RestRoute } from "./route";
 
 export { API_PREFIX, type HttpMethod, type RestRoute } from "./route";
+export { IMPORT_SETTING_KEYS, importUploadRoutes, type UploadRoute } from "./imports";
 
 /** Every /api/v1 route, one file per feature, in the order of the OpenAPI document (and of matching). */
 export const routes: RestRoute[] = [

@@ -372,3 +372,32 @@ describe("any generated file: preflight's report is what publish writes; a refus
     );
   });
 });
+
+describe("the upload routes as routes: a wrong method is a 405 naming POST; openapi.yaml describes both", () => {
+  test("GET /imports/preflight, DELETE /imports and PUT /imports/preflight answer 405 with Allow; the document has both uploads", async () => {
+    const preflightGet = await fetch(`${app.url}/api/v1/imports/preflight`, { headers: { "x-api-key": user.key, ...headers } });
+    expect(preflightGet.status).toBe(405);
+    expect(preflightGet.headers.get("allow")).toBe("POST");
+    const put = await fetch(`${app.url}/api/v1/imports/preflight`, { method: "PUT", headers: { "x-api-key": user.key, ...headers } });
+    expect(put.status).toBe(405);
+    expect(put.headers.get("allow")).toBe("POST");
+    const remove = await fetch(`${app.url}/api/v1/imports`, { method: "DELETE", headers: { "x-api-key": user.key, ...headers } });
+    expect(remove.status).toBe(405);
+    expect(remove.headers.get("allow")!.split(", ").sort()).toEqual(["GET", "HEAD", "POST"]);
+    expect((await remove.json()).error).toBe("method_not_allowed");
+
+    const { parse } = await import("yaml");
+    const { readFileSync } = await import("node:fs");
+    const document = parse(readFileSync(`${__dirname}/../../schema/openapi.yaml`, "utf8"));
+    for (const path of ["/imports", "/imports/preflight"]) {
+      const post = document.paths[path].post;
+      expect(Object.keys(post.requestBody.content).sort()).toEqual(["application/json", "multipart/form-data"]);
+      expect(post.requestBody.content["multipart/form-data"].schema.properties.file).toMatchObject({ format: "binary" });
+      expect(post.requestBody.content["application/json"].schema.properties.ticker_col_label).toBeDefined();
+    }
+    expect(Object.keys(document.paths["/imports"].post.responses)).toContain("201");
+    expect(
+      document.paths["/imports/preflight"].post.responses["200"].content["application/json"].schema.properties.data.properties.row_errors,
+    ).toBeDefined();
+  });
+});
