@@ -1,5 +1,5 @@
 import type { Sequelize, Transaction } from "sequelize";
-import { bindParam, selectRows } from "../../platform/common/sql";
+import { bindParam, copyIn, selectRows } from "../../platform/common/sql";
 import type { ImportConfig, StagedRow } from "./import.rows";
 
 export type ImportStatus = "pending" | "importing" | "complete" | "failed";
@@ -33,8 +33,6 @@ const IMPORT_COLUMNS = `id, family_id AS "familyId", account_id AS "accountId", 
   imported_count AS "importedCount", duplicate_count AS "duplicateCount", error, created_at AS "createdAt",
   updated_at AS "updatedAt", published_at AS "publishedAt"`;
 
-/** Joins a row's problems into one bind value; the unit separator cannot occur in them (values are quoted as JSON). */
-const PROBLEM_SEPARATOR = "\u001f";
 /** A stored row without problems: the ones a publish writes (and, read back, the ones that have a transaction). */
 const PUBLISHABLE = "r.import_id = $1 AND r.problems = '{}'";
 /**
@@ -83,8 +81,8 @@ export class ImportRepository {
   }
 
   /**
-   * One statement per batch of rows, whatever its size. With the import's one account known, rows get
-   * it (and its currency when they name none) here, so no later pass rewrites them.
+   * One COPY per batch of rows, whatever its size, in the caller's transaction. With the import's one
+   * account known, rows get it (and its currency when they name none) here, so no later pass rewrites them.
    */
   async insertRows(
     importId: string,
@@ -92,48 +90,36 @@ export class ImportRepository {
     account: { id: string; currency: string } | null,
     transaction: Transaction,
   ): Promise<void> {
-    if (rows.length === 0) return;
-    const column = <K extends keyof StagedRow>(key: K) => rows.map((row) => row[key]);
-    await this.sequelize.query(
-      `INSERT INTO import_rows (import_id, row_number, account, date, amount, currency, name, category, tags, notes, problems,
-                                entry_date, signed_amount, currency_code, account_id,
-                                ticker, exchange_operating_mic, qty, price, entity_type, qty_value, price_value, account_type)
-       SELECT $1, n, a, d, am, c, na, ca, t, no, coalesce(string_to_array(nullif(p, ''), $15), '{}'), ed, sa, coalesce(cc, $17), $16,
-              tk, mic, q, pr, et, qv, pv, at
-         FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
-                     $11::text[], $12::date[], $13::numeric[], $14::text[], $18::text[], $19::text[], $20::text[], $21::text[],
-                     $22::text[], $23::numeric[], $24::numeric[], $25::text[])
-           AS x(n, a, d, am, c, na, ca, t, no, p, ed, sa, cc, tk, mic, q, pr, et, qv, pv, at)`,
-      {
-        bind: [
-          importId,
-          column("rowNumber"),
-          column("account"),
-          column("date"),
-          column("amount"),
-          column("currency"),
-          column("name"),
-          column("category"),
-          column("tags"),
-          column("notes"),
-          rows.map((row) => row.problems.join(PROBLEM_SEPARATOR)),
-          column("entryDate"),
-          column("signedAmount"),
-          column("currencyCode"),
-          PROBLEM_SEPARATOR,
-          account?.id ?? null,
-          account?.currency ?? null,
-          column("ticker"),
-          column("exchangeOperatingMic"),
-          column("qty"),
-          column("price"),
-          column("entityType"),
-          column("qtyValue"),
-          column("priceValue"),
-          column("accountType"),
-        ],
-        transaction,
-      },
+    await copyIn(
+      this.sequelize,
+      transaction,
+      `import_rows (import_id, row_number, account, date, amount, currency, name, category, tags, notes, problems, entry_date, signed_amount,
+                    currency_code, account_id, ticker, exchange_operating_mic, qty, price, entity_type, qty_value, price_value, account_type)`,
+      rows.map((row) => [
+        importId,
+        row.rowNumber,
+        row.account,
+        row.date,
+        row.amount,
+        row.currency,
+        row.name,
+        row.category,
+        row.tags,
+        row.notes,
+        row.problems,
+        row.entryDate,
+        row.signedAmount,
+        row.currencyCode ?? account?.currency ?? null,
+        account?.id ?? null,
+        row.ticker,
+        row.exchangeOperatingMic,
+        row.qty,
+        row.price,
+        row.entityType,
+        row.qtyValue,
+        row.priceValue,
+        row.accountType,
+      ]),
     );
   }
 

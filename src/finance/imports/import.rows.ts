@@ -268,8 +268,21 @@ export function stageRow(
     const value = index === undefined ? undefined : record[index];
     return value === undefined || value.trim() === "" ? null : value.trim();
   };
+  // One literal, the same shape for every row (a row is made 100,000 times in a large file).
   const row: StagedRow = {
-    ...(Object.fromEntries(COLUMNS.map((column) => [column, field(column)])) as Record<Column, string | null>),
+    date: field("date"),
+    amount: field("amount"),
+    name: field("name"),
+    currency: field("currency"),
+    category: field("category"),
+    tags: field("tags"),
+    notes: field("notes"),
+    account: field("account"),
+    qty: field("qty"),
+    ticker: field("ticker"),
+    price: field("price"),
+    entityType: field("entityType"),
+    exchangeOperatingMic: field("exchangeOperatingMic"),
     rowNumber,
     problems: [],
     entryDate: null,
