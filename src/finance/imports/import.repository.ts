@@ -234,13 +234,18 @@ export class ImportRepository {
            FROM candidates c LEFT JOIN categories cat ON cat.family_id = $2 AND lower(cat.name) = lower(c.category)
          ON CONFLICT (account_id, coalesce(source, ''), external_id) WHERE external_id IS NOT NULL DO NOTHING
          RETURNING id, account_id, date, external_id),
+       -- The rows' tag names first, once each: joined to the inserted rows after, so a file without tags
+       -- joins nothing (import_rows has no statistics yet: the planner takes the CTEs for one row each
+       -- and joined every inserted row to every candidate, splitting its tags each time).
+       tag_names AS (
+         SELECT c.account_id, c.fingerprint, lower(trim(tag)) AS name
+           FROM candidates c CROSS JOIN LATERAL regexp_split_to_table(c.tags, '\\|') AS tag
+          WHERE c.tags IS NOT NULL AND trim(tag) <> ''),
        tagged AS (
          INSERT INTO transaction_tags (transaction_id, tag_id)
          SELECT DISTINCT i.id, tg.id
-           FROM inserted i JOIN candidates c ON c.account_id = i.account_id AND c.fingerprint = i.external_id
-          CROSS JOIN LATERAL regexp_split_to_table(c.tags, '\\|') AS tag
-           JOIN tags tg ON tg.family_id = $2 AND lower(tg.name) = lower(trim(tag))
-          WHERE trim(tag) <> ''
+           FROM tag_names n JOIN inserted i ON i.account_id = n.account_id AND i.external_id = n.fingerprint
+           JOIN tags tg ON tg.family_id = $2 AND lower(tg.name) = n.name
          RETURNING 1)
        SELECT (SELECT count(*)::int FROM candidates) AS candidates, (SELECT count(*) FROM tagged) AS tagged,
               (SELECT array_agg(id) FROM inserted) AS ids,
