@@ -234,10 +234,10 @@ export class ImportRepository {
            FROM candidates c LEFT JOIN categories cat ON cat.family_id = $2 AND lower(cat.name) = lower(c.category)
          ON CONFLICT (account_id, coalesce(source, ''), external_id) WHERE external_id IS NOT NULL DO NOTHING
          RETURNING id, account_id, date, external_id),
-       -- The rows' tag names first, once each: joined to the inserted rows after, so a file without tags
-       -- joins nothing (import_rows has no statistics yet: the planner takes the CTEs for one row each
-       -- and joined every inserted row to every candidate, splitting its tags each time).
-       tag_names AS (
+       -- The rows' tag names first, once each (MATERIALIZED), joined to the inserted rows after, so a file
+       -- without tags joins nothing. import_rows has no statistics yet: the planner takes each CTE for one
+       -- row and joined every inserted row to every candidate, splitting its tags each time.
+       tag_names AS MATERIALIZED (
          SELECT c.account_id, c.fingerprint, lower(trim(tag)) AS name
            FROM candidates c CROSS JOIN LATERAL regexp_split_to_table(c.tags, '\\|') AS tag
           WHERE c.tags IS NOT NULL AND trim(tag) <> ''),
