@@ -19,7 +19,7 @@ import {
 import { stringify } from "yaml";
 import { camelToSnake } from "./case";
 import { prepareOperations, type PreparedOperation } from "./operations";
-import { API_PREFIX, type RestRoute, routes as allRoutes } from "./routes";
+import { API_PREFIX, IMPORT_SETTING_KEYS, importUploadRoutes, type RestRoute, routes as allRoutes } from "./routes";
 
 type JsonSchema = Record<string, unknown>;
 
@@ -272,6 +272,115 @@ const SIGN_IN_PATHS = {
   },
 };
 
+const nullableString = { type: ["string", "null"] };
+const countOf = (description?: string) => ({ type: "integer", ...(description ? { description } : {}) });
+
+/** Preflight's answer (import.router.ts preflightBody): upstream's payload with our counts and what was detected. */
+const PREFLIGHT_RESPONSE = {
+  type: "object",
+  required: ["data"],
+  properties: {
+    data: {
+      type: "object",
+      properties: {
+        type: { type: "string", enum: ["TransactionImport", "AccountImport", "TradeImport"] },
+        valid: { type: "boolean" },
+        content: {
+          type: "object",
+          properties: { filename: { type: "string" }, content_type: { type: "string" }, byte_size: countOf() },
+        },
+        stats: {
+          type: "object",
+          properties: {
+            rows_count: countOf(),
+            valid_rows_count: countOf(),
+            invalid_rows_count: countOf(),
+            importable_count: countOf("Rows a publish of this file would write now."),
+            duplicate_count: countOf("Valid rows already imported."),
+          },
+        },
+        headers: { type: "array", items: { type: "string" } },
+        required_headers: { type: "array", items: { type: "string" } },
+        missing_required_headers: { type: "array", items: { type: "string" } },
+        errors: {
+          type: "array",
+          items: { type: "object", properties: { code: { type: "string" }, message: { type: "string" } } },
+        },
+        warnings: { type: "array", items: { type: "string" } },
+        row_errors: {
+          type: "array",
+          description: "The first 100 rows with problems, in file order.",
+          items: { type: "object", properties: { row_number: countOf(), errors: { type: "array", items: { type: "string" } } } },
+        },
+        detected: {
+          type: "object",
+          properties: { col_sep: { type: "string" }, date_format: nullableString, number_format: nullableString },
+        },
+      },
+    },
+  },
+};
+
+/** The configuration fields of an upload, in a JSON body or as multipart fields before the file part. */
+function uploadRequestBody(withPublish: boolean) {
+  const settings = Object.fromEntries(IMPORT_SETTING_KEYS.map((key) => [key, { type: "string" }]));
+  const publish = withPublish
+    ? { publish: { type: "string", enum: ["true", "false"], description: "true: also write it, all or nothing." } }
+    : {};
+  return {
+    required: true,
+    content: {
+      "multipart/form-data": {
+        schema: {
+          type: "object",
+          required: ["file"],
+          properties: {
+            ...settings,
+            ...publish,
+            file: { type: "string", format: "binary", description: "The CSV file, after the configuration fields; read as it arrives." },
+          },
+        },
+      },
+      "application/json": {
+        schema: {
+          type: "object",
+          required: ["raw_file_content"],
+          properties: { ...settings, ...publish, raw_file_content: { type: "string", description: "The file's content." } },
+        },
+      },
+    },
+  };
+}
+
+/** POST /imports and /imports/preflight, served by the imports router beside the route table. */
+function describeUploads(paths: Record<string, Record<string, unknown>>): void {
+  const shown = paths["/imports/{id}"]?.get as { responses: Record<string, { content: unknown }> } | undefined;
+  for (const route of importUploadRoutes) {
+    const create = route.path === "/imports";
+    const success = create
+      ? { description: "The import as GET /imports/{id} shows it", content: shown?.responses[200].content }
+      : jsonResponse("What importing the file would do", PREFLIGHT_RESPONSE);
+    paths[route.path] ??= {};
+    paths[route.path].post = {
+      operationId: route.operationId,
+      summary: route.summary,
+      tags: ["Imports"],
+      requestBody: uploadRequestBody(create),
+      responses: {
+        [route.status]: success,
+        400: errorResponse("Neither multipart nor JSON, a multipart body cut short, or JSON that does not parse"),
+        401: errorResponse("Missing or invalid credentials"),
+        ...(create ? { 403: errorResponse("The key lacks the read_write scope") } : {}),
+        413: errorResponse("The file is larger than IMPORT_MAX_BYTES"),
+        422: errorResponse(
+          "A setting (an account_id of no account of the family), the file (not UTF-8, no header, too many rows or columns) or, with publish, a row has a problem",
+        ),
+        429: errorResponse("Rate limit exceeded; see Retry-After"),
+      },
+    };
+  }
+}
+
 /** The OpenAPI 3.1 document of /api/v1, generated from the route table and the operations. */
 export function buildOpenApi(schema: GraphQLSchema, routes: RestRoute[] = allRoutes): string {
   const prepared = prepareOperations(
@@ -293,6 +402,7 @@ export function buildOpenApi(schema: GraphQLSchema, routes: RestRoute[] = allRou
     if (route.method === "PATCH")
       paths[route.path].put = { ...described, operationId: `${route.operation}ViaPut`, summary: `${route.summary} (PUT is PATCH)` };
   }
+  describeUploads(paths);
   Object.assign(paths, SIGN_IN_PATHS);
   const document = {
     openapi: "3.1.0",

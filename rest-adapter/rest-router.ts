@@ -6,7 +6,7 @@ import { canWrite, insufficientScope } from "../src/platform/security/actor";
 import { prepareOperations, type PreparedOperation } from "./operations";
 import { sendError } from "../src/transports/http/respond";
 import { domainErrorOf } from "./rest-errors";
-import { API_PREFIX, type RestRoute, routes as allRoutes } from "./routes";
+import { API_PREFIX, importUploadRoutes, type RestRoute, routes as allRoutes } from "./routes";
 import { buildVariables } from "./variables";
 
 type RoutePattern = { pattern: RegExp; paramNames: string[] };
@@ -32,15 +32,18 @@ function routeMethodOf(method: string): string {
 
 type Resolution = { kind: "route"; index: number } | { kind: "error"; error: DomainError; allow?: string };
 
+/** A method and path template: a route of the table, or an upload served beside it. */
+type Routed = { method: string; path: string };
+
 /** A route table grouped by the path's first segment, so a request tests only the few routes that can match it. */
-type RouteTable<R extends RoutePattern & { method: string }> = { routes: R[]; byFirstSegment: Map<string, number[]>; anyFirst: number[] };
+type RouteTable<R extends RoutePattern & Routed> = { routes: R[]; byFirstSegment: Map<string, number[]>; anyFirst: number[] };
 
 function firstSegmentOf(path: string): string {
   const end = path.indexOf("/", 1);
   return end === -1 ? path.slice(1) : path.slice(1, end);
 }
 
-function routeTable<R extends RoutePattern & { method: string; path: string }>(routes: R[]): RouteTable<R> {
+function routeTable<R extends RoutePattern & Routed>(routes: R[]): RouteTable<R> {
   const byFirstSegment = new Map<string, number[]>();
   const anyFirst: number[] = [];
   routes.forEach((route, index) => {
@@ -57,33 +60,27 @@ function routeTable<R extends RoutePattern & { method: string; path: string }>(r
   return { routes, byFirstSegment, anyFirst };
 }
 
-/** The first route (in table order) whose pattern and method match; else 404, or 405 naming the methods the path has. */
-function resolve<R extends RoutePattern & { method: string }>(
-  table: RouteTable<R>,
-  method: string,
-  path: string,
-  originalUrl: string,
-): Resolution {
-  const candidates = table.byFirstSegment.get(firstSegmentOf(path)) ?? table.anyFirst;
+/**
+ * The route whose pattern and method match; else 404, or 405 naming the methods the path has. A
+ * literal path (/imports/preflight) is that route, never an id of a templated one (/imports/{id}).
+ */
+function resolve<R extends RoutePattern & Routed>(table: RouteTable<R>, method: string, path: string, originalUrl: string): Resolution {
+  const group = table.byFirstSegment.get(firstSegmentOf(path)) ?? table.anyFirst;
+  const candidates = group.filter((index) => table.routes[index].pattern.test(path));
+  const literal = candidates.filter((index) => !table.routes[index].path.includes("{"));
+  const matching = literal.length > 0 ? literal : candidates;
+  if (matching.length === 0)
+    return { kind: "error", error: new RouteNotFoundError(`No route matches ${method} ${originalUrl.split("?")[0]}`) };
   const wanted = routeMethodOf(method);
-  let matched = false;
-  for (const index of candidates) {
-    const route = table.routes[index];
-    if (!route.pattern.test(path)) continue;
-    if (route.method === wanted) return { kind: "route", index };
-    matched = true;
-  }
-  if (!matched) return { kind: "error", error: new RouteNotFoundError(`No route matches ${method} ${originalUrl.split("?")[0]}`) };
+  const found = matching.find((index) => table.routes[index].method === wanted);
+  if (found !== undefined) return { kind: "route", index: found };
   const aliases: Record<string, string[]> = { GET: ["GET", "HEAD"], PATCH: ["PATCH", "PUT"] };
-  const methods = candidates
-    .map((index) => table.routes[index])
-    .filter((route) => route.pattern.test(path))
-    .flatMap((route) => aliases[route.method] ?? [route.method]);
+  const methods = matching.flatMap((index) => aliases[table.routes[index].method] ?? [table.routes[index].method]);
   return { kind: "error", error: new MethodNotAllowedError(`${method} is not allowed here`), allow: methods.join(", ") };
 }
 
 /** The matched route's template, for the request metrics: `/api/v1/transactions/{id}`, never the raw path. */
-function nameRoute(res: Response, route: RestRoute): void {
+function nameRoute(res: Response, route: Routed): void {
   res.locals.route = `${API_PREFIX}${route.path}`;
 }
 
@@ -96,15 +93,18 @@ function refuse(req: Request, res: Response, resolution: Extract<Resolution, { k
 /**
  * Answers requests no route serves (404, or 405 with Allow) before authentication, as upstream does:
  * a client probing a route with no or a wrong key learns the route is missing, not that its key is bad.
+ * The uploads served before it (POST /imports, /imports/preflight) count as routes: another method on
+ * them is a 405 whose Allow names POST.
  */
-export function unknownRouteGuard(routes: RestRoute[] = allRoutes): RequestHandler {
-  const table = routeTable(routes.map((route) => ({ ...route, ...patternOf(route.path) })));
+export function unknownRouteGuard(routes: RestRoute[] = allRoutes, uploads: Routed[] = importUploadRoutes): RequestHandler {
+  const table = routeTable<Routed & RoutePattern>([...routes, ...uploads].map((route) => ({ ...route, ...patternOf(route.path) })));
   return (req, res, next) => {
     const resolution = resolve(table, req.method, req.path, req.originalUrl);
     if (resolution.kind === "route") {
       nameRoute(res, table.routes[resolution.index]);
-      // The REST router below serves the same table: it takes this answer instead of resolving again.
-      res.locals.restRoute = { routes, index: resolution.index };
+      // The REST router below serves the same routes (the uploads come first, after the table's): it
+      // takes this answer instead of resolving again.
+      if (resolution.index < routes.length) res.locals.restRoute = { routes, index: resolution.index };
       return next();
     }
     refuse(req, res, resolution);

@@ -19,6 +19,7 @@ import { familyExportRoutes } from "./family-exports";
 import type { RestRoute } from "./route";
 
 export { API_PREFIX, type HttpMethod, type RestRoute } from "./route";
+export { IMPORT_SETTING_KEYS, importUploadRoutes, type UploadRoute } from "./imports";
 
 /** Every /api/v1 route, one file per feature, in the order of the OpenAPI document (and of matching). */
 export const routes: RestRoute[] = [

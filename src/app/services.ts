@@ -269,6 +269,7 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     ledger,
     audit,
   );
+  const accounts = new AccountService(sequelize, repositories.accounts, ledger, exchangeRates, audit);
   const trades = new TradeService(sequelize, repositories.investments, repositories.accounts, repositories.categories, ledger, audit);
   const bankSync = new BankSyncService(sequelize, repositories.banking, ledger, secrets, config, events, logger, outbound);
   // The family's active rules apply to every new transaction, whichever way it arrives.
@@ -284,7 +285,7 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     userLookup: new UserLookupService(repositories.users),
     apiKeys,
     usage: new UsageService(apiKeys),
-    accounts: new AccountService(sequelize, repositories.accounts, ledger, exchangeRates, audit),
+    accounts,
     exchangeRates,
     ledger,
     balances: new BalanceService(repositories.ledger),
@@ -298,7 +299,16 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     recurring: new RecurringService(sequelize, repositories.recurring, audit),
     household: new HouseholdService(sequelize),
     transactions,
-    imports: new ImportService(sequelize, repositories.imports, repositories.accounts, transactions, audit, config.imports),
+    imports: new ImportService(
+      sequelize,
+      repositories.imports,
+      repositories.accounts,
+      transactions,
+      trades,
+      accounts,
+      audit,
+      config.imports,
+    ),
     chats: new ChatService(sequelize, repositories.chats, events, replyQueueOf(deps), config.assistant),
     assistant: new AssistantService(
       sequelize,

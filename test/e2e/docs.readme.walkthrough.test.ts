@@ -74,8 +74,8 @@ test("the assistant page's copy-paste question works as printed", async () => {
 // After the assistant page: `demo` again keeps the data and issues new keys, then the README creates an
 // administrator (in a family of its own, which is why the README runs `demo` first).
 test("the README's administrator, demo key and five-minute tour work as printed", async () => {
-  // Each part of the tour has its command: REST, GraphQL, the assistant, the bank sandbox.
-  for (const part of ["/api/v1/transactions", "/graphql", "/api/v1/chats", "connectLunchflow"])
+  // Each part of the tour has its command: REST, a CSV import, GraphQL, the assistant, the bank sandbox.
+  for (const part of ["/api/v1/transactions", "file=@docs/examples/sample-bank.csv", "/graphql", "/api/v1/chats", "connectLunchflow"])
     expect(README_STEPS.some((step) => step.command.includes(part))).toBe(true);
   await expectAsPrinted(README_STEPS, "README.md");
 });

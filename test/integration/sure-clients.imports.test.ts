@@ -277,7 +277,11 @@ describe("hostile files: a 4xx or a per-row problem, never a 500, never a partia
     expect(stored.status).toBe(201);
     const rows = (await cli.get(`/imports/${stored.body.data.id}/rows`)).body.data;
     expect(rows.map((row: any) => row.fields.name)).toEqual(['=HYPERLINK("http://evil.test";"x")', "two\r\nlines", null]);
-    const unknownType = await post({ raw_file_content: file, type: "TradeImport" });
+    // Backslashes and tabs are data; a NUL (which PostgreSQL text cannot hold) is kept as \0, as every other write keeps it.
+    const odd = await post({ raw_file_content: "date,amount,name\n2026-03-03,-3,a\\b\u0000c\td\n", account_id: checkingId });
+    expect(odd.status).toBe(201);
+    expect((await cli.get(`/imports/${odd.body.data.id}/rows`)).body.data[0].fields.name).toBe("a\\b\\0c\td");
+    const unknownType = await post({ raw_file_content: file, type: "PdfImport" });
     expect(unknownType.status).toBe(422);
     expect((await post({ raw_file_content: file, account_id: "not-an-id" })).body.errors).toEqual(["Account not found"]);
     expect((await post({ raw_file_content: file, date_format: "%Q" })).status).toBe(422);
@@ -370,5 +374,34 @@ describe("any generated file: preflight's report is what publish writes; a refus
       }),
       { numRuns: 15 },
     );
+  });
+});
+
+describe("the upload routes as routes: a wrong method is a 405 naming POST; openapi.yaml describes both", () => {
+  test("GET /imports/preflight, DELETE /imports and PUT /imports/preflight answer 405 with Allow; the document has both uploads", async () => {
+    const preflightGet = await fetch(`${app.url}/api/v1/imports/preflight`, { headers: { "x-api-key": user.key, ...headers } });
+    expect(preflightGet.status).toBe(405);
+    expect(preflightGet.headers.get("allow")).toBe("POST");
+    const put = await fetch(`${app.url}/api/v1/imports/preflight`, { method: "PUT", headers: { "x-api-key": user.key, ...headers } });
+    expect(put.status).toBe(405);
+    expect(put.headers.get("allow")).toBe("POST");
+    const remove = await fetch(`${app.url}/api/v1/imports`, { method: "DELETE", headers: { "x-api-key": user.key, ...headers } });
+    expect(remove.status).toBe(405);
+    expect(remove.headers.get("allow")!.split(", ").sort()).toEqual(["GET", "HEAD", "POST"]);
+    expect(((await remove.json()) as { error: string }).error).toBe("method_not_allowed");
+
+    const { parse } = await import("yaml");
+    const { readFileSync } = await import("node:fs");
+    const document = parse(readFileSync(`${__dirname}/../../schema/openapi.yaml`, "utf8"));
+    for (const path of ["/imports", "/imports/preflight"]) {
+      const post = document.paths[path].post;
+      expect(Object.keys(post.requestBody.content).sort()).toEqual(["application/json", "multipart/form-data"]);
+      expect(post.requestBody.content["multipart/form-data"].schema.properties.file).toMatchObject({ format: "binary" });
+      expect(post.requestBody.content["application/json"].schema.properties.ticker_col_label).toBeDefined();
+    }
+    expect(Object.keys(document.paths["/imports"].post.responses)).toContain("201");
+    expect(
+      document.paths["/imports/preflight"].post.responses["200"].content["application/json"].schema.properties.data.properties.row_errors,
+    ).toBeDefined();
   });
 });

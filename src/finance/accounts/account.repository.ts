@@ -42,8 +42,13 @@ export class AccountRepository {
   }
 
   /** The family's currency, the default of its new accounts. */
-  async familyCurrency(familyId: string): Promise<string> {
-    const [row] = await selectRows<{ currency: string }>(this.sequelize, "SELECT currency FROM families WHERE id = $1", [familyId]);
+  async familyCurrency(familyId: string, transaction?: Transaction): Promise<string> {
+    const [row] = await selectRows<{ currency: string }>(
+      this.sequelize,
+      "SELECT currency FROM families WHERE id = $1",
+      [familyId],
+      transaction,
+    );
     return row.currency;
   }
 

@@ -90,27 +90,41 @@ export class AccountService {
   }
 
   async create(actor: Actor, input: AccountInput): Promise<AccountRow> {
+    const id = await this.sequelize.transaction((transaction) => this.createIn(actor, input, transaction));
+    return this.get(actor, id);
+  }
+
+  /**
+   * Creates the account in the caller's transaction (an import creates several in one), opened at
+   * its balance: on `openedOn` when given, else as the ledger dates an opening. Returns its id.
+   */
+  async createIn(actor: Actor, input: AccountInput, transaction: Transaction, openedOn: string | null = null): Promise<string> {
     const problems = new ValidationErrors();
     const name = requiredText(problems, "Name", input.name, 120);
     const accountType = checkAccountType(problems, input.accountType ?? null);
-    const currency = input.currency ? checkCurrency(problems, input.currency) : await this.accounts.familyCurrency(actor.familyId);
+    const currency = input.currency
+      ? checkCurrency(problems, input.currency)
+      : await this.accounts.familyCurrency(actor.familyId, transaction);
     problems.throwIfAny();
     const id = newId();
-    await this.sequelize.transaction(async (transaction) => {
-      const fields = { name, accountType: accountType!, classification: classificationOf(accountType!), currency, balance: "0" };
-      await this.accounts.create(actor.familyId, id, fields, transaction);
-      // The balance it is opened with is its opening anchor's amount; the ledger derives the rest.
-      await this.ledger.open({ id, familyId: actor.familyId, accountType: accountType!, currency }, input.balance ?? "0", transaction);
-      await this.record(
-        actor,
-        "finance_account.created",
-        id,
-        null,
-        { ...fields, balance: toAmountString(input.balance ?? "0") },
-        transaction,
-      );
-    });
-    return this.get(actor, id);
+    const fields = { name, accountType: accountType!, classification: classificationOf(accountType!), currency, balance: "0" };
+    await this.accounts.create(actor.familyId, id, fields, transaction);
+    // The balance it is opened with is its opening anchor's amount; the ledger derives the rest.
+    await this.ledger.open(
+      { id, familyId: actor.familyId, accountType: accountType!, currency },
+      input.balance ?? "0",
+      transaction,
+      openedOn,
+    );
+    await this.record(
+      actor,
+      "finance_account.created",
+      id,
+      null,
+      { ...fields, balance: toAmountString(input.balance ?? "0") },
+      transaction,
+    );
+    return id;
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { Sequelize, Transaction } from "sequelize";
-import { bindParam, selectRows } from "../../platform/common/sql";
+import { bindParam, copyIn, selectRows } from "../../platform/common/sql";
 import type { ImportConfig, StagedRow } from "./import.rows";
 
 export type ImportStatus = "pending" | "importing" | "complete" | "failed";
@@ -33,8 +33,6 @@ const IMPORT_COLUMNS = `id, family_id AS "familyId", account_id AS "accountId", 
   imported_count AS "importedCount", duplicate_count AS "duplicateCount", error, created_at AS "createdAt",
   updated_at AS "updatedAt", published_at AS "publishedAt"`;
 
-/** Joins a row's problems into one bind value; the unit separator cannot occur in them (values are quoted as JSON). */
-const PROBLEM_SEPARATOR = "\u001f";
 /** A stored row without problems: the ones a publish writes (and, read back, the ones that have a transaction). */
 const PUBLISHABLE = "r.import_id = $1 AND r.problems = '{}'";
 /**
@@ -51,22 +49,40 @@ const FINGERPRINTED = `
                               ORDER BY r.row_number)), 'UTF8')), 'hex') AS fingerprint
     FROM import_rows r WHERE ${PUBLISHABLE}`;
 
+/**
+ * A trade row's fingerprint: account, day, security (ticker and exchange), signed quantity, price,
+ * currency and name, with the row's rank among the file's identical rows, as a transaction row's.
+ */
+const TRADE_FINGERPRINTED = `
+  SELECT r.row_number, r.account_id, r.security_id, r.entry_date, r.qty_value, r.price_value, r.signed_amount, r.currency_code,
+         upper(r.ticker) AS ticker, r.exchange_operating_mic, r.name,
+         'trade-import:' || encode(sha256(convert_to(concat_ws('|', r.account_id, r.entry_date, upper(r.ticker), coalesce(r.exchange_operating_mic, ''),
+           r.qty_value, r.price_value, r.currency_code, coalesce(r.name, ''),
+           row_number() OVER (PARTITION BY r.account_id, r.entry_date, upper(r.ticker), r.exchange_operating_mic, r.qty_value, r.price_value,
+                                           r.currency_code, r.name ORDER BY r.row_number)), 'UTF8')), 'hex') AS fingerprint
+    FROM import_rows r WHERE ${PUBLISHABLE}`;
+/** The trade rows a publish would write now: those whose fingerprint their account does not hold yet. */
+const FRESH_TRADES = `SELECT f.* FROM (${TRADE_FINGERPRINTED}) f
+  WHERE NOT EXISTS (SELECT 1 FROM trades t WHERE t.account_id = f.account_id AND t.import_fingerprint = f.fingerprint)`;
+/** Account types that take trades (as the trade service's). */
+const TRADING_ACCOUNT_TYPES = `('investment', 'crypto')`;
+
 export class ImportRepository {
   constructor(private readonly sequelize: Sequelize) {}
 
   async insertImport(
-    values: { id: string; familyId: string; accountId: string | null; config: ImportConfig; fileName: string | null },
+    values: { id: string; familyId: string; accountId: string | null; type: string; config: ImportConfig; fileName: string | null },
     transaction: Transaction,
   ): Promise<void> {
-    await this.sequelize.query(`INSERT INTO imports (id, family_id, account_id, config, file_name) VALUES ($1, $2, $3, $4, $5)`, {
-      bind: [values.id, values.familyId, values.accountId, JSON.stringify(values.config), values.fileName],
+    await this.sequelize.query(`INSERT INTO imports (id, family_id, account_id, type, config, file_name) VALUES ($1, $2, $3, $4, $5, $6)`, {
+      bind: [values.id, values.familyId, values.accountId, values.type, JSON.stringify(values.config), values.fileName],
       transaction,
     });
   }
 
   /**
-   * One statement per batch of rows, whatever its size. With the import's one account known, rows get
-   * it (and its currency when they name none) here, so no later pass rewrites them.
+   * One COPY per batch of rows, whatever its size, in the caller's transaction. With the import's one
+   * account known, rows get it (and its currency when they name none) here, so no later pass rewrites them.
    */
   async insertRows(
     importId: string,
@@ -74,36 +90,36 @@ export class ImportRepository {
     account: { id: string; currency: string } | null,
     transaction: Transaction,
   ): Promise<void> {
-    if (rows.length === 0) return;
-    const column = <K extends keyof StagedRow>(key: K) => rows.map((row) => row[key]);
-    await this.sequelize.query(
-      `INSERT INTO import_rows (import_id, row_number, account, date, amount, currency, name, category, tags, notes, problems,
-                                entry_date, signed_amount, currency_code, account_id)
-       SELECT $1, n, a, d, am, c, na, ca, t, no, coalesce(string_to_array(nullif(p, ''), $15), '{}'), ed, sa, coalesce(cc, $17), $16
-         FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
-                     $11::text[], $12::date[], $13::numeric[], $14::text[]) AS x(n, a, d, am, c, na, ca, t, no, p, ed, sa, cc)`,
-      {
-        bind: [
-          importId,
-          column("rowNumber"),
-          column("account"),
-          column("date"),
-          column("amount"),
-          column("currency"),
-          column("name"),
-          column("category"),
-          column("tags"),
-          column("notes"),
-          rows.map((row) => row.problems.join(PROBLEM_SEPARATOR)),
-          column("entryDate"),
-          column("signedAmount"),
-          column("currencyCode"),
-          PROBLEM_SEPARATOR,
-          account?.id ?? null,
-          account?.currency ?? null,
-        ],
-        transaction,
-      },
+    await copyIn(
+      this.sequelize,
+      transaction,
+      `import_rows (import_id, row_number, account, date, amount, currency, name, category, tags, notes, problems, entry_date, signed_amount,
+                    currency_code, account_id, ticker, exchange_operating_mic, qty, price, entity_type, qty_value, price_value, account_type)`,
+      rows.map((row) => [
+        importId,
+        row.rowNumber,
+        row.account,
+        row.date,
+        row.amount,
+        row.currency,
+        row.name,
+        row.category,
+        row.tags,
+        row.notes,
+        row.problems,
+        row.entryDate,
+        row.signedAmount,
+        row.currencyCode ?? account?.currency ?? null,
+        account?.id ?? null,
+        row.ticker,
+        row.exchangeOperatingMic,
+        row.qty,
+        row.price,
+        row.entityType,
+        row.qtyValue,
+        row.priceValue,
+        row.accountType,
+      ]),
     );
   }
 
@@ -218,13 +234,18 @@ export class ImportRepository {
            FROM candidates c LEFT JOIN categories cat ON cat.family_id = $2 AND lower(cat.name) = lower(c.category)
          ON CONFLICT (account_id, coalesce(source, ''), external_id) WHERE external_id IS NOT NULL DO NOTHING
          RETURNING id, account_id, date, external_id),
+       -- The rows' tag names first, once each (MATERIALIZED), joined to the inserted rows after, so a file
+       -- without tags joins nothing. import_rows has no statistics yet: the planner takes each CTE for one
+       -- row and joined every inserted row to every candidate, splitting its tags each time.
+       tag_names AS MATERIALIZED (
+         SELECT c.account_id, c.fingerprint, lower(trim(tag)) AS name
+           FROM candidates c CROSS JOIN LATERAL regexp_split_to_table(c.tags, '\\|') AS tag
+          WHERE c.tags IS NOT NULL AND trim(tag) <> ''),
        tagged AS (
          INSERT INTO transaction_tags (transaction_id, tag_id)
          SELECT DISTINCT i.id, tg.id
-           FROM inserted i JOIN candidates c ON c.account_id = i.account_id AND c.fingerprint = i.external_id
-          CROSS JOIN LATERAL regexp_split_to_table(c.tags, '\\|') AS tag
-           JOIN tags tg ON tg.family_id = $2 AND lower(tg.name) = lower(trim(tag))
-          WHERE trim(tag) <> ''
+           FROM tag_names n JOIN inserted i ON i.account_id = n.account_id AND i.external_id = n.fingerprint
+           JOIN tags tg ON tg.family_id = $2 AND lower(tg.name) = n.name
          RETURNING 1)
        SELECT (SELECT count(*)::int FROM candidates) AS candidates, (SELECT count(*) FROM tagged) AS tagged,
               (SELECT array_agg(id) FROM inserted) AS ids,
@@ -233,6 +254,173 @@ export class ImportRepository {
       transaction,
     );
     return { insertedIds: written.ids ?? [], days: written.days ?? [], candidates: written.candidates };
+  }
+
+  // ---- trade imports -------------------------------------------------------------------------------------
+
+  /**
+   * Trade rows go to investment or crypto accounts, in the account's currency (as POST /trades
+   * takes them): a row whose account is another, or whose currency is another, gets the problem.
+   */
+  async checkTradeAccounts(importId: string, transaction: Transaction): Promise<void> {
+    await this.sequelize.query(
+      `UPDATE import_rows r
+          SET problems = r.problems || CASE WHEN a.account_type NOT IN ${TRADING_ACCOUNT_TYPES}
+                THEN 'Account ' || to_json(a.name)::text || ' is not an investment or crypto account; trades go to those'
+                ELSE 'Currency ' || r.currency_code || ' is not the account''s (' || a.currency || ')' END
+         FROM accounts a
+        WHERE r.import_id = $1 AND a.id = r.account_id AND (a.account_type NOT IN ${TRADING_ACCOUNT_TYPES} OR r.currency_code <> a.currency)`,
+      { bind: [importId], transaction },
+    );
+  }
+
+  /** Gives each trade row the security its ticker and exchange name (the oldest of that ticker, as the trade service finds it). */
+  async resolveSecurities(importId: string, transaction: Transaction): Promise<void> {
+    await this.sequelize.query(
+      `UPDATE import_rows r SET security_id = m.id
+         FROM (SELECT DISTINCT ON (k.ticker, k.mic) k.ticker, k.mic, s.id
+                 FROM (SELECT DISTINCT lower(ticker) AS ticker, exchange_operating_mic AS mic FROM import_rows
+                        WHERE import_id = $1 AND ticker IS NOT NULL) k
+                 JOIN securities s ON lower(s.ticker) = k.ticker AND s.exchange_operating_mic IS NOT DISTINCT FROM k.mic
+                ORDER BY k.ticker, k.mic, s.created_at, s.id) m
+        WHERE r.import_id = $1 AND lower(r.ticker) = m.ticker AND r.exchange_operating_mic IS NOT DISTINCT FROM m.mic`,
+      { bind: [importId], transaction },
+    );
+  }
+
+  /** The tickers (with exchange and currency) of rows to publish that no security has yet. */
+  async unknownSecurities(
+    importId: string,
+    transaction: Transaction,
+  ): Promise<Array<{ ticker: string; mic: string | null; currency: string }>> {
+    return selectRows(
+      this.sequelize,
+      `SELECT DISTINCT ON (lower(r.ticker), r.exchange_operating_mic) r.ticker, r.exchange_operating_mic AS mic, r.currency_code AS currency
+         FROM import_rows r WHERE ${PUBLISHABLE} AND r.security_id IS NULL ORDER BY lower(r.ticker), r.exchange_operating_mic, r.row_number`,
+      [importId],
+      transaction,
+    );
+  }
+
+  /**
+   * A sell beyond what is held is a problem of its row. Each account's security is followed through
+   * its trades and the rows not imported yet, day by day, buys of a day before its sells (the holdings
+   * calculator's order); a sell row after which the quantity is below zero gets the problem. Publishing
+   * recomputes the holdings with the same rule, so a file without such rows publishes.
+   */
+  async markOversells(importId: string, transaction: Transaction): Promise<void> {
+    await this.sequelize.query(
+      `WITH fresh AS (${FRESH_TRADES}),
+       moves AS (
+         SELECT t.account_id, t.security_id::text AS security, t.date, t.qty, 0 AS source, t.created_at, NULL::int AS row_number
+           FROM trades t
+          WHERE t.account_id IN (SELECT account_id FROM fresh) AND t.security_id IN (SELECT security_id FROM fresh WHERE security_id IS NOT NULL)
+         UNION ALL
+         SELECT f.account_id, coalesce(f.security_id::text, 'new:' || f.ticker || '|' || coalesce(f.exchange_operating_mic, '')),
+                f.entry_date, f.qty_value, 1, NULL, f.row_number
+           FROM fresh f),
+       running AS (
+         SELECT m.*, sum(m.qty) OVER (PARTITION BY m.account_id, m.security
+                                      ORDER BY m.date, (m.qty < 0), m.source, m.created_at, m.row_number ROWS UNBOUNDED PRECEDING) AS held
+           FROM moves m)
+       UPDATE import_rows r
+          SET problems = r.problems || ('Qty: selling ' || trim_scale(-x.qty)::text || ' ' || upper(r.ticker) || ' on ' || x.date::text
+                                        || ' is more than the ' || trim_scale(greatest(x.held - x.qty, 0))::text || ' held')
+         FROM running x
+        WHERE r.import_id = $1 AND x.source = 1 AND x.row_number = r.row_number AND x.qty < 0 AND x.held < 0`,
+      { bind: [importId], transaction },
+    );
+  }
+
+  /** What a trade import's publish would write now: its rows without problems, and those not imported before. */
+  async planTrades(importId: string, transaction: Transaction): Promise<{ candidates: number; importable: number }> {
+    const [row] = await selectRows<{ candidates: number; importable: number }>(
+      this.sequelize,
+      `SELECT (SELECT count(*)::int FROM (${TRADE_FINGERPRINTED}) c) AS candidates, (SELECT count(*)::int FROM (${FRESH_TRADES}) f) AS importable`,
+      [importId],
+      transaction,
+    );
+    return row;
+  }
+
+  /**
+   * Writes the trade rows not imported before, set-based, each keyed by its fingerprint (a second
+   * writer of the same rows writes nothing). Named as the trade service names trades unless the row
+   * names it. Returns the accounts written and each one's first day, for the holdings to follow.
+   */
+  async publishTrades(
+    importId: string,
+    familyId: string,
+    transaction: Transaction,
+  ): Promise<{ inserted: number; candidates: number; accounts: Array<{ accountId: string; from: string }> }> {
+    const [written] = await selectRows<{
+      inserted: number;
+      candidates: number;
+      accounts: Array<{ accountId: string; from: string }> | null;
+    }>(
+      this.sequelize,
+      `WITH candidates AS (${TRADE_FINGERPRINTED}),
+       inserted AS (
+         INSERT INTO trades (id, family_id, account_id, security_id, date, qty, price, fee, amount, currency, name, investment_activity_label, import_fingerprint)
+         SELECT gen_random_uuid(), $2, c.account_id, c.security_id, c.entry_date, c.qty_value, c.price_value, 0, c.signed_amount, c.currency_code,
+                coalesce(c.name, CASE WHEN c.qty_value < 0 THEN 'Sell ' ELSE 'Buy ' END
+                  || CASE WHEN trim_scale(abs(c.qty_value))::text LIKE '%.%' THEN trim_scale(abs(c.qty_value))::text ELSE trim_scale(abs(c.qty_value))::text || '.0' END
+                  || ' shares of ' || c.ticker),
+                CASE WHEN c.qty_value < 0 THEN 'Sell' ELSE 'Buy' END, c.fingerprint
+           FROM candidates c
+         ON CONFLICT (account_id, import_fingerprint) WHERE import_fingerprint IS NOT NULL DO NOTHING
+         RETURNING account_id, date)
+       SELECT (SELECT count(*)::int FROM inserted) AS inserted, (SELECT count(*)::int FROM candidates) AS candidates,
+              (SELECT json_agg(json_build_object('accountId', account_id, 'from', first)) FROM
+                (SELECT account_id, min(date)::text AS first FROM inserted GROUP BY account_id) d) AS accounts`,
+      [importId, familyId],
+      transaction,
+    );
+    return { inserted: written.inserted, candidates: written.candidates, accounts: written.accounts ?? [] };
+  }
+
+  // ---- account imports -----------------------------------------------------------------------------------
+
+  /** An account import names each account once: a name (any case) on an earlier row is a problem of the later one. */
+  async markRepeatedNames(importId: string, transaction: Transaction): Promise<void> {
+    await this.sequelize.query(
+      `UPDATE import_rows r SET problems = r.problems || ('Name ' || to_json(r.name)::text || ' is on an earlier row (row ' || e.first || ')')
+         FROM (SELECT lower(name) AS name, min(row_number) AS first FROM import_rows WHERE import_id = $1 AND name IS NOT NULL GROUP BY lower(name)) e
+        WHERE r.import_id = $1 AND lower(r.name) = e.name AND r.row_number > e.first`,
+      { bind: [importId], transaction },
+    );
+  }
+
+  /** An account import's rows without problems, in file order, each with whether the family has an account of that name already. */
+  async accountRows(
+    importId: string,
+    familyId: string,
+    transaction: Transaction,
+  ): Promise<
+    Array<{
+      rowNumber: number;
+      name: string;
+      accountType: string;
+      balance: string;
+      currency: string | null;
+      date: string | null;
+      exists: boolean;
+    }>
+  > {
+    return selectRows(
+      this.sequelize,
+      `SELECT r.row_number AS "rowNumber", r.name, r.account_type AS "accountType", trim_scale(r.signed_amount)::text AS balance,
+              r.currency_code AS currency, r.entry_date::text AS date,
+              EXISTS (SELECT 1 FROM accounts a WHERE a.family_id = $2 AND lower(a.name) = lower(r.name)) AS exists
+         FROM import_rows r WHERE ${PUBLISHABLE} ORDER BY r.row_number`,
+      [importId, familyId],
+      transaction,
+    );
+  }
+
+  /** Serialises account imports of one family, so two imports of one file create each account once. */
+  async lockFamilyAccountImports(familyId: string, transaction: Transaction): Promise<void> {
+    await this.sequelize.query(`SELECT pg_advisory_xact_lock(hashtext('account-import:' || $1))`, { bind: [familyId], transaction });
   }
 
   async finish(
@@ -302,7 +490,8 @@ export class ImportRepository {
         `WITH fingerprinted AS (${FINGERPRINTED})
          SELECT r.row_number AS "rowNumber", r.account, r.date, r.amount, r.currency, r.name, r.category, r.tags, r.notes, r.problems,
                 r.entry_date::text AS "entryDate", trim_scale(r.signed_amount)::text AS "signedAmount", r.currency_code AS "currencyCode",
-                r.account_id AS "accountId", t.id AS "transactionId"
+                r.account_id AS "accountId", t.id AS "transactionId", r.ticker, r.exchange_operating_mic AS "exchangeOperatingMic",
+                r.qty, r.price, r.entity_type AS "entityType", r.account_type AS "accountType"
            FROM import_rows r
            LEFT JOIN fingerprinted f ON f.row_number = r.row_number
            LEFT JOIN transactions t ON t.account_id = f.account_id AND coalesce(t.source, '') = 'import' AND t.external_id = f.fingerprint

@@ -9,28 +9,10 @@ import { sendError } from "../../transports/http/respond";
 import { snakeToCamel } from "../../../rest-adapter/case";
 import { prepareOperations } from "../../../rest-adapter/operations";
 import { domainErrorOf } from "../../../rest-adapter/rest-errors";
-import { API_PREFIX } from "../../../rest-adapter/routes";
+import { API_PREFIX, IMPORT_SETTING_KEYS } from "../../../rest-adapter/routes";
 import type { ImportPreflight, ImportService, ImportUpload } from "./import.service";
 import type { ImportSettingsInput } from "./import.rows";
 
-/** The request fields that configure an import (upstream's names); others (`format`, `source`, trade columns) are accepted and unused. */
-const SETTING_KEYS = [
-  "type",
-  "account_id",
-  "date_col_label",
-  "amount_col_label",
-  "name_col_label",
-  "currency_col_label",
-  "category_col_label",
-  "tags_col_label",
-  "notes_col_label",
-  "account_col_label",
-  "date_format",
-  "number_format",
-  "signage_convention",
-  "col_sep",
-  "rows_to_skip",
-];
 /** Room for the other fields of a JSON body around its raw_file_content. */
 const JSON_OVERHEAD = 64 * 1024;
 const MAX_FIELD_BYTES = 64 * 1024;
@@ -39,7 +21,7 @@ type Fields = Record<string, unknown>;
 
 function settingsOf(fields: Fields): ImportSettingsInput {
   const settings: Record<string, string | number | null> = {};
-  for (const key of SETTING_KEYS) {
+  for (const key of IMPORT_SETTING_KEYS) {
     const value = fields[key];
     if (value === undefined || value === null) continue;
     if (typeof value !== "string" && typeof value !== "number") throw new ValidationError([`${key} must be text`]);

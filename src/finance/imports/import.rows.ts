@@ -1,4 +1,6 @@
-import { isKnownCurrency } from "../money";
+import DecimalBase from "decimal.js";
+import { ACCOUNT_TYPES, type AccountKind as AccountType } from "../accounts";
+import { isKnownCurrency, toAmountString } from "../money";
 import {
   COLUMN_SEPARATORS,
   DATE_FORMATS,
@@ -14,9 +16,86 @@ import {
   type SignageConvention,
 } from "./import.formats";
 
-/** The columns a transaction import reads, and the header each is found under unless the request names another. */
-export const COLUMNS = ["date", "amount", "name", "currency", "category", "tags", "notes", "account"] as const;
+const Decimal = DecimalBase.clone({ precision: 60 });
+
+/** The import types served, as upstream names them. */
+export const IMPORT_TYPES = ["TransactionImport", "AccountImport", "TradeImport"] as const;
+export type ImportKind = (typeof IMPORT_TYPES)[number];
+
+/** Every column an import may read; each type reads some of them (TYPE_COLUMNS). */
+export const COLUMNS = [
+  "date",
+  "amount",
+  "name",
+  "currency",
+  "category",
+  "tags",
+  "notes",
+  "account",
+  "qty",
+  "ticker",
+  "price",
+  "entityType",
+  "exchangeOperatingMic",
+] as const;
 export type Column = (typeof COLUMNS)[number];
+
+/** A column's name on the wire (its `<name>_col_label` setting) and the headers it is found under by default, as upstream's. */
+const COLUMN_NAMES: Record<Column, { wire: string; headers: string[] }> = {
+  date: { wire: "date", headers: ["date", "balance_date"] },
+  amount: { wire: "amount", headers: ["amount", "balance"] },
+  name: { wire: "name", headers: ["name"] },
+  currency: { wire: "currency", headers: ["currency"] },
+  category: { wire: "category", headers: ["category"] },
+  tags: { wire: "tags", headers: ["tags"] },
+  notes: { wire: "notes", headers: ["notes"] },
+  account: { wire: "account", headers: ["account", "account_name"] },
+  qty: { wire: "qty", headers: ["qty", "quantity"] },
+  ticker: { wire: "ticker", headers: ["ticker"] },
+  price: { wire: "price", headers: ["price"] },
+  entityType: { wire: "entity_type", headers: ["entity_type", "account_type", "type"] },
+  exchangeOperatingMic: { wire: "exchange_operating_mic", headers: ["exchange_operating_mic"] },
+};
+
+/** What each type reads, and what it cannot do without (upstream's column_keys and required_column_keys). */
+const TYPE_COLUMNS: Record<ImportKind, { columns: Column[]; required: Column[]; oneAccountOptional: boolean }> = {
+  TransactionImport: {
+    columns: ["date", "amount", "name", "currency", "category", "tags", "notes", "account"],
+    required: ["date", "amount"],
+    oneAccountOptional: true,
+  },
+  // Upstream asks each account type in a mapping screen; here the file's column names it.
+  AccountImport: {
+    columns: ["entityType", "name", "amount", "currency", "date"],
+    required: ["entityType", "name", "amount"],
+    oneAccountOptional: false,
+  },
+  TradeImport: {
+    columns: ["date", "ticker", "exchangeOperatingMic", "currency", "qty", "price", "name", "account"],
+    required: ["date", "ticker", "qty", "price"],
+    oneAccountOptional: true,
+  },
+};
+
+/** Upstream's account types (Accountable::TYPES) and common bank words, each an account type of ours. */
+const ACCOUNT_TYPE_WORDS: Record<string, AccountType> = {
+  ...Object.fromEntries(ACCOUNT_TYPES.map((type) => [type.replace(/_/g, ""), type])),
+  checking: "depository",
+  savings: "depository",
+  cash: "depository",
+  brokerage: "investment",
+  mortgage: "loan",
+  creditcard: "credit_card",
+};
+
+/** An account import's rows at most (upstream's AccountImport#max_row_count). */
+export const MAX_ACCOUNT_ROWS = 50;
+const MAX_ACCOUNT_NAME = 120;
+const TICKER_MAX = 32;
+/** The largest amount stored (numeric(19, 4)) and the largest quantity or price (numeric(28, 10)). */
+const AMOUNT_LIMIT = new Decimal("1e15");
+const QUANTITY_LIMIT = new Decimal("1e18");
+const QUANTITY_SCALE = 10;
 
 /** What a request may say about its file (upstream's import configuration, snake_case on the wire). */
 export type ImportSettingsInput = {
@@ -30,6 +109,11 @@ export type ImportSettingsInput = {
   tagsColLabel?: string | null;
   notesColLabel?: string | null;
   accountColLabel?: string | null;
+  qtyColLabel?: string | null;
+  tickerColLabel?: string | null;
+  priceColLabel?: string | null;
+  entityTypeColLabel?: string | null;
+  exchangeOperatingMicColLabel?: string | null;
   dateFormat?: string | null;
   numberFormat?: string | null;
   signageConvention?: string | null;
@@ -39,7 +123,8 @@ export type ImportSettingsInput = {
 
 /** The configuration stored with an import: labels as given, formats as given or detected. */
 export type ImportConfig = {
-  labels: Record<Column, string | null>;
+  /** Imports stored before account and trade imports have the first eight only: read the others as unset. */
+  labels: Partial<Record<Column, string | null>>;
   dateFormat: DateFormat | null;
   numberFormat: NumberFormat | null;
   signageConvention: SignageConvention;
@@ -47,13 +132,17 @@ export type ImportConfig = {
   rowsToSkip: number;
 };
 
-/** A data row as written in the file and as read: its date, stored amount and currency, and its problems. */
+/** A data row as written in the file and as read (date, stored amount, currency, quantity, price, account type), with its problems. */
 export type StagedRow = Record<Column, string | null> & {
   rowNumber: number;
   problems: string[];
   entryDate: string | null;
+  /** A transaction's stored amount, an account's balance, a trade's signed quantity × price. */
   signedAmount: string | null;
   currencyCode: string | null;
+  qtyValue: string | null;
+  priceValue: string | null;
+  accountType: AccountType | null;
 };
 
 const MAX_LABEL = 200;
@@ -63,14 +152,20 @@ export const DETECTION_SAMPLE = 500;
 /** The separator between tags in a tags column, as upstream's. */
 const TAG_SEPARATOR = "|";
 
+/** The import type a request names: TransactionImport when it names none; null when it names one not served. */
+export function importKindOf(type: string | null | undefined): ImportKind | null {
+  const given = type?.trim() || "TransactionImport";
+  return (IMPORT_TYPES as readonly string[]).includes(given) ? (given as ImportKind) : null;
+}
+
 /** Problems with the configuration itself (each a message), and the configuration when there are none. */
 export function importConfigOf(input: ImportSettingsInput): { config: ImportConfig; problems: string[] } {
   const problems: string[] = [];
-  const labels = {} as Record<Column, string | null>;
+  const labels: Partial<Record<Column, string | null>> = {};
   for (const column of COLUMNS) {
     const given = input[`${column}ColLabel` as keyof ImportSettingsInput];
     const label = typeof given === "string" ? given.trim() : "";
-    if (label.length > MAX_LABEL) problems.push(`${column}_col_label is longer than ${MAX_LABEL} characters`);
+    if (label.length > MAX_LABEL) problems.push(`${COLUMN_NAMES[column].wire}_col_label is longer than ${MAX_LABEL} characters`);
     labels[column] = label || null;
   }
   const dateFormat = input.dateFormat?.trim() || null;
@@ -110,31 +205,39 @@ export function normalizedHeader(header: string): string {
 }
 
 export type ColumnPlan = {
+  kind: ImportKind;
   indexes: Partial<Record<Column, number>>;
   /** The headers the import needs, as labelled. */
   required: string[];
   missing: string[];
 };
 
-/** Where each column is in the file; date and amount are required, and the account column unless one account is given. */
-export function columnPlan(headers: readonly string[], config: ImportConfig, oneAccount: boolean): ColumnPlan {
+/**
+ * Where each column of the type is in the file: under its label when the request gives one, else
+ * under its usual headers. The type's required columns, and the account column unless one account is given.
+ */
+export function columnPlan(headers: readonly string[], config: ImportConfig, kind: ImportKind, oneAccount: boolean): ColumnPlan {
   const byName = new Map<string, number>();
   headers.forEach((header, index) => {
     const key = normalizedHeader(header);
     if (!byName.has(key)) byName.set(key, index);
   });
+  const { columns, required: needed, oneAccountOptional } = TYPE_COLUMNS[kind];
+  const labelOf = (column: Column) => config.labels[column] ?? COLUMN_NAMES[column].wire;
   const indexes: Partial<Record<Column, number>> = {};
-  for (const column of COLUMNS) {
-    const index = byName.get(normalizedHeader(config.labels[column] ?? column));
+  for (const column of columns) {
+    const label = config.labels[column];
+    const candidates = label ? [label] : COLUMN_NAMES[column].headers;
+    const index = candidates.map((name) => byName.get(normalizedHeader(name))).find((found) => found !== undefined);
     if (index !== undefined) indexes[column] = index;
   }
-  const requiredColumns: Column[] = oneAccount ? ["date", "amount"] : ["date", "amount", "account"];
-  const required = requiredColumns.map((column) => config.labels[column] ?? column);
-  const missing = requiredColumns.filter((column) => indexes[column] === undefined).map((column) => config.labels[column] ?? column);
-  return { indexes, required, missing };
+  const requiredColumns: Column[] = oneAccountOptional && !oneAccount ? [...needed, "account"] : needed;
+  const required = requiredColumns.map(labelOf);
+  const missing = requiredColumns.filter((column) => indexes[column] === undefined).map(labelOf);
+  return { kind, indexes, required, missing };
 }
 
-/** The formats for the rows: as configured, else detected from the first rows' dates and amounts. */
+/** The formats for the rows: as configured, else detected from the first rows' dates and numbers. */
 export function resolvedFormats(
   config: ImportConfig,
   plan: ColumnPlan,
@@ -142,19 +245,22 @@ export function resolvedFormats(
 ): { dateFormat: DateFormat; numberFormat: NumberFormat; ambiguousDates: boolean } {
   const column = (name: Column) => sample.map((record) => (plan.indexes[name] === undefined ? "" : (record[plan.indexes[name]!] ?? "")));
   const detected = config.dateFormat ? { format: config.dateFormat, ambiguous: false } : detectDateFormat(column("date"));
+  const numbers = plan.kind === "TradeImport" ? [...column("qty"), ...column("price")] : column("amount");
   return {
     dateFormat: detected.format,
-    numberFormat: config.numberFormat ?? detectNumberFormat(column("amount")),
+    numberFormat: config.numberFormat ?? detectNumberFormat(numbers),
     ambiguousDates: detected.ambiguous,
   };
 }
+
+type Formats = { dateFormat: DateFormat; numberFormat: NumberFormat };
 
 /** One data row read under the plan and formats; what cannot be read is a problem of the row, in words. */
 export function stageRow(
   record: readonly string[],
   rowNumber: number,
   plan: ColumnPlan,
-  formats: { dateFormat: DateFormat; numberFormat: NumberFormat },
+  formats: Formats,
   signage: SignageConvention,
 ): StagedRow {
   const field = (column: Column): string | null => {
@@ -162,31 +268,118 @@ export function stageRow(
     const value = index === undefined ? undefined : record[index];
     return value === undefined || value.trim() === "" ? null : value.trim();
   };
-  const row = Object.fromEntries(COLUMNS.map((column) => [column, field(column)])) as Record<Column, string | null>;
-  const problems: string[] = [];
-  let entryDate: string | null = null;
-  if (!row.date) problems.push("Date can't be blank");
-  else {
-    entryDate = parseDate(row.date, formats.dateFormat);
-    if (!entryDate)
-      problems.push(`Date ${JSON.stringify(row.date)} is not a date in the ${formats.dateFormat} format (from 1970 to five years ahead)`);
-  }
-  let signedAmount: string | null = null;
-  if (!row.amount) problems.push("Amount can't be blank");
-  else {
-    const parsed = parseNumber(row.amount, formats.numberFormat);
-    if (parsed.ok) signedAmount = storedAmount(parsed.amount, signage);
-    else problems.push(`Amount ${JSON.stringify(row.amount)} ${parsed.reason}`);
-  }
-  let currencyCode: string | null = null;
+  // One literal, the same shape for every row (a row is made 100,000 times in a large file).
+  const row: StagedRow = {
+    date: field("date"),
+    amount: field("amount"),
+    name: field("name"),
+    currency: field("currency"),
+    category: field("category"),
+    tags: field("tags"),
+    notes: field("notes"),
+    account: field("account"),
+    qty: field("qty"),
+    ticker: field("ticker"),
+    price: field("price"),
+    entityType: field("entityType"),
+    exchangeOperatingMic: field("exchangeOperatingMic"),
+    rowNumber,
+    problems: [],
+    entryDate: null,
+    signedAmount: null,
+    currencyCode: null,
+    qtyValue: null,
+    priceValue: null,
+    accountType: null,
+  };
   if (row.currency) {
-    currencyCode = row.currency.toUpperCase();
-    if (!/^[A-Z]{3}$/.test(currencyCode) || !isKnownCurrency(currencyCode)) {
-      problems.push(`Currency ${JSON.stringify(row.currency)} is not an ISO 4217 code`);
-      currencyCode = null;
-    }
+    const code = row.currency.toUpperCase();
+    if (/^[A-Z]{3}$/.test(code) && isKnownCurrency(code)) row.currencyCode = code;
+    else row.problems.push(`Currency ${JSON.stringify(row.currency)} is not an ISO 4217 code`);
   }
-  return { ...row, rowNumber, problems, entryDate, signedAmount, currencyCode };
+  if (plan.kind === "AccountImport") readAccountRow(row, formats);
+  else if (plan.kind === "TradeImport") readTradeRow(row, formats, signage);
+  else readTransactionRow(row, formats, signage);
+  return row;
+}
+
+function readDate(row: StagedRow, formats: Formats, required: boolean): void {
+  if (!row.date) {
+    if (required) row.problems.push("Date can't be blank");
+    return;
+  }
+  row.entryDate = parseDate(row.date, formats.dateFormat);
+  if (!row.entryDate)
+    row.problems.push(`Date ${JSON.stringify(row.date)} is not a date in the ${formats.dateFormat} format (from 1970 to five years ahead)`);
+}
+
+/** A number of the file in its number format, or null with the row's problem. */
+function readNumber(row: StagedRow, label: string, value: string | null, formats: Formats): DecimalBase | null {
+  if (!value) {
+    row.problems.push(`${label} can't be blank`);
+    return null;
+  }
+  const parsed = parseNumber(value, formats.numberFormat);
+  if (!parsed.ok) {
+    row.problems.push(`${label} ${JSON.stringify(value)} ${parsed.reason}`);
+    return null;
+  }
+  return new Decimal(parsed.amount);
+}
+
+function readTransactionRow(row: StagedRow, formats: Formats, signage: SignageConvention): void {
+  readDate(row, formats, true);
+  const amount = readNumber(row, "Amount", row.amount, formats);
+  if (amount) row.signedAmount = storedAmount(amount.toFixed(), signage);
+}
+
+/** An account: its type (named by the type column), name, opening balance as written, and the balance's day when given. */
+function readAccountRow(row: StagedRow, formats: Formats): void {
+  if (!row.entityType) row.problems.push("Account type can't be blank");
+  else {
+    row.accountType = ACCOUNT_TYPE_WORDS[row.entityType.toLowerCase().replace(/[\s_-]+/g, "")] ?? null;
+    if (!row.accountType)
+      row.problems.push(
+        `Account type ${JSON.stringify(row.entityType)} is not one of ${ACCOUNT_TYPES.join(", ")} (or Checking, Savings, Credit Card)`,
+      );
+  }
+  if (!row.name) row.problems.push("Name can't be blank");
+  else if (row.name.length > MAX_ACCOUNT_NAME) row.problems.push(`Name is too long (maximum is ${MAX_ACCOUNT_NAME} characters)`);
+  const balance = readNumber(row, "Balance", row.amount, formats);
+  if (balance && balance.abs().greaterThanOrEqualTo(AMOUNT_LIMIT)) row.problems.push(`Balance ${JSON.stringify(row.amount)} is too large`);
+  else if (balance) row.signedAmount = toAmountString(balance);
+  readDate(row, formats, false);
+}
+
+/**
+ * A trade: quantity signed by the signage convention (inflows_positive: a positive quantity is a buy,
+ * as upstream reads it), a positive price, and amount = quantity × price rounded to 4 places.
+ */
+function readTradeRow(row: StagedRow, formats: Formats, signage: SignageConvention): void {
+  readDate(row, formats, true);
+  if (!row.ticker) row.problems.push("Ticker can't be blank");
+  else if (row.ticker.length > TICKER_MAX || !/^[\p{L}\p{N}.\-:^=/]+$/u.test(row.ticker))
+    row.problems.push(`Ticker ${JSON.stringify(row.ticker)} must be 1 to ${TICKER_MAX} letters, digits or . - : ^ = /`);
+  if (row.exchangeOperatingMic && !/^[A-Za-z0-9]{4}$/.test(row.exchangeOperatingMic))
+    row.problems.push(`Exchange ${JSON.stringify(row.exchangeOperatingMic)} must be a 4-character MIC (XNAS)`);
+  const qty = readNumber(row, "Qty", row.qty, formats);
+  const price = readNumber(row, "Price", row.price, formats);
+  const exact = (value: DecimalBase) => value.decimalPlaces() <= QUANTITY_SCALE && value.abs().lessThan(QUANTITY_LIMIT);
+  if (qty && (qty.isZero() || !exact(qty)))
+    row.problems.push(`Qty ${JSON.stringify(row.qty)} must not be zero, with at most ${QUANTITY_SCALE} decimals`);
+  if (price && (!price.isPositive() || price.isZero() || !exact(price)))
+    row.problems.push(`Price ${JSON.stringify(row.price)} must be positive, with at most ${QUANTITY_SCALE} decimals`);
+  if (row.problems.length > 0 || !qty || !price) return;
+  const signed = signage === "inflows_positive" ? qty : qty.negated();
+  const amount = signed.times(price).toDecimalPlaces(4, Decimal.ROUND_HALF_UP);
+  if (amount.abs().greaterThanOrEqualTo(AMOUNT_LIMIT)) {
+    row.problems.push("Qty × price is too large an amount");
+    return;
+  }
+  row.qtyValue = signed.toFixed();
+  row.priceValue = price.toFixed();
+  row.signedAmount = toAmountString(amount);
+  if (row.exchangeOperatingMic) row.exchangeOperatingMic = row.exchangeOperatingMic.toUpperCase();
 }
 
 /** A tags field's tag names, as upstream splits them. */

@@ -4,7 +4,8 @@ import { NotFoundError, ValidationError } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/common/pagination";
 import type { Actor } from "../../platform/security/actor";
-import type { AccountRepository } from "../accounts";
+import type { AccountRepository, AccountService } from "../accounts";
+import type { TradeService } from "../investments";
 import type { TransactionService } from "../transactions";
 import { readCsv, type CsvLimits } from "./csv.reader";
 import type { DateFormat, NumberFormat } from "./import.formats";
@@ -12,7 +13,11 @@ import type { ImportRepository, ImportRow, StoredImportRow } from "./import.repo
 import {
   columnPlan,
   DETECTION_SAMPLE,
+  IMPORT_TYPES,
   importConfigOf,
+  importKindOf,
+  MAX_ACCOUNT_ROWS,
+  type ImportKind,
   resolvedFormats,
   stageRow,
   type ImportConfig,
@@ -53,7 +58,6 @@ export type ImportPreflight = {
 export type ImportPage = { items: ImportRow[]; pagination: PageInfo };
 export type ImportRowPage = { items: StoredImportRow[]; pagination: PageInfo };
 
-const TRANSACTION_IMPORT = "TransactionImport";
 const STATUSES = ["pending", "importing", "complete", "failed"];
 /** Rows written to import_rows per statement. */
 const BATCH = 5000;
@@ -62,6 +66,7 @@ const LISTED_ROW_ERRORS = 100;
 
 type Staged = {
   importId: string;
+  kind: ImportKind;
   config: ImportConfig;
   accountId: string | null;
   headers: string[];
@@ -86,6 +91,8 @@ export class ImportService {
     private readonly repository: ImportRepository,
     private readonly accounts: AccountRepository,
     private readonly transactions: TransactionService,
+    private readonly trades: TradeService,
+    private readonly accountWrites: AccountService,
     private readonly audit: AuditService,
     private readonly limits: CsvLimits,
   ) {}
@@ -103,13 +110,13 @@ export class ImportService {
           code: "invalid_rows",
           message: `${staged.invalidRowsCount} of ${staged.rowsCount} rows have problems (see row_errors)`,
         });
-      const plan = errors.length === 0 ? await this.repository.plan(staged.importId, transaction) : null;
+      const plan = errors.length === 0 ? await this.plan(actor, staged, transaction) : null;
       const importable = plan?.importable ?? 0;
       const warnings: string[] = [];
       if (staged.formats?.ambiguousDates)
         warnings.push(`Dates read as ${staged.formats.dateFormat}; they also fit another format: set date_format if that is wrong.`);
       return {
-        type: TRANSACTION_IMPORT,
+        type: staged.kind,
         valid: errors.length === 0,
         content: {
           fileName: upload.fileName ?? "import.csv",
@@ -159,7 +166,7 @@ export class ImportService {
           invalid_rows_count: { old: null, new: staged.invalidRowsCount },
         },
       });
-      if (publish) await this.publishStaged(actor, staged.importId, transaction);
+      if (publish) await this.publishStaged(actor, staged.importId, staged.kind, transaction);
       return staged.importId;
     });
     return (await this.repository.byId(actor.familyId, importId))!;
@@ -171,7 +178,7 @@ export class ImportService {
       const row = isUuid(id) ? await this.repository.byId(actor.familyId, id, transaction, true) : null;
       if (!row) throw new NotFoundError("Import");
       if (row.status !== "pending") throw new ValidationError([`The import is ${row.status}; only a pending import can be published`]);
-      await this.publishStaged(actor, id, transaction);
+      await this.publishStaged(actor, id, importKindOf(row.type) ?? "TransactionImport", transaction);
     });
     return (await this.repository.byId(actor.familyId, id))!;
   }
@@ -207,13 +214,36 @@ export class ImportService {
     return { items: rows, pagination: pageInfo(request, total) };
   }
 
-  private async publishStaged(actor: Actor, importId: string, transaction: Transaction): Promise<void> {
+  private async publishStaged(actor: Actor, importId: string, kind: ImportKind, transaction: Transaction): Promise<void> {
     const { rows, invalid } = await this.repository.countRows(importId, transaction);
     if (rows === 0) throw new ValidationError(["No data rows were found"]);
     if (invalid > 0) {
       const listed = await this.repository.rowsWithProblems(importId, 20, transaction);
       throw new ValidationError(listed.map((row) => `Row ${row.rowNumber}: ${row.problems.join("; ")}`));
     }
+    const written =
+      kind === "AccountImport"
+        ? await this.publishAccounts(actor, importId, transaction)
+        : kind === "TradeImport"
+          ? await this.publishTrades(actor, importId, transaction)
+          : await this.publishTransactions(actor, importId, transaction);
+    const duplicates = written.candidates - written.inserted;
+    await this.repository.finish(
+      importId,
+      { status: "complete", importedCount: written.inserted, duplicateCount: duplicates },
+      transaction,
+    );
+    await this.audit.record(transaction, {
+      type: "import.published",
+      user: { id: actor.userId, email: actor.email },
+      action: "publish",
+      resource: { type: "import", id: importId },
+      changes: { imported_count: { old: null, new: written.inserted }, duplicate_count: { old: null, new: duplicates } },
+    });
+  }
+
+  /** Transactions through the transactions' write path (rules, ledger), set-based. */
+  private async publishTransactions(actor: Actor, importId: string, transaction: Transaction) {
     const accountIds = await this.repository.publishAccountIds(importId, transaction);
     let candidates = 0;
     const inserted = await this.transactions.writeMany(
@@ -226,36 +256,98 @@ export class ImportService {
       },
       transaction,
     );
-    const duplicates = candidates - inserted.length;
-    await this.repository.finish(importId, { status: "complete", importedCount: inserted.length, duplicateCount: duplicates }, transaction);
-    await this.audit.record(transaction, {
-      type: "import.published",
-      user: { id: actor.userId, email: actor.email },
-      action: "publish",
-      resource: { type: "import", id: importId },
-      changes: { imported_count: { old: null, new: inserted.length }, duplicate_count: { old: null, new: duplicates } },
-    });
+    return { inserted: inserted.length, candidates };
+  }
+
+  /**
+   * Trades through the trade service: the securities the rows name are found or created as POST
+   * /trades finds them, the trades written set-based, then each account's holdings and ledger
+   * recomputed from its first new trade (a sell beyond what is held refuses the whole publish).
+   */
+  private async publishTrades(actor: Actor, importId: string, transaction: Transaction) {
+    await this.trades.ensureSecurities(await this.repository.unknownSecurities(importId, transaction), transaction);
+    await this.repository.resolveSecurities(importId, transaction);
+    const accountIds = await this.repository.publishAccountIds(importId, transaction);
+    let candidates = 0;
+    let inserted = 0;
+    await this.trades.writeImported(
+      actor.familyId,
+      accountIds,
+      async () => {
+        const written = await this.repository.publishTrades(importId, actor.familyId, transaction);
+        candidates = written.candidates;
+        inserted = written.inserted;
+        return written.accounts;
+      },
+      transaction,
+    );
+    return { inserted, candidates };
+  }
+
+  /**
+   * Accounts through the accounts' write path (each opened at its balance, on its balance date when
+   * the row has one, and audited): an account whose name the family has already (any case) is a
+   * duplicate, counted, not created. One family's account imports run one at a time.
+   */
+  private async publishAccounts(actor: Actor, importId: string, transaction: Transaction) {
+    await this.repository.lockFamilyAccountImports(actor.familyId, transaction);
+    const rows = await this.repository.accountRows(importId, actor.familyId, transaction);
+    let inserted = 0;
+    for (const row of rows) {
+      if (row.exists) continue;
+      await this.accountWrites.createIn(
+        actor,
+        { name: row.name, accountType: row.accountType, currency: row.currency, balance: row.balance },
+        transaction,
+        row.date,
+      );
+      inserted += 1;
+    }
+    return { inserted, candidates: rows.length };
+  }
+
+  /** What a publish of the staged file would write now, with the publish's own duplicate test. */
+  private async plan(actor: Actor, staged: Staged, transaction: Transaction): Promise<{ candidates: number; importable: number }> {
+    if (staged.kind === "TradeImport") return this.repository.planTrades(staged.importId, transaction);
+    if (staged.kind === "AccountImport") {
+      const rows = await this.repository.accountRows(staged.importId, actor.familyId, transaction);
+      return { candidates: rows.length, importable: rows.filter((row) => !row.exists).length };
+    }
+    return this.repository.plan(staged.importId, transaction);
+  }
+
+  /** The problems rows have together or with the family's data: accounts named, repeated names, sells beyond what is held. */
+  private async checkRows(actor: Actor, staged: Staged, oneAccount: boolean, transaction: Transaction): Promise<void> {
+    if (staged.kind === "AccountImport") return this.repository.markRepeatedNames(staged.importId, transaction);
+    if (!oneAccount) await this.repository.resolveAccounts(staged.importId, actor.familyId, transaction);
+    if (staged.kind === "TradeImport") {
+      await this.repository.checkTradeAccounts(staged.importId, transaction);
+      await this.repository.resolveSecurities(staged.importId, transaction);
+      await this.repository.markOversells(staged.importId, transaction);
+    }
   }
 
   /** Reads the upload into a new import's rows, in batches, in the caller's transaction. */
   private async stage(actor: Actor, upload: ImportUpload, transaction: Transaction): Promise<Staged> {
-    const type = upload.settings.type?.trim() || TRANSACTION_IMPORT;
+    const kind = importKindOf(upload.settings.type);
     const { config, problems } = importConfigOf(upload.settings);
-    if (type !== TRANSACTION_IMPORT) problems.push(`type must be ${TRANSACTION_IMPORT} (other import types are not served yet)`);
-    const accountId = upload.settings.accountId?.trim() || null;
+    if (!kind) problems.push(`type must be one of: ${IMPORT_TYPES.join(", ")}`);
+    // An account import creates accounts: it goes to none.
+    const accountId = kind === "AccountImport" ? null : upload.settings.accountId?.trim() || null;
     const account = accountId && isUuid(accountId) ? (await this.accounts.byIds(actor.familyId, [accountId], transaction))[0] : null;
     if (accountId && !account) problems.push("Account not found");
-    if (problems.length > 0) throw new ValidationError(problems);
+    if (problems.length > 0 || !kind) throw new ValidationError(problems);
 
     const file = await readCsv(upload.content, { columnSeparator: config.columnSeparator, rowsToSkip: config.rowsToSkip }, this.limits);
-    const plan = columnPlan(file.headers, config, accountId !== null);
+    const plan = columnPlan(file.headers, config, kind, accountId !== null);
     const importId = newId();
     await this.repository.insertImport(
-      { id: importId, familyId: actor.familyId, accountId, config, fileName: upload.fileName },
+      { id: importId, familyId: actor.familyId, accountId, type: kind, config, fileName: upload.fileName },
       transaction,
     );
     const staged: Staged = {
       importId,
+      kind,
       config,
       accountId,
       headers: file.headers,
@@ -277,6 +369,8 @@ export class ImportService {
     };
     const add = async (record: string[]) => {
       staged.rowsCount += 1;
+      if (kind === "AccountImport" && staged.rowsCount > MAX_ACCOUNT_ROWS)
+        throw new ValidationError([`An account import takes at most ${MAX_ACCOUNT_ROWS} rows (upstream's limit)`]);
       batch.push(stageRow(record, staged.rowsCount, plan, staged.formats!, config.signageConvention));
       if (batch.length >= BATCH) await flush();
     };
@@ -295,7 +389,7 @@ export class ImportService {
       for (const held of sample.splice(0)) await add(held);
     }
     await flush();
-    if (!account) await this.repository.resolveAccounts(importId, actor.familyId, transaction);
+    await this.checkRows(actor, staged, account !== null, transaction);
     const counts = await this.repository.countRows(importId, transaction);
     staged.invalidRowsCount = counts.invalid;
     staged.byteSize = file.bytesRead();

@@ -22,6 +22,11 @@ export class ImportConfigurationType {
   @Field(() => String, { nullable: true }) notesColLabel!: string | null;
   @Field(() => String, { nullable: true }) accountColLabel!: string | null;
   @Field(() => String, { nullable: true }) currencyColLabel!: string | null;
+  @Field(() => String, { nullable: true }) qtyColLabel!: string | null;
+  @Field(() => String, { nullable: true }) tickerColLabel!: string | null;
+  @Field(() => String, { nullable: true }) priceColLabel!: string | null;
+  @Field(() => String, { nullable: true }) entityTypeColLabel!: string | null;
+  @Field(() => String, { nullable: true }) exchangeOperatingMicColLabel!: string | null;
   @Field(() => String, { nullable: true, description: "As given, or as detected from the file." }) dateFormat!: string | null;
   @Field(() => String, { nullable: true, description: "As given, or as detected from the file." }) numberFormat!: string | null;
   @Field() signageConvention!: string;
@@ -72,6 +77,11 @@ export class ImportRowFieldsType {
   @Field(() => String, { nullable: true }) category!: string | null;
   @Field(() => String, { nullable: true }) tags!: string | null;
   @Field(() => String, { nullable: true }) notes!: string | null;
+  @Field(() => String, { nullable: true, description: "A trade import's ticker." }) ticker!: string | null;
+  @Field(() => String, { nullable: true, description: "A trade import's exchange (operating MIC)." }) exchangeOperatingMic!: string | null;
+  @Field(() => String, { nullable: true, description: "A trade import's quantity, as written." }) qty!: string | null;
+  @Field(() => String, { nullable: true, description: "A trade import's price, as written." }) price!: string | null;
+  @Field(() => String, { nullable: true, description: "An account import's account type, as written." }) entityType!: string | null;
 }
 
 @ObjectType("ImportRowReading", { simpleResolvers: true, description: "What the row was read as (ours; upstream shows the fields only)." })
@@ -159,7 +169,8 @@ export class ImportPreflightType {
 @InputType("ImportInput", { description: "A CSV file and how to read it (upstream's import configuration)." })
 export class ImportInput {
   @Field({ description: "The file's content." }) rawFileContent!: string;
-  @Field(() => String, { nullable: true, description: "TransactionImport (the default)." }) type?: string | null;
+  @Field(() => String, { nullable: true, description: "TransactionImport (the default), AccountImport or TradeImport." })
+  type?: string | null;
   @Field(() => ID, { nullable: true, description: "Every row goes to this account; without it, rows name their account." })
   accountId?: string | null;
   @Field(() => String, { nullable: true }) dateColLabel?: string | null;
@@ -170,6 +181,11 @@ export class ImportInput {
   @Field(() => String, { nullable: true }) tagsColLabel?: string | null;
   @Field(() => String, { nullable: true }) notesColLabel?: string | null;
   @Field(() => String, { nullable: true }) accountColLabel?: string | null;
+  @Field(() => String, { nullable: true }) qtyColLabel?: string | null;
+  @Field(() => String, { nullable: true }) tickerColLabel?: string | null;
+  @Field(() => String, { nullable: true }) priceColLabel?: string | null;
+  @Field(() => String, { nullable: true }) entityTypeColLabel?: string | null;
+  @Field(() => String, { nullable: true }) exchangeOperatingMicColLabel?: string | null;
   @Field(() => String, { nullable: true }) dateFormat?: string | null;
   @Field(() => String, { nullable: true }) numberFormat?: string | null;
   @Field(() => String, { nullable: true }) signageConvention?: string | null;

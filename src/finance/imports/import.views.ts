@@ -1,12 +1,12 @@
 import type { ImportPreflight } from "./import.service";
 import type { ImportRow, StoredImportRow } from "./import.repository";
-import { tagNames } from "./import.rows";
+import { tagNames, type Column } from "./import.rows";
 import type { ImportPreflightType, ImportRowType, ImportType } from "./import.type";
 
 /** An import as upstream's show view has it: status detail, configuration and stats. */
 export function importView(row: ImportRow): ImportType {
   const valid = row.rowsCount - row.invalidRowsCount;
-  const { labels } = row.config;
+  const label = (column: Column) => row.config.labels[column] ?? null;
   return {
     ...row,
     statusDetail: {
@@ -18,14 +18,19 @@ export function importView(row: ImportRow): ImportType {
       revertable: false,
     },
     configuration: {
-      dateColLabel: labels.date,
-      amountColLabel: labels.amount,
-      nameColLabel: labels.name,
-      categoryColLabel: labels.category,
-      tagsColLabel: labels.tags,
-      notesColLabel: labels.notes,
-      accountColLabel: labels.account,
-      currencyColLabel: labels.currency,
+      dateColLabel: label("date"),
+      amountColLabel: label("amount"),
+      nameColLabel: label("name"),
+      categoryColLabel: label("category"),
+      tagsColLabel: label("tags"),
+      notesColLabel: label("notes"),
+      accountColLabel: label("account"),
+      currencyColLabel: label("currency"),
+      qtyColLabel: label("qty"),
+      tickerColLabel: label("ticker"),
+      priceColLabel: label("price"),
+      entityTypeColLabel: label("entityType"),
+      exchangeOperatingMicColLabel: label("exchangeOperatingMic"),
       dateFormat: row.config.dateFormat,
       numberFormat: row.config.numberFormat,
       signageConvention: row.config.signageConvention,
@@ -59,6 +64,9 @@ export function importRowView(importId: string, row: StoredImportRow): ImportRow
       false,
     );
   if (row.category) mappings.category = mapping("Import::CategoryMapping", row.category, null, true);
+  // An account import's type column is read by name (upstream maps it on a screen).
+  if (row.entityType)
+    mappings.account_type = { ...mapping("Import::AccountTypeMapping", row.entityType, null, false), value: row.accountType };
   return {
     id: `${importId}:${row.rowNumber}`,
     rowNumber: row.rowNumber,
@@ -73,6 +81,11 @@ export function importRowView(importId: string, row: StoredImportRow): ImportRow
       category: row.category,
       tags: row.tags,
       notes: row.notes,
+      ticker: row.ticker,
+      exchangeOperatingMic: row.exchangeOperatingMic,
+      qty: row.qty,
+      price: row.price,
+      entityType: row.entityType,
     },
     mappings,
     reading: {

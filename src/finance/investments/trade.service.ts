@@ -311,6 +311,36 @@ export class TradeService {
     });
   }
 
+  /** Finds or creates the securities an import's rows name, as POST /trades finds a ticker's. */
+  async ensureSecurities(securities: ReadonlyArray<{ ticker: string; mic: string | null; currency: string }>, transaction: Transaction) {
+    for (const security of securities)
+      await this.investments.securityForTicker(security.ticker, security.mic, security.currency, transaction);
+  }
+
+  /**
+   * Trades an import writes, in the caller's transaction: the accounts are locked, `write` inserts the
+   * trades and says from which day each account changed, and each account's holdings and ledger are
+   * recomputed from then (a sell beyond the quantity held refuses it all, as one trade's write would).
+   */
+  async writeImported(
+    familyId: string,
+    accountIds: readonly string[],
+    write: () => Promise<Array<{ accountId: string; from: string }>>,
+    transaction: Transaction,
+  ): Promise<void> {
+    await this.ledger.lock(accountIds, transaction);
+    const changed = await write();
+    const accounts = await this.accounts.byIds(
+      familyId,
+      changed.map((change) => change.accountId),
+      transaction,
+    );
+    for (const change of changed) {
+      const account = accounts.find((candidate) => candidate?.id === change.accountId);
+      if (account) await this.rebuild(familyId, account, change.from, transaction);
+    }
+  }
+
   /**
    * Records security prices (the demo, an import, a provider's reported prices) and recomputes the
    * holdings of every account trading those securities from the earliest day written.

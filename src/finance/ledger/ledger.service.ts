@@ -136,12 +136,13 @@ export class LedgerService {
 
   /**
    * Gives a new account its opening anchor, dated as upstream dates one (the earlier of the day before
-   * its oldest transaction and two years ago), holding the balance it was opened with.
+   * its oldest transaction and two years ago), holding the balance it was opened with; or on the day
+   * given (an account import's balance date, as upstream's opening balance manager takes one).
    */
-  async open(account: LedgerAccount, balance: string, transaction: Transaction): Promise<void> {
-    const oldest = await this.ledger.oldestTransactionDate(account.id, transaction);
+  async open(account: LedgerAccount, balance: string, transaction: Transaction, on: string | null = null): Promise<void> {
+    const oldest = on ? null : await this.ledger.oldestTransactionDate(account.id, transaction);
     const twoYearsAgo = yearsAgo(today(), 2);
-    const date = oldest && shiftDays(oldest, -1) < twoYearsAgo ? shiftDays(oldest, -1) : twoYearsAgo;
+    const date = on ?? (oldest && shiftDays(oldest, -1) < twoYearsAgo ? shiftDays(oldest, -1) : twoYearsAgo);
     await this.valuations.insert(
       {
         id: newId(),

@@ -1,7 +1,9 @@
 import { createHash } from "node:crypto";
 import type { ClientBase } from "pg";
 import { escapeLiteral, prepareValue } from "pg/lib/utils";
-import { to as copyTo } from "pg-copy-streams";
+import { from as copyFrom, to as copyTo } from "pg-copy-streams";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { DatabaseError, type Options, QueryTypes, type Sequelize, type Transaction } from "sequelize";
 
 /**
@@ -179,6 +181,40 @@ export async function* copyOut(
       if (!finished) (connection as ClientBase & { end(): Promise<void> }).end().catch(() => undefined);
     } else if (finished) void sequelize.connectionManager.releaseConnection(connection as never);
     else await sequelize.connectionManager.destroyConnection(connection as never).catch(() => undefined);
+  }
+}
+
+/** A value as COPY's text format writes it: \\N for NULL, arrays as PostgreSQL literals, NUL as Sequelize writes it. */
+function copyField(value: unknown): string {
+  if (value === null || value === undefined) return "\\N";
+  const text = prepareValue(escapeNul(value));
+  if (text === null) return "\\N";
+  return String(text).replace(/[\\\n\r\t]/g, (char) => COPY_ESCAPES[char]);
+}
+const COPY_ESCAPES: Record<string, string> = { "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
+/**
+ * Writes rows into `target` (`table (columns)`) with COPY FROM STDIN on the transaction's own
+ * connection, so they are part of it: the cheapest way to load many rows (no statement per batch to
+ * parse, no bind arrays to build). Each row's values in the columns' order; text, numbers, dates as
+ * text, arrays as PostgreSQL arrays, null as NULL.
+ */
+export async function copyIn(
+  sequelize: Sequelize,
+  transaction: Transaction,
+  target: string,
+  rows: ReadonlyArray<ReadonlyArray<unknown>>,
+): Promise<void> {
+  if (rows.length === 0) return;
+  const sql = `COPY ${target} FROM STDIN`;
+  prepareDirectQuery(sequelize, sql, []);
+  const connection = (transaction as Transaction & { connection: ClientBase }).connection;
+  let text = "";
+  for (const row of rows) text += `${row.map(copyField).join("\t")}\n`;
+  try {
+    await pipeline(Readable.from([text]), connection.query(copyFrom(sql)));
+  } catch (error) {
+    throw new DatabaseError(error as ConstructorParameters<typeof DatabaseError>[0]);
   }
 }
 
