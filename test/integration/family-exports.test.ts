@@ -440,3 +440,26 @@ describe("a family reset", () => {
     expect(await app.runtime.services.familyExports.removeOrphanFiles()).toBe(0);
   });
 });
+
+describe("a write that fails", () => {
+  test("leaves the export failed, with family_export.failed naming the requester, and a later request works", async () => {
+    const dir = path.join(scratch, "a");
+    fs.renameSync(dir, `${dir}-away`);
+    fs.writeFileSync(dir, "not a folder");
+    let failed: { id: string; status: string };
+    try {
+      failed = await exportDone(cli, (await cli.post("/family_exports", {}, headers)).body.data.id);
+    } finally {
+      fs.rmSync(dir);
+      fs.renameSync(`${dir}-away`, dir);
+    }
+    expect(failed.status).toBe("failed");
+    await app.runtime.services.audit.chainCommitted();
+    const [rows] = (await app.runtime.sequelize.query(
+      `SELECT user_id AS "userId" FROM audit_events WHERE resource_id = $1 AND event_type = 'family_export.failed'`,
+      { bind: [failed.id] },
+    )) as [Array<{ userId: string }>, unknown];
+    expect(rows).toEqual([{ userId: owner.userId }]);
+    expect((await exportDone(cli, (await cli.post("/family_exports", {}, headers)).body.data.id)).status).toBe("completed");
+  });
+});
