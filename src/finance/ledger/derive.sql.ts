@@ -56,8 +56,11 @@ export function derivation({ accounts, keep }: Derivation): string {
            f.through - coalesce(sum(t.inflows - t.outflows) OVER (PARTITION BY t.account_id, f.month ORDER BY t.date DESC
                                                                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS running
       FROM (
+        -- OFFSET 0 keeps this a subquery of its own: pulled up into the join, the months' sum ran once per
+        -- kept day instead of once per month.
         SELECT f.*, (SELECT sum(m.flow) FROM ledger_months m WHERE m.account_id = f.account_id AND m.month <= f.month) AS through
           FROM (SELECT account_id, ${monthOf("date")} AS month, min(date) AS first FROM dv_points GROUP BY 1, 2) f
+        OFFSET 0
       ) f
       -- The month's equality lets a hash join pair each day with its own month (a join on the range alone
       -- paired every day with every month when the statistics chose a hash join: quadratic); the range

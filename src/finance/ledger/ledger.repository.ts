@@ -181,11 +181,15 @@ export class LedgerRepository {
     offset: number,
   ): Promise<{ rows: BalanceRow[]; total: number }> {
     const bind: unknown[] = [familyId, accountId];
-    const conditions = ["d.account_id = $2::uuid", "d.family_id = $1", "a.id = $2::uuid", "a.family_id = $1"];
+    // The days' own conditions (the account's, the dates) apart: a page with rows has passed the
+    // account's (its family, its currency), so its total counts the account's days alone, from the
+    // primary key, not joined row by row to the account.
+    const days = ["d.account_id = $2::uuid"];
+    const conditions = ["d.family_id = $1", "a.id = $2::uuid", "a.family_id = $1"];
     if (filter.currency) conditions.push(`a.currency = ${bindParam(bind, filter.currency)}`);
-    if (filter.startDate) conditions.push(`d.date >= ${bindParam(bind, filter.startDate)}::date`);
-    if (filter.endDate) conditions.push(`d.date <= ${bindParam(bind, filter.endDate)}::date`);
-    const where = conditions.join(" AND ");
+    if (filter.startDate) days.push(`d.date >= ${bindParam(bind, filter.startDate)}::date`);
+    if (filter.endDate) days.push(`d.date <= ${bindParam(bind, filter.endDate)}::date`);
+    const where = [...days, ...conditions].join(" AND ");
     const rows = await readPrepared<BalanceRow & { total: string }>(
       this.sequelize,
       `WITH page AS (
@@ -198,7 +202,7 @@ export class LedgerRepository {
                 UNION ALL SELECT $2::uuid, max(d.date) FROM ledger_days d WHERE d.account_id = $2::uuid AND d.date < (SELECT min(date) FROM page)`,
        })}
        SELECT ${BALANCE_COLUMNS},
-              (SELECT count(*) FROM ledger_days d JOIN accounts a ON a.id = d.account_id WHERE ${where}) AS total
+              (SELECT count(*) FROM ledger_days d WHERE ${days.join(" AND ")}) AS total
          FROM derived b JOIN accounts a ON a.id = b.account_id
         WHERE b.date IN (SELECT date FROM page)
         ORDER BY b.date DESC`,
