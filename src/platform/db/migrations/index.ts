@@ -22,6 +22,7 @@ import * as apiKeyExpiry from "./0020-api-key-expiry";
 import * as exchangeRates from "./0021-exchange-rates";
 import * as investments from "./0022-investments";
 import * as imports from "./0027-imports";
+import * as positions from "./0028-positions";
 import * as partitionLockOrder from "./0023-partition-lock-order";
 import * as ledgerMonths from "./0024-ledger-months";
 import * as exportRequesterSession from "./0025-export-requester-session";
@@ -56,4 +57,5 @@ export const migrations: Migration[] = [
   { name: "0024-ledger-months", up: ledgerMonths.up },
   { name: "0025-export-requester-session", up: exportRequesterSession.up },
   { name: "0027-imports", up: imports.up },
+  { name: "0028-positions", up: positions.up },
 ];
