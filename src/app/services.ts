@@ -253,6 +253,9 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     audit,
   );
   const bankSync = new BankSyncService(sequelize, repositories.banking, ledger, secrets, config, events, logger, outbound);
+  const trades = new TradeService(sequelize, repositories.investments, repositories.accounts, repositories.categories, ledger, audit);
+  // A provider's reported holding prices are the securities' prices of the day (docs/investments.md).
+  bankSync.onPricesReported = (prices, transaction) => trades.recordPrices(prices, transaction);
   // The family's active rules apply to every new transaction, whichever way it arrives.
   transactions.onCreated = (familyId, ids, transaction) => rules.applyToNew(familyId, ids, transaction);
   bankSync.onCreated = transactions.onCreated;
@@ -271,7 +274,7 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     ledger,
     balances: new BalanceService(repositories.ledger),
     valuations: new ValuationService(sequelize, repositories.valuations, repositories.accounts, ledger, audit),
-    trades: new TradeService(sequelize, repositories.investments, repositories.accounts, repositories.categories, ledger, audit),
+    trades,
     categories: new CategoryService(sequelize, repositories.categories, audit),
     merchants: new MerchantService(sequelize, repositories.merchants, audit),
     tags: new TagService(sequelize, repositories.tags, audit),

@@ -229,18 +229,23 @@ export class BankAccountRepository {
     );
   }
 
-  /** Today's snapshot of an account's holdings replaces any earlier one of the same day; older days stay as history. */
+  /**
+   * Today's snapshot of an account's holdings replaces any earlier one of the same day; older days stay
+   * as history. Returns the price the provider reported for each security (where it reported one),
+   * which the wiring records as the security's price of the day.
+   */
   async replaceHoldings(
     familyId: string,
     accountId: string,
     date: string,
     holdings: Array<ImportedHolding & { securityKey: string }>,
-  ): Promise<void> {
-    await this.sequelize.transaction(async (transaction) => {
+  ): Promise<Array<{ securityId: string; price: string; currency: string }>> {
+    return this.sequelize.transaction(async (transaction) => {
       await this.sequelize.query(`DELETE FROM holdings WHERE account_id = $1 AND date = $2`, { bind: [accountId, date], transaction });
-      if (holdings.length === 0) return;
+      if (holdings.length === 0) return [];
       const column = <K extends keyof (typeof holdings)[number]>(key: K) => holdings.map((holding) => holding[key]);
-      await this.sequelize.query(
+      const reported = await selectRows<{ securityId: string; price: string | null; currency: string }>(
+        this.sequelize,
         `WITH input AS (
            SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::numeric[], $10::numeric[], $11::numeric[], $12::numeric[], $13::text[])
              AS v(key, ticker, name, isin, figi, cusip, quantity, price, value, cost_basis, currency)),
@@ -253,26 +258,28 @@ export class BankAccountRepository {
            RETURNING id, key)
          INSERT INTO holdings (id, family_id, account_id, security_id, date, quantity, price, value, cost_basis, currency)
          SELECT gen_random_uuid(), $1, $2, s.id, $14::date, sum(i.quantity), max(i.price), sum(i.value), sum(i.cost_basis), max(i.currency)
-           FROM input i JOIN securities_in s ON s.key = i.key GROUP BY s.id`,
-        {
-          bind: [
-            familyId,
-            accountId,
-            column("securityKey"),
-            column("ticker"),
-            column("name"),
-            column("isin"),
-            column("figi"),
-            column("cusip"),
-            column("quantity"),
-            column("price"),
-            column("value"),
-            column("costBasis"),
-            column("currency"),
-            date,
-          ],
-          transaction,
-        },
+           FROM input i JOIN securities_in s ON s.key = i.key GROUP BY s.id
+         RETURNING security_id AS "securityId", price::text AS price, trim(currency) AS currency`,
+        [
+          familyId,
+          accountId,
+          column("securityKey"),
+          column("ticker"),
+          column("name"),
+          column("isin"),
+          column("figi"),
+          column("cusip"),
+          column("quantity"),
+          column("price"),
+          column("value"),
+          column("costBasis"),
+          column("currency"),
+          date,
+        ],
+        transaction,
+      );
+      return reported.flatMap((row) =>
+        row.price === null ? [] : [{ securityId: row.securityId, price: row.price, currency: row.currency }],
       );
     });
   }

@@ -11,10 +11,13 @@
  * its newest position's quantity on or before it × the newest price on or before it (else the newest
  * trade price), rounded to 4 places: a step function that moves only on its own events. So:
  *
- * - each security's events (its positions, its prices; the newest of each before $2 as a seed) carry
- *   their change from the one before (quantity, trade price, price); running sums over one window,
- *   in one ordering, give the quantity and prices on each event (exact: numeric sums);
- * - the value's change at each event, summed per day and run over the days, is the account's value.
+ * - each security's events (its positions full-joined with its prices by day, so one row per security
+ *   and day; the newest of each before $2 as a seed) are walked in date order by one window: the
+ *   newest position and the newest price so far are running maxima of `[day, figures…]` arrays (arrays
+ *   compare element by element, so the newest day wins; a NULL array counts for nothing), up to this
+ *   event and up to the one before;
+ * - the value's change at each event (its value now less its value before), summed per day and run
+ *   over the days, is the account's value.
  *
  * One sort of the events, as the floor in bench/investments.bench.ts; never a row per day per
  * security held. A row whose value is unchanged is not written again.
@@ -23,51 +26,39 @@ export const WRITE_PORTFOLIO_DAYS = `
   WITH account AS (SELECT family_id FROM accounts WHERE id = $1),
   start AS (SELECT greatest($2::date, (SELECT min(date) FROM positions WHERE account_id = $1)) AS date),
   traded AS (SELECT DISTINCT security_id FROM positions WHERE account_id = $1),
-  held AS (
-    SELECT security_id, date, quantity - coalesce(lag(quantity) OVER w, 0) AS quantity_change,
-           trade_price - coalesce(lag(trade_price) OVER w, 0) AS trade_price_change
-      FROM (
-        SELECT t.security_id, (SELECT date FROM start) - 1 AS date, q.quantity, q.trade_price
-          FROM traded t
-          CROSS JOIN LATERAL (
-            SELECT x.quantity, x.trade_price FROM positions x
-             WHERE x.account_id = $1 AND x.security_id = t.security_id AND x.date < (SELECT date FROM start)
-             ORDER BY x.date DESC LIMIT 1) q
-        UNION ALL
-        SELECT security_id, date, quantity, trade_price FROM positions WHERE account_id = $1 AND date >= (SELECT date FROM start)
-      ) x
-    WINDOW w AS (PARTITION BY security_id ORDER BY date)
-  ),
-  priced AS (
-    SELECT security_id, date, price - coalesce(lag(price) OVER w, 0) AS price_change
-      FROM (
-        SELECT t.security_id, (SELECT date FROM start) - 1 AS date, p.price
-          FROM traded t
-          CROSS JOIN LATERAL (
-            SELECT p.price FROM security_prices p
-             WHERE p.security_id = t.security_id AND p.currency = $3 AND p.date < (SELECT date FROM start)
-             ORDER BY p.date DESC LIMIT 1) p
-        UNION ALL
-        SELECT security_id, date, price FROM security_prices
-         WHERE currency = $3 AND security_id IN (SELECT security_id FROM traded) AND date >= (SELECT date FROM start)
-      ) x
-    WINDOW w AS (PARTITION BY security_id ORDER BY date)
+  seeds AS (
+    SELECT t.security_id, (SELECT date FROM start) - 1 AS date, q.held, p.priced
+      FROM traded t
+      LEFT JOIN LATERAL (
+        SELECT ARRAY[0, x.quantity, x.trade_price] AS held FROM positions x
+         WHERE x.account_id = $1 AND x.security_id = t.security_id AND x.date < (SELECT date FROM start)
+         ORDER BY x.date DESC LIMIT 1) q ON true
+      LEFT JOIN LATERAL (
+        SELECT ARRAY[0, p.price] AS priced FROM security_prices p
+         WHERE p.security_id = t.security_id AND p.currency = $3 AND p.date < (SELECT date FROM start)
+         ORDER BY p.date DESC LIMIT 1) p ON true
   ),
   events AS (
-    SELECT security_id, date, quantity_change, trade_price_change, 0 AS price_change, 0 AS prices FROM held
+    SELECT security_id, date, held, priced FROM seeds
     UNION ALL
-    SELECT security_id, date, 0, 0, price_change, 1 FROM priced
+    SELECT coalesce(q.security_id, p.security_id), coalesce(q.date, p.date), q.held, p.priced
+      FROM (SELECT security_id, date, ARRAY[date - (SELECT date FROM start) + 1, quantity, trade_price] AS held FROM positions
+             WHERE account_id = $1 AND date >= (SELECT date FROM start)) q
+      FULL JOIN (SELECT security_id, date, ARRAY[date - (SELECT date FROM start) + 1, price] AS priced FROM security_prices
+                  WHERE currency = $3 AND security_id IN (SELECT security_id FROM traded) AND date >= (SELECT date FROM start)) p
+        ON p.security_id = q.security_id AND p.date = q.date
   ),
   running AS (
-    SELECT security_id, date, sum(quantity_change) OVER w AS quantity, sum(trade_price_change) OVER w AS trade_price,
-           sum(price_change) OVER w AS price, sum(prices) OVER w AS prices
-      FROM events WINDOW w AS (PARTITION BY security_id ORDER BY date)
-  ),
-  valued AS (
-    SELECT security_id, date, round(quantity * CASE WHEN prices > 0 THEN price ELSE trade_price END, 4) AS value FROM running
+    SELECT date, max(held) OVER now AS held, max(priced) OVER now AS priced,
+           max(held) OVER before AS held_before, max(priced) OVER before AS priced_before
+      FROM events
+    WINDOW now AS (PARTITION BY security_id ORDER BY date ROWS UNBOUNDED PRECEDING),
+           before AS (PARTITION BY security_id ORDER BY date ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
   ),
   changes AS (
-    SELECT date, value - coalesce(lag(value) OVER (PARTITION BY security_id ORDER BY date), 0) AS change FROM valued
+    SELECT date, round(coalesce(held[2], 0) * coalesce(priced[2], held[3], 0), 4)
+                 - round(coalesce(held_before[2], 0) * coalesce(priced_before[2], held_before[3], 0), 4) AS change
+      FROM running
   ),
   computed AS MATERIALIZED (
     SELECT date, sum(sum(change)) OVER (ORDER BY date) AS value FROM changes GROUP BY date
