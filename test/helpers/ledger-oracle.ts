@@ -26,8 +26,8 @@ export const ORACLE_DAYS = `
   WITH
   -- A provider's snapshots, summed per day.
   reported AS (SELECT h.account_id, h.date, sum(h.value) AS value FROM holdings h WHERE h.family_id = $1 GROUP BY h.account_id, h.date),
-  -- A manual investment account's value on each day a trade happens or a price of a security it traded is
-  -- known (from its first trade on): each security's quantity (its trades up to the day) at the newest
+  -- A manual investment account's value on each day a trade happens or a price is known of a security it
+  -- has traded (on or after its first trade of it): each security's quantity (its trades up to the day) at the newest
   -- price on or before the day, else its newest trade's price (a day's sells after its buys), to 4 places.
   traded AS (
     SELECT DISTINCT t.account_id, t.security_id, a.currency FROM trades t JOIN accounts a ON a.id = t.account_id
@@ -38,7 +38,7 @@ export const ORACLE_DAYS = `
     SELECT t.account_id, t.date FROM trades t WHERE t.account_id IN (SELECT account_id FROM traded)
     UNION
     SELECT s.account_id, p.date FROM traded s JOIN security_prices p ON p.security_id = s.security_id AND p.currency = s.currency
-     WHERE p.date >= (SELECT min(t.date) FROM trades t WHERE t.account_id = s.account_id)
+     WHERE p.date >= (SELECT min(t.date) FROM trades t WHERE t.account_id = s.account_id AND t.security_id = s.security_id)
   ),
   valued AS (
     SELECT d.account_id, d.date, coalesce(sum(round(q.held * coalesce(

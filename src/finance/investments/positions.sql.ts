@@ -6,8 +6,8 @@
 
 /**
  * Rewrites the account's ($1) holdings value per day (`portfolio_days`) from the day $2 on, prices in
- * its currency ($3), set-based in one statement. The days are those on which a trade or a price of a
- * security the account has traded is known, from its first trade on. A security's value on a day is
+ * its currency ($3), set-based in one statement. The days are those on which a trade happens or a
+ * price is known of a security the account holds or has held (on or after its first trade of it). A security's value on a day is
  * its newest position's quantity on or before it × the newest price on or before it (else the newest
  * trade price), rounded to 4 places: a step function that moves only on its own events. So:
  *
@@ -55,10 +55,11 @@ export const WRITE_PORTFOLIO_DAYS = `
     WINDOW now AS (PARTITION BY security_id ORDER BY date ROWS UNBOUNDED PRECEDING),
            before AS (PARTITION BY security_id ORDER BY date ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
   ),
+  -- A price of a security before its first trade changes nothing: its day is not one of the account's.
   changes AS (
     SELECT date, round(coalesce(held[2], 0) * coalesce(priced[2], held[3], 0), 4)
                  - round(coalesce(held_before[2], 0) * coalesce(priced_before[2], held_before[3], 0), 4) AS change
-      FROM running
+      FROM running WHERE held IS NOT NULL
   ),
   computed AS MATERIALIZED (
     SELECT date, sum(sum(change)) OVER (ORDER BY date) AS value FROM changes GROUP BY date
