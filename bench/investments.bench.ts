@@ -8,9 +8,10 @@
  * SQL, alternating:
  *
  *   recompute   the account's holdings and daily value recomputed whole, as a trade on its first day
- *               recomputes them (TradeService.rebuild: the trades and prices read, holdings by average
- *               cost for every day a trade or a price is known, written, and the ledger from that day);
- *               first with no holdings stored, then with them there. The floor is one SELECT computing
+ *               recomputes them (TradeService.rebuild: the trades read, a position by average cost per
+ *               security per day it is traded, written; the value of every day a trade or a price is
+ *               known derived in one statement and written; the ledger from that day); first with
+ *               nothing stored, then with it there. The floor is one SELECT computing
  *               every day's portfolio value with window functions over the trades joined to the prices
  *               (running quantity per security, the newest price carried forward). Target ≤ 3× the floor.
  *   trade       a buy dated today through the service (the write, the recompute, the ledger, the audit
@@ -183,9 +184,13 @@ async function main(): Promise<void> {
       let days = 0;
       floor.push(await timed(async () => (days = (await client.query(FLOOR, [account.id, "USD"])).rowCount ?? 0)));
       const empty = await timed(rebuild);
-      await client.query("VACUUM ANALYZE holdings");
-      const [{ snapshots }] = (
-        await client.query<{ snapshots: number }>(`SELECT count(*)::int AS snapshots FROM holdings WHERE account_id = $1`, [account.id])
+      await client.query("VACUUM ANALYZE positions, portfolio_days");
+      const [{ positions, valued }] = (
+        await client.query<{ positions: number; valued: number }>(
+          `SELECT (SELECT count(*)::int FROM positions WHERE account_id = $1) AS positions,
+                  (SELECT count(*)::int FROM portfolio_days WHERE account_id = $1) AS valued`,
+          [account.id],
+        )
       ).rows;
       const stored: number[] = [];
       for (let round = 0; round < rounds; round++) {
@@ -194,7 +199,7 @@ async function main(): Promise<void> {
       }
       const floorMedian = percentile(floor, 50);
       const storedMedian = percentile(stored, 50);
-      console.log(`\nholdings and daily value recomputed whole: ${snapshots} holdings rows over ${days} days`);
+      console.log(`\nholdings and daily value recomputed whole: ${positions} positions, ${valued} day values (the floor: ${days} days)`);
       console.log(`  floor (one SELECT, window functions), median of ${floor.length}   ${fmt(floorMedian)}`);
       console.log(
         `  recompute, no holdings stored              ${fmt(empty)}  ratio ${(empty / floorMedian).toFixed(2)}x (target ≤ 3x): ${verdict(empty / floorMedian <= 3)}`,
@@ -220,7 +225,7 @@ async function main(): Promise<void> {
 
       // 3. GET /holdings for the account, over HTTP.
       const [{ newest }] = (
-        await client.query<{ newest: string }>(`SELECT max(date)::text AS newest FROM holdings WHERE account_id = $1`, [account.id])
+        await client.query<{ newest: string }>(`SELECT max(date)::text AS newest FROM positions WHERE account_id = $1`, [account.id])
       ).rows;
       const api = `${runtime.url}/api/v1`;
       const get = async (target: string) => {
@@ -248,7 +253,8 @@ async function main(): Promise<void> {
           trades,
           securities: securityCount,
           prices,
-          snapshots,
+          positions,
+          dayValues: valued,
           recompute: { floor: floorMedian, empty, stored: storedMedian },
           write: writeMedian,
           holdings: { p95: page95, dayP95: percentile(reads.day, 95) },

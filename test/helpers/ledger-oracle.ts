@@ -17,12 +17,43 @@ import type { TestApp } from "./test-app";
  * valuations (property, vehicle, other assets and liabilities).
  *
  * An investment (or crypto) account is cash plus holdings: H(d) is the holdings' value in the newest
- * report on or before d (0 before any), a report's day is a day of the account, a valuation sets the
+ * report on or before d (0 before any): a provider's snapshot, or, on a manual account, the value of
+ * its trades' holdings computed here from the trades and prices. A report's day is a day of the account, a valuation sets the
  * total (its cash is the valuation less H of its day), and each day's balance is that cash walked as
  * above plus H(d). On every other account H is 0, and the rules above are unchanged.
  */
 export const ORACLE_DAYS = `
-  WITH acct AS (
+  WITH
+  -- A provider's snapshots, summed per day.
+  reported AS (SELECT h.account_id, h.date, sum(h.value) AS value FROM holdings h WHERE h.family_id = $1 GROUP BY h.account_id, h.date),
+  -- A manual investment account's value on each day a trade happens or a price is known of a security it
+  -- has traded (on or after its first trade of it): each security's quantity (its trades up to the day) at the newest
+  -- price on or before the day, else its newest trade's price (a day's sells after its buys), to 4 places.
+  traded AS (
+    SELECT DISTINCT t.account_id, t.security_id, a.currency FROM trades t JOIN accounts a ON a.id = t.account_id
+     WHERE a.family_id = $1 AND a.account_type IN ('investment', 'crypto')
+       AND NOT EXISTS (SELECT 1 FROM bank_provider_accounts b WHERE b.account_id = a.id)
+  ),
+  trade_days AS (
+    SELECT t.account_id, t.date FROM trades t WHERE t.account_id IN (SELECT account_id FROM traded)
+    UNION
+    SELECT s.account_id, p.date FROM traded s JOIN security_prices p ON p.security_id = s.security_id AND p.currency = s.currency
+     WHERE p.date >= (SELECT min(t.date) FROM trades t WHERE t.account_id = s.account_id AND t.security_id = s.security_id)
+  ),
+  valued AS (
+    SELECT d.account_id, d.date, coalesce(sum(round(q.held * coalesce(
+             (SELECT p.price FROM security_prices p WHERE p.security_id = s.security_id AND p.currency = s.currency AND p.date <= d.date
+               ORDER BY p.date DESC LIMIT 1),
+             (SELECT t.price FROM trades t WHERE t.account_id = d.account_id AND t.security_id = s.security_id AND t.date <= d.date
+               ORDER BY t.date DESC, t.qty < 0 DESC, t.created_at DESC, t.id DESC LIMIT 1)), 4)), 0) AS value
+      FROM trade_days d
+      JOIN traded s ON s.account_id = d.account_id
+      CROSS JOIN LATERAL (SELECT coalesce(sum(t.qty), 0) AS held FROM trades t
+                           WHERE t.account_id = d.account_id AND t.security_id = s.security_id AND t.date <= d.date) q
+     GROUP BY d.account_id, d.date
+  ),
+  reports AS MATERIALIZED (SELECT * FROM reported UNION ALL SELECT * FROM valued),
+  acct AS (
     SELECT a.id, a.family_id, a.currency, a.classification,
            CASE WHEN a.account_type IN ('depository', 'credit_card', 'investment', 'crypto', 'loan')
                 THEN CASE WHEN a.classification = 'liability' THEN 1 ELSE -1 END ELSE 0 END AS sign,
@@ -33,7 +64,7 @@ export const ORACLE_DAYS = `
   day AS (
     SELECT DISTINCT account_id, date FROM (
       SELECT account_id, date FROM transactions UNION ALL SELECT account_id, date FROM trades UNION ALL SELECT account_id, date FROM valuations
-      UNION ALL SELECT h.account_id, h.date FROM holdings h JOIN accounts a ON a.id = h.account_id WHERE a.account_type IN ('investment', 'crypto')
+      UNION ALL SELECT r.account_id, r.date FROM reports r JOIN accounts a ON a.id = r.account_id WHERE a.account_type IN ('investment', 'crypto')
     ) e
   ),
   look AS (
@@ -46,20 +77,16 @@ export const ORACLE_DAYS = `
   SELECT id AS account_id, family_id, currency, classification, date::text AS date,
          CASE
            WHEN NOT reverse THEN
-             coalesce((SELECT v.amount FROM valuations v WHERE v.account_id = look.id AND v.date = prev_valuation) - (CASE WHEN invested THEN coalesce((SELECT sum(h.value) FROM holdings h WHERE h.account_id = look.id
-                AND h.date = (SELECT max(h2.date) FROM holdings h2 WHERE h2.account_id = look.id AND h2.date <= prev_valuation)), 0) ELSE 0 END), 0)
+             coalesce((SELECT v.amount FROM valuations v WHERE v.account_id = look.id AND v.date = prev_valuation) - (CASE WHEN invested THEN coalesce((SELECT r.value FROM reports r WHERE r.account_id = look.id AND r.date <= prev_valuation ORDER BY r.date DESC LIMIT 1), 0) ELSE 0 END), 0)
              + coalesce((SELECT sum(t.amount * sign) FROM (SELECT account_id, date, amount FROM transactions UNION ALL SELECT account_id, date, amount FROM trades) t
                           WHERE t.account_id = look.id AND t.date > coalesce(prev_valuation, '-infinity'::date) AND t.date <= look.date), 0)
            WHEN next_anchor IS NOT NULL THEN
-             (SELECT v.amount FROM valuations v WHERE v.account_id = look.id AND v.date = next_anchor) - (CASE WHEN invested THEN coalesce((SELECT sum(h.value) FROM holdings h WHERE h.account_id = look.id
-                AND h.date = (SELECT max(h2.date) FROM holdings h2 WHERE h2.account_id = look.id AND h2.date <= next_anchor)), 0) ELSE 0 END)
+             (SELECT v.amount FROM valuations v WHERE v.account_id = look.id AND v.date = next_anchor) - (CASE WHEN invested THEN coalesce((SELECT r.value FROM reports r WHERE r.account_id = look.id AND r.date <= next_anchor ORDER BY r.date DESC LIMIT 1), 0) ELSE 0 END)
              - coalesce((SELECT sum(t.amount * sign) FROM (SELECT account_id, date, amount FROM transactions UNION ALL SELECT account_id, date, amount FROM trades) t WHERE t.account_id = look.id AND t.date > look.date AND t.date <= next_anchor), 0)
            ELSE
-             (SELECT v.amount FROM valuations v WHERE v.account_id = look.id AND v.date = prev_anchor) - (CASE WHEN invested THEN coalesce((SELECT sum(h.value) FROM holdings h WHERE h.account_id = look.id
-                AND h.date = (SELECT max(h2.date) FROM holdings h2 WHERE h2.account_id = look.id AND h2.date <= prev_anchor)), 0) ELSE 0 END)
+             (SELECT v.amount FROM valuations v WHERE v.account_id = look.id AND v.date = prev_anchor) - (CASE WHEN invested THEN coalesce((SELECT r.value FROM reports r WHERE r.account_id = look.id AND r.date <= prev_anchor ORDER BY r.date DESC LIMIT 1), 0) ELSE 0 END)
              + coalesce((SELECT sum(t.amount * sign) FROM (SELECT account_id, date, amount FROM transactions UNION ALL SELECT account_id, date, amount FROM trades) t WHERE t.account_id = look.id AND t.date > prev_anchor AND t.date <= look.date), 0)
-         END + (CASE WHEN invested THEN coalesce((SELECT sum(h.value) FROM holdings h WHERE h.account_id = look.id
-                AND h.date = (SELECT max(h2.date) FROM holdings h2 WHERE h2.account_id = look.id AND h2.date <= look.date)), 0) ELSE 0 END) AS balance
+         END + (CASE WHEN invested THEN coalesce((SELECT r.value FROM reports r WHERE r.account_id = look.id AND r.date <= look.date ORDER BY r.date DESC LIMIT 1), 0) ELSE 0 END) AS balance
     FROM look`;
 
 /**

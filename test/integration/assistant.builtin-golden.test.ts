@@ -176,10 +176,20 @@ const spendCount = (where: string, when: string) => counted(EXPENSE, where, when
 /** The latest 1 March that has begun, as PostgreSQL reads it from today. */
 const MARCH_FIRST = `make_date(extract(year FROM ${TODAY})::int - CASE WHEN ${TODAY} < make_date(extract(year FROM ${TODAY})::int, 3, 1) THEN 1 ELSE 0 END, 3, 1)`;
 
-/** An investment account's holdings' value at the end of a day: its newest snapshot on or before it. */
+/**
+ * An investment account's holdings' value at the end of a day: a provider's newest snapshot on or before
+ * it, or, on a manual account, its trades' holdings that day: each security's quantity at the newest price
+ * on or before the day, else its newest trade's price (a day's sells after its buys), to 4 places.
+ */
 const holdingsAt = (day: string) =>
-  `coalesce((SELECT sum(h.value) FROM holdings h WHERE h.account_id = a.id
-                AND h.date = (SELECT max(h2.date) FROM holdings h2 WHERE h2.account_id = a.id AND h2.date <= ${day})), 0)`;
+  `(coalesce((SELECT sum(h.value) FROM holdings h WHERE h.account_id = a.id
+                AND h.date = (SELECT max(h2.date) FROM holdings h2 WHERE h2.account_id = a.id AND h2.date <= ${day})), 0)
+    + coalesce((SELECT sum(round(q.held * coalesce(
+                  (SELECT p.price FROM security_prices p WHERE p.security_id = q.security_id AND p.currency = a.currency AND p.date <= ${day}
+                    ORDER BY p.date DESC LIMIT 1),
+                  (SELECT t.price FROM trades t WHERE t.account_id = a.id AND t.security_id = q.security_id AND t.date <= ${day}
+                    ORDER BY t.date DESC, t.qty < 0 DESC, t.created_at DESC, t.id DESC LIMIT 1)), 4))
+                  FROM (SELECT t.security_id, sum(t.qty) AS held FROM trades t WHERE t.account_id = a.id AND t.date <= ${day} GROUP BY t.security_id) q), 0))`;
 
 /**
  * An account's balance at the end of a day, from its own data: its newest valuation on or before the

@@ -236,7 +236,14 @@ test("sure-cli `securities list/show`, `security-prices list/show` and `holdings
     avg_cost: "$150.25",
     security: { id: aapl.id, ticker: "AAPL" },
   });
-  expect((await cli.get(`/holdings/${holdings.body.holdings[0].id}`)).body).toEqual(holdings.body.holdings[0]);
+  // A holding computed from trades is a position: the list shows it on the day asked (`date`, else today);
+  // by id it is valued on the last day it held, today for the newest, so it equals today's list.
+  const today = await cli.get(`/holdings?account_id=${brokerage.id}&security_id=${aapl.id}`);
+  expect(today.body.holdings.map((row: { id: string; date: string }) => [row.id, row.date])).toEqual([
+    [holdings.body.holdings[0].id, day(0)],
+  ]);
+  expect((await cli.get(`/holdings/${holdings.body.holdings[0].id}`)).body).toEqual(today.body.holdings[0]);
+  expect((await cli.get(`/holdings?account_id=${brokerage.id}&security_id=${aapl.id}&start_date=${day(1)}`)).body.holdings).toEqual([]);
   const [account] = await sql<{ balance: string }>(`SELECT balance FROM accounts WHERE id = $1`, [brokerage.id]);
   expect(account.balance).toBe((8334.5 + 1080.75 + 802).toFixed(4));
 });

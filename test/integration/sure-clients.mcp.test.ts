@@ -182,7 +182,7 @@ test("get_trades, get_trade, get_holdings on the demo brokerage: its 14 trades, 
     ["BND", 130],
     ["VTI", 65],
   ]);
-  const newestDay = (await sql<{ date: string }>(`SELECT max(date)::text AS date FROM holdings WHERE account_id = $1`, [brokerage.id]))[0]
+  const newestDay = (await sql<{ date: string }>(`SELECT max(date)::text AS date FROM positions WHERE account_id = $1`, [brokerage.id]))[0]
     .date;
   const holdings = await mcp.get(`/api/v1/holdings?per_page=25&account_id=${brokerage.id}&date=${newestDay}`);
   expect(holdings.body.holdings.map((holding: Json) => [holding.security.ticker, Number(holding.qty), holding.cost_basis_source])).toEqual(

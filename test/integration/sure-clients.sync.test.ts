@@ -232,6 +232,15 @@ describe("GET /api/v1/holdings (MCP get_holdings/get_holding)", () => {
     expect((await api.get(`/holdings?end_date=2000-01-01`)).body.holdings).toEqual([]);
     expect((await api.get(`/holdings/${world.id}`)).body).toEqual(world);
     expect((await api.get(`/holdings?account_ids=nope`)).status).toBe(422);
+    // The price the provider reported with each holding is the security's price of that day.
+    const prices = await api.get(`/security_prices?security_id=${world.security.id}`);
+    expect(
+      prices.body.security_prices.map((p: { date: string; price_amount: string; currency: string }) => [
+        p.date,
+        p.price_amount,
+        p.currency,
+      ]),
+    ).toEqual([[world.date, "90.0000", "EUR"]]);
   });
 
   test("another family's holding is 404 and its list is empty", async () => {

@@ -1,12 +1,11 @@
 import fc from "fast-check";
-import { computeHoldings, type CalcPrice, type CalcStart, type CalcTrade } from "../../src/finance/investments/holdings.calculator";
+import { computePositions, type CalcTrade, type Position } from "../../src/finance/investments/holdings.calculator";
 
 /**
- * A recompute from a later day (a write dated after the account's first trade) starts from the stored
- * snapshot of the last day before it, and reads only the trades from that day on and the prices from
- * that day on with each security's newest one before it. Over random trades and prices, every day it
- * computes equals what the whole recompute computes for that day, and a sell beyond what is held is
- * found on the same day.
+ * A recompute from a later day (a write dated after the account's first trade) starts from each
+ * security's newest position before that day and reads only the trades from that day on. Over random
+ * trades, every position it computes equals what the whole recompute computes, and a sell beyond what
+ * is held is found on the same day.
  */
 const DAYS = 40;
 const day = (n: number) => new Date(Date.UTC(2026, 0, 1 + n)).toISOString().slice(0, 10);
@@ -18,70 +17,60 @@ const trade = fc.record({
   qty: fc.integer({ min: -30, max: 60 }).filter((qty) => qty !== 0),
   cents: fc.integer({ min: 1, max: 90_000 }),
 });
-const price = fc.record({
-  security: fc.constantFrom(...SECURITIES),
-  day: fc.integer({ min: -5, max: DAYS }),
-  cents: fc.integer({ min: 1, max: 90_000 }),
-});
 
-/** What the repository reads for a recompute from `from`, given the whole recompute's rows as the stored snapshots. */
-function startFrom(trades: CalcTrade[], prices: CalcPrice[], from: string) {
-  const whole = computeHoldings(trades, prices);
-  const before = whole.holdings.filter((row) => row.date < from);
-  const first = trades.map((row) => row.date).sort()[0];
-  const last = before
-    .map((row) => row.date)
-    .sort()
-    .at(-1);
-  if (!last || first >= from) return null;
-  const start: CalcStart = {
-    from,
-    firstTradeDay: first,
-    traded: [...new Set(trades.map((row) => row.securityId))],
-    held: before
-      .filter((row) => row.date === last && Number(row.quantity) !== 0)
-      .map((row) => ({ securityId: row.securityId, quantity: row.quantity, costBasis: row.costBasis, price: row.price })),
-  };
-  const seeds = new Map<string, CalcPrice>();
-  for (const row of prices) if (row.date < from && (seeds.get(row.securityId)?.date ?? "") < row.date) seeds.set(row.securityId, row);
-  return {
-    trades: trades.filter((row) => row.date >= from),
-    prices: [...seeds.values(), ...prices.filter((row) => row.date >= from)],
-    start,
-  };
+/** Each security's newest position before `from`, as the repository reads it. */
+function startFrom(positions: readonly Position[], from: string): Position[] {
+  const newest = new Map<string, Position>();
+  for (const row of positions) if (row.date < from) newest.set(row.securityId, row);
+  return [...newest.values()];
 }
 
-test("a recompute from a later day's snapshot computes the days from it as the whole recompute does", () => {
+const norm = (rows: readonly Position[], from: string) =>
+  rows
+    .filter((row) => row.date >= from)
+    .map((row) => `${row.date} ${row.securityId} ${Number(row.quantity)} ${Number(row.costBasis)} ${Number(row.tradePrice)}`)
+    .sort();
+
+test("a recompute from a later day's positions computes the positions from it as the whole recompute does", () => {
   fc.assert(
-    fc.property(
-      fc.array(trade, { minLength: 1, maxLength: 25 }),
-      fc.array(price, { maxLength: 20 }),
-      fc.integer({ min: 1, max: DAYS }),
-      (raw, rawPrices, cut) => {
-        const trades = raw
-          .map((row) => ({ securityId: row.security, date: day(row.day), qty: String(row.qty), price: (row.cents / 100).toFixed(2) }))
-          .sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0));
-        const seen = new Set<string>();
-        const prices = rawPrices
-          .filter((row) => !seen.has(`${row.security} ${row.day}`) && seen.add(`${row.security} ${row.day}`))
-          .map((row) => ({ securityId: row.security, date: day(row.day), price: (row.cents / 100).toFixed(2) }))
-          .sort((a, b) => (a.date < b.date ? -1 : 1));
-        const from = day(cut);
-        const whole = computeHoldings(trades, prices);
-        const later = startFrom(trades, prices, from);
-        fc.pre(later !== null && (!whole.oversell || whole.oversell.date >= from));
-        const part = computeHoldings(later!.trades, later!.prices, later!.start);
-        expect(part.oversell).toEqual(whole.oversell);
-        const norm = (rows: typeof whole.holdings) =>
-          rows
-            .filter((row) => row.date >= from)
-            .map(
-              (row) =>
-                `${row.date} ${row.securityId} ${Number(row.quantity)} ${Number(row.price)} ${Number(row.value)} ${Number(row.costBasis)}`,
-            );
-        expect(norm(part.holdings)).toEqual(norm(whole.holdings));
-      },
-    ),
+    fc.property(fc.array(trade, { minLength: 1, maxLength: 25 }), fc.integer({ min: 1, max: DAYS }), (raw, cut) => {
+      const trades: CalcTrade[] = raw
+        .map((row) => ({ securityId: row.security, date: day(row.day), qty: String(row.qty), price: (row.cents / 100).toFixed(2) }))
+        .sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0));
+      const from = day(cut);
+      const whole = computePositions(trades);
+      fc.pre(!whole.oversell || whole.oversell.date >= from);
+      const part = computePositions(
+        trades.filter((row) => row.date >= from),
+        startFrom(whole.positions, from),
+      );
+      expect(part.oversell).toEqual(whole.oversell);
+      if (!whole.oversell) expect(norm(part.positions, from)).toEqual(norm(whole.positions, from));
+    }),
     { numRuns: 500 },
   );
+});
+
+test("average cost: a day's buys before its sells, a sell keeps the average, selling out zeroes the cost; one position per security per day", () => {
+  const { positions, oversell } = computePositions([
+    { securityId: "a", date: "2026-01-01", qty: "10", price: "10" },
+    { securityId: "a", date: "2026-01-02", qty: "-4", price: "30" },
+    { securityId: "a", date: "2026-01-02", qty: "2", price: "16" },
+    { securityId: "b", date: "2026-01-02", qty: "3", price: "1.005" },
+    { securityId: "a", date: "2026-01-03", qty: "-8", price: "12" },
+  ]);
+  expect(oversell).toBeNull();
+  expect(positions).toEqual([
+    { securityId: "a", date: "2026-01-01", quantity: "10", costBasis: "100", tradePrice: "10" },
+    // 10 + 2 held at a cost of 132, then 4 sold: 132 × 8 ÷ 12 = 88.
+    { securityId: "a", date: "2026-01-02", quantity: "8", costBasis: "88", tradePrice: "30" },
+    { securityId: "b", date: "2026-01-02", quantity: "3", costBasis: "3.015", tradePrice: "1.005" },
+    { securityId: "a", date: "2026-01-03", quantity: "0", costBasis: "0", tradePrice: "12" },
+  ]);
+  expect(computePositions([{ securityId: "a", date: "2026-01-01", qty: "-1", price: "5" }]).oversell).toEqual({
+    securityId: "a",
+    date: "2026-01-01",
+    held: "0",
+    sold: "1",
+  });
 });

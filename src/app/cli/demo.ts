@@ -29,16 +29,17 @@ export function random(seed: number) {
 }
 
 /**
- * Balances 18 months ago, each account's opening anchor (dated two years back, as upstream dates one
+ * Balances 18 months ago, each account's opening anchor (dated two years back, the brokerage's four, as upstream dates one
  * for an account with a younger history); today's follow from the transactions, so every month-end balance the service
  * derives is one a real household could have had (the card is paid in full each month, so what is owed
  * on it stays a positive amount of about a month's spending).
  */
-const ACCOUNTS: Array<{ key: string; name: string; type: AccountType; opening: number }> = [
+const ACCOUNTS: Array<{ key: string; name: string; type: AccountType; opening: number; openedYearsAgo?: number }> = [
   { key: "checking", name: "Everyday Checking", type: "depository", opening: 6250.32 },
   { key: "savings", name: "High-Yield Savings", type: "depository", opening: 12300.0 },
   { key: "card", name: "Rewards Credit Card", type: "credit_card", opening: 0 },
-  { key: "brokerage", name: "Brokerage", type: "investment", opening: 42210.55 },
+  // Its trades go back four years (seedInvestments): its opening anchor is dated before the first.
+  { key: "brokerage", name: "Brokerage", type: "investment", opening: 42210.55, openedYearsAgo: 4 },
   { key: "house", name: "Family Home", type: "property", opening: 485000.0 },
   { key: "car", name: "Family Car", type: "vehicle", opening: 31500.0 },
 ];
@@ -190,7 +191,7 @@ export async function seedDemo(
   return { email: user.email, api_key: readWrite.plaintext, read_api_key: read.plaintext, family_id: user.familyId, transactions: count };
 }
 
-/** The demo brokerage's securities: a start price 23 months ago and a monthly drift (in basis points), wobbling. */
+/** The demo brokerage's securities: a start price 47 months ago and a monthly drift (in basis points), wobbling. */
 const SECURITIES = [
   { ticker: "VTI|ARCX", start: 205.4, drift: 90, wobble: 4.5 },
   { ticker: "AAPL|XNAS", start: 148.2, drift: 120, wobble: 7.1 },
@@ -199,25 +200,28 @@ const SECURITIES = [
 
 /** The demo's trades: months ago, security (index), side, quantity. Every sell is covered. */
 const TRADES: Array<[number, number, "buy" | "sell", number]> = [
-  [22, 0, "buy", 40],
-  [22, 2, "buy", 100],
-  [20, 1, "buy", 25],
-  [17, 0, "buy", 15],
-  [15, 2, "buy", 60],
-  [13, 1, "buy", 10],
-  [12, 0, "sell", 10],
-  [10, 2, "sell", 40],
-  [8, 0, "buy", 12],
-  [6, 1, "sell", 15],
-  [5, 2, "buy", 30],
-  [3, 0, "buy", 8],
-  [2, 1, "buy", 5],
-  [1, 2, "sell", 20],
+  [46, 0, "buy", 40],
+  [46, 2, "buy", 100],
+  [42, 1, "buy", 25],
+  [36, 0, "buy", 15],
+  [32, 2, "buy", 60],
+  [28, 1, "buy", 10],
+  [26, 0, "sell", 10],
+  [22, 2, "sell", 40],
+  [18, 0, "buy", 12],
+  [14, 1, "sell", 15],
+  [10, 2, "buy", 30],
+  [6, 0, "buy", 8],
+  [4, 1, "buy", 5],
+  [2, 2, "sell", 20],
 ];
+
+/** Months of prices: one a month, on the 1st, for the four years the trades span. */
+const PRICE_MONTHS = 48;
 
 /**
  * The demo brokerage tracked by hand (docs/investments.md): monthly closing prices of three securities
- * for the last two years, then the trades, made through the service as a client makes them, so the
+ * for the last four years, then the trades, made through the service as a client makes them, so the
  * holdings, cash and balances are the ones the API computes.
  */
 async function seedInvestments(sequelize: Sequelize, services: Services, actor: Actor, today: Date): Promise<void> {
@@ -225,7 +229,7 @@ async function seedInvestments(sequelize: Sequelize, services: Services, actor: 
     isoDate(new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth() - monthsAgo, dayOfMonth)));
   const priceOf = (index: number, monthsAgo: number) => {
     const { start, drift, wobble } = SECURITIES[index];
-    const months = 23 - monthsAgo;
+    const months = PRICE_MONTHS - 1 - monthsAgo;
     return (start * (1 + (drift / 10_000) * months) + wobble * Math.sin(months * 1.7 + index)).toFixed(2);
   };
   const { items } = await services.accounts.page(actor, 1, 100);
@@ -244,7 +248,7 @@ async function seedInvestments(sequelize: Sequelize, services: Services, actor: 
     securityIds[index] = trade.securityId;
   }
   const prices = SECURITIES.flatMap((_security, index) =>
-    Array.from({ length: 24 }, (_unused, monthsAgo) => ({
+    Array.from({ length: PRICE_MONTHS }, (_unused, monthsAgo) => ({
       securityId: securityIds[index],
       date: monthDay(monthsAgo, 1),
       price: priceOf(index, monthsAgo),
@@ -330,8 +334,9 @@ async function seedFamily(sequelize: Sequelize, familyId: string, today: Date): 
   const transfers: Array<{ id: string; familyId: string; outflowTransactionId: string; inflowTransactionId: string }> = [];
   /** Card charges per calendar month ("year-monthIndex"), paid by the next month's payment. */
   const cardCharges = new Map<string, number>();
-  /** Upstream's default for an account whose history is younger: two years before today. */
-  const openingAnchorDate = isoDate(new Date(Date.UTC(today.getUTCFullYear() - 2, today.getUTCMonth(), today.getUTCDate())));
+  /** Upstream's default for an account whose history is younger: two years before today (the brokerage's: four). */
+  const openingAnchorDate = (years = 2) =>
+    isoDate(new Date(Date.UTC(today.getUTCFullYear() - years, today.getUTCMonth(), today.getUTCDate())));
 
   const add = (
     account: string,
@@ -429,7 +434,7 @@ async function seedFamily(sequelize: Sequelize, familyId: string, today: Date): 
         id: newId(),
         familyId,
         accountId: accounts[a.key].id,
-        date: openingAnchorDate,
+        date: openingAnchorDate(a.openedYearsAgo),
         amount: a.opening.toFixed(2),
         currency: "USD",
         kind: "opening_anchor" as const,

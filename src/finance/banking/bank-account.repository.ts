@@ -2,6 +2,8 @@ import { QueryTypes, type CreationAttributes, type Sequelize, type Transaction }
 import { AccountModel } from "../accounts";
 import { bindParam, selectRows } from "../../platform/common/sql";
 import type { ImportedHolding } from "./provider";
+import { POSITION_BY_ID, positionsOn } from "../investments";
+import { INVESTED_ACCOUNT_TYPES, sqlList } from "../ledger";
 
 export type ProviderAccountRow = {
   id: string;
@@ -227,18 +229,23 @@ export class BankAccountRepository {
     );
   }
 
-  /** Today's snapshot of an account's holdings replaces any earlier one of the same day; older days stay as history. */
+  /**
+   * Today's snapshot of an account's holdings replaces any earlier one of the same day; older days stay
+   * as history. Returns the price the provider reported for each security (where it reported one),
+   * which the wiring records as the security's price of the day.
+   */
   async replaceHoldings(
     familyId: string,
     accountId: string,
     date: string,
     holdings: Array<ImportedHolding & { securityKey: string }>,
-  ): Promise<void> {
-    await this.sequelize.transaction(async (transaction) => {
+  ): Promise<Array<{ securityId: string; price: string; currency: string }>> {
+    return this.sequelize.transaction(async (transaction) => {
       await this.sequelize.query(`DELETE FROM holdings WHERE account_id = $1 AND date = $2`, { bind: [accountId, date], transaction });
-      if (holdings.length === 0) return;
+      if (holdings.length === 0) return [];
       const column = <K extends keyof (typeof holdings)[number]>(key: K) => holdings.map((holding) => holding[key]);
-      await this.sequelize.query(
+      const reported = await selectRows<{ securityId: string; price: string | null; currency: string }>(
+        this.sequelize,
         `WITH input AS (
            SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::numeric[], $10::numeric[], $11::numeric[], $12::numeric[], $13::text[])
              AS v(key, ticker, name, isin, figi, cusip, quantity, price, value, cost_basis, currency)),
@@ -251,31 +258,38 @@ export class BankAccountRepository {
            RETURNING id, key)
          INSERT INTO holdings (id, family_id, account_id, security_id, date, quantity, price, value, cost_basis, currency)
          SELECT gen_random_uuid(), $1, $2, s.id, $14::date, sum(i.quantity), max(i.price), sum(i.value), sum(i.cost_basis), max(i.currency)
-           FROM input i JOIN securities_in s ON s.key = i.key GROUP BY s.id`,
-        {
-          bind: [
-            familyId,
-            accountId,
-            column("securityKey"),
-            column("ticker"),
-            column("name"),
-            column("isin"),
-            column("figi"),
-            column("cusip"),
-            column("quantity"),
-            column("price"),
-            column("value"),
-            column("costBasis"),
-            column("currency"),
-            date,
-          ],
-          transaction,
-        },
+           FROM input i JOIN securities_in s ON s.key = i.key GROUP BY s.id
+         RETURNING security_id AS "securityId", price::text AS price, trim(currency) AS currency`,
+        [
+          familyId,
+          accountId,
+          column("securityKey"),
+          column("ticker"),
+          column("name"),
+          column("isin"),
+          column("figi"),
+          column("cusip"),
+          column("quantity"),
+          column("price"),
+          column("value"),
+          column("costBasis"),
+          column("currency"),
+          date,
+        ],
+        transaction,
+      );
+      return reported.flatMap((row) =>
+        row.price === null ? [] : [{ securityId: row.securityId, price: row.price, currency: row.currency }],
       );
     });
   }
 
-  /** Every stored holding snapshot of the family matching the filter, newest date first, with the total. */
+  /**
+   * The family's holdings matching the filter, newest date first, with the total: every snapshot a
+   * provider reported, and a manual account's positions held on one day (positions.sql.ts): `date`,
+   * else `end_date` or today, whichever is earlier (none when that day is before `start_date`). An id
+   * names either; a position by id is valued on the last day it held.
+   */
   async holdingsPage(
     familyId: string,
     filter: HoldingFilter,
@@ -283,41 +297,74 @@ export class BankAccountRepository {
     offset: number,
   ): Promise<{ rows: HoldingRow[]; total: number }> {
     const bind: unknown[] = [familyId];
-    const conditions = ["h.family_id = $1"];
-    if (filter.id) conditions.push(`h.id = ${bindParam(bind, filter.id)}`);
-    if (filter.accountId) conditions.push(`h.account_id = ${bindParam(bind, filter.accountId)}`);
-    if (filter.accountIds?.length) conditions.push(`h.account_id = ANY(${bindParam(bind, filter.accountIds)}::uuid[])`);
-    if (filter.securityId) conditions.push(`h.security_id = ${bindParam(bind, filter.securityId)}`);
-    if (filter.date) conditions.push(`h.date = ${bindParam(bind, filter.date)}::date`);
-    if (filter.startDate) conditions.push(`h.date >= ${bindParam(bind, filter.startDate)}::date`);
-    if (filter.endDate) conditions.push(`h.date <= ${bindParam(bind, filter.endDate)}::date`);
-    const where = conditions.join(" AND ");
-    const page = [...bind];
-    // The page and the total apart: a total over the page's own rows (count(*) OVER ()) sorts every
-    // matching row for 25 of them, and an account's holdings from trades are a snapshot a day (720,000
-    // rows for 200 securities over ten years, bench/investments.bench.ts). Apart, the page walks the
-    // (account_id, date) index newest first and the count reads that index alone.
-    const [rows, [count]] = await Promise.all([
-      selectRows<HoldingRow>(
-        this.sequelize,
-        `SELECT ${HOLDING_COLUMNS} FROM holdings h JOIN securities s ON s.id = h.security_id
-          WHERE ${where} ORDER BY h.date DESC, h.account_id, h.value DESC, h.id
-          LIMIT ${bindParam(page, limit)} OFFSET ${bindParam(page, offset)}`,
-        page,
-      ),
-      selectRows<{ total: string }>(this.sequelize, `SELECT count(*) AS total FROM holdings h WHERE ${where}`, bind),
-    ]);
-    return { rows, total: Number(count.total) };
+    const provider = ["h.family_id = $1"];
+    const accounts = ["a.family_id = $1", `a.account_type IN (${sqlList(INVESTED_ACCOUNT_TYPES)})`];
+    const positions: string[] = [];
+    if (filter.accountId) {
+      const id = bindParam(bind, filter.accountId);
+      provider.push(`h.account_id = ${id}`);
+      accounts.push(`a.id = ${id}`);
+    }
+    if (filter.accountIds?.length) {
+      const ids = bindParam(bind, filter.accountIds);
+      provider.push(`h.account_id = ANY(${ids}::uuid[])`);
+      accounts.push(`a.id = ANY(${ids}::uuid[])`);
+    }
+    if (filter.securityId) {
+      const id = bindParam(bind, filter.securityId);
+      provider.push(`h.security_id = ${id}`);
+      positions.push(`x.security_id = ${id}`);
+    }
+    if (filter.date) provider.push(`h.date = ${bindParam(bind, filter.date)}::date`);
+    if (filter.startDate) provider.push(`h.date >= ${bindParam(bind, filter.startDate)}::date`);
+    if (filter.endDate) provider.push(`h.date <= ${bindParam(bind, filter.endDate)}::date`);
+    const day = filter.date
+      ? `${bindParam(bind, filter.date)}::date`
+      : filter.endDate
+        ? `least(${bindParam(bind, filter.endDate)}::date, CURRENT_DATE)`
+        : "CURRENT_DATE";
+    if (filter.startDate && !filter.date) accounts.push(`${day} >= ${bindParam(bind, filter.startDate)}::date`);
+    let computed = positionsOn(day, accounts.join(" AND "), positions.join(" AND ") || "true");
+    if (filter.id) {
+      const id = bindParam(bind, filter.id);
+      provider.push(`h.id = ${id}`);
+      computed = `SELECT * FROM (${POSITION_BY_ID} WHERE x.id = ${id} AND x.family_id = $1) x`;
+    }
+    // One statement: the positions are computed once (a row per security held) and counted with the
+    // snapshots, which the page walks on the (account_id, date) index newest first (a total over the
+    // page's own rows, count(*) OVER (), would sort every snapshot a provider reported for 25 of them).
+    const limitParam = bindParam(bind, limit);
+    const offsetParam = bindParam(bind, offset);
+    const found = await selectRows<HoldingRow & { total: string }>(
+      this.sequelize,
+      `WITH computed AS MATERIALIZED (${computed}),
+       reported AS NOT MATERIALIZED (
+         SELECT h.id, h.family_id, h.account_id, h.security_id, h.date, h.quantity, h.price, h.value, h.cost_basis, h.currency, h.source
+           FROM holdings h WHERE ${provider.join(" AND ")})
+       SELECT counted.total, page.* FROM (SELECT (SELECT count(*) FROM reported) + (SELECT count(*) FROM computed) AS total) counted
+         LEFT JOIN LATERAL (
+           SELECT ${HOLDING_COLUMNS} FROM (SELECT * FROM reported UNION ALL SELECT * FROM computed) h JOIN securities s ON s.id = h.security_id
+            ORDER BY h.date DESC, h.account_id, h.value DESC, h.id LIMIT ${limitParam} OFFSET ${offsetParam}) page ON true`,
+      bind,
+    );
+    const total = Number(found[0].total);
+    const rows = found.filter((row) => row.id !== null).map(({ total: _total, ...row }) => row);
+    return { rows, total };
   }
 
-  /** The latest snapshot of the holdings of each of these accounts of the family, largest value first. */
+  /** The holdings of each of these accounts of the family today (a provider's latest snapshot, a manual account's positions), largest value first. */
   latestHoldings(familyId: string, accountIds: readonly string[]): Promise<HoldingRow[]> {
     return selectRows<HoldingRow>(
       this.sequelize,
       `SELECT ${HOLDING_COLUMNS}
-         FROM holdings h JOIN securities s ON s.id = h.security_id
-        WHERE h.family_id = $1 AND h.account_id = ANY($2::uuid[])
-          AND h.date = (SELECT max(date) FROM holdings latest WHERE latest.account_id = h.account_id)
+         FROM (SELECT h.id, h.account_id, h.security_id, h.date, h.quantity, h.price, h.value, h.cost_basis, h.currency, h.source
+                 FROM holdings h
+                WHERE h.family_id = $1 AND h.account_id = ANY($2::uuid[])
+                  AND h.date = (SELECT max(date) FROM holdings latest WHERE latest.account_id = h.account_id)
+               UNION ALL
+               SELECT id, account_id, security_id, date, quantity, price, value, cost_basis, currency, source
+                 FROM (${positionsOn("CURRENT_DATE", "a.family_id = $1 AND a.id = ANY($2::uuid[])")}) x) h
+         JOIN securities s ON s.id = h.security_id
         ORDER BY h.account_id, h.value DESC, s.ticker`,
       [familyId, accountIds],
     );

@@ -43,6 +43,14 @@ export type SyncOptions = { trigger?: "manual" | "scheduled"; fullHistory?: bool
 export class BankSyncService {
   /** Set by the wiring (src/app/services.ts): planning's rules, applied to the transactions a sync adds. */
   onCreated: ((familyId: string, transactionIds: string[], transaction: Transaction) => Promise<void>) | null = null;
+  /**
+   * Set by the wiring: investments' TradeService.recordPrices, which records the prices a provider
+   * reported with its holdings as the securities' prices of the day (and revalues the manual accounts
+   * trading them).
+   */
+  onPricesReported:
+    | ((prices: Array<{ securityId: string; date: string; price: string; currency: string }>, transaction: Transaction) => Promise<void>)
+    | null = null;
 
   constructor(
     private readonly sequelize: Sequelize,
@@ -412,12 +420,21 @@ export class BankSyncService {
       });
     }
     if (account.holdings) {
-      await this.repositories.accounts.replaceHoldings(
+      const date = account.holdings.date;
+      const reported = await this.repositories.accounts.replaceHoldings(
         connection.familyId,
         link.accountId,
-        account.holdings.date,
+        date,
         account.holdings.items.map((holding) => ({ ...holding, securityKey: securityKeyOf(holding) })),
       );
+      const onPricesReported = this.onPricesReported;
+      if (onPricesReported && reported.length > 0)
+        await this.sequelize.transaction((transaction) =>
+          onPricesReported(
+            reported.map((price) => ({ ...price, date })),
+            transaction,
+          ),
+        );
     }
   }
 }

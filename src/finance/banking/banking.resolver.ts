@@ -53,7 +53,8 @@ function toHolding(row: HoldingRow): HoldingType {
 export class HoldingResolver {
   @Authorized()
   @Query(() => HoldingPageType, {
-    description: "Every holding snapshot: those the bank providers reported and those a manual account's trades make, newest date first.",
+    description:
+      "Holdings, newest date first: every snapshot the bank providers reported, and a manual account's positions (from its trades) held on one day: `date`, else `endDate` or today, whichever is earlier.",
   })
   async holdings(
     @Ctx() { services }: RequestContext,

@@ -92,7 +92,11 @@ export class HoldingFilterInput {
   @Field(() => [ID], { nullable: true, description: "Holdings of any of these accounts (and of accountId, when both are given)." })
   accountIds?: string[];
   @Field(() => ID, { nullable: true }) securityId?: string;
-  @Field(() => CalendarDateScalar, { nullable: true, description: "Snapshots of this day only." }) date?: string;
+  @Field(() => CalendarDateScalar, {
+    nullable: true,
+    description: "Snapshots of this day only; a manual account's positions held at its end.",
+  })
+  date?: string;
   @Field(() => CalendarDateScalar, { nullable: true, description: "Inclusive." }) startDate?: string;
   @Field(() => CalendarDateScalar, { nullable: true, description: "Inclusive." }) endDate?: string;
 }

@@ -2,6 +2,7 @@
 import "reflect-metadata";
 export { InvestmentRepository } from "./investment.repository";
 export { TradeService } from "./trade.service";
-export { computeHoldings } from "./holdings.calculator";
+export { computePositions } from "./holdings.calculator";
+export { POSITION_BY_ID, positionsOn } from "./positions.sql";
 export { SecurityType } from "./investment.type";
 export type { HeldRow, TradeTotalsRow } from "./investment.repository";

@@ -1,7 +1,8 @@
 import type { Sequelize, Transaction } from "sequelize";
 import { bindParam, selectRows } from "../../platform/common/sql";
 import { INVESTED_ACCOUNT_TYPES, sqlList } from "../ledger";
-import type { CalcPrice, CalcStart, CalcTrade, ComputedHolding } from "./holdings.calculator";
+import type { CalcTrade, Position } from "./holdings.calculator";
+import { positionsOn, WRITE_PORTFOLIO_DAYS } from "./positions.sql";
 
 export type SecurityRow = {
   id: string;
@@ -371,22 +372,31 @@ export class InvestmentRepository {
   }
 
   /**
-   * Each investment account's holdings at the end of `date`: its newest snapshot on or before the day,
-   * as the ledger values the account (ledger.sql.ts' holdings seam), the securities sold out left out.
+   * Each investment account's holdings at the end of `date`, as the ledger values the account (its
+   * holdings seam): a provider-fed account's newest snapshot on or before the day, a manual account's
+   * positions on the day (positions.sql.ts); the securities sold out left out.
    */
   holdingsOn(familyId: string, date: string, securityIds: readonly string[] | null): Promise<HeldRow[]> {
     const bind: unknown[] = [familyId, date];
-    const only = securityIds ? `AND h.security_id = ANY(${bindParam(bind, securityIds)}::uuid[])` : "";
+    const only = securityIds ? `h.security_id = ANY(${bindParam(bind, securityIds)}::uuid[])` : "true";
+    const invested = `a.family_id = $1 AND a.account_type IN (${sqlList(INVESTED_ACCOUNT_TYPES)})`;
     return selectRows<HeldRow>(
       this.sequelize,
       `SELECT a.id AS "accountId", a.name AS account, h.security_id AS "securityId", s.ticker, s.name AS "securityName",
               h.date::text AS date, trim_scale(h.quantity)::text AS quantity, trim_scale(h.price)::text AS price, h.value::text AS value,
               h.cost_basis::text AS "costBasis", trim(h.currency) AS currency
-         FROM accounts a
-         JOIN LATERAL (SELECT max(x.date) AS date FROM holdings x WHERE x.account_id = a.id AND x.date <= $2::date) last ON true
-         JOIN holdings h ON h.account_id = a.id AND h.date = last.date
+         FROM (
+           SELECT p.account_id, p.security_id, p.date, p.quantity, p.price, p.value, p.cost_basis, p.currency
+             FROM accounts a
+             JOIN LATERAL (SELECT max(x.date) AS date FROM holdings x WHERE x.account_id = a.id AND x.date <= $2::date) last ON true
+             JOIN holdings p ON p.account_id = a.id AND p.date = last.date
+            WHERE ${invested} AND p.quantity <> 0
+           UNION ALL
+           SELECT account_id, security_id, date, quantity, price, value, cost_basis, currency FROM (${positionsOn("$2", invested)}) p
+         ) h
+         JOIN accounts a ON a.id = h.account_id
          JOIN securities s ON s.id = h.security_id
-        WHERE a.family_id = $1 AND a.account_type IN (${sqlList(INVESTED_ACCOUNT_TYPES)}) AND h.quantity <> 0 ${only}
+        WHERE ${only}
         ORDER BY lower(a.name), a.id, h.value DESC, s.ticker, s.id`,
       bind,
     );
@@ -434,108 +444,72 @@ export class InvestmentRepository {
     return row.fed;
   }
 
-  /**
-   * What a recompute from `from` needs when the account has a snapshot before that day: the start
-   * (that snapshot, the first trade day, every security traded), the trades from `from` on, and the
-   * prices from `from` on with each security's newest one before it. Null when there is no such
-   * snapshot (a recompute from the first trade): then calculationInputs reads everything.
-   */
-  async calculationInputsFrom(
-    accountId: string,
-    currency: string,
-    from: string,
-    transaction: Transaction,
-  ): Promise<{ trades: CalcTrade[]; prices: CalcPrice[]; start: CalcStart } | null> {
-    const [account] = await selectRows<{ first: string | null; traded: string[] | null; before: string | null }>(
+  /** Each security's newest position in the account before the day `from`: where a recompute from that day starts. */
+  positionsBefore(accountId: string, from: string, transaction: Transaction): Promise<Position[]> {
+    return selectRows<Position>(
       this.sequelize,
-      `SELECT (SELECT min(date)::text FROM trades WHERE account_id = $1) AS first,
-              (SELECT array_agg(DISTINCT security_id) FROM trades WHERE account_id = $1) AS traded,
-              (SELECT max(date)::text FROM holdings WHERE account_id = $1 AND source = 'trades' AND date < $2::date) AS before`,
+      `SELECT DISTINCT ON (security_id) security_id AS "securityId", date::text AS date, quantity::text AS quantity,
+              cost_basis::text AS "costBasis", trade_price::text AS "tradePrice"
+         FROM positions WHERE account_id = $1 AND date < $2::date ORDER BY security_id, date DESC`,
       [accountId, from],
       transaction,
     );
-    if (!account.first || !account.traded || !account.before || account.first >= from) return null;
-    const held = await selectRows<CalcStart["held"][number]>(
-      this.sequelize,
-      `SELECT security_id AS "securityId", quantity::text AS quantity, cost_basis::text AS "costBasis", price::text AS price
-         FROM holdings WHERE account_id = $1 AND source = 'trades' AND date = $2::date AND quantity <> 0`,
-      [accountId, account.before],
-      transaction,
-    );
-    const trades = await selectRows<CalcTrade>(
-      this.sequelize,
-      `SELECT security_id AS "securityId", date::text AS date, qty::text AS qty, price::text AS price FROM trades
-        WHERE account_id = $1 AND date >= $2::date ORDER BY date, created_at, id`,
-      [accountId, from],
-      transaction,
-    );
-    const prices = await selectRows<CalcPrice>(
-      this.sequelize,
-      `SELECT * FROM (
-         SELECT DISTINCT ON (p.security_id) p.security_id AS "securityId", p.date::text AS date, p.price::text AS price
-           FROM security_prices p WHERE p.currency = $1 AND p.security_id = ANY($2::uuid[]) AND p.date < $3::date
-          ORDER BY p.security_id, p.date DESC) seeds
-       UNION ALL
-       SELECT p.security_id, p.date::text, p.price::text FROM security_prices p
-        WHERE p.currency = $1 AND p.security_id = ANY($2::uuid[]) AND p.date >= $3::date`,
-      [currency, account.traded, from],
-      transaction,
-    );
-    return { trades, prices, start: { from, firstTradeDay: account.first, traded: account.traded, held } };
-  }
-
-  /** The account's trades and the prices (in its currency) of the securities it traded, as the calculator reads them. */
-  async calculationInputs(
-    accountId: string,
-    currency: string,
-    transaction: Transaction,
-  ): Promise<{ trades: CalcTrade[]; prices: CalcPrice[] }> {
-    const trades = await selectRows<CalcTrade>(
-      this.sequelize,
-      `SELECT security_id AS "securityId", date::text AS date, qty::text AS qty, price::text AS price FROM trades
-        WHERE account_id = $1 ORDER BY date, created_at, id`,
-      [accountId],
-      transaction,
-    );
-    const prices = await selectRows<CalcPrice>(
-      this.sequelize,
-      `SELECT p.security_id AS "securityId", p.date::text AS date, p.price::text AS price FROM security_prices p
-        WHERE p.currency = $2 AND p.security_id IN (SELECT DISTINCT security_id FROM trades WHERE account_id = $1)
-        ORDER BY p.date`,
-      [accountId, currency],
-      transaction,
-    );
-    return { trades, prices };
   }
 
   /**
-   * Writes the account's computed holdings from `from` on: rows of the same security and day keep
-   * their id (GET /holdings/{id} stays valid), rows no longer computed go.
+   * The account's trades from the day `from` on, in the order the calculator applies them (date,
+   * creation). One row of arrays: 20,000 rows read as objects through the ORM cost more than computing
+   * the positions from them.
    */
-  async writeHoldings(
+  async tradesFrom(accountId: string, from: string, transaction: Transaction): Promise<CalcTrade[]> {
+    const order = "ORDER BY date, created_at, id";
+    const [read] = await selectRows<{ securities: string[]; dates: string[]; quantities: string[]; prices: string[] }>(
+      this.sequelize,
+      `SELECT coalesce(array_agg(security_id::text ${order}), '{}') AS securities, coalesce(array_agg(date::text ${order}), '{}') AS dates,
+              coalesce(array_agg(qty::text ${order}), '{}') AS quantities, coalesce(array_agg(price::text ${order}), '{}') AS prices
+         FROM trades WHERE account_id = $1 AND date >= $2::date`,
+      [accountId, from],
+      transaction,
+    );
+    return read.securities.map((securityId, index) => ({
+      securityId,
+      date: read.dates[index],
+      qty: read.quantities[index],
+      price: read.prices[index],
+    }));
+  }
+
+  /**
+   * Writes the account's positions from the day `from` on: a position of the same security and day keeps
+   * its id (GET /holdings/{id} stays valid) and is not written again when unchanged; positions no longer
+   * computed go. The computed and the stored are compared by one hash full join, then only what differs
+   * is deleted, updated or inserted (plain inserts: an upsert's conflict check per row cost more than
+   * the comparison when every row is already right).
+   */
+  async writePositions(
     familyId: string,
     accountId: string,
     currency: string,
     from: string,
-    holdings: readonly ComputedHolding[],
+    positions: readonly Position[],
     transaction: Transaction,
   ): Promise<void> {
-    const rows = holdings.filter((holding) => holding.date >= from);
-    const column = <K extends keyof ComputedHolding>(key: K) => rows.map((row) => row[key]);
+    const column = <K extends keyof Position>(key: K) => positions.map((row) => row[key]);
     await this.sequelize.query(
       `WITH input AS (
-         SELECT * FROM unnest($4::uuid[], $5::date[], $6::numeric[], $7::numeric[], $8::numeric[], $9::numeric[])
-           AS v(security_id, date, quantity, price, value, cost_basis)),
-       removed AS (
-         DELETE FROM holdings h WHERE h.account_id = $2 AND h.source = 'trades' AND h.date >= $10::date
-            AND NOT EXISTS (SELECT 1 FROM input i WHERE i.security_id = h.security_id AND i.date = h.date))
-       INSERT INTO holdings (id, family_id, account_id, security_id, date, quantity, price, value, cost_basis, currency, source)
-       SELECT gen_random_uuid(), $1, $2, i.security_id, i.date, i.quantity, i.price, i.value, i.cost_basis, $3, 'trades' FROM input i
-       ON CONFLICT (account_id, security_id, date) DO UPDATE
-         SET quantity = EXCLUDED.quantity, price = EXCLUDED.price, value = EXCLUDED.value, cost_basis = EXCLUDED.cost_basis,
-             currency = EXCLUDED.currency
-         WHERE (holdings.quantity, holdings.price, holdings.value, holdings.cost_basis, holdings.currency)
-               IS DISTINCT FROM (EXCLUDED.quantity, EXCLUDED.price, EXCLUDED.value, EXCLUDED.cost_basis, EXCLUDED.currency)`,
+         SELECT * FROM unnest($4::uuid[], $5::date[], $6::numeric[], $7::numeric[], $8::numeric[])
+           AS v(security_id, date, quantity, cost_basis, trade_price)),
+       diff AS MATERIALIZED (
+         SELECT x.id, i.security_id, i.date, i.quantity, i.cost_basis, i.trade_price, i.security_id IS NULL AS gone,
+                (x.quantity, x.cost_basis, x.trade_price, x.currency) IS DISTINCT FROM (i.quantity, i.cost_basis, i.trade_price, $3::char(3)) AS differs
+           FROM input i
+           FULL JOIN (SELECT * FROM positions WHERE account_id = $2 AND date >= $9::date) x ON x.security_id = i.security_id AND x.date = i.date),
+       removed AS (DELETE FROM positions x USING diff d WHERE d.gone AND x.id = d.id),
+       updated AS (
+         UPDATE positions x SET quantity = d.quantity, cost_basis = d.cost_basis, trade_price = d.trade_price, currency = $3
+           FROM diff d WHERE x.id = d.id AND NOT d.gone AND d.differs)
+       INSERT INTO positions (id, family_id, account_id, security_id, date, quantity, cost_basis, trade_price, currency)
+       SELECT gen_random_uuid(), $1, $2, d.security_id, d.date, d.quantity, d.cost_basis, d.trade_price, $3 FROM diff d WHERE d.id IS NULL`,
       {
         bind: [
           familyId,
@@ -544,13 +518,25 @@ export class InvestmentRepository {
           column("securityId"),
           column("date"),
           column("quantity"),
-          column("price"),
-          column("value"),
           column("costBasis"),
+          column("tradePrice"),
           from,
         ],
         transaction,
       },
+    );
+  }
+
+  /** Rewrites the account's holdings value per day from `from` on, from its positions and prices (positions.sql.ts). */
+  async writePortfolioDays(accountId: string, currency: string, from: string, transaction: Transaction): Promise<void> {
+    await this.sequelize.query(WRITE_PORTFOLIO_DAYS, { bind: [accountId, from, currency], transaction });
+  }
+
+  /** Forgets what trades computed for an account a bank provider now feeds (its holdings are the provider's). */
+  async clearPositions(accountId: string, transaction: Transaction): Promise<void> {
+    await this.sequelize.query(
+      `WITH gone AS (DELETE FROM positions WHERE account_id = $1) DELETE FROM portfolio_days WHERE account_id = $1`,
+      { bind: [accountId], transaction },
     );
   }
 

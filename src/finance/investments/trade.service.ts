@@ -11,7 +11,7 @@ import type { AccountRepository, AccountRow } from "../accounts";
 import type { CategoryRepository } from "../categories";
 import type { LedgerService } from "../ledger";
 import { toAmountString } from "../money";
-import { computeHoldings } from "./holdings.calculator";
+import { computePositions } from "./holdings.calculator";
 import type {
   InvestmentRepository,
   PriceFilter,
@@ -342,8 +342,8 @@ export class TradeService {
   }
 
   /**
-   * Records security prices (the demo, an import, a provider's reported prices) and recomputes the
-   * holdings of every account trading those securities from the earliest day written.
+   * Records security prices (the demo, an import, a provider's reported prices) and revalues every
+   * manual account trading those securities from the earliest day written (positions do not change).
    */
   async recordPrices(
     prices: Array<{ securityId: string; date: string; price: string; currency: string; provisional?: boolean }>,
@@ -354,28 +354,33 @@ export class TradeService {
     const from = prices.map((price) => price.date).sort()[0];
     const holders = await this.investments.accountsTrading([...new Set(prices.map((price) => price.securityId))], transaction);
     for (const holder of holders) {
-      const [account] = await this.accounts.byIds(holder.familyId, [holder.id], transaction);
-      if (account) await this.rebuild(holder.familyId, account, from, transaction);
+      await this.ledger.lock([holder.id], transaction);
+      if (!(await this.investments.providerFed(holder.id, transaction)))
+        await this.investments.writePortfolioDays(holder.id, holder.currency, from, transaction);
+      await this.ledger.holdingsChanged(holder.id, from, transaction);
     }
   }
 
   /**
-   * Recomputes the account's holdings from its trades (a manual account's) and the ledger from `from`;
-   * a sell beyond the quantity held is refused, and the caller's transaction rolls back.
+   * Recomputes a manual account's positions from its trades from the day `from` on (from each
+   * security's newest position before it), its holdings value per day from that day, and the ledger;
+   * a sell beyond the quantity held is refused, and the caller's transaction rolls back. A bank
+   * provider's account keeps the provider's holdings: its trades move its cash only.
    */
   async rebuild(familyId: string, account: AccountRow, from: string, transaction: Transaction): Promise<void> {
-    if (!(await this.investments.providerFed(account.id, transaction))) {
-      // From the stored snapshot before `from` when there is one: a write dated today reads today's trades, not ten years'.
-      const later = await this.investments.calculationInputsFrom(account.id, account.currency, from, transaction);
-      const { trades, prices } = later ?? (await this.investments.calculationInputs(account.id, account.currency, transaction));
-      const { holdings, oversell } = computeHoldings(trades, prices, later?.start ?? null);
+    if (await this.investments.providerFed(account.id, transaction)) await this.investments.clearPositions(account.id, transaction);
+    else {
+      const start = await this.investments.positionsBefore(account.id, from, transaction);
+      const trades = await this.investments.tradesFrom(account.id, from, transaction);
+      const { positions, oversell } = computePositions(trades, start);
       if (oversell) {
         const security = await this.investments.securityById(oversell.securityId, transaction);
         throw new ValidationError([
           `qty exceeds the quantity held: ${oversell.sold} ${security?.ticker ?? "units"} sold on ${oversell.date} with ${oversell.held} held`,
         ]);
       }
-      await this.investments.writeHoldings(familyId, account.id, account.currency, from, holdings, transaction);
+      await this.investments.writePositions(familyId, account.id, account.currency, from, positions, transaction);
+      await this.investments.writePortfolioDays(account.id, account.currency, from, transaction);
     }
     await this.ledger.holdingsChanged(account.id, from, transaction);
   }

@@ -25,12 +25,17 @@ export const FULL_HISTORY = "-infinity";
 
 /**
  * The seam for holdings: the market value of an account's ($1) holdings on each day it is known.
- * The provider's snapshots (`holdings`, source `provider`, one per sync day) feed it, and so do the
- * holdings computed from a manual account's trades (source `trades`, a whole snapshot on each day a
- * quantity or a price changes; src/finance/investments), whose writer tells the ledger from which day
- * they changed (LedgerService.holdingsChanged). A day row holds the newest value on or before its day.
+ * A provider's snapshots (`holdings`, one per sync day) feed it, and so does a manual account's value
+ * per day computed from its trades and prices (`portfolio_days`, a row on each day a trade or a price
+ * changes it; src/finance/investments/positions.sql.ts), whose writer tells the ledger from which day
+ * they changed (LedgerService.holdingsChanged). An account has one kind or the other, never both: once
+ * a provider reports an account's holdings its computed days count no more (and its next trade write
+ * clears them). A day row holds the newest value on or before its day.
  */
-export const HOLDINGS_BY_DAY = `SELECT date, sum(value) AS value FROM holdings WHERE account_id = $1 GROUP BY date`;
+export const HOLDINGS_BY_DAY = `
+  SELECT date, sum(value) AS value FROM holdings WHERE account_id = $1 GROUP BY date
+  UNION ALL
+  SELECT date, value FROM portfolio_days WHERE account_id = $1 AND NOT EXISTS (SELECT 1 FROM holdings WHERE account_id = $1)`;
 
 /**
  * One account's ($1) flows per day from one table of entries (transactions, trades; `days` a condition
@@ -47,8 +52,14 @@ const dayFlows = (table: string, days: string) => `
  * trades (a trade's amount is the cash it moves, signed as a transaction's), valuations, holdings (an
  * investment's only). `days` is a condition on `date`. The sources are full-joined by day (a hash or
  * merge join whatever the statistics say: a full join has no nested-loop plan).
+ *
+ * A day's holdings value is the newest report on or before it. `from`, when the days are every day
+ * from it on (a rebuild), carries the reports forward with a window over the days (a running count of
+ * the days reported names each report's run), seeded by the newest report before `from`: one pass,
+ * where a lookup per day over ten years of daily reports was quadratic. Without it (two days apart, a
+ * refresh) each day looks its report up.
  */
-const sourceDays = (days: string) => `
+const sourceDays = (days: string, from: string | null = null) => `
   account AS (SELECT family_id, account_type IN (${list(INVESTED_ACCOUNT_TYPES)}) AS invested FROM accounts WHERE id = $1),
   transacted AS (${dayFlows("transactions", days)}),
   traded AS (${dayFlows("trades", days)}),
@@ -60,17 +71,23 @@ const sourceDays = (days: string) => `
   ),
   marks AS (SELECT date, amount, kind FROM valuations WHERE account_id = $1 AND ${days}),
   reports AS MATERIALIZED (SELECT r.date, r.value FROM (${HOLDINGS_BY_DAY}) r WHERE (SELECT invested FROM account)),
+  joined AS (
+    SELECT coalesce(e.date, v.date, h.date) AS date, e.inflows, e.outflows, e.entries, v.amount AS valuation, v.kind AS valuation_kind,
+           h.value AS reported
+      FROM entries e
+      FULL JOIN marks v ON v.date = e.date
+      FULL JOIN (SELECT date, value FROM reports WHERE ${days}) h ON h.date = coalesce(e.date, v.date)
+  ),
   source AS (
     SELECT k.date, coalesce(k.inflows, 0) AS inflows, coalesce(k.outflows, 0) AS outflows, coalesce(k.entries, 0) AS entries,
            k.valuation, k.valuation_kind,
-           CASE WHEN (SELECT invested FROM account)
-                THEN (SELECT r.value FROM reports r WHERE r.date <= k.date ORDER BY r.date DESC LIMIT 1) END AS holdings
-      FROM (
-        SELECT coalesce(e.date, v.date, h.date) AS date, e.inflows, e.outflows, e.entries, v.amount AS valuation, v.kind AS valuation_kind
-          FROM entries e
-          FULL JOIN marks v ON v.date = e.date
-          FULL JOIN (SELECT date FROM reports WHERE ${days}) h ON h.date = coalesce(e.date, v.date)
-      ) k
+           CASE WHEN (SELECT invested FROM account) THEN ${
+             from
+               ? `coalesce(first_value(k.reported) OVER (PARTITION BY k.reported_run ORDER BY k.date),
+                           (SELECT r.value FROM reports r WHERE r.date < ${from} ORDER BY r.date DESC LIMIT 1))`
+               : `(SELECT r.value FROM reports r WHERE r.date <= k.date ORDER BY r.date DESC LIMIT 1)`
+           } END AS holdings
+      FROM (SELECT j.*, count(j.reported) OVER (ORDER BY j.date) AS reported_run FROM joined j) k
   )`;
 
 const UPSERT_DAYS = (from: string) => `
@@ -94,7 +111,7 @@ const FIGURES = ["inflows", "outflows", "entries", "valuation", "valuation_kind"
  * creation, a change of type: never a single write.
  */
 export const REBUILD_DAYS = `
-  WITH ${sourceDays("date >= $2::date")},
+  WITH ${sourceDays("date >= $2::date", "$2::date")},
   diff AS MATERIALIZED (
     SELECT coalesce(s.date, d.date) AS date, s.date IS NOT NULL AS sourced, d.date IS NOT NULL AS present,
            ${FIGURES.map((name) => `s.${name}`).join(", ")},

@@ -23,6 +23,7 @@ import * as exchangeRates from "./0021-exchange-rates";
 import * as investments from "./0022-investments";
 import * as imports from "./0027-imports";
 import * as importTypes from "./0030-import-types";
+import * as positions from "./0028-positions";
 import * as partitionLockOrder from "./0023-partition-lock-order";
 import * as ledgerMonths from "./0024-ledger-months";
 import * as exportRequesterSession from "./0025-export-requester-session";
@@ -60,6 +61,7 @@ export const migrations: Migration[] = [
   { name: "0024-ledger-months", up: ledgerMonths.up },
   { name: "0025-export-requester-session", up: exportRequesterSession.up },
   { name: "0027-imports", up: imports.up },
+  { name: "0028-positions", up: positions.up },
   { name: "0029-family-exports", up: familyExports.up },
   { name: "0030-import-types", up: importTypes.up },
   { name: "0032-audit-floor", up: auditFloor.up },

@@ -1,0 +1,127 @@
+/**
+ * The statements over positions (docs/investments.md, "Holdings from trades"): a manual investment
+ * account's positions (one row per security per day its quantity changed, migration 0028) valued at
+ * the newest price on or before a day, and the account's holdings value on each day something changes.
+ */
+
+/**
+ * Rewrites the account's ($1) holdings value per day (`portfolio_days`) from the day $2 on, prices in
+ * its currency ($3), set-based in one statement. The days are those on which a trade happens or a
+ * price is known of a security the account holds or has held (on or after its first trade of it). A security's value on a day is
+ * its newest position's quantity on or before it × the newest price on or before it (else the newest
+ * trade price), rounded to 4 places: a step function that moves only on its own events. So:
+ *
+ * - each security's events (its positions full-joined with its prices by day, so one row per security
+ *   and day; the newest of each before $2 as a seed) are walked in date order by one window: the
+ *   newest position and the newest price so far are running maxima of `[day, figures…]` arrays (arrays
+ *   compare element by element, so the newest day wins; a NULL array counts for nothing), up to this
+ *   event and up to the one before;
+ * - the value's change at each event (its value now less its value before), summed per day and run
+ *   over the days, is the account's value.
+ *
+ * One sort of the events, as the floor in bench/investments.bench.ts; never a row per day per
+ * security held. A row whose value is unchanged is not written again.
+ */
+export const WRITE_PORTFOLIO_DAYS = `
+  WITH account AS (SELECT family_id FROM accounts WHERE id = $1),
+  start AS (SELECT greatest($2::date, (SELECT min(date) FROM positions WHERE account_id = $1)) AS date),
+  traded AS (SELECT DISTINCT security_id FROM positions WHERE account_id = $1),
+  seeds AS (
+    SELECT t.security_id, (SELECT date FROM start) - 1 AS date, q.held, p.priced
+      FROM traded t
+      LEFT JOIN LATERAL (
+        SELECT ARRAY[0, x.quantity, x.trade_price] AS held FROM positions x
+         WHERE x.account_id = $1 AND x.security_id = t.security_id AND x.date < (SELECT date FROM start)
+         ORDER BY x.date DESC LIMIT 1) q ON true
+      LEFT JOIN LATERAL (
+        SELECT ARRAY[0, p.price] AS priced FROM security_prices p
+         WHERE p.security_id = t.security_id AND p.currency = $3 AND p.date < (SELECT date FROM start)
+         ORDER BY p.date DESC LIMIT 1) p ON true
+  ),
+  events AS (
+    SELECT security_id, date, held, priced FROM seeds
+    UNION ALL
+    SELECT coalesce(q.security_id, p.security_id), coalesce(q.date, p.date), q.held, p.priced
+      FROM (SELECT security_id, date, ARRAY[date - (SELECT date FROM start) + 1, quantity, trade_price] AS held FROM positions
+             WHERE account_id = $1 AND date >= (SELECT date FROM start)) q
+      FULL JOIN (SELECT security_id, date, ARRAY[date - (SELECT date FROM start) + 1, price] AS priced FROM security_prices
+                  WHERE currency = $3 AND security_id IN (SELECT security_id FROM traded) AND date >= (SELECT date FROM start)) p
+        ON p.security_id = q.security_id AND p.date = q.date
+  ),
+  running AS (
+    SELECT date, max(held) OVER now AS held, max(priced) OVER now AS priced,
+           max(held) OVER before AS held_before, max(priced) OVER before AS priced_before
+      FROM events
+    WINDOW now AS (PARTITION BY security_id ORDER BY date ROWS UNBOUNDED PRECEDING),
+           before AS (PARTITION BY security_id ORDER BY date ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+  ),
+  -- A price of a security before its first trade changes nothing: its day is not one of the account's.
+  changes AS (
+    SELECT date, round(coalesce(held[2], 0) * coalesce(priced[2], held[3], 0), 4)
+                 - round(coalesce(held_before[2], 0) * coalesce(priced_before[2], held_before[3], 0), 4) AS change
+      FROM running WHERE held IS NOT NULL
+  ),
+  computed AS MATERIALIZED (
+    SELECT date, sum(sum(change)) OVER (ORDER BY date) AS value FROM changes GROUP BY date
+  ),
+  removed AS (
+    DELETE FROM portfolio_days d
+     WHERE d.account_id = $1 AND d.date >= $2::date
+       AND NOT EXISTS (SELECT 1 FROM computed c WHERE c.date = d.date AND c.date >= (SELECT date FROM start))
+  )
+  INSERT INTO portfolio_days AS d (family_id, account_id, date, value)
+  SELECT (SELECT family_id FROM account), $1, date, value FROM computed WHERE date >= (SELECT date FROM start) ORDER BY date
+  ON CONFLICT (account_id, date) DO UPDATE SET value = EXCLUDED.value WHERE d.value IS DISTINCT FROM EXCLUDED.value`;
+
+/**
+ * The positions of the accounts `accounts` (a condition on `a`, the accounts table) held at the end
+ * of the day `day` (an SQL date expression): each security's newest position on or before it, valued
+ * at the newest price in the position's currency on or before it, else at its newest trade price.
+ * Index-ordered reads only: positions' key (account, security, date newest first) is walked from one
+ * security to the next, one descent each landing on the security's newest position on or before the
+ * day (a DISTINCT ON sorted every position: 20,000 rows for 25 shown), then one descent for its price.
+ * Columns as `holdings` has them, `date` the day asked, source `trades`. `positions` (a condition on
+ * `x`, a position) narrows further (a security).
+ */
+export function positionsOn(day: string, accounts: string, positions = "true"): string {
+  return `
+    WITH RECURSIVE held AS (
+      SELECT k.* FROM accounts a
+        CROSS JOIN LATERAL (
+          SELECT x.* FROM positions x WHERE x.account_id = a.id AND x.date <= (${day})::date
+           ORDER BY x.security_id, x.date DESC LIMIT 1) k
+       WHERE ${accounts}
+      UNION ALL
+      SELECT n.* FROM held h
+        CROSS JOIN LATERAL (
+          SELECT x.* FROM positions x WHERE x.account_id = h.account_id AND x.security_id > h.security_id AND x.date <= (${day})::date
+           ORDER BY x.security_id, x.date DESC LIMIT 1) n
+    )
+    SELECT x.id, x.family_id, x.account_id, x.security_id, (${day})::date AS date, x.quantity,
+           coalesce(price.price, x.trade_price) AS price, round(x.quantity * coalesce(price.price, x.trade_price), 4) AS value,
+           x.cost_basis, x.currency, 'trades'::text AS source
+      FROM held x
+      LEFT JOIN LATERAL (
+        SELECT p.price FROM security_prices p
+         WHERE p.security_id = x.security_id AND p.currency = x.currency AND p.date <= (${day})::date
+         ORDER BY p.date DESC LIMIT 1) price ON true
+     WHERE ${positions} AND x.quantity <> 0`;
+}
+
+/**
+ * One position by id, valued on the last day it held: the day before the security's next position
+ * in the account, or today for the newest. Columns as positionsOn's.
+ */
+export const POSITION_BY_ID = `
+  SELECT x.id, x.family_id, x.account_id, x.security_id, held.until AS date, x.quantity,
+         coalesce(price.price, x.trade_price) AS price, round(x.quantity * coalesce(price.price, x.trade_price), 4) AS value,
+         x.cost_basis, x.currency, 'trades'::text AS source
+    FROM positions x
+    CROSS JOIN LATERAL (
+      SELECT greatest(x.date, coalesce((SELECT min(n.date) - 1 FROM positions n
+                                         WHERE n.account_id = x.account_id AND n.security_id = x.security_id AND n.date > x.date),
+                                        CURRENT_DATE)) AS until) held
+    LEFT JOIN LATERAL (
+      SELECT p.price FROM security_prices p
+       WHERE p.security_id = x.security_id AND p.currency = x.currency AND p.date <= held.until
+       ORDER BY p.date DESC LIMIT 1) price ON true`;
