@@ -272,7 +272,6 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
   const accounts = new AccountService(sequelize, repositories.accounts, ledger, exchangeRates, audit);
   const trades = new TradeService(sequelize, repositories.investments, repositories.accounts, repositories.categories, ledger, audit);
   const bankSync = new BankSyncService(sequelize, repositories.banking, ledger, secrets, config, events, logger, outbound);
-  const trades = new TradeService(sequelize, repositories.investments, repositories.accounts, repositories.categories, ledger, audit);
   // A provider's reported holding prices are the securities' prices of the day (docs/investments.md).
   bankSync.onPricesReported = (prices, transaction) => trades.recordPrices(prices, transaction);
   // The family's active rules apply to every new transaction, whichever way it arrives.
