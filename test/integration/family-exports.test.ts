@@ -297,8 +297,8 @@ const TABLES: Record<string, string> = {
       tr.currency, tr.name, tr.notes, tr.investment_activity_label, c.name AS category
     FROM trades tr JOIN accounts a ON a.id = tr.account_id JOIN securities s ON s.id = tr.security_id
     LEFT JOIN categories c ON c.id = tr.category_id WHERE tr.family_id = $1 ORDER BY a.name, tr.date, s.key`,
-  holdings_quantities: `SELECT a.name AS account, s.key, h.date::text, h.quantity::text FROM holdings h
-    JOIN accounts a ON a.id = h.account_id JOIN securities s ON s.id = h.security_id WHERE h.family_id = $1 ORDER BY a.name, s.key, h.date`,
+  positions: `SELECT a.name AS account, s.key, p.date::text, p.quantity::text, p.cost_basis::text FROM positions p
+    JOIN accounts a ON a.id = p.account_id JOIN securities s ON s.id = p.security_id WHERE p.family_id = $1 ORDER BY a.name, s.key, p.date`,
 };
 
 async function tables(target: TestApp, familyId: string) {

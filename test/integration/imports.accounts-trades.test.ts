@@ -49,12 +49,12 @@ async function heldQuantities(accountId: string) {
       WHERE t.account_id = $1 GROUP BY s.ticker ORDER BY s.ticker`,
     [accountId],
   );
-  const fromHoldings = await sql<{ ticker: string; quantity: string }>(
-    `SELECT DISTINCT ON (s.ticker) s.ticker, trim_scale(h.quantity)::text AS quantity FROM holdings h JOIN securities s ON s.id = h.security_id
-      WHERE h.account_id = $1 AND h.source = 'trades' ORDER BY s.ticker, h.date DESC`,
+  const fromPositions = await sql<{ ticker: string; quantity: string }>(
+    `SELECT DISTINCT ON (s.ticker) s.ticker, trim_scale(p.quantity)::text AS quantity FROM positions p JOIN securities s ON s.id = p.security_id
+      WHERE p.account_id = $1 ORDER BY s.ticker, p.date DESC`,
     [accountId],
   );
-  return { fromTrades, fromHoldings };
+  return { fromTrades, fromPositions };
 }
 
 const ACCOUNTS_CSV = [
@@ -192,7 +192,7 @@ describe("trade imports (TradeImport)", () => {
       { ticker: "AAPL", date: "2025-05-20", qty: "-4", price: "160.25", amount: "-641", name: "Sell 4.0 shares of AAPL", label: "Sell" },
     ]);
     const held = await heldQuantities(brokerageId);
-    expect(held.fromHoldings).toEqual(held.fromTrades);
+    expect(held.fromPositions).toEqual(held.fromTrades);
     expect(held.fromTrades).toEqual([
       { ticker: "AAPL", quantity: "6" },
       { ticker: "MSFT", quantity: "4" },
@@ -316,7 +316,7 @@ describe("any generated trade file: preflight's report is what publish writes; a
           expect(created.body.data.stats.imported_count).toBe(preflight.stats.importable_count);
           expect(after.trades - before.trades).toBe(rows.length);
           const held = await heldQuantities(account.id);
-          expect(held.fromHoldings).toEqual(held.fromTrades);
+          expect(held.fromPositions).toEqual(held.fromTrades);
           const again = await cli.post("/imports", { ...settings, raw_file_content: content, publish: "true" }, headers);
           expect(again.body.data.stats).toMatchObject({ imported_count: 0, duplicate_count: rows.length });
           expect((await counts()).trades).toBe(after.trades);
