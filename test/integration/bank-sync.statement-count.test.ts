@@ -182,13 +182,18 @@ test("2 connections × 3 accounts and 4 × 5 cost the same statements: one per k
   expect(smallRead.connections).toHaveLength(2);
   expect(largeRead.connections).toHaveLength(4);
   expect(largeRead.connections.flatMap((c: { accounts: unknown[] }) => c.accounts)).toHaveLength(20);
-  expect(smallRead.statements.length).toBe(largeRead.statements.length);
+  // The key's lookup apart: an API process remembers a key used in the last few seconds (docs/security.md),
+  // so a request makes it once or not at all, whatever it reads.
+  const ofTheRead = (statements: string[]) => statements.filter((sql) => !/FROM api_keys/.test(sql));
+  expect(ofTheRead(smallRead.statements).length).toBe(ofTheRead(largeRead.statements).length);
 
-  const listing = largeRead.statements.map((sql, i) => `${i + 1}. ${sql.replace(/\s+/g, " ")}`).join("\n");
+  const listing = ofTheRead(largeRead.statements)
+    .map((sql, i) => `${i + 1}. ${sql.replace(/\s+/g, " ")}`)
+    .join("\n");
   const reading = (pattern: RegExp) => largeRead.statements.filter((sql) => pattern.test(sql)).length;
-  // Authentication, the connections, then one batch each: provider accounts, runs, accounts, balances, holdings.
-  expect({ total: largeRead.statements.length, listing }).toEqual({ total: 7, listing });
-  expect(reading(/FROM api_keys/)).toBe(1);
+  // The connections, then one batch each: provider accounts, runs, accounts, balances, holdings.
+  expect({ total: ofTheRead(largeRead.statements).length, listing }).toEqual({ total: 6, listing });
+  expect(reading(/FROM api_keys/)).toBeLessThanOrEqual(1);
   expect(reading(/FROM bank_connections/)).toBe(1);
   expect(reading(/FROM bank_provider_accounts/)).toBe(1);
   expect(reading(/FROM bank_sync_runs/)).toBe(1);
