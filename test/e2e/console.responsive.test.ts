@@ -1,6 +1,15 @@
 import type { Page } from "playwright-core";
 import { eventually } from "../helpers/eventually";
-import { apiAs, failLogin, seriousViolations, signIn, startConsoleRig, type ConsoleRig } from "../helpers/console";
+import {
+  apiAs,
+  countFetches,
+  failLogin,
+  readsSettled,
+  seriousViolations,
+  signIn,
+  startConsoleRig,
+  type ConsoleRig,
+} from "../helpers/console";
 import { documentationScreenshot, SCREEN_PAGES, SCREEN_WIDTHS } from "../helpers/screenshots";
 
 // Functions passed to page.evaluate run in the browser, where these exist.
@@ -182,6 +191,7 @@ for (const scheme of ["light", "dark"] as const) {
   test(`every page at ${WIDTHS.join(", ")} px in ${scheme}: no sideways page scroll, every control reachable, axe clean`, async () => {
     for (const width of WIDTHS) {
       const { context, page, problems } = await rig.open({ colorScheme: scheme, viewport: { width, height: 844 } });
+      await page.addInitScript(countFetches);
       try {
         await page.goto("/admin/sign-in");
         await page.getByLabel("E-mail").waitFor();
@@ -209,7 +219,7 @@ for (const scheme of ["light", "dark"] as const) {
           // The enrolment's QR code, secret and code field are the page's widest part: open it (sign-in is unchanged until confirmed).
           if (name === "two-factor") await page.getByRole("button", { name: /Set up two-factor sign-in|Start again/ }).click();
           if (name === "two-factor") await page.getByLabel("Code from the app").waitFor();
-          await page.waitForLoadState("networkidle");
+          await readsSettled(page);
           // The log's rows, not "Loading…", in its picture: on a busy machine the network can idle before they come.
           if (name === "audit-log")
             await eventually(async () => expect(await page.locator(".events-scroller [role=row]").count()).toBeGreaterThan(0));

@@ -214,3 +214,47 @@ export async function apiAs(baseUrl: string, email: string) {
     return body.data!;
   };
 }
+
+/**
+ * Counts the page's fetches in the page itself (install with `page.addInitScript(countFetches)` before
+ * the first navigation): how many were started, how many are in flight, and how many were answered per
+ * path. What `readsSettled` waits on, and what a test that counts the console's requests reads.
+ */
+export function countFetches(): void {
+  const page = globalThis as any;
+  const counts = { started: 0, inFlight: 0, answered: {} as Record<string, number> };
+  page.__fetches = counts;
+  const fetch = page.fetch.bind(page);
+  page.fetch = async (input: any, init?: any) => {
+    const path = new URL(typeof input === "string" ? input : input.url, page.location.href).pathname;
+    counts.started += 1;
+    counts.inFlight += 1;
+    try {
+      const response = await fetch(input, init);
+      counts.answered[path] = (counts.answered[path] ?? 0) + 1;
+      return response;
+    } finally {
+      counts.inFlight -= 1;
+    }
+  };
+}
+
+/**
+ * Waits until the page has started its reads and every one is answered, and a frame later none has
+ * started since (a read that follows another's answer). A condition, where Playwright's "networkidle"
+ * waits out half a second of silence after every page. Needs `countFetches` installed.
+ */
+export async function readsSettled(page: Page): Promise<void> {
+  await page.evaluate(async () => {
+    const browser = globalThis as any;
+    // React runs a page's effects (its reads) after the frame that shows it.
+    const nextFrame = () => new Promise((resolve) => browser.requestAnimationFrame(() => browser.setTimeout(resolve, 0)));
+    for (;;) {
+      await nextFrame();
+      while (browser.__fetches.inFlight > 0) await new Promise((resolve) => browser.setTimeout(resolve, 5));
+      const started = browser.__fetches.started;
+      await nextFrame();
+      if (browser.__fetches.inFlight === 0 && browser.__fetches.started === started) return;
+    }
+  });
+}
