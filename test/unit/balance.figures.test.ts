@@ -67,7 +67,7 @@ describe("balance figures", () => {
           expect(sumAmounts(terms)).toBe(expected);
         },
       ),
-      { numRuns: 2000 },
+      { numRuns: 500 },
     );
   });
 
@@ -91,7 +91,7 @@ describe("balance figures", () => {
         expect(Object.keys(figures).sort()).toEqual([...BALANCE_FIGURES].sort());
         expect(figures).toEqual(figuresByDecimal(balance));
       }),
-      { numRuns: 2000 },
+      { numRuns: 500 },
     );
   });
 });
