@@ -1,5 +1,4 @@
-import Decimal from "decimal.js";
-import { toAmountString } from "../money";
+import { sumAmounts } from "../money";
 import type { BalanceRow } from "./ledger.repository";
 
 /** Upstream's split of an account's value: all cash, all non-cash (a house, a loan's principal), or cash plus holdings. */
@@ -56,33 +55,52 @@ export function flowsFactorOf(classification: string): 1 | -1 {
 export function balanceFigures(row: BalanceRow): Record<BalanceFigure, string> {
   const type = balanceTypeOf(row.accountType);
   const factor = flowsFactorOf(row.classification);
-  const zero = new Decimal(0);
   const cash = type !== "non_cash";
   const loan = row.accountType === "loan";
   const invested = type === "investment";
-  const start = new Decimal(row.startBalance);
-  const end = new Decimal(row.endBalance);
-  const startCash = cash ? new Decimal(row.startCashBalance) : zero;
-  const endCash = cash ? new Decimal(row.endCashBalance) : zero;
-  const startNonCash = start.minus(startCash);
-  const endNonCash = end.minus(endCash);
-  const net = new Decimal(row.inflows).minus(row.outflows).times(factor);
-  const figures: Record<BalanceFigure, Decimal> = {
+  // Every figure is a signed sum of the row's amounts (sumAmounts: exact, written as toAmountString writes).
+  const startCash = cash ? row.startCashBalance : "0";
+  const endCash = cash ? row.endCashBalance : "0";
+  const end = sumAmounts([[row.endBalance, 1]]);
+  const start = sumAmounts([[row.startBalance, 1]]);
+  const endCashBalance = sumAmounts([[endCash, 1]]);
+  const startCashBalance = sumAmounts([[startCash, 1]]);
+  const endNonCash = sumAmounts([
+    [row.endBalance, 1],
+    [endCash, -1],
+  ]);
+  const startNonCash = sumAmounts([
+    [row.startBalance, 1],
+    [startCash, -1],
+  ]);
+  // net = (inflows − outflows) × factor; an adjustment is what the day's change holds beyond it.
+  const adjustment = (to: string, from: string, withNet: boolean) =>
+    sumAmounts([
+      [to, 1],
+      [from, -1],
+      [row.inflows, withNet ? -factor : 0],
+      [row.outflows, withNet ? factor : 0],
+    ]);
+  return {
     balance: end,
-    cashBalance: endCash,
-    startCashBalance: startCash,
+    cashBalance: endCashBalance,
+    startCashBalance,
     startNonCashBalance: startNonCash,
     startBalance: start,
-    cashInflows: cash ? new Decimal(row.inflows) : zero,
-    cashOutflows: cash ? new Decimal(row.outflows) : zero,
-    nonCashInflows: loan ? new Decimal(row.inflows) : zero,
-    nonCashOutflows: loan ? new Decimal(row.outflows) : zero,
-    netMarketFlows: invested ? new Decimal(row.endHoldingsValue).minus(row.startHoldingsValue) : zero,
-    cashAdjustments: cash ? endCash.minus(startCash).minus(net) : zero,
-    nonCashAdjustments: cash ? zero : endNonCash.minus(startNonCash).minus(loan ? net : zero),
-    endCashBalance: endCash,
+    cashInflows: cash ? sumAmounts([[row.inflows, 1]]) : "0",
+    cashOutflows: cash ? sumAmounts([[row.outflows, 1]]) : "0",
+    nonCashInflows: loan ? sumAmounts([[row.inflows, 1]]) : "0",
+    nonCashOutflows: loan ? sumAmounts([[row.outflows, 1]]) : "0",
+    netMarketFlows: invested
+      ? sumAmounts([
+          [row.endHoldingsValue, 1],
+          [row.startHoldingsValue, -1],
+        ])
+      : "0",
+    cashAdjustments: cash ? adjustment(endCash, startCash, true) : "0",
+    nonCashAdjustments: cash ? "0" : adjustment(endNonCash, startNonCash, loan),
+    endCashBalance,
     endNonCashBalance: endNonCash,
     endBalance: end,
   };
-  return Object.fromEntries(Object.entries(figures).map(([name, value]) => [name, toAmountString(value)])) as Record<BalanceFigure, string>;
 }

@@ -14,9 +14,9 @@ export const monthOf = (date: string) => `date_trunc('month', (${date})::timesta
  * Their `running` (the sum of the flows up to the day, the only figure that needs every day before)
  * comes from the account's months (`ledger_months`, each month's flows summed, kept with the days):
  * the flows of the months up to the day's, less those of the days after it in its month. A read reads
- * the month rows up to each month it keeps a day in and, of that month, the days from its first kept
- * day to the month's end: not every day, when the days are read by their index. Every join here is on
- * an equality (the account, the month, the day), so no plan pairs every day with every month. A kept day's figures are then the view's: the same prefix
+ * the account's month rows once (a running sum) and, of each month it keeps a day in, the days from its
+ * first kept day to the month's end: not every day, when the days are read by their index. Every join
+ * here is on an equality (the account, the month), so no plan pairs every day with every month. A kept day's figures are then the view's: the same prefix
  * sum, the same anchors (all of them) and so the same `k`; a day's start is its previous day's end, so
  * a read that wants a day's start keeps the day before it too.
  */
@@ -43,42 +43,51 @@ export function derivation({ accounts, keep }: Derivation): string {
       FROM accounts a WHERE ${accounts}
   ),
   dv_keep AS (${keep}),
-  dv_points AS (
-    SELECT d.*, k.kept FROM (
-      SELECT account_id, date, bool_or(kept) AS kept FROM (
-        SELECT account_id, date, true AS kept FROM dv_keep
-        UNION ALL SELECT v.account_id, v.date, false FROM valuations v WHERE v.account_id IN (SELECT id FROM dv_account)
-      ) u GROUP BY account_id, date
-    ) k JOIN ledger_days d ON d.account_id = k.account_id AND d.date = k.date
+  dv_keys AS (
+    SELECT account_id, date, bool_or(kept) AS kept FROM (
+      SELECT account_id, date, true AS kept FROM dv_keep
+      UNION ALL SELECT v.account_id, v.date, false FROM valuations v WHERE v.account_id IN (SELECT id FROM dv_account)
+    ) u GROUP BY account_id, date
   ),
-  dv_after AS MATERIALIZED (
-    SELECT t.account_id, t.date,
-           f.through - coalesce(sum(t.inflows - t.outflows) OVER (PARTITION BY t.account_id, f.month ORDER BY t.date DESC
-                                                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS running
-      FROM (
-        -- OFFSET 0 keeps this a subquery of its own: pulled up into the join, the months' sum ran once per
-        -- kept day instead of once per month.
-        SELECT f.*, (SELECT sum(m.flow) FROM ledger_months m WHERE m.account_id = f.account_id AND m.month <= f.month) AS through
-          FROM (SELECT account_id, ${monthOf("date")} AS month, min(date) AS first FROM dv_points GROUP BY 1, 2) f
-        OFFSET 0
-      ) f
-      -- The month's equality lets a hash join pair each day with its own month (a join on the range alone
-      -- paired every day with every month when the statistics chose a hash join: quadratic); the range
-      -- lets an index scan read only the days needed.
-      JOIN ledger_days t ON t.account_id = f.account_id AND ${monthOf("t.date")} = f.month
-                        AND t.date >= f.first AND t.date < (f.month + interval '1 month')::date
-     WHERE t.account_id IN (SELECT id FROM dv_account)
+  -- Each month a day is derived in: its days to derive, and the flows of every month up to it (a running
+  -- sum over the account's months, where a month that has none of them counts nothing). One pass over
+  -- the months, where a sum per month derived read every month before it (quadratic in a long series).
+  dv_months AS (
+    SELECT * FROM (
+      SELECT u.*, sum(u.flow) OVER (PARTITION BY u.account_id ORDER BY u.month) AS through FROM (
+        SELECT account_id, ${monthOf("date")} AS month, min(date) AS first, array_agg(date) AS dates,
+               array_agg(date) FILTER (WHERE kept) AS kept_dates, 0 AS flow
+          FROM dv_keys GROUP BY 1, 2
+        UNION ALL
+        SELECT m.account_id, m.month, NULL, NULL, NULL, m.flow FROM ledger_months m WHERE m.account_id IN (SELECT id FROM dv_account)
+      ) u
+    ) x WHERE first IS NOT NULL
+  ),
+  -- The days to derive, read with the days after them in their month (whose flows their running sum
+  -- leaves out), in one index range per month: the rows themselves, not looked up again by day.
+  dv_points AS MATERIALIZED (
+    SELECT t.*, coalesce(t.date = ANY (t.kept_dates), false) AS kept FROM (
+      SELECT t.*, f.dates, f.kept_dates,
+             f.through - coalesce(sum(t.inflows - t.outflows) OVER (PARTITION BY t.account_id, f.month ORDER BY t.date DESC
+                                                                   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS running
+        FROM dv_months f
+        -- The month's equality lets a hash join pair each day with its own month (a join on the range alone
+        -- paired every day with every month when the statistics chose a hash join: quadratic); the range
+        -- lets an index scan read only the days needed.
+        JOIN ledger_days t ON t.account_id = f.account_id AND ${monthOf("t.date")} = f.month
+                          AND t.date >= f.first AND t.date < (f.month + interval '1 month')::date
+       WHERE t.account_id IN (SELECT id FROM dv_account)
+    ) t WHERE t.date = ANY (t.dates)
   ),
   dv_c AS (
     SELECT d.id, d.family_id, d.account_id, d.date, d.created_at, d.updated_at, d.valuation, d.kept,
            d.inflows * abs(s.sign) AS inflows, d.outflows * abs(s.sign) AS outflows,
            (d.inflows - d.outflows) * s.sign AS net,
-           t.running * s.sign AS running,
+           d.running * s.sign AS running,
            CASE WHEN s.invested THEN coalesce(d.holdings, 0) ELSE 0 END AS end_holdings,
            s.reverse,
            d.valuation IS NOT NULL AND (NOT s.reverse OR d.valuation_kind <> 'opening_anchor') AS anchor
       FROM dv_points d
-      JOIN dv_after t ON t.account_id = d.account_id AND t.date = d.date
       JOIN dv_account s ON s.id = d.account_id
   ),
   dv_r AS (

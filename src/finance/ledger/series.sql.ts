@@ -19,19 +19,24 @@ const carried = (partition: string) =>
   `(max(CASE WHEN p.end_balance IS NOT NULL THEN ARRAY[(coalesce(e.bucket, p.bucket) - DATE '2000-01-01')::numeric, p.end_balance] END)
      OVER (${partition} ORDER BY coalesce(e.bucket, p.bucket)))[2]`;
 
-/** One account's ($4) balance at the end of each interval. */
+/**
+ * One account's ($4) balance at the end of each interval: each interval's last day finds the account's
+ * newest day on or before it by one descent of the days' key (an interval without days then carries
+ * the one before), and only those days are derived.
+ */
 export function historyStatement(interval: SeriesInterval): string {
   return `
-    WITH ${derivation({
+    WITH series_days AS (
+      SELECT e.date, (SELECT max(d.date) FROM ledger_days d WHERE d.account_id = $4::uuid AND d.date <= e.date) AS day
+        FROM (${buckets(interval)}) e
+    ),
+    ${derivation({
       accounts: "a.id = $4::uuid AND a.family_id = $1",
-      keep: `SELECT d.account_id, max(d.date) AS date FROM ledger_days d WHERE d.account_id = $4::uuid AND d.date <= $3::date
-              GROUP BY d.account_id, date_trunc('${interval}', d.date)`,
-    })},
-    per AS (SELECT date_trunc('${interval}', b.date)::date AS bucket, b.end_balance FROM derived b WHERE b.kept),
-    merged AS (
-      SELECT e.date, ${carried("")} AS balance FROM (${buckets(interval)}) e FULL JOIN per p ON p.bucket = e.bucket
-    )
-    SELECT date::text AS date, balance::text AS balance FROM merged WHERE date IS NOT NULL AND balance IS NOT NULL ORDER BY date`;
+      keep: "SELECT DISTINCT $4::uuid AS account_id, day AS date FROM series_days WHERE day IS NOT NULL",
+    })}
+    SELECT s.date::text AS date, b.end_balance::text AS balance
+      FROM series_days s JOIN derived b ON b.date = s.day AND b.kept
+     ORDER BY s.date`;
 }
 
 /** The family's assets, liabilities and net worth per currency at the end of each interval. */

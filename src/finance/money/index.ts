@@ -6,6 +6,7 @@ export {
   minorUnitDigits,
   negate,
   parseAmount,
+  sumAmounts,
   toAmountString,
   toMinorUnits,
   toSignedMinorUnits,
