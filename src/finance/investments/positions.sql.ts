@@ -23,12 +23,15 @@
  *   row per security and day, and a second running maximum for the value before cost 10–15% more.)
  *
  * One sort of the events, as the floor in bench/investments.bench.ts; never a row per day per
- * security held. A row whose value is unchanged is not written again.
+ * security held. A row whose value is unchanged is not written again. The securities are the
+ * account's traded ones read from `trades` (the same set as its positions'): a whole recompute runs
+ * this right after writing every position, when the planner's statistics of `positions` may still
+ * say it is empty, and a set estimated at one security made the prices a nested loop (30–50% slower).
  */
 export const WRITE_PORTFOLIO_DAYS = `
   WITH account AS (SELECT family_id FROM accounts WHERE id = $1),
   start AS (SELECT greatest($2::date, (SELECT min(date) FROM positions WHERE account_id = $1)) AS date),
-  traded AS (SELECT DISTINCT security_id FROM positions WHERE account_id = $1),
+  traded AS (SELECT DISTINCT security_id FROM trades WHERE account_id = $1),
   seeds AS (
     SELECT t.security_id, (SELECT date FROM start) - 1 AS date, q.held, p.priced
       FROM traded t
