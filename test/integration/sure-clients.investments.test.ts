@@ -1,6 +1,7 @@
 import { Client } from "pg";
 import { apiKeyClient, client } from "../helpers/http";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
+import { graphqlClient } from "../helpers/graphql";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 
 /**
@@ -265,4 +266,27 @@ test("hostile trade values are 4xx, never 500: an overflowing quantity or price,
     const response = await cli.post("/trades", { trade });
     expect([JSON.stringify(trade), response.status >= 400 && response.status < 500]).toEqual([JSON.stringify(trade), true]);
   }
+});
+
+test("a brokerage account's positions and day values go with the account, and no other account's", async () => {
+  const doomed = await createAccount(app.runtime.services, family, { name: "Closed brokerage", accountType: "investment", balance: "100" });
+  const bought = await cli.post("/trades", {
+    trade: { account_id: doomed.id, date: day(-4), type: "buy", qty: "1", price: "10", ticker: "AAPL|XNAS" },
+  });
+  expect(bought.status).toBe(201);
+  const stored = async (accountId: string) =>
+    (
+      await sql<{ positions: number; days: number }>(
+        `SELECT (SELECT count(*)::int FROM positions WHERE account_id = $1) AS positions,
+                (SELECT count(*)::int FROM portfolio_days WHERE account_id = $1) AS days`,
+        [accountId],
+      )
+    )[0];
+  const kept = await stored(brokerage.id);
+  expect((await stored(doomed.id)).positions).toBeGreaterThan(0);
+  expect((await stored(doomed.id)).days).toBeGreaterThan(0);
+  await graphqlClient(app, family.key).ok(`mutation($id: ID!) { deleteAccount(id: $id) { id } }`, { id: doomed.id });
+  expect(await stored(doomed.id)).toEqual({ positions: 0, days: 0 });
+  expect(await stored(brokerage.id)).toEqual(kept);
+  expect(kept.positions).toBeGreaterThan(0);
 });

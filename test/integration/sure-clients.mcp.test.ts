@@ -53,6 +53,20 @@ async function getAccounts(): Promise<Json[]> {
 
 const byName = (name: string) => accounts.find((account) => account.name === name)!;
 
+/** A brokerage's balance by SQL over its trades and prices: the opening cash less what its trades and transactions moved, plus each security's quantity at its newest price. */
+async function brokerageBalanceCents(accountId: string): Promise<number> {
+  const [figures] = await sql<{ cash: string; value: string }>(
+    `SELECT (SELECT v.amount FROM valuations v WHERE v.account_id = $1 AND v.kind = 'opening_anchor')
+              - (SELECT coalesce(sum(amount), 0) FROM trades WHERE account_id = $1)
+              - (SELECT coalesce(sum(amount), 0) FROM transactions WHERE account_id = $1) AS cash,
+            (SELECT sum(round(q.qty * (SELECT p.price FROM security_prices p WHERE p.security_id = q.security_id AND p.date <= CURRENT_DATE
+                                        ORDER BY p.date DESC LIMIT 1), 4))
+               FROM (SELECT security_id, sum(qty) AS qty FROM trades WHERE account_id = $1 GROUP BY security_id) q) AS value`,
+    [accountId],
+  );
+  return cents((Number(figures.cash) + Number(figures.value)).toFixed(4));
+}
+
 beforeAll(async () => {
   app = await startTestApp();
   const demo = await seedDemo(app.runtime.sequelize, app.runtime.services);
@@ -192,16 +206,79 @@ test("get_trades, get_trade, get_holdings on the demo brokerage: its 14 trades, 
       ["VTI", 65, "calculated"],
     ]),
   );
-  const [figures] = await sql<{ cash: string; value: string }>(
-    `SELECT (SELECT v.amount FROM valuations v WHERE v.account_id = $1 AND v.kind = 'opening_anchor')
-              - (SELECT coalesce(sum(amount), 0) FROM trades WHERE account_id = $1)
-              - (SELECT coalesce(sum(amount), 0) FROM transactions WHERE account_id = $1) AS cash,
-            (SELECT sum(round(q.qty * (SELECT p.price FROM security_prices p WHERE p.security_id = q.security_id AND p.date <= CURRENT_DATE
-                                        ORDER BY p.date DESC LIMIT 1), 4))
-               FROM (SELECT security_id, sum(qty) AS qty FROM trades WHERE account_id = $1 GROUP BY security_id) q) AS value`,
-    [brokerage.id],
-  );
-  expect(brokerage.balance_cents).toBe(cents((Number(figures.cash) + Number(figures.value)).toFixed(4)));
+  expect(brokerage.balance_cents).toBe(await brokerageBalanceCents(brokerage.id));
   const securities = await mcp.get("/api/v1/securities");
   expect(securities.body.securities.map((security: Json) => security.ticker)).toEqual(["AAPL", "BND", "VTI"]);
+});
+
+test("create_trade, update_trade, delete_trade (MCP) and sure-cli's trades, securities, security-prices and holdings commands on the demo brokerage: upstream's shapes, figures by SQL", async () => {
+  const brokerage = byName("Brokerage");
+  // sure-cli: X-Api-Key, query keys only for the flags given.
+  const cli = client(`${app.url}/api/v1`, { "x-api-key": family.key });
+  const balance = async () => (await getAccounts()).find((account) => account.id === brokerage.id)!.balance_cents;
+  const before = await balance();
+  const securities = await cli.get("/securities");
+  expect(securities.body.securities.map((security: Json) => security.ticker)).toEqual(["AAPL", "BND", "VTI"]);
+  const vti = securities.body.securities.find((security: Json) => security.ticker === "VTI");
+  expect((await cli.get(`/securities/${vti.id}`)).body).toEqual(vti);
+
+  const created = await mcp.post(
+    "/api/v1/trades",
+    pythonJson({ trade: { account_id: brokerage.id, type: "buy", date: isoDay(-1), security_id: vti.id, qty: 2, price: 100, fee: 1 } }),
+  );
+  expect(created.status).toBe(201);
+  expect(Object.keys(created.body).sort()).toEqual(
+    [
+      "id",
+      "date",
+      "amount",
+      "currency",
+      "name",
+      "notes",
+      "qty",
+      "price",
+      "investment_activity_label",
+      "account",
+      "security",
+      "category",
+      "created_at",
+      "updated_at",
+    ].sort(),
+  );
+  expect(created.body).toMatchObject({
+    amount: "$201.00",
+    qty: "2",
+    name: "Buy 2.0 shares of VTI",
+    security: { id: vti.id, ticker: "VTI" },
+  });
+  const updated = await mcp.patch(`/api/v1/trades/${created.body.id}`, pythonJson({ trade: { qty: 3, price: 101.5, notes: "demo" } }));
+  expect(updated.status).toBe(200);
+  expect(updated.body).toMatchObject({ amount: "$305.50", qty: "3", name: "Buy 3.0 shares of VTI", notes: "demo" });
+
+  const listed = await cli.get(`/trades?account_id=${brokerage.id}`);
+  expect(listed.body.trades).toContainEqual(updated.body);
+  expect(listed.body.pagination.total_count).toBe(15);
+  expect((await cli.get(`/trades/${created.body.id}`)).body).toEqual(updated.body);
+
+  const prices = await cli.get(`/security_prices?security_id=${vti.id}`);
+  const [newestPrice] = await sql<{ date: string; price: string }>(
+    `SELECT date::text AS date, to_char(price, 'FM999999990.0000') AS price FROM security_prices WHERE security_id = $1 ORDER BY date DESC LIMIT 1`,
+    [vti.id],
+  );
+  expect([prices.body.security_prices[0].date, prices.body.security_prices[0].price_amount]).toEqual([newestPrice.date, newestPrice.price]);
+  expect((await cli.get(`/security_prices/${prices.body.security_prices[0].id}`)).body).toEqual(prices.body.security_prices[0]);
+
+  const holdings = await cli.get(`/holdings?account_id=${brokerage.id}`);
+  const held = holdings.body.holdings.find((holding: Json) => holding.security.id === vti.id);
+  expect([Number(held.qty), held.cost_basis_source]).toEqual([68, "calculated"]);
+  expect((await cli.get(`/holdings/${held.id}`)).body).toEqual(held);
+  expect(await balance()).toBe(await brokerageBalanceCents(brokerage.id));
+
+  const deleted = await mcp.delete(`/api/v1/trades/${created.body.id}`);
+  expect([deleted.status, deleted.body]).toEqual([200, { message: "Trade deleted successfully" }]);
+  expect(await balance()).toBe(before);
+  const after = (await cli.get(`/holdings?account_id=${brokerage.id}`)).body.holdings.find(
+    (holding: Json) => holding.security.id === vti.id,
+  );
+  expect(Number(after.qty)).toBe(65);
 });

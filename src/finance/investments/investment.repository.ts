@@ -458,25 +458,24 @@ export class InvestmentRepository {
 
   /**
    * The account's trades from the day `from` on, in the order the calculator applies them (date,
-   * creation). One row of arrays: 20,000 rows read as objects through the ORM cost more than computing
-   * the positions from them.
+   * creation). One row, one string: 20,000 rows read as objects through the ORM cost more than
+   * computing the positions from them, and one ordered aggregate sorts the trades once (four arrays,
+   * each with its ORDER BY, sorted them four times: 280 of a 330 ms read). The fields (a uuid, a date,
+   * two numerics) hold no space and no comma.
    */
   async tradesFrom(accountId: string, from: string, transaction: Transaction): Promise<CalcTrade[]> {
-    const order = "ORDER BY date, created_at, id";
-    const [read] = await selectRows<{ securities: string[]; dates: string[]; quantities: string[]; prices: string[] }>(
+    const [read] = await selectRows<{ trades: string | null }>(
       this.sequelize,
-      `SELECT coalesce(array_agg(security_id::text ${order}), '{}') AS securities, coalesce(array_agg(date::text ${order}), '{}') AS dates,
-              coalesce(array_agg(qty::text ${order}), '{}') AS quantities, coalesce(array_agg(price::text ${order}), '{}') AS prices
+      `SELECT string_agg(concat_ws(',', security_id, date, qty, price), ' ' ORDER BY date, created_at, id) AS trades
          FROM trades WHERE account_id = $1 AND date >= $2::date`,
       [accountId, from],
       transaction,
     );
-    return read.securities.map((securityId, index) => ({
-      securityId,
-      date: read.dates[index],
-      qty: read.quantities[index],
-      price: read.prices[index],
-    }));
+    if (!read.trades) return [];
+    return read.trades.split(" ").map((trade) => {
+      const [securityId, date, qty, price] = trade.split(",");
+      return { securityId, date, qty, price };
+    });
   }
 
   /**

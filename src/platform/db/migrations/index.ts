@@ -30,6 +30,7 @@ import * as exportRequesterSession from "./0025-export-requester-session";
 import * as familyExports from "./0029-family-exports";
 import * as auditFloor from "./0032-audit-floor";
 import * as ledgerDayWrites from "./0033-ledger-day-writes";
+import * as positionsWrites from "./0034-positions-writes";
 
 export type Migration = { name: string; up: (context: MigrationContext) => Promise<void> };
 
@@ -66,4 +67,5 @@ export const migrations: Migration[] = [
   { name: "0030-import-types", up: importTypes.up },
   { name: "0032-audit-floor", up: auditFloor.up },
   { name: "0033-ledger-day-writes", up: ledgerDayWrites.up },
+  { name: "0034-positions-writes", up: positionsWrites.up },
 ];
