@@ -156,7 +156,8 @@ export function createRestRouter(
       const context = contextOf(req);
       // A read-only key is refused before its body is even parsed: 403, not the 400 of a body that does not parse, as upstream.
       if (route.prepared.definition.operation === "mutation" && context.actor && !canWrite(context.actor)) throw insufficientScope();
-      await new Promise<void>((resolve, reject) => parseBody(req, res, (error?: unknown) => (error ? reject(error) : resolve())));
+      if (hasBody(req))
+        await new Promise<void>((resolve, reject) => parseBody(req, res, (error?: unknown) => (error ? reject(error) : resolve())));
       await run(route, schema, req, res, context);
     } catch (error) {
       if (error instanceof DomainError) return sendError(req, res, error);
@@ -206,6 +207,14 @@ async function run(route: CompiledRoute, schema: GraphQLSchema, req: Request, re
   if (route.message) res.status(status).json({ message: route.message });
   else if (route.resultPath) res.status(status).json(valueAt(result.data, route.resultPath));
   else res.status(status).end();
+}
+
+/**
+ * Whether a body follows the headers, as the body parser decides it (type-is's hasBody): one that does
+ * not would only find out that nothing is there, and every GET a client sends has none.
+ */
+function hasBody(req: Request): boolean {
+  return req.headers["transfer-encoding"] !== undefined || !Number.isNaN(Number(req.headers["content-length"]));
 }
 
 /** A segment with broken percent-encoding cannot name anything: it is kept as sent, so lookups answer 404, not 500. */
