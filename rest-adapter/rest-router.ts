@@ -7,10 +7,10 @@ import { prepareOperations, type PreparedOperation } from "./operations";
 import { sendError } from "../src/transports/http/respond";
 import { domainErrorOf } from "./rest-errors";
 import { API_PREFIX, importUploadRoutes, type RestRoute, routes as allRoutes } from "./routes";
-import { buildVariables } from "./variables";
+import { buildVariables, planVariables, type VariablePlan } from "./variables";
 
 type RoutePattern = { pattern: RegExp; paramNames: string[] };
-type CompiledRoute = RestRoute & RoutePattern & { prepared: PreparedOperation };
+type CompiledRoute = RestRoute & RoutePattern & { prepared: PreparedOperation; variables: VariablePlan };
 
 export type RestContextFactory = (req: Request) => RequestContext;
 
@@ -138,11 +138,16 @@ export function createRestRouter(
     routes.map((route) => route.operation),
   );
   const table = routeTable<CompiledRoute>(
-    routes.map((route) => ({
-      ...route,
-      ...patternOf(route.path),
-      prepared: prepared.get(route.operation)!,
-    })),
+    routes.map((route) => {
+      const pattern = patternOf(route.path);
+      const operation = prepared.get(route.operation)!;
+      return {
+        ...route,
+        ...pattern,
+        prepared: operation,
+        variables: planVariables(schema, operation.definition, { ...route, ...pattern }),
+      };
+    }),
   );
 
   return async (req: Request, res: Response, next: NextFunction) => {
@@ -156,8 +161,9 @@ export function createRestRouter(
       const context = contextOf(req);
       // A read-only key is refused before its body is even parsed: 403, not the 400 of a body that does not parse, as upstream.
       if (route.prepared.definition.operation === "mutation" && context.actor && !canWrite(context.actor)) throw insufficientScope();
-      await new Promise<void>((resolve, reject) => parseBody(req, res, (error?: unknown) => (error ? reject(error) : resolve())));
-      await run(route, schema, req, res, context);
+      if (hasBody(req))
+        await new Promise<void>((resolve, reject) => parseBody(req, res, (error?: unknown) => (error ? reject(error) : resolve())));
+      await run(route, req, res, context);
     } catch (error) {
       if (error instanceof DomainError) return sendError(req, res, error);
       next(error);
@@ -165,7 +171,7 @@ export function createRestRouter(
   };
 }
 
-async function run(route: CompiledRoute, schema: GraphQLSchema, req: Request, res: Response, context: RequestContext): Promise<void> {
+async function run(route: CompiledRoute, req: Request, res: Response, context: RequestContext): Promise<void> {
   const match = route.pattern.exec(req.path)!;
   const params = Object.fromEntries(route.paramNames.map((name, index) => [name, decodeSegment(match[index + 1])]));
   let body: Record<string, unknown> | undefined;
@@ -180,13 +186,11 @@ async function run(route: CompiledRoute, schema: GraphQLSchema, req: Request, re
     body = value as Record<string, unknown>;
   }
 
-  const variableValues = buildVariables(schema, route.prepared.definition, {
+  const variableValues = buildVariables(route.variables, {
     params,
     query: req.query as Record<string, unknown>,
     body,
     bodyRoot: route.bodyKey ? (req.body as Record<string, unknown>) : undefined,
-    queryKeys: route.queryKeys,
-    ignoredQueryKeys: route.ignoredQueryKeys,
   });
 
   const result = await route.prepared.run(context, variableValues);
@@ -206,6 +210,14 @@ async function run(route: CompiledRoute, schema: GraphQLSchema, req: Request, re
   if (route.message) res.status(status).json({ message: route.message });
   else if (route.resultPath) res.status(status).json(valueAt(result.data, route.resultPath));
   else res.status(status).end();
+}
+
+/**
+ * Whether a body follows the headers, as the body parser decides it (type-is's hasBody): one that does
+ * not would only find out that nothing is there, and every GET a client sends has none.
+ */
+function hasBody(req: Request): boolean {
+  return req.headers["transfer-encoding"] !== undefined || !Number.isNaN(Number(req.headers["content-length"]));
 }
 
 /** A segment with broken percent-encoding cannot name anything: it is kept as sent, so lookups answer 404, not 500. */

@@ -22,30 +22,75 @@ export type RestInput = {
    * from its top-level key (sure-cli sends `{"valuation": {…}, "upsert": true}`).
    */
   bodyRoot?: Record<string, unknown>;
-  queryKeys?: "camelCase";
-  /** Query keys upstream's clients send that the route accepts and does not use (documented on the route). */
-  ignoredQueryKeys?: string[];
+};
+
+/** Where one variable of an operation comes from, worked out once per route. */
+type VariableSource = {
+  name: string;
+  type: GraphQLInputType;
+  /** params: a path parameter; input: the body; object: query keys named like its fields; scalar: its own query key. */
+  from: "params" | "input" | "object" | "scalar";
+  /** The query key of a scalar (snake_case, or as named on a camelCase route). */
+  key: string;
+  /** An input object's fields with their query keys. */
+  fields: Array<{ name: string; type: GraphQLInputType; key: string }>;
 };
 
 /**
- * Builds an operation's variables from a REST request. A variable named like a path parameter comes
- * from the path; an `input` variable from the body; a scalar from the query key of the same
- * (snake_case) name; an input object from the query keys named like its fields. Values are then
- * coerced by their GraphQL types, and coercion problems become one 422 naming each field.
+ * What building a route's variables needs that its request does not change: where each variable comes
+ * from and which query keys the route knows. Worked out at boot, so a request only reads its values.
  */
-export function buildVariables(schema: GraphQLSchema, operation: OperationDefinitionNode, input: RestInput): Record<string, unknown> {
-  refuseUnknownQueryKeys(schema, operation, input);
-  const variables: Record<string, unknown> = {};
-  const problems: string[] = [];
-  for (const definition of operation.variableDefinitions ?? []) {
+export type VariablePlan = {
+  sources: VariableSource[];
+  known: ReadonlySet<string>;
+};
+
+/** The plan of `operation` on a route whose path parameters are `paramNames`. */
+export function planVariables(
+  schema: GraphQLSchema,
+  operation: OperationDefinitionNode,
+  route: {
+    paramNames: readonly string[];
+    queryKeys?: "camelCase";
+    /** Query keys upstream's clients send that the route accepts and does not use (documented on the route). */
+    ignoredQueryKeys?: string[];
+  },
+): VariablePlan {
+  const params = Object.fromEntries(route.paramNames.map((name) => [name, ""]));
+  const sources = (operation.variableDefinitions ?? []).map((definition): VariableSource => {
     const name = definition.variable.name.value;
     const type = typeFromAST(schema, definition.type) as GraphQLInputType;
+    const named = getNamedType(type);
+    const key = route.queryKeys === "camelCase" ? name : camelToSnake(name);
+    const source = { name, type, key, fields: [] };
+    if (name in params) return { ...source, from: "params" };
+    if (name === "input") return { ...source, from: "input" };
+    if (isInputObjectType(named) && !isListType(type)) {
+      const fields = Object.entries(named.getFields()).map(([field, def]) => ({ name: field, type: def.type, key: camelToSnake(field) }));
+      return { ...source, from: "object", fields };
+    }
+    return { ...source, from: "scalar" };
+  });
+  const known = new Set([...knownQueryKeys(schema, operation, { params, queryKeys: route.queryKeys }), ...(route.ignoredQueryKeys ?? [])]);
+  return { sources, known };
+}
+
+/**
+ * Builds an operation's variables from a REST request, by its route's plan. A variable named like a
+ * path parameter comes from the path; an `input` variable from the body; a scalar from the query key
+ * of the same (snake_case) name; an input object from the query keys named like its fields. Values are
+ * then coerced by their GraphQL types, and coercion problems become one 422 naming each field.
+ */
+export function buildVariables(plan: VariablePlan, input: RestInput): Record<string, unknown> {
+  refuseUnknownQueryKeys(plan.known, input.query);
+  const variables: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const { name, type, from, key, fields } of plan.sources) {
     let raw: unknown;
-    if (name in input.params) raw = input.params[name];
-    else if (name === "input") raw = input.body && fromRestObject(type, input.body);
-    else if (isInputObjectType(getNamedType(type)) && !isListType(type)) raw = fromQueryObject(type, input.query);
+    if (from === "params") raw = input.params[name];
+    else if (from === "input") raw = input.body && fromRestObject(type, input.body);
+    else if (from === "object") raw = fromQueryObject(fields, input.query);
     else {
-      const key = input.queryKeys === "camelCase" ? name : camelToSnake(name);
       raw = fromQueryValue(type, queryValue(input.query, key), key);
       if (raw === undefined && input.bodyRoot && key in input.bodyRoot && !isInputObjectType(getNamedType(type))) raw = input.bodyRoot[key];
     }
@@ -69,7 +114,7 @@ export function buildVariables(schema: GraphQLSchema, operation: OperationDefini
 export function knownQueryKeys(
   schema: GraphQLSchema,
   operation: OperationDefinitionNode,
-  input: Pick<RestInput, "params" | "queryKeys">,
+  input: { params: Record<string, string>; queryKeys?: "camelCase" },
 ): string[] {
   const keys: string[] = [];
   const add = (name: string, type: GraphQLInputType) => {
@@ -92,9 +137,8 @@ export function knownQueryKeys(
  * An unknown query key is a 400 naming it: a filter we do not apply must never pass for one we do
  * (a misspelt or unsupported filter would otherwise answer with more rows than asked for).
  */
-function refuseUnknownQueryKeys(schema: GraphQLSchema, operation: OperationDefinitionNode, input: RestInput): void {
-  const known = new Set([...knownQueryKeys(schema, operation, input), ...(input.ignoredQueryKeys ?? [])]);
-  const unknown = Object.keys(input.query).filter((key) => !known.has(key));
+function refuseUnknownQueryKeys(known: ReadonlySet<string>, query: Record<string, unknown>): void {
+  const unknown = Object.keys(query).filter((key) => !known.has(key));
   if (unknown.length === 0) return;
   const accepted = [...known].filter((key) => !key.endsWith("[]"));
   throw new BadRequestError(
@@ -117,13 +161,11 @@ function fromRestObject(type: GraphQLInputType, body: Record<string, unknown>): 
   return result;
 }
 
-function fromQueryObject(type: GraphQLInputType, query: Record<string, unknown>): Record<string, unknown> | undefined {
-  const inputType = getNamedType(type);
-  if (!isInputObjectType(inputType)) return undefined;
+function fromQueryObject(fields: VariableSource["fields"], query: Record<string, unknown>): Record<string, unknown> {
   const result: Record<string, unknown> = {};
-  for (const [fieldName, field] of Object.entries(inputType.getFields())) {
-    const value = fromQueryValue(field.type, queryValue(query, camelToSnake(fieldName)), camelToSnake(fieldName));
-    if (value !== undefined) result[fieldName] = value;
+  for (const field of fields) {
+    const value = fromQueryValue(field.type, queryValue(query, field.key), field.key);
+    if (value !== undefined) result[field.name] = value;
   }
   return result;
 }

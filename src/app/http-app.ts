@@ -10,6 +10,7 @@ import express, { type NextFunction, type Request, type Response } from "express
 import type { GraphQLSchema } from "graphql";
 import proxyAddr from "proxy-addr";
 import { createRestRouter, unknownRouteGuard } from "../../rest-adapter/rest-router";
+import { enteredOnItsPaths } from "../transports/http/route-gate";
 import { API_PREFIX } from "../../rest-adapter/routes";
 import type { Logger } from "../platform/common/logger";
 import type { Config } from "../platform/config/config";
@@ -114,7 +115,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
   // Mounted only when its lines are wanted: below info it would time every request for nothing.
   if (logger.isLevelEnabled("info")) app.use(requestLog(logger));
 
-  app.use(healthRoutes(deps.readiness));
+  app.use(enteredOnItsPaths(healthRoutes(deps.readiness)));
   // Not behind API keys or rate limits: its own rule (a bearer token, or loopback only) in metrics.http.ts.
   if (deps.metrics) app.get("/metrics", metricsRoute(config, deps.metrics));
 
@@ -134,12 +135,12 @@ export async function createApp(deps: AppDeps): Promise<App> {
     res.type("application/yaml").send(openapi);
   });
   // Before /api/v1's own routes: upstream's /api/v1/auth/login and /refresh are served here, unauthenticated.
-  app.use(createAuthRouter(services, limit));
-  app.use(createMobileSsoApiRouter(services, limit));
+  app.use(enteredOnItsPaths(createAuthRouter(services, limit)));
+  app.use(enteredOnItsPaths(createMobileSsoApiRouter(services, limit)));
   // File uploads stream in: served beside the route table, before /api/v1's unknown-route guard.
-  app.use(createImportUploadRouter(services, schema, (req) => contextOf(req.res!), limit, deps.config.imports.maxBytes));
+  app.use(enteredOnItsPaths(createImportUploadRouter(services, schema, (req) => contextOf(req.res!), limit, deps.config.imports.maxBytes)));
   // A download answers with a redirect (and the file), which no GraphQL result is: served beside the route table.
-  app.use(createFamilyExportRouter(services, schema, (req) => contextOf(req.res!), limit));
+  app.use(enteredOnItsPaths(createFamilyExportRouter(services, schema, (req) => contextOf(req.res!), limit)));
   // The router parses the body itself, after the credential's scope is checked.
   const restRouter = createRestRouter(schema, (req) => contextOf(req.res!), express.json({ limit: BODY_LIMIT }));
   app.use(API_PREFIX, unknownRouteGuard(), authenticate(services, { required: true }), ...limit, restRouter);

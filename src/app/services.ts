@@ -252,7 +252,7 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
   const ssoProviders = new SsoProviderService(sequelize, repositories.sso, audit, secrets, oidc, publicUrl);
   const connectedAccounts = new ConnectedAccountService(sequelize, repositories.sso, audit);
   const destinationHandler = new DestinationHandler(repositories.streamDestinations, audit, secrets, outbound, logger);
-  const apiKeys = new ApiKeyService(sequelize, repositories.apiKeys, audit, events);
+  const apiKeys = new ApiKeyService(sequelize, repositories.apiKeys, audit, events, config.apiKeyCacheMs);
   const geo = new GeoCountryLookup(config.alerts.geoDirectory ?? undefined);
   const alertLimiter = new AlertLimiter(sequelize, repositories.alerts, audit, config.alerts.limits);
   const alertEvaluator = new AlertEvaluator(repositories.alerts, audit, geo, events, alertLimiter);

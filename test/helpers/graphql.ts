@@ -10,11 +10,11 @@ export type Json = Record<string, any>;
  * The service as `finance-gateway start` runs it: with no NODE_ENV, so Apollo runs with its
  * development defaults in production. Started the same way, error responses look here as they do there.
  */
-export async function startAppAsDeployed(): Promise<TestApp> {
+export async function startAppAsDeployed(env?: Record<string, string>): Promise<TestApp> {
   const nodeEnv = process.env.NODE_ENV;
   delete process.env.NODE_ENV;
   try {
-    return await startTestApp();
+    return await startTestApp({ env });
   } finally {
     process.env.NODE_ENV = nodeEnv;
   }
@@ -45,10 +45,11 @@ export type Gql = ReturnType<typeof graphqlClient>;
  * One app for the calling test file, started before its tests and stopped after them, with clients
  * bound to it: what every `<feature>.graphql.test.ts` needs.
  */
-export function useGraphqlApp() {
+/** The app as deployed for the file's tests; `env` overrides settings, as startTestApp's does. */
+export function useGraphqlApp(env?: Record<string, string>) {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startAppAsDeployed();
+    app = await startAppAsDeployed(env);
   });
   afterAll(() => app.stop());
   return {

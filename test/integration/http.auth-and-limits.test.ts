@@ -30,7 +30,6 @@ function useApp(env?: Record<string, string>): () => TestApp {
 describe("authentication", () => {
   const app = useApp();
   const rest = (key?: string) => (key ? apiKeyClient(`${app().url}/api/v1`, key) : client(`${app().url}/api/v1`));
-  const sql = (statement: string, bind: unknown[]) => app().runtime.sequelize.query(statement, { bind });
 
   let user: TestUser;
   beforeAll(async () => {
@@ -64,35 +63,15 @@ describe("authentication", () => {
   });
 
   test("a key answers 401 from the moment it expires, though it was just used", async () => {
-    const expiresAt = new Date(Date.now() + 2_000);
+    // Its process remembers it (API_KEY_CACHE_MS, 5 s here) past its expiry: the remembered expires_at must refuse it.
+    const expiresAt = new Date(Date.now() + 1_000);
     const { plaintext } = await app().runtime.services.apiKeys.create(user.userId, { scope: "read_write", expiresAt });
     expect((await rest(plaintext).get("/merchants")).status).toBe(200);
 
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresAt.getTime() - Date.now() + 10)));
+    await eventually(() => Date.now() > expiresAt.getTime(), { what: "the key's expiry to pass", interval: 20 });
 
     const response = await rest(plaintext).get("/merchants");
     expect(response.status).toBe(401);
-    expect(response.body).toEqual(UNAUTHORIZED);
-  });
-
-  test("an expiry written into the database behind the service's back is honoured within the key cache's 5 seconds", async () => {
-    const { apiKey, plaintext } = await app().runtime.services.apiKeys.create(user.userId, {
-      scope: "read_write",
-      expiresAt: new Date(Date.now() + 60_000),
-    });
-    expect((await rest(plaintext).get("/merchants")).status).toBe(200);
-
-    await sql("UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1", [apiKey.id]);
-    const changed = Date.now();
-
-    const response = await eventually(
-      async () => {
-        const answer = await rest(plaintext).get("/merchants");
-        return answer.status === 401 && answer;
-      },
-      { what: "the key to be refused", timeout: 10_000, interval: 200 },
-    );
-    expect(Date.now() - changed).toBeLessThan(5_000 + 1_000);
     expect(response.body).toEqual(UNAUTHORIZED);
   });
 
@@ -117,29 +96,6 @@ describe("authentication", () => {
     const response = await rest(member.key).get("/merchants");
     expect(response.status).toBe(401);
     expect(response.body).toEqual({ error: "unauthorized", message: expect.stringMatching(/deactivated/) });
-  });
-
-  // Written into the database behind the service's back: no event says so, so the key cache's 5 seconds bound it.
-  test.each(["suspended", "deleted"])("a %s user's keys answer 401 saying the account is deactivated", async (status) => {
-    const member = await createUser(app().runtime.services);
-    expect((await rest(member.key).get("/merchants")).status).toBe(200);
-
-    await sql("UPDATE users SET status = $2 WHERE id = $1", [member.userId, status]);
-
-    const response = await eventually(
-      async () => {
-        const answer = await rest(member.key).get("/merchants");
-        return answer.status === 401 && answer;
-      },
-      { what: "the key to be refused", timeout: 10_000, interval: 200 },
-    );
-    expect(response.body).toEqual({ error: "unauthorized", message: expect.stringMatching(/deactivated/) });
-    const graphql = await apiKeyClient(app().url, member.key).graphql("{ me { id } }");
-    expect(graphql.status).toBe(401);
-    expect(graphql.body.errors[0]).toMatchObject({
-      message: expect.stringMatching(/deactivated/),
-      extensions: { code: "UNAUTHENTICATED" },
-    });
   });
 
   describe("a read key", () => {
@@ -226,6 +182,59 @@ describe("authentication", () => {
     const response = await rest(user.key).get("/merchants");
     expect(response.headers.get("x-ratelimit-limit")).toBe("1000");
     expect(Number(response.headers.get("x-ratelimit-remaining"))).toBeLessThan(1000);
+  });
+});
+
+/**
+ * A change written into the database behind the service's back sends no event, so only the lifetime of
+ * a process's remembered keys (API_KEY_CACHE_MS) bounds how long a key it ended still works: kept short
+ * here, so waiting it out takes a moment.
+ */
+describe("changes written behind the service's back", () => {
+  const CACHE_MS = 200;
+  const app = useApp({ API_KEY_CACHE_MS: String(CACHE_MS) });
+  const rest = (key: string) => apiKeyClient(`${app().url}/api/v1`, key);
+  const sql = (statement: string, bind: unknown[]) => app().runtime.sequelize.query(statement, { bind });
+  /** The key's first refused answer, and how long after `since` it came. */
+  const refusal = async (key: string, since: number) => {
+    const response = await eventually(
+      async () => {
+        const answer = await rest(key).get("/merchants");
+        return answer.status === 401 && answer;
+      },
+      { what: "the key to be refused", timeout: 10_000, interval: 20 },
+    );
+    return { response, after: Date.now() - since };
+  };
+
+  test("an expiry is honoured within the remembered key's lifetime", async () => {
+    const user = await createUser(app().runtime.services);
+    const { apiKey, plaintext } = await app().runtime.services.apiKeys.create(user.userId, {
+      scope: "read_write",
+      expiresAt: new Date(Date.now() + 60_000),
+    });
+    expect((await rest(plaintext).get("/merchants")).status).toBe(200);
+
+    await sql("UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1", [apiKey.id]);
+    const { response, after } = await refusal(plaintext, Date.now());
+    expect(after).toBeLessThan(CACHE_MS + 1_000);
+    expect(response.body).toEqual(UNAUTHORIZED);
+  });
+
+  test.each(["suspended", "deleted"])("a %s user's keys answer 401 saying the account is deactivated", async (status) => {
+    const member = await createUser(app().runtime.services);
+    expect((await rest(member.key).get("/merchants")).status).toBe(200);
+
+    await sql("UPDATE users SET status = $2 WHERE id = $1", [member.userId, status]);
+    const { response, after } = await refusal(member.key, Date.now());
+    expect(after).toBeLessThan(CACHE_MS + 1_000);
+    expect(response.body).toEqual({ error: "unauthorized", message: expect.stringMatching(/deactivated/) });
+    const graphql = await apiKeyClient(app().url, member.key).graphql("{ me { id } }");
+    expect(graphql.status).toBe(401);
+    expect(graphql.body.errors[0]).toMatchObject({
+      message: expect.stringMatching(/deactivated/),
+      extensions: { code: "UNAUTHENTICATED" },
+    });
   });
 });
 

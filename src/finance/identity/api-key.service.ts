@@ -14,15 +14,6 @@ const KEY_PREFIX = "fgk_";
 const LAST_USED_RESOLUTION_MS = 60_000;
 /** Keys whose expiry the sweep records per read. */
 const EXPIRY_SWEEP_BATCH = 100;
-/**
- * How long a live key's owner is remembered in this process, so a client's requests do not each read
- * the key and its user. Short, as a backstop only: every change that matters evicts at once in every
- * process (Topic.AccessEnded: revoked, suspended, deleted, role changed; Topic.UserChanged: e-mail,
- * AI access), and an expiry is checked against the remembered expires_at on every request. What the TTL
- * bounds is a change made behind the service's back (SQL typed into the database) or an event lost
- * while the bus was reconnecting.
- */
-const OWNER_CACHE_TTL_MS = 5_000;
 /** Live keys remembered at most; the oldest is forgotten first. Only keys that authenticated are kept, so guessing fills nothing. */
 const OWNER_CACHE_MAX = 10_000;
 
@@ -36,8 +27,16 @@ export function hashApiKey(plaintext: string): Buffer {
   return createHash("sha256").update(plaintext).digest();
 }
 
+/**
+ * A live key's owner is remembered in its process for `cacheMs` (API_KEY_CACHE_MS), so a client's
+ * requests do not each read the key and its user. Short, as a backstop only: every change that matters
+ * evicts at once in every process (Topic.AccessEnded: revoked, suspended, deleted, role changed;
+ * Topic.UserChanged: e-mail, AI access), and an expiry is checked against the remembered expires_at on
+ * every request. What the lifetime bounds is a change made behind the service's back (SQL typed into
+ * the database) or an event lost while the bus was reconnecting.
+ */
 export class ApiKeyService {
-  /** Live keys' owners by key hash (base64): see OWNER_CACHE_TTL_MS. */
+  /** Live keys' owners by key hash (base64), each for `cacheMs`. */
   private readonly owners = new Map<string, CachedOwner>();
   /** Bumped by every eviction: a read that began before one must not remember what it read. */
   private evictions = 0;
@@ -47,6 +46,7 @@ export class ApiKeyService {
     private readonly repository: ApiKeyRepository,
     private readonly audit: AuditService,
     private readonly events: EventBus,
+    private readonly cacheMs: number,
   ) {
     void this.forgetOnAccessEnded();
     void this.forgetOnUserChanged();
@@ -190,7 +190,7 @@ export class ApiKeyService {
 
   /**
    * Resolves a presented key to its actor, or throws 401: from memory when this process saw the key
-   * within OWNER_CACHE_TTL_MS and nothing evicted it since, else with one indexed read on the hash.
+   * within `cacheMs` and nothing evicted it since, else with one indexed read on the hash.
    */
   async authenticate(plaintext: string): Promise<Actor> {
     if (!plaintext.startsWith(KEY_PREFIX)) throw new UnauthenticatedError();
@@ -231,12 +231,12 @@ export class ApiKeyService {
         credential: { kind: "api_key", id: row.keyId },
         expiresAt,
       },
-      until: now + OWNER_CACHE_TTL_MS,
+      until: now + this.cacheMs,
       expiresAtMs: expiresAt ? expiresAt.getTime() : null,
       touchedAtMs: row.lastUsedAt ? new Date(row.lastUsedAt).getTime() : 0,
     };
     // Read before an eviction landed: used for this request (it began first), not remembered.
-    if (this.evictions === evictionsBefore) {
+    if (this.cacheMs > 0 && this.evictions === evictionsBefore) {
       if (this.owners.size >= OWNER_CACHE_MAX) this.owners.delete(this.owners.keys().next().value!);
       this.owners.set(cacheKey, owner);
     }

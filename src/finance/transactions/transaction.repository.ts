@@ -235,85 +235,17 @@ export class TransactionRepository {
    * a page's relations cost one round trip instead of one per kind. Every branch is scoped to the family.
    */
   async relations(familyId: string, ids: RelationIds): Promise<Relations> {
-    const bind: unknown[] = [familyId];
-    const param = (values: readonly string[]) => `${bindParam(bind, values)}::uuid[]`;
-    const branches: string[] = [];
-    if (ids.accountIds.length > 0) {
-      branches.push(
-        relationBranch(
-          {
-            kind: "'account'",
-            id: "id",
-            name: "name",
-            accountType: "account_type",
-            classification: "classification",
-            currency: "currency",
-            balance: "balance",
-            createdAt: "created_at",
-            updatedAt: "updated_at",
-          },
-          `FROM accounts WHERE family_id = $1 AND id = ANY(${param(ids.accountIds)})`,
-        ),
-      );
-    }
-    if (ids.categoryIds.length > 0) {
-      branches.push(
-        relationBranch(
-          {
-            kind: "'category'",
-            id: "id",
-            name: "name",
-            classification: "classification",
-            parentId: "parent_id",
-            color: "color",
-            icon: "icon",
-            createdAt: "created_at",
-            updatedAt: "updated_at",
-          },
-          `FROM categories WHERE family_id = $1 AND id = ANY(${param(ids.categoryIds)})`,
-        ),
-      );
-    }
-    if (ids.merchantIds.length > 0) {
-      branches.push(
-        relationBranch(
-          {
-            kind: "'merchant'",
-            id: "id",
-            name: "name",
-            color: "color",
-            logoUrl: "logo_url",
-            createdAt: "created_at",
-            updatedAt: "updated_at",
-          },
-          `FROM merchants WHERE family_id = $1 AND id = ANY(${param(ids.merchantIds)})`,
-        ),
-      );
-    }
-    if (ids.tagsOfTransactionIds.length > 0) {
-      // Each tag once with all its columns, then only which transaction carries which tag: a page
-      // repeats a few tags many times, and timestamps cost more to parse than anything else in a row.
-      const transactionIds = param(ids.tagsOfTransactionIds);
-      branches.push(
-        relationBranch(
-          { kind: "'tag'", id: "g.id", name: "g.name", color: "g.color", createdAt: "g.created_at", updatedAt: "g.updated_at" },
-          `FROM tags g WHERE g.family_id = $1 AND g.id IN (SELECT tt.tag_id FROM transaction_tags tt WHERE tt.transaction_id = ANY(${transactionIds}))`,
-        ),
-        relationBranch(
-          { kind: "'tagging'", transactionId: "tt.transaction_id", id: "g.id", name: "g.name" },
-          `FROM transaction_tags tt JOIN tags g ON g.id = tt.tag_id WHERE g.family_id = $1 AND tt.transaction_id = ANY(${transactionIds})`,
-        ),
-      );
-    }
+    const kinds = RELATION_KINDS.filter((kind) => ids[kind].length > 0);
     const relations: Relations = {
       accounts: new Map(),
       categories: new Map(),
       merchants: new Map(),
       tagsOfTransaction: new Map(ids.tagsOfTransactionIds.map((id) => [id, []])),
     };
-    if (branches.length === 0) return relations;
+    if (kinds.length === 0) return relations;
+    const bind: unknown[] = [familyId, ...kinds.map((kind) => ids[kind])];
     // Ordering by name puts each transaction's tags in order.
-    const rows = await readRows<RelationRow>(this.sequelize, `${branches.join(" UNION ALL ")} ORDER BY name`, bind);
+    const rows = await readRows<RelationRow>(this.sequelize, relationsStatement(kinds), bind);
     const tags = new Map<string, TagRow>();
     const taggings: RelationRow[] = [];
     for (const row of rows) {
@@ -377,4 +309,76 @@ function relationBranch(columns: RelationColumns, from: string): string {
     ([name, type]) => `${columns[name as keyof RelationRow] ?? `NULL::${type}`} AS "${name}"`,
   );
   return `SELECT ${list.join(", ")} ${from}`;
+}
+
+/** The kinds of relations a read asks for, in the order their ids are bound ($2, $3 …). */
+const RELATION_KINDS = ["accountIds", "categoryIds", "merchantIds", "tagsOfTransactionIds"] as const;
+type RelationKind = (typeof RELATION_KINDS)[number];
+
+/** The branches of each kind, given the placeholder of its ids. Every branch is scoped to the family ($1). */
+const RELATION_BRANCHES: Record<RelationKind, (ids: string) => string[]> = {
+  accountIds: (ids) => [
+    relationBranch(
+      {
+        kind: "'account'",
+        id: "id",
+        name: "name",
+        accountType: "account_type",
+        classification: "classification",
+        currency: "currency",
+        balance: "balance",
+        createdAt: "created_at",
+        updatedAt: "updated_at",
+      },
+      `FROM accounts WHERE family_id = $1 AND id = ANY(${ids})`,
+    ),
+  ],
+  categoryIds: (ids) => [
+    relationBranch(
+      {
+        kind: "'category'",
+        id: "id",
+        name: "name",
+        classification: "classification",
+        parentId: "parent_id",
+        color: "color",
+        icon: "icon",
+        createdAt: "created_at",
+        updatedAt: "updated_at",
+      },
+      `FROM categories WHERE family_id = $1 AND id = ANY(${ids})`,
+    ),
+  ],
+  merchantIds: (ids) => [
+    relationBranch(
+      { kind: "'merchant'", id: "id", name: "name", color: "color", logoUrl: "logo_url", createdAt: "created_at", updatedAt: "updated_at" },
+      `FROM merchants WHERE family_id = $1 AND id = ANY(${ids})`,
+    ),
+  ],
+  // Each tag once with all its columns, then only which transaction carries which tag: a page repeats a
+  // few tags many times, and timestamps cost more to parse than anything else in a row.
+  tagsOfTransactionIds: (transactionIds) => [
+    relationBranch(
+      { kind: "'tag'", id: "g.id", name: "g.name", color: "g.color", createdAt: "g.created_at", updatedAt: "g.updated_at" },
+      `FROM tags g WHERE g.family_id = $1 AND g.id IN (SELECT tt.tag_id FROM transaction_tags tt WHERE tt.transaction_id = ANY(${transactionIds}))`,
+    ),
+    relationBranch(
+      { kind: "'tagging'", transactionId: "tt.transaction_id", id: "g.id", name: "g.name" },
+      `FROM transaction_tags tt JOIN tags g ON g.id = tt.tag_id WHERE g.family_id = $1 AND tt.transaction_id = ANY(${transactionIds})`,
+    ),
+  ],
+};
+
+/** The relations statement of each mix of kinds, built on its first use: its text depends on nothing else, and building it cost more than parsing its answer. */
+const relationsStatements = new Map<string, string>();
+
+function relationsStatement(kinds: readonly RelationKind[]): string {
+  const key = kinds.join();
+  let sql = relationsStatements.get(key);
+  if (sql === undefined) {
+    const branches = kinds.flatMap((kind, index) => RELATION_BRANCHES[kind](`$${index + 2}::uuid[]`));
+    sql = `${branches.join(" UNION ALL ")} ORDER BY name`;
+    relationsStatements.set(key, sql);
+  }
+  return sql;
 }

@@ -60,6 +60,8 @@ export type Config = Readonly<{
   lunchflowBaseUrl: string;
   bankUpstreamTimeoutMs: number;
   bankRetryBaseMs: number;
+  /** How long an API process remembers a key that authenticated (eviction events end it sooner). */
+  apiKeyCacheMs: number;
   /** Lifetime of a bearer access token; a refresh token gets a new one. */
   accessTokenTtlSeconds: number;
   /** Absolute lifetime of a signed-in session (and of its refresh tokens). */
@@ -230,6 +232,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     lunchflowBaseUrl: s.LUNCHFLOW_BASE_URL,
     bankUpstreamTimeoutMs: s.BANK_UPSTREAM_TIMEOUT_MS,
     bankRetryBaseMs: s.BANK_RETRY_BASE_MS,
+    apiKeyCacheMs: s.API_KEY_CACHE_MS,
     accessTokenTtlSeconds: s.ACCESS_TOKEN_TTL_SECONDS,
     sessionTtlSeconds: s.SESSION_TTL_SECONDS,
     loginMaxFailures: s.LOGIN_MAX_FAILURES,

@@ -243,6 +243,13 @@ export const settings = z.object({
     "Bank connections",
     "First backoff delay of a retried provider request (exponential, with jitter; 3 attempts in all).",
   ),
+  API_KEY_CACHE_MS: setting(
+    z.coerce.number().int().min(0).max(60000).default(5000),
+    "Sign-in",
+    "How long an API process remembers a key that authenticated, in milliseconds, so a client's requests do not each read the key " +
+      "and its owner. Revocation, suspension, deletion and role changes made through the service reach every process at once " +
+      "whatever this is; it bounds only a change written into the database behind the service's back. `0`: every request reads the key.",
+  ),
   ACCESS_TOKEN_TTL_SECONDS: setting(
     z.coerce.number().int().min(30).max(86400).default(900),
     "Sign-in",
