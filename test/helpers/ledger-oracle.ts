@@ -1,3 +1,4 @@
+import Decimal from "decimal.js";
 import { Client } from "pg";
 import type { TestUser } from "./fixtures";
 import { apiKeyClient } from "./http";
@@ -156,7 +157,12 @@ export async function allBalanceRows(app: TestApp, user: TestUser, query = ""): 
   }
 }
 
-export const cents = (amount: string) => Math.round(Number(amount) * 100);
+/**
+ * An amount in cents, rounded half away from zero (as upstream's `*_cents` fields), by decimal.js: in
+ * floating point, an amount with a fourth decimal (a holding's value) ending in 5 thousandths can land
+ * on either side of the half.
+ */
+export const cents = (amount: string) => new Decimal(amount).times(100).toDecimalPlaces(0, Decimal.ROUND_HALF_UP).toNumber();
 
 /** The account, the balance sheet and /balances, each against the oracle. */
 export async function expectMatchesOracle(app: TestApp, user: TestUser): Promise<void> {

@@ -92,11 +92,12 @@ async function figures(user: TestUser, accountId: string): Promise<{ actual: Fig
   const cash = (
     await rows<{ cash: string }>(`SELECT ($1::numeric - $2::numeric)::numeric(19, 4)::text AS cash`, [sums.anchor, sums.flows])
   )[0].cash;
-  const value = oracle.reduce((total, row) => total + Number(row.value) * 10_000, 0);
-  const [{ balance }] = await rows<{ balance: string }>(`SELECT ($1::numeric + $2::numeric / 10000)::numeric(19, 4)::text AS balance`, [
-    cash,
-    value,
-  ]);
+  // In SQL, not in floating point: a balance ending in 5 thousandths (…0.0050) must round to cents as the API rounds it.
+  const [{ balance, cents }] = await rows<{ balance: string; cents: string }>(
+    `SELECT b::text AS balance, round(b * 100)::bigint::text AS cents
+       FROM (SELECT ($1::numeric + (SELECT coalesce(sum(v::numeric), 0) FROM unnest($2::text[]) AS v))::numeric(19, 4) AS b) AS total`,
+    [cash, oracle.map((row) => row.value)],
+  );
   const latest = (await app.runtime.services.banking.holdings(user.actor, { accountId }, 1, 100)).items
     .map((row) => ({ security_id: row.securityId, quantity: row.quantity, cost_basis: row.costBasis ?? "", value: row.value }))
     .sort((a, b) => (a.security_id < b.security_id ? -1 : 1));
@@ -133,7 +134,7 @@ async function figures(user: TestUser, accountId: string): Promise<{ actual: Fig
       holdings: oracle.map((row) => `${row.security_id}=${norm(row.held, row.cost, row.value)}`).join(","),
       cash,
       balance,
-      api: String(Math.round(Number(balance) * 100)),
+      api: cents,
       daily: days(daily),
       ledger: days(daily),
     },

@@ -55,16 +55,17 @@ const byName = (name: string) => accounts.find((account) => account.name === nam
 
 /** A brokerage's balance by SQL over its trades and prices: the opening cash less what its trades and transactions moved, plus each security's quantity at its newest price. */
 async function brokerageBalanceCents(accountId: string): Promise<number> {
-  const [figures] = await sql<{ cash: string; value: string }>(
-    `SELECT (SELECT v.amount FROM valuations v WHERE v.account_id = $1 AND v.kind = 'opening_anchor')
-              - (SELECT coalesce(sum(amount), 0) FROM trades WHERE account_id = $1)
-              - (SELECT coalesce(sum(amount), 0) FROM transactions WHERE account_id = $1) AS cash,
-            (SELECT sum(round(q.qty * (SELECT p.price FROM security_prices p WHERE p.security_id = q.security_id AND p.date <= CURRENT_DATE
-                                        ORDER BY p.date DESC LIMIT 1), 4))
-               FROM (SELECT security_id, sum(qty) AS qty FROM trades WHERE account_id = $1 GROUP BY security_id) q) AS value`,
+  const [figures] = await sql<{ balance: string }>(
+    `SELECT (cash + coalesce(value, 0))::text AS balance FROM (
+       SELECT (SELECT v.amount FROM valuations v WHERE v.account_id = $1 AND v.kind = 'opening_anchor')
+                - (SELECT coalesce(sum(amount), 0) FROM trades WHERE account_id = $1)
+                - (SELECT coalesce(sum(amount), 0) FROM transactions WHERE account_id = $1) AS cash,
+              (SELECT sum(round(q.qty * (SELECT p.price FROM security_prices p WHERE p.security_id = q.security_id AND p.date <= CURRENT_DATE
+                                          ORDER BY p.date DESC LIMIT 1), 4))
+                 FROM (SELECT security_id, sum(qty) AS qty FROM trades WHERE account_id = $1 GROUP BY security_id) q) AS value) AS figures`,
     [accountId],
   );
-  return cents((Number(figures.cash) + Number(figures.value)).toFixed(4));
+  return cents(figures.balance);
 }
 
 beforeAll(async () => {
