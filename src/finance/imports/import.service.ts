@@ -336,6 +336,7 @@ export class ImportService {
     if (accountId && !account) problems.push("Account not found");
     if (problems.length > 0 || !kind) throw new ValidationError(problems);
 
+    await this.repository.allowSortMemory(transaction);
     const file = await readCsv(upload.content, { columnSeparator: config.columnSeparator, rowsToSkip: config.rowsToSkip }, this.limits);
     const plan = columnPlan(file.headers, config, kind, accountId !== null);
     const importId = newId();
