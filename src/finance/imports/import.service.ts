@@ -176,6 +176,7 @@ export class ImportService {
       const row = isUuid(id) ? await this.repository.byId(actor.familyId, id, transaction, true) : null;
       if (!row) throw new NotFoundError("Import");
       if (row.status !== "pending") throw new ValidationError([`The import is ${row.status}; only a pending import can be published`]);
+      await this.repository.allowSortMemory(transaction);
       await this.publishStaged(actor, id, importKindOf(row.type) ?? "TransactionImport", transaction);
     });
     return (await this.repository.byId(actor.familyId, id))!;
