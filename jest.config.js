@@ -28,6 +28,9 @@ module.exports = {
     // Jest on Node 20 cannot require() ES modules, so the ESM-only OIDC packages go through swc too.
     "^.+\\.m?js$": ["@swc/jest", { jsc: { target: "es2022" }, module: { type: "commonjs" } }],
   },
+  // A dynamic import() of our own code names the built file (`import("./schema.js")`, as Node resolves it
+  // at run time); here it is the TypeScript source.
+  moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
   // The same for otplib (TOTP) and the ESM-only @scure / @noble packages under it.
   transformIgnorePatterns: ["/node_modules/(?!(openid-client|oauth4webapi|jose|oidc-provider|otplib|@otplib|@scure|@noble)/)"],
   globalSetup: "<rootDir>/test/global-setup.ts",

@@ -7,7 +7,8 @@
  * and published in one transaction through the ledger's write path), and measured in the same run beside
  * its floor: `COPY` of the same rows, already parsed, into the transactions table. It also times a
  * preflight of the same file (target under 2 s). The publish runs in a child process that does nothing
- * else (it starts the service's runtime, streams the file from disk and publishes it), which samples its
+ * else (it starts the service's runtime without the API role: no HTTP server, GraphQL schema or SSO
+ * client, which it never uses; streams the file from disk and publishes it), which samples its
  * own RSS every 100 ms and reports it with its maxRSS, so the benchmark's own copies of the rows do not
  * count (target: peak under 200 MB, flat: the readings at each quarter of the publish stay close).
  *
@@ -95,7 +96,7 @@ type ChildReport = { ms: number; written: number; samples: number[]; maxRssBytes
  * file as an upload arrives (64 KiB chunks from disk), publishes it, and prints what it measured as JSON.
  */
 async function publishChild([databaseUrl, key, accountId, file]: string[]): Promise<void> {
-  const runtime = await startRuntime(benchConfig(databaseUrl), { api: true, workers: false });
+  const runtime = await startRuntime(benchConfig(databaseUrl), { api: false, workers: false });
   try {
     const { services } = runtime;
     const actor = await services.apiKeys.authenticate(key);

@@ -15,9 +15,7 @@ import { DomainError } from "../platform/common/errors";
 import { createLogger, type Logger } from "../platform/common/logger";
 import { loadConfig, type Config } from "../platform/config/config";
 import { migrateToLatest } from "../platform/db/migrator";
-import { writeContracts } from "./contracts";
 import { createEventBus, LocalEventBus } from "../platform/events/event-bus";
-import { createSchema } from "./schema";
 import { databaseUrl, openDatabase, startRuntime, type Roles, type Stoppable } from "./runtime";
 import { createServices, type Services } from "./services";
 import { createQueueBackend } from "../../workers/queues";
@@ -110,6 +108,8 @@ async function run(argv: string[]): Promise<void> {
     return serve(config, { api: command !== "worker", workers: command !== "api" }, print);
   }
   if (command === "emit-contracts") {
+    // Loaded for this command only: the schema and the contracts' generators are the API's, not every command's.
+    const [{ writeContracts }, { createSchema }] = await Promise.all([import("./contracts.js"), import("./schema.js")]);
     const files = writeContracts(await createSchema(new LocalEventBus(createLogger("silent", 2))));
     return print({ written: files }, `wrote ${files.join(", ")}`);
   }

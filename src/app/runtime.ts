@@ -14,9 +14,7 @@ import { checkRedisReachable, explainDatabaseError, explainListenError } from ".
 import { migrateToLatest } from "../platform/db/migrator";
 import { initModels } from "./models";
 import { createEventBus } from "../platform/events/event-bus";
-import { createSchema } from "./schema";
-import { createApp, type App } from "./http-app";
-import { createRateLimiters } from "../transports/http/rate-limit";
+import type { App } from "./http-app";
 import { createServices, type Services } from "./services";
 import { createServiceMetrics, type ServiceMetrics } from "../platform/metrics/metrics";
 import { startMetricsServer } from "../transports/http/metrics.http";
@@ -156,6 +154,13 @@ export async function startRuntime(config: Config, roles: Roles, options: Runtim
         redis.on("error", (error: Error) => logger.debug({ err: error }, "rate-limit connection to Redis failed; reconnecting"));
         stops.push(async () => redis.disconnect());
       }
+      // The API's modules (GraphQL schema and resolvers, Apollo, Express, the SSO client) load only in a
+      // process that serves it: some 40 MB that a worker, a CLI command or an import never uses.
+      const [{ createSchema }, { createApp }, { createRateLimiters }] = await Promise.all([
+        import("./schema.js"),
+        import("./http-app.js"),
+        import("../transports/http/rate-limit.js"),
+      ]);
       const rateLimiters = createRateLimiters(config, redis ? { redis } : { sequelize });
       runtime.schema = await createSchema(events, options.extraResolvers ?? []);
       runtime.app = await createApp({

@@ -1,4 +1,3 @@
-import PDFDocument from "pdfkit";
 import { csvRecord } from "./export-formats";
 import type { Cell, Report, ReportTable } from "./report.templates";
 
@@ -61,7 +60,10 @@ const BOLD = "Helvetica-Bold";
  * period, filters, generator and checksum, the controls it serves, a bar chart of events per day,
  * one table per section, and "Page n of m" on every page.
  */
-export function reportPdf(report: Report): Promise<Buffer> {
+export async function reportPdf(report: Report): Promise<Buffer> {
+  // Loaded on the first PDF, not at start: pdfkit and its font engine are some 15 MB of every
+  // process's memory (an API, a worker, an import), and only a PDF report uses them.
+  const { default: PDFDocument } = await import("pdfkit");
   const doc = new PDFDocument({
     size: "A4",
     margins: { top: MARGIN, bottom: MARGIN + 10, left: MARGIN, right: MARGIN },

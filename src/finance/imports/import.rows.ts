@@ -8,7 +8,7 @@ import {
   detectNumberFormat,
   NUMBER_FORMATS,
   parseDate,
-  parseNumber,
+  readAmount,
   SIGNAGE_CONVENTIONS,
   storedAmount,
   type DateFormat,
@@ -319,18 +319,19 @@ function readNumber(row: StagedRow, label: string, value: string | null, formats
     row.problems.push(`${label} can't be blank`);
     return null;
   }
-  const parsed = parseNumber(value, formats.numberFormat);
-  if (!parsed.ok) {
-    row.problems.push(`${label} ${JSON.stringify(value)} ${parsed.reason}`);
+  const read = readAmount(value, formats.numberFormat);
+  if (!read.ok) {
+    row.problems.push(`${label} ${JSON.stringify(value)} ${read.reason}`);
     return null;
   }
-  return new Decimal(parsed.amount);
+  // In this module's precision (quantity × price is exact in it).
+  return new Decimal(read.value);
 }
 
 function readTransactionRow(row: StagedRow, formats: Formats, signage: SignageConvention): void {
   readDate(row, formats, true);
   const amount = readNumber(row, "Amount", row.amount, formats);
-  if (amount) row.signedAmount = storedAmount(amount.toFixed(), signage);
+  if (amount) row.signedAmount = storedAmount(amount, signage);
 }
 
 /** An account: its type (named by the type column), name, opening balance as written, and the balance's day when given. */

@@ -59,8 +59,6 @@ export type ImportPage = { items: ImportRow[]; pagination: PageInfo };
 export type ImportRowPage = { items: StoredImportRow[]; pagination: PageInfo };
 
 const STATUSES = ["pending", "importing", "complete", "failed"];
-/** Rows written to import_rows per statement. */
-const BATCH = 5000;
 /** Row problems a preflight lists; the counts cover them all. */
 const LISTED_ROW_ERRORS = 100;
 
@@ -178,6 +176,7 @@ export class ImportService {
       const row = isUuid(id) ? await this.repository.byId(actor.familyId, id, transaction, true) : null;
       if (!row) throw new NotFoundError("Import");
       if (row.status !== "pending") throw new ValidationError([`The import is ${row.status}; only a pending import can be published`]);
+      await this.repository.allowSortMemory(transaction);
       await this.publishStaged(actor, id, importKindOf(row.type) ?? "TransactionImport", transaction);
     });
     return (await this.repository.byId(actor.familyId, id))!;
@@ -327,7 +326,7 @@ export class ImportService {
     }
   }
 
-  /** Reads the upload into a new import's rows, in batches, in the caller's transaction. */
+  /** Reads the upload into a new import's rows as it arrives, in the caller's transaction. */
   private async stage(actor: Actor, upload: ImportUpload, transaction: Transaction): Promise<Staged> {
     const kind = importKindOf(upload.settings.type);
     const { config, problems } = importConfigOf(upload.settings);
@@ -338,6 +337,7 @@ export class ImportService {
     if (accountId && !account) problems.push("Account not found");
     if (problems.length > 0 || !kind) throw new ValidationError(problems);
 
+    await this.repository.allowSortMemory(transaction);
     const file = await readCsv(upload.content, { columnSeparator: config.columnSeparator, rowsToSkip: config.rowsToSkip }, this.limits);
     const plan = columnPlan(file.headers, config, kind, accountId !== null);
     const importId = newId();
@@ -361,44 +361,42 @@ export class ImportService {
     };
     if (plan.missing.length > 0) return { ...staged, byteSize: file.bytesRead() };
 
-    const sample: string[][] = [];
-    let batch: StagedRow[] = [];
-    const flush = async () => {
-      await this.repository.insertRows(importId, batch, account ? { id: account.id, currency: account.currency } : null, transaction);
-      batch = [];
-    };
-    const add = async (record: string[]) => {
+    const read = (record: string[]): StagedRow => {
       staged.rowsCount += 1;
       if (kind === "AccountImport" && staged.rowsCount > MAX_ACCOUNT_ROWS)
         throw new ValidationError([`An account import takes at most ${MAX_ACCOUNT_ROWS} rows (upstream's limit)`]);
-      batch.push(stageRow(record, staged.rowsCount, plan, staged.formats!, config.signageConvention));
-      if (batch.length >= BATCH) await flush();
+      return stageRow(record, staged.rowsCount, plan, staged.formats!, config.signageConvention);
     };
-    for await (const record of file.records) {
-      if (staged.formats) await add(record);
-      else {
-        sample.push(record);
-        if (sample.length >= DETECTION_SAMPLE) {
-          staged.formats = resolvedFormats(config, plan, sample);
-          for (const held of sample.splice(0)) await add(held);
+    // The file's rows as they are read, into one COPY: the first DETECTION_SAMPLE held until the formats are known.
+    async function* rows(): AsyncGenerator<StagedRow> {
+      const sample: string[][] = [];
+      for await (const record of file.records) {
+        if (staged.formats) yield read(record);
+        else {
+          sample.push(record);
+          if (sample.length >= DETECTION_SAMPLE) {
+            staged.formats = resolvedFormats(config, plan, sample);
+            for (const held of sample.splice(0)) yield read(held);
+          }
         }
       }
+      if (!staged.formats) {
+        staged.formats = resolvedFormats(config, plan, sample);
+        for (const held of sample.splice(0)) yield read(held);
+      }
     }
-    if (!staged.formats) {
-      staged.formats = resolvedFormats(config, plan, sample);
-      for (const held of sample.splice(0)) await add(held);
-    }
-    await flush();
+    await this.repository.insertRows(importId, rows(), account ? { id: account.id, currency: account.currency } : null, transaction);
     await this.checkRows(actor, staged, account !== null, transaction);
     const counts = await this.repository.countRows(importId, transaction);
     staged.invalidRowsCount = counts.invalid;
     staged.byteSize = file.bytesRead();
+    const formats = staged.formats!;
     // What was detected is stored, so the import shows how its file was read.
     const resolved: ImportConfig = {
       ...config,
       columnSeparator: file.columnSeparator,
-      dateFormat: staged.formats.dateFormat,
-      numberFormat: staged.formats.numberFormat,
+      dateFormat: formats.dateFormat,
+      numberFormat: formats.numberFormat,
     };
     await this.repository.finish(
       importId,
