@@ -22,7 +22,8 @@
  *
  * Settings (environment, optional): BENCH_DATABASE_URL (admin URL, default
  * postgres://postgres@127.0.0.1:5432/postgres), BENCH_REDIS_URL (default redis://127.0.0.1:6379),
- * BENCH_TRANSACTIONS, BENCH_YEARS, BENCH_SAMPLES (timed requests per case, default 200).
+ * BENCH_TRANSACTIONS, BENCH_YEARS, BENCH_SAMPLES (timed requests per case, default 200),
+ * BENCH_KEEP_DATABASE=1 (keeps the scratch database for EXPLAIN afterwards).
  */
 import "reflect-metadata";
 import { randomBytes } from "node:crypto";
@@ -216,7 +217,8 @@ async function main(): Promise<void> {
       await runtime.stop();
     }
   } finally {
-    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    if (process.env.BENCH_KEEP_DATABASE === "1") console.log(`kept the scratch database ${name} (BENCH_KEEP_DATABASE=1)`);
+    else await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   }
 }
 
