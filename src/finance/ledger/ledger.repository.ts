@@ -1,6 +1,6 @@
 import type { Sequelize, Transaction } from "sequelize";
 import { bindParam, readPrepared, readRows, runPipelined, runPrepared, selectRows } from "../../platform/common/sql";
-import { FULL_HISTORY, LOCK_ACCOUNTS, REBUILD_DAYS, REFRESH_DAYS, SET_BALANCE } from "./ledger.sql";
+import { FULL_HISTORY, LOCK_ACCOUNTS, REBUILD_DAYS, REFRESH_DAY, SET_BALANCE } from "./ledger.sql";
 import { derivation } from "./derive.sql";
 import { historyStatement, netWorthStatement } from "./series.sql";
 
@@ -40,14 +40,12 @@ export type DayRefresh = { accountId: string; dates: readonly string[]; flowsOnl
 
 /**
  * The statements that bring these days' rows (and the account's balance) up to date: one refresh per
- * two days; a FULL_HISTORY date rebuilds them all.
+ * day; a FULL_HISTORY date rebuilds them all.
  */
 function refreshStatements({ accountId, dates, flowsOnly }: DayRefresh): Array<{ sql: string; bind: unknown[] }> {
   const setBalance = { sql: SET_BALANCE, bind: [accountId] };
   if (dates.includes(FULL_HISTORY)) return [{ sql: REBUILD_DAYS, bind: [accountId, FULL_HISTORY] }, setBalance];
-  const refreshes = [];
-  for (let index = 0; index < dates.length; index += 2)
-    refreshes.push({ sql: REFRESH_DAYS, bind: [accountId, dates[index], dates[index + 1] ?? dates[index], flowsOnly] });
+  const refreshes = [...new Set(dates)].map((date) => ({ sql: REFRESH_DAY, bind: [accountId, date, flowsOnly] }));
   return [...refreshes, ...(flowsOnly ? [] : [setBalance])];
 }
 

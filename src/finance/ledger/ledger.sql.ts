@@ -101,6 +101,9 @@ const sourceDays = (days: string, from: string | null = null) => `
   }
   )`;
 
+/** A liability's balance moves against its flows (money in lowers what is owed). */
+const LIABILITY_SIGN = "CASE WHEN a.classification = 'liability' THEN -1 ELSE 1 END";
+
 const UPSERT_DAYS = (from: string) => `
   INSERT INTO ledger_days (id, family_id, account_id, date, inflows, outflows, entries, valuation, valuation_kind, holdings)
   SELECT ledger_day_id($1, date), (SELECT family_id FROM account), $1, date, inflows, outflows, entries, valuation, valuation_kind, holdings FROM ${from}
@@ -156,47 +159,39 @@ export const REBUILD_DAYS = `
     FROM diff WHERE sourced AND NOT present ORDER BY date`;
 
 /**
- * Refreshes the account's rows of the days $2 and $3 (the same day twice for one) from the sources,
- * and moves the account's balance by what their flows changed, when $4 (the write touched no
- * valuation or holdings) and the day is after the account's newest anchor (a bank-fed account's
- * opening anchor is no anchor): a day on or before it is absorbed by the anchor, as the view derives.
- * The day's month (`ledger_months`) moves by the same change of flows, before any sign. One statement,
- * one row per day and one per month: what makes a write in the middle of long history cheap. Two
- * dates, not an array: with an array PostgreSQL re-planned the prepared statement on every write
- * (its generic plan could not count the days), and planning cost more than running it.
+ * Refreshes the account's row of the day $2 from the sources, and moves the account's balance by what
+ * its flows changed, when $3 (the write touched no valuation or holdings) and the day is after the
+ * account's newest anchor (a bank-fed account's opening anchor is no anchor): a day on or before it is
+ * absorbed by the anchor, as the view derives. The day's month (`ledger_months`) moves by the same
+ * change of flows, before any sign. One statement, one row per table: what makes a write in the middle
+ * of long history cheap. One day, not two or an array: every lookup is then an equality on a whole key
+ * (the day's row, its month, the account), a single index probe whatever the statistics say. Over
+ * `date IN ($2, $3)` the prepared statement's generic plan scanned every day row of the account when
+ * the table's statistics were stale (analyzed while empty), and an array made PostgreSQL re-plan it on
+ * every write. A write touching two days sends two, in the same round trip.
  */
-export const REFRESH_DAYS = `
-  WITH ${sourceDays("date IN ($2::date, $3::date)")},
-  days AS (SELECT DISTINCT unnest(ARRAY[$2::date, $3::date]) AS date),
-  fresh AS (SELECT s.* FROM source s),
-  old AS (SELECT date, inflows - outflows AS flow FROM ledger_days WHERE account_id = $1 AND date IN ($2::date, $3::date)),
+export const REFRESH_DAY = `
+  WITH ${sourceDays("date = $2::date")},
+  old AS (SELECT inflows - outflows AS flow FROM ledger_days WHERE account_id = $1 AND date = $2::date),
   removed AS (
-    DELETE FROM ledger_days d WHERE d.account_id = $1 AND d.date IN ($2::date, $3::date) AND NOT EXISTS (SELECT 1 FROM fresh f WHERE f.date = d.date)
+    DELETE FROM ledger_days d WHERE d.account_id = $1 AND d.date = $2::date AND NOT EXISTS (SELECT 1 FROM source)
   ),
-  written AS (${UPSERT_DAYS("fresh")}),
+  written AS (${UPSERT_DAYS("source")}),
+  change AS (SELECT coalesce((SELECT sum(inflows - outflows) FROM source), 0) - coalesce((SELECT flow FROM old), 0) AS flow),
   months AS (
-    INSERT INTO ledger_months AS m (account_id, month, flow)
-    SELECT $1, ${monthOf("days.date")}, sum(coalesce(f.inflows - f.outflows, 0) - coalesce(o.flow, 0))
-      FROM days LEFT JOIN fresh f ON f.date = days.date LEFT JOIN old o ON o.date = days.date
-     GROUP BY 2
+    INSERT INTO ledger_months AS m (account_id, month, flow) SELECT $1, ${monthOf("$2::date")}, flow FROM change
     ON CONFLICT (account_id, month) DO UPDATE SET flow = m.flow + EXCLUDED.flow WHERE EXCLUDED.flow <> 0
   ),
   anchor AS (
     SELECT max(date) AS date FROM valuations
      WHERE account_id = $1
        AND (kind <> 'opening_anchor' OR NOT EXISTS (SELECT 1 FROM valuations c WHERE c.account_id = $1 AND c.kind = 'current_anchor'))
-  ),
-  moved AS (
-    SELECT sum((coalesce(f.inflows - f.outflows, 0) - coalesce(o.flow, 0))
-               * CASE WHEN a.account_type NOT IN (${list(MOVING_ACCOUNT_TYPES)}) THEN 0 WHEN a.classification = 'liability' THEN -1 ELSE 1 END) AS amount
-      FROM days
-      LEFT JOIN fresh f ON f.date = days.date
-      LEFT JOIN old o ON o.date = days.date
-      CROSS JOIN accounts a
-     WHERE a.id = $1 AND $4::boolean AND days.date > coalesce((SELECT date FROM anchor), '-infinity'::date)
   )
-  UPDATE accounts SET balance = balance + moved.amount, cash_balance = coalesce(cash_balance, 0) + moved.amount
-    FROM moved WHERE id = $1 AND moved.amount <> 0`;
+  UPDATE accounts a
+     SET balance = a.balance + c.flow * ${LIABILITY_SIGN}, cash_balance = coalesce(a.cash_balance, 0) + c.flow * ${LIABILITY_SIGN}
+    FROM change c
+   WHERE a.id = $1 AND $3::boolean AND c.flow <> 0 AND a.account_type IN (${list(MOVING_ACCOUNT_TYPES)})
+     AND $2::date > coalesce((SELECT date FROM anchor), '-infinity'::date)`;
 
 /**
  * Sets the account's balance (and its cash part) to its newest day's end, as the view derives it (only
