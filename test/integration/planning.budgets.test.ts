@@ -134,6 +134,11 @@ test("budget actuals equal the SQL oracle for random households (transfers, refu
         availableToAllocateCents: 250_000 - food - groceries,
       });
       const spent = (key: string) => toCents(expected.spent.get(categories[key].id)!);
+      // The list of the whole budget (what clients read) computes each allocation from the page's own rows.
+      const listed = await gql.ok(
+        `query ($id: ID!) { budgetCategories(filter: { budgetId: $id }, perPage: 100) { items { id actualSpendingCents availableToSpendCents } } }`,
+        { id: setBudget.id },
+      );
       for (const key of Object.keys(categories)) {
         const { budgetCategory } = await gql.ok(
           `query ($id: ID!) { budgetCategory(id: $id) { actualSpendingCents availableToSpendCents } }`,
@@ -141,6 +146,7 @@ test("budget actuals equal the SQL oracle for random households (transfers, refu
             id: idOf(key),
           },
         );
+        expect(listed.budgetCategories.items.find((item: any) => item.id === idOf(key))).toEqual({ id: idOf(key), ...budgetCategory });
         expect([key, budgetCategory.actualSpendingCents]).toEqual([key, spent(key)]);
         // Upstream's pools: groceries is ring-fenced when it has an allocation of its own; without one it
         // (like dining) shares what food has left.

@@ -184,15 +184,18 @@ export class BudgetRepository {
 
   /**
    * The one aggregate behind every actual: the period's transactions in the budget's currency, transfers
-   * left out (the shared money rule), summed per category with its parent alongside.
+   * left out (the shared money rule), summed per category with its parent alongside. Every column it
+   * reads is in `transactions_family_period_amounts_idx` (migration 0035), so the month is an index-only
+   * scan; the categories are joined to the ~60 sums, not to each of the month's transactions.
    */
   async netByCategory(familyId: string, currency: string, start: string, end: string): Promise<CategoryNet[]> {
     return selectRows<CategoryNet>(
       this.sequelize,
-      `SELECT t.category_id AS "categoryId", c.parent_id AS "parentId", sum(t.amount)::text AS net
-       FROM transactions t LEFT JOIN categories c ON c.id = t.category_id
-       WHERE t.family_id = $1 AND t.currency = $2 AND t.date BETWEEN $3 AND $4 AND ${moneySql.notTransfer("t")}
-       GROUP BY t.category_id, c.parent_id`,
+      `SELECT n.category_id AS "categoryId", c.parent_id AS "parentId", n.net::text AS net
+       FROM (SELECT t.category_id, sum(t.amount) AS net FROM transactions t
+             WHERE t.family_id = $1 AND t.currency = $2 AND t.date BETWEEN $3 AND $4 AND ${moneySql.notTransfer("t")}
+             GROUP BY t.category_id) n
+       LEFT JOIN categories c ON c.id = n.category_id`,
       [familyId, currency, start, end],
     );
   }

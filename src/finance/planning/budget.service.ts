@@ -137,7 +137,10 @@ export class BudgetService {
     const { rows, total } = await this.budgets.categoriesPage(actor.familyId, filter, request.perPage, offsetOf(request));
     // One budget's allocations share one read of its siblings and actuals (one aggregate, not one per allocation).
     const loads = new Map<string, Promise<{ siblings: BudgetCategoryRow[]; actuals: BudgetActuals }>>();
-    return { items: rows.map((row) => this.categoryView(actor, row, loads)), pagination: pageInfo(request, total) };
+    // A page that is one whole budget (what clients ask: ?budget_id=…) already holds its siblings.
+    const wholeBudget = filter.budgetId && !filter.categoryId && !filter.startDate && !filter.endDate && rows.length === total;
+    const siblings = wholeBudget ? rows : undefined;
+    return { items: rows.map((row) => this.categoryView(actor, row, loads, siblings)), pagination: pageInfo(request, total) };
   }
 
   async getCategory(actor: Actor, id: string): Promise<BudgetCategoryView> {
@@ -150,12 +153,13 @@ export class BudgetService {
     actor: Actor,
     row: BudgetCategoryRow,
     loads = new Map<string, Promise<{ siblings: BudgetCategoryRow[]; actuals: BudgetActuals }>>(),
+    siblings?: BudgetCategoryRow[],
   ): BudgetCategoryView {
     return new BudgetCategoryView(row, () => {
       let load = loads.get(row.budgetId);
       if (!load) {
         load = Promise.all([
-          this.budgets.categoriesOf(actor.familyId, row.budgetId),
+          siblings ?? this.budgets.categoriesOf(actor.familyId, row.budgetId),
           this.actuals(actor, { currency: row.currency, startDate: row.budgetStartDate, endDate: row.budgetEndDate }),
         ]).then(([siblings, actuals]) => ({ siblings, actuals }));
         loads.set(row.budgetId, load);
