@@ -221,6 +221,26 @@ describe("`imports preflight`, `imports create`, `imports list/show`, and the ro
       { name: "Checking", currency: "USD", amount: "12.5000" },
     ]);
   });
+
+  test("an import's rows go with the import, and with its family; the other imports' rows stay", async () => {
+    const other = await createUser(app.runtime.services);
+    const otherCli = apiKeyClient(`${app.url}/api/v1`, other.key);
+    const accountId = (await createAccount(app.runtime.services, other, { name: "Checking" })).id;
+    const file = "date,name,amount\n2026-03-01,Coffee,-4.5\n2026-03-02,Lunch,-12\n";
+    const importIds: string[] = [];
+    for (let i = 0; i < 2; i += 1)
+      importIds.push((await otherCli.post("/imports", { raw_file_content: file, account_id: accountId })).body.data.id as string);
+    const rowsOf = async (ids: string[]) =>
+      (await sql<{ n: number }>(`SELECT count(*)::int AS n FROM import_rows WHERE import_id = ANY($1::uuid[])`, [ids]))[0].n;
+    const before = await written();
+    expect(await rowsOf(importIds)).toBe(4);
+
+    await sql(`DELETE FROM imports WHERE id = $1`, [importIds[0]]);
+    expect(await rowsOf(importIds)).toBe(2);
+    await sql(`DELETE FROM families WHERE id = $1`, [other.familyId]);
+    expect(await rowsOf(importIds)).toBe(0);
+    expect(await written()).toEqual(before);
+  });
 });
 
 /** Over IMPORT_MAX_BYTES in fewer rows than IMPORT_MAX_ROWS. */

@@ -31,6 +31,7 @@ import * as familyExports from "./0029-family-exports";
 import * as auditFloor from "./0032-audit-floor";
 import * as ledgerDayWrites from "./0033-ledger-day-writes";
 import * as positionsWrites from "./0034-positions-writes";
+import * as importRowWrites from "./0036-import-row-writes";
 
 export type Migration = { name: string; up: (context: MigrationContext) => Promise<void> };
 
@@ -68,4 +69,5 @@ export const migrations: Migration[] = [
   { name: "0032-audit-floor", up: auditFloor.up },
   { name: "0033-ledger-day-writes", up: ledgerDayWrites.up },
   { name: "0034-positions-writes", up: positionsWrites.up },
+  { name: "0036-import-row-writes", up: importRowWrites.up },
 ];
