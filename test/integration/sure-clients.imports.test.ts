@@ -222,6 +222,38 @@ describe("`imports preflight`, `imports create`, `imports list/show`, and the ro
     ]);
   });
 
+  test("the family's rules apply to the transactions a publish writes, not to the rows it finds imported before", async () => {
+    const other = await createUser(app.runtime.services);
+    const otherCli = apiKeyClient(`${app.url}/api/v1`, other.key);
+    const accountId = (await createAccount(app.runtime.services, other, { name: "Checking" })).id;
+    const first = "date,name,amount\n2026-03-01,Coffee,-4.5\n2026-03-02,Lunch,-12\n";
+    expect((await otherCli.post("/imports", { raw_file_content: first, account_id: accountId, publish: "true" })).status).toBe(201);
+    const actor = await app.runtime.services.apiKeys.authenticate(other.key);
+    await app.runtime.services.rules.create(actor, {
+      name: "Coffee shops",
+      resourceType: "transaction",
+      conditions: [{ conditionType: "transaction_name", operator: "like", value: "coffee" }],
+      actions: [{ actionType: "set_transaction_name", value: "Coffee shop" }],
+    });
+
+    const again = await otherCli.post("/imports", {
+      raw_file_content: `${first}2026-03-03,Coffee,-3\n`,
+      account_id: accountId,
+      publish: "true",
+    });
+    expect(again.body.data.stats).toMatchObject({ imported_count: 1 });
+    expect(await sql(`SELECT date::text, name FROM transactions WHERE family_id = $1 ORDER BY date`, [other.familyId])).toEqual([
+      { date: "2026-03-01", name: "Coffee" },
+      { date: "2026-03-02", name: "Lunch" },
+      { date: "2026-03-03", name: "Coffee shop" },
+    ]);
+    expect(
+      await sql(`SELECT transactions_queued AS queued, transactions_processed AS processed FROM rule_runs WHERE family_id = $1`, [
+        other.familyId,
+      ]),
+    ).toEqual([{ queued: 1, processed: 1 }]);
+  });
+
   test("an import's rows go with the import, and with its family; the other imports' rows stay", async () => {
     const other = await createUser(app.runtime.services);
     const otherCli = apiKeyClient(`${app.url}/api/v1`, other.key);
