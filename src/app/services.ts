@@ -275,8 +275,8 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
   // A provider's reported holding prices are the securities' prices of the day (docs/investments.md).
   bankSync.onPricesReported = (prices, transaction) => trades.recordPrices(prices, transaction);
   // The family's active rules apply to every new transaction, whichever way it arrives.
-  transactions.onCreated = (familyId, ids, transaction) => rules.applyToNew(familyId, ids, transaction);
-  bankSync.onCreated = transactions.onCreated;
+  transactions.onCreated = (familyId, created, transaction) => rules.applyToNew(familyId, created, transaction);
+  bankSync.onCreated = (familyId, ids, transaction) => rules.applyToNew(familyId, { count: ids.length, ids }, transaction);
   return {
     repositories,
     events,

@@ -221,6 +221,58 @@ describe("`imports preflight`, `imports create`, `imports list/show`, and the ro
       { name: "Checking", currency: "USD", amount: "12.5000" },
     ]);
   });
+
+  test("the family's rules apply to the transactions a publish writes, not to the rows it finds imported before", async () => {
+    const other = await createUser(app.runtime.services);
+    const otherCli = apiKeyClient(`${app.url}/api/v1`, other.key);
+    const accountId = (await createAccount(app.runtime.services, other, { name: "Checking" })).id;
+    const first = "date,name,amount\n2026-03-01,Coffee,-4.5\n2026-03-02,Lunch,-12\n";
+    expect((await otherCli.post("/imports", { raw_file_content: first, account_id: accountId, publish: "true" })).status).toBe(201);
+    const actor = await app.runtime.services.apiKeys.authenticate(other.key);
+    await app.runtime.services.rules.create(actor, {
+      name: "Coffee shops",
+      resourceType: "transaction",
+      conditions: [{ conditionType: "transaction_name", operator: "like", value: "coffee" }],
+      actions: [{ actionType: "set_transaction_name", value: "Coffee shop" }],
+    });
+
+    const again = await otherCli.post("/imports", {
+      raw_file_content: `${first}2026-03-03,Coffee,-3\n`,
+      account_id: accountId,
+      publish: "true",
+    });
+    expect(again.body.data.stats).toMatchObject({ imported_count: 1 });
+    expect(await sql(`SELECT date::text, name FROM transactions WHERE family_id = $1 ORDER BY date`, [other.familyId])).toEqual([
+      { date: "2026-03-01", name: "Coffee" },
+      { date: "2026-03-02", name: "Lunch" },
+      { date: "2026-03-03", name: "Coffee shop" },
+    ]);
+    expect(
+      await sql(`SELECT transactions_queued AS queued, transactions_processed AS processed FROM rule_runs WHERE family_id = $1`, [
+        other.familyId,
+      ]),
+    ).toEqual([{ queued: 1, processed: 1 }]);
+  });
+
+  test("an import's rows go with the import, and with its family; the other imports' rows stay", async () => {
+    const other = await createUser(app.runtime.services);
+    const otherCli = apiKeyClient(`${app.url}/api/v1`, other.key);
+    const accountId = (await createAccount(app.runtime.services, other, { name: "Checking" })).id;
+    const file = "date,name,amount\n2026-03-01,Coffee,-4.5\n2026-03-02,Lunch,-12\n";
+    const importIds: string[] = [];
+    for (let i = 0; i < 2; i += 1)
+      importIds.push((await otherCli.post("/imports", { raw_file_content: file, account_id: accountId })).body.data.id as string);
+    const rowsOf = async (ids: string[]) =>
+      (await sql<{ n: number }>(`SELECT count(*)::int AS n FROM import_rows WHERE import_id = ANY($1::uuid[])`, [ids]))[0].n;
+    const before = await written();
+    expect(await rowsOf(importIds)).toBe(4);
+
+    await sql(`DELETE FROM imports WHERE id = $1`, [importIds[0]]);
+    expect(await rowsOf(importIds)).toBe(2);
+    await sql(`DELETE FROM families WHERE id = $1`, [other.familyId]);
+    expect(await rowsOf(importIds)).toBe(0);
+    expect(await written()).toEqual(before);
+  });
 });
 
 /** Over IMPORT_MAX_BYTES in fewer rows than IMPORT_MAX_ROWS. */

@@ -1,5 +1,6 @@
 import type { Sequelize, Transaction } from "sequelize";
 import { bindParam, copyIn, selectRows } from "../../platform/common/sql";
+import type { CreatedTransactions } from "../transactions";
 import type { ImportConfig, StagedRow } from "./import.rows";
 
 export type ImportStatus = "pending" | "importing" | "complete" | "failed";
@@ -26,7 +27,13 @@ export type ImportRow = {
 export type StoredImportRow = StagedRow & { accountId: string | null; transactionId: string | null };
 
 /** What a publish wrote: the new transactions and the days of each account they fall on. */
-export type PublishWrite = { insertedIds: string[]; days: Array<{ accountId: string; date: string }>; candidates: number };
+export type PublishWrite = { created: CreatedTransactions; days: Array<{ accountId: string; date: string }>; candidates: number };
+
+/**
+ * The ids of the transactions a publish created, for the rules that follow in its transaction: a
+ * temporary table of that transaction (dropped at its end), filled by the publish's INSERT.
+ */
+const CREATED_TRANSACTIONS = "pg_temp.import_created_transactions";
 
 const IMPORT_COLUMNS = `id, family_id AS "familyId", account_id AS "accountId", type, status, config, file_name AS "fileName",
   byte_size::int AS "byteSize", rows_count AS "rowsCount", invalid_rows_count AS "invalidRowsCount",
@@ -242,9 +249,10 @@ export class ImportRepository {
        ON CONFLICT (family_id, lower(name)) DO NOTHING`,
       { bind, transaction },
     );
+    await this.sequelize.query(`CREATE TEMPORARY TABLE ${CREATED_TRANSACTIONS} (id uuid NOT NULL) ON COMMIT DROP`, { transaction });
     const [written] = await selectRows<{
       candidates: number;
-      ids: string[] | null;
+      created: number;
       days: Array<{ accountId: string; date: string }> | null;
     }>(
       this.sequelize,
@@ -260,6 +268,7 @@ export class ImportRepository {
            FROM candidates c
          ON CONFLICT (account_id, coalesce(source, ''), external_id) WHERE external_id IS NOT NULL DO NOTHING
          RETURNING id, account_id, date, external_id),
+       created AS (INSERT INTO ${CREATED_TRANSACTIONS} (id) SELECT id FROM inserted RETURNING 1),
        -- The rows' tag names first, once each (MATERIALIZED), joined to the inserted rows after, so a file
        -- without tags joins nothing. import_rows has no statistics yet: the planner takes each CTE for one
        -- row and joined every inserted row to every candidate, splitting its tags each time.
@@ -274,12 +283,16 @@ export class ImportRepository {
            JOIN tags tg ON tg.family_id = $2 AND lower(tg.name) = n.name
          RETURNING 1)
        SELECT (SELECT count(*)::int FROM candidates) AS candidates, (SELECT count(*) FROM tagged) AS tagged,
-              (SELECT array_agg(id) FROM inserted) AS ids,
+              (SELECT count(*)::int FROM created) AS created,
               (SELECT json_agg(json_build_object('accountId', account_id, 'date', date)) FROM (SELECT DISTINCT account_id, date FROM inserted) d) AS days`,
       bind,
       transaction,
     );
-    return { insertedIds: written.ids ?? [], days: written.days ?? [], candidates: written.candidates };
+    return {
+      created: { count: written.created, relation: CREATED_TRANSACTIONS },
+      days: written.days ?? [],
+      candidates: written.candidates,
+    };
   }
 
   // ---- trade imports -------------------------------------------------------------------------------------

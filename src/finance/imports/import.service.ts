@@ -255,7 +255,7 @@ export class ImportService {
       },
       transaction,
     );
-    return { inserted: inserted.length, candidates };
+    return { inserted, candidates };
   }
 
   /**

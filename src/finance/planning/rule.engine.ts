@@ -1,7 +1,7 @@
 import Decimal from "decimal.js";
 import { isUuid } from "../../platform/common/ids";
 import { bindParam, likePattern } from "../../platform/common/sql";
-import { moneySql } from "../transactions";
+import { moneySql, type CreatedTransactions } from "../transactions";
 
 /**
  * Upstream's rule registry for transactions: what a condition may test and what an action may set,
@@ -93,12 +93,12 @@ export function conditionSql(condition: ConditionSpec, bind: unknown[]): string 
 export function ruleScopeSql(
   familyId: string,
   rule: { effectiveDate: string | null; conditions: ConditionSpec[] },
-  onlyIds: string[] | null,
+  only: CreatedTransactions | null,
   bind: unknown[],
 ): string {
   const where = [`t.family_id = ${bindParam(bind, familyId)}`];
   if (rule.effectiveDate) where.push(`t.date >= ${bindParam(bind, rule.effectiveDate)}`);
-  if (onlyIds) where.push(`t.id = ANY(${bindParam(bind, onlyIds)}::uuid[])`);
+  if (only) where.push("ids" in only ? `t.id = ANY(${bindParam(bind, only.ids)}::uuid[])` : `t.id IN (SELECT id FROM ${only.relation})`);
   for (const condition of rule.conditions) where.push(conditionSql(condition, bind));
   return where.join(" AND ");
 }

@@ -5,6 +5,7 @@ import { isUuid, newId } from "../../platform/common/ids";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/common/pagination";
 import { optionalText } from "../../platform/common/validation";
 import type { Actor } from "../../platform/security/actor";
+import type { CreatedTransactions } from "../transactions";
 import { actionProblems, actionSql, conditionProblems, ruleScopeSql, type ActionSpec, type ConditionSpec } from "./rule.engine";
 import type { RuleRepository, RuleRow, RuleRunFilter, RuleRunRow } from "./rule.repository";
 
@@ -144,17 +145,22 @@ export class RuleService {
    * Applies the family's active rules to transactions just created, inside the transaction that
    * created them; each rule that selected any of them is recorded as a (scheduled) run.
    */
-  async applyToNew(familyId: string, transactionIds: string[], transaction: Transaction): Promise<void> {
-    if (transactionIds.length === 0) return;
+  async applyToNew(familyId: string, created: CreatedTransactions, transaction: Transaction): Promise<void> {
+    if (created.count === 0) return;
     for (const rule of await this.rules.active(familyId, transaction)) {
-      const outcome = await this.applyRule(familyId, rule, transactionIds, transaction);
+      const outcome = await this.applyRule(familyId, rule, created, transaction);
       if (outcome.processed > 0)
-        await this.rules.insertRun(familyId, this.run(newId(), rule, "scheduled", outcome, transactionIds.length), transaction);
+        await this.rules.insertRun(familyId, this.run(newId(), rule, "scheduled", outcome, created.count), transaction);
     }
   }
 
-  private async applyRule(familyId: string, rule: RuleRow, onlyIds: string[] | null, transaction: Transaction): Promise<RuleOutcome> {
-    const scope = (bind: unknown[]) => ruleScopeSql(familyId, rule, onlyIds, bind);
+  private async applyRule(
+    familyId: string,
+    rule: RuleRow,
+    only: CreatedTransactions | null,
+    transaction: Transaction,
+  ): Promise<RuleOutcome> {
+    const scope = (bind: unknown[]) => ruleScopeSql(familyId, rule, only, bind);
     const bind: unknown[] = [];
     const processed = await this.rules.count(
       `SELECT count(*)::int AS modified FROM transactions t WHERE ${scope(bind)}`,

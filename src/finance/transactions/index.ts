@@ -2,4 +2,4 @@
 export { transactionConditions } from "./transaction.filter";
 export type { TransactionFilter } from "./transaction.filter";
 export { magnitude, moneySql } from "./transaction.rules";
-export type { TransactionService } from "./transaction.service";
+export type { CreatedTransactions, TransactionService } from "./transaction.service";

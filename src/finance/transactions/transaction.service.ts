@@ -75,7 +75,13 @@ const NOTES_MAX = 10_000;
 const EXTERNAL_ID_MAX = 255;
 
 /** Runs inside the transaction that created transactions (the family's rules apply to them there). */
-export type CreatedHook = (familyId: string, transactionIds: string[], transaction: Transaction) => Promise<void>;
+/**
+ * The transactions a write created, for the hook that follows it in the write's transaction: their ids,
+ * or, from a set-based write of many (a file's publish), a relation of their ids in that transaction (a
+ * temporary table the write filled), so 100,000 ids need not travel to Node and back.
+ */
+export type CreatedTransactions = { count: number } & ({ ids: readonly string[] } | { relation: string });
+export type CreatedHook = (familyId: string, created: CreatedTransactions, transaction: Transaction) => Promise<void>;
 
 export class TransactionService {
   /** Set by the wiring (src/app/services.ts): planning's rules, applied to each new transaction. */
@@ -186,7 +192,7 @@ export class TransactionService {
           after: values,
           tagIds: { before: null, after: input.tagIds ?? [] },
         });
-        await this.onCreated?.(actor.familyId, [id], transaction);
+        await this.onCreated?.(actor.familyId, { count: 1, ids: [id] }, transaction);
         // Locked after the insert, in the refresh's round trip: a new row needs nothing read under the lock.
         await this.ledger.settle([{ accountId: account!.id, date: input.date! }], transaction);
       });
@@ -209,14 +215,14 @@ export class TransactionService {
   async writeMany(
     familyId: string,
     accountIds: readonly string[],
-    write: () => Promise<{ insertedIds: string[]; days: Array<{ accountId: string; date: string }> }>,
+    write: () => Promise<{ created: CreatedTransactions; days: Array<{ accountId: string; date: string }> }>,
     transaction: Transaction,
-  ): Promise<string[]> {
+  ): Promise<number> {
     const lock = await this.ledger.lock(accountIds, transaction);
-    const { insertedIds, days } = await write();
-    if (insertedIds.length > 0) await this.onCreated?.(familyId, insertedIds, transaction);
+    const { created, days } = await write();
+    if (created.count > 0) await this.onCreated?.(familyId, created, transaction);
     await this.ledger.recompute(lock, days, transaction);
-    return insertedIds;
+    return created.count;
   }
 
   async update(actor: Actor, id: string, input: TransactionInput): Promise<TransactionRow> {

@@ -32,6 +32,7 @@ import * as auditFloor from "./0032-audit-floor";
 import * as ledgerDayWrites from "./0033-ledger-day-writes";
 import * as positionsWrites from "./0034-positions-writes";
 import * as transactionsPeriodAmounts from "./0035-transactions-period-amounts";
+import * as importRowWrites from "./0036-import-row-writes";
 
 export type Migration = { name: string; up: (context: MigrationContext) => Promise<void> };
 
@@ -70,4 +71,5 @@ export const migrations: Migration[] = [
   { name: "0033-ledger-day-writes", up: ledgerDayWrites.up },
   { name: "0034-positions-writes", up: positionsWrites.up },
   { name: "0035-transactions-period-amounts", up: transactionsPeriodAmounts.up },
+  { name: "0036-import-row-writes", up: importRowWrites.up },
 ];
