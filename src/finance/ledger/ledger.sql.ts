@@ -128,7 +128,7 @@ const FIGURES = ["inflows", "outflows", "entries", "valuation", "valuation_kind"
  * source days are its new rows as they are. One probe of the key tells (`existing`); when it finds
  * none, every reader of `diff` is cut off by a one-time filter, so the comparison (a materialised
  * copy of every day, its full join and its scans for rows to remove or update) never runs: it wrote
- * exactly the source days anyway, and cost about 6% of a ten-year rebuild's time (bench:ledger).
+ * exactly the source days anyway, and cost up to 5% of a ten-year rebuild's CPU (docs/benchmarks.md).
  */
 export const REBUILD_DAYS = `
   WITH ${sourceDays("date >= $2::date", "$2::date")},
