@@ -19,6 +19,8 @@
  *
  * Ratios are printed next to their targets: recompute ≤ 2× the floor; write p95 < 50 ms and ≤ 1.2× the
  * write without recompute (no lock, no day row, no balance); reads p95 < 20 ms. Nothing is asserted: the machine is shared.
+ * Where PostgreSQL runs on this machine the recompute's and the floor's CPU time (their backends') is
+ * printed too: steadier than wall time when the machine is loaded.
  *
  * Settings (environment, optional): BENCH_DATABASE_URL (admin URL, default
  * postgres://postgres@127.0.0.1:5432/postgres), BENCH_REDIS_URL (default redis://127.0.0.1:6379),
@@ -27,6 +29,7 @@
  */
 import "reflect-metadata";
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import pg from "pg";
 import { loadConfig } from "../src/platform/config/config";
 import { startRuntime } from "../src/app/runtime";
@@ -61,6 +64,19 @@ async function timed(work: () => Promise<unknown>): Promise<number> {
 }
 
 const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
+
+/**
+ * The CPU time (ms) PostgreSQL's backends `pids` have used so far, from /proc/<pid>/schedstat: steadier
+ * than wall time on a loaded machine, and blind to the wait for the WAL's flush. null when PostgreSQL
+ * does not run on this machine (its backends' /proc is not there to read).
+ */
+function backendsCpu(pids: readonly number[]): number | null {
+  try {
+    return pids.reduce((sum, pid) => sum + Number(readFileSync(`/proc/${pid}/schedstat`, "utf8").split(" ")[0]) / 1e6, 0);
+  } catch {
+    return null;
+  }
+}
 
 async function main(): Promise<void> {
   const name = `fg_bench_ledger_${randomBytes(4).toString("hex")}`;
@@ -107,14 +123,32 @@ async function main(): Promise<void> {
                           FROM (SELECT date, sum(-amount) AS flow FROM transactions WHERE account_id = $1 GROUP BY date) d`;
       const viewSql = "SELECT date, end_balance FROM balances WHERE account_id = $1";
       const best = { floor: Infinity, emptyTable: Infinity, rowsThere: Infinity, derive: Infinity };
+      // The same, as the CPU time of every backend on the scratch database (this client's and the pool's).
+      const cpu = { floor: Infinity, emptyTable: Infinity, rowsThere: Infinity };
+      const backends = async (): Promise<number[]> =>
+        (await client.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database()")).rows.map((row) => Number(row.pid));
+      const measured = async (key: keyof typeof cpu, work: () => Promise<unknown>): Promise<number> => {
+        const pids = await backends();
+        const before = backendsCpu(pids);
+        const ms = await timed(work);
+        const after = backendsCpu(pids);
+        if (before !== null && after !== null) cpu[key] = Math.min(cpu[key], after - before);
+        return ms;
+      };
       for (let round = 0; round < 5; round++) {
-        best.floor = Math.min(best.floor, await timed(() => client.query(floorSql, [account.id])));
+        best.floor = Math.min(best.floor, await measured("floor", () => client.query(floorSql, [account.id])));
         await client.query("DELETE FROM ledger_days WHERE account_id = $1", [account.id]);
         // An empty table, as for a new account: not one holding the dead rows of the previous round,
         // which each insert's uniqueness check would step over until autovacuum came by.
         await client.query("VACUUM ledger_days");
-        best.emptyTable = Math.min(best.emptyTable, await timed(() => repository.recompute(account.id, "forward", FULL_HISTORY)));
-        best.rowsThere = Math.min(best.rowsThere, await timed(() => repository.recompute(account.id, "forward", FULL_HISTORY)));
+        best.emptyTable = Math.min(
+          best.emptyTable,
+          await measured("emptyTable", () => repository.recompute(account.id, "forward", FULL_HISTORY)),
+        );
+        best.rowsThere = Math.min(
+          best.rowsThere,
+          await measured("rowsThere", () => repository.recompute(account.id, "forward", FULL_HISTORY)),
+        );
         best.derive = Math.min(best.derive, await timed(() => client.query(viewSql, [account.id])));
       }
       const [{ count: rows }] = (await client.query("SELECT count(*)::int AS count FROM ledger_days WHERE account_id = $1", [account.id]))
@@ -127,6 +161,12 @@ async function main(): Promise<void> {
       console.log(
         `full recompute, rows already there  ${fmt(best.rowsThere)}  ratio ${(best.rowsThere / best.floor).toFixed(2)}x (target ≤ 2x)`,
       );
+      if (Number.isFinite(cpu.floor)) {
+        console.log(
+          `backends' CPU: floor ${fmt(cpu.floor)}, empty table ${fmt(cpu.emptyTable)} ratio ${(cpu.emptyTable / cpu.floor).toFixed(2)}x, ` +
+            `rows already there ${fmt(cpu.rowsThere)} ratio ${(cpu.rowsThere / cpu.floor).toFixed(2)}x`,
+        );
+      }
       console.log(`every day's balance read from the view ${fmt(best.derive)}  ratio ${(best.derive / best.floor).toFixed(2)}x`);
 
       // 2. One write in the middle, through REST, recompute on and off, alternating.
