@@ -3,6 +3,7 @@ import { Sequelize } from "sequelize";
 import { up } from "../../src/platform/db/migrations/0015-ledger";
 import { up as upDays } from "../../src/platform/db/migrations/0016-ledger-days";
 import { up as upDayWrites } from "../../src/platform/db/migrations/0033-ledger-day-writes";
+import { up as upDayRows } from "../../src/platform/db/migrations/0037-ledger-day-rows";
 import { oracle } from "../helpers/ledger-oracle";
 import { createTestDatabase, type TestDatabase } from "../helpers/test-database";
 
@@ -109,6 +110,25 @@ test("existing accounts keep today's balances, now derived from anchors the migr
       JOIN accounts a ON a.id = b.account_id WHERE a.family_id = '${family}' ORDER BY account_id, date`,
   )) as [Array<{ accountId: string; date: string; balance: string }>, unknown];
   expect(again).toEqual(rows);
+  // 0037 stops storing the id (the view computes it, the same) and the family index: figures unchanged.
+  const [named] = (await sequelize.query(
+    `SELECT id, account_id AS "accountId", date::text AS date FROM ledger_days WHERE family_id = '${family}'`,
+  )) as [Array<{ id: string; accountId: string; date: string }>, unknown];
+  await upDayRows({ sequelize, queryInterface: sequelize.getQueryInterface() });
+  const [computed] = (await sequelize.query(
+    `SELECT id, account_id AS "accountId", date::text AS date FROM balances b WHERE family_id = '${family}'`,
+  )) as [Array<{ id: string; accountId: string; date: string }>, unknown];
+  expect(byDay(computed)).toEqual(byDay(named));
+  const [columns] = (await sequelize.query(
+    `SELECT (SELECT count(*) FROM information_schema.columns WHERE table_name = 'ledger_days' AND column_name = 'id')::int AS id,
+            (SELECT count(*) FROM pg_indexes WHERE tablename = 'ledger_days')::int AS indexes`,
+  )) as [Array<{ id: number; indexes: number }>, unknown];
+  expect(columns[0]).toEqual({ id: 0, indexes: 1 });
+  const [third] = (await sequelize.query(
+    `SELECT account_id AS "accountId", date::text AS date, round(end_balance, 2)::text AS balance FROM balances b
+      JOIN accounts a ON a.id = b.account_id WHERE a.family_id = '${family}' ORDER BY account_id, date`,
+  )) as [Array<{ accountId: string; date: string; balance: string }>, unknown];
+  expect(third).toEqual(rows);
   const [after] = (await sequelize.query(
     `SELECT id, balance::text AS balance, cash_balance::text AS cash FROM accounts WHERE family_id = '${family}'`,
   )) as [Array<{ id: string; balance: string; cash: string }>, unknown];

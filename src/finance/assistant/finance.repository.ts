@@ -257,7 +257,9 @@ export class FinanceRepository {
       this.sequelize,
       `WITH ${derivation({
         accounts: "a.family_id = $1",
-        keep: "SELECT d.account_id, max(d.date) AS date FROM ledger_days d WHERE d.family_id = $1 AND d.date <= $2::date GROUP BY d.account_id",
+        // One descent of the days' key per account of the family.
+        keep: `SELECT a.id AS account_id, (SELECT max(d.date) FROM ledger_days d WHERE d.account_id = a.id AND d.date <= $2::date) AS date
+                 FROM accounts a WHERE a.family_id = $1`,
       })}
        SELECT a.name, a.account_type AS "accountType", a.classification, a.currency, b.end_balance::text AS balance,
               b.end_cash_balance::text AS cash, b.end_holdings_value::text AS "holdingsValue"

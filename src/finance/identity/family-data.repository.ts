@@ -30,7 +30,7 @@ const FAMILY_DATA_TABLES: ReadonlyArray<{ table: string; rowsOfFamily: string }>
   { table: "holdings", rowsOfFamily: "family_id = $1" },
   { table: "positions", rowsOfFamily: "account_id IN (SELECT id FROM accounts WHERE family_id = $1)" },
   { table: "portfolio_days", rowsOfFamily: "account_id IN (SELECT id FROM accounts WHERE family_id = $1)" },
-  { table: "ledger_days", rowsOfFamily: "family_id = $1" },
+  { table: "ledger_days", rowsOfFamily: "account_id IN (SELECT id FROM accounts WHERE family_id = $1)" },
   { table: "account_balances", rowsOfFamily: "account_id IN (SELECT id FROM accounts WHERE family_id = $1)" },
   { table: "bank_sync_runs", rowsOfFamily: "family_id = $1" },
   { table: "bank_provider_accounts", rowsOfFamily: "family_id = $1" },

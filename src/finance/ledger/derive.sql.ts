@@ -80,7 +80,7 @@ export function derivation({ accounts, keep }: Derivation): string {
     ) t WHERE t.date = ANY (t.dates)
   ),
   dv_c AS (
-    SELECT d.id, d.family_id, d.account_id, d.date, d.created_at, d.updated_at, d.valuation, d.kept,
+    SELECT ledger_day_id(d.account_id, d.date) AS id, d.family_id, d.account_id, d.date, d.created_at, d.updated_at, d.valuation, d.kept,
            d.inflows * abs(s.sign) AS inflows, d.outflows * abs(s.sign) AS outflows,
            (d.inflows - d.outflows) * s.sign AS net,
            d.running * s.sign AS running,

@@ -137,13 +137,15 @@ export class LedgerRepository {
   /**
    * The family's balance rows, newest day first (then newest row), with the total in the same statement.
    * With an account: only that account's page is derived (accountPage). Without: the view, whose
-   * window partition (the family and the account) the family filter reaches; the date filters apply
-   * to the derived rows.
+   * window partition (the family and the account) the family's account ids reach as a condition on
+   * the days' key (they are looked up first: a subquery would stop at the view's windows, and the
+   * family's own filter has no index of the days); the date filters apply to the derived rows.
    */
   async page(familyId: string, filter: BalanceFilter, limit: number, offset: number): Promise<{ rows: BalanceRow[]; total: number }> {
     if (filter.accountId) return this.accountPage(familyId, filter.accountId, filter, limit, offset);
-    const bind: unknown[] = [familyId];
-    const conditions = ["b.family_id = $1", "a.family_id = $1"];
+    const accounts = await readRows<{ id: string }>(this.sequelize, "SELECT id FROM accounts WHERE family_id = $1", [familyId]);
+    const bind: unknown[] = [familyId, accounts.map((account) => account.id)];
+    const conditions = ["b.family_id = $1", "b.account_id = ANY ($2::uuid[])", "a.family_id = $1"];
     if (filter.currency) conditions.push(`a.currency = ${bindParam(bind, filter.currency)}`);
     if (filter.startDate) conditions.push(`b.date >= ${bindParam(bind, filter.startDate)}::date`);
     if (filter.endDate) conditions.push(`b.date <= ${bindParam(bind, filter.endDate)}::date`);
@@ -229,7 +231,7 @@ export class LedgerRepository {
                            AND d.date - DATE '1970-01-01' = ('x' || right($2::text, 8))::bit(32)::int # ('x' || right(a.id::text, 8))::bit(32)::int
         WHERE a.family_id = $1
           AND a.id BETWEEN (left(replace($2::text, '-', ''), 24) || '00000000')::uuid AND (left(replace($2::text, '-', ''), 24) || 'ffffffff')::uuid
-          AND d.id = $2::uuid`,
+          AND ledger_day_id(d.account_id, d.date) = $2::uuid`,
       [familyId, id],
     );
     if (!day) return null;

@@ -79,7 +79,8 @@ const sourceDays = (days: string, from: string | null = null) => `
   ),
   marks AS (SELECT date, amount, kind FROM valuations WHERE account_id = $1 AND ${days}),
   reports AS MATERIALIZED (SELECT r.date, r.value FROM (${HOLDINGS_BY_DAY}) r WHERE (SELECT invested FROM account)),
-  joined AS (
+  -- Named twice below, by two branches of which one runs: inlined, not copied into a tuplestore first.
+  joined AS NOT MATERIALIZED (
     SELECT coalesce(e.date, v.date, h.date) AS date, e.inflows, e.outflows, e.entries, v.amount AS valuation, v.kind AS valuation_kind,
            h.value AS reported
       FROM entries e
@@ -105,8 +106,8 @@ const sourceDays = (days: string, from: string | null = null) => `
 const LIABILITY_SIGN = "CASE WHEN a.classification = 'liability' THEN -1 ELSE 1 END";
 
 const UPSERT_DAYS = (from: string) => `
-  INSERT INTO ledger_days (id, family_id, account_id, date, inflows, outflows, entries, valuation, valuation_kind, holdings)
-  SELECT ledger_day_id($1, date), (SELECT family_id FROM account), $1, date, inflows, outflows, entries, valuation, valuation_kind, holdings FROM ${from}
+  INSERT INTO ledger_days (family_id, account_id, date, inflows, outflows, entries, valuation, valuation_kind, holdings)
+  SELECT (SELECT family_id FROM account), $1, date, inflows, outflows, entries, valuation, valuation_kind, holdings FROM ${from}
   ON CONFLICT (account_id, date) DO UPDATE
     SET inflows = EXCLUDED.inflows, outflows = EXCLUDED.outflows, entries = EXCLUDED.entries, valuation = EXCLUDED.valuation,
         valuation_kind = EXCLUDED.valuation_kind, holdings = EXCLUDED.holdings, updated_at = now()
@@ -162,8 +163,8 @@ export const REBUILD_DAYS = `
     UPDATE ledger_days d SET ${FIGURES.map((name) => `${name} = f.${name}`).join(", ")}, updated_at = now()
       FROM diff f WHERE (SELECT rows FROM existing) AND d.account_id = $1 AND d.date = f.date AND f.sourced AND f.present AND f.differs
   )
-  INSERT INTO ledger_days (id, family_id, account_id, date, ${FIGURES.join(", ")})
-  SELECT ledger_day_id($1, date), (SELECT family_id FROM account), $1, date, ${FIGURES.join(", ")} FROM (
+  INSERT INTO ledger_days (family_id, account_id, date, ${FIGURES.join(", ")})
+  SELECT (SELECT family_id FROM account), $1, date, ${FIGURES.join(", ")} FROM (
     SELECT date, ${FIGURES.join(", ")} FROM diff WHERE (SELECT rows FROM existing) AND sourced AND NOT present
     UNION ALL
     SELECT date, ${FIGURES.join(", ")} FROM source WHERE NOT (SELECT rows FROM existing)

@@ -44,7 +44,9 @@ export function netWorthStatement(interval: SeriesInterval): string {
   return `
     WITH ${derivation({
       accounts: "a.family_id = $1",
-      keep: `SELECT d.account_id, max(d.date) AS date FROM ledger_days d WHERE d.family_id = $1 AND d.date <= $3::date
+      // The family's days through its accounts: the days' key leads with the account.
+      keep: `SELECT d.account_id, max(d.date) AS date FROM accounts a JOIN ledger_days d ON d.account_id = a.id
+              WHERE a.family_id = $1 AND d.date <= $3::date
               GROUP BY d.account_id, date_trunc('${interval}', d.date)`,
     })},
     per AS (SELECT b.account_id, date_trunc('${interval}', b.date)::date AS bucket, b.end_balance FROM derived b WHERE b.kept),

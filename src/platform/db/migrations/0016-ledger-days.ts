@@ -85,7 +85,7 @@ export async function up({ sequelize }: MigrationContext): Promise<void> {
  * the newest report on or before it). Every window has the same order (the account's days by date),
  * so the rows are read in index order and never sorted again.
  */
-const BALANCES_VIEW = `
+export const BALANCES_VIEW = `
     CREATE VIEW balances AS
     SELECT id, family_id, account_id, date, inflows, outflows, net, created_at, updated_at,
            start_cash + start_holdings AS start_balance,

@@ -33,6 +33,7 @@ import * as ledgerDayWrites from "./0033-ledger-day-writes";
 import * as positionsWrites from "./0034-positions-writes";
 import * as transactionsPeriodAmounts from "./0035-transactions-period-amounts";
 import * as importRowWrites from "./0036-import-row-writes";
+import * as ledgerDayRows from "./0037-ledger-day-rows";
 
 export type Migration = { name: string; up: (context: MigrationContext) => Promise<void> };
 
@@ -72,4 +73,5 @@ export const migrations: Migration[] = [
   { name: "0034-positions-writes", up: positionsWrites.up },
   { name: "0035-transactions-period-amounts", up: transactionsPeriodAmounts.up },
   { name: "0036-import-row-writes", up: importRowWrites.up },
+  { name: "0037-ledger-day-rows", up: ledgerDayRows.up },
 ];
