@@ -74,7 +74,9 @@ export class LedgerRepository {
    */
   async recompute(accountId: string, _mode: LedgerMode, from: string, transaction?: Transaction): Promise<void> {
     const statements = [
-      { sql: REBUILD_DAYS, bind: [accountId, from] },
+      // A rebuild reads up to every entry of its account: planned for that account each time (a
+      // sequential scan where the account is most of the table, its index where it is not).
+      { sql: REBUILD_DAYS, bind: [accountId, from], plannedEachTime: true },
       { sql: SET_BALANCE, bind: [accountId] },
     ];
     // Both in one round trip; outside a caller's transaction, in one of their own (one commit, and no

@@ -92,6 +92,14 @@ export async function runPrepared<Row extends object>(
 }
 
 /**
+ * One statement of runPipelined. `plannedEachTime`: sent unnamed, so PostgreSQL plans it for its
+ * values on every run, where a prepared statement settles on a generic plan from its sixth run: for a
+ * rare, heavy statement whose best plan depends on how many rows its values select (an account's
+ * whole history: an index or the whole table), a plan for the values is worth the millisecond.
+ */
+export type PipelinedStatement = { sql: string; bind: unknown[]; plannedEachTime?: boolean };
+
+/**
  * Statements of a write sent together on the write's transaction, each prepared as runPrepared
  * prepares it: one round trip instead of one per statement. PostgreSQL still runs them one after
  * the other, each with its own snapshot, so a statement that waited for a lock is followed by one
@@ -101,7 +109,7 @@ export async function runPrepared<Row extends object>(
  */
 export async function runPipelined(
   sequelize: Sequelize,
-  statements: ReadonlyArray<{ sql: string; bind: unknown[] }>,
+  statements: ReadonlyArray<PipelinedStatement>,
   transaction: Transaction,
 ): Promise<unknown[][]> {
   const connection = (transaction as unknown as { connection: ClientBase & { pipeline: boolean } }).connection;
@@ -109,8 +117,12 @@ export async function runPipelined(
   let answers: PromiseSettledResult<{ rows: unknown[] }>[];
   try {
     answers = await Promise.allSettled(
-      statements.map(({ sql, bind }) =>
-        connection.query({ name: statementName(sql), text: sql, values: prepareDirectQuery(sequelize, sql, bind) }),
+      statements.map(({ sql, bind, plannedEachTime }) =>
+        connection.query({
+          ...(plannedEachTime ? {} : { name: statementName(sql) }),
+          text: sql,
+          values: prepareDirectQuery(sequelize, sql, bind),
+        }),
       ),
     );
   } finally {
