@@ -24,7 +24,18 @@ let owner: TestUser;
 let cli: ReturnType<typeof apiKeyClient>;
 let stranger: TestUser;
 const headers = { accept: "application/json" };
-const UPSTREAM_FILES = ["accounts.csv", "transactions.csv", "trades.csv", "categories.csv", "rules.csv", "all.ndjson"];
+/** Family::DataExporter's entries, in its order (we-promise/sure 0252787). */
+const UPSTREAM_FILES = [
+  "version.txt",
+  "accounts.csv",
+  "transactions.csv",
+  "trades.csv",
+  "categories.csv",
+  "merchants.csv",
+  "rules.csv",
+  "attachments.json",
+  "all.ndjson",
+];
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "family-exports-"));
 
 beforeAll(async () => {
@@ -146,7 +157,8 @@ describe("sure-cli `family-exports create --apply`, `list`, `show`, `download --
     const listed = await cli.get("/family_exports?page=1&per_page=10", headers);
     expect(listed.status).toBe(200);
     expect(listed.body.data.map((row: { id: string }) => row.id)).toEqual([exportId]);
-    expect(listed.body.meta).toMatchObject({ current_page: 1, total_count: 1, per_page: 10 });
+    // Upstream's meta of this list (family_exports/index.json.jbuilder), not its imports' current_page/next_page.
+    expect(listed.body.meta).toEqual({ page: 1, per_page: 10, total_count: 1, total_pages: 1 });
     const [audited] = (await app.runtime.sequelize.query(
       `SELECT array_agg(event_type ORDER BY event_type) AS types FROM audit_events WHERE resource_id = $1`,
       { bind: [exportId] },
@@ -173,6 +185,7 @@ describe("sure-cli `family-exports create --apply`, `list`, `show`, `download --
       "transactions.csv": 42,
       "trades.csv": 3,
       "categories.csv": 2,
+      "merchants.csv": 1,
       "all.ndjson": 60,
     });
     for (const listed of manifest.files) {
@@ -196,6 +209,9 @@ describe("sure-cli `family-exports create --apply`, `list`, `show`, `download --
     expect(csv("transactions.csv")).toContain(`,"morning,work, mostly",`);
     expect(csv("trades.csv").split("\n")[0]).toBe("date,account_name,ticker,quantity,price,amount,currency");
     expect(csv("categories.csv")).toContain("Coffee,#123456,Food,coffee");
+    expect(csv("merchants.csv")).toBe('name,color,website_url\n"Café ""Le Nord""",,\n');
+    expect(csv("version.txt")).toBe("export_version: 2\n");
+    expect(JSON.parse(csv("attachments.json"))).toEqual({ version: 1, binary_included: false, attachments: [] });
     const types = entries
       .get("all.ndjson")!
       .toString("utf8")

@@ -28,6 +28,14 @@ const REQUEUE_BATCH = 500;
 export const MAX_ACTIVE_PER_FAMILY = 3;
 const DEFAULT_PER_PAGE = 25;
 
+/**
+ * Upstream's two small files beside the CSVs (Family::DataExporter): its version marker for downstream
+ * tools, and its attachment manifest, which never holds binaries; no attachments are stored here, so
+ * its list is empty.
+ */
+const VERSION_TXT = "export_version: 2\n";
+const ATTACHMENTS_JSON = JSON.stringify({ version: 1, binary_included: false, attachments: [] });
+
 /** A family export's zip, or the file it is written to before its rename, named by the export's id. */
 const EXPORT_FILE = /^family-export-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.zip(?:\.partial)?$/;
 
@@ -191,13 +199,15 @@ export class FamilyExportService {
     return removed;
   }
 
-  /** Writes the zip: upstream's CSV files, all.ndjson, then manifest.json with the SHA-256 of each. */
+  /** Writes the zip: upstream's files in upstream's order, then manifest.json with the SHA-256 of each. */
   async write(record: Pick<FamilyExportRecord, "id" | "familyId">, file: string) {
     const writer = await ZipEntriesWriter.create(file);
     try {
       await this.sequelize.transaction(
         { isolationLevel: SequelizeTransaction.ISOLATION_LEVELS.REPEATABLE_READ, readOnly: true },
         async (transaction) => {
+          writer.begin("version.txt");
+          await writer.write(VERSION_TXT, 1);
           for (const name of Object.keys(CSV_FILES) as CsvFileName[]) {
             writer.begin(name);
             await writer.write(CSV_FILES[name].header.join(",") + "\n");
@@ -205,6 +215,8 @@ export class FamilyExportService {
             for await (const chunk of this.repository.csvFile(name, record.familyId, transaction))
               await writer.write(chunk, records.count(chunk));
           }
+          writer.begin("attachments.json");
+          await writer.write(ATTACHMENTS_JSON, 0);
           writer.begin("all.ndjson");
           for (const { select } of NDJSON_SELECTS)
             await writeNdjson(writer, this.repository.ndjsonLines(select, record.familyId, transaction));
