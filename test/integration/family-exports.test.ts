@@ -257,7 +257,10 @@ describe("who may, and hostile ways in", () => {
     );
     const pendingId = (pending[0] as { id: string }[])[0].id;
     const notReady = await download(pendingId);
-    expect([notReady.status, ((await notReady.json()) as { error: string }).error]).toEqual([409, "conflict"]);
+    expect([notReady.status, await notReady.json()]).toEqual([
+      409,
+      expect.objectContaining({ error: "export_not_ready", message: "Export is not ready for download" }),
+    ]);
     await app.runtime.sequelize.query(`DELETE FROM family_exports WHERE id = $1`, { bind: [pendingId] });
   });
 

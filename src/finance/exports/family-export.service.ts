@@ -3,7 +3,7 @@ import path from "node:path";
 import { Transaction as SequelizeTransaction, type Sequelize, type Transaction } from "sequelize";
 import type { AuditService } from "../../audit/log";
 import type { DownloadSigner } from "../../audit/exports";
-import { ConflictError, ForbiddenError, NotFoundError, RateLimitedError } from "../../platform/common/errors";
+import { ConflictError, DomainError, ErrorCode, ForbiddenError, NotFoundError, RateLimitedError } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
 import type { Logger } from "../../platform/common/logger";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/common/pagination";
@@ -16,6 +16,16 @@ import {
   type FamilyExportRepository,
 } from "./family-export.repository";
 import { CsvRecordCounter, writeNdjson, ZipEntriesWriter, type FamilyExportManifest } from "./family-export.writer";
+
+/** A download asked for before the zip is written: 409 `export_not_ready`, as upstream's FamilyExportsController#download. */
+export class ExportNotReadyError extends DomainError {
+  readonly code = ErrorCode.Conflict;
+  readonly restError = "export_not_ready";
+
+  constructor() {
+    super("Export is not ready for download");
+  }
+}
 
 /** What the service needs from the queue: producers only enqueue. */
 export type FamilyExportQueue = { enqueue(exportId: string): Promise<void> };
@@ -100,7 +110,7 @@ export class FamilyExportService {
   /** A URL (path and query) of a finished export, valid for EXPORT_URL_TTL_SECONDS and for this family only. */
   async downloadUrl(actor: Actor, id: string): Promise<{ url: string; expiresAt: Date }> {
     const record = await this.get(actor, id);
-    if (record.status !== "completed") throw new ConflictError("Export is not ready for download");
+    if (record.status !== "completed") throw new ExportNotReadyError();
     const { expires, signature, expiresAt } = this.signer.sign(record.id, record.familyId);
     return { url: `/family_exports/${record.id}/file?expires=${expires}&signature=${signature}`, expiresAt };
   }
@@ -114,7 +124,7 @@ export class FamilyExportService {
     return this.sequelize.transaction(async (transaction) => {
       const record = await this.repository.find(actor.familyId, id, transaction);
       if (!record) throw new NotFoundError("Family export");
-      if (record.status !== "completed" || !record.fileName) throw new ConflictError("Export is not ready for download");
+      if (record.status !== "completed" || !record.fileName) throw new ExportNotReadyError();
       const file = path.join(this.dir, record.fileName);
       const stat = await fs.promises.stat(file).catch(() => null);
       if (!stat) throw new ConflictError("The export's file is gone");
