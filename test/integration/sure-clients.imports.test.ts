@@ -254,6 +254,35 @@ describe("`imports preflight`, `imports create`, `imports list/show`, and the ro
     ).toEqual([{ queued: 1, processed: 1 }]);
   });
 
+  test("the family's categories and tags are matched by name, whatever the case; a new name is created once", async () => {
+    const other = await createUser(app.runtime.services);
+    const otherCli = apiKeyClient(`${app.url}/api/v1`, other.key);
+    const accountId = (await createAccount(app.runtime.services, other, { name: "Checking" })).id;
+    const groceries = (await otherCli.post("/categories", { category: { name: "Groceries", color: "#123456", icon: "carrot" } })).body;
+    const work = (await otherCli.post("/tags", { tag: { name: "Work" } })).body;
+    const file = "date,name,amount,category,tags\n2026-04-01,Market,-20,groceries,work|Home\n2026-04-02,Bakery,-5,GROCERIES, home \n";
+    expect((await otherCli.post("/imports", { raw_file_content: file, account_id: accountId, publish: "true" })).status).toBe(201);
+
+    expect(await sql(`SELECT id, name FROM categories WHERE family_id = $1`, [other.familyId])).toEqual([
+      { id: groceries.id, name: "Groceries" },
+    ]);
+    expect(await sql(`SELECT name FROM tags WHERE family_id = $1 ORDER BY name`, [other.familyId])).toEqual([
+      { name: "Home" },
+      { name: "Work" },
+    ]);
+    expect(
+      await sql(
+        `SELECT t.name, t.category_id AS category, string_agg(g.name, '|' ORDER BY g.name) AS tags, bool_or(g.id = $2) AS work
+           FROM transactions t JOIN transaction_tags tt ON tt.transaction_id = t.id JOIN tags g ON g.id = tt.tag_id
+          WHERE t.family_id = $1 GROUP BY t.id ORDER BY t.date`,
+        [other.familyId, work.id],
+      ),
+    ).toEqual([
+      { name: "Market", category: groceries.id, tags: "Home|Work", work: true },
+      { name: "Bakery", category: groceries.id, tags: "Home", work: false },
+    ]);
+  });
+
   test("an import's rows go with the import, and with its family; the other imports' rows stay", async () => {
     const other = await createUser(app.runtime.services);
     const otherCli = apiKeyClient(`${app.url}/api/v1`, other.key);
@@ -362,6 +391,11 @@ const fileArbitrary = fc.record({
   decimalComma: fc.boolean(),
   bom: fc.boolean(),
   lineEnd: fc.constantFrom("\n", "\r\n"),
+  // Every field quoted, or only those that must be (a separator, a quote or a line break inside).
+  quoting: fc.constantFrom("all" as const, "needed" as const),
+  inflowsNegative: fc.boolean(),
+  // The date format given with the file, or left to detection.
+  declareDateFormat: fc.boolean(),
   rows: fc.array(
     fc.record({
       day: fc.integer({ min: 1, max: 28 }),
@@ -379,8 +413,11 @@ const fileArbitrary = fc.record({
   ),
 });
 
+const DATE_FORMAT_OF = { iso: "%Y-%m-%d", us: "%m/%d/%Y", eu: "%d/%m/%Y" } as const;
+
 function csvOf(file: GeneratedFile): string {
-  const quote = (value: string) => `"${value.replace(/"/g, '""')}"`;
+  const quote = (value: string) =>
+    file.quoting === "all" || /["\r\n]/.test(value) || value.includes(file.separator) ? `"${value.replace(/"/g, '""')}"` : value;
   const pad = (n: number) => String(n).padStart(2, "0");
   const lines = [["Date", "Name", "Amount"].join(file.separator)];
   for (const row of file.rows) {
@@ -402,12 +439,41 @@ function csvOf(file: GeneratedFile): string {
 
 type GeneratedFile = typeof fileArbitrary extends fc.Arbitrary<infer T> ? T : never;
 
+/**
+ * The transactions a valid generated file must write, as `date amount name` lines, sorted: each row (and
+ * its repeat) on its day read in `dateFormat` (detection may read a file of days up to 12 either way),
+ * its amount stored as money out is positive, its name trimmed, "Imported transaction" when blank.
+ */
+function expectedTransactions(file: GeneratedFile, dateFormat: string): string[] {
+  const pad = (n: number) => String(n).padStart(2, "0");
+  const lines: string[] = [];
+  for (const row of file.rows) {
+    const [month, day] =
+      dateFormat === DATE_FORMAT_OF.eu && file.dateStyle === "us"
+        ? [row.day, row.month]
+        : dateFormat === DATE_FORMAT_OF.us && file.dateStyle === "eu"
+          ? [row.day, row.month]
+          : [row.month, row.day];
+    const stored = file.inflowsNegative ? row.cents : -row.cents;
+    const line = `2025-${pad(month)}-${pad(day)} ${stored} ${row.name.trim() || "Imported transaction"}`;
+    lines.push(line);
+    if (row.repeat) lines.push(line);
+  }
+  return lines.sort();
+}
+
 describe("any generated file: preflight's report is what publish writes; a refused file writes nothing; twice writes once", () => {
   test("property over separators, quoting, encodings, date and number formats, broken rows and repeated rows", async () => {
     await fc.assert(
       fc.asyncProperty(fileArbitrary, async (file) => {
         const account = await createAccount(app.runtime.services, user, { name: `Generated ${Math.random()}` });
-        const settings = { account_id: account.id, name_col_label: "Name", number_format: file.decimalComma ? "1.234,56" : "1,234.56" };
+        const settings = {
+          account_id: account.id,
+          name_col_label: "Name",
+          number_format: file.decimalComma ? "1.234,56" : "1,234.56",
+          signage_convention: file.inflowsNegative ? "inflows_negative" : "inflows_positive",
+          ...(file.declareDateFormat ? { date_format: DATE_FORMAT_OF[file.dateStyle] } : {}),
+        };
         const content = csvOf(file);
         const before = await written();
         const preflight = (await cli.post("/imports/preflight", { ...settings, raw_file_content: content })).body.data;
@@ -419,6 +485,19 @@ describe("any generated file: preflight's report is what publish writes; a refus
           expect(created.body.data.stats.imported_count).toBe(preflight.stats.importable_count);
           expect(preflight.stats.importable_count).toBe(preflight.stats.rows_count);
           expect(after.transactions - before.transactions).toBe(preflight.stats.importable_count);
+          // What was written is what the file says: every day, amount (with the file's sign convention) and name.
+          // Left to detection, a file is read in its own format unless every day is 12 or less (then either reading is right).
+          const ambiguous = file.dateStyle !== "iso" && file.rows.every((row) => row.day <= 12);
+          const readAs = preflight.detected.date_format as string;
+          if (!file.declareDateFormat)
+            expect(ambiguous ? [DATE_FORMAT_OF.us, DATE_FORMAT_OF.eu] : [DATE_FORMAT_OF[file.dateStyle]]).toContain(readAs);
+          const writtenRows = await sql<{ line: string }>(
+            `SELECT date::text || ' ' || round(amount * 100)::bigint || ' ' || name AS line FROM transactions WHERE account_id = $1`,
+            [account.id],
+          );
+          expect(writtenRows.map((row) => row.line).sort()).toEqual(
+            expectedTransactions(file, file.declareDateFormat ? DATE_FORMAT_OF[file.dateStyle] : readAs),
+          );
           // An account opened at zero, before the file's days, holds what its transactions moved.
           const [ledger] = await sql<{ balance: string; moved: string }>(
             `SELECT a.balance::text AS balance, (-coalesce((SELECT sum(t.amount) FROM transactions t WHERE t.account_id = a.id), 0))::numeric(19, 4)::text AS moved
@@ -448,6 +527,9 @@ describe("any generated file: preflight's report is what publish writes; a refus
               decimalComma: false,
               bom: false,
               lineEnd: "\n",
+              quoting: "all",
+              inflowsNegative: false,
+              declareDateFormat: false,
               rows: Array.from({ length: 20 }, (_, i) => ({
                 day: i + 1,
                 month: 3,
