@@ -1,3 +1,4 @@
+import { gzipSync } from "node:zlib";
 import fc from "fast-check";
 import { apiKeyClient, client } from "../helpers/http";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
@@ -340,6 +341,22 @@ describe("hostile files: a 4xx or a per-row problem, never a 500, never a partia
     expect(((await utf8.json()) as { errors: string[] }).errors[0]).toContain("not valid UTF-8");
     const quotes = await post({ raw_file_content: 'date,amount,name\n2026-01-01,1,"never closed\n', account_id: checkingId });
     expect(quotes.status).toBe(422);
+    expect(await written()).toEqual(before);
+  });
+
+  test("compressed: a gzip bomb as a JSON body's Content-Encoding is refused at IMPORT_MAX_BYTES; a gzipped file is not a CSV", async () => {
+    const before = await written();
+    // 64 MB of file inflated from about 64 kB: read as it inflates, and cut off at the limit.
+    const inflated = JSON.stringify({ raw_file_content: "date,amount\n" + "2026-01-01,1\n".repeat(5_000_000), account_id: checkingId });
+    const bomb = await fetch(`${app.url}/api/v1/imports`, {
+      method: "POST",
+      headers: { "x-api-key": user.key, "content-type": "application/json", "content-encoding": "gzip", accept: "application/json" },
+      body: gzipSync(inflated),
+    });
+    expect(bomb.status).toBe(413);
+    expect(((await bomb.json()) as { message: string }).message).toContain("IMPORT_MAX_BYTES");
+    const gzipped = await multipart("/imports", { account_id: checkingId }, gzipSync("date,amount,name\n2026-01-01,1,Coffee\n"));
+    expect(gzipped.status).toBe(422);
     expect(await written()).toEqual(before);
   });
 
