@@ -10,23 +10,12 @@ import type { TestUser } from "../helpers/fixtures";
  * only when their flags are given, writes as `{"valuation": {…}}` with `upsert` at the top level).
  */
 /** The fields of upstream's balance and valuation partials (app/views/api/v1/{balances,valuations}/_*.json.jbuilder at 0252787). */
-const FIGURES = [
-  "balance",
-  "cash_balance",
-  "start_cash_balance",
-  "start_non_cash_balance",
-  "start_balance",
-  "cash_inflows",
-  "cash_outflows",
-]
-  .concat(["non_cash_inflows", "non_cash_outflows", "net_market_flows", "cash_adjustments", "non_cash_adjustments"])
-  .concat(["end_cash_balance", "end_non_cash_balance", "end_balance"]);
-const UPSTREAM_BALANCE_KEYS = ["id", "date", "currency", "flows_factor", "account", "created_at", "updated_at"]
-  .concat(
-    FIGURES,
-    FIGURES.map((figure) => `${figure}_cents`),
-  )
-  .sort();
+const FIGURES = ["balance", "cash_balance", "start_cash_balance", "start_non_cash_balance", "start_balance", "cash_inflows"];
+FIGURES.push("cash_outflows", "non_cash_inflows", "non_cash_outflows", "net_market_flows", "cash_adjustments");
+FIGURES.push("non_cash_adjustments", "end_cash_balance", "end_non_cash_balance", "end_balance");
+const UPSTREAM_BALANCE_KEYS = ["id", "date", "currency", "flows_factor", "account", "created_at", "updated_at"];
+UPSTREAM_BALANCE_KEYS.push(...FIGURES, ...FIGURES.map((figure) => `${figure}_cents`));
+UPSTREAM_BALANCE_KEYS.sort();
 const UPSTREAM_VALUATION_KEYS = ["id", "date", "amount", "currency", "notes", "kind", "account", "created_at", "updated_at"].sort();
 
 let app: TestApp;
