@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import { gzipSync } from "node:zlib";
 import fc from "fast-check";
 import { apiKeyClient, client } from "../helpers/http";
@@ -413,6 +414,9 @@ const fileArbitrary = fc.record({
   inflowsNegative: fc.boolean(),
   // The date format given with the file, or left to detection.
   declareDateFormat: fc.boolean(),
+  // sure-cli's two forms: JSON raw_file_content (UTF-8 by definition), or a multipart file (streamed), whose bytes
+  // are sometimes Latin-1: a file with é in it is then not UTF-8 and refused whole; ✓ becomes its low byte.
+  upload: fc.constantFrom("json" as const, "multipart" as const, "multipart-latin1" as const),
   rows: fc.array(
     fc.record({
       day: fc.integer({ min: 1, max: 28 }),
@@ -472,7 +476,8 @@ function expectedTransactions(file: GeneratedFile, dateFormat: string): string[]
           ? [row.day, row.month]
           : [row.month, row.day];
     const stored = file.inflowsNegative ? row.cents : -row.cents;
-    const line = `2025-${pad(month)}-${pad(day)} ${stored} ${row.name.trim() || "Imported transaction"}`;
+    const name = file.upload === "multipart-latin1" ? Buffer.from(row.name, "latin1").toString("latin1") : row.name;
+    const line = `2025-${pad(month)}-${pad(day)} ${stored} ${name.trim() || "Imported transaction"}`;
     lines.push(line);
     if (row.repeat) lines.push(line);
   }
@@ -492,11 +497,23 @@ describe("any generated file: preflight's report is what publish writes; a refus
           ...(file.declareDateFormat ? { date_format: DATE_FORMAT_OF[file.dateStyle] } : {}),
         };
         const content = csvOf(file);
+        const bytes = Buffer.from(content, file.upload === "multipart-latin1" ? "latin1" : "utf8");
+        const send = async (path: string, fields: Record<string, string>) => {
+          if (file.upload === "json") return cli.post(path, { ...fields, raw_file_content: content });
+          const response = await multipart(path, fields, bytes);
+          return { status: response.status, body: (await response.json()) as any };
+        };
         const before = await written();
-        const preflight = (await cli.post("/imports/preflight", { ...settings, raw_file_content: content })).body.data;
+        const checked = await send("/imports/preflight", settings);
         expect(await written()).toEqual(before);
-        const created = await cli.post("/imports", { ...settings, raw_file_content: content, publish: "true" });
+        const created = await send("/imports", { ...settings, publish: "true" });
         const after = await written();
+        if (!isUtf8(bytes)) {
+          expect([checked.status, created.status, checked.body.errors[0]]).toEqual([422, 422, expect.stringContaining("not valid UTF-8")]);
+          expect(after).toEqual(before);
+          return;
+        }
+        const preflight = checked.body.data;
         if (preflight.valid) {
           expect(created.status).toBe(201);
           expect(created.body.data.stats.imported_count).toBe(preflight.stats.importable_count);
@@ -522,9 +539,9 @@ describe("any generated file: preflight's report is what publish writes; a refus
             [account.id],
           );
           expect(ledger.balance).toBe(ledger.moved);
-          const twice = (await cli.post("/imports/preflight", { ...settings, raw_file_content: content })).body.data;
+          const twice = (await send("/imports/preflight", settings)).body.data;
           expect(twice.stats).toMatchObject({ importable_count: 0, duplicate_count: preflight.stats.rows_count });
-          const again = await cli.post("/imports", { ...settings, raw_file_content: content, publish: "true" });
+          const again = await send("/imports", { ...settings, publish: "true" });
           expect(again.body.data.stats).toMatchObject({ imported_count: 0, duplicate_count: preflight.stats.rows_count });
           expect((await written()).transactions).toBe(after.transactions);
         } else {
@@ -547,6 +564,7 @@ describe("any generated file: preflight's report is what publish writes; a refus
               quoting: "all",
               inflowsNegative: false,
               declareDateFormat: false,
+              upload: "json",
               rows: Array.from({ length: 20 }, (_, i) => ({
                 day: i + 1,
                 month: 3,
