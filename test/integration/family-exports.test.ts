@@ -235,6 +235,13 @@ describe("who may, and hostile ways in", () => {
     expect((await reader.get(`/family_exports/${exportId}`, headers)).status).toBe(200);
     expect((await download(exportId, owner.readKey)).status).toBe(302);
     expect((await reader.post("/family_exports", {}, headers)).status).toBe(403);
+    // Upstream's create takes no parameters: any is a 422 invalid_params, and nothing is requested.
+    const withParams = await cli.post("/family_exports", { family_export: { format: "zip" } }, headers);
+    expect([withParams.status, withParams.body]).toEqual([
+      422,
+      expect.objectContaining({ error: "invalid_params", message: "Family export creation does not accept request parameters" }),
+    ]);
+    expect((await cli.get("/family_exports", headers)).body.meta.total_count).toBe(1);
     const member = await createUser(app.runtime.services, { familyOf: owner, role: "member" });
     const memberApi = apiKeyClient(`${app.url}/api/v1`, member.key);
     expect((await memberApi.get("/family_exports", headers)).status).toBe(403);
