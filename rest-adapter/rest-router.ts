@@ -5,7 +5,7 @@ import type { RequestContext } from "../src/transports/graphql/context";
 import { canWrite, insufficientScope } from "../src/platform/security/actor";
 import { prepareOperations, type PreparedOperation } from "./operations";
 import { sendError } from "../src/transports/http/respond";
-import { domainErrorOf } from "./rest-errors";
+import { domainErrorOf, InvalidParamsError } from "./rest-errors";
 import { API_PREFIX, importUploadRoutes, type RestRoute, routes as allRoutes } from "./routes";
 import { buildVariables, planVariables, type VariablePlan } from "./variables";
 
@@ -175,6 +175,8 @@ async function run(route: CompiledRoute, req: Request, res: Response, context: R
   const match = route.pattern.exec(req.path)!;
   const params = Object.fromEntries(route.paramNames.map((name, index) => [name, decodeSegment(match[index + 1])]));
   let body: Record<string, unknown> | undefined;
+  if (route.refusesParameters && typeof req.body === "object" && req.body !== null && Object.keys(req.body as object).length > 0)
+    throw new InvalidParamsError(route.refusesParameters);
   if (route.bodyKey || route.bodyAtRoot) {
     if (!req.is("application/json")) throw new BadRequestError("Content-Type must be application/json");
     const value: unknown = route.bodyKey ? (req.body as Record<string, unknown> | undefined)?.[route.bodyKey] : req.body;

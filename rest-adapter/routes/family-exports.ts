@@ -21,6 +21,7 @@ export const familyExportRoutes: RestRoute[] = [
     operation: "createFamilyExport",
     summary: "Ask for a zip of the family's data, written by a worker: 202 with the pending export under data",
     tag: "Family exports",
+    refusesParameters: "Family export creation does not accept request parameters",
     resultPath: [],
     status: 202,
   },

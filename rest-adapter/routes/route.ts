@@ -17,6 +17,8 @@ export type RestRoute = {
   bodyKey?: string;
   /** The body object itself becomes the `input` variable (routes whose clients send `{"title": …}` unwrapped). */
   bodyAtRoot?: boolean;
+  /** Upstream refuses any body parameter here: a non-empty body is a 422 `invalid_params` with this message (its clients send `{}`). */
+  refusesParameters?: string;
   /** Path into the GraphQL result that is the response body. */
   resultPath?: string[];
   /** A fixed body instead of a result path (deletes answer with a message, as upstream does). */

@@ -24,7 +24,18 @@ let owner: TestUser;
 let cli: ReturnType<typeof apiKeyClient>;
 let stranger: TestUser;
 const headers = { accept: "application/json" };
-const UPSTREAM_FILES = ["accounts.csv", "transactions.csv", "trades.csv", "categories.csv", "rules.csv", "all.ndjson"];
+/** Family::DataExporter's entries, in its order (we-promise/sure 0252787). */
+const UPSTREAM_FILES = [
+  "version.txt",
+  "accounts.csv",
+  "transactions.csv",
+  "trades.csv",
+  "categories.csv",
+  "merchants.csv",
+  "rules.csv",
+  "attachments.json",
+  "all.ndjson",
+];
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "family-exports-"));
 
 beforeAll(async () => {
@@ -146,7 +157,8 @@ describe("sure-cli `family-exports create --apply`, `list`, `show`, `download --
     const listed = await cli.get("/family_exports?page=1&per_page=10", headers);
     expect(listed.status).toBe(200);
     expect(listed.body.data.map((row: { id: string }) => row.id)).toEqual([exportId]);
-    expect(listed.body.meta).toMatchObject({ current_page: 1, total_count: 1, per_page: 10 });
+    // Upstream's meta of this list (family_exports/index.json.jbuilder), not its imports' current_page/next_page.
+    expect(listed.body.meta).toEqual({ page: 1, per_page: 10, total_count: 1, total_pages: 1 });
     const [audited] = (await app.runtime.sequelize.query(
       `SELECT array_agg(event_type ORDER BY event_type) AS types FROM audit_events WHERE resource_id = $1`,
       { bind: [exportId] },
@@ -173,6 +185,7 @@ describe("sure-cli `family-exports create --apply`, `list`, `show`, `download --
       "transactions.csv": 42,
       "trades.csv": 3,
       "categories.csv": 2,
+      "merchants.csv": 1,
       "all.ndjson": 60,
     });
     for (const listed of manifest.files) {
@@ -196,6 +209,9 @@ describe("sure-cli `family-exports create --apply`, `list`, `show`, `download --
     expect(csv("transactions.csv")).toContain(`,"morning,work, mostly",`);
     expect(csv("trades.csv").split("\n")[0]).toBe("date,account_name,ticker,quantity,price,amount,currency");
     expect(csv("categories.csv")).toContain("Coffee,#123456,Food,coffee");
+    expect(csv("merchants.csv")).toBe('name,color,website_url\n"Café ""Le Nord""",,\n');
+    expect(csv("version.txt")).toBe("export_version: 2\n");
+    expect(JSON.parse(csv("attachments.json"))).toEqual({ version: 1, binary_included: false, attachments: [] });
     const types = entries
       .get("all.ndjson")!
       .toString("utf8")
@@ -219,6 +235,13 @@ describe("who may, and hostile ways in", () => {
     expect((await reader.get(`/family_exports/${exportId}`, headers)).status).toBe(200);
     expect((await download(exportId, owner.readKey)).status).toBe(302);
     expect((await reader.post("/family_exports", {}, headers)).status).toBe(403);
+    // Upstream's create takes no parameters: any is a 422 invalid_params, and nothing is requested.
+    const withParams = await cli.post("/family_exports", { family_export: { format: "zip" } }, headers);
+    expect([withParams.status, withParams.body]).toEqual([
+      422,
+      expect.objectContaining({ error: "invalid_params", message: "Family export creation does not accept request parameters" }),
+    ]);
+    expect((await cli.get("/family_exports", headers)).body.meta.total_count).toBe(1);
     const member = await createUser(app.runtime.services, { familyOf: owner, role: "member" });
     const memberApi = apiKeyClient(`${app.url}/api/v1`, member.key);
     expect((await memberApi.get("/family_exports", headers)).status).toBe(403);
@@ -241,7 +264,10 @@ describe("who may, and hostile ways in", () => {
     );
     const pendingId = (pending[0] as { id: string }[])[0].id;
     const notReady = await download(pendingId);
-    expect([notReady.status, ((await notReady.json()) as { error: string }).error]).toEqual([409, "conflict"]);
+    expect([notReady.status, await notReady.json()]).toEqual([
+      409,
+      expect.objectContaining({ error: "export_not_ready", message: "Export is not ready for download" }),
+    ]);
     await app.runtime.sequelize.query(`DELETE FROM family_exports WHERE id = $1`, { bind: [pendingId] });
   });
 

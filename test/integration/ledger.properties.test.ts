@@ -202,8 +202,8 @@ test("after every write, in any order, the account, the balance sheet and /balan
 /**
  * One account's reads derive only the days they need (derive.sql.ts): its /balances pages (small
  * pages, so a page often starts on an anchor or right after one, and its first start comes from the
- * day before the page) equal its rows of the family's list, every figure; its balanceHistory by day
- * and by month equals the newest of those rows on or before each point.
+ * day before the page) equal its rows of the family's list, every figure; its balanceHistory by day,
+ * week and month equals the newest of those rows on or before each point.
  */
 async function expectAccountReadsMatch(family: Family): Promise<void> {
   const all = await allBalanceRows(app, family.user);
@@ -220,7 +220,7 @@ async function expectAccountReadsMatch(family: Family): Promise<void> {
       if (page >= response.body.pagination.total_pages) break;
     }
     expect(paged).toEqual(own);
-    for (const interval of ["DAY", "MONTH"]) {
+    for (const interval of ["DAY", "WEEK", "MONTH"]) {
       const { account } = await gql.ok(
         `query($id: ID!, $interval: SeriesInterval!) { account(id: $id) { balanceHistory(from: "2025-12-20", to: "2026-02-15", interval: $interval) { date balance } } }`,
         { id, interval },
@@ -236,6 +236,13 @@ async function expectAccountReadsMatch(family: Family): Promise<void> {
       const first = own.length > 0 ? own[own.length - 1].date : null;
       if (interval === "DAY")
         expect(points).toBe(first ? 58 - Math.max(0, (Date.parse(first) - Date.parse("2025-12-20")) / 86_400_000) : 0);
+      // A week's point is its last day, a Sunday (weeks start on Monday); `to`, 2026-02-15, is one too.
+      if (interval === "WEEK" && points > 0) {
+        const dates = account.balanceHistory.map((point: { date: string }) => point.date);
+        expect(dates.every((date: string) => new Date(`${date}T00:00:00Z`).getUTCDay() === 0)).toBe(true);
+        expect(dates.at(-1)).toBe("2026-02-15");
+        expect(dates.slice(1).every((date: string, i: number) => Date.parse(date) - Date.parse(dates[i]) === 7 * 86_400_000)).toBe(true);
+      }
     }
   }
 }

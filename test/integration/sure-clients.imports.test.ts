@@ -1,3 +1,5 @@
+import { isUtf8 } from "node:buffer";
+import { gzipSync } from "node:zlib";
 import fc from "fast-check";
 import { apiKeyClient, client } from "../helpers/http";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
@@ -254,6 +256,35 @@ describe("`imports preflight`, `imports create`, `imports list/show`, and the ro
     ).toEqual([{ queued: 1, processed: 1 }]);
   });
 
+  test("the family's categories and tags are matched by name, whatever the case; a new name is created once", async () => {
+    const other = await createUser(app.runtime.services);
+    const otherCli = apiKeyClient(`${app.url}/api/v1`, other.key);
+    const accountId = (await createAccount(app.runtime.services, other, { name: "Checking" })).id;
+    const groceries = (await otherCli.post("/categories", { category: { name: "Groceries", color: "#123456", icon: "carrot" } })).body;
+    const work = (await otherCli.post("/tags", { tag: { name: "Work" } })).body;
+    const file = "date,name,amount,category,tags\n2026-04-01,Market,-20,groceries,work|Home\n2026-04-02,Bakery,-5,GROCERIES, home \n";
+    expect((await otherCli.post("/imports", { raw_file_content: file, account_id: accountId, publish: "true" })).status).toBe(201);
+
+    expect(await sql(`SELECT id, name FROM categories WHERE family_id = $1`, [other.familyId])).toEqual([
+      { id: groceries.id, name: "Groceries" },
+    ]);
+    expect(await sql(`SELECT name FROM tags WHERE family_id = $1 ORDER BY name`, [other.familyId])).toEqual([
+      { name: "Home" },
+      { name: "Work" },
+    ]);
+    expect(
+      await sql(
+        `SELECT t.name, t.category_id AS category, string_agg(g.name, '|' ORDER BY g.name) AS tags, bool_or(g.id = $2) AS work
+           FROM transactions t JOIN transaction_tags tt ON tt.transaction_id = t.id JOIN tags g ON g.id = tt.tag_id
+          WHERE t.family_id = $1 GROUP BY t.id ORDER BY t.date`,
+        [other.familyId, work.id],
+      ),
+    ).toEqual([
+      { name: "Market", category: groceries.id, tags: "Home|Work", work: true },
+      { name: "Bakery", category: groceries.id, tags: "Home", work: false },
+    ]);
+  });
+
   test("an import's rows go with the import, and with its family; the other imports' rows stay", async () => {
     const other = await createUser(app.runtime.services);
     const otherCli = apiKeyClient(`${app.url}/api/v1`, other.key);
@@ -314,6 +345,22 @@ describe("hostile files: a 4xx or a per-row problem, never a 500, never a partia
     expect(await written()).toEqual(before);
   });
 
+  test("compressed: a gzip bomb as a JSON body's Content-Encoding is refused at IMPORT_MAX_BYTES; a gzipped file is not a CSV", async () => {
+    const before = await written();
+    // 64 MB of file inflated from about 64 kB: read as it inflates, and cut off at the limit.
+    const inflated = JSON.stringify({ raw_file_content: "date,amount\n" + "2026-01-01,1\n".repeat(5_000_000), account_id: checkingId });
+    const bomb = await fetch(`${app.url}/api/v1/imports`, {
+      method: "POST",
+      headers: { "x-api-key": user.key, "content-type": "application/json", "content-encoding": "gzip", accept: "application/json" },
+      body: gzipSync(inflated),
+    });
+    expect(bomb.status).toBe(413);
+    expect(((await bomb.json()) as { message: string }).message).toContain("IMPORT_MAX_BYTES");
+    const gzipped = await multipart("/imports", { account_id: checkingId }, gzipSync("date,amount,name\n2026-01-01,1,Coffee\n"));
+    expect(gzipped.status).toBe(422);
+    expect(await written()).toEqual(before);
+  });
+
   test("BOM, mixed line endings, quoted newlines and formulas are data; bad values are per-row problems", async () => {
     const file =
       '\ufeffdate,amount,name\r\n2026-03-01,-1,=HYPERLINK("http://evil.test";"x")\n2026-03-02,-2,"two\r\nlines"\r2026-03-40,abc,\n';
@@ -362,6 +409,14 @@ const fileArbitrary = fc.record({
   decimalComma: fc.boolean(),
   bom: fc.boolean(),
   lineEnd: fc.constantFrom("\n", "\r\n"),
+  // Every field quoted, or only those that must be (a separator, a quote or a line break inside).
+  quoting: fc.constantFrom("all" as const, "needed" as const),
+  inflowsNegative: fc.boolean(),
+  // The date format given with the file, or left to detection.
+  declareDateFormat: fc.boolean(),
+  // sure-cli's two forms: JSON raw_file_content (UTF-8 by definition), or a multipart file (streamed), whose bytes
+  // are sometimes Latin-1: a file with é in it is then not UTF-8 and refused whole; ✓ becomes its low byte.
+  upload: fc.constantFrom("json" as const, "multipart" as const, "multipart-latin1" as const),
   rows: fc.array(
     fc.record({
       day: fc.integer({ min: 1, max: 28 }),
@@ -379,8 +434,11 @@ const fileArbitrary = fc.record({
   ),
 });
 
+const DATE_FORMAT_OF = { iso: "%Y-%m-%d", us: "%m/%d/%Y", eu: "%d/%m/%Y" } as const;
+
 function csvOf(file: GeneratedFile): string {
-  const quote = (value: string) => `"${value.replace(/"/g, '""')}"`;
+  const quote = (value: string) =>
+    file.quoting === "all" || /["\r\n]/.test(value) || value.includes(file.separator) ? `"${value.replace(/"/g, '""')}"` : value;
   const pad = (n: number) => String(n).padStart(2, "0");
   const lines = [["Date", "Name", "Amount"].join(file.separator)];
   for (const row of file.rows) {
@@ -402,23 +460,78 @@ function csvOf(file: GeneratedFile): string {
 
 type GeneratedFile = typeof fileArbitrary extends fc.Arbitrary<infer T> ? T : never;
 
+/**
+ * The transactions a valid generated file must write, as `date amount name` lines, sorted: each row (and
+ * its repeat) on its day read in `dateFormat` (detection may read a file of days up to 12 either way),
+ * its amount stored as money out is positive, its name trimmed, "Imported transaction" when blank.
+ */
+function expectedTransactions(file: GeneratedFile, dateFormat: string): string[] {
+  const pad = (n: number) => String(n).padStart(2, "0");
+  const lines: string[] = [];
+  for (const row of file.rows) {
+    const [month, day] =
+      dateFormat === DATE_FORMAT_OF.eu && file.dateStyle === "us"
+        ? [row.day, row.month]
+        : dateFormat === DATE_FORMAT_OF.us && file.dateStyle === "eu"
+          ? [row.day, row.month]
+          : [row.month, row.day];
+    const stored = file.inflowsNegative ? row.cents : -row.cents;
+    const name = file.upload === "multipart-latin1" ? Buffer.from(row.name, "latin1").toString("latin1") : row.name;
+    const line = `2025-${pad(month)}-${pad(day)} ${stored} ${name.trim() || "Imported transaction"}`;
+    lines.push(line);
+    if (row.repeat) lines.push(line);
+  }
+  return lines.sort();
+}
+
 describe("any generated file: preflight's report is what publish writes; a refused file writes nothing; twice writes once", () => {
   test("property over separators, quoting, encodings, date and number formats, broken rows and repeated rows", async () => {
     await fc.assert(
       fc.asyncProperty(fileArbitrary, async (file) => {
         const account = await createAccount(app.runtime.services, user, { name: `Generated ${Math.random()}` });
-        const settings = { account_id: account.id, name_col_label: "Name", number_format: file.decimalComma ? "1.234,56" : "1,234.56" };
+        const settings = {
+          account_id: account.id,
+          name_col_label: "Name",
+          number_format: file.decimalComma ? "1.234,56" : "1,234.56",
+          signage_convention: file.inflowsNegative ? "inflows_negative" : "inflows_positive",
+          ...(file.declareDateFormat ? { date_format: DATE_FORMAT_OF[file.dateStyle] } : {}),
+        };
         const content = csvOf(file);
+        const bytes = Buffer.from(content, file.upload === "multipart-latin1" ? "latin1" : "utf8");
+        const send = async (path: string, fields: Record<string, string>) => {
+          if (file.upload === "json") return cli.post(path, { ...fields, raw_file_content: content });
+          const response = await multipart(path, fields, bytes);
+          return { status: response.status, body: (await response.json()) as any };
+        };
         const before = await written();
-        const preflight = (await cli.post("/imports/preflight", { ...settings, raw_file_content: content })).body.data;
+        const checked = await send("/imports/preflight", settings);
         expect(await written()).toEqual(before);
-        const created = await cli.post("/imports", { ...settings, raw_file_content: content, publish: "true" });
+        const created = await send("/imports", { ...settings, publish: "true" });
         const after = await written();
+        if (!isUtf8(bytes)) {
+          expect([checked.status, created.status, checked.body.errors[0]]).toEqual([422, 422, expect.stringContaining("not valid UTF-8")]);
+          expect(after).toEqual(before);
+          return;
+        }
+        const preflight = checked.body.data;
         if (preflight.valid) {
           expect(created.status).toBe(201);
           expect(created.body.data.stats.imported_count).toBe(preflight.stats.importable_count);
           expect(preflight.stats.importable_count).toBe(preflight.stats.rows_count);
           expect(after.transactions - before.transactions).toBe(preflight.stats.importable_count);
+          // What was written is what the file says: every day, amount (with the file's sign convention) and name.
+          // Left to detection, a file is read in its own format unless every day is 12 or less (then either reading is right).
+          const ambiguous = file.dateStyle !== "iso" && file.rows.every((row) => row.day <= 12);
+          const readAs = preflight.detected.date_format as string;
+          if (!file.declareDateFormat)
+            expect(ambiguous ? [DATE_FORMAT_OF.us, DATE_FORMAT_OF.eu] : [DATE_FORMAT_OF[file.dateStyle]]).toContain(readAs);
+          const writtenRows = await sql<{ line: string }>(
+            `SELECT date::text || ' ' || round(amount * 100)::bigint || ' ' || name AS line FROM transactions WHERE account_id = $1`,
+            [account.id],
+          );
+          expect(writtenRows.map((row) => row.line).sort()).toEqual(
+            expectedTransactions(file, file.declareDateFormat ? DATE_FORMAT_OF[file.dateStyle] : readAs),
+          );
           // An account opened at zero, before the file's days, holds what its transactions moved.
           const [ledger] = await sql<{ balance: string; moved: string }>(
             `SELECT a.balance::text AS balance, (-coalesce((SELECT sum(t.amount) FROM transactions t WHERE t.account_id = a.id), 0))::numeric(19, 4)::text AS moved
@@ -426,9 +539,9 @@ describe("any generated file: preflight's report is what publish writes; a refus
             [account.id],
           );
           expect(ledger.balance).toBe(ledger.moved);
-          const twice = (await cli.post("/imports/preflight", { ...settings, raw_file_content: content })).body.data;
+          const twice = (await send("/imports/preflight", settings)).body.data;
           expect(twice.stats).toMatchObject({ importable_count: 0, duplicate_count: preflight.stats.rows_count });
-          const again = await cli.post("/imports", { ...settings, raw_file_content: content, publish: "true" });
+          const again = await send("/imports", { ...settings, publish: "true" });
           expect(again.body.data.stats).toMatchObject({ imported_count: 0, duplicate_count: preflight.stats.rows_count });
           expect((await written()).transactions).toBe(after.transactions);
         } else {
@@ -448,6 +561,10 @@ describe("any generated file: preflight's report is what publish writes; a refus
               decimalComma: false,
               bom: false,
               lineEnd: "\n",
+              quoting: "all",
+              inflowsNegative: false,
+              declareDateFormat: false,
+              upload: "json",
               rows: Array.from({ length: 20 }, (_, i) => ({
                 day: i + 1,
                 month: 3,

@@ -9,6 +9,15 @@ import type { TestUser } from "../helpers/fixtures";
  * demo family as the clients send them (sure-cli: X-Api-Key, Accept: application/json, query keys
  * only when their flags are given, writes as `{"valuation": {…}}` with `upsert` at the top level).
  */
+/** The fields of upstream's balance and valuation partials (app/views/api/v1/{balances,valuations}/_*.json.jbuilder at 0252787). */
+const FIGURES = ["balance", "cash_balance", "start_cash_balance", "start_non_cash_balance", "start_balance", "cash_inflows"];
+FIGURES.push("cash_outflows", "non_cash_inflows", "non_cash_outflows", "net_market_flows", "cash_adjustments");
+FIGURES.push("non_cash_adjustments", "end_cash_balance", "end_non_cash_balance", "end_balance");
+const UPSTREAM_BALANCE_KEYS = ["id", "date", "currency", "flows_factor", "account", "created_at", "updated_at"];
+UPSTREAM_BALANCE_KEYS.push(...FIGURES, ...FIGURES.map((figure) => `${figure}_cents`));
+UPSTREAM_BALANCE_KEYS.sort();
+const UPSTREAM_VALUATION_KEYS = ["id", "date", "amount", "currency", "notes", "kind", "account", "created_at", "updated_at"].sort();
+
 let app: TestApp;
 let cli: ReturnType<typeof apiKeyClient>;
 let family: TestUser;
@@ -40,6 +49,8 @@ test("sure-cli `balances list --account-id … --start-date …` and `balances s
     account: { id: checking.id, name: "Everyday Checking", account_type: "depository" },
   });
   expect(newest.end_balance_cents).toBe(checking.balance_cents);
+  expect(Object.keys(newest).sort()).toEqual(UPSTREAM_BALANCE_KEYS);
+  expect(Object.keys(newest.account).sort()).toEqual(["account_type", "id", "name"]);
   expect(list.body.balances.every((row: Record<string, any>) => row.date >= start)).toBe(true);
   expect((await cli.get(`/balances/${newest.id}`)).body).toEqual(newest);
   expect((await cli.get("/balances?account_id=checking")).status).toBe(422);
@@ -67,6 +78,10 @@ test("sure-cli `valuations list`, `create --upsert --apply`, `update --apply` an
   const created = await cli.post("/valuations", payload);
   expect(created.status).toBe(201);
   expect(created.body).toMatchObject({ date, amount: "$123.45", currency: "USD", kind: "reconciliation", notes: null });
+  expect(Object.keys(created.body).sort()).toEqual(UPSTREAM_VALUATION_KEYS);
+  expect(created.body.account).toEqual({ id: checking.id, name: "Everyday Checking", account_type: "depository" });
+  expect(Object.keys(listed.body).sort()).toEqual(["pagination", "valuations"]);
+  expect(Object.keys(listed.body.pagination).sort()).toEqual(["page", "per_page", "total_count", "total_pages"]);
   const again = await cli.post("/valuations", { ...payload, valuation: { ...payload.valuation, amount: "150.00" } });
   expect([again.status, again.body.id, again.body.amount]).toEqual([200, created.body.id, "$150.00"]);
 

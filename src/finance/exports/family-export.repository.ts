@@ -96,6 +96,11 @@ export const CSV_FILES = {
     select: `SELECT c.name, c.color, p.name, c.icon FROM categories c LEFT JOIN categories p ON p.id = c.parent_id
       WHERE c.family_id = $1 ORDER BY c.name, c.id`,
   },
+  // Upstream's merchants.csv (MerchantImport's columns); a merchant here has no website, so that column is empty.
+  "merchants.csv": {
+    header: ["name", "color", "website_url"],
+    select: `SELECT m.name, m.color, NULL FROM merchants m WHERE m.family_id = $1 ORDER BY m.name, m.id`,
+  },
   "rules.csv": {
     header: ["name", "resource_type", "active", "effective_date", "conditions", "actions"],
     select: `SELECT r.name, r.resource_type, r.active, r.effective_date, ${RULE_CONDITIONS}, ${RULE_ACTIONS}

@@ -3,7 +3,7 @@ import path from "node:path";
 import { Transaction as SequelizeTransaction, type Sequelize, type Transaction } from "sequelize";
 import type { AuditService } from "../../audit/log";
 import type { DownloadSigner } from "../../audit/exports";
-import { ConflictError, ForbiddenError, NotFoundError, RateLimitedError } from "../../platform/common/errors";
+import { ConflictError, DomainError, ErrorCode, ForbiddenError, NotFoundError, RateLimitedError } from "../../platform/common/errors";
 import { isUuid, newId } from "../../platform/common/ids";
 import type { Logger } from "../../platform/common/logger";
 import { clampPage, offsetOf, pageInfo, type PageInfo } from "../../platform/common/pagination";
@@ -17,6 +17,16 @@ import {
 } from "./family-export.repository";
 import { CsvRecordCounter, writeNdjson, ZipEntriesWriter, type FamilyExportManifest } from "./family-export.writer";
 
+/** A download asked for before the zip is written: 409 `export_not_ready`, as upstream's FamilyExportsController#download. */
+export class ExportNotReadyError extends DomainError {
+  readonly code = ErrorCode.Conflict;
+  readonly restError = "export_not_ready";
+
+  constructor() {
+    super("Export is not ready for download");
+  }
+}
+
 /** What the service needs from the queue: producers only enqueue. */
 export type FamilyExportQueue = { enqueue(exportId: string): Promise<void> };
 
@@ -27,6 +37,14 @@ const REQUEUE_BATCH = 500;
 /** Exports of one family waiting or being written at once. */
 export const MAX_ACTIVE_PER_FAMILY = 3;
 const DEFAULT_PER_PAGE = 25;
+
+/**
+ * Upstream's two small files beside the CSVs (Family::DataExporter): its version marker for downstream
+ * tools, and its attachment manifest, which never holds binaries; no attachments are stored here, so
+ * its list is empty.
+ */
+const VERSION_TXT = "export_version: 2\n";
+const ATTACHMENTS_JSON = JSON.stringify({ version: 1, binary_included: false, attachments: [] });
 
 /** A family export's zip, or the file it is written to before its rename, named by the export's id. */
 const EXPORT_FILE = /^family-export-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.zip(?:\.partial)?$/;
@@ -92,7 +110,7 @@ export class FamilyExportService {
   /** A URL (path and query) of a finished export, valid for EXPORT_URL_TTL_SECONDS and for this family only. */
   async downloadUrl(actor: Actor, id: string): Promise<{ url: string; expiresAt: Date }> {
     const record = await this.get(actor, id);
-    if (record.status !== "completed") throw new ConflictError("Export is not ready for download");
+    if (record.status !== "completed") throw new ExportNotReadyError();
     const { expires, signature, expiresAt } = this.signer.sign(record.id, record.familyId);
     return { url: `/family_exports/${record.id}/file?expires=${expires}&signature=${signature}`, expiresAt };
   }
@@ -106,7 +124,7 @@ export class FamilyExportService {
     return this.sequelize.transaction(async (transaction) => {
       const record = await this.repository.find(actor.familyId, id, transaction);
       if (!record) throw new NotFoundError("Family export");
-      if (record.status !== "completed" || !record.fileName) throw new ConflictError("Export is not ready for download");
+      if (record.status !== "completed" || !record.fileName) throw new ExportNotReadyError();
       const file = path.join(this.dir, record.fileName);
       const stat = await fs.promises.stat(file).catch(() => null);
       if (!stat) throw new ConflictError("The export's file is gone");
@@ -191,13 +209,15 @@ export class FamilyExportService {
     return removed;
   }
 
-  /** Writes the zip: upstream's CSV files, all.ndjson, then manifest.json with the SHA-256 of each. */
+  /** Writes the zip: upstream's files in upstream's order, then manifest.json with the SHA-256 of each. */
   async write(record: Pick<FamilyExportRecord, "id" | "familyId">, file: string) {
     const writer = await ZipEntriesWriter.create(file);
     try {
       await this.sequelize.transaction(
         { isolationLevel: SequelizeTransaction.ISOLATION_LEVELS.REPEATABLE_READ, readOnly: true },
         async (transaction) => {
+          writer.begin("version.txt");
+          await writer.write(VERSION_TXT, 1);
           for (const name of Object.keys(CSV_FILES) as CsvFileName[]) {
             writer.begin(name);
             await writer.write(CSV_FILES[name].header.join(",") + "\n");
@@ -205,6 +225,8 @@ export class FamilyExportService {
             for await (const chunk of this.repository.csvFile(name, record.familyId, transaction))
               await writer.write(chunk, records.count(chunk));
           }
+          writer.begin("attachments.json");
+          await writer.write(ATTACHMENTS_JSON, 0);
           writer.begin("all.ndjson");
           for (const { select } of NDJSON_SELECTS)
             await writeNdjson(writer, this.repository.ndjsonLines(select, record.familyId, transaction));

@@ -32,7 +32,7 @@ import type {
 
 /** Rows written per statement. */
 const BATCH = 1000;
-/** A zip holds upstream's six files and the manifest; more entries than this is not an export. */
+/** A zip holds upstream's nine files and the manifest; more entries than this is not an export. */
 const MAX_ENTRIES = 32;
 const MANIFEST_MAX_BYTES = 1024 * 1024;
 /** A line of all.ndjson longer than this is refused (a record is a few hundred bytes). */
