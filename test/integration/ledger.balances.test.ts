@@ -69,10 +69,22 @@ describe("a manual account", () => {
       transaction: { account_id: accountId, date: "2026-03-15", amount: "7.25", name: "Middle", nature: "expense" },
     });
     const after = await allBalanceRows(user, `&account_id=${accountId}`);
-    const early = (rows: Array<Record<string, any>>) =>
-      rows.filter((row) => row.date < "2026-03-15").map((row) => [row.id, row.updated_at, row.end_balance]);
-    expect(early(after)).toEqual(early(before));
-    expect(after.map((row) => row.date)).toEqual([...before.map((row) => row.date), "2026-03-15"].sort().reverse());
+    // The days up to the row before the write's day keep their figures and their rows' timestamps; the
+    // days between that row and the write's day stand on the write's new row now (a day without a row
+    // shows the one after it), with the same figures.
+    const early = (rows: Array<Record<string, any>>, until: string, columns: string[]) =>
+      rows.filter((row) => row.date < until).map((row) => columns.map((column) => row[column]));
+    expect(early(after, "2026-01-11", ["id", "updated_at", "end_balance"])).toEqual(
+      early(before, "2026-01-11", ["id", "updated_at", "end_balance"]),
+    );
+    expect(early(after, "2026-03-15", ["id", "start_balance", "end_balance"])).toEqual(
+      early(before, "2026-03-15", ["id", "start_balance", "end_balance"]),
+    );
+    // Every calendar day was listed before and is after; the write's day now has its own flows.
+    expect(after.map((row) => row.date)).toEqual(before.map((row) => row.date));
+    const flows = (row?: Record<string, any>) => [row?.cash_outflows, Number(row?.start_balance_cents) - Number(row?.end_balance_cents)];
+    expect(flows(before.find((row) => row.date === "2026-03-15"))).toEqual(["$0.00", 0]);
+    expect(flows(after.find((row) => row.date === "2026-03-15"))).toEqual(["$7.25", 725]);
     const may = after.find((row) => row.date === "2026-05-10")!;
     expect(may).toMatchObject({ start_balance: "$6,224.17", cash_inflows: "$20.00", end_balance: "$6,244.17" });
     await expectMatchesOracle(user);
@@ -196,13 +208,36 @@ describe("reading balances", () => {
   });
 
   test("newest day first, paged, filtered by account, currency and dates", async () => {
+    // A row for every calendar day from the opening anchor to the newest transaction, 5 March.
+    const [opening] = (await api(user).get(`/valuations?account_id=${accountId}`)).body.valuations;
+    const days = (Date.parse("2026-03-05") - Date.parse(opening.date)) / 86_400_000 + 1;
     const page = await api(user).get(`/balances?account_id=${accountId}&per_page=2&page=2`);
-    expect(page.body.pagination).toEqual({ page: 2, per_page: 2, total_count: 5, total_pages: 3 });
-    expect(page.body.balances.map((row: Record<string, any>) => row.date)).toEqual(["2026-02-05", "2026-01-05"]);
+    expect(page.body.pagination).toEqual({ page: 2, per_page: 2, total_count: days, total_pages: Math.ceil(days / 2) });
+    expect(page.body.balances.map((row: Record<string, any>) => row.date)).toEqual(["2026-03-03", "2026-03-02"]);
+    // The last page counts back to the opening anchor's day, whatever the offset.
+    const last = await api(user).get(`/balances?account_id=${accountId}&per_page=2&page=${Math.ceil(days / 2)}`);
+    expect(last.body.balances.at(-1).date).toBe(opening.date);
+    expect((await api(user).get(`/balances?account_id=${accountId}&per_page=2&page=${days}`)).body).toMatchObject({
+      balances: [],
+      pagination: { total_count: days },
+    });
     const euros = await api(user).get("/balances?currency=eur");
     expect(euros.body.balances.map((row: Record<string, any>) => [row.currency, row.balance])).toEqual([["EUR", "€5.00"]]);
-    const window = await api(user).get(`/balances?account_id=${accountId}&start_date=2026-02-01&end_date=2026-02-28`);
-    expect(window.body.balances.map((row: Record<string, any>) => row.end_balance)).toEqual(["$4.00", "$7.00"]);
+    // February: 28 days; the 5th and the 20th move the balance, every other day carries the day before's end.
+    const window = await api(user).get(`/balances?account_id=${accountId}&start_date=2026-02-01&end_date=2026-02-28&per_page=100`);
+    const february = window.body.balances.map((row: Record<string, any>) => [
+      row.date,
+      row.start_balance,
+      row.end_balance,
+      row.cash_outflows,
+    ]);
+    expect(february).toHaveLength(28);
+    expect(february.filter(([, start, end]: string[]) => start !== end)).toEqual([
+      ["2026-02-20", "$7.00", "$4.00", "$3.00"],
+      ["2026-02-05", "$9.00", "$7.00", "$2.00"],
+    ]);
+    expect(february[0]).toEqual(["2026-02-28", "$4.00", "$4.00", "$0.00"]);
+    expect(february.at(-1)).toEqual(["2026-02-01", "$9.00", "$9.00", "$0.00"]);
   });
 
   test("hostile filters are 422s; another family's rows are not there", async () => {
@@ -226,8 +261,15 @@ describe("reading balances", () => {
     expect(days((await api(user).get(`/balances?account_id=${accountId}`)).body.balances)).toEqual(before);
     // Its first 96 bits are the account's; the last 32 name the day.
     expect(newest.id.slice(0, 28)).toBe(accountId.slice(0, 28));
-    const otherDay = newest.id.slice(0, 28) + (parseInt(newest.id.slice(28), 16) ^ 1).toString(16).padStart(8, "0");
-    expect((await api(user).get(`/balances/${otherDay}`)).status).toBe(404);
+    // Any calendar day from the opening anchor to the newest has its id; the day after the newest has none.
+    const low = parseInt(accountId.slice(28), 16);
+    const dayId = (day: number) => accountId.slice(0, 28) + ((day ^ low) >>> 0).toString(16).padStart(8, "0");
+    const newestDay = (parseInt(newest.id.slice(28), 16) ^ low) >>> 0;
+    expect(dayId(newestDay)).toBe(newest.id);
+    const previous = await api(user).get(`/balances/${dayId(newestDay - 1)}`);
+    expect([previous.status, previous.body.date]).toEqual([200, new Date((newestDay - 1) * 86_400_000).toISOString().slice(0, 10)]);
+    const dayAfter = dayId(newestDay + 1);
+    expect((await api(user).get(`/balances/${dayAfter}`)).status).toBe(404);
     const theirs = await createAccount(app.runtime.services, stranger, { balance: "1" });
     const [theirDay] = (await api(stranger).get(`/balances?account_id=${theirs.id}`)).body.balances;
     expect((await api(user).get(`/balances/${theirDay.id}`)).status).toBe(404);

@@ -74,7 +74,7 @@ async function sql<Row extends Json>(statement: string, values: unknown[]): Prom
  */
 async function seriesBySql(days: string[]): Promise<Array<{ date: string; currency: string; assets: string; liabilities: string }>> {
   return sql(
-    `WITH od AS (${ORACLE_DAYS}),
+    `WITH od AS MATERIALIZED (${ORACLE_DAYS}),
           fam AS (SELECT currency FROM families WHERE id = $1),
           bal AS (
             SELECT d.day, a.currency, a.classification,

@@ -130,10 +130,25 @@ test("the house's history: sure-cli `valuations list` and `balances list`, and b
       new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" }).format(Number(row.amount)),
     ]),
   );
-  const balances = (await mcp.get(`/api/v1/balances?account_id=${house.id}`)).body.balances;
+  // A row for every calendar day from the opening anchor to the newest valuation, newest first (a page of 25), each
+  // ending at the newest valuation on or before it.
+  const listedBalances = (await mcp.get(`/api/v1/balances?account_id=${house.id}`)).body;
+  const days = await sql<{ date: string; amount: string; total: number }>(
+    `SELECT (x.last - n)::text AS date, x.last - x.first + 1 AS total,
+            (SELECT v.amount FROM valuations v WHERE v.account_id = $1 AND v.date <= x.last - n ORDER BY v.date DESC LIMIT 1)::text AS amount
+       FROM (SELECT min(date) AS first, max(date) AS last FROM valuations WHERE account_id = $1) x, generate_series(0, x.last - x.first) n
+      ORDER BY n LIMIT 25`,
+    [house.id],
+  );
+  expect(listedBalances.pagination.total_count).toBe(days[0].total);
   expect(
-    balances.map((row: Json) => [row.date, row.end_balance_cents, row.end_non_cash_balance_cents, row.end_cash_balance_cents]),
-  ).toEqual(valuations.map((row) => [row.date, cents(row.amount), cents(row.amount), 0]));
+    listedBalances.balances.map((row: Json) => [
+      row.date,
+      row.end_balance_cents,
+      row.end_non_cash_balance_cents,
+      row.end_cash_balance_cents,
+    ]),
+  ).toEqual(days.map((row) => [row.date, cents(row.amount), cents(row.amount), 0]));
 
   const from = isoDay(-365);
   const { account } = await graphqlClient(app, family.key).ok(

@@ -1,6 +1,6 @@
 import type { Sequelize } from "sequelize";
 import { readPrepared, selectRows } from "../../platform/common/sql";
-import { derivation, netWorthStatement } from "../ledger";
+import { derivation, netWorthStatement, pointBalance, pointNeighbours, POINT_ROW_OF, POINT_ROWS } from "../ledger";
 import { transactionConditions, type TransactionFilter } from "../transactions";
 import { moneySql } from "../transactions";
 import { RecurringRepository, type PlannedRecurringRow } from "../planning";
@@ -249,21 +249,19 @@ export class FinanceRepository {
   }
 
   /**
-   * Each account's balance at the end of `date` (its newest ledger row on or before it); null before
-   * its first. Only that row of each account is derived (the ledger's derivation, derive.sql.ts).
+   * Each account's balance at the end of `date`, as its calendar row of that day (the ledger's series
+   * rule, series.sql.ts); null before its first row. Only the rows it needs are derived (derive.sql.ts).
    */
   balancesOn(familyId: string, date: string): Promise<BalanceOnRow[]> {
     return readPrepared<BalanceOnRow>(
       this.sequelize,
-      `WITH ${derivation({
-        accounts: "a.family_id = $1",
-        // One descent of the days' key per account of the family.
-        keep: `SELECT a.id AS account_id, (SELECT max(d.date) FROM ledger_days d WHERE d.account_id = a.id AND d.date <= $2::date) AS date
-                 FROM accounts a WHERE a.family_id = $1`,
-      })}
-       SELECT a.name, a.account_type AS "accountType", a.classification, a.currency, b.end_balance::text AS balance,
-              b.end_cash_balance::text AS cash, b.end_holdings_value::text AS "holdingsValue"
-         FROM accounts a LEFT JOIN derived b ON b.account_id = a.id AND b.kept
+      `WITH points AS (SELECT a.id AS account_id, $2::date AS date, ${pointNeighbours("a.id", "$2::date")} FROM accounts a WHERE a.family_id = $1),
+       ${derivation({ accounts: "a.family_id = $1", keep: POINT_ROWS })}
+       SELECT a.name, a.account_type AS "accountType", a.classification, a.currency, (${pointBalance("balance")})::text AS balance,
+              (${pointBalance("cash_balance")})::text AS cash, (${pointBalance("holdings_value")})::text AS "holdingsValue"
+         FROM accounts a
+         JOIN points p ON p.account_id = a.id
+         LEFT JOIN derived b ON b.account_id = a.id AND b.kept AND b.date = ${POINT_ROW_OF}
         WHERE a.family_id = $1 ORDER BY lower(a.name), a.id`,
       [familyId, date],
     );

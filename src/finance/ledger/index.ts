@@ -3,5 +3,5 @@ export { cashPart } from "./balance.figures";
 export type { LedgerService } from "./ledger.service";
 export { LedgerAccountRefType } from "./ledger.type";
 export { derivation } from "./derive.sql";
-export { netWorthStatement } from "./series.sql";
+export { netWorthStatement, pointBalance, pointNeighbours, POINT_ROW_OF, POINT_ROWS } from "./series.sql";
 export { INVESTED_ACCOUNT_TYPES, sqlList } from "./account-kinds";

@@ -49,6 +49,26 @@ function refreshStatements({ accountId, dates, flowsOnly }: DayRefresh): Array<{
   return [...refreshes, ...(flowsOnly ? [] : [setBalance])];
 }
 
+/**
+ * The view's columns for the calendar day `day`, from the derived row `b` of the account's first day
+ * on or after it. On its own day, the row's figures. On an earlier day without a row nothing happened:
+ * as upstream's calculators write such a day, it starts and ends where the row starts, with no money
+ * in or out. (Where the row starts, not where the row before ends: the two differ across an anchor of
+ * a bank-fed account, whose days are derived backwards from the anchor after them, as upstream's
+ * reverse calculator walks; on a manual account they are the same.) Its id is made as a row's
+ * (`ledger_day_id`).
+ */
+const CALENDAR_DAY = (day: string) => `
+  ledger_day_id(b.account_id, ${day}) AS id, b.family_id, b.account_id, ${day} AS date, b.created_at, b.updated_at,
+  CASE WHEN ${day} = b.date THEN b.inflows ELSE 0.0000 END AS inflows,
+  CASE WHEN ${day} = b.date THEN b.outflows ELSE 0.0000 END AS outflows,
+  b.start_balance, CASE WHEN ${day} = b.date THEN b.end_balance ELSE b.start_balance END AS end_balance,
+  b.start_cash_balance, CASE WHEN ${day} = b.date THEN b.end_cash_balance ELSE b.start_cash_balance END AS end_cash_balance,
+  b.start_holdings_value, CASE WHEN ${day} = b.date THEN b.end_holdings_value ELSE b.start_holdings_value END AS end_holdings_value`;
+
+/** Day numbers (days since 1970-01-01) of the years 1 to 9999. */
+const DAY_NUMBERS = { first: -719162, last: 2932896 };
+
 const BALANCE_COLUMNS = `b.id, b.account_id AS "accountId", a.name AS "accountName", a.account_type AS "accountType",
   a.classification, a.currency, b.date::text AS date, b.start_balance AS "startBalance", b.end_balance AS "endBalance",
   b.start_cash_balance AS "startCashBalance", b.end_cash_balance AS "endCashBalance",
@@ -138,25 +158,35 @@ export class LedgerRepository {
 
   /**
    * The family's balance rows, newest day first (then newest row), with the total in the same statement.
+   * A row for every calendar day of each account from its first row to its last (CALENDAR_DAY).
    * With an account: only that account's page is derived (accountPage). Without: the view, whose
    * window partition (the family and the account) the family's account ids reach as a condition on
    * the days' key (they are looked up first: a subquery would stop at the view's windows, and the
-   * family's own filter has no index of the days); the date filters apply to the derived rows.
+   * family's own filter has no index of the days); each derived row then stands for its own day and
+   * the days after the account's row before it, and the date filters apply to those days.
    */
   async page(familyId: string, filter: BalanceFilter, limit: number, offset: number): Promise<{ rows: BalanceRow[]; total: number }> {
     if (filter.accountId) return this.accountPage(familyId, filter.accountId, filter, limit, offset);
     const accounts = await readRows<{ id: string }>(this.sequelize, "SELECT id FROM accounts WHERE family_id = $1", [familyId]);
     const bind: unknown[] = [familyId, accounts.map((account) => account.id)];
-    const conditions = ["b.family_id = $1", "b.account_id = ANY ($2::uuid[])", "a.family_id = $1"];
+    const conditions = ["a.family_id = $1"];
     if (filter.currency) conditions.push(`a.currency = ${bindParam(bind, filter.currency)}`);
     if (filter.startDate) conditions.push(`b.date >= ${bindParam(bind, filter.startDate)}::date`);
     if (filter.endDate) conditions.push(`b.date <= ${bindParam(bind, filter.endDate)}::date`);
+    const days = `
+      WITH shown AS (
+        SELECT ${CALENDAR_DAY("b.date - n")}
+          FROM (SELECT b.*, lag(b.date) OVER (PARTITION BY b.account_id ORDER BY b.date) AS previous
+                  FROM balances b WHERE b.family_id = $1 AND b.account_id = ANY ($2::uuid[])) b
+          CROSS JOIN LATERAL generate_series(0, coalesce(b.date - b.previous - 1, 0)) n
+      )`;
     const where = conditions.join(" AND ");
     const filterBind = [...bind];
     const rows = await readPrepared<BalanceRow & { total: string }>(
       this.sequelize,
-      `SELECT ${BALANCE_COLUMNS}, count(*) OVER () AS total
-         FROM balances b JOIN accounts a ON a.id = b.account_id
+      `${days}
+       SELECT ${BALANCE_COLUMNS}, count(*) OVER () AS total
+         FROM shown b JOIN accounts a ON a.id = b.account_id
         WHERE ${where} ORDER BY b.date DESC, b.created_at DESC, b.id DESC
         LIMIT ${bindParam(bind, limit)}::int OFFSET ${bindParam(bind, offset)}::int`,
       bind,
@@ -164,16 +194,18 @@ export class LedgerRepository {
     if (rows.length > 0 || offset === 0) return { rows, total: rows.length > 0 ? Number(rows[0].total) : 0 };
     const [count] = await readRows<{ total: string }>(
       this.sequelize,
-      `SELECT count(*) AS total FROM ledger_days b JOIN accounts a ON a.id = b.account_id WHERE ${where}`,
+      `${days} SELECT count(*) AS total FROM shown b JOIN accounts a ON a.id = b.account_id WHERE ${where}`,
       filterBind,
     );
     return { rows, total: Number(count.total) };
   }
 
   /**
-   * One account's page: the page's days are picked from the table by the filters (one row per day),
-   * then only they and the day before the oldest of them (its end is the page's first start) are
-   * derived, besides the anchors. The total counts the same rows of the table.
+   * One account's page: the page's calendar days are counted back from the newest one shown, so a page
+   * costs its own days whatever its offset. Each takes the figures of the account's first row on or
+   * after it (one step along the days' key), and only those rows and the row before the oldest of them
+   * (a manual account's row starts where the row before it ends) are derived, besides the anchors. The
+   * total is the number of calendar days from the first shown to the newest.
    */
   private async accountPage(
     familyId: string,
@@ -183,67 +215,67 @@ export class LedgerRepository {
     offset: number,
   ): Promise<{ rows: BalanceRow[]; total: number }> {
     const bind: unknown[] = [familyId, accountId];
-    // The days' own conditions (the account's, the dates) apart: a page with rows has passed the
-    // account's (its family, its currency), so its total counts the account's days alone, from the
-    // primary key, not joined row by row to the account.
-    const days = ["d.account_id = $2::uuid"];
-    const conditions = ["d.family_id = $1", "a.id = $2::uuid", "a.family_id = $1"];
+    const conditions = ["a.id = $2::uuid", "a.family_id = $1"];
     if (filter.currency) conditions.push(`a.currency = ${bindParam(bind, filter.currency)}`);
-    if (filter.startDate) days.push(`d.date >= ${bindParam(bind, filter.startDate)}::date`);
-    if (filter.endDate) days.push(`d.date <= ${bindParam(bind, filter.endDate)}::date`);
-    const where = [...days, ...conditions].join(" AND ");
+    const first = filter.startDate ? `greatest(x.first, ${bindParam(bind, filter.startDate)}::date)` : "x.first";
+    const last = filter.endDate ? `least(x.last, ${bindParam(bind, filter.endDate)}::date)` : "x.last";
+    const span = `
+      span AS (
+        SELECT ${first} AS first, ${last} AS last
+          FROM (SELECT min(d.date) AS first, max(d.date) AS last FROM ledger_days d WHERE d.account_id = $2::uuid) x
+         WHERE EXISTS (SELECT 1 FROM accounts a WHERE ${conditions.join(" AND ")})
+      )`;
+    const spanBind = [...bind];
     const rows = await readPrepared<BalanceRow & { total: string }>(
       this.sequelize,
-      `WITH page AS (
-         SELECT d.date FROM ledger_days d JOIN accounts a ON a.id = d.account_id
-          WHERE ${where} ORDER BY d.date DESC LIMIT ${bindParam(bind, limit)}::int OFFSET ${bindParam(bind, offset)}::int
+      `WITH ${span},
+       page AS (
+         SELECT s.last - n AS day FROM span s, generate_series(${bindParam(bind, offset)}::int, least(${bindParam(bind, offset)}::int + ${bindParam(bind, limit)}::int - 1, s.last - s.first)) n
+       ),
+       sourced AS (
+         SELECT p.day, (SELECT min(d.date) FROM ledger_days d WHERE d.account_id = $2::uuid AND d.date >= p.day) AS date FROM page p
        ),
        ${derivation({
          accounts: "a.id = $2::uuid AND a.family_id = $1",
-         keep: `SELECT $2::uuid AS account_id, date FROM page
-                UNION ALL SELECT $2::uuid, max(d.date) FROM ledger_days d WHERE d.account_id = $2::uuid AND d.date < (SELECT min(date) FROM page)`,
-       })}
-       SELECT ${BALANCE_COLUMNS},
-              (SELECT count(*) FROM ledger_days d WHERE ${days.join(" AND ")}) AS total
-         FROM derived b JOIN accounts a ON a.id = b.account_id
-        WHERE b.date IN (SELECT date FROM page)
+         keep: `SELECT $2::uuid AS account_id, date FROM sourced
+                UNION ALL SELECT $2::uuid, max(d.date) FROM ledger_days d WHERE d.account_id = $2::uuid AND d.date < (SELECT min(date) FROM sourced)`,
+       })},
+       shown AS (SELECT ${CALENDAR_DAY("s.day")} FROM sourced s JOIN derived b ON b.date = s.date AND b.kept)
+       SELECT ${BALANCE_COLUMNS}, (SELECT greatest(last - first + 1, 0) FROM span) AS total
+         FROM shown b JOIN accounts a ON a.id = b.account_id
         ORDER BY b.date DESC`,
       bind,
     );
     if (rows.length > 0 || offset === 0) return { rows, total: rows.length > 0 ? Number(rows[0].total) : 0 };
-    const [count] = await readRows<{ total: string }>(
+    const [count] = await readRows<{ total: string | null }>(
       this.sequelize,
-      `SELECT count(*) AS total FROM ledger_days d JOIN accounts a ON a.id = d.account_id WHERE ${where}`,
-      bind.slice(0, -2),
+      `WITH ${span} SELECT greatest(last - first + 1, 0) AS total FROM span`,
+      spanBind,
     );
-    return { rows, total: Number(count.total) };
+    return { rows, total: Number(count?.total ?? 0) };
   }
 
   /**
-   * One row: its account is looked up first, so the view derives only that account's rows. A day's id
-   * is its account's id with the day's number in its last 32 bits (`ledger_day_id`, migration 0033):
-   * the family's account whose id shares the first 96 bits, then the day whose number gives the rest.
+   * One row. A day's id is its account's id with the day's number in its last 32 bits
+   * (`ledger_day_id`, migration 0033): the family's account whose id shares the first 96 bits, then
+   * the day the rest names, read as that account's page of that one day (so a calendar day between
+   * two rows has an id too, and a day outside the account's span has none).
    */
   async byId(familyId: string, id: string): Promise<BalanceRow | null> {
-    const [day] = await readRows<{ accountId: string }>(
+    const [day] = await readRows<{ accountId: string; date: string }>(
       this.sequelize,
-      `SELECT d.account_id AS "accountId"
+      `SELECT a.id AS "accountId", (DATE '1970-01-01' + x.n)::text AS date
          FROM accounts a
-         JOIN ledger_days d ON d.account_id = a.id
-                           AND d.date - DATE '1970-01-01' = ('x' || right($2::text, 8))::bit(32)::int # ('x' || right(a.id::text, 8))::bit(32)::int
+         CROSS JOIN LATERAL (SELECT ('x' || right($2::text, 8))::bit(32)::int # ('x' || right(a.id::text, 8))::bit(32)::int AS n) x
         WHERE a.family_id = $1
           AND a.id BETWEEN (left(replace($2::text, '-', ''), 24) || '00000000')::uuid AND (left(replace($2::text, '-', ''), 24) || 'ffffffff')::uuid
-          AND ledger_day_id(d.account_id, d.date) = $2::uuid`,
+          -- Years 1 to 9999: any other number is no day of an account (and past PostgreSQL's dates).
+          AND x.n BETWEEN ${DAY_NUMBERS.first} AND ${DAY_NUMBERS.last}`,
       [familyId, id],
     );
     if (!day) return null;
-    const [row] = await readPrepared<BalanceRow>(
-      this.sequelize,
-      `SELECT ${BALANCE_COLUMNS} FROM balances b JOIN accounts a ON a.id = b.account_id
-        WHERE b.family_id = $1 AND b.account_id = $3 AND b.id = $2`,
-      [familyId, id, day.accountId],
-    );
-    return row ?? null;
+    const { rows } = await this.accountPage(familyId, day.accountId, { startDate: day.date, endDate: day.date }, 1, 0);
+    return rows.find((row) => row.id === id) ?? null;
   }
 
   /** The account's balance at the end of each bucket from `from` to `to`; buckets before its first row are left out. */
