@@ -7,7 +7,8 @@ import { startTestApp, type TestApp } from "../helpers/test-app";
 /**
  * sure-cli's `trades`, `securities`, `security-prices` and `holdings` commands and the MCP server's
  * five trade tools, replayed as the clients send them: sure-cli sends X-Api-Key, `{"trade": {…}}`
- * with every value a string and query keys only for the flags given; the MCP server
+ * with every value a string, `page=1&per_page=25` on every list (its flags' defaults), other query
+ * keys only for the flags given and `--account-ids` as repeated `account_ids[]`; the MCP server
  * (src/sure_mcp_server/server.py) sends `{"trade": {…}}` with qty, price and fee as Python floats,
  * `per_page` on every list, `account_ids` comma-separated. Figures are checked against SQL written here.
  */
@@ -104,7 +105,10 @@ test("get_trades / sure-cli `trades list` filter as upstream; get_trade and `tra
     "Buy 10.0 shares of AAPL",
   ]);
   expect(all.body.pagination).toEqual({ page: 1, per_page: 25, total_count: 3, total_pages: 1 });
-  const ranged = await cli.get(`/trades?start_date=${day(-25)}&end_date=${day(-15)}&account_id=${brokerage.id}`);
+  // sure-cli `trades list --account-ids A --account-ids B`: Go's url.Values, sorted, brackets escaped.
+  const repeated = await cli.get(`/trades?account_ids%5B%5D=${brokerage.id}&account_ids%5B%5D=${checking.id}&page=1&per_page=25`);
+  expect(repeated.body).toEqual(all.body);
+  const ranged = await cli.get(`/trades?account_id=${brokerage.id}&end_date=${day(-15)}&page=1&per_page=25&start_date=${day(-25)}`);
   expect(ranged.body.trades.map((trade: { name: string }) => trade.name)).toEqual(["Buy 4.0 shares of VTI"]);
   const shown = await mcp.get(`/api/v1/trades/${ranged.body.trades[0].id}`);
   expect(shown.body).toEqual(ranged.body.trades[0]);
@@ -207,6 +211,11 @@ test("sure-cli `securities list/show`, `security-prices list/show` and `holdings
   expect((await cli.get(`/securities/${aapl.id}`)).body).toEqual(aapl);
   expect((await cli.get("/securities?ticker=aapl&exchange_operating_mic=xnas")).body.securities).toHaveLength(1);
   expect((await cli.get("/securities?kind=bond")).status).toBe(422);
+  // `securities list --offline …`: true/false/1/0 filter, anything else is refused as upstream refuses it.
+  expect((await cli.get("/securities?offline=false&page=1&per_page=25")).body.securities).toHaveLength(2);
+  expect((await cli.get("/securities?offline=1&page=1&per_page=25")).body.securities).toEqual([]);
+  const offline = await cli.get("/securities?offline=maybe&page=1&per_page=25");
+  expect([offline.status, offline.body.error]).toEqual([422, "validation_failed"]);
 
   const sequelize = app.runtime.sequelize;
   await sequelize.transaction((transaction) =>
@@ -226,6 +235,13 @@ test("sure-cli `securities list/show`, `security-prices list/show` and `holdings
   expect(prices.body.security_prices[0].security).toEqual({ id: aapl.id, ticker: "AAPL", name: "AAPL", exchange_operating_mic: "XNAS" });
   expect((await cli.get(`/security_prices/${prices.body.security_prices[0].id}`)).body).toEqual(prices.body.security_prices[0]);
   expect((await cli.get(`/security_prices?start_date=2024-13-01`)).status).toBe(422);
+  // `security-prices list --currency USD --provisional false` with paging, as sure-cli sends every flag.
+  const flagged = await cli.get(
+    `/security_prices?currency=usd&page=1&per_page=25&provisional=false&security_id=${aapl.id}&start_date=${day(-9)}`,
+  );
+  expect(flagged.body.security_prices).toEqual(prices.body.security_prices);
+  expect((await cli.get(`/security_prices?provisional=true&security_id=${aapl.id}`)).body.security_prices).toEqual([]);
+  expect((await cli.get(`/security_prices?provisional=perhaps`)).status).toBe(422);
 
   const holdings = await cli.get(`/holdings?account_id=${brokerage.id}&security_id=${aapl.id}&date=${day(-2)}`);
   expect(holdings.body.holdings).toHaveLength(1);
@@ -245,8 +261,21 @@ test("sure-cli `securities list/show`, `security-prices list/show` and `holdings
   ]);
   expect((await cli.get(`/holdings/${holdings.body.holdings[0].id}`)).body).toEqual(today.body.holdings[0]);
   expect((await cli.get(`/holdings?account_id=${brokerage.id}&security_id=${aapl.id}&start_date=${day(1)}`)).body.holdings).toEqual([]);
+  // sure-cli `holdings list --account-ids …` sends them as repeated `account_ids[]`, with paging.
+  const repeated = await cli.get(
+    `/holdings?account_ids%5B%5D=${brokerage.id}&account_ids%5B%5D=${checking.id}&page=1&per_page=25&security_id=${aapl.id}`,
+  );
+  expect(repeated.body.holdings).toEqual(today.body.holdings);
   const [account] = await sql<{ balance: string }>(`SELECT balance FROM accounts WHERE id = $1`, [brokerage.id]);
   expect(account.balance).toBe((8334.5 + 1080.75 + 802).toFixed(4));
+  // `balances list`: the newest day (the 180.125 price) splits the same balance into cash and holdings.
+  const [newest] = (await cli.get(`/balances?account_id=${brokerage.id}&page=1&per_page=1`)).body.balances;
+  expect([newest.date, newest.end_cash_balance_cents, newest.end_non_cash_balance_cents, newest.end_balance_cents]).toEqual([
+    day(-2),
+    833_450,
+    Math.round((1080.75 + 802) * 100),
+    Math.round((8334.5 + 1080.75 + 802) * 100),
+  ]);
 });
 
 test("hostile trade values are 4xx, never 500: an overflowing quantity or price, a malformed ticker or MIC, a far date", async () => {
