@@ -116,6 +116,7 @@ test("on bank sync, on demand and on create a rule gives the same result; its ru
   await connect(b);
   expect((await outcome(b)).some((row) => row.includes("Coffee & Bakery"))).toBe(false);
   const ruleB = (await createRule(b, b.rule)).createRule;
+  app.statements.length = 0;
   const { applyRule } = await b.gql.ok(
     `mutation ($id: ID!) { applyRule(id: $id) { executionType status transactionsProcessed transactionsModified } }`,
     {
@@ -128,6 +129,9 @@ test("on bank sync, on demand and on create a rule gives the same result; its ru
     transactionsProcessed: matched.length,
     transactionsModified: matched.length * 3,
   });
+  // Set-based, not a loop: one write per action whatever the number of rows it changes.
+  const writes = app.statements.filter((sql) => /UPDATE transactions t SET|INSERT INTO transaction_tags/.test(sql));
+  expect([writes.length, matched.length > writes.length]).toEqual([3, true]);
   expect(await outcome(b)).toEqual(synced);
   // Applying again changes nothing.
   const again = await b.gql.ok(`mutation ($id: ID!) { applyRule(id: $id) { transactionsProcessed transactionsModified } }`, {
@@ -151,6 +155,13 @@ test("on bank sync, on demand and on create a rule gives the same result; its ru
     viaRest.some((other) => other.split(" | ").slice(0, 2).join() === row.split(" | ").slice(0, 2).join()),
   );
   expect(viaRest).toEqual(expected);
+  // Each create the rule selected is a listed (scheduled) run of one transaction, all three actions applied.
+  const matchedViaRest = viaRest.filter((row) => row.includes("Coffee & Bakery")).length;
+  expect(matchedViaRest).toBeGreaterThan(0);
+  const runsC = (await c.rest.get("/rule_runs?per_page=100")).body.data;
+  expect(
+    runsC.map((run: Json) => [run.execution_type, run.transactions_queued, run.transactions_processed, run.transactions_modified]),
+  ).toEqual(Array.from({ length: matchedViaRest }, () => ["scheduled", 1, 1, 3]));
 
   // The runs: A's scheduled one (the sync), B's two manual ones; REST in upstream's shapes.
   const runsA = await a.rest.get("/rule_runs");
