@@ -207,6 +207,13 @@ test("sure-cli `securities list/show`, `security-prices list/show` and `holdings
   const securities = await cli.get("/securities");
   expect(securities.body.securities.map((s: { ticker: string }) => s.ticker)).toEqual(["AAPL", "VTI"]);
   const [aapl] = securities.body.securities;
+  // Exactly the keys of upstream's securities/_security view.
+  expect(Object.keys(aapl).sort()).toEqual(
+    [
+      ...["id", "ticker", "name", "kind", "country_code", "exchange_mic", "exchange_acronym", "exchange_operating_mic", "exchange_name"],
+      ...["offline", "offline_reason", "website_url", "logo_url", "first_provider_price_on", "created_at", "updated_at"],
+    ].sort(),
+  );
   expect(aapl).toMatchObject({ kind: "standard", exchange_operating_mic: "XNAS", offline: false, logo_url: null });
   expect((await cli.get(`/securities/${aapl.id}`)).body).toEqual(aapl);
   expect((await cli.get("/securities?ticker=aapl&exchange_operating_mic=xnas")).body.securities).toHaveLength(1);
@@ -232,6 +239,10 @@ test("sure-cli `securities list/show`, `security-prices list/show` and `holdings
     ["$180.13", "180.1250"],
     ["$170.00", "170.0000"],
   ]);
+  // Exactly the keys of upstream's security_prices/_security_price view.
+  expect(Object.keys(prices.body.security_prices[0]).sort()).toEqual(
+    ["id", "date", "price", "price_amount", "currency", "provisional", "security", "created_at", "updated_at"].sort(),
+  );
   expect(prices.body.security_prices[0].security).toEqual({ id: aapl.id, ticker: "AAPL", name: "AAPL", exchange_operating_mic: "XNAS" });
   expect((await cli.get(`/security_prices/${prices.body.security_prices[0].id}`)).body).toEqual(prices.body.security_prices[0]);
   expect((await cli.get(`/security_prices?start_date=2024-13-01`)).status).toBe(422);
