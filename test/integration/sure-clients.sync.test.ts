@@ -207,7 +207,7 @@ describe("GET /api/v1/provider_connections", () => {
 });
 
 describe("GET /api/v1/holdings (MCP get_holdings/get_holding)", () => {
-  test("lists the reported holdings with upstream's keys, filtered as the MCP server sends it", async () => {
+  test("lists the reported holdings with upstream's keys but its timestamps (and with security.isin), filtered as the MCP server sends it", async () => {
     const response = await api.get("/holdings?per_page=50");
     expect(response.status).toBe(200);
     expect(response.body.pagination).toMatchObject({ page: 1, per_page: 50, total_count: 2 });
