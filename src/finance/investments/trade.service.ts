@@ -342,7 +342,7 @@ export class TradeService {
   }
 
   /**
-   * Records security prices (the demo, an import, a provider's reported prices) and revalues every
+   * Records security prices (the demo's, a provider's reported prices) and revalues every
    * manual account trading those securities from the earliest day written (positions do not change).
    */
   async recordPrices(
