@@ -64,7 +64,7 @@ test("sure-cli `trades create --apply` buys, the MCP server's create_trade buys 
     currency: "USD",
     name: "Buy 10.0 shares of AAPL",
     notes: null,
-    qty: "10",
+    qty: "10.0",
     price: "$150.25",
     investment_activity_label: "Buy",
     account: { id: brokerage.id, name: "Brokerage", account_type: "investment" },
@@ -77,7 +77,7 @@ test("sure-cli `trades create --apply` buys, the MCP server's create_trade buys 
     pythonJson({ trade: { account_id: brokerage.id, type: "buy", date: day(-20), ticker: "VTI", qty: 4, price: 200.5, fee: 1 } }),
   );
   expect(mcpBuy.status).toBe(201);
-  expect(mcpBuy.body).toMatchObject({ amount: "$803.00", qty: "4", name: "Buy 4.0 shares of VTI" });
+  expect(mcpBuy.body).toMatchObject({ amount: "$803.00", qty: "4.0", name: "Buy 4.0 shares of VTI" });
   const mcpSell = await mcp.post(
     "/api/v1/trades",
     pythonJson({
@@ -85,7 +85,7 @@ test("sure-cli `trades create --apply` buys, the MCP server's create_trade buys 
     }),
   );
   expect(mcpSell.status).toBe(201);
-  expect(mcpSell.body).toMatchObject({ amount: "-$640.00", qty: "-4", name: "Sell 4.0 shares of AAPL", investment_activity_label: "Sell" });
+  expect(mcpSell.body).toMatchObject({ amount: "-$640.00", qty: "-4.0", name: "Sell 4.0 shares of AAPL", investment_activity_label: "Sell" });
 
   // Cash: 10,000 − 1,502.50 − 803 + 640; holdings at the newest trade prices: 6 AAPL × 160 + 4 VTI × 200.5.
   const [account] = await sql<{ balance: string; cash_balance: string }>(`SELECT balance, cash_balance FROM accounts WHERE id = $1`, [
@@ -183,7 +183,7 @@ test("update_trade (MCP) and sure-cli `trades update --apply` (PATCH and PUT) re
   });
   const patched = await mcp.patch(`/api/v1/trades/${created.body.id}`, pythonJson({ trade: { qty: 3, price: 55.5, notes: "topped up" } }));
   expect(patched.status).toBe(200);
-  expect(patched.body).toMatchObject({ qty: "3", price: "$55.50", amount: "$166.50", name: "Buy 3.0 shares of MSFT", notes: "topped up" });
+  expect(patched.body).toMatchObject({ qty: "3.0", price: "$55.50", amount: "$166.50", name: "Buy 3.0 shares of MSFT", notes: "topped up" });
   const put = await cli.put(`/trades/${created.body.id}`, { trade: { type: "sell", qty: "1" } });
   expect([put.status, put.body.name, put.body.amount, put.body.qty]).toEqual([422, undefined, undefined, undefined]);
   const relabelled = await cli.put(`/trades/${created.body.id}`, { trade: { investment_activity_label: "Reinvestment" } });
@@ -257,7 +257,7 @@ test("sure-cli `securities list/show`, `security-prices list/show` and `holdings
   const holdings = await cli.get(`/holdings?account_id=${brokerage.id}&security_id=${aapl.id}&date=${day(-2)}`);
   expect(holdings.body.holdings).toHaveLength(1);
   expect(holdings.body.holdings[0]).toMatchObject({
-    qty: "6",
+    qty: "6.0",
     price: "$180.13",
     amount: "$1,080.75",
     cost_basis_source: "calculated",

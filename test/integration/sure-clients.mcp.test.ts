@@ -248,13 +248,13 @@ test("create_trade, update_trade, delete_trade (MCP) and sure-cli's trades, secu
   );
   expect(created.body).toMatchObject({
     amount: "$201.00",
-    qty: "2",
+    qty: "2.0",
     name: "Buy 2.0 shares of VTI",
     security: { id: vti.id, ticker: "VTI" },
   });
   const updated = await mcp.patch(`/api/v1/trades/${created.body.id}`, pythonJson({ trade: { qty: 3, price: 101.5, notes: "demo" } }));
   expect(updated.status).toBe(200);
-  expect(updated.body).toMatchObject({ amount: "$305.50", qty: "3", name: "Buy 3.0 shares of VTI", notes: "demo" });
+  expect(updated.body).toMatchObject({ amount: "$305.50", qty: "3.0", name: "Buy 3.0 shares of VTI", notes: "demo" });
 
   const listed = await cli.get(`/trades?account_id=${brokerage.id}`);
   expect(listed.body.trades).toContainEqual(updated.body);

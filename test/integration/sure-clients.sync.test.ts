@@ -215,7 +215,7 @@ describe("GET /api/v1/holdings (MCP get_holdings/get_holding)", () => {
     expect(world).toEqual({
       id: expect.any(String),
       date: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/),
-      qty: "100",
+      qty: "100.0",
       price: "€90.00",
       amount: "€9,000.00",
       currency: "EUR",
