@@ -85,7 +85,12 @@ test("sure-cli `trades create --apply` buys, the MCP server's create_trade buys 
     }),
   );
   expect(mcpSell.status).toBe(201);
-  expect(mcpSell.body).toMatchObject({ amount: "-$640.00", qty: "-4.0", name: "Sell 4.0 shares of AAPL", investment_activity_label: "Sell" });
+  expect(mcpSell.body).toMatchObject({
+    amount: "-$640.00",
+    qty: "-4.0",
+    name: "Sell 4.0 shares of AAPL",
+    investment_activity_label: "Sell",
+  });
 
   // Cash: 10,000 − 1,502.50 − 803 + 640; holdings at the newest trade prices: 6 AAPL × 160 + 4 VTI × 200.5.
   const [account] = await sql<{ balance: string; cash_balance: string }>(`SELECT balance, cash_balance FROM accounts WHERE id = $1`, [
@@ -183,7 +188,13 @@ test("update_trade (MCP) and sure-cli `trades update --apply` (PATCH and PUT) re
   });
   const patched = await mcp.patch(`/api/v1/trades/${created.body.id}`, pythonJson({ trade: { qty: 3, price: 55.5, notes: "topped up" } }));
   expect(patched.status).toBe(200);
-  expect(patched.body).toMatchObject({ qty: "3.0", price: "$55.50", amount: "$166.50", name: "Buy 3.0 shares of MSFT", notes: "topped up" });
+  expect(patched.body).toMatchObject({
+    qty: "3.0",
+    price: "$55.50",
+    amount: "$166.50",
+    name: "Buy 3.0 shares of MSFT",
+    notes: "topped up",
+  });
   const put = await cli.put(`/trades/${created.body.id}`, { trade: { type: "sell", qty: "1" } });
   expect([put.status, put.body.name, put.body.amount, put.body.qty]).toEqual([422, undefined, undefined, undefined]);
   const relabelled = await cli.put(`/trades/${created.body.id}`, { trade: { investment_activity_label: "Reinvestment" } });
