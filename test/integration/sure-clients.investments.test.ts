@@ -256,6 +256,10 @@ test("sure-cli `securities list/show`, `security-prices list/show` and `holdings
   );
   expect(prices.body.security_prices[0].security).toEqual({ id: aapl.id, ticker: "AAPL", name: "AAPL", exchange_operating_mic: "XNAS" });
   expect((await cli.get(`/security_prices/${prices.body.security_prices[0].id}`)).body).toEqual(prices.body.security_prices[0]);
+  // A family that neither holds nor trades AAPL sees none of its prices.
+  const stranger = apiKeyClient(`${app.url}/api/v1`, other.key);
+  expect((await stranger.get(`/security_prices/${prices.body.security_prices[0].id}`)).status).toBe(404);
+  expect((await stranger.get(`/security_prices?security_id=${aapl.id}`)).body.security_prices).toEqual([]);
   expect((await cli.get(`/security_prices?start_date=2024-13-01`)).status).toBe(422);
   // `security-prices list --currency USD --provisional false` with paging, as sure-cli sends every flag.
   const flagged = await cli.get(
