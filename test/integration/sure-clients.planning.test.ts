@@ -213,7 +213,7 @@ test("`rejected-transfers list --account-id --start-date --end-date`, `show`, an
     `/rejected_transfers?account_id=${accounts[0].id}&end_date=${thisMonth}&page=1&per_page=25&start_date=${lastMonth}`,
     headers,
   );
-  expect(list.body).toEqual({ rejected_transfers: [], pagination: { page: 1, per_page: 25, total_count: 0, total_pages: 0 } });
+  expect(list.body).toEqual({ rejected_transfers: [], pagination: { page: 1, per_page: 25, total_count: 0, total_pages: 1 } });
   expect((await cli.get(`/rejected_transfers/${accounts[0].id}`, headers)).status).toBe(404);
   const settings = await cli.get("/family_settings", headers);
   expect(keys(settings.body)).toEqual(FAMILY_SETTINGS);
