@@ -57,7 +57,7 @@ describe("GET /api/v1/merchants", () => {
       const { api } = await newFamily();
       const response = await api.get("/merchants");
       expect(response.status).toBe(200);
-      expect(response.body).toEqual({ merchants: [], pagination: { page: 1, per_page: 25, total_count: 0, total_pages: 0 } });
+      expect(response.body).toEqual({ merchants: [], pagination: { page: 1, per_page: 25, total_count: 0, total_pages: 1 } });
     });
   });
 

@@ -1,3 +1,4 @@
+import { QueryTypes } from "sequelize";
 import { startOfTomorrowUtc } from "../../src/finance/banking/provider";
 import { BANK_TEST_ENV, waitForSync } from "../helpers/banking";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
@@ -116,6 +117,7 @@ test("on bank sync, on demand and on create a rule gives the same result; its ru
   await connect(b);
   expect((await outcome(b)).some((row) => row.includes("Coffee & Bakery"))).toBe(false);
   const ruleB = (await createRule(b, b.rule)).createRule;
+  app.statements.length = 0;
   const { applyRule } = await b.gql.ok(
     `mutation ($id: ID!) { applyRule(id: $id) { executionType status transactionsProcessed transactionsModified } }`,
     {
@@ -128,6 +130,9 @@ test("on bank sync, on demand and on create a rule gives the same result; its ru
     transactionsProcessed: matched.length,
     transactionsModified: matched.length * 3,
   });
+  // Set-based, not a loop: one write per action whatever the number of rows it changes.
+  const writes = app.statements.filter((sql) => /UPDATE transactions t SET|INSERT INTO transaction_tags/.test(sql));
+  expect([writes.length, matched.length > writes.length]).toEqual([3, true]);
   expect(await outcome(b)).toEqual(synced);
   // Applying again changes nothing.
   const again = await b.gql.ok(`mutation ($id: ID!) { applyRule(id: $id) { transactionsProcessed transactionsModified } }`, {
@@ -151,6 +156,13 @@ test("on bank sync, on demand and on create a rule gives the same result; its ru
     viaRest.some((other) => other.split(" | ").slice(0, 2).join() === row.split(" | ").slice(0, 2).join()),
   );
   expect(viaRest).toEqual(expected);
+  // Each create the rule selected is a listed (scheduled) run of one transaction, all three actions applied.
+  const matchedViaRest = viaRest.filter((row) => row.includes("Coffee & Bakery")).length;
+  expect(matchedViaRest).toBeGreaterThan(0);
+  const runsC = (await c.rest.get("/rule_runs?per_page=100")).body.data;
+  expect(
+    runsC.map((run: Json) => [run.execution_type, run.transactions_queued, run.transactions_processed, run.transactions_modified]),
+  ).toEqual(Array.from({ length: matchedViaRest }, () => ["scheduled", 1, 1, 3]));
 
   // The runs: A's scheduled one (the sync), B's two manual ones; REST in upstream's shapes.
   const runsA = await a.rest.get("/rule_runs");
@@ -226,5 +238,119 @@ test("rules are validated, audited, and refused to read keys; deleting keeps the
       ["rule.deleted", h.user.userId],
       ["rule.updated", h.user.userId],
     ].sort(),
+  );
+});
+
+test("each condition type and the rename action select and change exactly the transactions SQL written here selects", async () => {
+  const h = await household();
+  const { services, sequelize } = app.runtime;
+  const checking = await createAccount(services, h.user, { name: "Checking" });
+  const savings = await createAccount(services, h.user, { name: "Savings" });
+  const grocer = await services.merchants.create(h.user.actor, { name: "Grocer" });
+  const food = await services.categories.create(h.user.actor, { name: "Food", classification: "expense", color: "#123456", icon: "tag" });
+  const rows: Array<[string, string, string, string | null, boolean, boolean, boolean]> = [
+    // name, amount, account, notes, by the grocer, categorised, renamed by the last rule
+    ["Market run", "45.10", "checking", null, true, false, false],
+    ["Market run", "120.00", "checking", "weekly", true, true, false],
+    ["Refund from market", "-20.00", "checking", null, true, false, false],
+    ["Birthday gift", "99.99", "savings", "GIFT for Ann", false, false, false],
+    ["Salary", "-3000.00", "savings", null, false, true, false],
+    ["zzz unknown", "19.99", "checking", "gift card", false, false, true],
+    ["ZZZ again", "5.00", "savings", null, false, true, true],
+  ];
+  for (const [name, amount, account, notes, byGrocer, categorised] of rows)
+    await services.transactions.create(h.user.actor, {
+      accountId: account === "checking" ? checking.id : savings.id,
+      date: "2026-05-02",
+      amount,
+      name,
+      notes,
+      merchantId: byGrocer ? grocer.id : null,
+      categoryId: categorised ? food.id : null,
+    });
+  await services.transactions.createTransfer(h.user.actor, {
+    fromAccountId: checking.id,
+    toAccountId: savings.id,
+    date: "2026-05-03",
+    amount: "50",
+  });
+
+  const family = h.user.familyId;
+  const cases: Array<{ label: string; conditions: Json[]; oracle: string }> = [
+    {
+      label: "merchant",
+      conditions: [{ conditionType: "transaction_merchant", operator: "=", value: grocer.id }],
+      oracle: `t.merchant_id = '${grocer.id}'`,
+    },
+    { label: "no category", conditions: [{ conditionType: "transaction_category", operator: "is_null" }], oracle: "t.category_id IS NULL" },
+    {
+      label: "account",
+      conditions: [{ conditionType: "transaction_account", operator: "=", value: savings.id }],
+      oracle: `t.account_id = '${savings.id}'`,
+    },
+    {
+      label: "amount range",
+      conditions: [
+        { conditionType: "transaction_amount", operator: ">=", value: "20" },
+        { conditionType: "transaction_amount", operator: "<", value: "100" },
+      ],
+      oracle: "abs(t.amount) >= 20 AND abs(t.amount) < 100",
+    },
+    {
+      label: "notes",
+      conditions: [{ conditionType: "transaction_notes", operator: "like", value: "gift" }],
+      oracle: "t.notes ILIKE '%gift%'",
+    },
+    {
+      label: "income",
+      conditions: [{ conditionType: "transaction_type", operator: "=", value: "income" }],
+      oracle:
+        "t.amount < 0 AND t.id NOT IN (SELECT inflow_transaction_id FROM transfers UNION ALL SELECT outflow_transaction_id FROM transfers)",
+    },
+    {
+      label: "transfer",
+      conditions: [{ conditionType: "transaction_type", operator: "=", value: "transfer" }],
+      oracle: "t.id IN (SELECT inflow_transaction_id FROM transfers UNION ALL SELECT outflow_transaction_id FROM transfers)",
+    },
+  ];
+  const tagged = async (tagId: string) =>
+    (
+      await sequelize.query<{ id: string }>(`SELECT transaction_id AS id FROM transaction_tags WHERE tag_id = $1 ORDER BY 1`, {
+        bind: [tagId],
+        type: QueryTypes.SELECT,
+      })
+    ).map((row) => row.id);
+  for (const { label, conditions, oracle } of cases) {
+    const { createTag } = await h.gql.ok(`mutation ($name: String!) { createTag(input: { name: $name }) { id } }`, { name: label });
+    const { createRule: rule } = await createRule(h, {
+      name: label,
+      conditions,
+      actions: [{ actionType: "set_transaction_tags", value: createTag.id }],
+    });
+    const { applyRule } = await h.gql.ok(`mutation ($id: ID!) { applyRule(id: $id) { transactionsProcessed } }`, { id: rule.id });
+    const expected = (
+      await sequelize.query<{ id: string }>(`SELECT t.id FROM transactions t WHERE t.family_id = $1 AND ${oracle} ORDER BY 1`, {
+        bind: [family],
+        type: QueryTypes.SELECT,
+      })
+    ).map((row) => row.id);
+    expect(expected.length).toBeGreaterThan(0);
+    expect([label, await tagged(createTag.id)]).toEqual([label, expected]);
+    expect([label, applyRule.transactionsProcessed]).toEqual([label, expected.length]);
+  }
+
+  const { createRule: rename } = await createRule(h, {
+    name: "Rename",
+    conditions: [{ conditionType: "transaction_name", operator: "like", value: "zzz" }],
+    actions: [{ actionType: "set_transaction_name", value: "Unknown shop" }],
+  });
+  await h.gql.ok(`mutation ($id: ID!) { applyRule(id: $id) { id } }`, { id: rename.id });
+  const names = await sequelize.query<{ name: string }>(`SELECT name FROM transactions WHERE family_id = $1 ORDER BY name`, {
+    bind: [family],
+    type: QueryTypes.SELECT,
+  });
+  const kept = rows.filter((row) => !row[6]).map((row) => row[0]);
+  expect(names.map((row) => row.name).filter((name) => !name.startsWith("Transfer"))).toEqual(
+    [...kept, ...rows.filter((row) => row[6]).map(() => "Unknown shop")].sort(),
   );
 });

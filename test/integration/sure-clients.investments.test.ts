@@ -7,7 +7,8 @@ import { startTestApp, type TestApp } from "../helpers/test-app";
 /**
  * sure-cli's `trades`, `securities`, `security-prices` and `holdings` commands and the MCP server's
  * five trade tools, replayed as the clients send them: sure-cli sends X-Api-Key, `{"trade": {…}}`
- * with every value a string and query keys only for the flags given; the MCP server
+ * with every value a string, `page=1&per_page=25` on every list (its flags' defaults), other query
+ * keys only for the flags given and `--account-ids` as repeated `account_ids[]`; the MCP server
  * (src/sure_mcp_server/server.py) sends `{"trade": {…}}` with qty, price and fee as Python floats,
  * `per_page` on every list, `account_ids` comma-separated. Figures are checked against SQL written here.
  */
@@ -63,7 +64,7 @@ test("sure-cli `trades create --apply` buys, the MCP server's create_trade buys 
     currency: "USD",
     name: "Buy 10.0 shares of AAPL",
     notes: null,
-    qty: "10",
+    qty: "10.0",
     price: "$150.25",
     investment_activity_label: "Buy",
     account: { id: brokerage.id, name: "Brokerage", account_type: "investment" },
@@ -76,7 +77,7 @@ test("sure-cli `trades create --apply` buys, the MCP server's create_trade buys 
     pythonJson({ trade: { account_id: brokerage.id, type: "buy", date: day(-20), ticker: "VTI", qty: 4, price: 200.5, fee: 1 } }),
   );
   expect(mcpBuy.status).toBe(201);
-  expect(mcpBuy.body).toMatchObject({ amount: "$803.00", qty: "4", name: "Buy 4.0 shares of VTI" });
+  expect(mcpBuy.body).toMatchObject({ amount: "$803.00", qty: "4.0", name: "Buy 4.0 shares of VTI" });
   const mcpSell = await mcp.post(
     "/api/v1/trades",
     pythonJson({
@@ -84,7 +85,12 @@ test("sure-cli `trades create --apply` buys, the MCP server's create_trade buys 
     }),
   );
   expect(mcpSell.status).toBe(201);
-  expect(mcpSell.body).toMatchObject({ amount: "-$640.00", qty: "-4", name: "Sell 4.0 shares of AAPL", investment_activity_label: "Sell" });
+  expect(mcpSell.body).toMatchObject({
+    amount: "-$640.00",
+    qty: "-4.0",
+    name: "Sell 4.0 shares of AAPL",
+    investment_activity_label: "Sell",
+  });
 
   // Cash: 10,000 − 1,502.50 − 803 + 640; holdings at the newest trade prices: 6 AAPL × 160 + 4 VTI × 200.5.
   const [account] = await sql<{ balance: string; cash_balance: string }>(`SELECT balance, cash_balance FROM accounts WHERE id = $1`, [
@@ -104,7 +110,10 @@ test("get_trades / sure-cli `trades list` filter as upstream; get_trade and `tra
     "Buy 10.0 shares of AAPL",
   ]);
   expect(all.body.pagination).toEqual({ page: 1, per_page: 25, total_count: 3, total_pages: 1 });
-  const ranged = await cli.get(`/trades?start_date=${day(-25)}&end_date=${day(-15)}&account_id=${brokerage.id}`);
+  // sure-cli `trades list --account-ids A --account-ids B`: Go's url.Values, sorted, brackets escaped.
+  const repeated = await cli.get(`/trades?account_ids%5B%5D=${brokerage.id}&account_ids%5B%5D=${checking.id}&page=1&per_page=25`);
+  expect(repeated.body).toEqual(all.body);
+  const ranged = await cli.get(`/trades?account_id=${brokerage.id}&end_date=${day(-15)}&page=1&per_page=25&start_date=${day(-25)}`);
   expect(ranged.body.trades.map((trade: { name: string }) => trade.name)).toEqual(["Buy 4.0 shares of VTI"]);
   const shown = await mcp.get(`/api/v1/trades/${ranged.body.trades[0].id}`);
   expect(shown.body).toEqual(ranged.body.trades[0]);
@@ -179,7 +188,13 @@ test("update_trade (MCP) and sure-cli `trades update --apply` (PATCH and PUT) re
   });
   const patched = await mcp.patch(`/api/v1/trades/${created.body.id}`, pythonJson({ trade: { qty: 3, price: 55.5, notes: "topped up" } }));
   expect(patched.status).toBe(200);
-  expect(patched.body).toMatchObject({ qty: "3", price: "$55.50", amount: "$166.50", name: "Buy 3.0 shares of MSFT", notes: "topped up" });
+  expect(patched.body).toMatchObject({
+    qty: "3.0",
+    price: "$55.50",
+    amount: "$166.50",
+    name: "Buy 3.0 shares of MSFT",
+    notes: "topped up",
+  });
   const put = await cli.put(`/trades/${created.body.id}`, { trade: { type: "sell", qty: "1" } });
   expect([put.status, put.body.name, put.body.amount, put.body.qty]).toEqual([422, undefined, undefined, undefined]);
   const relabelled = await cli.put(`/trades/${created.body.id}`, { trade: { investment_activity_label: "Reinvestment" } });
@@ -203,10 +218,22 @@ test("sure-cli `securities list/show`, `security-prices list/show` and `holdings
   const securities = await cli.get("/securities");
   expect(securities.body.securities.map((s: { ticker: string }) => s.ticker)).toEqual(["AAPL", "VTI"]);
   const [aapl] = securities.body.securities;
+  // Exactly the keys of upstream's securities/_security view.
+  expect(Object.keys(aapl).sort()).toEqual(
+    [
+      ...["id", "ticker", "name", "kind", "country_code", "exchange_mic", "exchange_acronym", "exchange_operating_mic", "exchange_name"],
+      ...["offline", "offline_reason", "website_url", "logo_url", "first_provider_price_on", "created_at", "updated_at"],
+    ].sort(),
+  );
   expect(aapl).toMatchObject({ kind: "standard", exchange_operating_mic: "XNAS", offline: false, logo_url: null });
   expect((await cli.get(`/securities/${aapl.id}`)).body).toEqual(aapl);
   expect((await cli.get("/securities?ticker=aapl&exchange_operating_mic=xnas")).body.securities).toHaveLength(1);
   expect((await cli.get("/securities?kind=bond")).status).toBe(422);
+  // `securities list --offline …`: true/false/1/0 filter, anything else is refused as upstream refuses it.
+  expect((await cli.get("/securities?offline=false&page=1&per_page=25")).body.securities).toHaveLength(2);
+  expect((await cli.get("/securities?offline=1&page=1&per_page=25")).body.securities).toEqual([]);
+  const offline = await cli.get("/securities?offline=maybe&page=1&per_page=25");
+  expect([offline.status, offline.body.error]).toEqual([422, "validation_failed"]);
 
   const sequelize = app.runtime.sequelize;
   await sequelize.transaction((transaction) =>
@@ -223,14 +250,29 @@ test("sure-cli `securities list/show`, `security-prices list/show` and `holdings
     ["$180.13", "180.1250"],
     ["$170.00", "170.0000"],
   ]);
+  // Exactly the keys of upstream's security_prices/_security_price view.
+  expect(Object.keys(prices.body.security_prices[0]).sort()).toEqual(
+    ["id", "date", "price", "price_amount", "currency", "provisional", "security", "created_at", "updated_at"].sort(),
+  );
   expect(prices.body.security_prices[0].security).toEqual({ id: aapl.id, ticker: "AAPL", name: "AAPL", exchange_operating_mic: "XNAS" });
   expect((await cli.get(`/security_prices/${prices.body.security_prices[0].id}`)).body).toEqual(prices.body.security_prices[0]);
+  // A family that neither holds nor trades AAPL sees none of its prices.
+  const stranger = apiKeyClient(`${app.url}/api/v1`, other.key);
+  expect((await stranger.get(`/security_prices/${prices.body.security_prices[0].id}`)).status).toBe(404);
+  expect((await stranger.get(`/security_prices?security_id=${aapl.id}`)).body.security_prices).toEqual([]);
   expect((await cli.get(`/security_prices?start_date=2024-13-01`)).status).toBe(422);
+  // `security-prices list --currency USD --provisional false` with paging, as sure-cli sends every flag.
+  const flagged = await cli.get(
+    `/security_prices?currency=usd&page=1&per_page=25&provisional=false&security_id=${aapl.id}&start_date=${day(-9)}`,
+  );
+  expect(flagged.body.security_prices).toEqual(prices.body.security_prices);
+  expect((await cli.get(`/security_prices?provisional=true&security_id=${aapl.id}`)).body.security_prices).toEqual([]);
+  expect((await cli.get(`/security_prices?provisional=perhaps`)).status).toBe(422);
 
   const holdings = await cli.get(`/holdings?account_id=${brokerage.id}&security_id=${aapl.id}&date=${day(-2)}`);
   expect(holdings.body.holdings).toHaveLength(1);
   expect(holdings.body.holdings[0]).toMatchObject({
-    qty: "6",
+    qty: "6.0",
     price: "$180.13",
     amount: "$1,080.75",
     cost_basis_source: "calculated",
@@ -245,8 +287,21 @@ test("sure-cli `securities list/show`, `security-prices list/show` and `holdings
   ]);
   expect((await cli.get(`/holdings/${holdings.body.holdings[0].id}`)).body).toEqual(today.body.holdings[0]);
   expect((await cli.get(`/holdings?account_id=${brokerage.id}&security_id=${aapl.id}&start_date=${day(1)}`)).body.holdings).toEqual([]);
+  // sure-cli `holdings list --account-ids …` sends them as repeated `account_ids[]`, with paging.
+  const repeated = await cli.get(
+    `/holdings?account_ids%5B%5D=${brokerage.id}&account_ids%5B%5D=${checking.id}&page=1&per_page=25&security_id=${aapl.id}`,
+  );
+  expect(repeated.body.holdings).toEqual(today.body.holdings);
   const [account] = await sql<{ balance: string }>(`SELECT balance FROM accounts WHERE id = $1`, [brokerage.id]);
   expect(account.balance).toBe((8334.5 + 1080.75 + 802).toFixed(4));
+  // `balances list`: the newest day (the 180.125 price) splits the same balance into cash and holdings.
+  const [newest] = (await cli.get(`/balances?account_id=${brokerage.id}&page=1&per_page=1`)).body.balances;
+  expect([newest.date, newest.end_cash_balance_cents, newest.end_non_cash_balance_cents, newest.end_balance_cents]).toEqual([
+    day(-2),
+    833_450,
+    Math.round((1080.75 + 802) * 100),
+    Math.round((8334.5 + 1080.75 + 802) * 100),
+  ]);
 });
 
 test("hostile trade values are 4xx, never 500: an overflowing quantity or price, a malformed ticker or MIC, a far date", async () => {

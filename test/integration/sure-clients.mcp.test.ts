@@ -225,6 +225,22 @@ test("get_trades, get_trade, get_holdings on the demo brokerage: its 14 trades, 
   expect(brokerage.balance_cents).toBe(await brokerageBalanceCents(brokerage.id));
   const securities = await mcp.get("/api/v1/securities");
   expect(securities.body.securities.map((security: Json) => security.ticker)).toEqual(["AAPL", "BND", "VTI"]);
+  // The demo's history (issue 29): a few years of trades, and a price of each security every month.
+  const [span] = await sql<{ years: string; months: string[] }>(
+    `SELECT (SELECT (max(date) - min(date)) / 365.0 FROM trades WHERE account_id = $1)::text AS years,
+            (SELECT array_agg(DISTINCT to_char(p.date, 'YYYY-MM') ORDER BY to_char(p.date, 'YYYY-MM'))
+               FROM security_prices p JOIN trades t ON t.security_id = p.security_id WHERE t.account_id = $1) AS months`,
+    [brokerage.id],
+  );
+  expect(Number(span.years)).toBeGreaterThan(3);
+  for (const security of securities.body.securities) {
+    const prices = (await mcp.get(`/api/v1/security_prices?security_id=${security.id}&per_page=100`)).body.security_prices;
+    expect([security.ticker, prices.map((price: Json) => price.date.slice(0, 7)).sort()]).toEqual([security.ticker, span.months]);
+  }
+  // Every month from the first to the last, none missing.
+  const index = (month: string) => Number(month.slice(0, 4)) * 12 + Number(month.slice(5, 7));
+  expect(span.months.length).toBe(index(span.months.at(-1)!) - index(span.months[0]) + 1);
+  expect(span.months.length).toBeGreaterThanOrEqual(36);
 });
 
 test("create_trade, update_trade, delete_trade (MCP) and sure-cli's trades, securities, security-prices and holdings commands on the demo brokerage: upstream's shapes, figures by SQL", async () => {
@@ -263,13 +279,13 @@ test("create_trade, update_trade, delete_trade (MCP) and sure-cli's trades, secu
   );
   expect(created.body).toMatchObject({
     amount: "$201.00",
-    qty: "2",
+    qty: "2.0",
     name: "Buy 2.0 shares of VTI",
     security: { id: vti.id, ticker: "VTI" },
   });
   const updated = await mcp.patch(`/api/v1/trades/${created.body.id}`, pythonJson({ trade: { qty: 3, price: 101.5, notes: "demo" } }));
   expect(updated.status).toBe(200);
-  expect(updated.body).toMatchObject({ amount: "$305.50", qty: "3", name: "Buy 3.0 shares of VTI", notes: "demo" });
+  expect(updated.body).toMatchObject({ amount: "$305.50", qty: "3.0", name: "Buy 3.0 shares of VTI", notes: "demo" });
 
   const listed = await cli.get(`/trades?account_id=${brokerage.id}`);
   expect(listed.body.trades).toContainEqual(updated.body);

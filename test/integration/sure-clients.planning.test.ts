@@ -6,8 +6,10 @@ import { createUser } from "../helpers/fixtures";
 /**
  * sure-cli's `budgets`, `budget-categories`, `recurring-transactions`, `rules`, `rule-runs`,
  * `rejected-transfers` and `family-settings` commands replayed on the demo family as the client sends
- * them (cmd/sure-cli/root/*.go): X-Api-Key and Accept: application/json, query keys only for the flags
- * given, writes as `{"recurring_transaction": {…}}` with every flag's value as text.
+ * them (cmd/sure-cli/root/*.go): X-Api-Key and Accept: application/json, `page=1&per_page=25` on every
+ * list (its paging flags' defaults) and other query keys only for the flags given, in Go's sorted order,
+ * writes as `{"recurring_transaction": {…}}` with every flag's value as text. Each answer carries exactly
+ * the keys of upstream's JSON view (app/views/api/v1/…), no more and no fewer.
  */
 jest.setTimeout(120_000);
 let app: TestApp;
@@ -28,10 +30,48 @@ beforeAll(async () => {
 afterAll(() => app.stop());
 
 const headers = { accept: "application/json" };
+const keys = (value: object) => Object.keys(value).sort();
+const stamps = ["created_at", "updated_at"];
+// The keys of upstream's views: budgets/_budget, budget_categories/_budget_category, recurring_transactions/_recurring_transaction,
+// rules/_rule, _condition, _action, rule_runs/_rule_run, family_settings/show.
+const BUDGET = [
+  ...["id", "start_date", "end_date", "name", "currency", "initialized", "current", "budgeted_spending", "budgeted_spending_cents"],
+  ...["expected_income", "expected_income_cents", "allocated_spending", "allocated_spending_cents", ...stamps],
+].sort();
+const DERIVED = ["actual_spending", "actual_spending_cents", "available_to_spend", "available_to_spend_cents"];
+const BUDGET_SHOWN = [
+  ...BUDGET,
+  ...DERIVED,
+  "actual_income",
+  "actual_income_cents",
+  "available_to_allocate",
+  "available_to_allocate_cents",
+].sort();
+const BUDGET_CATEGORY = [
+  ...["id", "budget_id", "currency", "subcategory", "inherits_parent_budget", "budgeted_spending", "budgeted_spending_cents"],
+  ...["display_budgeted_spending", "display_budgeted_spending_cents", "category", ...stamps],
+].sort();
+const RECURRING = [
+  ...["id", "amount", "amount_cents", "currency", "expected_day_of_month", "last_occurrence_date", "next_expected_date", "status"],
+  ...["occurrence_count", "name", "manual", "expected_amount_min", "expected_amount_min_cents", "expected_amount_max"],
+  ...["expected_amount_max_cents", "expected_amount_avg", "expected_amount_avg_cents", "account", "merchant", ...stamps],
+].sort();
+const RULE = ["id", "name", "resource_type", "active", "effective_date", "conditions", "actions", ...stamps].sort();
+const CONDITION = ["id", "condition_type", "operator", "value", "sub_conditions", ...stamps].sort();
+const ACTION = ["id", "action_type", "value", ...stamps].sort();
+const RULE_RUN = [
+  ...["id", "rule_id", "rule_name", "execution_type", "status", "transactions_queued", "transactions_processed"],
+  ...["transactions_modified", "pending_jobs_count", "executed_at", "error_message", "rule", ...stamps],
+].sort();
+const FAMILY_SETTINGS = [
+  ...["id", "name", "currency", "locale", "date_format", "country", "timezone", "month_start_day", "moniker"],
+  ...["default_account_sharing", "custom_enabled_currencies", "enabled_currencies", ...stamps],
+].sort();
 
 test("`budgets list`, `budgets list --start-date`, `budgets show`", async () => {
-  const list = await cli.get("/budgets", headers);
+  const list = await cli.get("/budgets?page=1&per_page=25", headers);
   expect(list.status).toBe(200);
+  for (const budget of list.body.budgets) expect(keys(budget)).toEqual(BUDGET);
   expect(list.body.budgets.map((b: any) => [b.start_date, b.budgeted_spending, b.current])).toEqual([
     [thisMonth, "$4,200.00", true],
     [lastMonth, "$4,000.00", false],
@@ -39,6 +79,7 @@ test("`budgets list`, `budgets list --start-date`, `budgets show`", async () => 
   expect(list.body.pagination).toEqual({ page: 1, per_page: 25, total_count: 2, total_pages: 1 });
   expect((await cli.get(`/budgets?page=1&per_page=1&start_date=${thisMonth}`, headers)).body.budgets).toHaveLength(1);
   const shown = await cli.get(`/budgets/${list.body.budgets[1].id}`, headers);
+  expect(keys(shown.body)).toEqual(BUDGET_SHOWN);
   expect(shown.body).toMatchObject({
     expected_income: "$6,500.00",
     allocated_spending: "$3,850.00",
@@ -54,9 +95,15 @@ test("`budgets list`, `budgets list --start-date`, `budgets show`", async () => 
 
 test("`budget-categories list --budget-id --category-id --start-date --end-date` and `show`", async () => {
   const [budget] = (
-    await cli.get(`/budgets?start_date=${lastMonth}&end_date=${iso(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 0)))}`)
+    await cli.get(
+      `/budgets?end_date=${iso(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 0)))}&page=1&per_page=25&start_date=${lastMonth}`,
+    )
   ).body.budgets;
-  const all = await cli.get(`/budget_categories?budget_id=${budget.id}&per_page=100`, headers);
+  const all = await cli.get(`/budget_categories?budget_id=${budget.id}&page=1&per_page=100`, headers);
+  for (const row of all.body.budget_categories) {
+    expect(keys(row)).toEqual(BUDGET_CATEGORY);
+    expect(keys(row.category)).toEqual(["color", "id", "lucide_icon", "name", "parent_id"]);
+  }
   const groceries = all.body.budget_categories.find((row: any) => row.category.name === "Groceries");
   expect(groceries).toMatchObject({
     budget_id: budget.id,
@@ -65,18 +112,20 @@ test("`budget-categories list --budget-id --category-id --start-date --end-date`
     inherits_parent_budget: false,
   });
   const filtered = await cli.get(
-    `/budget_categories?budget_id=${budget.id}&category_id=${groceries.category.id}&start_date=${lastMonth}&end_date=${lastMonth.slice(0, 8)}28`,
+    `/budget_categories?budget_id=${budget.id}&category_id=${groceries.category.id}&end_date=${lastMonth.slice(0, 8)}28&page=1&per_page=25&start_date=${lastMonth}`,
     headers,
   );
   expect(filtered.body.budget_categories).toEqual([]);
   const shown = (await cli.get(`/budget_categories/${groceries.id}`, headers)).body;
+  expect(keys(shown)).toEqual([...BUDGET_CATEGORY, ...DERIVED].sort());
   expect(shown.actual_spending_cents).toBeGreaterThan(0);
   expect(shown.available_to_spend_cents).toBe(70000 - shown.actual_spending_cents);
 });
 
 test("`recurring-transactions list/show/create --apply/update --apply/delete --apply`", async () => {
-  const list = await cli.get("/recurring_transactions?status=active", headers);
+  const list = await cli.get("/recurring_transactions?page=1&per_page=25&status=active", headers);
   expect(list.status).toBe(200);
+  for (const row of list.body.recurring_transactions) expect(keys(row)).toEqual(RECURRING);
   const names = list.body.recurring_transactions.map((r: any) => r.merchant?.name ?? r.name);
   expect(names).toEqual(expect.arrayContaining(["Netflix", "Spotify", "Car insurance"]));
   const netflix = list.body.recurring_transactions.find((r: any) => r.merchant?.name === "Netflix");
@@ -85,7 +134,8 @@ test("`recurring-transactions list/show/create --apply/update --apply/delete --a
   expect(netflix.next_expected_date > iso(now) || netflix.next_expected_date >= netflix.last_occurrence_date).toBe(true);
   expect((await cli.get(`/recurring_transactions/${netflix.id}`, headers)).body).toEqual(netflix);
   expect(
-    (await cli.get(`/recurring_transactions?account_id=${netflix.account.id}`, headers)).body.recurring_transactions.length,
+    (await cli.get(`/recurring_transactions?account_id=${netflix.account.id}&page=1&per_page=25`, headers)).body.recurring_transactions
+      .length,
   ).toBeGreaterThan(0);
   expect((await cli.get("/recurring_transactions?account_id=checking", headers)).status).toBe(422);
 
@@ -134,16 +184,24 @@ test("`recurring-transactions list/show/create --apply/update --apply/delete --a
 });
 
 test("`rules list --resource-type --active`, `rules show`, `rule-runs list …` and `rule-runs show`", async () => {
-  const rules = await cli.get("/rules?resource_type=transaction&active=true", headers);
+  const rules = await cli.get("/rules?active=true&page=1&per_page=25&resource_type=transaction", headers);
+  for (const rule of rules.body.data) {
+    expect(keys(rule)).toEqual(RULE);
+    for (const condition of [...rule.conditions, ...rule.conditions.flatMap((c: any) => c.sub_conditions)])
+      expect(keys(condition)).toEqual(CONDITION);
+    for (const action of rule.actions) expect(keys(action)).toEqual(ACTION);
+  }
   expect(rules.body.data.map((rule: any) => rule.name)).toEqual(["Coffee is Food & Drink", "Rides are Transportation"]);
   expect(rules.body.meta).toEqual({ current_page: 1, next_page: null, prev_page: null, total_pages: 1, total_count: 2, per_page: 25 });
   const coffee = rules.body.data[0];
   expect((await cli.get(`/rules/${coffee.id}`, headers)).body).toEqual({ data: coffee });
   const runs = await cli.get(
-    `/rule_runs?rule_id=${coffee.id}&status=success&execution_type=manual&start_executed_at=${lastMonth}T00:00:00Z`,
+    `/rule_runs?execution_type=manual&page=1&per_page=25&rule_id=${coffee.id}&start_executed_at=${lastMonth}T00:00:00Z&status=success`,
     headers,
   );
   expect(runs.body.data).toHaveLength(1);
+  expect(keys(runs.body.data[0])).toEqual(RULE_RUN);
+  expect(keys(runs.body.data[0].rule)).toEqual(["active", "id", "name", "resource_type"]);
   expect(runs.body.data[0]).toMatchObject({ rule_name: "Coffee is Food & Drink", execution_type: "manual", transactions_modified: 0 });
   expect(runs.body.data[0].transactions_processed).toBeGreaterThan(0);
   expect((await cli.get(`/rule_runs/${runs.body.data[0].id}`, headers)).body).toEqual({ data: runs.body.data[0] });
@@ -151,10 +209,14 @@ test("`rules list --resource-type --active`, `rules show`, `rule-runs list …` 
 
 test("`rejected-transfers list --account-id --start-date --end-date`, `show`, and `family-settings show`", async () => {
   const accounts = (await cli.get("/accounts")).body.accounts;
-  const list = await cli.get(`/rejected_transfers?account_id=${accounts[0].id}&start_date=${lastMonth}&end_date=${thisMonth}`, headers);
-  expect(list.body).toEqual({ rejected_transfers: [], pagination: { page: 1, per_page: 25, total_count: 0, total_pages: 0 } });
+  const list = await cli.get(
+    `/rejected_transfers?account_id=${accounts[0].id}&end_date=${thisMonth}&page=1&per_page=25&start_date=${lastMonth}`,
+    headers,
+  );
+  expect(list.body).toEqual({ rejected_transfers: [], pagination: { page: 1, per_page: 25, total_count: 0, total_pages: 1 } });
   expect((await cli.get(`/rejected_transfers/${accounts[0].id}`, headers)).status).toBe(404);
   const settings = await cli.get("/family_settings", headers);
+  expect(keys(settings.body)).toEqual(FAMILY_SETTINGS);
   expect(settings.body).toMatchObject({
     name: "Demo family",
     currency: "USD",

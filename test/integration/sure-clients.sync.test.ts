@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { QueryTypes } from "sequelize";
 import { BANK_TEST_ENV, waitForSync } from "../helpers/banking";
 import { createUser, type TestUser } from "../helpers/fixtures";
 import { apiKeyClient, client } from "../helpers/http";
@@ -206,7 +207,7 @@ describe("GET /api/v1/provider_connections", () => {
 });
 
 describe("GET /api/v1/holdings (MCP get_holdings/get_holding)", () => {
-  test("lists the reported holdings with upstream's keys, filtered as the MCP server sends it", async () => {
+  test("lists the reported holdings with upstream's keys but its timestamps (and with security.isin), filtered as the MCP server sends it", async () => {
     const response = await api.get("/holdings?per_page=50");
     expect(response.status).toBe(200);
     expect(response.body.pagination).toMatchObject({ page: 1, per_page: 50, total_count: 2 });
@@ -214,7 +215,7 @@ describe("GET /api/v1/holdings (MCP get_holdings/get_holding)", () => {
     expect(world).toEqual({
       id: expect.any(String),
       date: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/),
-      qty: "100",
+      qty: "100.0",
       price: "€90.00",
       amount: "€9,000.00",
       currency: "EUR",
@@ -241,6 +242,42 @@ describe("GET /api/v1/holdings (MCP get_holdings/get_holding)", () => {
         p.currency,
       ]),
     ).toEqual([[world.date, "90.0000", "EUR"]]);
+  });
+
+  test("a trade on the provider's account: its holdings and balance stay the provider's, nothing is computed or counted twice", async () => {
+    const sql = async <Row>(statement: string): Promise<Row[]> =>
+      (await app.runtime.sequelize.query(statement, { bind: [owner.familyId], type: QueryTypes.SELECT })) as Row[];
+    const state = () =>
+      sql<{ balance: string; cash: string; holdings: string; positions: number; days: number }>(
+        `SELECT a.balance::text AS balance, a.cash_balance::text AS cash,
+                (SELECT string_agg(h.id::text || h.quantity::text || h.value::text, ',' ORDER BY h.id) FROM holdings h WHERE h.account_id = a.id) AS holdings,
+                (SELECT count(*)::int FROM positions p WHERE p.account_id = a.id) AS positions,
+                (SELECT count(*)::int FROM portfolio_days d WHERE d.account_id = a.id) AS days
+           FROM accounts a WHERE a.family_id = $1 AND EXISTS (SELECT 1 FROM holdings h WHERE h.account_id = a.id)`,
+      );
+    const [before] = await state();
+    const [held] = await sql<{ account_id: string; security_id: string }>(
+      `SELECT account_id, security_id FROM holdings WHERE family_id = $1 ORDER BY value DESC LIMIT 1`,
+    );
+    const today = new Date().toISOString().slice(0, 10);
+    const trade = await app.runtime.services.trades.create(owner.actor, {
+      accountId: held.account_id,
+      type: "buy",
+      date: today,
+      qty: "2",
+      price: "90",
+      securityId: held.security_id,
+    });
+    // The provider's balance of the day anchors the account: the trade is absorbed until the provider's
+    // next report, its shares are not computed beside the provider's holdings nor valued a second time.
+    const [after] = await state();
+    expect(after).toEqual(before);
+    expect([after.positions, after.days]).toEqual([0, 0]);
+    const listed = (await api.get(`/holdings?account_id=${held.account_id}`)).body.holdings;
+    expect(listed.map((row: { cost_basis_source: string | null }) => row.cost_basis_source)).not.toContain("calculated");
+    expect(listed).toHaveLength(2);
+    await app.runtime.services.trades.delete(owner.actor, trade.id);
+    expect(await state()).toEqual([before]);
   });
 
   test("another family's holding is 404 and its list is empty", async () => {

@@ -11,8 +11,8 @@ describe("page-number paging clamps instead of failing", () => {
     expect(clampPage(page, perPage, 25)).toEqual(expected);
   });
 
-  test("total pages round up", () => {
+  test("total pages round up, and an empty list is one page (as upstream's pagy counts it)", () => {
     expect(pageInfo({ page: 1, perPage: 25 }, 51)).toEqual({ page: 1, perPage: 25, totalCount: 51, totalPages: 3 });
-    expect(pageInfo({ page: 1, perPage: 25 }, 0).totalPages).toBe(0);
+    expect(pageInfo({ page: 1, perPage: 25 }, 0).totalPages).toBe(1);
   });
 });

@@ -21,7 +21,7 @@ import {
 } from "./banking.type";
 import Decimal from "decimal.js";
 import { AccountType } from "../accounts";
-import { formatMoney } from "../money";
+import { formatMoney, railsDecimal } from "../money";
 import { CurrentActor } from "../../transports/graphql/current-actor";
 import { listen } from "../../transports/graphql/subscription";
 import type { Actor } from "../../platform/security/actor";
@@ -76,6 +76,11 @@ export class HoldingResolver {
   @FieldResolver(() => AccountType, { nullable: true, description: "The account holding it." })
   account(@Ctx() { bankingLoaders }: RequestContext, @Root() holding: HoldingType) {
     return bankingLoaders.account(holding.accountId);
+  }
+
+  @FieldResolver(() => String, { description: 'The quantity as upstream\'s JSON writes a decimal ("65.0", "15.5").' })
+  formattedQuantity(@Root() holding: HoldingType): string {
+    return railsDecimal(holding.quantity);
   }
 
   @FieldResolver(() => String, { nullable: true, description: "The price formatted in the holding's currency." })

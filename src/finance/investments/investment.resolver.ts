@@ -1,6 +1,6 @@
 import { Arg, Authorized, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from "type-graphql";
 import type { RequestContext } from "../../transports/graphql/context";
-import { formatMoney } from "../money";
+import { formatMoney, railsDecimal } from "../money";
 import type { SecurityPriceRow, SecurityRow, TradeRow } from "./investment.repository";
 import {
   SecurityFilterInput,
@@ -153,5 +153,10 @@ export class TradeResolver {
   @FieldResolver(() => String, { description: 'The price formatted in its currency ("$150.00").' })
   formattedPrice(@Root() trade: TradeType): string {
     return formatMoney(trade.price, trade.currency);
+  }
+
+  @FieldResolver(() => String, { description: 'The signed quantity as upstream\'s JSON writes a decimal ("10.0", "-4.0", "1.5").' })
+  formattedQty(@Root() trade: TradeType): string {
+    return railsDecimal(trade.qty);
   }
 }

@@ -2,6 +2,7 @@ import { Field, ID, InputType, ObjectType } from "type-graphql";
 import { PaginationType } from "../../platform/common/page.type";
 import { CalendarDateScalar, DecimalScalar } from "../money";
 import { LedgerAccountRefType } from "../ledger";
+import { FlagScalar } from "../planning";
 
 @ObjectType("Security", {
   description: "A security (stock, fund, coin), shared by every family; a family sees those its accounts hold or trade.",
@@ -44,7 +45,8 @@ export class SecurityFilterInput {
   @Field(() => String, { nullable: true, description: "Case-insensitive." }) ticker?: string;
   @Field(() => String, { nullable: true }) exchangeOperatingMic?: string;
   @Field(() => String, { nullable: true, description: "standard or cash." }) kind?: string;
-  @Field(() => Boolean, { nullable: true }) offline?: boolean;
+  @Field(() => FlagScalar, { nullable: true, description: "true, false, 1 or 0 (anything else is refused, as upstream's)." })
+  offline?: boolean;
 }
 
 @ObjectType("SecurityRef", { description: "The security a price, trade or holding is of.", simpleResolvers: true })
@@ -79,7 +81,8 @@ export class SecurityPriceFilterInput {
   @Field(() => String, { nullable: true }) currency?: string;
   @Field(() => CalendarDateScalar, { nullable: true, description: "Inclusive." }) startDate?: string;
   @Field(() => CalendarDateScalar, { nullable: true, description: "Inclusive." }) endDate?: string;
-  @Field(() => Boolean, { nullable: true }) provisional?: boolean;
+  @Field(() => FlagScalar, { nullable: true, description: "true, false, 1 or 0 (anything else is refused, as upstream's)." })
+  provisional?: boolean;
 }
 
 @ObjectType("TradeCategory", { simpleResolvers: true })

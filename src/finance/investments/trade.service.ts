@@ -10,7 +10,7 @@ import type { Actor } from "../../platform/security/actor";
 import type { AccountRepository, AccountRow } from "../accounts";
 import type { CategoryRepository } from "../categories";
 import type { LedgerService } from "../ledger";
-import { toAmountString } from "../money";
+import { railsDecimal, toAmountString } from "../money";
 import { computePositions } from "./holdings.calculator";
 import type {
   InvestmentRepository,
@@ -72,13 +72,8 @@ export type TradeInput = {
 };
 
 /** BigDecimal as Rails prints it in a trade's name: "10.0", "2.5". */
-function railsDecimal(value: DecimalBase.Value): string {
-  const text = new Decimal(value).abs().toFixed();
-  return text.includes(".") ? text : `${text}.0`;
-}
-
 export function tradeName(sell: boolean, qty: DecimalBase.Value, ticker: string): string {
-  return `${sell ? "Sell" : "Buy"} ${railsDecimal(qty)} shares of ${ticker}`;
+  return `${sell ? "Sell" : "Buy"} ${railsDecimal(new Decimal(qty).abs())} shares of ${ticker}`;
 }
 
 /** "sell" or "inflow" sells; "buy", "outflow" buy (upstream's create and update read them so). */
@@ -342,7 +337,7 @@ export class TradeService {
   }
 
   /**
-   * Records security prices (the demo, an import, a provider's reported prices) and revalues every
+   * Records security prices (the demo's, a provider's reported prices) and revalues every
    * manual account trading those securities from the earliest day written (positions do not change).
    */
   async recordPrices(

@@ -6,6 +6,7 @@ export {
   minorUnitDigits,
   negate,
   parseAmount,
+  railsDecimal,
   sumAmounts,
   toAmountString,
   toMinorUnits,

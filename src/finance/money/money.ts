@@ -202,3 +202,12 @@ export function negate(amount: string): string {
 export function absolute(amount: string): string {
   return new Decimal(amount).abs().toFixed();
 }
+
+/**
+ * A decimal as upstream's Rails JSON writes one (BigDecimal#to_s, "F" format): no exponent and at
+ * least one decimal place, so 10 is "10.0", -4 is "-4.0" and 1.5 stays "1.5".
+ */
+export function railsDecimal(value: Decimal.Value): string {
+  const text = new Decimal(value).toFixed();
+  return text.includes(".") ? text : `${text}.0`;
+}

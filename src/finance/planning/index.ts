@@ -6,3 +6,4 @@ export type { BudgetService } from "./budget.service";
 export { RecurringRepository, type RecurringRow as PlannedRecurringRow } from "./recurring.repository";
 export { PageMetaType } from "./rule.type";
 export { pageMeta, type PageMeta } from "./rule.service";
+export { FlagScalar } from "./planning.scalars";

@@ -12,12 +12,13 @@ export function clampPage(page: number | null | undefined, perPage: number | nul
   return { page: safePage, perPage: Math.min(safePerPage, MAX_PER_PAGE) };
 }
 
+/** An empty list is still one (empty) page: upstream's pagination (pagy) never counts fewer, and its clients read it so. */
 export function pageInfo(request: PageRequest, totalCount: number): PageInfo {
   return {
     page: request.page,
     perPage: request.perPage,
     totalCount,
-    totalPages: Math.ceil(totalCount / request.perPage),
+    totalPages: Math.max(1, Math.ceil(totalCount / request.perPage)),
   };
 }
 
