@@ -175,7 +175,9 @@ function shaperOf(type: GraphQLOutputType, nodes: readonly FieldNode[], fragment
  * and property names come from the operation's own text (JSON-quoted); the values from the field shapers.
  */
 function objectShaper(fields: PlannedField[]): Shaper {
-  const entries = fields.map((field, index) => `${JSON.stringify(field.key)}: shapers[${index}](source[${JSON.stringify(field.property)}])`);
+  const entries = fields.map(
+    (field, index) => `${JSON.stringify(field.key)}: shapers[${index}](source[${JSON.stringify(field.property)}])`,
+  );
   const build = new Function("shapers", `return (source) => ({ ${entries.join(", ")} });`) as (shapers: Shaper[]) => Shaper;
   const literal = build(fields.map((field) => orNull(field.type, field.shape)));
   return (value) => (typeof value !== "object" || isThenable(value as object) ? unplanned() : literal(value));
@@ -234,7 +236,8 @@ function leafShaper(type: GraphQLLeafType): Shaper {
   if (type === GraphQLString || type === GraphQLID) return (value) => (typeof value === "string" ? value : serialized(value));
   if (type === GraphQLBoolean) return (value) => (typeof value === "boolean" ? value : serialized(value));
   if (type === GraphQLInt)
-    return (value) => (typeof value === "number" && Number.isInteger(value) && value <= INT_MAX && value >= INT_MIN ? value : serialized(value));
+    return (value) =>
+      typeof value === "number" && Number.isInteger(value) && value <= INT_MAX && value >= INT_MIN ? value : serialized(value);
   if (type === GraphQLFloat) return (value) => (typeof value === "number" && Number.isFinite(value) ? value : serialized(value));
   return serialized;
 }
