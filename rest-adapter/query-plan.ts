@@ -124,13 +124,18 @@ export function planQuery(
         return { errors: [locatedError(error, fieldNodes, [responseKey])] };
       }
       try {
-        return { body: JSON.stringify(shape(value)) };
+        return { body: responseJson(shape(value)) };
       } catch (error) {
         if (error instanceof Unplanned) return "unplanned";
         throw error;
       }
     },
   };
+}
+
+/** The body as res.json() writes it. Its own function so the benchmark's CPU profile names serialisation apart from shaping. */
+function responseJson(shaped: unknown): string {
+  return JSON.stringify(shaped);
 }
 
 /** The root field's arguments as an execution gives them; one that does not coerce is left to the compiled operation. */
