@@ -11,7 +11,6 @@ import type { GraphQLSchema } from "graphql";
 import proxyAddr from "proxy-addr";
 import { createRestRouter, unknownRouteGuard } from "../../rest-adapter/rest-router";
 import { enteredOnItsPaths } from "../transports/http/route-gate";
-import { inSequence } from "../transports/http/in-sequence";
 import { API_PREFIX } from "../../rest-adapter/routes";
 import type { Logger } from "../platform/common/logger";
 import type { Config } from "../platform/config/config";
@@ -97,29 +96,24 @@ export async function createApp(deps: AppDeps): Promise<App> {
   app.set("trust proxy", config.trustProxy);
   app.set("query parser", "simple");
 
+  // First, so every request counts, refused ones too.
+  if (deps.metrics) app.use(recordRequests(deps.metrics));
+  // While shutting down, every answer closes its connection: the client opens its next one elsewhere.
   const draining = { now: false };
-  // What every request goes through, as one layer (in-sequence.ts says why).
-  app.use(
-    inSequence(
-      // First, so every request counts, refused ones too.
-      ...(deps.metrics ? [recordRequests(deps.metrics)] : []),
-      // While shutting down, every answer closes its connection: the client opens its next one elsewhere.
-      (_req, res, next) => {
-        if (draining.now) res.setHeader("connection", "close");
-        next();
-      },
-      securityHeaders(),
-      (req, res, next) => {
-        res.locals.requestId = assignRequestId(req, res);
-        next();
-      },
-      // Before anything logs the URL: a credential in the query string is refused, never written down.
-      refuseCredentialsInQuery,
-      enterRequestOrigin,
-      // Mounted only when its lines are wanted: below info it would time every request for nothing.
-      ...(logger.isLevelEnabled("info") ? [requestLog(logger)] : []),
-    ),
-  );
+  app.use((_req, res, next) => {
+    if (draining.now) res.setHeader("connection", "close");
+    next();
+  });
+  app.use(securityHeaders());
+  app.use((req, res, next) => {
+    res.locals.requestId = assignRequestId(req, res);
+    next();
+  });
+  // Before anything logs the URL: a credential in the query string is refused, never written down.
+  app.use(refuseCredentialsInQuery);
+  app.use(enterRequestOrigin);
+  // Mounted only when its lines are wanted: below info it would time every request for nothing.
+  if (logger.isLevelEnabled("info")) app.use(requestLog(logger));
 
   app.use(enteredOnItsPaths(healthRoutes(deps.readiness)));
   // Not behind API keys or rate limits: its own rule (a bearer token, or loopback only) in metrics.http.ts.
@@ -140,17 +134,13 @@ export async function createApp(deps: AppDeps): Promise<App> {
   app.get(`${API_PREFIX}/openapi.yaml`, (_req, res) => {
     res.type("application/yaml").send(openapi);
   });
-  app.use(
-    inSequence(
-      // Before /api/v1's own routes: upstream's /api/v1/auth/login and /refresh are served here, unauthenticated.
-      enteredOnItsPaths(createAuthRouter(services, limit)),
-      enteredOnItsPaths(createMobileSsoApiRouter(services, limit)),
-      // File uploads stream in: served beside the route table, before /api/v1's unknown-route guard.
-      enteredOnItsPaths(createImportUploadRouter(services, schema, (req) => contextOf(req.res!), limit, deps.config.imports.maxBytes)),
-      // A download answers with a redirect (and the file), which no GraphQL result is: served beside the route table.
-      enteredOnItsPaths(createFamilyExportRouter(services, schema, (req) => contextOf(req.res!), limit)),
-    ),
-  );
+  // Before /api/v1's own routes: upstream's /api/v1/auth/login and /refresh are served here, unauthenticated.
+  app.use(enteredOnItsPaths(createAuthRouter(services, limit)));
+  app.use(enteredOnItsPaths(createMobileSsoApiRouter(services, limit)));
+  // File uploads stream in: served beside the route table, before /api/v1's unknown-route guard.
+  app.use(enteredOnItsPaths(createImportUploadRouter(services, schema, (req) => contextOf(req.res!), limit, deps.config.imports.maxBytes)));
+  // A download answers with a redirect (and the file), which no GraphQL result is: served beside the route table.
+  app.use(enteredOnItsPaths(createFamilyExportRouter(services, schema, (req) => contextOf(req.res!), limit)));
   // The router parses the body itself, after the credential's scope is checked.
   const restRouter = createRestRouter(schema, (req) => contextOf(req.res!), express.json({ limit: BODY_LIMIT }));
   app.use(API_PREFIX, unknownRouteGuard(), authenticate(services, { required: true }), ...limit, restRouter);
