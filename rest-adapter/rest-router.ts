@@ -131,8 +131,9 @@ function valueAt(data: unknown, path: string[]): unknown {
 
 /**
  * One express handler for every /api/v1 route. Each request runs its route's pre-parsed operation
- * (compiled once by graphql-jit) against the same schema and per-request context as /graphql; REST never reaches
- * resolvers any other way.
+ * (compiled once by graphql-jit) against the same schema and per-request context as /graphql; a read
+ * whose result is plain data calls the operation's root field's resolver itself and shapes the answer
+ * from the same selection (query-plan.ts). REST never reaches resolvers any other way.
  */
 export function createRestRouter(
   schema: GraphQLSchema,
