@@ -5,7 +5,8 @@
  * same two responses:
  *
  *   rest      GET /api/v1/transactions/{id} and GET /api/v1/transactions?per_page=100, i.e. the REST
- *             adapter (pre-parsed GraphQL operation + execute() + resolvers + DataLoaders);
+ *             adapter (pre-parsed GraphQL operation, its root resolver called by the route's plan,
+ *             read-ahead of relations, the answer shaped from the operation's selection);
  *   apollo    POST /graphql with the very document the adapter executes (same selection, aliases);
  *   baseline  a hand-written express + pg endpoint, below, that answers the same JSON from one SQL
  *             statement with joins after the same one-statement API key lookup.

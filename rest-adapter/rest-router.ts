@@ -1,4 +1,4 @@
-import type { GraphQLSchema } from "graphql";
+import type { ExecutionResult, GraphQLSchema } from "graphql";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { BadRequestError, DomainError, MethodNotAllowedError, RouteNotFoundError } from "../src/platform/common/errors";
 import type { RequestContext } from "../src/transports/graphql/context";
@@ -7,10 +7,17 @@ import { prepareOperations, type PreparedOperation } from "./operations";
 import { sendError } from "../src/transports/http/respond";
 import { domainErrorOf, InvalidParamsError } from "./rest-errors";
 import { API_PREFIX, importUploadRoutes, type RestRoute, routes as allRoutes } from "./routes";
+import { planQuery, type QueryPlan } from "./query-plan";
 import { buildVariables, planVariables, type VariablePlan } from "./variables";
 
 type RoutePattern = { pattern: RegExp; paramNames: string[] };
-type CompiledRoute = RestRoute & RoutePattern & { prepared: PreparedOperation; variables: VariablePlan };
+type CompiledRoute = RestRoute &
+  RoutePattern & {
+    prepared: PreparedOperation;
+    variables: VariablePlan;
+    /** A read whose body is its root field's value answered without a GraphQL execution (query-plan.ts); null: the compiled operation answers. */
+    plan: QueryPlan | null;
+  };
 
 export type RestContextFactory = (req: Request) => RequestContext;
 
@@ -124,8 +131,9 @@ function valueAt(data: unknown, path: string[]): unknown {
 
 /**
  * One express handler for every /api/v1 route. Each request runs its route's pre-parsed operation
- * (compiled once by graphql-jit) against the same schema and per-request context as /graphql; REST never reaches
- * resolvers any other way.
+ * (compiled once by graphql-jit) against the same schema and per-request context as /graphql; a read
+ * whose result is plain data calls the operation's root field's resolver itself and shapes the answer
+ * from the same selection (query-plan.ts). REST never reaches resolvers any other way.
  */
 export function createRestRouter(
   schema: GraphQLSchema,
@@ -146,6 +154,7 @@ export function createRestRouter(
         ...pattern,
         prepared: operation,
         variables: planVariables(schema, operation.definition, { ...route, ...pattern }),
+        plan: route.message || route.alternateStatus ? null : planQuery(schema, operation.document, operation.definition, route.resultPath),
       };
     }),
   );
@@ -195,7 +204,14 @@ async function run(route: CompiledRoute, req: Request, res: Response, context: R
     bodyRoot: route.bodyKey ? (req.body as Record<string, unknown>) : undefined,
   });
 
-  const result = await route.prepared.run(context, variableValues);
+  const planned = route.plan ? await route.plan.run(context, variableValues) : "unplanned";
+  if (typeof planned === "object" && "body" in planned) {
+    // As res.json() sends what it stringified.
+    if (!res.get("Content-Type")) res.set("Content-Type", "application/json");
+    res.status(route.status).send(planned.body);
+    return;
+  }
+  const result: ExecutionResult = planned === "unplanned" ? await route.prepared.run(context, variableValues) : planned;
   if (result.errors?.length) {
     const domainError = domainErrorOf(result.errors);
     if (domainError) return sendError(req, res, domainError);

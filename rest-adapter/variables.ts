@@ -34,6 +34,12 @@ type VariableSource = {
   key: string;
   /** An input object's fields with their query keys. */
   fields: Array<{ name: string; type: GraphQLInputType; key: string }>;
+  /**
+   * An input object none of whose query keys was sent is left out rather than given empty, when
+   * leaving it out means the same: the variable is nullable and no field has a default. The resolver
+   * then gets no object to convert (TypeGraphQL builds its input class field by field on every call).
+   */
+  omitWhenEmpty: boolean;
 };
 
 /**
@@ -62,12 +68,14 @@ export function planVariables(
     const type = typeFromAST(schema, definition.type) as GraphQLInputType;
     const named = getNamedType(type);
     const key = route.queryKeys === "camelCase" ? name : camelToSnake(name);
-    const source = { name, type, key, fields: [] };
+    const source = { name, type, key, fields: [], omitWhenEmpty: false };
     if (name in params) return { ...source, from: "params" };
     if (name === "input") return { ...source, from: "input" };
     if (isInputObjectType(named) && !isListType(type)) {
-      const fields = Object.entries(named.getFields()).map(([field, def]) => ({ name: field, type: def.type, key: camelToSnake(field) }));
-      return { ...source, from: "object", fields };
+      const definitions = Object.values(named.getFields());
+      const fields = definitions.map((def) => ({ name: def.name, type: def.type, key: camelToSnake(def.name) }));
+      const omitWhenEmpty = !isNonNullType(type) && definitions.every((def) => def.defaultValue === undefined);
+      return { ...source, from: "object", fields, omitWhenEmpty };
     }
     return { ...source, from: "scalar" };
   });
@@ -85,11 +93,11 @@ export function buildVariables(plan: VariablePlan, input: RestInput): Record<str
   refuseUnknownQueryKeys(plan.known, input.query);
   const variables: Record<string, unknown> = {};
   const problems: string[] = [];
-  for (const { name, type, from, key, fields } of plan.sources) {
+  for (const { name, type, from, key, fields, omitWhenEmpty } of plan.sources) {
     let raw: unknown;
     if (from === "params") raw = input.params[name];
     else if (from === "input") raw = input.body && fromRestObject(type, input.body);
-    else if (from === "object") raw = fromQueryObject(fields, input.query);
+    else if (from === "object") raw = fromQueryObject(fields, input.query, omitWhenEmpty);
     else {
       raw = fromQueryValue(type, queryValue(input.query, key), key);
       if (raw === undefined && input.bodyRoot && key in input.bodyRoot && !isInputObjectType(getNamedType(type))) raw = input.bodyRoot[key];
@@ -161,13 +169,21 @@ function fromRestObject(type: GraphQLInputType, body: Record<string, unknown>): 
   return result;
 }
 
-function fromQueryObject(fields: VariableSource["fields"], query: Record<string, unknown>): Record<string, unknown> {
+function fromQueryObject(
+  fields: VariableSource["fields"],
+  query: Record<string, unknown>,
+  omitWhenEmpty: boolean,
+): Record<string, unknown> | undefined {
   const result: Record<string, unknown> = {};
+  let given = false;
   for (const field of fields) {
     const value = fromQueryValue(field.type, queryValue(query, field.key), field.key);
-    if (value !== undefined) result[field.name] = value;
+    if (value !== undefined) {
+      result[field.name] = value;
+      given = true;
+    }
   }
-  return result;
+  return given || !omitWhenEmpty ? result : undefined;
 }
 
 /**
