@@ -3,7 +3,16 @@ import { bindParam, copyOut, readRows, readRowsWithin, runPrepared, selectRows }
 import type { AuditEventType, Severity } from "./audit.catalogue";
 import type { Changes } from "./audit-changes";
 import { exportBatchSql, type ExportKey } from "./audit-export.sql";
-import { histogramSql, textConditions, whereClause, whereSql, type AuditQuery, type HistogramRow, type Keyset } from "./audit-query.sql";
+import {
+  histogramSql,
+  textConditions,
+  wholeWordConditions,
+  whereClause,
+  whereSql,
+  type AuditQuery,
+  type HistogramRow,
+  type Keyset,
+} from "./audit-query.sql";
 
 /** What an event records, as stored (its id, time and chain link aside): the one list of its fields. */
 export type AuditEventFields = {
@@ -179,11 +188,33 @@ export class AuditRepository {
 
   /**
    * Counts matches up to `cap`: an exact count over years of events would cost more than the page.
-   * Null when counting takes longer than `budgetMs` (a rare word over a busy week, read from disk).
+   * A text search first counts the events holding each word as a whole token (wholeWordConditions:
+   * exact, from the token index alone, no heap read); when they reach the cap, so do the matches. Else
+   * the matches are counted through the trigram index, which rechecks every candidate in the table.
+   * What was not counted within `budgetMs` in all (a rare word over a busy week, read from disk) comes
+   * back as a lower bound (`exact` false): the whole-word count, or 0.
    */
-  async countUpTo(query: AuditQuery, cap: number, budgetMs: number): Promise<number | null> {
+  async countUpTo(query: AuditQuery, cap: number, budgetMs: number): Promise<{ count: number; exact: boolean }> {
+    const started = Date.now();
+    let wholeWords = 0;
+    if (query.words.length) {
+      const counted = await this.countWithin(query, wholeWordConditions, cap, budgetMs);
+      if (counted !== null && counted >= cap) return { count: counted, exact: true };
+      wholeWords = counted ?? 0;
+    }
+    const counted = await this.countWithin(query, textConditions, cap, budgetMs - (Date.now() - started));
+    return counted === null ? { count: wholeWords, exact: false } : { count: counted, exact: true };
+  }
+
+  private async countWithin(
+    query: AuditQuery,
+    text: (query: AuditQuery, bind: unknown[]) => string[],
+    cap: number,
+    budgetMs: number,
+  ): Promise<number | null> {
+    if (budgetMs < 1) return null;
     const { where, bind } = whereClause(query);
-    where.push(...textConditions(query, bind));
+    where.push(...text(query, bind));
     const limit = bindParam(bind, cap);
     const rows = await readRowsWithin<{ count: string }>(
       this.sequelize,
