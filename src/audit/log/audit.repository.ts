@@ -189,7 +189,7 @@ export class AuditRepository {
   /**
    * Counts matches up to `cap`: an exact count over years of events would cost more than the page.
    * A text search first counts the events holding each word as a whole token (wholeWordConditions:
-   * exact, from the token index alone, no heap read); when they reach the cap, so do the matches. Else
+   * exact through the token index, no recheck of the text); when they reach the cap, so do the matches. Else
    * the matches are counted through the trigram index, which rechecks every candidate in the table.
    * What was not counted within `budgetMs` in all (a rare word over a busy week, read from disk) comes
    * back as a lower bound (`exact` false): the whole-word count, or 0.
