@@ -200,14 +200,14 @@ export class AuditService {
     const hasMore = rows.length > limit;
     const events = rows.slice(0, limit).map(toEvent);
     const last = events[events.length - 1];
-    // A count that ran out of time still knows a lower bound: what it proved, or everything up to the end of this page.
-    const total = counted.exact ? Math.min(counted.count, cap) : Math.max(counted.count, offset + rows.length);
+    // A count that ran out of time still knows a lower bound: everything up to the end of this page.
+    const total = counted === null ? offset + rows.length : Math.min(counted, cap);
     return {
       events,
       limit,
       offset,
       total,
-      totalCapped: counted.exact ? counted.count > cap : hasMore,
+      totalCapped: counted === null ? hasMore : counted > cap,
       hasMore,
       nextCursor: hasMore && last ? encodeCursor(last) : null,
     } satisfies AuditPage;

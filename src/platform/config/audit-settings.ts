@@ -13,8 +13,7 @@ export const auditSettings = {
     z.coerce.number().int().min(1).max(60000).default(40),
     "Audit log",
     "How long an audit-log page may spend counting its total (up to 10 000 matches, 1 000 for a free-text search). Past it the page " +
-      "comes with a lower bound (`total` = what the page reached, or the events holding every search word as a whole word if more; " +
-      "`totalCapped`/`hasMore` true) instead of waiting.",
+      "comes with a lower bound (`total` = what the page reached, `totalCapped`/`hasMore` true) instead of waiting.",
   ),
   EXPORT_DIR: setting(
     z.string().min(1).optional(),
