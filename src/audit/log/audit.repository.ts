@@ -166,20 +166,20 @@ export class AuditRepository {
       // filters finds a page after a few hundred rows; a plan from the text index would first collect
       // every match in the range, reading far more of the table. Too few matches in that walk: the full
       // query decides (the text index is then the cheap way in).
-      const probeBind = bind.length;
-      const probe = bindParam(bind, TEXT_PROBE_ROWS);
+      // The walk's own values go into a copy: the full query below binds only the filter's.
+      const probeBind = [...bind];
+      const probe = bindParam(probeBind, TEXT_PROBE_ROWS);
       // An address is found by a regular expression over each row's whole text (audit_email_terms): a
       // plain substring test first rules out nearly every row of the walk (1000 rows: 6.6 ms → 0.5 ms).
-      const holdsAddress = query.emails.map((email) => `search_text LIKE ${bindParam(bind, likePattern(email))}`);
+      const holdsAddress = query.emails.map((email) => `search_text LIKE ${bindParam(probeBind, likePattern(email))}`);
       const probed = await selectRows<AuditEventRow>(
         this.sequelize,
         pageOf(`SELECT occurred_at, id FROM (SELECT occurred_at, id, search_text FROM audit_events ${whereSql(where)}
                  ORDER BY occurred_at DESC, id DESC LIMIT ${probe}) AS newest
                 WHERE ${[...holdsAddress, ...text].join(" AND ")} ORDER BY occurred_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`),
-        bind,
+        probeBind,
       );
       if (probed.length === options.limit + 1) return probed;
-      bind.length = probeBind;
     }
     // The page's keys first, from an index alone where the filter allows; then only its rows are read.
     return selectRows<AuditEventRow>(
