@@ -201,13 +201,13 @@ export class AuditRepository {
    * reached): a round trip fewer for a search whose words are not whole tokens.
    */
   async countUpTo(query: AuditQuery, cap: number, budgetMs: number): Promise<number | null> {
+    const bind: unknown[] = [];
+    const limit = bindParam(bind, cap);
     const capped = (text: (query: AuditQuery, bind: unknown[]) => string[]) => {
       const { where } = whereClause(query, null, bind);
       where.push(...text(query, bind));
       return `(SELECT count(*) FROM (SELECT 1 FROM audit_events ${whereSql(where)} LIMIT ${limit}) AS capped)`;
     };
-    const bind: unknown[] = [];
-    const limit = bindParam(bind, cap);
     const matches = capped(textConditions);
     const sql = query.words.length
       ? `SELECT CASE WHEN whole >= ${limit} THEN whole ELSE ${matches} END AS count FROM ${capped(wholeWordConditions)} AS w (whole)`
