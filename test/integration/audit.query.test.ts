@@ -5,6 +5,8 @@
 import { randomUUID } from "node:crypto";
 import type { AuditEventType, Severity } from "../../src/audit/log/audit.catalogue";
 import type { NewAuditEvent } from "../../src/audit/log/audit.repository";
+import { parseFilter, type AuditFilterInput } from "../../src/audit/log/audit-filter";
+import { wholeWordConditions } from "../../src/audit/log/audit-query.sql";
 import { QueryTypes } from "sequelize";
 import { client } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
@@ -204,6 +206,58 @@ describe("GraphQL auditEvents filters", () => {
       const byOffset = await audit.list({ ...YEAR_2024, search }, { first: 1, offset: 1 });
       expect(byOffset.events.map((event) => event.id)).toEqual([whole[1]]);
     }
+  });
+
+  test("a free-text total counts whole words and substrings alike, exactly up to 1000, then says at least 1000", async () => {
+    const { sequelize, services } = app.runtime;
+    // In 2019, away from the seeds: 1001 events with the word as a whole token, 2 more among 5 user.updated
+    // events whose other 3 hold it only inside a longer token (zz_locked_out).
+    await sequelize.query(
+      `INSERT INTO audit_events (id, occurred_at, event_type, severity, error)
+       SELECT gen_random_uuid(), '2019-03-01'::timestamptz + g * interval '1 minute',
+              CASE WHEN g <= 1001 THEN 'auth.login.failed' ELSE 'user.updated' END, 'info',
+              CASE WHEN g <= 1003 THEN 'zz_locked' ELSE 'zz_locked_out' END
+         FROM generate_series(1, 1006) AS g`,
+    );
+    const year2019 = { from: "2019-01-01", to: "2019-12-31" };
+    const totalOf = async (filter: AuditFilterInput) => {
+      const page = await services.audit.list({ ...year2019, ...filter }, { first: 10 });
+      return { total: page.total, totalCapped: page.totalCapped };
+    };
+    // Proven from the whole-word matches alone.
+    expect(await totalOf({ search: "zz_locked" })).toEqual({ total: 1000, totalCapped: true });
+    // Two whole-word matches are not the total: the three inside a longer word count too.
+    expect(await totalOf({ search: "zz_locked", eventTypes: ["user.updated"] })).toEqual({ total: 5, totalCapped: false });
+    expect(await totalOf({ search: "ZZ_LOCKED_OUT" })).toEqual({ total: 3, totalCapped: false });
+    expect(await totalOf({ search: "locked_o" })).toEqual({ total: 3, totalCapped: false });
+    // Without free text the cap stays 10 000.
+    expect(await totalOf({ eventTypes: ["auth.login.failed"] })).toEqual({ total: 1001, totalCapped: false });
+  });
+
+  test("every monthly partition, old or new, has the token index, and the whole-word count goes through it", async () => {
+    const { sequelize, services } = app.runtime;
+    await services.audit.ensurePartitions(0, new Date("2031-05-01"));
+    const partitions = await sequelize.query<{ name: string; indexed: boolean }>(
+      `SELECT c.relname AS name,
+              EXISTS (SELECT 1 FROM pg_indexes i WHERE i.tablename = c.relname AND i.indexdef LIKE '%gin (audit_search_tokens(search_text))') AS indexed
+         FROM pg_inherits h JOIN pg_class c ON c.oid = h.inhrelid WHERE h.inhparent = 'audit_events'::regclass`,
+      { type: QueryTypes.SELECT },
+    );
+    expect(partitions.map((partition) => partition.name)).toContain("audit_events_y2031m05");
+    expect(partitions.filter((partition) => !partition.indexed)).toEqual([]);
+
+    const bind: unknown[] = [];
+    const conditions = wholeWordConditions(parseFilter({ search: "zz_locked" }), bind);
+    const plan = await sequelize.transaction(async (transaction) => {
+      // The test's tables are small enough for a sequential scan; the question is whether the index can serve.
+      await sequelize.query("SET LOCAL enable_seqscan = off", { transaction });
+      const rows = await sequelize.query<{ "QUERY PLAN": string }>(
+        `EXPLAIN SELECT 1 FROM audit_events_y2031m05 WHERE ${conditions.join(" AND ")}`,
+        { bind, type: QueryTypes.SELECT, transaction },
+      );
+      return rows.map((row) => row["QUERY PLAN"]).join("\n");
+    });
+    expect(plan).toContain("audit_events_y2031m05_audit_search_tokens_idx");
   });
 
   test("users, providers, severities", async () => {

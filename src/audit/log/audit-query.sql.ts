@@ -75,6 +75,19 @@ export function textConditions(query: AuditQuery, bind: unknown[]): string[] {
   ];
 }
 
+/**
+ * The free-text conditions narrowed to words found as whole tokens (migration 0038): a word never
+ * holds a space, so an event with the word as a space-separated token contains it as a substring too.
+ * These events are a subset of textConditions' matches, found exactly by the token index (array
+ * containment needs no recheck of the text), so their count is a lower bound of the total.
+ */
+export function wholeWordConditions(query: AuditQuery, bind: unknown[]): string[] {
+  return [
+    ...(query.words.length ? [`audit_search_tokens(search_text) @> ${bindParam(bind, query.words)}::text[]`] : []),
+    ...query.emails.map((email) => `audit_email_terms(search_text) @> ARRAY[${bindParam(bind, email)}::text]`),
+  ];
+}
+
 export function whereSql(conditions: string[]): string {
   return conditions.length ? `WHERE ${conditions.join(" AND ")}` : "";
 }

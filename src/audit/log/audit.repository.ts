@@ -1,9 +1,18 @@
 import type { Sequelize, Transaction } from "sequelize";
-import { bindParam, copyOut, readRows, readRowsWithin, runPrepared, selectRows } from "../../platform/common/sql";
+import { bindParam, copyOut, likePattern, readRows, readRowsWithin, runPrepared, selectRows } from "../../platform/common/sql";
 import type { AuditEventType, Severity } from "./audit.catalogue";
 import type { Changes } from "./audit-changes";
 import { exportBatchSql, type ExportKey } from "./audit-export.sql";
-import { histogramSql, textConditions, whereClause, whereSql, type AuditQuery, type HistogramRow, type Keyset } from "./audit-query.sql";
+import {
+  histogramSql,
+  textConditions,
+  wholeWordConditions,
+  whereClause,
+  whereSql,
+  type AuditQuery,
+  type HistogramRow,
+  type Keyset,
+} from "./audit-query.sql";
 
 /** What an event records, as stored (its id, time and chain link aside): the one list of its fields. */
 export type AuditEventFields = {
@@ -157,16 +166,20 @@ export class AuditRepository {
       // filters finds a page after a few hundred rows; a plan from the text index would first collect
       // every match in the range, reading far more of the table. Too few matches in that walk: the full
       // query decides (the text index is then the cheap way in).
-      const probe = bindParam(bind, TEXT_PROBE_ROWS);
+      // The walk's own values go into a copy: the full query below binds only the filter's.
+      const probeBind = [...bind];
+      const probe = bindParam(probeBind, TEXT_PROBE_ROWS);
+      // An address is found by a regular expression over each row's whole text (audit_email_terms): a
+      // plain substring test first rules out nearly every row of the walk (1000 rows: 6.6 ms → 0.5 ms).
+      const holdsAddress = query.emails.map((email) => `search_text LIKE ${bindParam(probeBind, likePattern(email))}`);
       const probed = await selectRows<AuditEventRow>(
         this.sequelize,
         pageOf(`SELECT occurred_at, id FROM (SELECT occurred_at, id, search_text FROM audit_events ${whereSql(where)}
                  ORDER BY occurred_at DESC, id DESC LIMIT ${probe}) AS newest
-                WHERE ${text.join(" AND ")} ORDER BY occurred_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`),
-        bind,
+                WHERE ${[...holdsAddress, ...text].join(" AND ")} ORDER BY occurred_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`),
+        probeBind,
       );
       if (probed.length === options.limit + 1) return probed;
-      bind.pop();
     }
     // The page's keys first, from an index alone where the filter allows; then only its rows are read.
     return selectRows<AuditEventRow>(
@@ -180,17 +193,26 @@ export class AuditRepository {
   /**
    * Counts matches up to `cap`: an exact count over years of events would cost more than the page.
    * Null when counting takes longer than `budgetMs` (a rare word over a busy week, read from disk).
+   *
+   * A text search first counts the events holding each word as a whole token (wholeWordConditions:
+   * exact through the token index, no recheck of the text); when they reach the cap, so do the matches.
+   * Only otherwise are the matches counted through the trigram index, which rechecks every candidate in
+   * the table. One statement (the second count is an InitPlan, run only when its CASE branch is
+   * reached): a round trip fewer for a search whose words are not whole tokens.
    */
   async countUpTo(query: AuditQuery, cap: number, budgetMs: number): Promise<number | null> {
-    const { where, bind } = whereClause(query);
-    where.push(...textConditions(query, bind));
+    const bind: unknown[] = [];
     const limit = bindParam(bind, cap);
-    const rows = await readRowsWithin<{ count: string }>(
-      this.sequelize,
-      `SELECT count(*) AS count FROM (SELECT 1 FROM audit_events ${whereSql(where)} LIMIT ${limit}) AS capped`,
-      bind,
-      budgetMs,
-    );
+    const capped = (text: (query: AuditQuery, bind: unknown[]) => string[]) => {
+      const { where } = whereClause(query, null, bind);
+      where.push(...text(query, bind));
+      return `(SELECT count(*) FROM (SELECT 1 FROM audit_events ${whereSql(where)} LIMIT ${limit}) AS capped)`;
+    };
+    const matches = capped(textConditions);
+    const sql = query.words.length
+      ? `SELECT CASE WHEN whole >= ${limit} THEN whole ELSE ${matches} END AS count FROM ${capped(wholeWordConditions)} AS w (whole)`
+      : `SELECT ${matches} AS count`;
+    const rows = await readRowsWithin<{ count: string }>(this.sequelize, sql, bind, budgetMs);
     return rows ? Number(rows[0].count) : null;
   }
 

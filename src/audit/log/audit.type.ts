@@ -54,7 +54,8 @@ export class AuditPageInfoType {
   endCursor!: string | null;
   @Field(() => Int) limit!: number;
   @Field(() => Int) offset!: number;
-  @Field(() => Int, { description: "Matching events, counted up to 10000." }) total!: number;
+  @Field(() => Int, { description: "Matching events, counted up to 10000 (up to 1000 for a free-text `search`)." })
+  total!: number;
   @Field({ description: "True when more events match than `total` counts." }) totalCapped!: boolean;
 }
 

@@ -12,8 +12,8 @@ export const auditSettings = {
   AUDIT_COUNT_BUDGET_MS: setting(
     z.coerce.number().int().min(1).max(60000).default(40),
     "Audit log",
-    "How long an audit-log page may spend counting its total (up to 10 000 matches). Past it the page comes with a lower bound " +
-      "(`total` = what the page reached, `totalCapped`/`hasMore` true) instead of waiting.",
+    "How long an audit-log page may spend counting its total (up to 10 000 matches, 1 000 for a free-text search). Past it the page " +
+      "comes with a lower bound (`total` = what the page reached, `totalCapped`/`hasMore` true) instead of waiting.",
   ),
   EXPORT_DIR: setting(
     z.string().min(1).optional(),
