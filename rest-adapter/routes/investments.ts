@@ -51,7 +51,8 @@ export const investmentRoutes: RestRoute[] = [
     method: "POST",
     path: "/trades",
     operation: "createTrade",
-    summary: "Record a buy or a sell on an investment account; selling more than held is a 422 naming qty",
+    summary:
+      "Record a trade on an investment account: buy, sell, sweep_in, sweep_out, reinvestment (selling more than held is a 422 naming qty), or dividend, interest, fee (cash only)",
     tag: "Trades",
     bodyKey: "trade",
     resultPath: ["createTrade"],
