@@ -371,7 +371,12 @@ test("create_trade's cash types as the MCP server sends them: a dividend, intere
   expect(fee.body).toMatchObject({ amount: "$1.25", name: "Fee", security: { id: interest.body.security.id } });
   const sweep = await post({ type: "sweep_in", ticker: "SPAXX", qty: 5, price: 1 });
   expect(sweep.status).toBe(201);
-  expect(sweep.body).toMatchObject({ amount: "$5.00", qty: "5.0", name: "Sweep In 5.0 shares of SPAXX", investment_activity_label: "Sweep In" });
+  expect(sweep.body).toMatchObject({
+    amount: "$5.00",
+    qty: "5.0",
+    name: "Sweep In 5.0 shares of SPAXX",
+    investment_activity_label: "Sweep In",
+  });
 
   // As upstream: a dividend names its security, every cash trade a positive amount; deposit and withdrawal are not trades here.
   expect((await post({ type: "dividend", amount: 1 })).body.errors).toEqual(["Provide security_id, ticker, or manual_ticker"]);

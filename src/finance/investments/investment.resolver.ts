@@ -124,7 +124,9 @@ export class TradeResolver {
   }
 
   @Authorized()
-  @Mutation(() => TradeType, { description: "Records a trade (a buy, a sell, a dividend, interest, a fee…); the account's cash, holdings and balances follow at once." })
+  @Mutation(() => TradeType, {
+    description: "Records a trade (a buy, a sell, a dividend, interest, a fee…); the account's cash, holdings and balances follow at once.",
+  })
   async createTrade(@Ctx() { services, actor }: RequestContext, @Arg("input", () => TradeInput) input: TradeInput): Promise<TradeType> {
     return toTrade(await services.trades.create(actor!, input));
   }

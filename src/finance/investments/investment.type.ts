@@ -92,13 +92,15 @@ export class TradeCategoryType {
 }
 
 @ObjectType("Trade", {
-  description: "A buy or sell of a security on an investment account (an entry moving the account's cash and its holding), or a dividend, interest or fee (cash only: no quantity, no price).",
+  description:
+    "A buy or sell of a security on an investment account (an entry moving the account's cash and its holding), or a dividend, interest or fee (cash only: no quantity, no price).",
 })
 export class TradeType {
   @Field(() => ID) id!: string;
   @Field(() => CalendarDateScalar) date!: string;
   @Field(() => DecimalScalar, {
-    description: "The cash it moves, signed as a transaction's: qty × price + fee (positive is cash out: a buy, a fee; negative in: a sell, a dividend).",
+    description:
+      "The cash it moves, signed as a transaction's: qty × price + fee (positive is cash out: a buy, a fee; negative in: a sell, a dividend).",
   })
   amount!: string;
   @Field() currency!: string;
@@ -134,13 +136,21 @@ export class TradeFilterInput {
 export class TradeInput {
   @Field(() => String, { nullable: true, description: "Create only." }) accountId?: string | null;
   @Field(() => CalendarDateScalar, { nullable: true }) date?: string | null;
-  @Field(() => String, { nullable: true, description: "buy, sell, sweep_in, sweep_out, reinvestment (a quantity at a price); dividend, interest, fee (an amount, no quantity). deposit and withdrawal are transactions or transfers here (docs/investments.md)." })
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "buy, sell, sweep_in, sweep_out, reinvestment (a quantity at a price); dividend, interest, fee (an amount, no quantity). deposit and withdrawal are transactions or transfers here (docs/investments.md).",
+  })
   type?: string | null;
   @Field(() => String, { nullable: true, description: "Update only: inflow sells, outflow buys (as type)." }) nature?: string | null;
   @Field(() => DecimalScalar, { nullable: true, description: "Units, positive." }) qty?: string | null;
   @Field(() => DecimalScalar, { nullable: true, description: "Price per unit, positive." }) price?: string | null;
   @Field(() => DecimalScalar, { nullable: true, description: "Create only; default 0." }) fee?: string | null;
-  @Field(() => DecimalScalar, { nullable: true, description: "Create: the cash of a dividend, interest or fee (positive). Update: the cash moved, as stored." }) amount?: string | null;
+  @Field(() => DecimalScalar, {
+    nullable: true,
+    description: "Create: the cash of a dividend, interest or fee (positive). Update: the cash moved, as stored.",
+  })
+  amount?: string | null;
   @Field(() => String, { nullable: true, description: "The account's currency (the default)." }) currency?: string | null;
   @Field(() => String, { nullable: true, description: "Create only: an existing security." }) securityId?: string | null;
   @Field(() => String, { nullable: true, description: 'Create only: "AAPL" or "AAPL|XNAS"; found or created.' }) ticker?: string | null;
