@@ -3,6 +3,7 @@ import { PaginationType } from "../../platform/common/page.type";
 import { CalendarDateScalar, DecimalScalar } from "../money";
 import { LedgerAccountRefType } from "../ledger";
 import { FlagScalar } from "../planning";
+import { TransactionType, TransferPayload } from "../transactions";
 
 @ObjectType("Security", {
   description: "A security (stock, fund, coin), shared by every family; a family sees those its accounts hold or trade.",
@@ -161,4 +162,14 @@ export class TradeInput {
   transferAccountId?: string | null;
   @Field(() => String, { nullable: true, description: "Update only." }) name?: string | null;
   @Field(() => String, { nullable: true }) notes?: string | null;
+}
+
+@ObjectType("InvestmentActivity", {
+  description:
+    "What upstream's POST /trades made of its type: a trade, or for a deposit or a withdrawal a transaction on the account (or a transfer with transferAccountId). Exactly one is set.",
+})
+export class InvestmentActivityType {
+  @Field(() => TradeType, { nullable: true }) trade!: TradeType | null;
+  @Field(() => TransactionType, { nullable: true }) transaction!: TransactionType | null;
+  @Field(() => TransferPayload, { nullable: true }) transfer!: TransferPayload | null;
 }

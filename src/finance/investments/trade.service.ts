@@ -62,6 +62,11 @@ const NOTES_MAX = 10_000;
 const TICKER_MAX = 32;
 const SECURITY_KINDS = ["standard", "cash"];
 
+/** What a deposit or a withdrawal writes: a transaction on the account, or a transfer with another. */
+export type CashMovement =
+  | { transaction: { accountId: string; date: string; amount: string; currency: string; name: string }; transfer?: undefined }
+  | { transfer: { fromAccountId: string; toAccountId: string; date: string; amount: string }; transaction?: undefined };
+
 /** A validated create: the security it names (found or made in the write's transaction), then the row. */
 type TradeDraft = {
   security: (transaction: Transaction) => Promise<SecurityRow>;
@@ -210,9 +215,7 @@ export class TradeService {
     const type = (input.type ?? "").trim().toLowerCase();
     if (!SUPPORTED_TYPES.includes(type)) throw new ValidationError([`type must be one of: ${SUPPORTED_TYPES.join(", ")}`]);
     if (TRANSFER_TYPES.includes(type))
-      throw new ValidationError([
-        `type '${type}' is recorded here as a transaction on the account (POST /transactions) or a transfer (POST /transfers)`,
-      ]);
+      throw new ValidationError([`type '${type}' makes a transaction or a transfer, not a trade: createInvestmentActivity records it`]);
     if (!input.date) throw new ValidationError(["date must be present"]);
     const draft = type in CASH_TRADE_LABELS ? this.cashTrade(type, input, account) : this.securityTrade(type, input, account);
 
@@ -227,6 +230,51 @@ export class TradeService {
       await this.record(actor, "trade.created", after, null, transaction);
       return after;
     });
+  }
+
+  /**
+   * Upstream's deposit or withdrawal on an investment account (Trade::CreateForm#create_transfer): with
+   * `transfer_account_id`, a transfer from (withdrawal: to) that account; without, a transaction on the
+   * account named "Deposit to …" / "Withdrawal from …" (cash in: a negative amount). Checked here as
+   * upstream checks them; the transaction service writes, audits and moves the ledger. Null for any
+   * other type (a trade: `create`).
+   */
+  async cashMovement(actor: Actor, input: TradeInput): Promise<CashMovement | null> {
+    const type = (input.type ?? "").trim().toLowerCase();
+    if (!TRANSFER_TYPES.includes(type)) return null;
+    if (!input.accountId) throw new ValidationError(["Account ID is required"]);
+    const [account] = isUuid(input.accountId) ? await this.accounts.byIds(actor.familyId, [input.accountId]) : [null];
+    if (!account) throw new NotFoundError("Account");
+    if (!TRADING_ACCOUNT_TYPES.includes(account.accountType))
+      throw new ValidationError(["Account must be an investment or crypto exchange account"]);
+    if (input.amount === null || input.amount === undefined || String(input.amount).trim() === "")
+      throw new ValidationError(["amount must be present for deposit/withdrawal"]);
+    if (!input.date) throw new ValidationError(["date must be present"]);
+    const problems = new ValidationErrors();
+    const amount = this.positiveAmount(problems, "deposit/withdrawal", input.amount);
+    const currency = this.currencyOf(problems, account, input.currency);
+    problems.throwIfAny();
+    const deposit = type === "deposit";
+    if (input.transferAccountId) {
+      const other = input.transferAccountId;
+      return {
+        transfer: {
+          fromAccountId: deposit ? other : account.id,
+          toAccountId: deposit ? account.id : other,
+          date: input.date,
+          amount: amount!.toFixed(),
+        },
+      };
+    }
+    return {
+      transaction: {
+        accountId: account.id,
+        date: input.date,
+        amount: (deposit ? amount!.negated() : amount!).toFixed(),
+        currency,
+        name: deposit ? `Deposit to ${account.name}` : `Withdrawal from ${account.name}`,
+      },
+    };
   }
 
   /** A trade of a security: the signed quantity (negative for sell and sweep_out), amount = quantity × price + fee. */
