@@ -66,6 +66,25 @@ function selectionSchema(
   return nullable(schema);
 }
 
+/** A route's body that is whichever of these fields of the result is set: one of their schemas. */
+function choiceSchema(
+  operation: string,
+  type: GraphQLOutputType,
+  selection: SelectionSetNode,
+  keys: string[],
+  fragments: Map<string, FragmentDefinitionNode>,
+): JsonSchema {
+  const fields = (getNamedType(type) as GraphQLObjectType).getFields();
+  return {
+    oneOf: keys.map((key) => {
+      const node = selection.selections.find((s) => s.kind === Kind.FIELD && (s.alias?.value ?? s.name.value) === key);
+      if (!node || node.kind !== Kind.FIELD) throw new Error(`${operation}: no field ${key}`);
+      const schema = selectionSchema(fields[node.name.value].type, node.selectionSet, fragments);
+      return (schema.anyOf as JsonSchema[] | undefined)?.[0] ?? schema;
+    }),
+  };
+}
+
 function objectSchema(type: GraphQLObjectType, selection: SelectionSetNode, fragments: Map<string, FragmentDefinitionNode>): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
   const collect = (set: SelectionSetNode) => {
@@ -173,7 +192,9 @@ function operationFor(
       type = (getNamedType(type) as GraphQLObjectType).getFields()[node.name.value].type;
       selection = node.selectionSet;
     }
-    body = selectionSchema(type, selection, fragments);
+    body = route.resultChoice
+      ? choiceSchema(route.operation, type, selection!, route.resultChoice, fragments)
+      : selectionSchema(type, selection, fragments);
   }
   const responses: Record<string, unknown> = {
     [route.status]:

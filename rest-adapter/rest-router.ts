@@ -226,7 +226,10 @@ async function run(route: CompiledRoute, req: Request, res: Response, context: R
       ? route.alternateStatus.status
       : route.status;
   if (route.message) res.status(status).json({ message: route.message });
-  else if (route.resultPath) res.status(status).json(valueAt(result.data, route.resultPath));
+  else if (route.resultPath && route.resultChoice) {
+    const choices = valueAt(result.data, route.resultPath) as Record<string, unknown>;
+    res.status(status).json(route.resultChoice.map((key) => choices[key]).find((value) => value !== null && value !== undefined));
+  } else if (route.resultPath) res.status(status).json(valueAt(result.data, route.resultPath));
   else res.status(status).end();
 }
 

@@ -50,11 +50,14 @@ export const investmentRoutes: RestRoute[] = [
   {
     method: "POST",
     path: "/trades",
-    operation: "createTrade",
-    summary: "Record a buy or a sell on an investment account; selling more than held is a 422 naming qty",
+    operation: "createInvestmentActivity",
+    summary:
+      "Record a trade on an investment account: buy, sell, sweep_in, sweep_out, reinvestment (selling more than held is a 422 naming qty), dividend, interest, fee (cash only); deposit or withdrawal: a transaction on the account (a transfer with transfer_account_id), answered in its shape",
     tag: "Trades",
     bodyKey: "trade",
-    resultPath: ["createTrade"],
+    resultPath: ["createInvestmentActivity"],
+    // Upstream answers a deposit or a withdrawal with the transaction (or transfer) it made.
+    resultChoice: ["trade", "transaction", "transfer"],
     status: 201,
   },
   {

@@ -21,6 +21,11 @@ export type RestRoute = {
   refusesParameters?: string;
   /** Path into the GraphQL result that is the response body. */
   resultPath?: string[];
+  /**
+   * The object at resultPath holds these fields, exactly one of them set: that one is the body (upstream's
+   * POST /trades answers with a trade, a transaction or a transfer, by the type sent).
+   */
+  resultChoice?: string[];
   /** A fixed body instead of a result path (deletes answer with a message, as upstream does). */
   message?: string;
   /** With neither resultPath nor message the route answers with no body; its status is then 204. */

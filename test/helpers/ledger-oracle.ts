@@ -30,22 +30,23 @@ export const ORACLE_DAYS = `
   -- A manual investment account's value on each day a trade happens or a price is known of a security it
   -- has traded (on or after its first trade of it): each security's quantity (its trades up to the day) at the newest
   -- price on or before the day, else its newest trade's price (a day's sells after its buys), to 4 places.
+  -- A cash trade (a dividend, interest, a fee: no quantity, no price) moves cash only: it is no security's trade here.
   traded AS (
     SELECT DISTINCT t.account_id, t.security_id, a.currency FROM trades t JOIN accounts a ON a.id = t.account_id
-     WHERE a.family_id = $1 AND a.account_type IN ('investment', 'crypto')
+     WHERE a.family_id = $1 AND a.account_type IN ('investment', 'crypto') AND t.qty <> 0
        AND NOT EXISTS (SELECT 1 FROM bank_provider_accounts b WHERE b.account_id = a.id)
   ),
   trade_days AS (
-    SELECT t.account_id, t.date FROM trades t WHERE t.account_id IN (SELECT account_id FROM traded)
+    SELECT t.account_id, t.date FROM trades t WHERE t.account_id IN (SELECT account_id FROM traded) AND t.qty <> 0
     UNION
     SELECT s.account_id, p.date FROM traded s JOIN security_prices p ON p.security_id = s.security_id AND p.currency = s.currency
-     WHERE p.date >= (SELECT min(t.date) FROM trades t WHERE t.account_id = s.account_id AND t.security_id = s.security_id)
+     WHERE p.date >= (SELECT min(t.date) FROM trades t WHERE t.account_id = s.account_id AND t.security_id = s.security_id AND t.qty <> 0)
   ),
   valued AS (
     SELECT d.account_id, d.date, coalesce(sum(round(q.held * coalesce(
              (SELECT p.price FROM security_prices p WHERE p.security_id = s.security_id AND p.currency = s.currency AND p.date <= d.date
                ORDER BY p.date DESC LIMIT 1),
-             (SELECT t.price FROM trades t WHERE t.account_id = d.account_id AND t.security_id = s.security_id AND t.date <= d.date
+             (SELECT t.price FROM trades t WHERE t.account_id = d.account_id AND t.security_id = s.security_id AND t.date <= d.date AND t.qty <> 0
                ORDER BY t.date DESC, t.qty < 0 DESC, t.created_at DESC, t.id DESC LIMIT 1)), 4)), 0) AS value
       FROM trade_days d
       JOIN traded s ON s.account_id = d.account_id

@@ -345,3 +345,68 @@ test("a brokerage account's positions and day values go with the account, and no
   expect(await stored(brokerage.id)).toEqual(kept);
   expect(kept.positions).toBeGreaterThan(0);
 });
+
+test("create_trade's cash types as the MCP server sends them: a dividend, interest and a fee move cash only; sweep_in buys; deposit and withdrawal make a transaction or a transfer", async () => {
+  const account = await createAccount(app.runtime.services, family, { name: "Cash trades", accountType: "investment", balance: "1000" });
+  const post = (trade: Record<string, unknown>) =>
+    mcp.post("/api/v1/trades", pythonJson({ trade: { account_id: account.id, date: day(-5), ...trade } }));
+  const bought = await post({ type: "buy", ticker: "VTI", qty: 2, price: 100 });
+  expect(bought.status).toBe(201);
+  const dividend = await post({ type: "dividend", ticker: "VTI", amount: 12.5 });
+  expect(dividend.status).toBe(201);
+  expect(dividend.body).toMatchObject({
+    amount: "-$12.50",
+    qty: "0.0",
+    price: "$0.00",
+    name: "Dividend: VTI",
+    investment_activity_label: "Dividend",
+    security: { id: bought.body.security.id, ticker: "VTI" },
+  });
+  const interest = await post({ type: "interest", amount: 3 });
+  expect(interest.status).toBe(201);
+  expect(interest.body).toMatchObject({ amount: "-$3.00", qty: "0.0", name: "Interest", investment_activity_label: "Interest" });
+  expect(interest.body.security.ticker).toBe(`CASH-${account.id}`.toUpperCase());
+  const fee = await post({ type: "fee", amount: 1.25 });
+  expect(fee.status).toBe(201);
+  expect(fee.body).toMatchObject({ amount: "$1.25", name: "Fee", security: { id: interest.body.security.id } });
+  const sweep = await post({ type: "sweep_in", ticker: "SPAXX", qty: 5, price: 1 });
+  expect(sweep.status).toBe(201);
+  expect(sweep.body).toMatchObject({
+    amount: "$5.00",
+    qty: "5.0",
+    name: "Sweep In 5.0 shares of SPAXX",
+    investment_activity_label: "Sweep In",
+  });
+
+  // As upstream: a dividend names its security, every cash trade a positive amount; deposit and withdrawal are not trades here.
+  expect((await post({ type: "dividend", amount: 1 })).body.errors).toEqual(["Provide security_id, ticker, or manual_ticker"]);
+  expect((await post({ type: "interest" })).body.errors).toEqual(["amount must be present for interest"]);
+  expect((await post({ type: "fee", amount: -2 })).body.errors).toEqual(["amount must be a valid positive number"]);
+  // Deposit and withdrawal: upstream's transaction on the account (its transactions/show shape), or a transfer (transfers/show).
+  const deposit = await post({ type: "deposit", amount: 50 });
+  expect([deposit.status, deposit.body.name, deposit.body.account.id]).toEqual([201, "Deposit to Cash trades", account.id]);
+  expect((await cli.get(`/transactions/${deposit.body.id}`)).body).toEqual(deposit.body);
+  const withdrawal = await post({ type: "withdrawal", amount: 20, transfer_account_id: checking.id });
+  expect(withdrawal.status).toBe(201);
+  expect((await cli.get(`/transfers/${withdrawal.body.id}`)).body).toEqual(withdrawal.body);
+  expect((await post({ type: "withdrawal" })).body.errors).toEqual(["amount must be present for deposit/withdrawal"]);
+  // A cash trade's quantity cannot be re-derived; its amount can change.
+  expect((await mcp.patch(`/api/v1/trades/${dividend.body.id}`, pythonJson({ trade: { qty: 1 } }))).status).toBe(422);
+  expect((await mcp.patch(`/api/v1/trades/${dividend.body.id}`, pythonJson({ trade: { amount: -15 } }))).body.amount).toBe("-$15.00");
+
+  // Cash by SQL: the opening balance less every trade's and transaction's amount; holdings: only what was bought (no cash security, no dividend position).
+  const [figures] = await sql<{ expected: string; cash_balance: string; balance: string }>(
+    `SELECT (1000 - (SELECT sum(amount) FROM trades WHERE account_id = $1)
+                  - (SELECT sum(amount) FROM transactions WHERE account_id = $1))::numeric(19, 4)::text AS expected,
+            cash_balance::text, balance::text
+       FROM accounts WHERE id = $1`,
+    [account.id],
+  );
+  expect(figures.cash_balance).toBe(figures.expected);
+  expect(Number(figures.cash_balance)).toBe(1000 - 200 + 15 + 3 - 1.25 - 5 + 50 - 20);
+  expect(Number(figures.balance)).toBe(Number(figures.cash_balance) + 2 * 100 + 5 * 1);
+  const holdings = (await cli.get(`/holdings?account_id=${account.id}`)).body.holdings;
+  expect(holdings.map((holding: { security: { ticker: string } }) => holding.security.ticker).sort()).toEqual(["SPAXX", "VTI"]);
+  for (const holding of holdings) expect([typeof holding.created_at, typeof holding.updated_at]).toEqual(["string", "string"]);
+  expect((await cli.get(`/holdings/${holdings[0].id}`)).body).toEqual(holdings[0]);
+});

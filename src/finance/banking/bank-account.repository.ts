@@ -39,6 +39,8 @@ export type HoldingRow = {
   cusip: string | null;
   /** provider (a bank sync's snapshot) or trades (computed from a manual account's trades). */
   source: "provider" | "trades";
+  createdAt: Date;
+  updatedAt: Date;
 };
 
 export type HoldingFilter = {
@@ -52,7 +54,8 @@ export type HoldingFilter = {
 };
 
 const HOLDING_COLUMNS = `h.id, h.security_id AS "securityId", h.account_id AS "accountId", h.date::text AS date, h.quantity, h.price,
-  h.value, h.cost_basis AS "costBasis", h.currency, s.ticker, s.name, s.isin, s.figi, s.cusip, h.source`;
+  h.value, h.cost_basis AS "costBasis", h.currency, s.ticker, s.name, s.isin, s.figi, s.cusip, h.source,
+  h.created_at AS "createdAt", h.updated_at AS "updatedAt"`;
 
 export type BalanceRow = { accountId: string; date: string; balance: string; availableBalance: string | null; currency: string };
 
@@ -341,7 +344,8 @@ export class BankAccountRepository {
       this.sequelize,
       `WITH computed AS MATERIALIZED (${computed}),
        reported AS NOT MATERIALIZED (
-         SELECT h.id, h.family_id, h.account_id, h.security_id, h.date, h.quantity, h.price, h.value, h.cost_basis, h.currency, h.source
+         SELECT h.id, h.family_id, h.account_id, h.security_id, h.date, h.quantity, h.price, h.value, h.cost_basis, h.currency, h.source,
+                h.created_at, h.updated_at
            FROM holdings h WHERE ${provider.join(" AND ")})
        SELECT counted.total, page.* FROM (SELECT (SELECT count(*) FROM reported) + (SELECT count(*) FROM computed) AS total) counted
          LEFT JOIN LATERAL (
@@ -359,12 +363,13 @@ export class BankAccountRepository {
     return selectRows<HoldingRow>(
       this.sequelize,
       `SELECT ${HOLDING_COLUMNS}
-         FROM (SELECT h.id, h.account_id, h.security_id, h.date, h.quantity, h.price, h.value, h.cost_basis, h.currency, h.source
+         FROM (SELECT h.id, h.account_id, h.security_id, h.date, h.quantity, h.price, h.value, h.cost_basis, h.currency, h.source,
+                      h.created_at, h.updated_at
                  FROM holdings h
                 WHERE h.family_id = $1 AND h.account_id = ANY($2::uuid[])
                   AND h.date = (SELECT max(date) FROM holdings latest WHERE latest.account_id = h.account_id)
                UNION ALL
-               SELECT id, account_id, security_id, date, quantity, price, value, cost_basis, currency, source
+               SELECT id, account_id, security_id, date, quantity, price, value, cost_basis, currency, source, created_at, updated_at
                  FROM (${positionsOn("CURRENT_DATE", "a.family_id = $1 AND a.id = ANY($2::uuid[])")}) x) h
          JOIN securities s ON s.id = h.security_id
         ORDER BY h.account_id, h.value DESC, s.ticker`,

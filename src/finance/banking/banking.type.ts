@@ -78,6 +78,10 @@ export class HoldingType {
   @Field() currency!: string;
   @Field(() => CalendarDateScalar) date!: string;
   @Field({ description: "provider (a bank provider's snapshot) or trades (computed from the account's trades)." }) source!: string;
+  @Field({ description: "When the snapshot was written; for a computed holding, when its position was first computed." })
+  createdAt!: Date;
+  @Field({ description: "When the snapshot was written; for a computed holding, when a recompute last changed its position." })
+  updatedAt!: Date;
 }
 
 @ObjectType("HoldingPage")

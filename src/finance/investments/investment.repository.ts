@@ -249,6 +249,22 @@ export class InvestmentRepository {
     return (await this.securityById(created.id, transaction))!;
   }
 
+  /**
+   * The account's synthetic cash security (upstream's Security.cash_for): what interest or a fee with
+   * no security named is recorded against. Ticker CASH-<ACCOUNT ID>, kind cash, offline (never priced).
+   */
+  async cashSecurityFor(accountId: string, currency: string, transaction: Transaction): Promise<SecurityRow> {
+    const [created] = await selectRows<{ id: string }>(
+      this.sequelize,
+      `INSERT INTO securities (id, key, ticker, name, currency, kind, offline)
+       VALUES (gen_random_uuid(), $1, $2, 'Cash', $3, 'cash', true)
+       ON CONFLICT (key) DO UPDATE SET updated_at = securities.updated_at RETURNING id`,
+      [`cash:${accountId}`, `CASH-${accountId}`.toUpperCase(), currency],
+      transaction,
+    );
+    return (await this.securityById(created.id, transaction))!;
+  }
+
   /** Records prices (one per security, day and currency; a later one replaces the day's). */
   async upsertPrices(
     prices: Array<{ securityId: string; date: string; price: string; currency: string; provisional?: boolean }>,
@@ -457,8 +473,8 @@ export class InvestmentRepository {
   }
 
   /**
-   * The account's trades from the day `from` on, in the order the calculator applies them (date,
-   * creation). One row, one string: 20,000 rows read as objects through the ORM cost more than
+   * The account's security trades from the day `from` on, in the order the calculator applies them (date,
+   * creation); a cash trade (a dividend, interest, a fee: no quantity) moves cash only. One row, one string: 20,000 rows read as objects through the ORM cost more than
    * computing the positions from them, and one ordered aggregate sorts the trades once (four arrays,
    * each with its ORDER BY, sorted them four times: 280 of a 330 ms read). The fields (a uuid, a date,
    * two numerics) hold no space and no comma.
@@ -467,7 +483,7 @@ export class InvestmentRepository {
     const [read] = await selectRows<{ trades: string | null }>(
       this.sequelize,
       `SELECT string_agg(concat_ws(',', security_id, date, qty, price), ' ' ORDER BY date, created_at, id) AS trades
-         FROM trades WHERE account_id = $1 AND date >= $2::date`,
+         FROM trades WHERE account_id = $1 AND date >= $2::date AND qty <> 0`,
       [accountId, from],
       transaction,
     );
@@ -505,7 +521,7 @@ export class InvestmentRepository {
            FULL JOIN (SELECT * FROM positions WHERE account_id = $2 AND date >= $9::date) x ON x.security_id = i.security_id AND x.date = i.date),
        removed AS (DELETE FROM positions x USING diff d WHERE d.gone AND x.id = d.id),
        updated AS (
-         UPDATE positions x SET quantity = d.quantity, cost_basis = d.cost_basis, trade_price = d.trade_price, currency = $3
+         UPDATE positions x SET quantity = d.quantity, cost_basis = d.cost_basis, trade_price = d.trade_price, currency = $3, updated_at = now()
            FROM diff d WHERE x.id = d.id AND NOT d.gone AND d.differs)
        INSERT INTO positions (id, family_id, account_id, security_id, date, quantity, cost_basis, trade_price, currency)
        SELECT gen_random_uuid(), $1, $2, d.security_id, d.date, d.quantity, d.cost_basis, d.trade_price, $3 FROM diff d WHERE d.id IS NULL`,

@@ -1,8 +1,11 @@
-import { Arg, Authorized, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from "type-graphql";
+import type { GraphQLResolveInfo } from "graphql";
+import { Arg, Authorized, Ctx, FieldResolver, ID, Info, Int, Mutation, Query, Resolver, Root } from "type-graphql";
 import type { RequestContext } from "../../transports/graphql/context";
 import { formatMoney, railsDecimal } from "../money";
+import { withSelectedRelations } from "../transactions";
 import type { SecurityPriceRow, SecurityRow, TradeRow } from "./investment.repository";
 import {
+  InvestmentActivityType,
   SecurityFilterInput,
   SecurityPageType,
   SecurityPriceFilterInput,
@@ -124,9 +127,42 @@ export class TradeResolver {
   }
 
   @Authorized()
-  @Mutation(() => TradeType, { description: "Records a buy or a sell; the account's cash, holdings and balances follow at once." })
+  @Mutation(() => TradeType, {
+    description: "Records a trade (a buy, a sell, a dividend, interest, a fee…); the account's cash, holdings and balances follow at once.",
+  })
   async createTrade(@Ctx() { services, actor }: RequestContext, @Arg("input", () => TradeInput) input: TradeInput): Promise<TradeType> {
     return toTrade(await services.trades.create(actor!, input));
+  }
+
+  @Authorized()
+  @Mutation(() => InvestmentActivityType, {
+    description:
+      "Upstream's POST /trades: any of its types. A deposit or a withdrawal is a transaction on the account (a transfer with transferAccountId); every other type a trade.",
+  })
+  async createInvestmentActivity(
+    @Ctx() context: RequestContext,
+    @Info() info: GraphQLResolveInfo,
+    @Arg("input", () => TradeInput) input: TradeInput,
+  ): Promise<InvestmentActivityType> {
+    const { services, actor } = context;
+    const movement = await services.trades.cashMovement(actor!, input);
+    if (!movement) return { trade: toTrade(await services.trades.create(actor!, input)), transaction: null, transfer: null };
+    if (movement.transaction) {
+      const { transaction } = await services.transactions.create(actor!, movement.transaction);
+      const [built] = await withSelectedRelations(context, info, [["transaction"]], [transaction]);
+      return { trade: null, transaction: built, transfer: null };
+    }
+    const { id, outflow, inflow } = await services.transactions.createTransfer(actor!, movement.transfer);
+    const [outflowType, inflowType] = await withSelectedRelations(
+      context,
+      info,
+      [
+        ["transfer", "outflow"],
+        ["transfer", "inflow"],
+      ],
+      [outflow, inflow],
+    );
+    return { trade: null, transaction: null, transfer: { id, outflow: outflowType, inflow: inflowType } };
   }
 
   @Authorized()

@@ -3,6 +3,7 @@ import { PaginationType } from "../../platform/common/page.type";
 import { CalendarDateScalar, DecimalScalar } from "../money";
 import { LedgerAccountRefType } from "../ledger";
 import { FlagScalar } from "../planning";
+import { TransactionType, TransferPayload } from "../transactions";
 
 @ObjectType("Security", {
   description: "A security (stock, fund, coin), shared by every family; a family sees those its accounts hold or trade.",
@@ -92,13 +93,15 @@ export class TradeCategoryType {
 }
 
 @ObjectType("Trade", {
-  description: "A buy or sell of a security on an investment account: an entry moving the account's cash and its holding.",
+  description:
+    "A buy or sell of a security on an investment account (an entry moving the account's cash and its holding), or a dividend, interest or fee (cash only: no quantity, no price).",
 })
 export class TradeType {
   @Field(() => ID) id!: string;
   @Field(() => CalendarDateScalar) date!: string;
   @Field(() => DecimalScalar, {
-    description: "The cash it moves, signed as a transaction's: qty × price + fee (positive is cash out: a buy).",
+    description:
+      "The cash it moves, signed as a transaction's: qty × price + fee (positive is cash out: a buy, a fee; negative in: a sell, a dividend).",
   })
   amount!: string;
   @Field() currency!: string;
@@ -134,13 +137,21 @@ export class TradeFilterInput {
 export class TradeInput {
   @Field(() => String, { nullable: true, description: "Create only." }) accountId?: string | null;
   @Field(() => CalendarDateScalar, { nullable: true }) date?: string | null;
-  @Field(() => String, { nullable: true, description: "buy or sell (dividend, deposit, withdrawal, interest: see docs/investments.md)." })
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "buy, sell, sweep_in, sweep_out, reinvestment (a quantity at a price); dividend, interest, fee (an amount, no quantity). deposit and withdrawal are transactions or transfers here (docs/investments.md).",
+  })
   type?: string | null;
   @Field(() => String, { nullable: true, description: "Update only: inflow sells, outflow buys (as type)." }) nature?: string | null;
   @Field(() => DecimalScalar, { nullable: true, description: "Units, positive." }) qty?: string | null;
   @Field(() => DecimalScalar, { nullable: true, description: "Price per unit, positive." }) price?: string | null;
   @Field(() => DecimalScalar, { nullable: true, description: "Create only; default 0." }) fee?: string | null;
-  @Field(() => DecimalScalar, { nullable: true, description: "Update only: the cash moved, as stored." }) amount?: string | null;
+  @Field(() => DecimalScalar, {
+    nullable: true,
+    description: "Create: the cash of a dividend, interest or fee (positive). Update: the cash moved, as stored.",
+  })
+  amount?: string | null;
   @Field(() => String, { nullable: true, description: "The account's currency (the default)." }) currency?: string | null;
   @Field(() => String, { nullable: true, description: "Create only: an existing security." }) securityId?: string | null;
   @Field(() => String, { nullable: true, description: 'Create only: "AAPL" or "AAPL|XNAS"; found or created.' }) ticker?: string | null;
@@ -151,4 +162,14 @@ export class TradeInput {
   transferAccountId?: string | null;
   @Field(() => String, { nullable: true, description: "Update only." }) name?: string | null;
   @Field(() => String, { nullable: true }) notes?: string | null;
+}
+
+@ObjectType("InvestmentActivity", {
+  description:
+    "What upstream's POST /trades made of its type: a trade, or for a deposit or a withdrawal a transaction on the account (or a transfer with transferAccountId). Exactly one is set.",
+})
+export class InvestmentActivityType {
+  @Field(() => TradeType, { nullable: true }) trade!: TradeType | null;
+  @Field(() => TransactionType, { nullable: true }) transaction!: TransactionType | null;
+  @Field(() => TransferPayload, { nullable: true }) transfer!: TransferPayload | null;
 }

@@ -24,14 +24,14 @@
  *
  * One sort of the events, as the floor in bench/investments.bench.ts; never a row per day per
  * security held. A row whose value is unchanged is not written again. The securities are the
- * account's traded ones read from `trades` (the same set as its positions'): a whole recompute runs
+ * account's traded ones read from `trades` (the same set as its positions': cash trades, of no quantity, excluded): a whole recompute runs
  * this right after writing every position, when the planner's statistics of `positions` may still
  * say it is empty, and a set estimated at one security made the prices a nested loop (30–50% slower).
  */
 export const WRITE_PORTFOLIO_DAYS = `
   WITH account AS (SELECT family_id FROM accounts WHERE id = $1),
   start AS (SELECT greatest($2::date, (SELECT min(date) FROM positions WHERE account_id = $1)) AS date),
-  traded AS (SELECT DISTINCT security_id FROM trades WHERE account_id = $1),
+  traded AS (SELECT DISTINCT security_id FROM trades WHERE account_id = $1 AND qty <> 0),
   seeds AS (
     SELECT t.security_id, (SELECT date FROM start) - 1 AS date, q.held, p.priced
       FROM traded t
@@ -81,7 +81,7 @@ export const WRITE_PORTFOLIO_DAYS = `
  * Index-ordered reads only: positions' key (account, security, date newest first) is walked from one
  * security to the next, one descent each landing on the security's newest position on or before the
  * day (a DISTINCT ON sorted every position: 20,000 rows for 25 shown), then one descent for its price.
- * Columns as `holdings` has them, `date` the day asked, source `trades`. `positions` (a condition on
+ * Columns as `holdings` has them (the reported snapshot's, then created_at and updated_at), `date` the day asked, source `trades`. `positions` (a condition on
  * `x`, a position) narrows further (a security).
  */
 export function positionsOn(day: string, accounts: string, positions = "true"): string {
@@ -100,7 +100,7 @@ export function positionsOn(day: string, accounts: string, positions = "true"): 
     )
     SELECT x.id, x.family_id, x.account_id, x.security_id, (${day})::date AS date, x.quantity,
            coalesce(price.price, x.trade_price) AS price, round(x.quantity * coalesce(price.price, x.trade_price), 4) AS value,
-           x.cost_basis, x.currency, 'trades'::text AS source
+           x.cost_basis, x.currency, 'trades'::text AS source, x.created_at, x.updated_at
       FROM held x
       LEFT JOIN LATERAL (
         SELECT p.price FROM security_prices p
@@ -116,7 +116,7 @@ export function positionsOn(day: string, accounts: string, positions = "true"): 
 export const POSITION_BY_ID = `
   SELECT x.id, x.family_id, x.account_id, x.security_id, held.until AS date, x.quantity,
          coalesce(price.price, x.trade_price) AS price, round(x.quantity * coalesce(price.price, x.trade_price), 4) AS value,
-         x.cost_basis, x.currency, 'trades'::text AS source
+         x.cost_basis, x.currency, 'trades'::text AS source, x.created_at, x.updated_at
     FROM positions x
     CROSS JOIN LATERAL (
       SELECT greatest(x.date, coalesce((SELECT min(n.date) - 1 FROM positions n

@@ -42,14 +42,36 @@ export const ACTIVITY_LABELS = [
   "Other",
 ] as const;
 
-const TRADE_TYPES = ["buy", "sell", "dividend", "deposit", "withdrawal", "interest"] as const;
-const CASH_TYPES = ["dividend", "deposit", "withdrawal", "interest"];
+/** Upstream's Trade::CreateForm types: trades of a security (a quantity at a price), and their labels. */
+const SECURITY_TRADE_LABELS: Record<string, string> = {
+  buy: "Buy",
+  sell: "Sell",
+  sweep_in: "Sweep In",
+  sweep_out: "Sweep Out",
+  reinvestment: "Reinvestment",
+};
+/** Trades that move cash only: no quantity, no price; the amount is the cash (negative flows in). */
+const CASH_TRADE_LABELS: Record<string, string> = { dividend: "Dividend", interest: "Interest", fee: "Fee" };
+/** Upstream makes these a transaction (or a transfer) on the account, not a trade. */
+const TRANSFER_TYPES = ["deposit", "withdrawal"];
+const SUPPORTED_TYPES = [...Object.keys(SECURITY_TRADE_LABELS), ...Object.keys(CASH_TRADE_LABELS), ...TRANSFER_TYPES];
 /** Account types that take trades (upstream: investment, crypto exchange). */
 const TRADING_ACCOUNT_TYPES = ["investment", "crypto"];
 const NAME_MAX = 255;
 const NOTES_MAX = 10_000;
 const TICKER_MAX = 32;
 const SECURITY_KINDS = ["standard", "cash"];
+
+/** What a deposit or a withdrawal writes: a transaction on the account, or a transfer with another. */
+export type CashMovement =
+  | { transaction: { accountId: string; date: string; amount: string; currency: string; name: string }; transfer?: undefined }
+  | { transfer: { fromAccountId: string; toAccountId: string; date: string; amount: string }; transaction?: undefined };
+
+/** A validated create: the security it names (found or made in the write's transaction), then the row. */
+type TradeDraft = {
+  security: (transaction: Transaction) => Promise<SecurityRow>;
+  values: (security: SecurityRow) => TradeValues;
+};
 
 export type TradeInput = {
   accountId?: string | null;
@@ -73,7 +95,12 @@ export type TradeInput = {
 
 /** BigDecimal as Rails prints it in a trade's name: "10.0", "2.5". */
 export function tradeName(sell: boolean, qty: DecimalBase.Value, ticker: string): string {
-  return `${sell ? "Sell" : "Buy"} ${railsDecimal(new Decimal(qty).abs())} shares of ${ticker}`;
+  return securityTradeName(sell ? "Sell" : "Buy", qty, ticker);
+}
+
+/** Upstream's name of a trade of a security: "Buy 2.0 shares of VTI", "Sweep In 5.0 shares of SPAXX". */
+function securityTradeName(label: string, qty: DecimalBase.Value, ticker: string): string {
+  return `${label} ${railsDecimal(new Decimal(qty).abs())} shares of ${ticker}`;
 }
 
 /** "sell" or "inflow" sells; "buy", "outflow" buy (upstream's create and update read them so). */
@@ -173,7 +200,12 @@ export class TradeService {
 
   // ---- writes ------------------------------------------------------------------------------------------
 
-  /** Upstream's POST /trades for a buy or a sell. */
+  /**
+   * Upstream's POST /trades: a trade of a security (buy, sell, sweep_in, sweep_out, reinvestment: a
+   * quantity at a price, plus the fee), or a cash trade (dividend, interest, fee: an amount, no
+   * quantity). A deposit or a withdrawal upstream makes a transaction or a transfer, which
+   * POST /transactions and POST /transfers record here.
+   */
   async create(actor: Actor, input: TradeInput): Promise<TradeRow> {
     if (!input.accountId) throw new ValidationError(["Account ID is required"]);
     const [account] = isUuid(input.accountId) ? await this.accounts.byIds(actor.familyId, [input.accountId]) : [null];
@@ -181,13 +213,72 @@ export class TradeService {
     if (!TRADING_ACCOUNT_TYPES.includes(account.accountType))
       throw new ValidationError(["Account must be an investment or crypto exchange account"]);
     const type = (input.type ?? "").trim().toLowerCase();
-    if (!(TRADE_TYPES as readonly string[]).includes(type))
-      throw new ValidationError(["type must be 'buy', 'sell', 'dividend', 'deposit', 'withdrawal', or 'interest'"]);
-    if (CASH_TYPES.includes(type))
-      throw new ValidationError([
-        `type '${type}' is recorded as a transaction on the account here (POST /transactions); trades are buys and sells`,
-      ]);
+    if (!SUPPORTED_TYPES.includes(type)) throw new ValidationError([`type must be one of: ${SUPPORTED_TYPES.join(", ")}`]);
+    if (TRANSFER_TYPES.includes(type))
+      throw new ValidationError([`type '${type}' makes a transaction or a transfer, not a trade: createInvestmentActivity records it`]);
     if (!input.date) throw new ValidationError(["date must be present"]);
+    const draft = type in CASH_TRADE_LABELS ? this.cashTrade(type, input, account) : this.securityTrade(type, input, account);
+
+    return this.sequelize.transaction(async (transaction) => {
+      await this.ledger.lock([account.id], transaction);
+      const security = await draft.security(transaction);
+      const categoryId = await this.categoryOf(actor, input.categoryId);
+      const id = newId();
+      await this.investments.insertTrade(actor.familyId, account.id, id, { ...draft.values(security), categoryId }, transaction);
+      await this.rebuild(actor.familyId, account, input.date!, transaction);
+      const after = (await this.investments.tradeById(actor.familyId, id, transaction))!;
+      await this.record(actor, "trade.created", after, null, transaction);
+      return after;
+    });
+  }
+
+  /**
+   * Upstream's deposit or withdrawal on an investment account (Trade::CreateForm#create_transfer): with
+   * `transfer_account_id`, a transfer from (withdrawal: to) that account; without, a transaction on the
+   * account named "Deposit to …" / "Withdrawal from …" (cash in: a negative amount). Checked here as
+   * upstream checks them; the transaction service writes, audits and moves the ledger. Null for any
+   * other type (a trade: `create`).
+   */
+  async cashMovement(actor: Actor, input: TradeInput): Promise<CashMovement | null> {
+    const type = (input.type ?? "").trim().toLowerCase();
+    if (!TRANSFER_TYPES.includes(type)) return null;
+    if (!input.accountId) throw new ValidationError(["Account ID is required"]);
+    const [account] = isUuid(input.accountId) ? await this.accounts.byIds(actor.familyId, [input.accountId]) : [null];
+    if (!account) throw new NotFoundError("Account");
+    if (!TRADING_ACCOUNT_TYPES.includes(account.accountType))
+      throw new ValidationError(["Account must be an investment or crypto exchange account"]);
+    if (input.amount === null || input.amount === undefined || String(input.amount).trim() === "")
+      throw new ValidationError(["amount must be present for deposit/withdrawal"]);
+    if (!input.date) throw new ValidationError(["date must be present"]);
+    const problems = new ValidationErrors();
+    const amount = this.positiveAmount(problems, "deposit/withdrawal", input.amount);
+    const currency = this.currencyOf(problems, account, input.currency);
+    problems.throwIfAny();
+    const deposit = type === "deposit";
+    if (input.transferAccountId) {
+      const other = input.transferAccountId;
+      return {
+        transfer: {
+          fromAccountId: deposit ? other : account.id,
+          toAccountId: deposit ? account.id : other,
+          date: input.date,
+          amount: amount!.toFixed(),
+        },
+      };
+    }
+    return {
+      transaction: {
+        accountId: account.id,
+        date: input.date,
+        amount: (deposit ? amount!.negated() : amount!).toFixed(),
+        currency,
+        name: deposit ? `Deposit to ${account.name}` : `Withdrawal from ${account.name}`,
+      },
+    };
+  }
+
+  /** A trade of a security: the signed quantity (negative for sell and sweep_out), amount = quantity × price + fee. */
+  private securityTrade(type: string, input: TradeInput, account: AccountRow): TradeDraft {
     const problems = new ValidationErrors();
     const qty = this.positive(problems, "qty", input.qty);
     const price = this.positive(problems, "price", input.price);
@@ -197,19 +288,14 @@ export class TradeService {
     const notes = optionalText(problems, "Notes", input.notes, NOTES_MAX);
     const label = this.label(problems, input.investmentActivityLabel);
     problems.throwIfAny();
-    const sell = type === "sell";
+    const sell = type === "sell" || type === "sweep_out";
     const signedQty = sell ? qty!.negated() : qty!;
-
-    return this.sequelize.transaction(async (transaction) => {
-      await this.ledger.lock([account.id], transaction);
-      const security = await this.securityOf(input, currency, transaction);
-      const categoryId = await this.categoryOf(actor, input.categoryId);
-      const id = newId();
-      await this.investments.insertTrade(
-        actor.familyId,
-        account.id,
-        id,
-        {
+    const typeLabel = SECURITY_TRADE_LABELS[type];
+    return {
+      security: (transaction) => this.securityOf(input, currency, transaction),
+      values: (security) => {
+        const ticker = security.ticker ?? security.name ?? "security";
+        return {
           securityId: security.id,
           date: input.date!,
           qty: signedQty.toFixed(),
@@ -217,18 +303,48 @@ export class TradeService {
           fee: fee.toFixed(),
           amount: toAmountString(signedQty.times(price!).plus(fee).toDecimalPlaces(4, Decimal.ROUND_HALF_UP)),
           currency,
-          name: tradeName(sell, qty!, security.ticker ?? security.name ?? "security"),
+          name: type === "buy" || type === "sell" ? tradeName(sell, qty!, ticker) : securityTradeName(typeLabel, qty!, ticker),
           notes: notes ?? null,
-          investmentActivityLabel: label ?? (sell ? "Sell" : "Buy"),
-          categoryId,
-        },
-        transaction,
-      );
-      await this.rebuild(actor.familyId, account, input.date!, transaction);
-      const after = (await this.investments.tradeById(actor.familyId, id, transaction))!;
-      await this.record(actor, "trade.created", after, null, transaction);
-      return after;
-    });
+          investmentActivityLabel: label ?? typeLabel,
+          categoryId: null,
+        };
+      },
+    };
+  }
+
+  /**
+   * A cash trade, as upstream's create_income_trade: no quantity, price or fee; a dividend or interest
+   * is cash in (a negative amount), a fee cash out. A dividend names its security; interest and a fee
+   * without one are recorded against the account's cash security.
+   */
+  private cashTrade(type: string, input: TradeInput, account: AccountRow): TradeDraft {
+    const named = Boolean(input.securityId || input.ticker?.trim() || input.manualTicker?.trim());
+    if (type === "dividend" && !named) throw new ValidationError(["Provide security_id, ticker, or manual_ticker"]);
+    const problems = new ValidationErrors();
+    const amount = this.positiveAmount(problems, type, input.amount);
+    const currency = this.currencyOf(problems, account, input.currency);
+    const notes = optionalText(problems, "Notes", input.notes, NOTES_MAX);
+    const label = this.label(problems, input.investmentActivityLabel);
+    problems.throwIfAny();
+    const typeLabel = CASH_TRADE_LABELS[type];
+    const signed = type === "fee" ? amount! : amount!.negated();
+    return {
+      security: (transaction) =>
+        named ? this.securityOf(input, currency, transaction) : this.investments.cashSecurityFor(account.id, currency, transaction),
+      values: (security) => ({
+        securityId: security.id,
+        date: input.date!,
+        qty: "0",
+        price: "0",
+        fee: "0",
+        amount: toAmountString(signed.toDecimalPlaces(4, Decimal.ROUND_HALF_UP)),
+        currency,
+        name: security.kind === "cash" ? typeLabel : `${typeLabel}: ${security.ticker ?? security.name}`,
+        notes: notes ?? null,
+        investmentActivityLabel: label ?? typeLabel,
+        categoryId: null,
+      }),
+    };
   }
 
   /** Upstream's PATCH /trades/{id}: qty, price and type (or nature) re-derive the signed quantity, amount and name. */
@@ -242,6 +358,9 @@ export class TradeService {
       problems.add("type must be 'buy' or 'sell' (nature: 'inflow' or 'outflow')");
     const qty = input.qty === null || input.qty === undefined ? null : this.positive(problems, "qty", input.qty);
     const price = input.price === null || input.price === undefined ? null : this.positive(problems, "price", input.price);
+    // A cash trade has no quantity to re-derive (upstream would write a buy at no price); its amount is what changes.
+    if (new Decimal(current.qty).isZero() && (qty || price || side))
+      problems.add("qty, price and type apply to trades of a security; a dividend, interest or fee changes by its amount");
     const currency = input.currency ? this.currencyOf(problems, account, input.currency) : current.currency;
     const notes = input.notes === undefined ? current.notes : optionalText(problems, "Notes", input.notes, NOTES_MAX);
     const label = input.investmentActivityLabel ? this.label(problems, input.investmentActivityLabel) : null;
@@ -390,6 +509,21 @@ export class TradeService {
     const value = new Decimal(raw);
     if (!value.isPositive() || value.isZero()) {
       problems.add(`${field} must be present and positive`);
+      return null;
+    }
+    return value;
+  }
+
+  /** Upstream's parse_positive_amount: present, a number, above zero. */
+  private positiveAmount(problems: ValidationErrors, type: string, raw: string | null | undefined): DecimalBase | null {
+    if (raw === null || raw === undefined || String(raw).trim() === "") {
+      problems.add(`amount must be present for ${type}`);
+      return null;
+    }
+    const text = String(raw).trim();
+    const value = /^[+-]?(\d+\.?\d*|\.\d+)$/.test(text) ? new Decimal(text) : null;
+    if (!value || !value.isPositive() || value.isZero()) {
+      problems.add("amount must be a valid positive number");
       return null;
     }
     return value;

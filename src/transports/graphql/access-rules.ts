@@ -246,6 +246,7 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     deleteExchangeRate: "write",
     setExchangeRate: "write",
     // TradeResolver
+    createInvestmentActivity: "write",
     createTrade: "write",
     deleteTrade: "write",
     updateTrade: "write",
