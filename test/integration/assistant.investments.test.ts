@@ -78,7 +78,7 @@ async function tradesBySql(user: TestUser, ticker: string, from: string, to: str
             trim_scale(coalesce(sum(t.qty) FILTER (WHERE t.qty > 0), 0))::text AS qty,
             trim_scale(coalesce(-sum(t.qty) FILTER (WHERE t.qty < 0), 0))::text AS sold_qty
        FROM trades t JOIN securities s ON s.id = t.security_id
-      WHERE t.family_id = $1 AND s.ticker = $2 AND t.date BETWEEN $3::date AND $4::date`,
+      WHERE t.family_id = $1 AND s.ticker = $2 AND t.date BETWEEN $3::date AND $4::date AND t.qty <> 0`,
     [user.familyId, ticker, from, to],
   );
   return row;
@@ -139,6 +139,14 @@ beforeAll(async () => {
   await trade(family, ira.id, `${year - 1}-12-01`, "buy", "2", "205", "0", "VTI");
   await trade(family, brokerage.id, `${year}-01-01`, "buy", "5", "210", "1", "VTI");
   const vti = await trade(family, brokerage.id, today, "sell", "3", "220", "1", "VTI");
+  // A VTI dividend this year: cash in, not money invested (how much was invested leaves it out).
+  await services.trades.create(family.actor, {
+    accountId: brokerage.id,
+    date: `${year}-01-02`,
+    type: "dividend",
+    amount: "12.5",
+    ticker: "VTI",
+  });
   const aapl = (await services.trades.securities(family.actor, { ticker: "AAPL" })).items[0];
   // A neighbour trading the same AAPL and a TSLA of its own: neither counts for the family.
   const neighbour = await createUser(services);

@@ -424,7 +424,8 @@ export class InvestmentRepository {
     filter: { securityIds?: readonly string[]; startDate?: string; endDate?: string },
   ): Promise<TradeTotalsRow[]> {
     const bind: unknown[] = [familyId];
-    const conditions = ["t.family_id = $1"];
+    // Buys and sells only: a dividend, interest or a fee (a trade of no quantity) moves cash, not what is invested.
+    const conditions = ["t.family_id = $1", "t.qty <> 0"];
     if (filter.securityIds) conditions.push(`t.security_id = ANY(${bindParam(bind, filter.securityIds)}::uuid[])`);
     if (filter.startDate) conditions.push(`t.date >= ${bindParam(bind, filter.startDate)}::date`);
     if (filter.endDate) conditions.push(`t.date <= ${bindParam(bind, filter.endDate)}::date`);
