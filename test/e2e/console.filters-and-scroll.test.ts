@@ -164,7 +164,8 @@ test("scrolling loads older events page by page by cursor, with a bounded number
         await sequelize.query("SELECT pg_stat_clear_snapshot()", { transaction: lock });
         const [row] = await sequelize.query<{ running: number }>(
           `SELECT count(*)::int AS running FROM pg_stat_activity
-            WHERE datname = current_database() AND state = 'active' AND query LIKE 'SELECT count(*) AS count FROM (SELECT 1 FROM audit_events%'
+            WHERE datname = current_database() AND state = 'active' AND pid <> pg_backend_pid()
+              AND query LIKE 'SELECT (SELECT count(*) FROM (SELECT 1 FROM audit_events%'
               AND ($1::boolean IS FALSE OR wait_event_type = 'Lock')`,
           { bind: [waitingForLock], type: QueryTypes.SELECT, transaction: lock },
         );

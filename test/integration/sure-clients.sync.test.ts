@@ -207,7 +207,7 @@ describe("GET /api/v1/provider_connections", () => {
 });
 
 describe("GET /api/v1/holdings (MCP get_holdings/get_holding)", () => {
-  test("lists the reported holdings with upstream's keys but its timestamps (and with security.isin), filtered as the MCP server sends it", async () => {
+  test("lists the reported holdings with upstream's keys (and with security.isin), filtered as the MCP server sends it", async () => {
     const response = await api.get("/holdings?per_page=50");
     expect(response.status).toBe(200);
     expect(response.body.pagination).toMatchObject({ page: 1, per_page: 50, total_count: 2 });
@@ -223,6 +223,8 @@ describe("GET /api/v1/holdings (MCP get_holdings/get_holding)", () => {
       avg_cost: "€70.00",
       account: { id: expect.any(String), name: expect.stringContaining("Depot"), account_type: expect.any(String) },
       security: { id: expect.any(String), ticker: "EUNL", name: "iShares Core MSCI World", isin: "IE00B4L5Y983" },
+      created_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
+      updated_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
     });
     expect(apple).toMatchObject({ qty: "15.5", cost_basis_source: null, avg_cost: null, security: { ticker: "AAPL" } });
 
