@@ -34,6 +34,7 @@ import * as positionsWrites from "./0034-positions-writes";
 import * as transactionsPeriodAmounts from "./0035-transactions-period-amounts";
 import * as importRowWrites from "./0036-import-row-writes";
 import * as ledgerDayRows from "./0037-ledger-day-rows";
+import * as importRowMerchants from "./0039-import-row-merchants";
 
 export type Migration = { name: string; up: (context: MigrationContext) => Promise<void> };
 
@@ -74,4 +75,5 @@ export const migrations: Migration[] = [
   { name: "0035-transactions-period-amounts", up: transactionsPeriodAmounts.up },
   { name: "0036-import-row-writes", up: importRowWrites.up },
   { name: "0037-ledger-day-rows", up: ledgerDayRows.up },
+  { name: "0039-import-row-merchants", up: importRowMerchants.up },
 ];
