@@ -283,6 +283,10 @@ describe("`imports preflight`, `imports create`, `imports list/show`, and the ro
     const settings = { raw_file_content: file, account_id: accountId, merchant_col_label: "shop" };
     const preflight = (await otherCli.post("/imports/preflight", settings)).body.data;
     expect([preflight.valid, preflight.detected.columns.merchant]).toEqual([true, "Shop"]);
+    const tooLong = `date,amount,merchant\n2026-04-01,-1,${"m".repeat(121)}\n`;
+    expect((await otherCli.post("/imports/preflight", { raw_file_content: tooLong, account_id: accountId })).body.data.row_errors).toEqual([
+      { row_number: 1, errors: ["Merchant is too long (maximum is 120 characters)"] },
+    ]);
     const created = await otherCli.post("/imports", { ...settings, publish: "true" });
     expect([created.status, created.body.data.configuration.merchant_col_label]).toEqual([201, "shop"]);
     const rows = (await otherCli.get(`/imports/${created.body.data.id}/rows`, headers)).body.data;

@@ -46,8 +46,8 @@ const PUBLISHABLE = "r.import_id = $1 AND r.problems = '{}'";
  * A row's fingerprint: account, day, stored amount, currency and name, with the row's rank among the
  * file's identical rows, so two equal coffees on one day are two transactions and the same file
  * imported again matches row for row. Category, tags, notes and merchant are not in it: a file
- * imported again with one of them added or changed is still the same rows. `rows`: a further condition on the rows (`r`); one that keeps
- * or drops whole days of an account keeps the ranks.
+ * imported again with one of them added or changed is still the same rows. `rows`: a further
+ * condition on the rows (`r`); one that keeps or drops whole days of an account keeps the ranks.
  */
 const fingerprinted = (rows = "") => `
   SELECT r.row_number, r.account_id, r.entry_date, r.signed_amount, r.currency_code, r.notes, r.category, r.tags, r.merchant,
@@ -230,9 +230,8 @@ export class ImportRepository {
   /**
    * Writes the import's rows without problems as transactions, set-based: categories, tags and
    * merchants named by the rows are created when the family has none of that name (any case), each
-   * with the spelling of its first row, then every row whose
-   * fingerprint the account does not hold yet becomes a transaction (source `import`), tagged in
-   * the same statement. Runs in the caller's transaction, after the ledger lock of the accounts.
+   * with the spelling of its first row, then every row whose fingerprint the account does not hold
+   * yet becomes a transaction (source `import`), tagged in the same statement. Runs in the caller's transaction, after the ledger lock of the accounts.
    */
   async publish(importId: string, familyId: string, transaction: Transaction): Promise<PublishWrite> {
     const bind = [importId, familyId];

@@ -1,5 +1,6 @@
 import DecimalBase from "decimal.js";
 import { ACCOUNT_TYPES, type AccountKind as AccountType } from "../accounts";
+import { MERCHANT_NAME_MAX } from "../merchants";
 import { isKnownCurrency, toAmountString } from "../money";
 import {
   COLUMN_SEPARATORS,
@@ -347,6 +348,9 @@ function readTransactionRow(row: StagedRow, formats: Formats, signage: SignageCo
   readDate(row, formats, true);
   const amount = readNumber(row, "Amount", row.amount, formats);
   if (amount) row.signedAmount = storedAmount(amount, signage);
+  // The merchant it names is created as POST /merchants would create it.
+  if (row.merchant && row.merchant.length > MERCHANT_NAME_MAX)
+    row.problems.push(`Merchant is too long (maximum is ${MERCHANT_NAME_MAX} characters)`);
 }
 
 /** An account: its type (named by the type column), name, opening balance as written, and the balance's day when given. */
