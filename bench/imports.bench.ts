@@ -2,15 +2,16 @@
  * Imports benchmark: `npm run bench:imports`.
  *
  * On a scratch database, a bank CSV of BENCH_IMPORT_ROWS rows (default 100,000: a year of days, 200
- * payees, amounts in cents, a category column) is imported into a new account by the service's own code
- * (ImportService.create with publish: streamed in 64 KiB chunks, staged into import_rows, fingerprinted
- * and published in one transaction through the ledger's write path), and measured in the same run beside
- * its floor: `COPY` of the same rows, already parsed, into the transactions table. It also times a
- * preflight of the same file (target under 2 s). The publish runs in a child process that does nothing
- * else (it starts the service's runtime without the API role: no HTTP server, GraphQL schema or SSO
- * client, which it never uses; streams the file from disk and publishes it), which samples its
- * own RSS every 100 ms and reports it with its maxRSS, so the benchmark's own copies of the rows do not
- * count (target: peak under 200 MB, flat: the readings at each quarter of the publish stay close).
+ * payees, amounts in cents, a category and a merchant column) is imported into a new account by the
+ * service's own code (ImportService.create with publish: streamed in 64 KiB chunks, staged into
+ * import_rows, fingerprinted and published in one transaction through the ledger's write path), and
+ * measured in the same run beside its floor: `COPY` of the same rows, already parsed, into the
+ * transactions table. It also times a preflight of the same file (target under 2 s). The publish runs in
+ * a child process that does nothing else (it starts the service's runtime without the API role: no HTTP
+ * server, GraphQL schema or SSO client, which it never uses; streams the file from disk and publishes
+ * it), which samples its own RSS every 100 ms and reports it with its maxRSS, so the benchmark's own
+ * copies of the rows do not count (target: peak under 200 MB, flat: the readings at each quarter of the
+ * publish stay close).
  *
  * Ratios are printed next to their targets, MET or NOT MET; nothing is asserted (the machine is shared).
  * Settings (environment, optional): BENCH_DATABASE_URL (admin URL, default
@@ -48,7 +49,7 @@ async function admin(sql: string): Promise<void> {
   }
 }
 
-type Line = { date: string; name: string; amount: string; category: string };
+type Line = { date: string; name: string; amount: string; category: string; merchant: string };
 
 function bankRows(count: number): Line[] {
   const lines: Line[] = [];
@@ -56,7 +57,14 @@ function bankRows(count: number): Line[] {
   for (let i = 0; i < count; i += 1) {
     const date = new Date(start + (i % 365) * 86_400_000).toISOString().slice(0, 10);
     const cents = ((i * 7919) % 200_000) - 20_000;
-    lines.push({ date, name: `Payee ${i % 200}`, amount: (cents / 100).toFixed(2), category: `Category ${i % 20}` });
+    // A bank's payee is often a merchant with a branch or a reference after it: 150 merchants under 200 payees.
+    lines.push({
+      date,
+      name: `Payee ${i % 200}`,
+      amount: (cents / 100).toFixed(2),
+      category: `Category ${i % 20}`,
+      merchant: `Merchant ${i % 150}`,
+    });
   }
   return lines;
 }
@@ -147,7 +155,10 @@ async function main(): Promise<void> {
       const actor = await services.apiKeys.authenticate(key);
       await client.connect();
       const lines = bankRows(rows);
-      const csv = ["date,name,amount,category", ...lines.map((l) => `${l.date},${l.name},${l.amount},${l.category}`)].join("\n") + "\n";
+      const csv =
+        ["date,name,amount,category,merchant", ...lines.map((l) => `${l.date},${l.name},${l.amount},${l.category},${l.merchant}`)].join(
+          "\n",
+        ) + "\n";
       console.log(`imports benchmark: ${rows} rows, ${mib(Buffer.byteLength(csv)).toFixed(1)} MiB of CSV, ${rounds} rounds`);
       writeFileSync(csvPath, csv);
 

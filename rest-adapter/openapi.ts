@@ -335,7 +335,16 @@ const PREFLIGHT_RESPONSE = {
         },
         detected: {
           type: "object",
-          properties: { col_sep: { type: "string" }, date_format: nullableString, number_format: nullableString },
+          properties: {
+            col_sep: { type: "string" },
+            date_format: nullableString,
+            number_format: nullableString,
+            columns: {
+              type: "object",
+              additionalProperties: { type: "string" },
+              description: "The columns read (date, amount, merchant …), each with the header it was found under.",
+            },
+          },
         },
       },
     },

@@ -38,7 +38,7 @@ export const importRoutes: RestRoute[] = [
 
 /**
  * The request fields that configure an import, upstream's names (Import::Preflight::CONFIG_PARAM_KEYS
- * with type and account_id). Others it accepts (`format`, `source`, `amount_type_strategy`) are
+ * with type and account_id), and ours: merchant_col_label. Others it accepts (`format`, `source`, `amount_type_strategy`) are
  * accepted and unused.
  */
 export const IMPORT_SETTING_KEYS = [
@@ -57,6 +57,7 @@ export const IMPORT_SETTING_KEYS = [
   "price_col_label",
   "entity_type_col_label",
   "exchange_operating_mic_col_label",
+  "merchant_col_label",
   "date_format",
   "number_format",
   "signage_convention",

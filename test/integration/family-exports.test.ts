@@ -61,7 +61,7 @@ async function ok(response: Promise<{ status: number; body: any }>, status = 201
   return answer.body;
 }
 
-/** A family with something of every kind: parent and child categories, tags, merchants, valuations, transfers, trades. */
+/** A family with something of every kind: parent and child categories, tags, merchants (one an import created), valuations, transfers, trades. */
 async function seed() {
   const checking = await createAccount(app.runtime.services, owner, { name: "Checking", balance: "1500.25" });
   const card = await createAccount(app.runtime.services, owner, { name: 'Visa, "gold"', accountType: "credit_card", balance: "120" });
@@ -89,6 +89,8 @@ async function seed() {
       }),
     );
   }
+  const imported = `date,name,amount,merchant\n${day(-5)},Newspaper,-2.5,Corner shop\n`;
+  await ok(cli.post("/imports", { raw_file_content: imported, account_id: checking.id, publish: "true" }));
   await app.runtime.services.transactions.createTransfer(owner.actor, {
     fromAccountId: checking.id,
     toAccountId: card.id,
@@ -182,11 +184,11 @@ describe("sure-cli `family-exports create --apply`, `list`, `show`, `download --
     // Records, not lines: a name with a newline inside its quotes is one transaction.
     expect(Object.fromEntries(manifest.files.map((f: { name: string; rows: number }) => [f.name, f.rows]))).toMatchObject({
       "accounts.csv": 4,
-      "transactions.csv": 42,
+      "transactions.csv": 43,
       "trades.csv": 3,
       "categories.csv": 2,
-      "merchants.csv": 1,
-      "all.ndjson": 60,
+      "merchants.csv": 2,
+      "all.ndjson": 62,
     });
     for (const listed of manifest.files) {
       const bytes = entries.get(listed.name)!;
@@ -209,7 +211,7 @@ describe("sure-cli `family-exports create --apply`, `list`, `show`, `download --
     expect(csv("transactions.csv")).toContain(`,"morning,work, mostly",`);
     expect(csv("trades.csv").split("\n")[0]).toBe("date,account_name,ticker,quantity,price,amount,currency");
     expect(csv("categories.csv")).toContain("Coffee,#123456,Food,coffee");
-    expect(csv("merchants.csv")).toBe('name,color,website_url\n"Café ""Le Nord""",,\n');
+    expect(csv("merchants.csv")).toBe('name,color,website_url\n"Café ""Le Nord""",,\nCorner shop,,\n');
     expect(csv("version.txt")).toBe("export_version: 2\n");
     expect(JSON.parse(csv("attachments.json"))).toEqual({ version: 1, binary_included: false, attachments: [] });
     const types = entries
@@ -219,7 +221,7 @@ describe("sure-cli `family-exports create --apply`, `list`, `show`, `download --
       .split("\n")
       .map((line) => JSON.parse(line).type);
     const counts = Object.fromEntries([...new Set(types)].map((type) => [type, types.filter((t) => t === type).length]));
-    expect(counts).toEqual({ Account: 4, Category: 2, Tag: 2, Merchant: 1, Valuation: 5, Transaction: 42, Transfer: 1, Trade: 3 });
+    expect(counts).toEqual({ Account: 4, Category: 2, Tag: 2, Merchant: 2, Valuation: 5, Transaction: 43, Transfer: 1, Trade: 3 });
     const [downloads] = (await app.runtime.sequelize.query(
       `SELECT count(*)::int AS n FROM audit_events WHERE resource_id = $1 AND event_type = 'family_export.downloaded' AND user_id = $2`,
       { bind: [exportId, owner.userId] },
@@ -395,17 +397,26 @@ describe("restore: the export loaded into an empty family of a fresh instance", 
 
   test("every account, category, tag, merchant, valuation, transaction, transfer and trade equal, table by table", async () => {
     const summary = await fresh.runtime.services.familyRestore.restore(asTarget(), zipFile);
-    expect(summary.counts).toEqual({ Account: 4, Category: 2, Tag: 2, Merchant: 1, Valuation: 5, Transaction: 42, Transfer: 1, Trade: 3 });
+    expect(summary.counts).toEqual({ Account: 4, Category: 2, Tag: 2, Merchant: 2, Valuation: 5, Transaction: 43, Transfer: 1, Trade: 3 });
     const [before, after] = await Promise.all([tables(app, owner.familyId), tables(fresh, target.familyId)]);
     for (const name of Object.keys(TABLES)) expect([name, after[name]]).toEqual([name, before[name]]);
     // Nothing compared is empty: a table the export left out would fail here, not pass as two empty lists.
     for (const name of Object.keys(TABLES)) expect([name, before[name].length > 0]).toEqual([name, true]);
-    expect([before.transactions.length, before.transfers.length, before.trades.length]).toEqual([42, 1, 3]);
+    expect([before.transactions.length, before.transfers.length, before.trades.length]).toEqual([43, 1, 3]);
+    // The imported transaction comes back with the merchant its import created, and its import fingerprint.
+    expect(after.transactions).toContainEqual(
+      expect.objectContaining({
+        name: "Newspaper",
+        merchant: "Corner shop",
+        source: "import",
+        external_id: expect.stringMatching(/^import:/),
+      }),
+    );
     const [audited] = (await fresh.runtime.sequelize.query(
       `SELECT user_id AS "userId", changes FROM audit_events WHERE event_type = 'family.restored' AND resource_id = $1`,
       { bind: [target.familyId] },
     )) as [{ userId: string; changes: Record<string, { new: number }> }[], unknown];
-    expect([audited.length, audited[0].userId, audited[0].changes.Transaction.new]).toEqual([1, target.userId, 42]);
+    expect([audited.length, audited[0].userId, audited[0].changes.Transaction.new]).toEqual([1, target.userId, 43]);
   });
 
   test("a family that holds data is refused (409), and nothing more is written", async () => {

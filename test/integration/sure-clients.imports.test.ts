@@ -1,4 +1,5 @@
 import { isUtf8 } from "node:buffer";
+import { createHash } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import fc from "fast-check";
 import { apiKeyClient, client } from "../helpers/http";
@@ -81,7 +82,12 @@ describe("`imports preflight`, `imports create`, `imports list/show`, and the ro
       errors: [],
       warnings: [],
       row_errors: [],
-      detected: { col_sep: ";", date_format: "%d/%m/%Y", number_format: "1.234,56" },
+      detected: {
+        col_sep: ";",
+        date_format: "%d/%m/%Y",
+        number_format: "1.234,56",
+        columns: { date: "Date", amount: "Amount", name: "Payee", category: "Category", tags: "Tags", notes: "Notes" },
+      },
     });
     expect(await written()).toEqual(before);
     // A read key may ask: preflight writes nothing.
@@ -154,6 +160,10 @@ describe("`imports preflight`, `imports create`, `imports list/show`, and the ro
     expect((await cli.get(`/accounts/${checkingId}`, headers)).body.balance).toBe("$1,286.50");
     const [event] = (await app.runtime.services.audit.list({ eventTypes: ["import.published"] }, { first: 10 })).events;
     expect(event).toMatchObject({ user: { id: user.userId }, changes: { imported_count: { new: 5 }, duplicate_count: { new: 0 } } });
+    // The fingerprint, pinned: a file imported before any change to imports (a merchant column …) is still recognised after it.
+    expect(await sql(`SELECT external_id FROM transactions WHERE account_id = $1 AND name = 'Salary'`, [checkingId])).toEqual([
+      { external_id: `import:${createHash("sha256").update(`${checkingId}|2026-01-03|-2500.0000|USD|Salary|1`).digest("hex")}` },
+    ]);
 
     // The same file again writes nothing: every row is a duplicate.
     const again = await cli.post("/imports", {
@@ -256,14 +266,50 @@ describe("`imports preflight`, `imports create`, `imports list/show`, and the ro
     ).toEqual([{ queued: 1, processed: 1 }]);
   });
 
-  test("the family's categories and tags are matched by name, whatever the case; a new name is created once", async () => {
+  test("the family's categories, tags and merchants are matched by name, whatever the case; a new name is created once", async () => {
     const other = await createUser(app.runtime.services);
     const otherCli = apiKeyClient(`${app.url}/api/v1`, other.key);
     const accountId = (await createAccount(app.runtime.services, other, { name: "Checking" })).id;
     const groceries = (await otherCli.post("/categories", { category: { name: "Groceries", color: "#123456", icon: "carrot" } })).body;
     const work = (await otherCli.post("/tags", { tag: { name: "Work" } })).body;
-    const file = "date,name,amount,category,tags\n2026-04-01,Market,-20,groceries,work|Home\n2026-04-02,Bakery,-5,GROCERIES, home \n";
-    expect((await otherCli.post("/imports", { raw_file_content: file, account_id: accountId, publish: "true" })).status).toBe(201);
+    const market = (await otherCli.post("/merchants", { merchant: { name: "Market Hall" } })).body;
+    const file = [
+      "date,name,amount,category,tags,Shop",
+      "2026-04-01,Market,-20,groceries,work|Home,market hall",
+      "2026-04-02,Bakery,-5,GROCERIES, home ,Le Fournil",
+      "2026-04-03,Bread,-3,,,LE FOURNIL",
+      "",
+    ].join("\n");
+    const settings = { raw_file_content: file, account_id: accountId, merchant_col_label: "shop" };
+    const preflight = (await otherCli.post("/imports/preflight", settings)).body.data;
+    expect([preflight.valid, preflight.detected.columns.merchant]).toEqual([true, "Shop"]);
+    const tooLong = `date,amount,merchant\n2026-04-01,-1,${"m".repeat(121)}\n`;
+    expect((await otherCli.post("/imports/preflight", { raw_file_content: tooLong, account_id: accountId })).body.data.row_errors).toEqual([
+      { row_number: 1, errors: ["Merchant is too long (maximum is 120 characters)"] },
+    ]);
+    const created = await otherCli.post("/imports", { ...settings, publish: "true" });
+    expect([created.status, created.body.data.configuration.merchant_col_label]).toEqual([201, "shop"]);
+    const rows = (await otherCli.get(`/imports/${created.body.data.id}/rows`, headers)).body.data;
+    expect([rows[1].fields.merchant, rows[1].mappings.merchant]).toMatchObject([
+      "Le Fournil",
+      { type: "Import::MerchantMapping", key: "Le Fournil", creatable: true },
+    ]);
+
+    // The existing merchant kept (its id, its spelling); the new one created once, spelt as on its first row.
+    expect(await sql(`SELECT id, name FROM merchants WHERE family_id = $1 ORDER BY name`, [other.familyId])).toEqual([
+      { id: expect.any(String), name: "Le Fournil" },
+      { id: market.id, name: "Market Hall" },
+    ]);
+    expect(
+      await sql(
+        `SELECT t.name, m.name AS merchant FROM transactions t LEFT JOIN merchants m ON m.id = t.merchant_id WHERE t.family_id = $1 ORDER BY t.date`,
+        [other.familyId],
+      ),
+    ).toEqual([
+      { name: "Market", merchant: "Market Hall" },
+      { name: "Bakery", merchant: "Le Fournil" },
+      { name: "Bread", merchant: "Le Fournil" },
+    ]);
 
     expect(await sql(`SELECT id, name FROM categories WHERE family_id = $1`, [other.familyId])).toEqual([
       { id: groceries.id, name: "Groceries" },
@@ -417,6 +463,8 @@ const fileArbitrary = fc.record({
   // sure-cli's two forms: JSON raw_file_content (UTF-8 by definition), or a multipart file (streamed), whose bytes
   // are sometimes Latin-1: a file with é in it is then not UTF-8 and refused whole; ✓ becomes its low byte.
   upload: fc.constantFrom("json" as const, "multipart" as const, "multipart-latin1" as const),
+  // A merchant column, sometimes: its names matched to the family's merchants (any case) or created.
+  merchantColumn: fc.boolean(),
   rows: fc.array(
     fc.record({
       day: fc.integer({ min: 1, max: 28 }),
@@ -429,6 +477,7 @@ const fileArbitrary = fc.record({
         { arbitrary: fc.constantFrom("date" as const, "amount" as const), weight: 1 },
       ),
       repeat: fc.boolean(),
+      merchant: fc.constantFrom("", "Corner Shop", "corner shop", " Kiosk ", "KIOSK"),
     }),
     { minLength: 1, maxLength: 30, size: "max" },
   ),
@@ -440,7 +489,7 @@ function csvOf(file: GeneratedFile): string {
   const quote = (value: string) =>
     file.quoting === "all" || /["\r\n]/.test(value) || value.includes(file.separator) ? `"${value.replace(/"/g, '""')}"` : value;
   const pad = (n: number) => String(n).padStart(2, "0");
-  const lines = [["Date", "Name", "Amount"].join(file.separator)];
+  const lines = [["Date", "Name", "Amount", ...(file.merchantColumn ? ["Merchant"] : [])].join(file.separator)];
   for (const row of file.rows) {
     const date =
       row.broken === "date"
@@ -451,7 +500,7 @@ function csvOf(file: GeneratedFile): string {
             ? `${pad(row.month)}/${pad(row.day)}/2025`
             : `${pad(row.day)}/${pad(row.month)}/2025`;
     const amount = row.broken === "amount" ? "n/a" : (row.cents / 100).toFixed(2).replace(".", file.decimalComma ? "," : ".");
-    const line = [quote(date), quote(row.name), quote(amount)].join(file.separator);
+    const line = [quote(date), quote(row.name), quote(amount), ...(file.merchantColumn ? [quote(row.merchant)] : [])].join(file.separator);
     lines.push(line);
     if (row.repeat) lines.push(line);
   }
@@ -463,7 +512,8 @@ type GeneratedFile = typeof fileArbitrary extends fc.Arbitrary<infer T> ? T : ne
 /**
  * The transactions a valid generated file must write, as `date amount name` lines, sorted: each row (and
  * its repeat) on its day read in `dateFormat` (detection may read a file of days up to 12 either way),
- * its amount stored as money out is positive, its name trimmed, "Imported transaction" when blank.
+ * its amount stored as money out is positive, its name trimmed, "Imported transaction" when blank, and
+ * after a bar its merchant's name in lower case (the family's merchant of that name, whatever its case), `-` for none.
  */
 function expectedTransactions(file: GeneratedFile, dateFormat: string): string[] {
   const pad = (n: number) => String(n).padStart(2, "0");
@@ -477,7 +527,8 @@ function expectedTransactions(file: GeneratedFile, dateFormat: string): string[]
           : [row.month, row.day];
     const stored = file.inflowsNegative ? row.cents : -row.cents;
     const name = file.upload === "multipart-latin1" ? Buffer.from(row.name, "latin1").toString("latin1") : row.name;
-    const line = `2025-${pad(month)}-${pad(day)} ${stored} ${name.trim() || "Imported transaction"}`;
+    const merchant = (file.merchantColumn && row.merchant.trim().toLowerCase()) || "-";
+    const line = `2025-${pad(month)}-${pad(day)} ${stored} ${name.trim() || "Imported transaction"} | ${merchant}`;
     lines.push(line);
     if (row.repeat) lines.push(line);
   }
@@ -498,9 +549,9 @@ describe("any generated file: preflight's report is what publish writes; a refus
         };
         const content = csvOf(file);
         const bytes = Buffer.from(content, file.upload === "multipart-latin1" ? "latin1" : "utf8");
-        const send = async (path: string, fields: Record<string, string>) => {
-          if (file.upload === "json") return cli.post(path, { ...fields, raw_file_content: content });
-          const response = await multipart(path, fields, bytes);
+        const send = async (path: string, fields: Record<string, string>, text = content) => {
+          if (file.upload === "json") return cli.post(path, { ...fields, raw_file_content: text });
+          const response = await multipart(path, fields, Buffer.from(text, file.upload === "multipart-latin1" ? "latin1" : "utf8"));
           return { status: response.status, body: (await response.json()) as any };
         };
         const before = await written();
@@ -526,7 +577,8 @@ describe("any generated file: preflight's report is what publish writes; a refus
           if (!file.declareDateFormat)
             expect(ambiguous ? [DATE_FORMAT_OF.us, DATE_FORMAT_OF.eu] : [DATE_FORMAT_OF[file.dateStyle]]).toContain(readAs);
           const writtenRows = await sql<{ line: string }>(
-            `SELECT date::text || ' ' || round(amount * 100)::bigint || ' ' || name AS line FROM transactions WHERE account_id = $1`,
+            `SELECT t.date::text || ' ' || round(t.amount * 100)::bigint || ' ' || t.name || ' | ' || coalesce(lower(m.name), '-') AS line
+               FROM transactions t LEFT JOIN merchants m ON m.id = t.merchant_id WHERE t.account_id = $1`,
             [account.id],
           );
           expect(writtenRows.map((row) => row.line).sort()).toEqual(
@@ -541,7 +593,8 @@ describe("any generated file: preflight's report is what publish writes; a refus
           expect(ledger.balance).toBe(ledger.moved);
           const twice = (await send("/imports/preflight", settings)).body.data;
           expect(twice.stats).toMatchObject({ importable_count: 0, duplicate_count: preflight.stats.rows_count });
-          const again = await send("/imports", { ...settings, publish: "true" });
+          // The same rows again, with the merchant column taken away or added: a merchant is not part of a row's fingerprint.
+          const again = await send("/imports", { ...settings, publish: "true" }, csvOf({ ...file, merchantColumn: !file.merchantColumn }));
           expect(again.body.data.stats).toMatchObject({ imported_count: 0, duplicate_count: preflight.stats.rows_count });
           expect((await written()).transactions).toBe(after.transactions);
         } else {
@@ -565,6 +618,7 @@ describe("any generated file: preflight's report is what publish writes; a refus
               inflowsNegative: false,
               declareDateFormat: false,
               upload: "json",
+              merchantColumn: true,
               rows: Array.from({ length: 20 }, (_, i) => ({
                 day: i + 1,
                 month: 3,
@@ -572,6 +626,7 @@ describe("any generated file: preflight's report is what publish writes; a refus
                 name: "Shop",
                 broken: null,
                 repeat: i % 4 === 0,
+                merchant: (["", "Corner Shop", "corner shop", " Kiosk "] as const)[i % 4],
               })),
             },
           ],

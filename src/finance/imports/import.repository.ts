@@ -45,11 +45,12 @@ const PUBLISHABLE = "r.import_id = $1 AND r.problems = '{}'";
 /**
  * A row's fingerprint: account, day, stored amount, currency and name, with the row's rank among the
  * file's identical rows, so two equal coffees on one day are two transactions and the same file
- * imported again matches row for row. `rows`: a further condition on the rows (`r`); one that keeps
- * or drops whole days of an account keeps the ranks.
+ * imported again matches row for row. Category, tags, notes and merchant are not in it: a file
+ * imported again with one of them added or changed is still the same rows. `rows`: a further
+ * condition on the rows (`r`); one that keeps or drops whole days of an account keeps the ranks.
  */
 const fingerprinted = (rows = "") => `
-  SELECT r.row_number, r.account_id, r.entry_date, r.signed_amount, r.currency_code, r.notes, r.category, r.tags,
+  SELECT r.row_number, r.account_id, r.entry_date, r.signed_amount, r.currency_code, r.notes, r.category, r.tags, r.merchant,
          coalesce(r.name, 'Imported transaction') AS name,
          'import:' || encode(sha256(convert_to(concat_ws('|', r.account_id, r.entry_date, r.signed_amount, r.currency_code,
            coalesce(r.name, 'Imported transaction'),
@@ -117,7 +118,8 @@ export class ImportRepository {
       this.sequelize,
       transaction,
       `import_rows (import_id, row_number, account, date, amount, currency, name, category, tags, notes, problems, entry_date, signed_amount,
-                    currency_code, account_id, ticker, exchange_operating_mic, qty, price, entity_type, qty_value, price_value, account_type)`,
+                    currency_code, account_id, ticker, exchange_operating_mic, qty, price, entity_type, qty_value, price_value, account_type,
+                    merchant)`,
       rows,
       (row) => [
         importId,
@@ -143,6 +145,7 @@ export class ImportRepository {
         row.qtyValue,
         row.priceValue,
         row.accountType,
+        row.merchant,
       ],
     );
   }
@@ -225,10 +228,10 @@ export class ImportRepository {
   }
 
   /**
-   * Writes the import's rows without problems as transactions, set-based: categories and tags named
-   * by the rows are created when the family has none of that name (any case), then every row whose
-   * fingerprint the account does not hold yet becomes a transaction (source `import`), tagged in
-   * the same statement. Runs in the caller's transaction, after the ledger lock of the accounts.
+   * Writes the import's rows without problems as transactions, set-based: categories, tags and
+   * merchants named by the rows are created when the family has none of that name (any case), each
+   * with the spelling of its first row, then every row whose fingerprint the account does not hold
+   * yet becomes a transaction (source `import`), tagged in the same statement. Runs in the caller's transaction, after the ledger lock of the accounts.
    */
   async publish(importId: string, familyId: string, transaction: Transaction): Promise<PublishWrite> {
     const bind = [importId, familyId];
@@ -249,6 +252,15 @@ export class ImportRepository {
        ON CONFLICT (family_id, lower(name)) DO NOTHING`,
       { bind, transaction },
     );
+    // As a bank sync creates merchants (BankImportRepository.merchantIds): a name, no colour or logo.
+    await this.sequelize.query(
+      `INSERT INTO merchants (id, family_id, name)
+       SELECT gen_random_uuid(), $2, m.name
+         FROM (SELECT DISTINCT ON (lower(r.merchant)) r.merchant AS name FROM import_rows r
+                WHERE ${PUBLISHABLE} AND r.merchant IS NOT NULL ORDER BY lower(r.merchant), r.row_number) m
+       ON CONFLICT (family_id, lower(name)) DO NOTHING`,
+      { bind, transaction },
+    );
     await this.sequelize.query(`CREATE TEMPORARY TABLE ${CREATED_TRANSACTIONS} (id uuid NOT NULL) ON COMMIT DROP`, { transaction });
     const [written] = await selectRows<{
       candidates: number;
@@ -261,10 +273,14 @@ export class ImportRepository {
        -- candidates for one row and looked the categories up once per row (a nested loop, 100,000 index scans).
        category_ids AS MATERIALIZED (
          SELECT coalesce(jsonb_object_agg(lower(name), id), '{}') AS ids FROM categories WHERE family_id = $2),
+       -- The family's merchants the same way (a few thousand for a bank-fed family: a map of them is still small).
+       merchant_ids AS MATERIALIZED (
+         SELECT coalesce(jsonb_object_agg(lower(name), id), '{}') AS ids FROM merchants WHERE family_id = $2),
        inserted AS (
-         INSERT INTO transactions (id, family_id, account_id, date, amount, currency, name, notes, category_id, external_id, source)
+         INSERT INTO transactions (id, family_id, account_id, date, amount, currency, name, notes, category_id, merchant_id, external_id, source)
          SELECT gen_random_uuid(), $2, c.account_id, c.entry_date, c.signed_amount, c.currency_code, c.name, c.notes,
-                ((SELECT ids FROM category_ids) ->> lower(c.category))::uuid, c.fingerprint, 'import'
+                ((SELECT ids FROM category_ids) ->> lower(c.category))::uuid, ((SELECT ids FROM merchant_ids) ->> lower(c.merchant))::uuid,
+                c.fingerprint, 'import'
            FROM candidates c
          ON CONFLICT (account_id, coalesce(source, ''), external_id) WHERE external_id IS NOT NULL DO NOTHING
          RETURNING id, account_id, date, external_id),
@@ -527,7 +543,7 @@ export class ImportRepository {
       selectRows<StoredImportRow>(
         this.sequelize,
         `WITH fingerprinted AS (${FINGERPRINTED})
-         SELECT r.row_number AS "rowNumber", r.account, r.date, r.amount, r.currency, r.name, r.category, r.tags, r.notes, r.problems,
+         SELECT r.row_number AS "rowNumber", r.account, r.date, r.amount, r.currency, r.name, r.category, r.tags, r.notes, r.merchant, r.problems,
                 r.entry_date::text AS "entryDate", trim_scale(r.signed_amount)::text AS "signedAmount", r.currency_code AS "currencyCode",
                 r.account_id AS "accountId", t.id AS "transactionId", r.ticker, r.exchange_operating_mic AS "exchangeOperatingMic",
                 r.qty, r.price, r.entity_type AS "entityType", r.account_type AS "accountType"

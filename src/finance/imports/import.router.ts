@@ -178,6 +178,7 @@ function preflightBody(report: ImportPreflight) {
       col_sep: report.detected.columnSeparator,
       date_format: report.detected.dateFormat,
       number_format: report.detected.numberFormat,
+      columns: report.detected.columns,
     },
   };
 }

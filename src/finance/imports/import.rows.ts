@@ -1,5 +1,6 @@
 import DecimalBase from "decimal.js";
 import { ACCOUNT_TYPES, type AccountKind as AccountType } from "../accounts";
+import { MERCHANT_NAME_MAX } from "../merchants";
 import { isKnownCurrency, toAmountString } from "../money";
 import {
   COLUMN_SEPARATORS,
@@ -37,6 +38,7 @@ export const COLUMNS = [
   "price",
   "entityType",
   "exchangeOperatingMic",
+  "merchant",
 ] as const;
 export type Column = (typeof COLUMNS)[number];
 
@@ -55,12 +57,14 @@ const COLUMN_NAMES: Record<Column, { wire: string; headers: string[] }> = {
   price: { wire: "price", headers: ["price"] },
   entityType: { wire: "entity_type", headers: ["entity_type", "account_type", "type"] },
   exchangeOperatingMic: { wire: "exchange_operating_mic", headers: ["exchange_operating_mic"] },
+  // Ours: upstream's TransactionImport has no merchant column (its MerchantImport creates merchants alone).
+  merchant: { wire: "merchant", headers: ["merchant"] },
 };
 
 /** What each type reads, and what it cannot do without (upstream's column_keys and required_column_keys). */
 const TYPE_COLUMNS: Record<ImportKind, { columns: Column[]; required: Column[]; oneAccountOptional: boolean }> = {
   TransactionImport: {
-    columns: ["date", "amount", "name", "currency", "category", "tags", "notes", "account"],
+    columns: ["date", "amount", "name", "currency", "category", "tags", "notes", "account", "merchant"],
     required: ["date", "amount"],
     oneAccountOptional: true,
   },
@@ -114,6 +118,7 @@ export type ImportSettingsInput = {
   priceColLabel?: string | null;
   entityTypeColLabel?: string | null;
   exchangeOperatingMicColLabel?: string | null;
+  merchantColLabel?: string | null;
   dateFormat?: string | null;
   numberFormat?: string | null;
   signageConvention?: string | null;
@@ -123,7 +128,7 @@ export type ImportSettingsInput = {
 
 /** The configuration stored with an import: labels as given, formats as given or detected. */
 export type ImportConfig = {
-  /** Imports stored before account and trade imports have the first eight only: read the others as unset. */
+  /** Imports stored before account and trade imports have the first eight only (before merchants, no merchant): read the others as unset. */
   labels: Partial<Record<Column, string | null>>;
   dateFormat: DateFormat | null;
   numberFormat: NumberFormat | null;
@@ -237,6 +242,16 @@ export function columnPlan(headers: readonly string[], config: ImportConfig, kin
   return { kind, indexes, required, missing };
 }
 
+/** The columns a plan reads, each by its name on the wire with the header it was found under, in the type's order. */
+export function columnsRead(plan: ColumnPlan, headers: readonly string[]): Record<string, string> {
+  const read: Record<string, string> = {};
+  for (const column of TYPE_COLUMNS[plan.kind].columns) {
+    const index = plan.indexes[column];
+    if (index !== undefined) read[COLUMN_NAMES[column].wire] = headers[index];
+  }
+  return read;
+}
+
 /** The formats for the rows: as configured, else detected from the first rows' dates and numbers. */
 export function resolvedFormats(
   config: ImportConfig,
@@ -283,6 +298,7 @@ export function stageRow(
     price: field("price"),
     entityType: field("entityType"),
     exchangeOperatingMic: field("exchangeOperatingMic"),
+    merchant: field("merchant"),
     rowNumber,
     problems: [],
     entryDate: null,
@@ -332,6 +348,9 @@ function readTransactionRow(row: StagedRow, formats: Formats, signage: SignageCo
   readDate(row, formats, true);
   const amount = readNumber(row, "Amount", row.amount, formats);
   if (amount) row.signedAmount = storedAmount(amount, signage);
+  // The merchant it names is created as POST /merchants would create it.
+  if (row.merchant && row.merchant.length > MERCHANT_NAME_MAX)
+    row.problems.push(`Merchant is too long (maximum is ${MERCHANT_NAME_MAX} characters)`);
 }
 
 /** An account: its type (named by the type column), name, opening balance as written, and the balance's day when given. */

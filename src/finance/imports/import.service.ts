@@ -12,6 +12,7 @@ import type { DateFormat, NumberFormat } from "./import.formats";
 import type { ImportRepository, ImportRow, StoredImportRow } from "./import.repository";
 import {
   columnPlan,
+  columnsRead,
   DETECTION_SAMPLE,
   IMPORT_TYPES,
   importConfigOf,
@@ -52,7 +53,13 @@ export type ImportPreflight = {
   errors: ImportProblem[];
   warnings: string[];
   rowErrors: Array<{ rowNumber: number; problems: string[] }>;
-  detected: { columnSeparator: string; dateFormat: DateFormat | null; numberFormat: NumberFormat | null };
+  detected: {
+    columnSeparator: string;
+    dateFormat: DateFormat | null;
+    numberFormat: NumberFormat | null;
+    /** The columns read, by wire name, each with its header in the file. */
+    columns: Record<string, string>;
+  };
 };
 
 export type ImportPage = { items: ImportRow[]; pagination: PageInfo };
@@ -70,6 +77,7 @@ type Staged = {
   headers: string[];
   requiredHeaders: string[];
   missingRequiredHeaders: string[];
+  columns: Record<string, string>;
   columnSeparator: string;
   formats: { dateFormat: DateFormat; numberFormat: NumberFormat; ambiguousDates: boolean } | null;
   rowsCount: number;
@@ -136,6 +144,7 @@ export class ImportService {
           columnSeparator: staged.columnSeparator,
           dateFormat: staged.formats?.dateFormat ?? null,
           numberFormat: staged.formats?.numberFormat ?? null,
+          columns: staged.columns,
         },
       };
     } finally {
@@ -353,6 +362,7 @@ export class ImportService {
       headers: file.headers,
       requiredHeaders: plan.required,
       missingRequiredHeaders: plan.missing,
+      columns: columnsRead(plan, file.headers),
       columnSeparator: file.columnSeparator,
       formats: null,
       rowsCount: 0,

@@ -27,6 +27,8 @@ export class ImportConfigurationType {
   @Field(() => String, { nullable: true }) priceColLabel!: string | null;
   @Field(() => String, { nullable: true }) entityTypeColLabel!: string | null;
   @Field(() => String, { nullable: true }) exchangeOperatingMicColLabel!: string | null;
+  @Field(() => String, { nullable: true, description: "A transaction import's merchant column (ours; upstream's has none)." })
+  merchantColLabel!: string | null;
   @Field(() => String, { nullable: true, description: "As given, or as detected from the file." }) dateFormat!: string | null;
   @Field(() => String, { nullable: true, description: "As given, or as detected from the file." }) numberFormat!: string | null;
   @Field() signageConvention!: string;
@@ -77,6 +79,7 @@ export class ImportRowFieldsType {
   @Field(() => String, { nullable: true }) category!: string | null;
   @Field(() => String, { nullable: true }) tags!: string | null;
   @Field(() => String, { nullable: true }) notes!: string | null;
+  @Field(() => String, { nullable: true, description: "A transaction import's merchant, as written (ours)." }) merchant!: string | null;
   @Field(() => String, { nullable: true, description: "A trade import's ticker." }) ticker!: string | null;
   @Field(() => String, { nullable: true, description: "A trade import's exchange (operating MIC)." }) exchangeOperatingMic!: string | null;
   @Field(() => String, { nullable: true, description: "A trade import's quantity, as written." }) qty!: string | null;
@@ -104,7 +107,9 @@ export class ImportRowType {
   @Field() valid!: boolean;
   @Field(() => [String]) errors!: string[];
   @Field(() => ImportRowFieldsType) fields!: ImportRowFieldsType;
-  @Field(() => GraphQLJSONObject, { description: "Upstream's mapping summaries: the account, category and tags named by the row." })
+  @Field(() => GraphQLJSONObject, {
+    description: "Upstream's mapping summaries: the account, category and tags named by the row, and (ours) its merchant.",
+  })
   mappings!: Record<string, unknown>;
   @Field(() => ImportRowReadingType) reading!: ImportRowReadingType;
 }
@@ -148,6 +153,11 @@ export class ImportPreflightDetectedType {
   @Field() colSep!: string;
   @Field(() => String, { nullable: true }) dateFormat!: string | null;
   @Field(() => String, { nullable: true }) numberFormat!: string | null;
+  @Field(() => GraphQLJSONObject, {
+    description:
+      "The columns the file is read with, each (by its name on the wire: date, amount, merchant …) with the header it was found under (ours).",
+  })
+  columns!: Record<string, string>;
 }
 
 @ObjectType("ImportPreflight", { simpleResolvers: true })
@@ -186,6 +196,7 @@ export class ImportInput {
   @Field(() => String, { nullable: true }) priceColLabel?: string | null;
   @Field(() => String, { nullable: true }) entityTypeColLabel?: string | null;
   @Field(() => String, { nullable: true }) exchangeOperatingMicColLabel?: string | null;
+  @Field(() => String, { nullable: true }) merchantColLabel?: string | null;
   @Field(() => String, { nullable: true }) dateFormat?: string | null;
   @Field(() => String, { nullable: true }) numberFormat?: string | null;
   @Field(() => String, { nullable: true }) signageConvention?: string | null;

@@ -31,6 +31,7 @@ export function importView(row: ImportRow): ImportType {
       priceColLabel: label("price"),
       entityTypeColLabel: label("entityType"),
       exchangeOperatingMicColLabel: label("exchangeOperatingMic"),
+      merchantColLabel: label("merchant"),
       dateFormat: row.config.dateFormat,
       numberFormat: row.config.numberFormat,
       signageConvention: row.config.signageConvention,
@@ -47,7 +48,7 @@ export function importView(row: ImportRow): ImportType {
   };
 }
 
-/** How upstream summarises a row's mapping; ours are matched (accounts) or created (categories, tags) by name at publish. */
+/** How upstream summarises a row's mapping; ours are matched (accounts) or created (categories, tags, merchants) by name at publish. */
 function mapping(type: string, key: string, mappable: { id: string; type: string; name: string } | null, creatable: boolean) {
   return { key, type, value: mappable?.id ?? null, create_when_empty: creatable, creatable, mappable };
 }
@@ -64,6 +65,8 @@ export function importRowView(importId: string, row: StoredImportRow): ImportRow
       false,
     );
   if (row.category) mappings.category = mapping("Import::CategoryMapping", row.category, null, true);
+  // Upstream maps no merchant in a transaction import; named as its other mappings are.
+  if (row.merchant) mappings.merchant = mapping("Import::MerchantMapping", row.merchant, null, true);
   // An account import's type column is read by name (upstream maps it on a screen).
   if (row.entityType)
     mappings.account_type = { ...mapping("Import::AccountTypeMapping", row.entityType, null, false), value: row.accountType };
@@ -81,6 +84,7 @@ export function importRowView(importId: string, row: StoredImportRow): ImportRow
       category: row.category,
       tags: row.tags,
       notes: row.notes,
+      merchant: row.merchant,
       ticker: row.ticker,
       exchangeOperatingMic: row.exchangeOperatingMic,
       qty: row.qty,

@@ -4,3 +4,4 @@
 import "reflect-metadata";
 export type { MerchantRepository, MerchantRow } from "./merchant.repository";
 export { MerchantType } from "./merchant.type";
+export { MERCHANT_NAME_MAX } from "./merchant.service";

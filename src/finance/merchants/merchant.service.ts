@@ -9,7 +9,8 @@ import type { MerchantFields, MerchantRepository, MerchantRow } from "./merchant
 
 export type MerchantInput = { name?: string | null; color?: string | null; logoUrl?: string | null };
 
-const NAME_MAX = 120;
+/** A merchant's name at most (an import's merchant column is held to it too). */
+export const MERCHANT_NAME_MAX = 120;
 const NAME_TAKEN = "Name has already been taken";
 
 /** The family's merchants; every write records an audit event naming the actor, in the write's transaction. */
@@ -34,7 +35,7 @@ export class MerchantService {
 
   async create(actor: Actor, input: MerchantInput): Promise<MerchantRow> {
     const problems = new ValidationErrors();
-    const name = requiredText(problems, "Name", input.name, NAME_MAX);
+    const name = requiredText(problems, "Name", input.name, MERCHANT_NAME_MAX);
     checkColor(problems, "Color", input.color);
     checkHttpUrl(problems, "Logo url", input.logoUrl);
     if (name && (await this.merchants.nameTaken(actor.familyId, name))) problems.add(NAME_TAKEN);
@@ -55,7 +56,7 @@ export class MerchantService {
     const problems = new ValidationErrors();
     const changes: Partial<MerchantFields> = {};
     if (input.name !== undefined) {
-      changes.name = requiredText(problems, "Name", input.name, NAME_MAX);
+      changes.name = requiredText(problems, "Name", input.name, MERCHANT_NAME_MAX);
       if (changes.name && (await this.merchants.nameTaken(actor.familyId, changes.name, id))) problems.add(NAME_TAKEN);
     }
     if (input.color !== undefined) {

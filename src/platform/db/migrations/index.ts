@@ -35,6 +35,7 @@ import * as transactionsPeriodAmounts from "./0035-transactions-period-amounts";
 import * as importRowWrites from "./0036-import-row-writes";
 import * as ledgerDayRows from "./0037-ledger-day-rows";
 import * as auditSearchTokens from "./0038-audit-search-tokens";
+import * as importRowMerchants from "./0039-import-row-merchants";
 import * as cashTradesAndHoldingTimes from "./0040-cash-trades-and-holding-times";
 
 export type Migration = { name: string; up: (context: MigrationContext) => Promise<void> };
@@ -77,5 +78,6 @@ export const migrations: Migration[] = [
   { name: "0036-import-row-writes", up: importRowWrites.up },
   { name: "0037-ledger-day-rows", up: ledgerDayRows.up },
   { name: "0038-audit-search-tokens", up: auditSearchTokens.up },
+  { name: "0039-import-row-merchants", up: importRowMerchants.up },
   { name: "0040-cash-trades-and-holding-times", up: cashTradesAndHoldingTimes.up },
 ];
