@@ -211,7 +211,11 @@ async function run(argv: string[]): Promise<void> {
       }
       case "prices import": {
         const recorded = await importPrices(services, positionals[0], config.imports);
-        const summary = { prices: recorded.prices.length, changed: recorded.changedCount, revalued_accounts: recorded.revaluedAccountCount };
+        const summary = {
+          prices: recorded.prices.length,
+          changed: recorded.changedCount,
+          revalued_accounts: recorded.revaluedAccountCount,
+        };
         return print(
           summary,
           `recorded ${summary.prices} prices (${summary.changed} new or changed); ${summary.revalued_accounts} accounts revalued`,

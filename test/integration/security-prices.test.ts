@@ -150,7 +150,13 @@ test("a member's key is refused (FORBIDDEN, 403 over REST's mapping), an adminis
 
 test("`prices import FILE`: one bad row writes nothing and is named; a good file is recorded, revalues the holding and is audited as the CLI", async () => {
   const folder = fs.mkdtempSync(path.join(os.tmpdir(), "prices-import-"));
-  const env = { ...process.env, DATABASE_URL: app.database.url, REDIS_URL: redisUrl(), REDIS_PREFIX: app.runtime.config.redisPrefix, LOG_LEVEL: "silent" };
+  const env = {
+    ...process.env,
+    DATABASE_URL: app.database.url,
+    REDIS_URL: redisUrl(),
+    REDIS_PREFIX: app.runtime.config.redisPrefix,
+    LOG_LEVEL: "silent",
+  };
   const run = (lines: string[]) => {
     const file = path.join(folder, "prices.csv");
     fs.writeFileSync(file, lines.join("\n"));

@@ -328,11 +328,13 @@ export class InvestmentRepository {
   }
 
   /** The securities of these ids that exist, with their ticker and kind. */
-  securitiesByIds(
-    ids: readonly string[],
-    transaction?: Transaction,
-  ): Promise<Array<{ id: string; ticker: string | null; kind: string }>> {
-    return selectRows(this.sequelize, `SELECT s.id, s.ticker, s.kind FROM securities s WHERE s.id = ANY($1::uuid[])`, [[...new Set(ids)]], transaction);
+  securitiesByIds(ids: readonly string[], transaction?: Transaction): Promise<Array<{ id: string; ticker: string | null; kind: string }>> {
+    return selectRows(
+      this.sequelize,
+      `SELECT s.id, s.ticker, s.kind FROM securities s WHERE s.id = ANY($1::uuid[])`,
+      [[...new Set(ids)]],
+      transaction,
+    );
   }
 
   // ---- trades ------------------------------------------------------------------------------------------

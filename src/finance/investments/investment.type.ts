@@ -91,7 +91,8 @@ export class SecurityPriceFilterInput {
 })
 export class SecurityPriceInput {
   @Field(() => ID, { nullable: true }) securityId?: string | null;
-  @Field(() => String, { nullable: true, description: "A known security's ticker; TICKER|MIC when several share it." }) ticker?: string | null;
+  @Field(() => String, { nullable: true, description: "A known security's ticker; TICKER|MIC when several share it." }) ticker?:
+    string | null;
   @Field(() => CalendarDateScalar) date!: string;
   @Field(() => String, { description: 'Per unit, above 0, at most 10 decimals ("231.4567").' }) price!: string;
   @Field(() => String, { description: "ISO 4217; a manual account is valued with the prices in its currency." }) currency!: string;

@@ -155,7 +155,9 @@ export class SecurityPriceService {
       if (matches.length === 0) return problem(`${name(index, "ticker")} ${entry.ticker!.trim()} names no known security`);
       if (matches.length > 1) {
         const exchanges = matches.map((row) => row.exchangeOperatingMic ?? "no exchange").join(", ");
-        return problem(`${name(index, "ticker")} ${wanted.ticker} names ${matches.length} securities (${exchanges}): give TICKER|MIC or securityId`);
+        return problem(
+          `${name(index, "ticker")} ${wanted.ticker} names ${matches.length} securities (${exchanges}): give TICKER|MIC or securityId`,
+        );
       }
       return matches[0].id;
     });
