@@ -9,6 +9,7 @@ import { generatePassword } from "../finance/auth/password";
 import { commandUsage, findCommand, USAGE, type CommandSpec } from "./cli/commands";
 import { seedDemo } from "./cli/demo";
 import { seedAuditHistory } from "./cli/demo-history";
+import { importPrices } from "./cli/prices-import";
 import { backupDatabase, restoreDatabase } from "../platform/db/backup";
 import { embeddedPostgresInUse } from "../platform/db/embedded-postgres";
 import { DomainError } from "../platform/common/errors";
@@ -207,6 +208,18 @@ async function run(argv: string[]): Promise<void> {
         );
         const lines = Object.entries(summary.counts).map(([type, count]) => `${type}: ${count}`);
         return print(summary, `restored into family ${summary.familyId}\n${lines.join("\n")}`);
+      }
+      case "prices import": {
+        const recorded = await importPrices(services, positionals[0], config.imports);
+        const summary = {
+          prices: recorded.prices.length,
+          changed: recorded.changedCount,
+          revalued_accounts: recorded.revaluedAccountCount,
+        };
+        return print(
+          summary,
+          `recorded ${summary.prices} prices (${summary.changed} new or changed); ${summary.revalued_accounts} accounts revalued`,
+        );
       }
       case "audit retention run": {
         const outcome = await services.retention.run();

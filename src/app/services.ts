@@ -94,7 +94,7 @@ import { LedgerRepository } from "../finance/ledger/ledger.repository";
 import { LedgerService } from "../finance/ledger/ledger.service";
 import { ValuationRepository } from "../finance/ledger/valuation.repository";
 import { ValuationService } from "../finance/ledger/valuation.service";
-import { InvestmentRepository, TradeService } from "../finance/investments";
+import { InvestmentRepository, SecurityPriceService, TradeService } from "../finance/investments";
 import { ExchangeRateRepository } from "../finance/exchange-rates/exchange-rate.repository";
 import { ExchangeRateService } from "../finance/exchange-rates/exchange-rate.service";
 import { DirectoryStore, S3Store } from "../audit/retention/archive-store";
@@ -273,7 +273,9 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
   const trades = new TradeService(sequelize, repositories.investments, repositories.accounts, repositories.categories, ledger, audit);
   const bankSync = new BankSyncService(sequelize, repositories.banking, ledger, secrets, config, events, logger, outbound);
   // A provider's reported holding prices are the securities' prices of the day (docs/investments.md).
-  bankSync.onPricesReported = (prices, transaction) => trades.recordPrices(prices, transaction);
+  bankSync.onPricesReported = async (prices, transaction) => {
+    await trades.recordPrices(prices, transaction);
+  };
   // The family's active rules apply to every new transaction, whichever way it arrives.
   transactions.onCreated = (familyId, created, transaction) => rules.applyToNew(familyId, created, transaction);
   bankSync.onCreated = (familyId, ids, transaction) => rules.applyToNew(familyId, { count: ids.length, ids }, transaction);
@@ -293,6 +295,7 @@ export function createServices(sequelize: Sequelize, events: EventBus, deps: Ser
     balances: new BalanceService(repositories.ledger),
     valuations: new ValuationService(sequelize, repositories.valuations, repositories.accounts, ledger, audit),
     trades,
+    securityPrices: new SecurityPriceService(sequelize, repositories.investments, trades, audit),
     categories: new CategoryService(sequelize, repositories.categories, audit),
     merchants: new MerchantService(sequelize, repositories.merchants, audit),
     tags: new TagService(sequelize, repositories.tags, audit),

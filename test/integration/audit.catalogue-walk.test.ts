@@ -293,6 +293,11 @@ test("a walk through the service produces every event type of the catalogue", as
   await step("correct the trade's price", ["trade.updated"], () =>
     gql(`mutation ($id: ID!) { updateTrade(id: $id, input: { price: "251.00" }) { id } }`, { id: tradeId }),
   );
+  await step("price the shares, for every family holding them", ["security_prices.recorded"], () =>
+    gql(
+      `mutation { recordSecurityPrices(prices: [{ ticker: "VTI", date: "2026-01-20", price: "255.00", currency: "USD" }]) { changedCount } }`,
+    ),
+  );
   await step("delete the trade", ["trade.deleted"], () => gql(`mutation ($id: ID!) { deleteTrade(id: $id) { id } }`, { id: tradeId }));
   const ids: Record<string, string> = {};
   await step("open a checking account", ["finance_account.created"], async () => {

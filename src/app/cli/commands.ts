@@ -82,6 +82,21 @@ export const COMMANDS: CommandSpec[] = [
     group: "Data",
   },
   {
+    name: "prices import",
+    synopsis: "FILE",
+    summary: "record security prices from a CSV file (ticker,date,price,currency)",
+    details: [
+      "FILE is a CSV with a header naming the columns ticker, date, price and currency (any order); one price per row:",
+      "a known security's ticker (TICKER|MIC when several share it), a YYYY-MM-DD day, a price above 0, an ISO 4217 currency.",
+      "A price replaces the one of the same security, day and currency. Every row is checked first: one bad row writes nothing",
+      "and the error names it (row 1 is the row under the header). Prices are shared by every family: every manual investment",
+      "account holding a security is revalued from the earliest day its price changed. security_prices.recorded is audited, with no user.",
+    ],
+    options: none,
+    positionals: ["FILE"],
+    group: "Data",
+  },
+  {
     name: "db url",
     synopsis: "",
     summary: "print the database's connection string (the embedded one's, with its password)",

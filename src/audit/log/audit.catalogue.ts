@@ -102,6 +102,11 @@ export const SERVICE_EVENT_CATALOGUE = {
     meaning: "a trade's quantity, price, side, date or notes changed, its account's holdings and balances recomputed",
   },
   "trade.deleted": { severity: "warning", meaning: "a trade removed, its account's holdings and balances recomputed" },
+  "security_prices.recorded": {
+    severity: "info",
+    meaning:
+      "security prices entered by an administrator or imported from a file (by the CLI: no user), shared by every family; the manual accounts holding them revalued (counts, securities and days in changes)",
+  },
   "budget.updated": {
     severity: "info",
     meaning: "a month's budget set (created on its first write) or one of its category allocations changed",

@@ -99,6 +99,11 @@ export type TradeTotalsRow = {
   lastDate: string;
 };
 
+/** A price to record. */
+export type PriceWrite = { securityId: string; date: string; price: string; currency: string; provisional?: boolean };
+/** What identifies a price: one per security, day and currency (migration 0022). */
+export type PriceKey = { securityId: string; date: string; currency: string };
+
 export type TradeFilter = { accountId?: string; accountIds?: string[]; startDate?: string; endDate?: string; securityId?: string };
 export type SecurityFilter = { id?: string; ticker?: string; exchangeOperatingMic?: string; kind?: string; offline?: boolean };
 export type PriceFilter = {
@@ -265,29 +270,70 @@ export class InvestmentRepository {
     return (await this.securityById(created.id, transaction))!;
   }
 
-  /** Records prices (one per security, day and currency; a later one replaces the day's). */
-  async upsertPrices(
-    prices: Array<{ securityId: string; date: string; price: string; currency: string; provisional?: boolean }>,
-    transaction?: Transaction,
-  ): Promise<void> {
-    if (prices.length === 0) return;
-    await this.sequelize.query(
-      `INSERT INTO security_prices (id, security_id, date, price, currency, provisional)
+  /**
+   * Records prices (one per security, day and currency: the table's key; a later one replaces the day's).
+   * Answers the rows written: a price equal to the stored one is not written again and changes nothing.
+   */
+  async upsertPrices(prices: readonly PriceWrite[], transaction?: Transaction): Promise<PriceKey[]> {
+    if (prices.length === 0) return [];
+    return selectRows<PriceKey>(
+      this.sequelize,
+      `INSERT INTO security_prices AS p (id, security_id, date, price, currency, provisional)
        SELECT gen_random_uuid(), v.security_id, v.date, v.price, v.currency, v.provisional
          FROM unnest($1::uuid[], $2::date[], $3::numeric[], $4::text[], $5::boolean[]) AS v(security_id, date, price, currency, provisional)
        ON CONFLICT (security_id, date, currency) DO UPDATE
          SET price = EXCLUDED.price, provisional = EXCLUDED.provisional, updated_at = now()
-         WHERE (security_prices.price, security_prices.provisional) IS DISTINCT FROM (EXCLUDED.price, EXCLUDED.provisional)`,
-      {
-        bind: [
-          prices.map((p) => p.securityId),
-          prices.map((p) => p.date),
-          prices.map((p) => p.price),
-          prices.map((p) => p.currency),
-          prices.map((p) => p.provisional ?? false),
-        ],
-        transaction,
-      },
+         WHERE (p.price, p.provisional) IS DISTINCT FROM (EXCLUDED.price, EXCLUDED.provisional)
+       RETURNING p.security_id AS "securityId", p.date::text AS date, trim(p.currency) AS currency`,
+      [
+        prices.map((p) => p.securityId),
+        prices.map((p) => p.date),
+        prices.map((p) => p.price),
+        prices.map((p) => p.currency),
+        prices.map((p) => p.provisional ?? false),
+      ],
+      transaction,
+    );
+  }
+
+  /** The stored prices of these (security, day, currency) keys, with their security, in the keys' order. */
+  pricesByKeys(keys: readonly PriceKey[], transaction?: Transaction): Promise<SecurityPriceRow[]> {
+    return selectRows<SecurityPriceRow>(
+      this.sequelize,
+      `SELECT ${PRICE_COLUMNS}
+         FROM unnest($1::uuid[], $2::date[], $3::text[]) WITH ORDINALITY AS k(security_id, date, currency, position)
+         JOIN security_prices p ON p.security_id = k.security_id AND p.date = k.date AND p.currency = k.currency::char(3)
+         JOIN securities s ON s.id = p.security_id
+        ORDER BY k.position`,
+      [keys.map((key) => key.securityId), keys.map((key) => key.date), keys.map((key) => key.currency)],
+      transaction,
+    );
+  }
+
+  /**
+   * The securities these tickers name (case-insensitively; any exchange), with their kind: what a price
+   * entered by ticker may mean. The caller tells one from several.
+   */
+  securitiesByTicker(
+    tickers: readonly string[],
+    transaction?: Transaction,
+  ): Promise<Array<{ id: string; ticker: string; exchangeOperatingMic: string | null; kind: string }>> {
+    return selectRows(
+      this.sequelize,
+      `SELECT s.id, s.ticker, s.exchange_operating_mic AS "exchangeOperatingMic", s.kind FROM securities s
+        WHERE lower(s.ticker) = ANY($1::text[]) ORDER BY s.created_at, s.id`,
+      [[...new Set(tickers.map((ticker) => ticker.toLowerCase()))]],
+      transaction,
+    );
+  }
+
+  /** The securities of these ids that exist, with their ticker and kind. */
+  securitiesByIds(ids: readonly string[], transaction?: Transaction): Promise<Array<{ id: string; ticker: string | null; kind: string }>> {
+    return selectRows(
+      this.sequelize,
+      `SELECT s.id, s.ticker, s.kind FROM securities s WHERE s.id = ANY($1::uuid[])`,
+      [[...new Set(ids)]],
+      transaction,
     );
   }
 
@@ -556,16 +602,22 @@ export class InvestmentRepository {
     );
   }
 
-  /** Manual investment accounts holding a security through trades (a price of it changed their holdings). */
+  /**
+   * The accounts trading the securities of these changed prices, each with the earliest day a price in
+   * its currency changed (what its holdings are valued in): where its revaluation starts.
+   */
   async accountsTrading(
-    securityIds: readonly string[],
+    changed: readonly PriceKey[],
     transaction: Transaction,
-  ): Promise<Array<{ id: string; familyId: string; currency: string }>> {
+  ): Promise<Array<{ id: string; familyId: string; currency: string; from: string }>> {
     return selectRows(
       this.sequelize,
-      `SELECT DISTINCT a.id, a.family_id AS "familyId", a.currency FROM trades t JOIN accounts a ON a.id = t.account_id
-        WHERE t.security_id = ANY($1::uuid[]) ORDER BY a.id`,
-      [securityIds],
+      `SELECT a.id, a.family_id AS "familyId", a.currency, min(c.date)::text AS "from"
+         FROM unnest($1::uuid[], $2::date[], $3::text[]) AS c(security_id, date, currency)
+         JOIN (SELECT DISTINCT account_id, security_id FROM trades WHERE security_id = ANY($1::uuid[])) t ON t.security_id = c.security_id
+         JOIN accounts a ON a.id = t.account_id AND a.currency = c.currency::char(3)
+        GROUP BY a.id, a.family_id, a.currency ORDER BY a.id`,
+      [changed.map((key) => key.securityId), changed.map((key) => key.date), changed.map((key) => key.currency)],
       transaction,
     );
   }

@@ -4,12 +4,15 @@ import type { RequestContext } from "../../transports/graphql/context";
 import { formatMoney, railsDecimal } from "../money";
 import { withSelectedRelations } from "../transactions";
 import type { SecurityPriceRow, SecurityRow, TradeRow } from "./investment.repository";
+import { PRICES_PER_CALL_MAX } from "./security-price.service";
 import {
   InvestmentActivityType,
   SecurityFilterInput,
   SecurityPageType,
   SecurityPriceFilterInput,
+  SecurityPriceInput,
   SecurityPricePageType,
+  SecurityPricesRecordedType,
   SecurityPriceType,
   SecurityType,
   TradeFilterInput,
@@ -89,6 +92,18 @@ export class SecurityResolver {
 
 @Resolver(() => SecurityPriceType)
 export class SecurityPriceResolver {
+  @Authorized()
+  @Mutation(() => SecurityPricesRecordedType, {
+    description: `Records security prices (one per security, day and currency: a second replaces the first), at most ${PRICES_PER_CALL_MAX} per call, all or none; every manual investment account holding a security is revalued from the earliest day its price changed. Instance administrators only: prices are shared by every family.`,
+  })
+  async recordSecurityPrices(
+    @Ctx() { services, actor }: RequestContext,
+    @Arg("prices", () => [SecurityPriceInput]) prices: SecurityPriceInput[],
+  ): Promise<SecurityPricesRecordedType> {
+    const recorded = await services.securityPrices.recordFromApi(actor!, prices);
+    return { ...recorded, prices: recorded.prices.map(toPrice) };
+  }
+
   @FieldResolver(() => String, { description: 'The price formatted in its currency ("$150.25").' })
   formattedPrice(@Root() price: SecurityPriceType): string {
     return formatMoney(price.price, price.currency);

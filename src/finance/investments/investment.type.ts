@@ -1,4 +1,4 @@
-import { Field, ID, InputType, ObjectType } from "type-graphql";
+import { Field, ID, InputType, Int, ObjectType } from "type-graphql";
 import { PaginationType } from "../../platform/common/page.type";
 import { CalendarDateScalar, DecimalScalar } from "../money";
 import { LedgerAccountRefType } from "../ledger";
@@ -84,6 +84,26 @@ export class SecurityPriceFilterInput {
   @Field(() => CalendarDateScalar, { nullable: true, description: "Inclusive." }) endDate?: string;
   @Field(() => FlagScalar, { nullable: true, description: "true, false, 1 or 0 (anything else is refused, as upstream's)." })
   provisional?: boolean;
+}
+
+@InputType("SecurityPriceInput", {
+  description: "A security's price on a day: the security by id or by ticker (VTI, or VTI|ARCX with its exchange's operating MIC).",
+})
+export class SecurityPriceInput {
+  @Field(() => ID, { nullable: true }) securityId?: string | null;
+  @Field(() => String, { nullable: true, description: "A known security's ticker; TICKER|MIC when several share it." }) ticker?:
+    string | null;
+  @Field(() => CalendarDateScalar) date!: string;
+  @Field(() => String, { description: 'Per unit, above 0, at most 10 decimals ("231.4567").' }) price!: string;
+  @Field(() => String, { description: "ISO 4217; a manual account is valued with the prices in its currency." }) currency!: string;
+}
+
+@ObjectType("SecurityPricesRecorded")
+export class SecurityPricesRecordedType {
+  @Field(() => [SecurityPriceType], { description: "The prices as stored now, in the order given." }) prices!: SecurityPriceType[];
+  @Field(() => Int, { description: "How many were new or different (the others were stored already and changed nothing)." })
+  changedCount!: number;
+  @Field(() => Int, { description: "Manual investment accounts revalued, across every family." }) revaluedAccountCount!: number;
 }
 
 @ObjectType("TradeCategory", { simpleResolvers: true })

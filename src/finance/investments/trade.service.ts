@@ -15,6 +15,8 @@ import { computePositions } from "./holdings.calculator";
 import type {
   InvestmentRepository,
   PriceFilter,
+  PriceKey,
+  PriceWrite,
   SecurityFilter,
   SecurityPriceRow,
   SecurityRow,
@@ -456,23 +458,26 @@ export class TradeService {
   }
 
   /**
-   * Records security prices (the demo's, a provider's reported prices) and revalues every
-   * manual account trading those securities from the earliest day written (positions do not change).
+   * Records security prices (the demo's, a provider's reported prices, an administrator's or an
+   * import's) and revalues every manual account trading a security whose price changed, once per
+   * account, from the earliest day a price in its currency changed (positions do not change). A price
+   * equal to the stored one changes nothing. Answers the prices written and the accounts revalued.
    */
-  async recordPrices(
-    prices: Array<{ securityId: string; date: string; price: string; currency: string; provisional?: boolean }>,
-    transaction: Transaction,
-  ): Promise<void> {
-    if (prices.length === 0) return;
-    await this.investments.upsertPrices(prices, transaction);
-    const from = prices.map((price) => price.date).sort()[0];
-    const holders = await this.investments.accountsTrading([...new Set(prices.map((price) => price.securityId))], transaction);
+  async recordPrices(prices: readonly PriceWrite[], transaction: Transaction): Promise<{ changed: PriceKey[]; accountIds: string[] }> {
+    const changed = await this.investments.upsertPrices(prices, transaction);
+    if (changed.length === 0) return { changed, accountIds: [] };
+    const holders = await this.investments.accountsTrading(changed, transaction);
+    // One lock for all of them, in id order (as every multi-account write takes it): no deadlock with a trade's.
+    await this.ledger.lock(
+      holders.map((holder) => holder.id),
+      transaction,
+    );
     for (const holder of holders) {
-      await this.ledger.lock([holder.id], transaction);
       if (!(await this.investments.providerFed(holder.id, transaction)))
-        await this.investments.writePortfolioDays(holder.id, holder.currency, from, transaction);
-      await this.ledger.holdingsChanged(holder.id, from, transaction);
+        await this.investments.writePortfolioDays(holder.id, holder.currency, holder.from, transaction);
+      await this.ledger.holdingsChanged(holder.id, holder.from, transaction);
     }
+    return { changed, accountIds: holders.map((holder) => holder.id) };
   }
 
   /**

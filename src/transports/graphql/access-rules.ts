@@ -245,6 +245,8 @@ export const ACCESS_RULES: Record<RootType, Record<string, AccessRule>> = {
     // ExchangeRateResolver
     deleteExchangeRate: "write",
     setExchangeRate: "write",
+    // SecurityPriceResolver: prices are shared by every family (a price moves every family's valuations)
+    recordSecurityPrices: "adminWrite",
     // TradeResolver
     createInvestmentActivity: "write",
     createTrade: "write",
