@@ -259,6 +259,13 @@ test("create_trade, update_trade, delete_trade (MCP) and sure-cli's trades, secu
     pythonJson({ trade: { account_id: brokerage.id, type: "buy", date: isoDay(-1), security_id: vti.id, qty: 2, price: 100, fee: 1 } }),
   );
   expect(created.status).toBe(201);
+  // A ticker without its exchange names the demo's VTI (on ARCX), as upstream resolves it: a sell of what is held.
+  const byTicker = await mcp.post(
+    "/api/v1/trades",
+    pythonJson({ trade: { account_id: brokerage.id, type: "sell", date: isoDay(-1), ticker: "VTI", qty: 1, price: 100 } }),
+  );
+  expect([byTicker.status, byTicker.body.security?.id]).toEqual([201, vti.id]);
+  expect((await mcp.delete(`/api/v1/trades/${byTicker.body.id}`)).status).toBe(200);
   expect(Object.keys(created.body).sort()).toEqual(
     [
       "id",

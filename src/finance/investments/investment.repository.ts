@@ -232,12 +232,16 @@ export class InvestmentRepository {
   /**
    * The security a ticker names (with its exchange's operating MIC, `AAPL|XNAS` as upstream's
    * clients send it): an existing one, or a new offline-priced one keyed by ticker and exchange.
+   * A ticker sent without an exchange names an existing security of that ticker on any exchange, as
+   * upstream's resolver looks it up (its nil MIC is left out of the lookup); one without an exchange
+   * first, then the oldest.
    */
   async securityForTicker(ticker: string, mic: string | null, currency: string, transaction: Transaction): Promise<SecurityRow> {
     const [found] = await selectRows<SecurityRow>(
       this.sequelize,
-      `SELECT ${SECURITY_COLUMNS} FROM securities s WHERE lower(s.ticker) = lower($1) AND s.exchange_operating_mic IS NOT DISTINCT FROM $2
-        ORDER BY s.created_at, s.id LIMIT 1`,
+      `SELECT ${SECURITY_COLUMNS} FROM securities s
+        WHERE lower(s.ticker) = lower($1) AND ($2::text IS NULL OR s.exchange_operating_mic = $2)
+        ORDER BY s.exchange_operating_mic IS NOT DISTINCT FROM $2 DESC, s.created_at, s.id LIMIT 1`,
       [ticker, mic],
       transaction,
     );
