@@ -1,6 +1,6 @@
 import type { Transaction } from "sequelize";
 import { BadRequestError } from "../../platform/common/errors";
-import { newId } from "../../platform/common/ids";
+import { newOrderedId } from "../../platform/common/ids";
 import type { Logger } from "../../platform/common/logger";
 import { MAX_EVENT_PAYLOAD_BYTES, Topic, type AuditEventJson, type AuditEventRecorded } from "../../platform/events/catalogue";
 import type { EventBus } from "../../platform/events/event-bus";
@@ -116,7 +116,8 @@ export class AuditService {
     const user = input.user !== undefined ? input.user : asked ? { id: asked.userId, email: asked.email } : null;
     const row = await this.repository.append(
       {
-        id: newId(),
+        // Time-ordered: events of the same millisecond list in the order they were recorded.
+        id: newOrderedId(),
         timestamp: new Date(),
         eventType: input.type,
         severity: effectiveSeverity(input.type, input.severity),
