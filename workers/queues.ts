@@ -200,9 +200,15 @@ export function createQueueBackend(config: Config, databaseUrl: string): QueueBa
     : postgresBackend(databaseUrl, config.jobLockMs);
 }
 
-/** A crashed worker's job is found stalled and handed to another worker after about one lock period. */
+/**
+ * A crashed worker's job is found stalled and handed to another worker after about one lock period.
+ * A job may stall a few times before it is failed: BullMQ's default (once) failed a reply job for
+ * good when, after its first worker was killed, the worker that took it over was starved of CPU for
+ * longer than the lock on a busy machine, and the reply was lost. Every handler already had to be safe
+ * to run again after one stall (a message has one reply, by a unique index); more stalls ask nothing new.
+ */
 function lockOptions(lockMs: number) {
-  return { lockDuration: lockMs, stalledInterval: lockMs };
+  return { lockDuration: lockMs, stalledInterval: lockMs, maxStalledCount: 5 };
 }
 
 function redisBackend(url: string, prefix: string, lockMs: number): QueueBackend {
