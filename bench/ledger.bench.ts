@@ -24,7 +24,9 @@
  *
  * Settings (environment, optional): BENCH_DATABASE_URL (admin URL, default
  * postgres://postgres@127.0.0.1:5432/postgres), BENCH_REDIS_URL (default redis://127.0.0.1:6379),
- * BENCH_TRANSACTIONS, BENCH_YEARS, BENCH_SAMPLES (timed requests per case, default 200),
+ * BENCH_TRANSACTIONS, BENCH_YEARS, BENCH_SAMPLES (timed reads per case, default 200), BENCH_WRITES (timed
+ * writes per mode, default 1000: a p95 of 200 moved by ±15% between quiet runs, its ten slowest being
+ * whatever the machine did then),
  * BENCH_KEEP_DATABASE=1 (keeps the scratch database for EXPLAIN afterwards).
  */
 import "reflect-metadata";
@@ -41,6 +43,7 @@ const redisUrl = process.env.BENCH_REDIS_URL || "redis://127.0.0.1:6379";
 const total = Number(process.env.BENCH_TRANSACTIONS || 100_000);
 const years = Number(process.env.BENCH_YEARS || 10);
 const samples = Number(process.env.BENCH_SAMPLES || 200);
+const writeSamples = Number(process.env.BENCH_WRITES || 1000);
 
 async function admin(sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl });
@@ -179,7 +182,7 @@ async function main(): Promise<void> {
       const off = async (): Promise<LedgerLock> => ({ modes: new Map() });
       const nothing = async (): Promise<void> => undefined;
       const writes: Record<"on" | "off", number[]> = { on: [], off: [] };
-      for (let i = 0; i < samples * 2 + 20; i++) {
+      for (let i = 0; i < writeSamples * 2 + 20; i++) {
         const mode = i % 2 === 0 ? "on" : "off";
         ledger.lock = mode === "on" ? lock : off;
         ledger.settle = mode === "on" ? settle : nothing;

@@ -22,6 +22,9 @@ import type { TestApp } from "./test-app";
  * its trades' holdings computed here from the trades and prices. A report's day is a day of the account, a valuation sets the
  * total (its cash is the valuation less H of its day), and each day's balance is that cash walked as
  * above plus H(d). On every other account H is 0, and the rules above are unchanged.
+ *
+ * A day's money in and out are the day's own entries: the amounts below zero (in) and above it (out),
+ * of transactions and trades, on accounts whose balance flows move (none on the others).
  */
 export const ORACLE_DAYS = `
   WITH
@@ -98,7 +101,11 @@ export const ORACLE_DAYS = `
            ELSE
              (SELECT v.amount FROM valuations v WHERE v.account_id = look.id AND v.date = prev_anchor) - (CASE WHEN invested THEN coalesce((SELECT r.value FROM reports r WHERE r.account_id = look.id AND r.date <= prev_anchor ORDER BY r.date DESC LIMIT 1), 0) ELSE 0 END)
              + coalesce((SELECT sum(t.amount * sign) FROM (SELECT account_id, date, amount FROM transactions UNION ALL SELECT account_id, date, amount FROM trades) t WHERE t.account_id = look.id AND t.date > prev_anchor AND t.date <= look.date), 0)
-         END + (CASE WHEN invested THEN coalesce((SELECT r.value FROM reports r WHERE r.account_id = look.id AND r.date <= look.date ORDER BY r.date DESC LIMIT 1), 0) ELSE 0 END) AS balance
+         END + (CASE WHEN invested THEN coalesce((SELECT r.value FROM reports r WHERE r.account_id = look.id AND r.date <= look.date ORDER BY r.date DESC LIMIT 1), 0) ELSE 0 END) AS balance,
+         CASE WHEN sign = 0 THEN 0 ELSE coalesce((SELECT -sum(t.amount) FROM (SELECT account_id, date, amount FROM transactions UNION ALL SELECT account_id, date, amount FROM trades) t
+                                                   WHERE t.account_id = look.id AND t.date = look.date AND t.amount < 0), 0) END AS inflows,
+         CASE WHEN sign = 0 THEN 0 ELSE coalesce((SELECT sum(t.amount) FROM (SELECT account_id, date, amount FROM transactions UNION ALL SELECT account_id, date, amount FROM trades) t
+                                                   WHERE t.account_id = look.id AND t.date = look.date AND t.amount > 0), 0) END AS outflows
     FROM look`;
 
 /**
@@ -121,7 +128,7 @@ export const ORACLE_RATED = `
       ) r ON true
   )`;
 
-export type OracleDay = { accountId: string; date: string; balance: string };
+export type OracleDay = { accountId: string; date: string; balance: string; inflows: string; outflows: string };
 
 /**
  * The oracle's figures of a family: its days (each account's from its `since`, ORACLE_DAYS), each
@@ -135,10 +142,17 @@ export async function oracle(databaseUrl: string, familyId: string) {
     // The days once, into a table of this connection: the accounts' balances and the sheet read it.
     await client.query(`CREATE TEMP TABLE oracle_days AS SELECT * FROM (${ORACLE_DAYS}) o`, [familyId]);
     const days = (
-      await client.query<{ account_id: string; date: string; balance: string }>(
-        `SELECT account_id, date, since, round(balance, 2)::text AS balance FROM oracle_days ORDER BY account_id, date`,
+      await client.query<{ account_id: string; date: string; balance: string; inflows: string; outflows: string }>(
+        `SELECT account_id, date, since, round(balance, 2)::text AS balance, inflows::text AS inflows, outflows::text AS outflows
+           FROM oracle_days ORDER BY account_id, date`,
       )
-    ).rows.map((row) => ({ accountId: row.account_id, date: row.date, balance: row.balance }));
+    ).rows.map((row) => ({
+      accountId: row.account_id,
+      date: row.date,
+      balance: row.balance,
+      inflows: row.inflows,
+      outflows: row.outflows,
+    }));
     const since = new Map(
       (await client.query<{ account_id: string; since: string }>("SELECT DISTINCT account_id, since FROM oracle_days")).rows.map((row) => [
         row.account_id,
@@ -201,10 +215,23 @@ export async function expectMatchesOracle(app: TestApp, user: TestUser): Promise
   const rows: Array<Record<string, any>> = [];
   for (const [accountId, since] of expected.since)
     rows.push(...(await allBalanceRows(app, user, `&account_id=${accountId}&start_date=${since}`)));
-  const seen = rows.map((row) => ({ accountId: row.account.id, date: row.date, cents: row.end_balance_cents }));
+  // A day's money in and out show as cash flows, or as non-cash ones on a loan: one of the two is zero.
+  const seen = rows.map((row) => ({
+    accountId: row.account.id,
+    date: row.date,
+    cents: row.end_balance_cents,
+    in: row.cash_inflows_cents + row.non_cash_inflows_cents,
+    out: row.cash_outflows_cents + row.non_cash_outflows_cents,
+  }));
   const wanted = expected.days
     .filter((day) => day.date >= expected.since.get(day.accountId)!)
-    .map((day) => ({ accountId: day.accountId, date: day.date, cents: cents(day.balance) }));
+    .map((day) => ({
+      accountId: day.accountId,
+      date: day.date,
+      cents: cents(day.balance),
+      in: cents(day.inflows),
+      out: cents(day.outflows),
+    }));
   const order = (a: { accountId: string; date: string }, b: { accountId: string; date: string }) =>
     a.accountId.localeCompare(b.accountId) || a.date.localeCompare(b.date);
   expect(seen.sort(order)).toEqual(wanted.sort(order));

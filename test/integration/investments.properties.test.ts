@@ -147,7 +147,7 @@ async function snapshot(accountId: string): Promise<string> {
                           (SELECT string_agg(id::text || quantity::text || cost_basis::text || date::text, ',' ORDER BY id) FROM positions WHERE account_id = $1),
                           (SELECT string_agg(date::text || value::text, ',' ORDER BY date) FROM portfolio_days WHERE account_id = $1),
                           (SELECT balance::text || cash_balance::text FROM accounts WHERE id = $1),
-                          (SELECT string_agg(date::text || coalesce(holdings::text, '') || inflows::text || outflows::text, ',' ORDER BY date) FROM ledger_days WHERE account_id = $1)) AS state`,
+                          (SELECT string_agg(date::text || coalesce(holdings::text, '') || flow::text, ',' ORDER BY date) FROM ledger_days WHERE account_id = $1)) AS state`,
     [accountId],
   );
   return row.state;

@@ -29,7 +29,7 @@ export type Derivation = {
 
 /**
  * CTEs (to follow a WITH) ending in `derived`: the kept days with the view's columns (id, family_id,
- * account_id, date, inflows, outflows, net, created_at, updated_at, start_balance, end_balance,
+ * account_id, date, net, created_at, updated_at, start_balance, end_balance,
  * start_cash_balance, end_cash_balance, start_holdings_value, end_holdings_value) and `kept` (the day
  * is one `keep` selected, not only an anchor).
  */
@@ -68,7 +68,7 @@ export function derivation({ accounts, keep }: Derivation): string {
   dv_points AS MATERIALIZED (
     SELECT t.*, coalesce(t.date = ANY (t.kept_dates), false) AS kept FROM (
       SELECT t.*, f.dates, f.kept_dates,
-             f.through - coalesce(sum(t.inflows - t.outflows) OVER (PARTITION BY t.account_id, f.month ORDER BY t.date DESC
+             f.through - coalesce(sum(t.flow) OVER (PARTITION BY t.account_id, f.month ORDER BY t.date DESC
                                                                    ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS running
         FROM dv_months f
         -- The month's equality lets a hash join pair each day with its own month (a join on the range alone
@@ -81,8 +81,7 @@ export function derivation({ accounts, keep }: Derivation): string {
   ),
   dv_c AS (
     SELECT ledger_day_id(d.account_id, d.date) AS id, d.family_id, d.account_id, d.date, d.created_at, d.updated_at, d.valuation, d.kept,
-           d.inflows * abs(s.sign) AS inflows, d.outflows * abs(s.sign) AS outflows,
-           (d.inflows - d.outflows) * s.sign AS net,
+           d.flow * s.sign AS net,
            d.running * s.sign AS running,
            CASE WHEN s.invested THEN coalesce(d.holdings, 0) ELSE 0 END AS end_holdings,
            s.reverse,
@@ -106,7 +105,7 @@ export function derivation({ accounts, keep }: Derivation): string {
       FROM dv_r r
   ),
   derived AS (
-    SELECT id, family_id, account_id, date, inflows, outflows, net, created_at, updated_at, kept,
+    SELECT id, family_id, account_id, date, net, created_at, updated_at, kept,
            start_cash + start_holdings AS start_balance, end_cash + end_holdings AS end_balance,
            start_cash AS start_cash_balance, end_cash AS end_cash_balance,
            start_holdings AS start_holdings_value, end_holdings AS end_holdings_value

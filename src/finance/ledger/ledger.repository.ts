@@ -2,6 +2,7 @@ import type { Sequelize, Transaction } from "sequelize";
 import { bindParam, readPrepared, readRows, runPipelined, runPrepared, selectRows } from "../../platform/common/sql";
 import { FULL_HISTORY, LOCK_ACCOUNTS, REBUILD_DAYS, REFRESH_DAY, SET_BALANCE } from "./ledger.sql";
 import { derivation } from "./derive.sql";
+import { MOVING_ACCOUNT_TYPES, sqlList as list } from "./account-kinds";
 import { historyStatement, netWorthStatement } from "./series.sql";
 
 export type LedgerMode = "forward" | "reverse";
@@ -51,29 +52,51 @@ function refreshStatements({ accountId, dates, flowsOnly }: DayRefresh): Array<{
 
 /**
  * The view's columns for the calendar day `day`, from the derived row `b` of the account's first day
- * on or after it. On its own day, the row's figures. On an earlier day without a row nothing happened:
- * as upstream's calculators write such a day, it starts and ends where the row starts, with no money
- * in or out. (Where the row starts, not where the row before ends: the two differ across an anchor of
- * a bank-fed account, whose days are derived backwards from the anchor after them, as upstream's
+ * on or after it. On its own day (`own_day`), the row's figures. On an earlier day without a row nothing
+ * happened: as upstream's calculators write such a day, it starts and ends where the row starts, with no
+ * money in or out. (Where the row starts, not where the row before ends: the two differ across an anchor
+ * of a bank-fed account, whose days are derived backwards from the anchor after them, as upstream's
  * reverse calculator walks; on a manual account they are the same.) Its id is made as a row's
  * (`ledger_day_id`).
  */
 const CALENDAR_DAY = (day: string) => `
   ledger_day_id(b.account_id, ${day}) AS id, b.family_id, b.account_id, ${day} AS date, b.created_at, b.updated_at,
-  CASE WHEN ${day} = b.date THEN b.inflows ELSE 0.0000 END AS inflows,
-  CASE WHEN ${day} = b.date THEN b.outflows ELSE 0.0000 END AS outflows,
+  ${day} = b.date AS own_day,
   b.start_balance, CASE WHEN ${day} = b.date THEN b.end_balance ELSE b.start_balance END AS end_balance,
   b.start_cash_balance, CASE WHEN ${day} = b.date THEN b.end_cash_balance ELSE b.start_cash_balance END AS end_cash_balance,
   b.start_holdings_value, CASE WHEN ${day} = b.date THEN b.end_holdings_value ELSE b.start_holdings_value END AS end_holdings_value`;
 
+/**
+ * A shown day's money in and money out (`p`: a page's row, with its account's id, its day, `own_day`
+ * and `moves`), summed from that day's transactions and trades by their (account, date) indexes: a day
+ * row keeps only the net (migration 0042), and a page sums at most its own 100 days' entries. An
+ * account only valuations move (a property, a vehicle) shows none, as the view's sign says.
+ */
+const DAY_FLOWS = `
+  LEFT JOIN LATERAL (
+    SELECT round(coalesce(-sum(e.amount) FILTER (WHERE e.amount < 0), 0) * p.moves, 4) AS inflows,
+           round(coalesce(sum(e.amount) FILTER (WHERE e.amount > 0), 0) * p.moves, 4) AS outflows
+      FROM (SELECT t.amount FROM transactions t WHERE t.account_id = p.day_account AND t.date = p.day
+            UNION ALL
+            SELECT t.amount FROM trades t WHERE t.account_id = p.day_account AND t.date = p.day) e
+     WHERE p.own_day
+  ) f ON true`;
+
 /** Day numbers (days since 1970-01-01) of the years 1 to 9999. */
 const DAY_NUMBERS = { first: -719162, last: 2932896 };
 
-const BALANCE_COLUMNS = `b.id, b.account_id AS "accountId", a.name AS "accountName", a.account_type AS "accountType",
+/** A page's columns (`b` a shown day, `a` its account), with what DAY_FLOWS needs of the row. */
+const PAGE_COLUMNS = `b.id, b.account_id AS "accountId", a.name AS "accountName", a.account_type AS "accountType",
   a.classification, a.currency, b.date::text AS date, b.start_balance AS "startBalance", b.end_balance AS "endBalance",
   b.start_cash_balance AS "startCashBalance", b.end_cash_balance AS "endCashBalance",
   b.start_holdings_value AS "startHoldingsValue", b.end_holdings_value AS "endHoldingsValue",
-  b.inflows, b.outflows, b.created_at AS "createdAt", b.updated_at AS "updatedAt"`;
+  b.created_at AS "createdAt", b.updated_at AS "updatedAt",
+  b.account_id AS day_account, b.date AS day, b.own_day, (a.account_type IN (${list(MOVING_ACCOUNT_TYPES)}))::int AS moves`;
+
+/** A BalanceRow's columns from a page's row `p` and its flows `f` (DAY_FLOWS). */
+const BALANCE_COLUMNS = `p.id, p."accountId", p."accountName", p."accountType", p.classification, p.currency, p.date,
+  p."startBalance", p."endBalance", p."startCashBalance", p."endCashBalance", p."startHoldingsValue", p."endHoldingsValue",
+  f.inflows, f.outflows, p."createdAt", p."updatedAt"`;
 
 export class LedgerRepository {
   constructor(private readonly sequelize: Sequelize) {}
@@ -182,13 +205,17 @@ export class LedgerRepository {
       )`;
     const where = conditions.join(" AND ");
     const filterBind = [...bind];
+    // The page first, then its days' flows: only the shown days' entries are summed.
     const rows = await readPrepared<BalanceRow & { total: string }>(
       this.sequelize,
       `${days}
-       SELECT ${BALANCE_COLUMNS}, count(*) OVER () AS total
-         FROM shown b JOIN accounts a ON a.id = b.account_id
-        WHERE ${where} ORDER BY b.date DESC, b.created_at DESC, b.id DESC
-        LIMIT ${bindParam(bind, limit)}::int OFFSET ${bindParam(bind, offset)}::int`,
+       SELECT ${BALANCE_COLUMNS}, p.total FROM (
+         SELECT ${PAGE_COLUMNS}, count(*) OVER () AS total
+           FROM shown b JOIN accounts a ON a.id = b.account_id
+          WHERE ${where} ORDER BY b.date DESC, b.created_at DESC, b.id DESC
+          LIMIT ${bindParam(bind, limit)}::int OFFSET ${bindParam(bind, offset)}::int
+       ) p ${DAY_FLOWS}
+       ORDER BY p.day DESC, p."createdAt" DESC, p.id DESC`,
       bind,
     );
     if (rows.length > 0 || offset === 0) return { rows, total: rows.length > 0 ? Number(rows[0].total) : 0 };
@@ -242,8 +269,8 @@ export class LedgerRepository {
        })},
        shown AS (SELECT ${CALENDAR_DAY("s.day")} FROM sourced s JOIN derived b ON b.date = s.date AND b.kept)
        SELECT ${BALANCE_COLUMNS}, (SELECT greatest(last - first + 1, 0) FROM span) AS total
-         FROM shown b JOIN accounts a ON a.id = b.account_id
-        ORDER BY b.date DESC`,
+         FROM (SELECT ${PAGE_COLUMNS} FROM shown b JOIN accounts a ON a.id = b.account_id) p ${DAY_FLOWS}
+        ORDER BY p.day DESC`,
       bind,
     );
     if (rows.length > 0 || offset === 0) return { rows, total: rows.length > 0 ? Number(rows[0].total) : 0 };

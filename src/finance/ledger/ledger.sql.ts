@@ -38,19 +38,16 @@ export const HOLDINGS_BY_DAY = `
   SELECT date, value FROM portfolio_days WHERE account_id = $1 AND NOT EXISTS (SELECT 1 FROM holdings WHERE account_id = $1)`;
 
 /**
- * One account's ($1) flows per day from one table of entries (transactions, trades; `days` a condition
- * on `date`): the sum of the amounts (positive is money out), the money out and how many there are.
- * The money in is the money out less the sum. Two aggregates, not one over both tables: feeding the
+ * One account's ($1) entries summed per day from one table of entries (transactions, trades; `days` a
+ * condition on `date`): positive is money out. Two aggregates, not one over both tables: feeding the
  * 100,000 rows of ten years through a UNION ALL cost more than aggregating them.
  */
-const dayFlows = (table: string, days: string) => `
-  SELECT date, sum(amount) AS total, coalesce(sum(amount) FILTER (WHERE amount > 0), 0) AS outflows, count(*)::int AS entries
-    FROM ${table} WHERE account_id = $1 AND ${days} GROUP BY date`;
+const dayTotals = (table: string, days: string) => `
+  SELECT date, sum(amount) AS total FROM ${table} WHERE account_id = $1 AND ${days} GROUP BY date`;
 
 /** A source day's columns, from a row `k` of `joined`, with its holdings value computed by `holdings`. */
 const sourceColumns = (holdings: string) => `
-  k.date, coalesce(k.inflows, 0) AS inflows, coalesce(k.outflows, 0) AS outflows, coalesce(k.entries, 0) AS entries,
-  k.valuation, k.valuation_kind, ${holdings} AS holdings`;
+  k.date, coalesce(k.flow, 0) AS flow, k.valuation, k.valuation_kind, ${holdings} AS holdings`;
 
 /**
  * What the account's day rows must hold on the days `days` selects, from the sources: transactions and
@@ -69,19 +66,17 @@ const sourceColumns = (holdings: string) => `
  */
 const sourceDays = (days: string, from: string | null = null) => `
   account AS (SELECT family_id, account_type IN (${list(INVESTED_ACCOUNT_TYPES)}) AS invested FROM accounts WHERE id = $1),
-  transacted AS (${dayFlows("transactions", days)}),
-  traded AS (${dayFlows("trades", days)}),
+  transacted AS (${dayTotals("transactions", days)}),
+  traded AS (${dayTotals("trades", days)}),
   entries AS (
-    SELECT coalesce(m.date, t.date) AS date,
-           coalesce(m.outflows, 0) + coalesce(t.outflows, 0) - coalesce(m.total, 0) - coalesce(t.total, 0) AS inflows,
-           coalesce(m.outflows, 0) + coalesce(t.outflows, 0) AS outflows, coalesce(m.entries, 0) + coalesce(t.entries, 0) AS entries
+    SELECT coalesce(m.date, t.date) AS date, -(coalesce(m.total, 0) + coalesce(t.total, 0)) AS flow
       FROM transacted m FULL JOIN traded t ON t.date = m.date
   ),
   marks AS (SELECT date, amount, kind FROM valuations WHERE account_id = $1 AND ${days}),
   reports AS MATERIALIZED (SELECT r.date, r.value FROM (${HOLDINGS_BY_DAY}) r WHERE (SELECT invested FROM account)),
   -- Named twice below, by two branches of which one runs: inlined, not copied into a tuplestore first.
   joined AS NOT MATERIALIZED (
-    SELECT coalesce(e.date, v.date, h.date) AS date, e.inflows, e.outflows, e.entries, v.amount AS valuation, v.kind AS valuation_kind,
+    SELECT coalesce(e.date, v.date, h.date) AS date, e.flow, v.amount AS valuation, v.kind AS valuation_kind,
            h.value AS reported
       FROM entries e
       FULL JOIN marks v ON v.date = e.date
@@ -105,16 +100,15 @@ const sourceDays = (days: string, from: string | null = null) => `
 /** A liability's balance moves against its flows (money in lowers what is owed). */
 const LIABILITY_SIGN = "CASE WHEN a.classification = 'liability' THEN -1 ELSE 1 END";
 
-const UPSERT_DAYS = (from: string) => `
-  INSERT INTO ledger_days (family_id, account_id, date, inflows, outflows, entries, valuation, valuation_kind, holdings)
-  SELECT (SELECT family_id FROM account), $1, date, inflows, outflows, entries, valuation, valuation_kind, holdings FROM ${from}
-  ON CONFLICT (account_id, date) DO UPDATE
-    SET inflows = EXCLUDED.inflows, outflows = EXCLUDED.outflows, entries = EXCLUDED.entries, valuation = EXCLUDED.valuation,
-        valuation_kind = EXCLUDED.valuation_kind, holdings = EXCLUDED.holdings, updated_at = now()
-    WHERE (ledger_days.inflows, ledger_days.outflows, ledger_days.entries, ledger_days.valuation, ledger_days.valuation_kind, ledger_days.holdings)
-          IS DISTINCT FROM (EXCLUDED.inflows, EXCLUDED.outflows, EXCLUDED.entries, EXCLUDED.valuation, EXCLUDED.valuation_kind, EXCLUDED.holdings)`;
+/** What a day row holds beyond its key: the day's net flow, its valuation, its holdings' value. */
+const FIGURES = ["flow", "valuation", "valuation_kind", "holdings"] as const;
 
-const FIGURES = ["inflows", "outflows", "entries", "valuation", "valuation_kind", "holdings"] as const;
+const UPSERT_DAYS = (from: string) => `
+  INSERT INTO ledger_days (family_id, account_id, date, ${FIGURES.join(", ")})
+  SELECT (SELECT family_id FROM account), $1, date, ${FIGURES.join(", ")} FROM ${from}
+  ON CONFLICT (account_id, date) DO UPDATE
+    SET ${FIGURES.map((name) => `${name} = EXCLUDED.${name}`).join(", ")}, updated_at = now()
+    WHERE (${FIGURES.map((name) => `ledger_days.${name}`).join(", ")}) IS DISTINCT FROM (${FIGURES.map((name) => `EXCLUDED.${name}`).join(", ")})`;
 
 /**
  * Rebuilds the account's day rows from $2 on (FULL_HISTORY for all of them): rows of days that no
@@ -146,9 +140,9 @@ export const REBUILD_DAYS = `
   ),
   months AS (
     SELECT month, sum(flow) AS flow FROM (
-      SELECT ${monthOf("date")} AS month, inflows - outflows AS flow FROM source
+      SELECT ${monthOf("date")} AS month, flow FROM source
       UNION ALL
-      SELECT ${monthOf("date")}, inflows - outflows FROM ledger_days WHERE account_id = $1 AND date >= ${monthOf("$2::date")} AND date < $2::date
+      SELECT ${monthOf("date")}, flow FROM ledger_days WHERE account_id = $1 AND date >= ${monthOf("$2::date")} AND date < $2::date
     ) x GROUP BY month
   ),
   months_removed AS (
@@ -184,12 +178,12 @@ export const REBUILD_DAYS = `
  */
 export const REFRESH_DAY = `
   WITH ${sourceDays("date = $2::date")},
-  old AS (SELECT inflows - outflows AS flow FROM ledger_days WHERE account_id = $1 AND date = $2::date),
+  old AS (SELECT flow FROM ledger_days WHERE account_id = $1 AND date = $2::date),
   removed AS (
     DELETE FROM ledger_days d WHERE d.account_id = $1 AND d.date = $2::date AND NOT EXISTS (SELECT 1 FROM source)
   ),
   written AS (${UPSERT_DAYS("source")}),
-  change AS (SELECT coalesce((SELECT sum(inflows - outflows) FROM source), 0) - coalesce((SELECT flow FROM old), 0) AS flow),
+  change AS (SELECT coalesce((SELECT sum(flow) FROM source), 0) - coalesce((SELECT flow FROM old), 0) AS flow),
   months AS (
     INSERT INTO ledger_months AS m (account_id, month, flow) SELECT $1, ${monthOf("$2::date")}, flow FROM change
     ON CONFLICT (account_id, month) DO UPDATE SET flow = m.flow + EXCLUDED.flow WHERE EXCLUDED.flow <> 0
