@@ -91,6 +91,8 @@ export function pageHoldingDays(
   const slots: HoldingSlot[] = [];
   if (offset >= total || limit <= 0) return { total, slots };
   const ordered = [...lines].sort(byListOrder);
+  const blocksOn = new Map<number, ReportedBlock[]>();
+  for (const block of blocks) blocksOn.set(block.day, [...(blocksOn.get(block.day) ?? []), block]);
   let before = 0;
   let index = 0;
   while (before + segments[index].perDay * (segments[index].top - segments[index].bottom + 1) <= offset) {
@@ -102,7 +104,7 @@ export function pageHoldingDays(
   for (; index < segments.length && wanted > 0; index++) {
     const segment = segments[index];
     const held = ordered.filter((line) => line.first <= segment.top && segment.top <= line.last);
-    const reported = blocks.filter((block) => block.day === segment.top);
+    const reported = blocksOn.get(segment.top) ?? [];
     const day0 = segment.top - Math.floor(skip / segment.perDay);
     skip %= segment.perDay;
     for (let day = day0; day >= segment.bottom && wanted > 0; day--) {
