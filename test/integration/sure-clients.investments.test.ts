@@ -279,19 +279,36 @@ test("sure-cli `securities list/show`, `security-prices list/show` and `holdings
     avg_cost: "$150.25",
     security: { id: aapl.id, ticker: "AAPL" },
   });
-  // A holding computed from trades is a position: the list shows it on the day asked (`date`, else today);
-  // by id it is valued on the last day it held, today for the newest, so it equals today's list.
-  const today = await cli.get(`/holdings?account_id=${brokerage.id}&security_id=${aapl.id}`);
-  expect(today.body.holdings.map((row: { id: string; date: string }) => [row.id, row.date])).toEqual([
-    [holdings.body.holdings[0].id, day(0)],
+  // As upstream's forward calculator stores them: a holding of every day from the first trade (day −30) to today,
+  // newest first, each with its own id; a row by id is that day's.
+  const every = await cli.get(`/holdings?account_id=${brokerage.id}&security_id=${aapl.id}&per_page=100`);
+  expect(every.body.pagination).toMatchObject({ total_count: 31, total_pages: 1 });
+  expect(every.body.holdings.map((row: { date: string }) => row.date)).toEqual(Array.from({ length: 31 }, (_, n) => day(-n)));
+  expect(new Set(every.body.holdings.map((row: { id: string }) => row.id)).size).toBe(31);
+  expect(every.body.holdings[2]).toEqual(holdings.body.holdings[0]);
+  // Each day valued at the newest price on or before it (180.125 from day −2, 170 from day −8), else the newest trade's (the sell at 160 on day −10).
+  expect(every.body.holdings.map((row: { qty: string; price: string }) => [row.qty, row.price]).slice(0, 12)).toEqual([
+    ...Array.from({ length: 11 }, (_, n) => ["6.0", n < 3 ? "$180.13" : n < 9 ? "$170.00" : "$160.00"]),
+    ["10.0", "$150.25"],
   ]);
-  expect((await cli.get(`/holdings/${holdings.body.holdings[0].id}`)).body).toEqual(today.body.holdings[0]);
+  expect((await cli.get(`/holdings/${holdings.body.holdings[0].id}`)).body).toEqual(holdings.body.holdings[0]);
+  expect((await cli.get(`/holdings/${every.body.holdings[30].id}`)).body).toEqual(every.body.holdings[30]);
+  // As upstream: a malformed id, or another family's holding, is a 404.
+  for (const [client, id] of [
+    [cli, "not-a-uuid"],
+    [cli, "00000000-0000-0000-0000-000000000000"],
+    [stranger, every.body.holdings[0].id],
+  ] as const) {
+    const missing = await client.get(`/holdings/${id}`);
+    expect([missing.status, missing.body.error]).toEqual([404, "not_found"]);
+  }
   expect((await cli.get(`/holdings?account_id=${brokerage.id}&security_id=${aapl.id}&start_date=${day(1)}`)).body.holdings).toEqual([]);
   // sure-cli `holdings list --account-ids …` sends them as repeated `account_ids[]`, with paging.
   const repeated = await cli.get(
-    `/holdings?account_ids%5B%5D=${brokerage.id}&account_ids%5B%5D=${checking.id}&page=1&per_page=25&security_id=${aapl.id}`,
+    `/holdings?account_ids%5B%5D=${brokerage.id}&account_ids%5B%5D=${checking.id}&page=2&per_page=25&security_id=${aapl.id}`,
   );
-  expect(repeated.body.holdings).toEqual(today.body.holdings);
+  expect(repeated.body.holdings).toEqual(every.body.holdings.slice(25));
+  expect(repeated.body.pagination).toEqual({ page: 2, per_page: 25, total_count: 31, total_pages: 2 });
   const [account] = await sql<{ balance: string }>(`SELECT balance FROM accounts WHERE id = $1`, [brokerage.id]);
   expect(account.balance).toBe((8334.5 + 1080.75 + 802).toFixed(4));
   // `balances list`: the newest day (the 180.125 price) splits the same balance into cash and holdings.
@@ -405,8 +422,14 @@ test("create_trade's cash types as the MCP server sends them: a dividend, intere
   expect(figures.cash_balance).toBe(figures.expected);
   expect(Number(figures.cash_balance)).toBe(1000 - 200 + 15 + 3 - 1.25 - 5 + 50 - 20);
   expect(Number(figures.balance)).toBe(Number(figures.cash_balance) + 2 * 100 + 5 * 1);
-  const holdings = (await cli.get(`/holdings?account_id=${account.id}`)).body.holdings;
-  expect(holdings.map((holding: { security: { ticker: string } }) => holding.security.ticker).sort()).toEqual(["SPAXX", "VTI"]);
+  // Today's holdings: what was bought, by ticker (no cash security, no dividend position); a row for each of the six days since.
+  const listed = (await cli.get(`/holdings?account_id=${account.id}`)).body;
+  expect(listed.pagination.total_count).toBe(12);
+  const holdings = listed.holdings.slice(0, 2);
+  expect(holdings.map((holding: { date: string; security: { ticker: string } }) => [holding.date, holding.security.ticker])).toEqual([
+    [day(0), "SPAXX"],
+    [day(0), "VTI"],
+  ]);
   for (const holding of holdings) expect([typeof holding.created_at, typeof holding.updated_at]).toEqual(["string", "string"]);
   expect((await cli.get(`/holdings/${holdings[0].id}`)).body).toEqual(holdings[0]);
 });

@@ -2,7 +2,19 @@ import { QueryTypes, type CreationAttributes, type Sequelize, type Transaction }
 import { AccountModel } from "../accounts";
 import { bindParam, readPrepared, selectRows } from "../../platform/common/sql";
 import type { ImportedHolding } from "./provider";
-import { POSITION_BY_ID, positionsOn } from "../investments";
+import {
+  dayNumber,
+  dayText,
+  HOLDING_DAY_OF_ID,
+  HOLDING_DAYS,
+  holdingLines,
+  holdingWindow,
+  pageHoldingDays,
+  positionsOn,
+  type HoldingLine,
+  type HoldingSlot,
+  type ReportedBlock,
+} from "../investments";
 import { INVESTED_ACCOUNT_TYPES, sqlList } from "../ledger";
 
 export type ProviderAccountRow = {
@@ -44,7 +56,6 @@ export type HoldingRow = {
 };
 
 export type HoldingFilter = {
-  id?: string;
   accountId?: string;
   accountIds?: string[];
   securityId?: string;
@@ -289,9 +300,9 @@ export class BankAccountRepository {
 
   /**
    * The family's holdings matching the filter, newest date first, with the total: every snapshot a
-   * provider reported, and a manual account's positions held on one day (positions.sql.ts): `date`,
-   * else `end_date` or today, whichever is earlier (none when that day is before `start_date`). An id
-   * names either; a position by id is valued on the last day it held.
+   * provider reported, and each security of a manual account on every day from its first to today
+   * (holding-days.ts), computed for the page only. Two statements: the lines and the reported blocks
+   * (a count per account and day) the page is worked out from, then the page's rows.
    */
   async holdingsPage(
     familyId: string,
@@ -300,62 +311,115 @@ export class BankAccountRepository {
     offset: number,
   ): Promise<{ rows: HoldingRow[]; total: number }> {
     const bind: unknown[] = [familyId];
-    const provider = ["h.family_id = $1"];
+    const reported = ["h.family_id = $1"];
     const accounts = ["a.family_id = $1", `a.account_type IN (${sqlList(INVESTED_ACCOUNT_TYPES)})`];
-    const positions: string[] = [];
+    let security = "true";
     if (filter.accountId) {
       const id = bindParam(bind, filter.accountId);
-      provider.push(`h.account_id = ${id}`);
+      reported.push(`h.account_id = ${id}`);
       accounts.push(`a.id = ${id}`);
     }
     if (filter.accountIds?.length) {
       const ids = bindParam(bind, filter.accountIds);
-      provider.push(`h.account_id = ANY(${ids}::uuid[])`);
+      reported.push(`h.account_id = ANY(${ids}::uuid[])`);
       accounts.push(`a.id = ANY(${ids}::uuid[])`);
     }
     if (filter.securityId) {
       const id = bindParam(bind, filter.securityId);
-      provider.push(`h.security_id = ${id}`);
-      positions.push(`x.security_id = ${id}`);
+      reported.push(`h.security_id = ${id}`);
+      security = `w.security_id = ${id}`;
     }
-    if (filter.date) provider.push(`h.date = ${bindParam(bind, filter.date)}::date`);
-    if (filter.startDate) provider.push(`h.date >= ${bindParam(bind, filter.startDate)}::date`);
-    if (filter.endDate) provider.push(`h.date <= ${bindParam(bind, filter.endDate)}::date`);
-    const day = filter.date
-      ? `${bindParam(bind, filter.date)}::date`
-      : filter.endDate
-        ? `least(${bindParam(bind, filter.endDate)}::date, CURRENT_DATE)`
-        : "CURRENT_DATE";
-    if (filter.startDate && !filter.date) accounts.push(`${day} >= ${bindParam(bind, filter.startDate)}::date`);
-    let computed = positionsOn(day, accounts.join(" AND "), positions.join(" AND ") || "true");
-    if (filter.id) {
-      const id = bindParam(bind, filter.id);
-      provider.push(`h.id = ${id}`);
-      computed = `SELECT * FROM (${POSITION_BY_ID} WHERE x.id = ${id} AND x.family_id = $1) x`;
-    }
-    // One statement: the positions are computed once (a row per security held) and counted with the
-    // snapshots, which the page walks on the (account_id, date) index newest first (a total over the
-    // page's own rows, count(*) OVER (), would sort every snapshot a provider reported for 25 of them).
-    // Prepared (a plan per filter combination, per pooled connection): planning the recursive walk and
-    // the lateral price lookups cost 2–5 ms, as much as running them for an account of 200 securities.
-    const limitParam = bindParam(bind, limit);
-    const offsetParam = bindParam(bind, offset);
-    const found = await readPrepared<HoldingRow & { total: string }>(
+    const window = holdingWindow(filter);
+    if (window.from !== null) reported.push(`h.date >= ${bindParam(bind, dayText(window.from))}::date`);
+    if (window.to !== null) reported.push(`h.date <= ${bindParam(bind, dayText(window.to))}::date`);
+    // Prepared (a plan per filter combination, per pooled connection): planning the walk over the
+    // securities and its lateral lookups costs as much as running them.
+    const found = await readPrepared<{
+      accountId: string;
+      securityId: string | null;
+      ticker: string | null;
+      day: string;
+      count: number;
+      today: string;
+    }>(
       this.sequelize,
-      `WITH computed AS MATERIALIZED (${computed}),
-       reported AS NOT MATERIALIZED (
-         SELECT h.id, h.family_id, h.account_id, h.security_id, h.date, h.quantity, h.price, h.value, h.cost_basis, h.currency, h.source,
-                h.created_at, h.updated_at
-           FROM holdings h WHERE ${provider.join(" AND ")})
-       SELECT counted.total, page.* FROM (SELECT (SELECT count(*) FROM reported) + (SELECT count(*) FROM computed) AS total) counted
-         LEFT JOIN LATERAL (
-           SELECT ${HOLDING_COLUMNS} FROM (SELECT * FROM reported UNION ALL SELECT * FROM computed) h JOIN securities s ON s.id = h.security_id
-            ORDER BY h.date DESC, h.account_id, h.value DESC, h.id LIMIT ${limitParam} OFFSET ${offsetParam}) page ON true`,
+      `SELECT l."accountId", l."securityId", l.ticker, l.first AS day, 0 AS count, CURRENT_DATE::text AS today
+         FROM (${holdingLines(accounts.join(" AND "), security)}) l
+       UNION ALL
+       SELECT h.account_id, NULL, NULL, h.date::text, count(*)::int, CURRENT_DATE::text FROM holdings h WHERE ${reported.join(" AND ")}
+        GROUP BY h.account_id, h.date`,
       bind,
     );
-    const total = Number(found[0].total);
-    const rows = found.filter((row) => row.id !== null).map(({ total: _total, ...row }) => row);
-    return { rows, total };
+    const lines: HoldingLine[] = [];
+    const blocks: ReportedBlock[] = [];
+    for (const row of found) {
+      if (row.securityId === null) {
+        blocks.push({ accountId: row.accountId, day: dayNumber(row.day), count: row.count });
+        continue;
+      }
+      const first = Math.max(dayNumber(row.day), window.from ?? -Infinity);
+      const last = Math.min(dayNumber(row.today), window.to ?? Infinity);
+      if (first <= last) lines.push({ accountId: row.accountId, securityId: row.securityId, ticker: row.ticker ?? "", first, last });
+    }
+    const { total, slots } = pageHoldingDays(lines, blocks, offset, limit);
+    return { rows: await this.holdingSlots(familyId, slots, filter.securityId ?? null), total };
+  }
+
+  /**
+   * One holding by id: a provider's snapshot row, or the row of a manual account's security and day
+   * its id names (positions.sql.ts, HOLDING_DAYS), when the list has that row.
+   */
+  async holding(familyId: string, id: string): Promise<HoldingRow | null> {
+    const [reported] = await selectRows<HoldingRow>(
+      this.sequelize,
+      `SELECT ${HOLDING_COLUMNS} FROM holdings h JOIN securities s ON s.id = h.security_id WHERE h.family_id = $1 AND h.id = $2`,
+      [familyId, id],
+    );
+    if (reported) return reported;
+    for (const named of await selectRows<{ accountId: string; securityId: string; date: string }>(this.sequelize, HOLDING_DAY_OF_ID, [
+      familyId,
+      id,
+    ])) {
+      const { rows } = await this.holdingsPage(familyId, named, 1, 0);
+      const row = rows.find((candidate) => candidate.id === id);
+      if (row) return row;
+    }
+    return null;
+  }
+
+  /** The rows of a page's slots, in their order: reported blocks read from `holdings`, positions valued on their day. */
+  private async holdingSlots(familyId: string, slots: readonly HoldingSlot[], securityId: string | null): Promise<HoldingRow[]> {
+    if (slots.length === 0) return [];
+    const held = slots.flatMap((slot, place) => (slot.kind === "position" ? [{ ...slot, place }] : []));
+    const blocks = slots.flatMap((slot, place) => (slot.kind === "reported" ? [{ ...slot, place }] : []));
+    return readPrepared<HoldingRow>(
+      this.sequelize,
+      `SELECT ${HOLDING_COLUMNS} FROM (
+         ${HOLDING_DAYS}
+         UNION ALL
+         SELECT r.*, b.place FROM unnest($5::int[], $6::uuid[], $7::date[], $8::int[], $9::int[]) AS b(place, account_id, day, skip, take)
+           CROSS JOIN LATERAL (
+             SELECT h.id, h.family_id, h.account_id, h.security_id, h.date, h.quantity, h.price, h.value, h.cost_basis, h.currency, h.source,
+                    h.created_at, h.updated_at
+               FROM holdings h
+              WHERE h.family_id = $10 AND h.account_id = b.account_id AND h.date = b.day AND ($11::uuid IS NULL OR h.security_id = $11::uuid)
+              ORDER BY h.value DESC, h.id OFFSET b.skip LIMIT b.take) r
+       ) h JOIN securities s ON s.id = h.security_id
+       ORDER BY h.place, h.value DESC, h.id`,
+      [
+        held.map((slot) => dayText(slot.day)),
+        held.map((slot) => slot.securityId),
+        held.map((slot) => slot.accountId),
+        held.map((slot) => slot.place),
+        blocks.map((slot) => slot.place),
+        blocks.map((slot) => slot.accountId),
+        blocks.map((slot) => dayText(slot.day)),
+        blocks.map((slot) => slot.skip),
+        blocks.map((slot) => slot.take),
+        familyId,
+        securityId,
+      ],
+    );
   }
 
   /** The holdings of each of these accounts of the family today (a provider's latest snapshot, a manual account's positions), largest value first. */

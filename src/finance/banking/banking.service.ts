@@ -252,7 +252,7 @@ export class BankingService {
     return rows[0] ?? null;
   }
 
-  /** The holdings the bank providers reported, every snapshot kept, newest first. */
+  /** The holdings the bank providers reported (every snapshot kept) and a manual account's of every day, newest first. */
   async holdings(
     actor: Actor,
     filter: HoldingFilter,
@@ -274,9 +274,9 @@ export class BankingService {
   }
 
   async holding(actor: Actor, id: string): Promise<HoldingRow> {
-    const { rows } = isUuid(id) ? await this.repositories.accounts.holdingsPage(actor.familyId, { id }, 1, 0) : { rows: [] };
-    if (rows.length === 0) throw new NotFoundError("Holding");
-    return rows[0];
+    const row = isUuid(id) ? await this.repositories.accounts.holding(actor.familyId, id) : null;
+    if (!row) throw new NotFoundError("Holding");
+    return row;
   }
 
   runs(connectionId: string, limit: number): Promise<SyncRunRow[]> {

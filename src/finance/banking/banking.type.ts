@@ -98,7 +98,7 @@ export class HoldingFilterInput {
   @Field(() => ID, { nullable: true }) securityId?: string;
   @Field(() => CalendarDateScalar, {
     nullable: true,
-    description: "Snapshots of this day only; a manual account's positions held at its end.",
+    description: "Holdings of this day only (a manual account's: each security's at the day's end).",
   })
   date?: string;
   @Field(() => CalendarDateScalar, { nullable: true, description: "Inclusive." }) startDate?: string;

@@ -81,10 +81,10 @@ export const WRITE_PORTFOLIO_DAYS = `
  * Index-ordered reads only: positions' key (account, security, date newest first) is walked from one
  * security to the next, one descent each landing on the security's newest position on or before the
  * day (a DISTINCT ON sorted every position: 20,000 rows for 25 shown), then one descent for its price.
- * Columns as `holdings` has them (the reported snapshot's, then created_at and updated_at), `date` the day asked, source `trades`. `positions` (a condition on
- * `x`, a position) narrows further (a security).
+ * Columns as `holdings` has them (the reported snapshot's, then created_at and updated_at), `date` the day asked, source `trades`,
+ * the id the list gives the position's row of that day (HOLDING_DAYS).
  */
-export function positionsOn(day: string, accounts: string, positions = "true"): string {
+export function positionsOn(day: string, accounts: string): string {
   return `
     WITH RECURSIVE held AS (
       SELECT k.* FROM accounts a
@@ -98,7 +98,7 @@ export function positionsOn(day: string, accounts: string, positions = "true"): 
           SELECT x.* FROM positions x WHERE x.account_id = h.account_id AND x.security_id > h.security_id AND x.date <= (${day})::date
            ORDER BY x.security_id, x.date DESC LIMIT 1) n
     )
-    SELECT x.id, x.family_id, x.account_id, x.security_id, (${day})::date AS date, x.quantity,
+    SELECT ledger_day_id(x.id, (${day})::date) AS id, x.family_id, x.account_id, x.security_id, (${day})::date AS date, x.quantity,
            coalesce(price.price, x.trade_price) AS price, round(x.quantity * coalesce(price.price, x.trade_price), 4) AS value,
            x.cost_basis, x.currency, 'trades'::text AS source, x.created_at, x.updated_at
       FROM held x
@@ -106,23 +106,89 @@ export function positionsOn(day: string, accounts: string, positions = "true"): 
         SELECT p.price FROM security_prices p
          WHERE p.security_id = x.security_id AND p.currency = x.currency AND p.date <= (${day})::date
          ORDER BY p.date DESC LIMIT 1) price ON true
-     WHERE ${positions} AND x.quantity <> 0`;
+     WHERE x.quantity <> 0`;
 }
 
 /**
- * One position by id, valued on the last day it held: the day before the security's next position
- * in the account, or today for the newest. Columns as positionsOn's.
+ * The lines of a manual account's holdings by day (holding-days.ts): one per security it has a position
+ * of, from its first day to today. The accounts are those `accounts` (a condition on `a`, the accounts
+ * table) selects that no provider reports holdings of (as the ledger's holdings seam counts them);
+ * `security` (a condition on `w.security_id`) narrows further. As upstream's forward calculator, a
+ * security's first day is its first trade's, or the first day before it with a price (in the
+ * position's currency) on or after the account's start: the day before its first entry (valuation,
+ * transaction or trade). Index descents only: the securities (each with its first position) by a walk
+ * of positions' key from one to the next, then each one's first price; no row per day.
  */
-export const POSITION_BY_ID = `
-  SELECT x.id, x.family_id, x.account_id, x.security_id, held.until AS date, x.quantity,
-         coalesce(price.price, x.trade_price) AS price, round(x.quantity * coalesce(price.price, x.trade_price), 4) AS value,
-         x.cost_basis, x.currency, 'trades'::text AS source, x.created_at, x.updated_at
-    FROM positions x
+export function holdingLines(accounts: string, security: string): string {
+  return `
+    WITH RECURSIVE manual AS MATERIALIZED (
+      SELECT a.id, least((SELECT min(v.date) FROM valuations v WHERE v.account_id = a.id),
+                         (SELECT min(t.date) FROM trades t WHERE t.account_id = a.id),
+                         (SELECT min(t.date) FROM transactions t WHERE t.account_id = a.id)) - 1 AS start
+        FROM accounts a
+       WHERE ${accounts} AND NOT EXISTS (SELECT 1 FROM holdings h WHERE h.account_id = a.id)
+    ),
+    -- The key read backwards (security newest first, date oldest first): one descent lands on the
+    -- next security's first position.
+    walk AS (
+      SELECT k.* FROM manual a
+        CROSS JOIN LATERAL (
+          SELECT x.account_id, x.security_id, x.date, x.currency FROM positions x WHERE x.account_id = a.id
+           ORDER BY x.security_id DESC, x.date LIMIT 1) k
+      UNION ALL
+      SELECT n.* FROM walk w
+        CROSS JOIN LATERAL (
+          SELECT x.account_id, x.security_id, x.date, x.currency FROM positions x WHERE x.account_id = w.account_id AND x.security_id < w.security_id
+           ORDER BY x.security_id DESC, x.date LIMIT 1) n
+    )
+    SELECT w.account_id AS "accountId", w.security_id AS "securityId", coalesce(s.ticker, '') AS ticker,
+           least(w.date, (SELECT min(p.date) FROM security_prices p
+                           WHERE p.security_id = w.security_id AND p.currency = w.currency AND p.date >= m.start))::text AS first
+      FROM walk w
+      JOIN manual m ON m.id = w.account_id
+      JOIN securities s ON s.id = w.security_id
+     WHERE ${security}`;
+}
+
+/**
+ * The holdings of the days $1 of the securities $2 of the accounts $3 (arrays of one length: a page's
+ * slots, at the places $4 in the page): each the security's newest position on or before the day (none before its first
+ * trade: quantity and cost basis 0), valued as positionsOn values it. The id names the position and the
+ * day (`ledger_day_id`, migration 0033: the position's id with the day's number XOR-ed into its last 32
+ * bits; the security's first position before its first trade), so GET /holdings/{id} finds the row.
+ * Columns as `holdings` has them, then the place.
+ */
+export const HOLDING_DAYS = `
+  SELECT ledger_day_id(x.id, slot.day) AS id, x.family_id, slot.account_id, slot.security_id, slot.day AS date,
+         coalesce(held.quantity, 0) AS quantity, coalesce(price.price, held.trade_price) AS price,
+         round(coalesce(held.quantity, 0) * coalesce(price.price, held.trade_price), 4) AS value,
+         coalesce(held.cost_basis, 0) AS cost_basis, x.currency, 'trades'::text AS source, x.created_at, x.updated_at, slot.place
+    FROM unnest($1::date[], $2::uuid[], $3::uuid[], $4::int[]) AS slot(day, security_id, account_id, place)
+    LEFT JOIN LATERAL (
+      SELECT p.* FROM positions p WHERE p.account_id = slot.account_id AND p.security_id = slot.security_id AND p.date <= slot.day
+       ORDER BY p.date DESC LIMIT 1) held ON true
+    LEFT JOIN LATERAL (
+      SELECT p.* FROM positions p WHERE held.id IS NULL AND p.account_id = slot.account_id AND p.security_id = slot.security_id
+       ORDER BY p.date LIMIT 1) first ON true
     CROSS JOIN LATERAL (
-      SELECT greatest(x.date, coalesce((SELECT min(n.date) - 1 FROM positions n
-                                         WHERE n.account_id = x.account_id AND n.security_id = x.security_id AND n.date > x.date),
-                                        CURRENT_DATE)) AS until) held
+      SELECT coalesce(held.id, first.id) AS id, coalesce(held.family_id, first.family_id) AS family_id,
+             coalesce(held.currency, first.currency) AS currency, coalesce(held.created_at, first.created_at) AS created_at,
+             coalesce(held.updated_at, first.updated_at) AS updated_at) x
     LEFT JOIN LATERAL (
       SELECT p.price FROM security_prices p
-       WHERE p.security_id = x.security_id AND p.currency = x.currency AND p.date <= held.until
+       WHERE p.security_id = slot.security_id AND p.currency = x.currency AND p.date <= slot.day
        ORDER BY p.date DESC LIMIT 1) price ON true`;
+
+/**
+ * What a holding's id ($2) names, in the family $1: the position whose id shares its first 96 bits and
+ * the day the last 32 give (HOLDING_DAYS). Whether that position holds on that day is for the list to
+ * say (the id must be one it gives).
+ */
+export const HOLDING_DAY_OF_ID = `
+  SELECT x.account_id AS "accountId", x.security_id AS "securityId", (DATE '1970-01-01' + d.n)::text AS date
+    FROM positions x
+    JOIN accounts a ON a.id = x.account_id AND a.family_id = $1
+    CROSS JOIN LATERAL (SELECT ('x' || right($2::text, 8))::bit(32)::int # ('x' || right(x.id::text, 8))::bit(32)::int AS n) d
+   WHERE x.id BETWEEN (left(replace($2::text, '-', ''), 24) || '00000000')::uuid AND (left(replace($2::text, '-', ''), 24) || 'ffffffff')::uuid
+     -- Years 1 to 9999: any other number is no day (and past PostgreSQL's dates).
+     AND d.n BETWEEN -719162 AND 2932896`;
