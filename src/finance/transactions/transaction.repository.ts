@@ -1,7 +1,7 @@
 import type { CreationAttributes, Sequelize, Transaction } from "sequelize";
 import type { AccountRow } from "../accounts";
 import type { CategoryRow } from "../categories";
-import { bindParam, readRows, selectRows } from "../../platform/common/sql";
+import { bindParam, readPrepared, readRows, selectRows } from "../../platform/common/sql";
 import type { MerchantRow } from "../merchants";
 import type { TagRow } from "../tags";
 import { TransactionModel, TransactionTagModel, TransferModel } from "./transaction.model";
@@ -80,6 +80,8 @@ const TRANSFER_JOINS = `
 
 const SELECT_FROM = `SELECT ${COLUMNS} FROM transactions t ${TRANSFER_JOINS}`;
 
+const BY_ID = `${SELECT_FROM} WHERE t.family_id = $1 AND t.id = $2`;
+
 const NEWEST_FIRST = "ORDER BY t.date DESC, t.created_at DESC, t.id DESC";
 
 /** The columns a write sets (ids and family included). */
@@ -144,13 +146,9 @@ export class TransactionRepository {
       );
   }
 
+  /** Prepared: every GET of a transaction runs it, and its plan (the primary key) is the same whatever the id. */
   async byId(familyId: string, id: string, transaction?: Transaction): Promise<TransactionRow | null> {
-    const [row] = await readRows<TransactionRow>(
-      this.sequelize,
-      `${SELECT_FROM} WHERE t.family_id = $1 AND t.id = $2`,
-      [familyId, id],
-      transaction,
-    );
+    const [row] = await readPrepared<TransactionRow>(this.sequelize, BY_ID, [familyId, id], transaction);
     return row ?? null;
   }
 
@@ -244,8 +242,9 @@ export class TransactionRepository {
     };
     if (kinds.length === 0) return relations;
     const bind: unknown[] = [familyId, ...kinds.map((kind) => ids[kind])];
-    // Ordering by name puts each transaction's tags in order.
-    const rows = await readRows<RelationRow>(this.sequelize, relationsStatement(kinds), bind);
+    // Ordering by name puts each transaction's tags in order. Prepared: every read of transactions that
+    // shows a relation runs one of these few statements, and each branch's plan (by id) is the same whatever the ids.
+    const rows = await readPrepared<RelationRow>(this.sequelize, relationsStatement(kinds), bind);
     const tags = new Map<string, TagRow>();
     const taggings: RelationRow[] = [];
     for (const row of rows) {

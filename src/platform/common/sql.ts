@@ -55,9 +55,19 @@ export async function readRows<Row extends object>(
 /**
  * readRows as a prepared statement: each pooled connection parses and plans `sql` once (named after a
  * hash of its text) and later runs only execute it. For a hot read whose planning costs more than its
- * execution (a statement over views, several windows): the ledger's balance pages and series.
+ * execution (a statement over views, several windows: the ledger's balance pages and series), or that
+ * a route runs on every request (a transaction by id and its relations: parsed and planned on every
+ * GET, they took the service ~15% more CPU per request and twice the latency; docs/benchmarks.md).
+ * Only for statements whose best plan does not depend on the values: from its sixth run PostgreSQL
+ * may settle on a generic plan. Inside a transaction it is runPrepared on the transaction's connection.
  */
-export async function readPrepared<Row extends object>(sequelize: Sequelize, sql: string, bind: unknown[]): Promise<Row[]> {
+export async function readPrepared<Row extends object>(
+  sequelize: Sequelize,
+  sql: string,
+  bind: unknown[],
+  transaction?: Transaction,
+): Promise<Row[]> {
+  if (transaction) return runPrepared<Row>(sequelize, sql, bind, transaction);
   const values = prepareDirectQuery(sequelize, sql, bind);
   const connection = await sequelize.connectionManager.getConnection({ type: "read" });
   try {
