@@ -7,7 +7,7 @@ export const holdingRoutes: RestRoute[] = [
     path: "/holdings",
     operation: "listHoldings",
     summary:
-      "Investment holdings, newest date first: every snapshot reported by bank providers, and a manual account's holding of every security on every day from its first to today (computed from its trades and prices)",
+      "Investment holdings, oldest date first (as upstream lists them; within a day by account): every snapshot reported by bank providers, and a manual account's holding of every security on every day from its first to today (computed from its trades and prices)",
     tag: "Holdings",
     resultPath: ["holdings"],
     status: 200,

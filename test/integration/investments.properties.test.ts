@@ -88,7 +88,7 @@ const DAILY_ORACLE = `
  * first trade and its first price on or after the account's start (the day before its first entry).
  * Each row's quantity is the sum of the security's trades up to the day, its cost basis the average-cost
  * walk after the last of them, its price the newest price on or before the day, else the newest trade's,
- * its value quantity × price to 4 places. Newest day first, then by ticker and security; only the days
+ * its value quantity × price to 4 places. Oldest day first (upstream's order), then by ticker and security; only the days
  * from $2 to $3 (each optional). One subquery per day and security: slow, and plainly right.
  */
 const HOLDING_DAYS_ORACLE = `
@@ -133,7 +133,7 @@ const HOLDING_DAYS_ORACLE = `
       (SELECT t.price FROM trades t WHERE t.account_id = $1 AND t.security_id = d.security_id AND t.date <= d.date AND t.qty <> 0
         ORDER BY t.date DESC, t.qty < 0 DESC, t.created_at DESC, t.id DESC LIMIT 1)) AS price) x
    WHERE d.date >= coalesce($2::date, '-infinity') AND d.date <= coalesce($3::date, 'infinity')
-   ORDER BY d.date DESC, s.ticker COLLATE "C", d.security_id`;
+   ORDER BY d.date, s.ticker COLLATE "C", d.security_id`;
 
 /** What a page of GET /holdings is worth comparing, one string a row. */
 const holdingText = (row: { date: string; security: string; held: string; cost: string | null; price: string | null; value: string }) =>
@@ -433,7 +433,7 @@ test("a provider-fed account's snapshots and a manual account's days list in one
        UNION ALL
        SELECT h.date::text, h.account_id, h.security_id, NULL, h.id, h.quantity, h.value FROM holdings h WHERE h.account_id = $4
      ) x
-     ORDER BY x.date DESC, x.account_id, x.ticker COLLATE "C", CASE WHEN x.id IS NULL THEN x.security_id END, x.value DESC, x.id`,
+     ORDER BY x.date, x.account_id, x.ticker COLLATE "C", CASE WHEN x.id IS NULL THEN x.security_id END, x.value DESC, x.id`,
     [manual.id, null, null, linked.id],
   );
   // The manual account's three securities, from each first day to today (MIXA sold out but listed, MIXB from its price), and six snapshot rows.
@@ -458,12 +458,16 @@ test("a provider-fed account's snapshots and a manual account's days list in one
   const dayNumber = (date: string) => Date.parse(`${date}T00:00:00Z`) / 86_400_000;
   const dayId = (date: string) =>
     `${first.id.slice(0, -8)}${((parseInt(first.id.slice(-8), 16) ^ dayNumber(first.date) ^ dayNumber(date)) >>> 0).toString(16).padStart(8, "0")}`;
-  expect(first.date).toBe(day(0));
-  // Yesterday's id of the same position (MIXA's last, the sell three days ago) is yesterday's row.
-  const [yesterday] = (
-    await services.banking.holdings(user.actor, { accountId: manual.id, securityId: first.securityId, date: day(-1) }, 1, 1)
+  // The list's first row is its oldest: MIXA's first day, the buy nine days ago.
+  expect([first.date, Number(first.quantity)]).toEqual([day(-9), 5]);
+  // The same position's id of its last day (the day before the sell) is that day's row.
+  const [beforeSell] = (
+    await services.banking.holdings(user.actor, { accountId: manual.id, securityId: first.securityId, date: day(-4) }, 1, 1)
   ).items;
-  expect(yesterday.id).toBe(dayId(day(-1)));
-  await expect(services.banking.holding(user.actor, dayId(day(1)))).rejects.toThrow(/not found/i);
-  await expect(services.banking.holding(user.actor, dayId(day(-4)))).rejects.toThrow(/not found/i);
+  expect(beforeSell.id).toBe(dayId(day(-4)));
+  expect(await services.banking.holding(user.actor, beforeSell.id)).toEqual(beforeSell);
+  // Not a day the position holds: before MIXA's first day, from the sell on (another position's), or after today.
+  for (const date of [day(-10), day(-3), day(1)]) {
+    await expect(services.banking.holding(user.actor, dayId(date))).rejects.toThrow(/not found/i);
+  }
 }, 60_000);

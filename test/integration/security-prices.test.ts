@@ -55,7 +55,7 @@ async function expectedOn(date: string): Promise<{ cash: number; holdings: numbe
 async function expectFiguresFollowPrices(): Promise<void> {
   const rest = apiKeyClient(`${app.url}/api/v1`, holder.key);
   const now = await expectedOn(day(0));
-  const [holding] = (await rest.get(`/holdings?account_id=${brokerage.id}`)).body.holdings;
+  const [holding] = (await rest.get(`/holdings?account_id=${brokerage.id}&date=${day(0)}`)).body.holdings;
   expect(Number(holding.amount.replace(/[$,]/g, ""))).toBeCloseTo(now.holdings, 2);
   const balances = (await rest.get(`/balances?account_id=${brokerage.id}&start_date=${day(-12)}&per_page=100`)).body.balances as Array<{
     date: string;

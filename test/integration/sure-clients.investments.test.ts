@@ -280,24 +280,24 @@ test("sure-cli `securities list/show`, `security-prices list/show` and `holdings
     security: { id: aapl.id, ticker: "AAPL" },
   });
   // As upstream's forward calculator stores them: a holding of every day from the first trade (day −30) to today,
-  // newest first, each with its own id; a row by id is that day's.
+  // oldest first as upstream's controller orders them (`chronological`), each with its own id; a row by id is that day's.
   const every = await cli.get(`/holdings?account_id=${brokerage.id}&security_id=${aapl.id}&per_page=100`);
   expect(every.body.pagination).toMatchObject({ total_count: 31, total_pages: 1 });
-  expect(every.body.holdings.map((row: { date: string }) => row.date)).toEqual(Array.from({ length: 31 }, (_, n) => day(-n)));
+  expect(every.body.holdings.map((row: { date: string }) => row.date)).toEqual(Array.from({ length: 31 }, (_, n) => day(n - 30)));
   expect(new Set(every.body.holdings.map((row: { id: string }) => row.id)).size).toBe(31);
-  expect(every.body.holdings[2]).toEqual(holdings.body.holdings[0]);
+  expect(every.body.holdings[28]).toEqual(holdings.body.holdings[0]);
   // Each day valued at the newest price on or before it (180.125 from day −2, 170 from day −8), else the newest trade's (the sell at 160 on day −10).
-  expect(every.body.holdings.map((row: { qty: string; price: string }) => [row.qty, row.price]).slice(0, 12)).toEqual([
-    ...Array.from({ length: 11 }, (_, n) => ["6.0", n < 3 ? "$180.13" : n < 9 ? "$170.00" : "$160.00"]),
+  expect(every.body.holdings.map((row: { qty: string; price: string }) => [row.qty, row.price]).slice(-12)).toEqual([
     ["10.0", "$150.25"],
+    ...Array.from({ length: 11 }, (_, n) => ["6.0", n < 2 ? "$160.00" : n < 8 ? "$170.00" : "$180.13"]),
   ]);
   expect((await cli.get(`/holdings/${holdings.body.holdings[0].id}`)).body).toEqual(holdings.body.holdings[0]);
-  expect((await cli.get(`/holdings/${every.body.holdings[30].id}`)).body).toEqual(every.body.holdings[30]);
+  expect((await cli.get(`/holdings/${every.body.holdings[0].id}`)).body).toEqual(every.body.holdings[0]);
   // As upstream: a malformed id, or another family's holding, is a 404.
   for (const [client, id] of [
     [cli, "not-a-uuid"],
     [cli, "00000000-0000-0000-0000-000000000000"],
-    [stranger, every.body.holdings[0].id],
+    [stranger, every.body.holdings[30].id],
   ] as const) {
     const missing = await client.get(`/holdings/${id}`);
     expect([missing.status, missing.body.error]).toEqual([404, "not_found"]);
@@ -422,10 +422,12 @@ test("create_trade's cash types as the MCP server sends them: a dividend, intere
   expect(figures.cash_balance).toBe(figures.expected);
   expect(Number(figures.cash_balance)).toBe(1000 - 200 + 15 + 3 - 1.25 - 5 + 50 - 20);
   expect(Number(figures.balance)).toBe(Number(figures.cash_balance) + 2 * 100 + 5 * 1);
-  // Today's holdings: what was bought, by ticker (no cash security, no dividend position); a row for each of the six days since.
+  // Today's holdings: what was bought, by ticker (no cash security, no dividend position); a row for each of the six days
+  // since, oldest first as upstream lists them: today's are the last two.
   const listed = (await cli.get(`/holdings?account_id=${account.id}`)).body;
   expect(listed.pagination.total_count).toBe(12);
-  const holdings = listed.holdings.slice(0, 2);
+  expect(listed.holdings[0].date).toBe(day(-5));
+  const holdings = listed.holdings.slice(-2);
   expect(holdings.map((holding: { date: string; security: { ticker: string } }) => [holding.date, holding.security.ticker])).toEqual([
     [day(0), "SPAXX"],
     [day(0), "VTI"],

@@ -307,7 +307,8 @@ test("create_trade, update_trade, delete_trade (MCP) and sure-cli's trades, secu
   expect([prices.body.security_prices[0].date, prices.body.security_prices[0].price_amount]).toEqual([newestPrice.date, newestPrice.price]);
   expect((await cli.get(`/security_prices/${prices.body.security_prices[0].id}`)).body).toEqual(prices.body.security_prices[0]);
 
-  const holdings = await cli.get(`/holdings?account_id=${brokerage.id}`);
+  // The list is oldest first, as upstream's: today's holdings are asked for by their day (`holdings list --date`).
+  const holdings = await cli.get(`/holdings?account_id=${brokerage.id}&date=${isoDay(0)}`);
   const held = holdings.body.holdings.find((holding: Json) => holding.security.id === vti.id);
   expect([Number(held.qty), held.cost_basis_source]).toEqual([68, "calculated"]);
   expect((await cli.get(`/holdings/${held.id}`)).body).toEqual(held);
@@ -316,7 +317,7 @@ test("create_trade, update_trade, delete_trade (MCP) and sure-cli's trades, secu
   const deleted = await mcp.delete(`/api/v1/trades/${created.body.id}`);
   expect([deleted.status, deleted.body]).toEqual([200, { message: "Trade deleted successfully" }]);
   expect(await balance()).toBe(before);
-  const after = (await cli.get(`/holdings?account_id=${brokerage.id}`)).body.holdings.find(
+  const after = (await cli.get(`/holdings?account_id=${brokerage.id}&date=${isoDay(0)}`)).body.holdings.find(
     (holding: Json) => holding.security.id === vti.id,
   );
   expect(Number(after.qty)).toBe(65);

@@ -5,8 +5,8 @@ import { pageHoldingDays, type HoldingLine, type HoldingSlot, type ReportedBlock
  * GET /holdings' pages are worked out from intervals (a manual account's security held from one day
  * to another) and reported blocks (a provider account's rows of a day), never a row per day. Over random
  * lines and blocks of several accounts of both kinds, every page equals the same slice of the list
- * written out row by row (every day, newest first; accounts by id; a line by ticker then security; a
- * block's rows in order), and the total is that list's length.
+ * written out row by row (every day, oldest first as upstream serves it; accounts by id; a line by
+ * ticker then security; a block's rows in order), and the total is that list's length.
  */
 const ACCOUNTS = ["1a", "2b", "3c", "4d"];
 
@@ -39,7 +39,7 @@ function everyRow(lines: readonly HoldingLine[], blocks: readonly ReportedBlock[
         text: `${reported.day} ${reported.accountId} #${n}`,
       });
   const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-  return rows.sort((a, b) => b.day - a.day || compare(a.account, b.account) || compare(a.key, b.key)).map((row) => row.text);
+  return rows.sort((a, b) => a.day - b.day || compare(a.account, b.account) || compare(a.key, b.key)).map((row) => row.text);
 }
 
 const rowsOf = (slots: readonly HoldingSlot[]) =>
@@ -76,7 +76,7 @@ test("every page of lines and reported blocks equals the same slice of the list 
   );
 });
 
-test("the last page of ten years of 200 securities holds the oldest rows", () => {
+test("the first page of ten years of 200 securities holds the oldest rows, the last page the newest", () => {
   const lines = Array.from({ length: 200 }, (_, n) => ({
     accountId: "a",
     securityId: `s${String(n).padStart(3, "0")}`,
@@ -85,8 +85,12 @@ test("the last page of ten years of 200 securities holds the oldest rows", () =>
     last: 3650,
   }));
   const total = lines.reduce((sum, held) => sum + held.last - held.first + 1, 0);
-  const { total: counted, slots } = pageHoldingDays(lines, [], total - 3, 25);
-  expect(counted).toBe(total);
   // The oldest rows: the first security's first three days, alone in the list then.
-  expect(slots).toEqual([2, 1, 0].map((day) => ({ kind: "position", accountId: "a", securityId: "s000", day })));
+  const first = pageHoldingDays(lines, [], 0, 3);
+  expect(first.total).toBe(total);
+  expect(first.slots).toEqual([0, 1, 2].map((day) => ({ kind: "position", accountId: "a", securityId: "s000", day })));
+  // The newest: the last day's rows of the last three securities by ticker.
+  const last = pageHoldingDays(lines, [], total - 3, 25);
+  expect(last.total).toBe(total);
+  expect(last.slots).toEqual(["s197", "s198", "s199"].map((securityId) => ({ kind: "position", accountId: "a", securityId, day: 3650 })));
 });

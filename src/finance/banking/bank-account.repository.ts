@@ -299,10 +299,11 @@ export class BankAccountRepository {
   }
 
   /**
-   * The family's holdings matching the filter, newest date first, with the total: every snapshot a
-   * provider reported, and each security of a manual account on every day from its first to today
-   * (holding-days.ts), computed for the page only. Two statements: the lines and the reported blocks
-   * (a count per account and day) the page is worked out from, then the page's rows.
+   * The family's holdings matching the filter, oldest date first as upstream lists them, with the
+   * total: every snapshot a provider reported, and each security of a manual account on every day from
+   * its first to today (holding-days.ts), computed for the page only. Two statements: the lines and the
+   * reported blocks (a count per account and day) the page is worked out from, then the page's rows,
+   * each slot's at its place in the page (a block's within its day in its stored order, value then id).
    */
   async holdingsPage(
     familyId: string,

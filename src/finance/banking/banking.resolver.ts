@@ -54,7 +54,7 @@ export class HoldingResolver {
   @Authorized()
   @Query(() => HoldingPageType, {
     description:
-      "Holdings, newest date first: every snapshot the bank providers reported, and a manual account's holding of every security it has traded on every day from its first to today (quantity 0 after a full sell), computed from its trades and prices.",
+      "Holdings, oldest date first (as upstream lists them; within a day by account): every snapshot the bank providers reported, and a manual account's holding of every security it has traded on every day from its first to today (quantity 0 after a full sell), computed from its trades and prices.",
   })
   async holdings(
     @Ctx() { services }: RequestContext,

@@ -252,7 +252,7 @@ export class BankingService {
     return rows[0] ?? null;
   }
 
-  /** The holdings the bank providers reported (every snapshot kept) and a manual account's of every day, newest first. */
+  /** The holdings the bank providers reported (every snapshot kept) and a manual account's of every day, oldest first as upstream lists them. */
   async holdings(
     actor: Actor,
     filter: HoldingFilter,
