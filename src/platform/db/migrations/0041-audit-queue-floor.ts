@@ -10,19 +10,19 @@ import type { MigrationContext } from "./context";
  * of events instead of under 1 ms, per run, so per event most of what record() paid beyond a plain
  * INSERT under a steady load.
  *
- * Now the sequencer keeps a floor (audit_unchained_floor.below): a position at or below which no entry
- * can exist any more, and starts its scan above it. The floor cannot simply follow the positions
- * linked: a position is handed out when the entry is inserted, and the transaction holding it may
- * commit long after entries with higher positions were linked. So a run marks the last position handed
- * out (`mark`) and then the transactions still running (`marked`, a snapshot taken after reading the
- * mark). A position is handed out only after its transaction has an id (the column's default,
- * audit_queue_position()), so any transaction that can still add an entry at or below `mark` is in
- * `marked`. Once every transaction of `marked` has ended, each entry up to `mark` is either visible or
- * gone for good; a run that then finds fewer entries than its batch size has taken them all, and the
- * floor moves up to `mark`. Only this database's transactions count (pg_stat_activity and
- * pg_prepared_xacts name each one's database; one elsewhere on the server cannot write this queue): a
- * long one here holds the floor where it is, the scan then starts lower, as before, and nothing is
- * skipped.
+ * Now the sequencer keeps a floor (audit_chain_head.queue_below, moved with the head in the same
+ * UPDATE): a position at or below which no entry can exist any more, and starts its scan above it. The
+ * floor cannot simply follow the positions linked: a position is handed out when the entry is
+ * inserted, and the transaction holding it may commit long after entries with higher positions were
+ * linked. So a run marks the last position handed out (`queue_mark`) and then the transactions still
+ * running (`queue_marked`, a snapshot taken after reading the mark). A position is handed out only
+ * after its transaction has an id (the column's default, audit_queue_position()), so any transaction
+ * that can still add an entry at or below the mark is in the snapshot. Once every transaction of the
+ * snapshot has ended, each entry up to the mark is either visible or gone for good; a run that then
+ * finds fewer entries than its batch size has taken them all, and the floor moves up to the mark. Only
+ * this database's transactions count (pg_stat_activity and pg_prepared_xacts name each one's database;
+ * one elsewhere on the server cannot write this queue): a long one here holds the floor where it is,
+ * the scan then starts lower, as before, and nothing is skipped.
  *
  * The queue's positions come from a plain sequence (CACHE 1: its last value is the last position
  * handed out) instead of an identity column, whose value is computed before the row's transaction is
@@ -48,15 +48,12 @@ export async function up({ sequelize }: MigrationContext): Promise<void> {
     $$;
     ALTER TABLE audit_unchained ALTER COLUMN position SET DEFAULT audit_queue_position();
 
-    -- One row: every entry at or below \`below\` has left the queue; \`mark\` and \`marked\` are the
-    -- candidate for the next floor (migration 0041's comment says why).
-    CREATE TABLE audit_unchained_floor (
-      id boolean PRIMARY KEY DEFAULT true CHECK (id),
-      below bigint NOT NULL DEFAULT 0,
-      mark bigint,
-      marked pg_snapshot
-    );
-    INSERT INTO audit_unchained_floor DEFAULT VALUES;
+    -- The sequencer's state beside the chain's head: every queue entry at or below queue_below has left
+    -- the queue; queue_mark and queue_marked are the candidate for the next floor (see above).
+    ALTER TABLE audit_chain_head
+      ADD COLUMN queue_below bigint NOT NULL DEFAULT 0,
+      ADD COLUMN queue_mark bigint,
+      ADD COLUMN queue_marked pg_snapshot;
 
     DROP FUNCTION audit_chain_pending(int);
 
@@ -81,8 +78,8 @@ export async function up({ sequelize }: MigrationContext): Promise<void> {
       hashes bytea[] := '{}';
     BEGIN
       PERFORM pg_advisory_xact_lock(hashtextextended('finance-gateway:audit-chain', 0));
-      SELECT h.seq, h.hash INTO head_seq, head_hash FROM audit_chain_head h FOR UPDATE;
-      SELECT f.below, f.mark, f.marked INTO floor_below, floor_mark, floor_marked FROM audit_unchained_floor f;
+      SELECT h.seq, h.hash, h.queue_below, h.queue_mark, h.queue_marked
+        INTO head_seq, head_hash, floor_below, floor_mark, floor_marked FROM audit_chain_head h FOR UPDATE;
       -- Whether every transaction that could still add an entry at or below the mark has ended (the batch
       -- below, read after this, then sees each such entry that committed). Only this database's
       -- transactions, prepared ones included, can write its queue: a long one elsewhere on the server
@@ -129,7 +126,6 @@ export async function up({ sequelize }: MigrationContext): Promise<void> {
       END LOOP;
       INSERT INTO audit_chain (seq, event_id, occurred_at, prev_hash, hash)
         SELECT * FROM unnest(seqs, ids, times, prevs, hashes);
-      UPDATE audit_chain_head SET seq = head_seq, hash = head_hash;
       -- A batch short of max_links took every visible entry above the floor: with the mark settled, that
       -- is every entry up to the mark. A full batch keeps the mark for the run that follows it.
       IF mark_settled AND taken < max_links THEN
@@ -143,11 +139,10 @@ export async function up({ sequelize }: MigrationContext): Promise<void> {
       IF (floor_marked IS NULL OR pg_snapshot_xmax(floor_marked) > pg_snapshot_xmax(pg_current_snapshot()))
          AND current_setting('transaction_isolation') = 'read committed' THEN
         SELECT CASE WHEN s.is_called THEN s.last_value ELSE s.last_value - 1 END INTO floor_mark FROM audit_unchained_position_seq s;
-        floor_marked := pg_current_snapshot();
-        UPDATE audit_unchained_floor SET below = floor_below, mark = floor_mark, marked = floor_marked;
-      ELSIF floor_marked IS NULL THEN
-        UPDATE audit_unchained_floor SET below = floor_below, mark = NULL, marked = NULL;
+        SELECT pg_current_snapshot() INTO floor_marked; -- a statement of its own: a snapshot taken after the read above
       END IF;
+      UPDATE audit_chain_head
+         SET seq = head_seq, hash = head_hash, queue_below = floor_below, queue_mark = floor_mark, queue_marked = floor_marked;
     END
     $$;
   `);
