@@ -19,15 +19,19 @@ import type { MigrationContext } from "./context";
  * after its transaction has an id (the column's default, audit_queue_position()), so any transaction
  * that can still add an entry at or below the mark is in the snapshot. Once every transaction of the
  * snapshot has ended, each entry up to the mark is either visible or gone for good; a run that then
- * finds fewer entries than its batch size has taken them all, and the floor moves up to the mark. Only
- * this database's transactions count (pg_stat_activity and pg_prepared_xacts name each one's database;
- * one elsewhere on the server cannot write this queue): a long one here holds the floor where it is,
- * the scan then starts lower, as before, and nothing is skipped.
+ * finds fewer entries than its batch size has taken them all, and the floor moves up to the mark. A
+ * long transaction holds the floor where it is: the scan then starts lower, as before, and nothing is
+ * skipped. Once the floor lags FLOOR_LOOK_GAP positions behind the mark, only this database's
+ * transactions count (pg_stat_activity and pg_prepared_xacts name each one's database; one elsewhere
+ * on the server cannot write this queue).
  *
  * The queue's positions come from a plain sequence (CACHE 1: its last value is the last position
  * handed out) instead of an identity column, whose value is computed before the row's transaction is
  * given an id. Entries must take the default: a position given explicitly could land below the floor.
  */
+/** Positions between the floor and a mark past which the sequencer looks which transactions belong to this database. */
+const FLOOR_LOOK_GAP = 10_000;
+
 export async function up({ sequelize }: MigrationContext): Promise<void> {
   await sequelize.query(`
     DO $$
@@ -81,17 +85,24 @@ export async function up({ sequelize }: MigrationContext): Promise<void> {
       SELECT h.seq, h.hash, h.queue_below, h.queue_mark, h.queue_marked
         INTO head_seq, head_hash, floor_below, floor_mark, floor_marked FROM audit_chain_head h FOR UPDATE;
       -- Whether every transaction that could still add an entry at or below the mark has ended (the batch
-      -- below, read after this, then sees each such entry that committed). Only this database's
-      -- transactions, prepared ones included, can write its queue: a long one elsewhere on the server
-      -- does not hold the floor. The backends' state as of now, not as first read in this transaction.
-      PERFORM pg_stat_clear_snapshot();
+      -- below, read after this, then sees each such entry that committed): first against this
+      -- statement's snapshot, which names the running transactions of every database on the server.
+      -- Only this database's, prepared ones included, can write its queue, so past a gap of
+      -- FLOOR_LOOK_GAP positions a long transaction elsewhere does not hold the floor: reading
+      -- pg_stat_activity costs about what stepping over that many dead entries does (0.5 ms), so it
+      -- is read only then, as of now (not as first read in this transaction).
       mark_settled := floor_marked IS NOT NULL AND NOT EXISTS (
-        SELECT FROM pg_snapshot_xip(floor_marked) AS x
-         WHERE NOT pg_visible_in_snapshot(x, pg_current_snapshot())
-           AND x::xid IN (SELECT a.backend_xid FROM pg_stat_activity a
-                           WHERE a.datid = (SELECT d.oid FROM pg_database d WHERE d.datname = current_database())
-                          UNION ALL
-                          SELECT p.transaction FROM pg_prepared_xacts p WHERE p.database = current_database()));
+        SELECT FROM pg_snapshot_xip(floor_marked) AS x WHERE NOT pg_visible_in_snapshot(x, pg_current_snapshot()));
+      IF floor_marked IS NOT NULL AND NOT mark_settled AND floor_mark - floor_below > ${FLOOR_LOOK_GAP} THEN
+        PERFORM pg_stat_clear_snapshot();
+        mark_settled := NOT EXISTS (
+          SELECT FROM pg_snapshot_xip(floor_marked) AS x
+           WHERE NOT pg_visible_in_snapshot(x, pg_current_snapshot())
+             AND x::xid IN (SELECT a.backend_xid FROM pg_stat_activity a
+                             WHERE a.datid = (SELECT d.oid FROM pg_database d WHERE d.datname = current_database())
+                            UNION ALL
+                            SELECT p.transaction FROM pg_prepared_xacts p WHERE p.database = current_database()));
+      END IF;
       FOR waiting IN
         -- Exactly the entries taken here leave the queue; one this snapshot cannot see yet (still committing) stays.
         WITH taken AS (
