@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import IORedis from "ioredis";
 import { Client } from "pg";
 import { createLogger } from "../../src/platform/common/logger";
 import { Topic } from "../../src/platform/events/catalogue";
@@ -92,6 +93,31 @@ test("a PostgreSQL bus closed while it is still connecting closes cleanly (a qui
       await pacer.end();
     }
     // close() resolves once both clients have ended; a rejection nobody handled is reported by the next turn.
+    await new Promise((resolve) => setImmediate(resolve));
+  } finally {
+    process.off("unhandledRejection", onUnhandled);
+  }
+  expect(unhandled).toEqual([]);
+});
+
+test("a Redis bus closed while it is still subscribing closes cleanly (the load benchmark's `migrate` died of it)", async () => {
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  process.on("unhandledRejection", onUnhandled);
+  try {
+    // As above, closing at staggered moments, counted in round trips to the same Redis: before the socket
+    // connects, before SUBSCRIBE is answered, after.
+    const pacer = new IORedis(redisUrl());
+    try {
+      const closings = Array.from({ length: 30 }, async (_, roundTrips) => {
+        const bus = createEventBus({ redisUrl: redisUrl(), redisPrefix: busPrefix, databaseUrl: database.url }, logger);
+        for (let i = 0; i < roundTrips; i++) await pacer.ping();
+        await bus.close();
+      });
+      await Promise.all(closings);
+    } finally {
+      pacer.disconnect();
+    }
     await new Promise((resolve) => setImmediate(resolve));
   } finally {
     process.off("unhandledRejection", onUnhandled);

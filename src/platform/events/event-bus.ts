@@ -169,6 +169,10 @@ class RedisEventBus extends FanOutBus {
     }
     this.subscriber.on("message", (_channel: string, message: string) => this.deliver(message));
     this.subscribed = this.subscriber.subscribe(this.channel);
+    // A short-lived process (the CLI) may close before SUBSCRIBE is answered: the pending command then rejects
+    // ("Connection is closed") with nobody awaiting it, an unhandled rejection that kills the process. ready()
+    // still hands the rejection to whoever waits for it.
+    this.subscribed.catch(() => undefined);
   }
 
   protected async send(envelope: Envelope): Promise<void> {
