@@ -14,7 +14,7 @@
  *               nothing stored (the first, then again after removing it: median of BENCH_ROUNDS), then
  *               with it there (median of BENCH_ROUNDS). The floor is one SELECT computing
  *               every day's portfolio value with window functions over the trades joined to the prices
- *               (running quantity per security, the newest price carried forward). Target ≤ 3× the floor.
+ *               (running quantity per security, each day at its stored or first trade price). Target ≤ 3× the floor.
  *   trade       a buy dated today through the service (the write, the recompute, the ledger, the audit
  *               event), median of BENCH_ROUNDS, printed beside the floor.
  *   holdings    GET /api/v1/holdings?account_id=… (the first page of every security on every day of
@@ -77,28 +77,26 @@ const PRICE = (security: string, day: string) =>
 /**
  * The floor: every day's portfolio value of the account ($1) from its trades and the prices in its
  * currency, with window functions: each security's running quantity over the days a trade or a price
- * of it is known (from its first trade), valued at the newest price on or before the day (the last
- * price carried forward through a running count of the days priced).
+ * of it is known (from its first trade), valued as upstream values it (docs/investments.md): on each
+ * such day the stored price, else the day's first trade price, so every one of those days has its own
+ * price and none is carried forward.
  */
 const FLOOR = `
   WITH traded AS (
-    SELECT security_id, date, sum(qty) AS qty FROM trades WHERE account_id = $1 GROUP BY security_id, date
+    SELECT security_id, date, sum(qty) AS qty, (array_agg(price ORDER BY created_at, id))[1] AS price
+      FROM trades WHERE account_id = $1 GROUP BY security_id, date
   ),
   firsts AS (SELECT security_id, min(date) AS first FROM traded GROUP BY security_id),
   events AS (
-    SELECT coalesce(t.security_id, p.security_id) AS security_id, coalesce(t.date, p.date) AS date, coalesce(t.qty, 0) AS qty, p.price
+    SELECT coalesce(t.security_id, p.security_id) AS security_id, coalesce(t.date, p.date) AS date, coalesce(t.qty, 0) AS qty,
+           coalesce(p.price, t.price) AS price
       FROM traded t
       FULL JOIN (SELECT p.security_id, p.date, p.price FROM security_prices p JOIN firsts f ON f.security_id = p.security_id
                   WHERE p.currency = $2 AND p.date >= f.first) p
         ON p.security_id = t.security_id AND p.date = t.date
   ),
-  running AS (
-    SELECT security_id, date, price,
-           sum(qty) OVER w AS quantity, count(price) OVER w AS priced
-      FROM events WINDOW w AS (PARTITION BY security_id ORDER BY date)
-  ),
   valued AS (
-    SELECT date, quantity * first_value(price) OVER (PARTITION BY security_id, priced ORDER BY date) AS value FROM running
+    SELECT date, price * sum(qty) OVER (PARTITION BY security_id ORDER BY date) AS value FROM events
   )
   SELECT date, sum(value) AS value FROM valued GROUP BY date ORDER BY date`;
 

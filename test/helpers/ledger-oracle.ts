@@ -26,13 +26,31 @@ import type { TestApp } from "./test-app";
  * A day's money in and out are the day's own entries: the amounts below zero (in) and above it (out),
  * of transactions and trades, on accounts whose balance flows move (none on the others).
  */
+/**
+ * A security's price in a manual investment account on a day, as upstream's calculator prices it (its
+ * portfolio cache: prices by exact day, a stored price ranked before a trade's, the first of equal rank
+ * kept, trades in their chronological order; its gap-fill: a day with none takes the previous priced
+ * day's): of every stored price (in `currency`) and every trade of a quantity on or before the day, the
+ * newest day's, the stored price first, then the trades as recorded (created_at, id). Arguments are SQL
+ * expressions.
+ */
+export function upstreamPrice(account: string, security: string, currency: string, day: string): string {
+  return `(SELECT x.price FROM (
+             SELECT p.date, 0 AS rank, p.price, NULL::timestamptz AS created_at, NULL::uuid AS id FROM security_prices p
+              WHERE p.security_id = ${security} AND p.currency = ${currency} AND p.date <= ${day}
+             UNION ALL
+             SELECT t.date, 1, t.price, t.created_at, t.id FROM trades t
+              WHERE t.account_id = ${account} AND t.security_id = ${security} AND t.date <= ${day} AND t.qty <> 0) x
+            ORDER BY x.date DESC, x.rank, x.created_at, x.id LIMIT 1)`;
+}
+
 export const ORACLE_DAYS = `
   WITH
   -- A provider's snapshots, summed per day.
   reported AS (SELECT h.account_id, h.date, sum(h.value) AS value FROM holdings h WHERE h.family_id = $1 GROUP BY h.account_id, h.date),
   -- A manual investment account's value on each day a trade happens or a price is known of a security it
-  -- has traded (on or after its first trade of it): each security's quantity (its trades up to the day) at the newest
-  -- price on or before the day, else its newest trade's price (a day's sells after its buys), to 4 places.
+  -- has traded (on or after its first trade of it): each security's quantity (its trades up to the day) at its price
+  -- on the day as upstream's calculator prices it (upstreamPrice), to 4 places.
   -- A cash trade (a dividend, interest, a fee: no quantity, no price) moves cash only: it is no security's trade here.
   traded AS (
     SELECT DISTINCT t.account_id, t.security_id, a.currency FROM trades t JOIN accounts a ON a.id = t.account_id
@@ -46,11 +64,7 @@ export const ORACLE_DAYS = `
      WHERE p.date >= (SELECT min(t.date) FROM trades t WHERE t.account_id = s.account_id AND t.security_id = s.security_id AND t.qty <> 0)
   ),
   valued AS (
-    SELECT d.account_id, d.date, coalesce(sum(round(q.held * coalesce(
-             (SELECT p.price FROM security_prices p WHERE p.security_id = s.security_id AND p.currency = s.currency AND p.date <= d.date
-               ORDER BY p.date DESC LIMIT 1),
-             (SELECT t.price FROM trades t WHERE t.account_id = d.account_id AND t.security_id = s.security_id AND t.date <= d.date AND t.qty <> 0
-               ORDER BY t.date DESC, t.qty < 0 DESC, t.created_at DESC, t.id DESC LIMIT 1)), 4)), 0) AS value
+    SELECT d.account_id, d.date, coalesce(sum(round(q.held * ${upstreamPrice("d.account_id", "s.security_id", "s.currency", "d.date")}, 4)), 0) AS value
       FROM trade_days d
       JOIN traded s ON s.account_id = d.account_id
       CROSS JOIN LATERAL (SELECT coalesce(sum(t.qty), 0) AS held FROM trades t

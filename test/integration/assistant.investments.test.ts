@@ -5,6 +5,7 @@ import { ToolRunner } from "../../src/finance/assistant/tools";
 import { FamilyVocabulary } from "../../src/finance/assistant/vocabulary";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
+import { upstreamPrice } from "../helpers/ledger-oracle";
 import { graphqlClient } from "../helpers/graphql";
 import { apiKeyClient } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
@@ -13,8 +14,9 @@ import { startTestApp, type TestApp } from "../helpers/test-app";
  * The assistant's portfolio answers: what the portfolio is worth, the gain on a security and what was
  * invested in one, by the built-in assistant and through a model server (the OpenAI fake) calling the
  * same tools. Every figure is computed here by SQL of its own from the trades, prices and opening
- * balances (average cost per security, a day's buys first, valued at the newest price on or before the
- * day), never typed in. Another family trading the same and other securities counts for nothing; a
+ * balances (average cost per security, a day's buys first, valued as upstream's calculator values it: at
+ * the price of the newest day on or before it with a stored or a trade price, the stored first), never
+ * typed in. Another family trading the same and other securities counts for nothing; a
  * ticker the family has never held gets no figure.
  */
 let fake: FakeOpenAI;
@@ -40,20 +42,18 @@ const HOLDINGS = `
      WHERE t.family_id = $1 AND t.date <= $2::date AND a.account_type IN ('investment', 'crypto')
   ),
   walk AS (
-    SELECT account_id, security_id, n, qty::numeric AS held, round(qty * price, 4)::numeric AS cost, price::numeric AS last_price
+    SELECT account_id, security_id, n, qty::numeric AS held, round(qty * price, 4)::numeric AS cost
       FROM ordered WHERE n = 1
     UNION ALL
     SELECT o.account_id, o.security_id, o.n, (w.held + o.qty)::numeric,
            (CASE WHEN o.qty > 0 THEN round(w.cost + o.qty * o.price, 4)
                  WHEN w.held + o.qty = 0 THEN 0
-                 ELSE round(w.cost * (w.held + o.qty) / w.held, 4) END)::numeric,
-           o.price::numeric
+                 ELSE round(w.cost * (w.held + o.qty) / w.held, 4) END)::numeric
       FROM walk w JOIN ordered o ON o.account_id = w.account_id AND o.security_id = w.security_id AND o.n = w.n + 1
   ),
   final AS (SELECT DISTINCT ON (account_id, security_id) * FROM walk ORDER BY account_id, security_id, n DESC)
   SELECT a.name AS account, s.ticker, trim_scale(f.held)::text AS held, f.cost::text AS cost,
-         round(f.held * coalesce((SELECT p.price FROM security_prices p WHERE p.security_id = f.security_id AND p.date <= $2::date
-                                   ORDER BY p.date DESC LIMIT 1), f.last_price), 4)::text AS value
+         round(f.held * ${upstreamPrice("f.account_id", "f.security_id", "'USD'", "$2::date")}, 4)::text AS value
     FROM final f JOIN accounts a ON a.id = f.account_id JOIN securities s ON s.id = f.security_id
    WHERE f.held <> 0 ORDER BY a.name, s.ticker`;
 
@@ -153,13 +153,14 @@ beforeAll(async () => {
   const theirs = await createAccount(services, neighbour, { name: "Their brokerage", accountType: "investment", balance: "90000" });
   await trade(neighbour, theirs.id, `${year}-01-01`, "buy", "50", "160", "0", "AAPL");
   await trade(neighbour, theirs.id, `${year}-01-01`, "buy", "10", "240", "0", "TSLA");
-  // No BND price at all: its newest trade price values it.
+  // No BND price at all: its newest trade price values it. AAPL's price is of a day between its buy and its
+  // sell: from the sell on, the sell's price (of a newer day) values it, as upstream's calculator does.
   await app.runtime.sequelize.transaction((transaction) =>
     services.trades.recordPrices(
       [
         { securityId: vti.securityId, date: lastYearEnd, price: "215.4", currency: "USD" },
         { securityId: vti.securityId, date: today, price: "231.25", currency: "USD" },
-        { securityId: aapl.id, date: lastYearEnd, price: "190.4", currency: "USD" },
+        { securityId: aapl.id, date: `${year - 1}-08-15`, price: "190.4", currency: "USD" },
       ],
       transaction,
     ),
@@ -244,8 +245,10 @@ describe("what is my portfolio worth", () => {
 });
 
 describe("what is my gain on a security", () => {
-  test("AAPL: value at the newest price against the average cost of the shares still held", async () => {
+  test("AAPL: value at the newest day's price against the average cost of the shares still held", async () => {
     const [row] = (await portfolioBySql(family, today)).held.filter((held) => held.ticker === "AAPL");
+    // The price of the sell (last year, 09-01), not the older stored 190.4.
+    expect(Number(row.value) / Number(row.held)).toBe(170);
     const gain = Number(row.value) - Number(row.cost);
     const percent = (
       await sql<{ percent: string }>(`SELECT round(($1::numeric - $2::numeric) / $2::numeric * 100, 1)::text AS percent`, [

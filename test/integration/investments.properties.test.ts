@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { Client } from "pg";
 import { BankAccountRepository } from "../../src/finance/banking/bank-account.repository";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
+import { upstreamPrice } from "../helpers/ledger-oracle";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 
 /**
@@ -34,7 +35,7 @@ async function rows<Row>(statement: string, values: unknown[]): Promise<Row[]> {
   return (await connection.query(statement, values)).rows as Row[];
 }
 
-/** The oracle: average cost per security over the trades in date order (a day's buys first), then today's value. */
+/** The oracle: average cost per security over the trades in date order (a day's buys first), then today's value (upstreamPrice). */
 const ORACLE = `
   WITH RECURSIVE ordered AS (
     SELECT security_id, qty, price, date,
@@ -42,26 +43,24 @@ const ORACLE = `
       FROM trades WHERE account_id = $1 AND qty <> 0
   ),
   walk AS (
-    SELECT security_id, n, qty::numeric AS held, round(qty * price, 4)::numeric AS cost, price::numeric AS last_price FROM ordered WHERE n = 1
+    SELECT security_id, n, qty::numeric AS held, round(qty * price, 4)::numeric AS cost FROM ordered WHERE n = 1
     UNION ALL
     SELECT o.security_id, o.n, (w.held + o.qty)::numeric,
            (CASE WHEN o.qty > 0 THEN round(w.cost + o.qty * o.price, 4)
                  WHEN w.held + o.qty = 0 THEN 0
-                 ELSE round(w.cost * (w.held + o.qty) / w.held, 4) END)::numeric,
-           o.price::numeric
+                 ELSE round(w.cost * (w.held + o.qty) / w.held, 4) END)::numeric
       FROM walk w JOIN ordered o ON o.security_id = w.security_id AND o.n = w.n + 1
   ),
-  final AS (SELECT DISTINCT ON (security_id) security_id, held, cost, last_price FROM walk ORDER BY security_id, n DESC)
+  final AS (SELECT DISTINCT ON (security_id) security_id, held, cost FROM walk ORDER BY security_id, n DESC)
   SELECT f.security_id, f.held::numeric AS held, f.cost::numeric AS cost,
-         round(f.held * coalesce((SELECT p.price FROM security_prices p WHERE p.security_id = f.security_id AND p.date <= CURRENT_DATE
-                                  ORDER BY p.date DESC LIMIT 1), f.last_price), 4) AS value
+         round(f.held * ${upstreamPrice("$1", "f.security_id", "'USD'", "CURRENT_DATE")}, 4) AS value
     FROM final f WHERE f.held <> 0 ORDER BY f.security_id`;
 
 /**
  * The oracle of the daily value (cash trades, of no quantity, are no security's trades): on each day a trade happens or a price is known of a security the
- * account has traded (on or after its first trade of it), every security's quantity (its trades up to the day) at the newest price
- * on or before the day, else at its newest trade's price (a day's sells count after its buys), each
- * rounded to 4 places, summed. One subquery per day and security: slow, and plainly right.
+ * account has traded (on or after its first trade of it), every security's quantity (its trades up to the day) at its price on
+ * the day as upstream's calculator prices it (upstreamPrice: the newest day with a stored or a trade price, the stored first,
+ * then the day's first trade recorded), each rounded to 4 places, summed. One subquery per day and security: slow, and plainly right.
  */
 const DAILY_ORACLE = `
   WITH secs AS (SELECT DISTINCT security_id FROM trades WHERE account_id = $1 AND qty <> 0),
@@ -72,11 +71,7 @@ const DAILY_ORACLE = `
      WHERE p.currency = 'USD' AND p.date >= (SELECT min(t.date) FROM trades t WHERE t.account_id = $1 AND t.security_id = s.security_id AND t.qty <> 0)
   )
   SELECT d.date::text AS date,
-         coalesce(sum(round(q.held * coalesce(
-           (SELECT p.price FROM security_prices p WHERE p.security_id = s.security_id AND p.currency = 'USD' AND p.date <= d.date
-             ORDER BY p.date DESC LIMIT 1),
-           (SELECT t.price FROM trades t WHERE t.account_id = $1 AND t.security_id = s.security_id AND t.date <= d.date AND t.qty <> 0
-             ORDER BY t.date DESC, t.qty < 0 DESC, t.created_at DESC, t.id DESC LIMIT 1)), 4)), 0)::numeric AS value
+         coalesce(sum(round(q.held * ${upstreamPrice("$1", "s.security_id", "'USD'", "d.date")}, 4)), 0)::numeric AS value
     FROM days d CROSS JOIN secs s
     CROSS JOIN LATERAL (SELECT coalesce(sum(t.qty), 0) AS held FROM trades t
                          WHERE t.account_id = $1 AND t.security_id = s.security_id AND t.date <= d.date) q
@@ -87,8 +82,7 @@ const DAILY_ORACLE = `
  * every security traded (a quantity) on every day from its first to today, its first the earlier of its
  * first trade and its first price on or after the account's start (the day before its first entry).
  * Each row's quantity is the sum of the security's trades up to the day, its cost basis the average-cost
- * walk after the last of them, its price the newest price on or before the day, else the newest trade's,
- * its value quantity × price to 4 places. Oldest day first (upstream's order), then by ticker and security; only the days
+ * walk after the last of them, its price upstream's on the day (upstreamPrice), its value quantity × price to 4 places. Oldest day first (upstream's order), then by ticker and security; only the days
  * from $2 to $3 (each optional). One subquery per day and security: slow, and plainly right.
  */
 const HOLDING_DAYS_ORACLE = `
@@ -127,11 +121,7 @@ const HOLDING_DAYS_ORACLE = `
                          WHERE t.account_id = $1 AND t.security_id = d.security_id AND t.date <= d.date) q
     LEFT JOIN LATERAL (SELECT w.cost FROM walk w JOIN ordered o ON o.security_id = w.security_id AND o.n = w.n
                         WHERE w.security_id = d.security_id AND o.date <= d.date ORDER BY w.n DESC LIMIT 1) c ON true
-    CROSS JOIN LATERAL (SELECT coalesce(
-      (SELECT p.price FROM security_prices p WHERE p.security_id = d.security_id AND p.currency = 'USD' AND p.date <= d.date
-        ORDER BY p.date DESC LIMIT 1),
-      (SELECT t.price FROM trades t WHERE t.account_id = $1 AND t.security_id = d.security_id AND t.date <= d.date AND t.qty <> 0
-        ORDER BY t.date DESC, t.qty < 0 DESC, t.created_at DESC, t.id DESC LIMIT 1)) AS price) x
+    CROSS JOIN LATERAL (SELECT ${upstreamPrice("$1", "d.security_id", "'USD'", "d.date")} AS price) x
    WHERE d.date >= coalesce($2::date, '-infinity') AND d.date <= coalesce($3::date, 'infinity')
    ORDER BY d.date, s.ticker COLLATE "C", d.security_id`;
 

@@ -7,6 +7,7 @@ import { CLI } from "../helpers/cli";
 import { apiKeyClient } from "../helpers/http";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
 import { graphqlClient } from "../helpers/graphql";
+import { upstreamPrice } from "../helpers/ledger-oracle";
 import { redisUrl } from "../helpers/database-urls";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 
@@ -36,15 +37,15 @@ async function sql<Row>(statement: string, values: unknown[]): Promise<Row[]> {
   }
 }
 
-/** The oracle: the account's cash (its opening 5,000 less its trades' cash) and its holdings on `date`, each security's quantity at its newest USD price on or before the day (else its newest trade price). */
+/**
+ * The oracle: the account's cash (its opening 5,000 less its trades' cash) and its holdings on `date`, each security's quantity at
+ * its price on the day as upstream's calculator prices it (upstreamPrice: the newest day with a USD price or a trade, the stored
+ * price first on a day with both).
+ */
 async function expectedOn(date: string): Promise<{ cash: number; holdings: number }> {
   const [row] = await sql<{ cash: string; holdings: string }>(
     `SELECT 5000 - (SELECT coalesce(sum(amount), 0) FROM trades WHERE account_id = $1 AND date <= $2::date) AS cash,
-            (SELECT coalesce(sum(round(held.qty * coalesce(
-                (SELECT p.price FROM security_prices p WHERE p.security_id = held.security_id AND p.currency = 'USD' AND p.date <= $2::date
-                  ORDER BY p.date DESC LIMIT 1),
-                (SELECT t.price FROM trades t WHERE t.account_id = $1 AND t.security_id = held.security_id AND t.date <= $2::date
-                  ORDER BY t.date DESC, t.created_at DESC LIMIT 1)), 4)), 0)
+            (SELECT coalesce(sum(round(held.qty * ${upstreamPrice("$1", "held.security_id", "'USD'", "$2::date")}, 4)), 0)
                FROM (SELECT security_id, sum(qty) AS qty FROM trades WHERE account_id = $1 AND date <= $2::date AND qty <> 0 GROUP BY security_id) held
             ) AS holdings`,
     [brokerage.id, date],
@@ -117,6 +118,40 @@ test("an administrator's prices revalue a manual holding in another family from 
   );
   expect(event).toMatchObject({ user_email: admin.email, action: "record" });
   expect(event.changes.securities.new).toEqual(["VTI"]);
+});
+
+test("a price revalues the days until the next day with a price or a trade, not beyond; a day's first trade prices it", async () => {
+  const rest = apiKeyClient(`${app.url}/api/v1`, holder.key);
+  // Two trades on day −3, the buy recorded first: upstream's calculator keeps the first trade price of a day.
+  for (const trade of [
+    { type: "buy", qty: "3", price: "215" },
+    { type: "sell", qty: "1", price: "218" },
+  ])
+    expect((await rest.post("/trades", { trade: { account_id: brokerage.id, date: day(-3), ticker: "VTI", ...trade } })).status).toBe(201);
+  const admins = graphqlClient(app, admin.key);
+  // Day −7 is valued until day −5's price, day −4 until day −3's trades (newer than it).
+  await admins.ok(RECORD, {
+    prices: [
+      { ticker: "VTI", date: day(-7), price: "205", currency: "USD" },
+      { ticker: "VTI", date: day(-4), price: "212", currency: "USD" },
+    ],
+  });
+  const stored = await sql<{ date: string; value: string }>(
+    `SELECT date::text, trim_scale(value)::text AS value FROM portfolio_days WHERE account_id = $1 AND date >= $2::date ORDER BY date`,
+    [brokerage.id, day(-10)],
+  );
+  expect(stored.map((row) => [row.date, row.value])).toEqual([
+    [day(-10), "2000"],
+    [day(-7), "2050"],
+    [day(-5), "2100"],
+    [day(-4), "2120"],
+    // 12 held at the buy's 215 (the sell's 218 is the day's second trade price), not at day −4's stored 212.
+    [day(-3), "2580"],
+    [day(-2), "2760"],
+  ]);
+  const [holding] = (await rest.get(`/holdings?account_id=${brokerage.id}&date=${day(-3)}`)).body.holdings;
+  expect([holding.qty, holding.price, holding.amount]).toEqual(["12.0", "$215.00", "$2,580.00"]);
+  await expectFiguresFollowPrices();
 });
 
 test("a member's key is refused (FORBIDDEN, 403 over REST's mapping), an administrator's read key lacks the scope; bad entries are named and nothing is written", async () => {

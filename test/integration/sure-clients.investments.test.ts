@@ -239,6 +239,7 @@ test("sure-cli `securities list/show`, `security-prices list/show` and `holdings
   await sequelize.transaction((transaction) =>
     app.runtime.services.trades.recordPrices(
       [
+        { securityId: aapl.id, date: day(-12), price: "155", currency: "USD" },
         { securityId: aapl.id, date: day(-8), price: "170", currency: "USD" },
         { securityId: aapl.id, date: day(-2), price: "180.125", currency: "USD" },
       ],
@@ -286,9 +287,12 @@ test("sure-cli `securities list/show`, `security-prices list/show` and `holdings
   expect(every.body.holdings.map((row: { date: string }) => row.date)).toEqual(Array.from({ length: 31 }, (_, n) => day(n - 30)));
   expect(new Set(every.body.holdings.map((row: { id: string }) => row.id)).size).toBe(31);
   expect(every.body.holdings[28]).toEqual(holdings.body.holdings[0]);
-  // Each day valued at the newest price on or before it (180.125 from day −2, 170 from day −8), else the newest trade's (the sell at 160 on day −10).
-  expect(every.body.holdings.map((row: { qty: string; price: string }) => [row.qty, row.price]).slice(-12)).toEqual([
+  // Each day valued as upstream's calculator values it: at the price of the newest day on or before it that has one,
+  // stored or a trade's (a stored one first on a day with both): the buy's 150.25 from day −30, the stored 155 from
+  // day −12, the sell's 160 from day −10 (newer than 155), the stored 170 from day −8 and 180.125 from day −2.
+  expect(every.body.holdings.map((row: { qty: string; price: string }) => [row.qty, row.price]).slice(-14)).toEqual([
     ["10.0", "$150.25"],
+    ...Array.from({ length: 2 }, () => ["10.0", "$155.00"]),
     ...Array.from({ length: 11 }, (_, n) => ["6.0", n < 2 ? "$160.00" : n < 8 ? "$170.00" : "$180.13"]),
   ]);
   expect((await cli.get(`/holdings/${holdings.body.holdings[0].id}`)).body).toEqual(holdings.body.holdings[0]);

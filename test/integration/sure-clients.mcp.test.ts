@@ -2,7 +2,7 @@ import { Client } from "pg";
 import { seedDemo } from "../../src/app/cli/demo";
 import { client } from "../helpers/http";
 import { graphqlClient, type Json } from "../helpers/graphql";
-import { cents, expectMatchesOracle, oracle } from "../helpers/ledger-oracle";
+import { cents, expectMatchesOracle, oracle, upstreamPrice } from "../helpers/ledger-oracle";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 import type { TestUser } from "../helpers/fixtures";
 
@@ -53,16 +53,18 @@ async function getAccounts(): Promise<Json[]> {
 
 const byName = (name: string) => accounts.find((account) => account.name === name)!;
 
-/** A brokerage's balance by SQL over its trades and prices: the opening cash less what its trades and transactions moved, plus each security's quantity at its newest price. */
+/**
+ * A brokerage's balance by SQL over its trades and prices: the opening cash less what its trades and transactions moved, plus each
+ * security's quantity at its price today as upstream's calculator prices it (upstreamPrice).
+ */
 async function brokerageBalanceCents(accountId: string): Promise<number> {
   const [figures] = await sql<{ balance: string }>(
     `SELECT (cash + coalesce(value, 0))::text AS balance FROM (
        SELECT (SELECT v.amount FROM valuations v WHERE v.account_id = $1 AND v.kind = 'opening_anchor')
                 - (SELECT coalesce(sum(amount), 0) FROM trades WHERE account_id = $1)
                 - (SELECT coalesce(sum(amount), 0) FROM transactions WHERE account_id = $1) AS cash,
-              (SELECT sum(round(q.qty * (SELECT p.price FROM security_prices p WHERE p.security_id = q.security_id AND p.date <= CURRENT_DATE
-                                          ORDER BY p.date DESC LIMIT 1), 4))
-                 FROM (SELECT security_id, sum(qty) AS qty FROM trades WHERE account_id = $1 GROUP BY security_id) q) AS value) AS figures`,
+              (SELECT sum(round(q.qty * ${upstreamPrice("$1", "q.security_id", "'USD'", "CURRENT_DATE")}, 4))
+                 FROM (SELECT security_id, sum(qty) AS qty FROM trades WHERE account_id = $1 AND qty <> 0 GROUP BY security_id) q) AS value) AS figures`,
     [accountId],
   );
   return cents(figures.balance);

@@ -51,21 +51,28 @@ test("a recompute from a later day's positions computes the positions from it as
   );
 });
 
-test("average cost: a day's buys before its sells, a sell keeps the average, selling out zeroes the cost; one position per security per day", () => {
+test("average cost: a day's buys before its sells, a sell keeps the average, selling out zeroes the cost; one position per security per day, at its first trade's price", () => {
   const { positions, oversell } = computePositions([
     { securityId: "a", date: "2026-01-01", qty: "10", price: "10" },
     { securityId: "a", date: "2026-01-02", qty: "-4", price: "30" },
     { securityId: "a", date: "2026-01-02", qty: "2", price: "16" },
     { securityId: "b", date: "2026-01-02", qty: "3", price: "1.005" },
-    { securityId: "a", date: "2026-01-03", qty: "-8", price: "12" },
+    { securityId: "a", date: "2026-01-03", qty: "3", price: "20" },
+    { securityId: "a", date: "2026-01-03", qty: "-1", price: "22" },
+    { securityId: "a", date: "2026-01-03", qty: "1", price: "21" },
+    { securityId: "a", date: "2026-01-04", qty: "-11", price: "12" },
   ]);
   expect(oversell).toBeNull();
   expect(positions).toEqual([
     { securityId: "a", date: "2026-01-01", quantity: "10", costBasis: "100", tradePrice: "10" },
     // 10 + 2 held at a cost of 132, then 4 sold: 132 × 8 ÷ 12 = 88.
+    // The day's first trade recorded (the sell) prices it, as upstream's portfolio cache keeps it.
     { securityId: "a", date: "2026-01-02", quantity: "8", costBasis: "88", tradePrice: "30" },
     { securityId: "b", date: "2026-01-02", quantity: "3", costBasis: "3.015", tradePrice: "1.005" },
-    { securityId: "a", date: "2026-01-03", quantity: "0", costBasis: "0", tradePrice: "12" },
+    // 8 + 3 + 1 held at 88 + 60 + 21 = 169, then 1 sold: 169 × 11 ÷ 12 = 154.9167; priced by the first buy
+    // recorded, not by the sell that is applied last.
+    { securityId: "a", date: "2026-01-03", quantity: "11", costBasis: "154.9167", tradePrice: "20" },
+    { securityId: "a", date: "2026-01-04", quantity: "0", costBasis: "0", tradePrice: "12" },
   ]);
   expect(computePositions([{ securityId: "a", date: "2026-01-01", qty: "-1", price: "5" }]).oversell).toEqual({
     securityId: "a",

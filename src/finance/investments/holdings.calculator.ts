@@ -3,7 +3,9 @@ export type CalcTrade = { securityId: string; date: string; qty: string; price: 
 
 /**
  * A security's position at the end of a day its quantity changed: the quantity held, the cost basis
- * and the newest trade price (what values the holding while the security has no price).
+ * and the day's trade price: its first trade's of the day in the order recorded, as upstream's
+ * portfolio cache keeps the first of a day's equally ranked trade prices (it values the holding from
+ * that day until a newer day with a price, positions.sql.ts `heldPrice`).
  */
 export type Position = { securityId: string; date: string; quantity: string; costBasis: string; tradePrice: string };
 
@@ -99,7 +101,7 @@ export function computePositions(
       date,
       quantity: decimal(held, 10),
       costBasis: decimal(basis, 4),
-      tradePrice: ordered[ordered.length - 1].price,
+      tradePrice: todays[0].price,
     });
   }
   return { positions, oversell: null };

@@ -1,21 +1,37 @@
 /**
  * The statements over positions (docs/investments.md, "Holdings from trades"): a manual investment
  * account's positions (one row per security per day its quantity changed, migration 0028) valued at
- * the newest price on or before a day, and the account's holdings value on each day something changes.
+ * upstream's price of a day (heldPrice), and the account's holdings value on each day something changes.
  */
+
+/**
+ * The price a holding is valued at on a day, as upstream's calculator prices it (its portfolio cache
+ * indexes prices by exact day and its gap-fill carries the last priced day forward): the price of the
+ * newest day on or before it that has one, where a stored price (in the account's currency) comes
+ * before a trade's on the same day. The arguments are SQL expressions: the newest stored price on or
+ * before the day and its day, and the newest position on or before it (a position is written on each
+ * day the security is traded, holding that day's first trade's price) and its day. Both days must be
+ * of one kind (dates, or day numbers); either side may be NULL (none).
+ */
+export function heldPrice(price: string, priceDay: string, tradePrice: string, tradeDay: string): string {
+  return `(CASE WHEN ${priceDay} >= ${tradeDay} OR ${tradeDay} IS NULL THEN ${price} ELSE ${tradePrice} END)`;
+}
 
 /**
  * Rewrites the account's ($1) holdings value per day (`portfolio_days`) from the day $2 on, prices in
  * its currency ($3), set-based in one statement. The days are those on which a trade happens or a
  * price is known of a security the account holds or has held (on or after its first trade of it). A security's value on a day is
- * its newest position's quantity on or before it × the newest price on or before it (else the newest
- * trade price), rounded to 4 places: a step function that moves only on its own events. So:
+ * its newest position's quantity on or before it × its price on the day (`heldPrice`: of the newest
+ * stored price and the newest position's trade price, the newer day's), rounded to 4 places: a step
+ * function that moves only on its own events. So:
  *
  * - each security's events (its positions and its prices appended, not joined: a day with both is two
  *   rows, the position first; the newest of each before $2 as a seed) are walked in the order (day,
  *   kind) by one window: the newest position and the newest price so far are running maxima of
  *   `[day, figures…]` arrays (arrays compare element by element, so the newest day wins; a NULL array
- *   counts for nothing), and the value after each event follows from them;
+ *   counts for nothing; a day is its number from $2's start, a seed's at most 0, so the two days
+ *   compare), and the value after each event follows from them (on a day with both, the position's row
+ *   first values at its trade price, the price's row then at the stored one: the day ends at the latter);
  * - the value's change at each event (its value less the previous event's, `lag` over the same order,
  *   which is total, so the second window needs no sort of its own), summed per day and run over the
  *   days, is the account's value. A day's changes add up to its last event's value less the value
@@ -36,11 +52,11 @@ export const WRITE_PORTFOLIO_DAYS = `
     SELECT t.security_id, (SELECT date FROM start) - 1 AS date, q.held, p.priced
       FROM traded t
       LEFT JOIN LATERAL (
-        SELECT ARRAY[0, x.quantity, x.trade_price] AS held FROM positions x
+        SELECT ARRAY[x.date - (SELECT date FROM start) + 1, x.quantity, x.trade_price] AS held FROM positions x
          WHERE x.account_id = $1 AND x.security_id = t.security_id AND x.date < (SELECT date FROM start)
          ORDER BY x.date DESC LIMIT 1) q ON true
       LEFT JOIN LATERAL (
-        SELECT ARRAY[0, p.price] AS priced FROM security_prices p
+        SELECT ARRAY[p.date - (SELECT date FROM start) + 1, p.price] AS priced FROM security_prices p
          WHERE p.security_id = t.security_id AND p.currency = $3 AND p.date < (SELECT date FROM start)
          ORDER BY p.date DESC LIMIT 1) p ON true
   ),
@@ -54,7 +70,8 @@ export const WRITE_PORTFOLIO_DAYS = `
      WHERE currency = $3 AND security_id IN (SELECT security_id FROM traded) AND date >= (SELECT date FROM start)
   ),
   running AS (
-    SELECT security_id, date, kind, held IS NOT NULL AS holding, round(coalesce(held[2], 0) * coalesce(priced[2], held[3], 0), 4) AS value
+    SELECT security_id, date, kind, held IS NOT NULL AS holding,
+           round(coalesce(held[2] * ${heldPrice("priced[2]", "priced[1]", "held[3]", "held[1]")}, 0), 4) AS value
       FROM (SELECT security_id, date, kind, max(held) OVER w AS held, max(priced) OVER w AS priced FROM events
             WINDOW w AS (PARTITION BY security_id ORDER BY date, kind ROWS UNBOUNDED PRECEDING)) r
   ),
@@ -77,7 +94,7 @@ export const WRITE_PORTFOLIO_DAYS = `
 /**
  * The positions of the accounts `accounts` (a condition on `a`, the accounts table) held at the end
  * of the day `day` (an SQL date expression): each security's newest position on or before it, valued
- * at the newest price in the position's currency on or before it, else at its newest trade price.
+ * at its price on the day (`heldPrice`, prices in the position's currency).
  * Index-ordered reads only: positions' key (account, security, date newest first) is walked from one
  * security to the next, one descent each landing on the security's newest position on or before the
  * day (a DISTINCT ON sorted every position: 20,000 rows for 25 shown), then one descent for its price.
@@ -99,11 +116,12 @@ export function positionsOn(day: string, accounts: string): string {
            ORDER BY x.security_id, x.date DESC LIMIT 1) n
     )
     SELECT ledger_day_id(x.id, (${day})::date) AS id, x.family_id, x.account_id, x.security_id, (${day})::date AS date, x.quantity,
-           coalesce(price.price, x.trade_price) AS price, round(x.quantity * coalesce(price.price, x.trade_price), 4) AS value,
+           ${heldPrice("price.price", "price.date", "x.trade_price", "x.date")} AS price,
+           round(x.quantity * ${heldPrice("price.price", "price.date", "x.trade_price", "x.date")}, 4) AS value,
            x.cost_basis, x.currency, 'trades'::text AS source, x.created_at, x.updated_at
       FROM held x
       LEFT JOIN LATERAL (
-        SELECT p.price FROM security_prices p
+        SELECT p.price, p.date FROM security_prices p
          WHERE p.security_id = x.security_id AND p.currency = x.currency AND p.date <= (${day})::date
          ORDER BY p.date DESC LIMIT 1) price ON true
      WHERE x.quantity <> 0`;
@@ -160,8 +178,8 @@ export function holdingLines(accounts: string, security: string): string {
  */
 export const HOLDING_DAYS = `
   SELECT ledger_day_id(x.id, slot.day) AS id, x.family_id, slot.account_id, slot.security_id, slot.day AS date,
-         coalesce(held.quantity, 0) AS quantity, coalesce(price.price, held.trade_price) AS price,
-         round(coalesce(held.quantity, 0) * coalesce(price.price, held.trade_price), 4) AS value,
+         coalesce(held.quantity, 0) AS quantity, ${heldPrice("price.price", "price.date", "held.trade_price", "held.date")} AS price,
+         round(coalesce(held.quantity, 0) * ${heldPrice("price.price", "price.date", "held.trade_price", "held.date")}, 4) AS value,
          coalesce(held.cost_basis, 0) AS cost_basis, x.currency, 'trades'::text AS source, x.created_at, x.updated_at, slot.place
     FROM unnest($1::date[], $2::uuid[], $3::uuid[], $4::int[]) AS slot(day, security_id, account_id, place)
     LEFT JOIN LATERAL (
@@ -175,7 +193,7 @@ export const HOLDING_DAYS = `
              coalesce(held.currency, first.currency) AS currency, coalesce(held.created_at, first.created_at) AS created_at,
              coalesce(held.updated_at, first.updated_at) AS updated_at) x
     LEFT JOIN LATERAL (
-      SELECT p.price FROM security_prices p
+      SELECT p.price, p.date FROM security_prices p
        WHERE p.security_id = slot.security_id AND p.currency = x.currency AND p.date <= slot.day
        ORDER BY p.date DESC LIMIT 1) price ON true`;
 
