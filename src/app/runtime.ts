@@ -122,6 +122,11 @@ export async function startRuntime(config: Config, roles: Roles, options: Runtim
     // Stream URLs stored before their credentials were sealed are sealed now (a no-op once done).
     const sealedUrls = await services.streamDestinations.sealUrlCredentials();
     if (sealedUrls > 0) logger.info({ destinations: sealedUrls }, "stream destination URLs with credentials sealed");
+    // Manual accounts whose holdings an earlier price rule valued are revalued now (a no-op once done).
+    const revaluation = await services.trades.revaluePending();
+    if (revaluation.revalued > 0) logger.info({ accounts: revaluation.revalued }, "investment accounts revalued by the current price rule");
+    for (const { accountId, error } of revaluation.failed)
+      logger.error({ accountId, error }, "investment account not revalued: its holdings keep the earlier price rule's values");
     // Before the event bus and the database close: events committed just now get linked and published.
     stops.push(() => services.audit.settle());
     const metrics = createServiceMetrics(roles.api ? (roles.workers ? "all" : "api") : "worker", {

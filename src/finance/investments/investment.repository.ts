@@ -599,6 +599,32 @@ export class InvestmentRepository {
   }
 
   /** Forgets what trades computed for an account a bank provider now feeds (its holdings are the provider's). */
+  /**
+   * The next account waiting to be revalued (migration 0043) with its family and first trade's day (null:
+   * none left), its row locked for `transaction`: one another process is revaluing is skipped, and so are
+   * `skipped` (failed in this run).
+   */
+  async nextRevaluation(
+    skipped: readonly string[],
+    transaction: Transaction,
+  ): Promise<{ accountId: string; familyId: string; from: string | null } | null> {
+    const [row] = await selectRows<{ accountId: string; familyId: string; from: string | null }>(
+      this.sequelize,
+      `SELECT r.account_id AS "accountId", a.family_id AS "familyId",
+              (SELECT min(t.date)::text FROM trades t WHERE t.account_id = r.account_id) AS "from"
+         FROM holdings_revaluations r JOIN accounts a ON a.id = r.account_id
+        WHERE r.account_id <> ALL ($1::uuid[])
+        ORDER BY r.account_id LIMIT 1 FOR UPDATE OF r SKIP LOCKED`,
+      [skipped],
+      transaction,
+    );
+    return row ?? null;
+  }
+
+  async revalued(accountId: string, transaction: Transaction): Promise<void> {
+    await this.sequelize.query("DELETE FROM holdings_revaluations WHERE account_id = $1", { bind: [accountId], transaction });
+  }
+
   async clearPositions(accountId: string, transaction: Transaction): Promise<void> {
     await this.sequelize.query(
       `WITH gone AS (DELETE FROM positions WHERE account_id = $1) DELETE FROM portfolio_days WHERE account_id = $1`,

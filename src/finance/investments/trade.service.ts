@@ -481,6 +481,42 @@ export class TradeService {
   }
 
   /**
+   * Revalues every account migration 0043 listed (valued by an earlier price rule) by today's code: each
+   * in its own transaction, from its first trade, taken off the list in that transaction, so a crash
+   * leaves the rest listed for the next start. One that fails (its trades no longer add up) stays listed and
+   * is skipped for the rest of this run. Answers how many were revalued and which failed. A no-op once the
+   * list is empty.
+   */
+  async revaluePending(): Promise<{ revalued: number; failed: Array<{ accountId: string; error: string }> }> {
+    const failed: Array<{ accountId: string; error: string }> = [];
+    let revalued = 0;
+    for (;;) {
+      const taken: { accountId: string | null } = { accountId: null };
+      try {
+        const done = await this.sequelize.transaction(async (transaction) => {
+          const pending = await this.investments.nextRevaluation(
+            failed.map((failure) => failure.accountId),
+            transaction,
+          );
+          if (!pending) return false;
+          taken.accountId = pending.accountId;
+          await this.ledger.lock([pending.accountId], transaction);
+          const [account] = await this.accounts.byIds(pending.familyId, [pending.accountId], transaction);
+          if (account && pending.from) await this.rebuild(pending.familyId, account, pending.from, transaction);
+          await this.investments.revalued(pending.accountId, transaction);
+          return true;
+        });
+        if (!done) return { revalued, failed };
+        revalued += 1;
+      } catch (error) {
+        // The list itself could not be read: nothing to skip, the caller reports it.
+        if (taken.accountId === null) throw error;
+        failed.push({ accountId: taken.accountId, error: (error as Error).message });
+      }
+    }
+  }
+
+  /**
    * Recomputes a manual account's positions from its trades from the day `from` on (from each
    * security's newest position before it), its holdings value per day from that day, and the ledger;
    * a sell beyond the quantity held is refused, and the caller's transaction rolls back. A bank
