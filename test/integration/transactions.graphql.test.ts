@@ -154,6 +154,41 @@ describe("transactions", () => {
     expect(page.find((t: Json) => t.id === shop.id).tags).toEqual([{ name: "Essential" }, { name: "Weekly" }]);
   });
 
+  test("a listed transaction's relations answer every field as the relation's own query does, timestamps and balance included", async () => {
+    // The relations of a page are read as JSON with their timestamps as text, parsed only when selected.
+    const shop = await createTransaction(gql, {
+      accountId: checking.id,
+      name: "Fully related",
+      categoryId: groceries.id,
+      merchantId: wholeFoods.id,
+      tagIds: [weekly.id, essential.id],
+    });
+    const account = "id name accountType classification currency balance createdAt updatedAt";
+    const category = "id name classification color icon createdAt updatedAt";
+    const merchant = "id name color logoUrl createdAt updatedAt";
+    const tag = "id name color createdAt updatedAt";
+    const page = (
+      await gql.ok(
+        `{ transactions(perPage: 100) { items { id account { ${account} } category { ${category} } merchant { ${merchant} } tags { ${tag} } } } }`,
+      )
+    ).transactions.items;
+    const listed = page.find((t: Json) => t.id === shop.id);
+    const own = await gql.ok(
+      `query($a: ID!, $c: ID!, $m: ID!, $e: ID!, $w: ID!) {
+        account(id: $a) { ${account} } category(id: $c) { ${category} } merchant(id: $m) { ${merchant} }
+        essential: tag(id: $e) { ${tag} } weekly: tag(id: $w) { ${tag} } }`,
+      { a: checking.id, c: groceries.id, m: wholeFoods.id, e: essential.id, w: weekly.id },
+    );
+    expect(listed).toEqual({
+      id: shop.id,
+      account: own.account,
+      category: own.category,
+      merchant: own.merchant,
+      tags: [own.essential, own.weekly],
+    });
+    expect(listed.account.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+  });
+
   describe("transactions(filter, page, perPage)", () => {
     let listing: Gql;
     const ids: Record<string, string> = {};

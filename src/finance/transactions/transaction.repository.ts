@@ -1,3 +1,4 @@
+import pg from "pg";
 import type { CreationAttributes, Sequelize, Transaction } from "sequelize";
 import type { AccountRow } from "../accounts";
 import type { CategoryRow } from "../categories";
@@ -41,24 +42,6 @@ export type Relations = {
   merchants: Map<string, MerchantRow>;
   /** Every requested transaction id has an entry, ordered by tag name. */
   tagsOfTransaction: Map<string, TagRow[]>;
-};
-
-/** One row of the relations statement: the columns of every kind, unused ones null. */
-type RelationRow = {
-  kind: "account" | "category" | "merchant" | "tag" | "tagging";
-  transactionId: string | null;
-  id: string;
-  name: string;
-  accountType: AccountRow["accountType"];
-  classification: string;
-  currency: string;
-  balance: string;
-  parentId: string | null;
-  color: string | null;
-  icon: string;
-  logoUrl: string | null;
-  createdAt: Date;
-  updatedAt: Date;
 };
 
 export type TransferFilter = { id?: string; accountId?: string; startDate?: string; endDate?: string };
@@ -230,7 +213,7 @@ export class TransactionRepository {
 
   /**
    * Everything a set of transactions points at, read in one statement whatever the mix of kinds:
-   * a page's relations cost one round trip instead of one per kind. Every branch is scoped to the family.
+   * a page's relations cost one round trip instead of one per kind. Every part is scoped to the family.
    */
   async relations(familyId: string, ids: RelationIds): Promise<Relations> {
     const kinds = RELATION_KINDS.filter((kind) => ids[kind].length > 0);
@@ -242,129 +225,166 @@ export class TransactionRepository {
     };
     if (kinds.length === 0) return relations;
     const bind: unknown[] = [familyId, ...kinds.map((kind) => ids[kind])];
-    // Ordering by name puts each transaction's tags in order. Prepared: every read of transactions that
-    // shows a relation runs one of these few statements, and each branch's plan (by id) is the same whatever the ids.
-    const rows = await readPrepared<RelationRow>(this.sequelize, relationsStatement(kinds), bind);
+    // Prepared: every read of transactions that shows a relation runs one of these few statements, and
+    // each part's plan (by id) is the same whatever the ids.
+    const [row] = await readPrepared<RelationsRow>(this.sequelize, relationsStatement(kinds), bind);
+    for (const account of row.accounts ?? []) relations.accounts.set(account.id, new AccountRelation(account));
+    for (const category of row.categories ?? []) relations.categories.set(category.id, new CategoryRelation(category));
+    for (const merchant of row.merchants ?? []) relations.merchants.set(merchant.id, new MerchantRelation(merchant));
     const tags = new Map<string, TagRow>();
-    const taggings: RelationRow[] = [];
-    for (const row of rows) {
-      const { id, name, createdAt, updatedAt } = row;
-      if (row.kind === "account") {
-        const { accountType, currency, balance } = row;
-        relations.accounts.set(id, {
-          id,
-          name,
-          accountType,
-          classification: row.classification as AccountRow["classification"],
-          currency,
-          balance,
-          createdAt,
-          updatedAt,
-        });
-      } else if (row.kind === "category") {
-        const { parentId, icon } = row;
-        const classification = row.classification as CategoryRow["classification"];
-        relations.categories.set(id, { id, parentId, name, classification, color: row.color!, icon, createdAt, updatedAt });
-      } else if (row.kind === "merchant") {
-        relations.merchants.set(id, { id, name, color: row.color, logoUrl: row.logoUrl, createdAt, updatedAt });
-      } else if (row.kind === "tag") {
-        tags.set(id, { id, name, color: row.color!, createdAt, updatedAt });
-      } else {
-        taggings.push(row);
-      }
-    }
+    for (const tag of row.tags ?? []) tags.set(tag.id, new TagRelation(tag));
     // Taggings come ordered by tag name, so each transaction's tags do too.
-    for (const { transactionId, id } of taggings) relations.tagsOfTransaction.get(transactionId!)?.push(tags.get(id)!);
+    for (const [transactionId, tagId] of row.taggings ?? []) relations.tagsOfTransaction.get(transactionId)?.push(tags.get(tagId)!);
     return relations;
   }
 }
 
 /**
- * The columns of the relations statement and their types. Each branch gives some and the rest are
- * NULLs of the column's type: UNION resolves types pair by pair, so an untyped NULL in two branches
- * would become text and then clash with a later branch's uuid.
+ * The relations statement's one row: each kind a JSON array (null when none matched), which
+ * PostgreSQL builds and JSON.parse reads natively, where a row per relation and per tagging was
+ * parsed field by field in JavaScript. Timestamps come as PostgreSQL's own text of them.
  */
-const RELATION_COLUMNS = {
-  kind: "text",
-  transactionId: "uuid",
-  id: "uuid",
-  name: "text",
-  accountType: "text",
-  classification: "text",
-  currency: "text",
-  balance: "numeric",
-  parentId: "uuid",
-  color: "text",
-  icon: "text",
-  logoUrl: "text",
-  createdAt: "timestamptz",
-  updatedAt: "timestamptz",
-} as const satisfies Record<keyof RelationRow, string>;
+type RelationsRow = {
+  accounts?: Array<Stamped<AccountRow>> | null;
+  categories?: Array<Stamped<CategoryRow>> | null;
+  merchants?: Array<Stamped<MerchantRow>> | null;
+  tags?: Array<Stamped<TagRow>> | null;
+  /** [transaction id, tag id], ordered by the tag's name. */
+  taggings?: Array<[string, string]> | null;
+};
 
-type RelationColumns = Partial<Record<keyof RelationRow, string>>;
+type Stamped<Row extends { createdAt: Date; updatedAt: Date }> = Omit<Row, "createdAt" | "updatedAt"> & {
+  createdAt: string;
+  updatedAt: string;
+};
 
-function relationBranch(columns: RelationColumns, from: string): string {
-  const list = Object.entries(RELATION_COLUMNS).map(
-    ([name, type]) => `${columns[name as keyof RelationRow] ?? `NULL::${type}`} AS "${name}"`,
-  );
-  return `SELECT ${list.join(", ")} ${from}`;
+/** pg's own parser of a timestamptz's text, so a relation's timestamp is the Date a column of it would have given. */
+const parseTimestamp = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ, "text") as (text: string) => Date;
+
+/**
+ * A relation's timestamps, kept as PostgreSQL's text and parsed when read: the REST answers and most
+ * queries never select a relation's timestamps, and parsing them (80 for a page of 100) cost more than
+ * the rest of the relations.
+ */
+abstract class StampedRelation {
+  readonly #createdAt: string;
+  readonly #updatedAt: string;
+
+  constructor(stamps: { createdAt: string; updatedAt: string }) {
+    this.#createdAt = stamps.createdAt;
+    this.#updatedAt = stamps.updatedAt;
+  }
+
+  get createdAt(): Date {
+    return parseTimestamp(this.#createdAt);
+  }
+
+  get updatedAt(): Date {
+    return parseTimestamp(this.#updatedAt);
+  }
+}
+
+class AccountRelation extends StampedRelation implements AccountRow {
+  readonly id: string;
+  readonly name: string;
+  readonly accountType: AccountRow["accountType"];
+  readonly classification: AccountRow["classification"];
+  readonly currency: string;
+  readonly balance: string;
+
+  constructor(row: Stamped<AccountRow>) {
+    super(row);
+    this.id = row.id;
+    this.name = row.name;
+    this.accountType = row.accountType;
+    this.classification = row.classification;
+    this.currency = row.currency;
+    this.balance = row.balance;
+  }
+}
+
+class CategoryRelation extends StampedRelation implements CategoryRow {
+  readonly id: string;
+  readonly parentId: string | null;
+  readonly name: string;
+  readonly classification: CategoryRow["classification"];
+  readonly color: string;
+  readonly icon: string;
+
+  constructor(row: Stamped<CategoryRow>) {
+    super(row);
+    this.id = row.id;
+    this.parentId = row.parentId;
+    this.name = row.name;
+    this.classification = row.classification;
+    this.color = row.color;
+    this.icon = row.icon;
+  }
+}
+
+class MerchantRelation extends StampedRelation implements MerchantRow {
+  readonly id: string;
+  readonly name: string;
+  readonly color: string | null;
+  readonly logoUrl: string | null;
+
+  constructor(row: Stamped<MerchantRow>) {
+    super(row);
+    this.id = row.id;
+    this.name = row.name;
+    this.color = row.color;
+    this.logoUrl = row.logoUrl;
+  }
+}
+
+class TagRelation extends StampedRelation implements TagRow {
+  readonly id: string;
+  readonly name: string;
+  readonly color: string;
+
+  constructor(row: Stamped<TagRow>) {
+    super(row);
+    this.id = row.id;
+    this.name = row.name;
+    this.color = row.color;
+  }
 }
 
 /** The kinds of relations a read asks for, in the order their ids are bound ($2, $3 …). */
 const RELATION_KINDS = ["accountIds", "categoryIds", "merchantIds", "tagsOfTransactionIds"] as const;
 type RelationKind = (typeof RELATION_KINDS)[number];
 
-/** The branches of each kind, given the placeholder of its ids. Every branch is scoped to the family ($1). */
-const RELATION_BRANCHES: Record<RelationKind, (ids: string) => string[]> = {
+/**
+ * The columns of each kind, given the placeholder of its ids, each a JSON array built by PostgreSQL.
+ * Numbers and timestamps are sent as text (a JSON number would be read as a float). Every part is
+ * scoped to the family ($1).
+ */
+const RELATION_PARTS: Record<RelationKind, (ids: string) => string[]> = {
   accountIds: (ids) => [
-    relationBranch(
-      {
-        kind: "'account'",
-        id: "id",
-        name: "name",
-        accountType: "account_type",
-        classification: "classification",
-        currency: "currency",
-        balance: "balance",
-        createdAt: "created_at",
-        updatedAt: "updated_at",
-      },
-      `FROM accounts WHERE family_id = $1 AND id = ANY(${ids})`,
-    ),
+    `(SELECT json_agg(json_build_object('id', id, 'name', name, 'accountType', account_type, 'classification', classification,
+        'currency', currency, 'balance', balance::text, 'createdAt', created_at::text, 'updatedAt', updated_at::text))
+        FROM accounts WHERE family_id = $1 AND id = ANY(${ids})) AS accounts`,
   ],
   categoryIds: (ids) => [
-    relationBranch(
-      {
-        kind: "'category'",
-        id: "id",
-        name: "name",
-        classification: "classification",
-        parentId: "parent_id",
-        color: "color",
-        icon: "icon",
-        createdAt: "created_at",
-        updatedAt: "updated_at",
-      },
-      `FROM categories WHERE family_id = $1 AND id = ANY(${ids})`,
-    ),
+    `(SELECT json_agg(json_build_object('id', id, 'parentId', parent_id, 'name', name, 'classification', classification,
+        'color', color, 'icon', icon, 'createdAt', created_at::text, 'updatedAt', updated_at::text))
+        FROM categories WHERE family_id = $1 AND id = ANY(${ids})) AS categories`,
   ],
   merchantIds: (ids) => [
-    relationBranch(
-      { kind: "'merchant'", id: "id", name: "name", color: "color", logoUrl: "logo_url", createdAt: "created_at", updatedAt: "updated_at" },
-      `FROM merchants WHERE family_id = $1 AND id = ANY(${ids})`,
-    ),
+    `(SELECT json_agg(json_build_object('id', id, 'name', name, 'color', color, 'logoUrl', logo_url,
+        'createdAt', created_at::text, 'updatedAt', updated_at::text))
+        FROM merchants WHERE family_id = $1 AND id = ANY(${ids})) AS merchants`,
   ],
   // Each tag once with all its columns, then only which transaction carries which tag: a page repeats a
-  // few tags many times, and timestamps cost more to parse than anything else in a row.
+  // few tags many times.
   tagsOfTransactionIds: (transactionIds) => [
-    relationBranch(
-      { kind: "'tag'", id: "g.id", name: "g.name", color: "g.color", createdAt: "g.created_at", updatedAt: "g.updated_at" },
-      `FROM tags g WHERE g.family_id = $1 AND g.id IN (SELECT tt.tag_id FROM transaction_tags tt WHERE tt.transaction_id = ANY(${transactionIds}))`,
-    ),
-    relationBranch(
-      { kind: "'tagging'", transactionId: "tt.transaction_id", id: "g.id", name: "g.name" },
-      `FROM transaction_tags tt JOIN tags g ON g.id = tt.tag_id WHERE g.family_id = $1 AND tt.transaction_id = ANY(${transactionIds})`,
-    ),
+    `(SELECT json_agg(json_build_object('id', g.id, 'name', g.name, 'color', g.color,
+        'createdAt', g.created_at::text, 'updatedAt', g.updated_at::text))
+        FROM tags g WHERE g.family_id = $1
+         AND g.id IN (SELECT tt.tag_id FROM transaction_tags tt WHERE tt.transaction_id = ANY(${transactionIds}))) AS tags`,
+    `(SELECT json_agg(json_build_array(tt.transaction_id, g.id) ORDER BY g.name)
+        FROM transaction_tags tt JOIN tags g ON g.id = tt.tag_id
+       WHERE g.family_id = $1 AND tt.transaction_id = ANY(${transactionIds})) AS taggings`,
   ],
 };
 
@@ -375,8 +395,8 @@ function relationsStatement(kinds: readonly RelationKind[]): string {
   const key = kinds.join();
   let sql = relationsStatements.get(key);
   if (sql === undefined) {
-    const branches = kinds.flatMap((kind, index) => RELATION_BRANCHES[kind](`$${index + 2}::uuid[]`));
-    sql = `${branches.join(" UNION ALL ")} ORDER BY name`;
+    const parts = kinds.flatMap((kind, index) => RELATION_PARTS[kind](`$${index + 2}::uuid[]`));
+    sql = `SELECT ${parts.join(", ")}`;
     relationsStatements.set(key, sql);
   }
   return sql;
