@@ -165,7 +165,9 @@ function operationFor(
         required: false,
         schema: inputSchema(fieldType),
         ...(description ? { description } : {}),
-        ...(field === "perPage" ? { description: `Default ${route.perPageDefault ?? 25}, at most 100 (larger values are capped).` } : {}),
+        ...(field === "perPage"
+          ? { description: `Default ${route.perPageDefault ?? 25}, at most 100 (as upstream, any other number gives the default).` }
+          : {}),
         ...(field === "page" ? { description: "Default 1; values below 1 become 1." } : {}),
       });
     }

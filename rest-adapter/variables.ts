@@ -10,6 +10,7 @@ import {
   type OperationDefinitionNode,
 } from "graphql";
 import { BadRequestError, ValidationError } from "../src/platform/common/errors";
+import { MAX_PER_PAGE } from "../src/platform/common/pagination";
 import { camelToSnake, snakeToCamel } from "./case";
 
 export type RestInput = {
@@ -225,8 +226,15 @@ function fromQueryValue(type: GraphQLInputType, value: unknown, key: string): un
   const text = Array.isArray(value) ? value[value.length - 1] : value;
   if (typeof text !== "string") return undefined;
   const named = getNamedType(type).name;
-  // Out-of-range numbers are clamped to GraphQL's 32-bit Int, so per_page=99999999999 is capped like 500 is.
-  if (named === "Int") return /^-?\d+$/.test(text.trim()) ? Math.min(Math.max(Number.parseInt(text, 10), INT_MIN), INT_MAX) : undefined;
+  if (named === "Int") {
+    if (!/^-?\d+$/.test(text.trim())) return undefined;
+    const number = Number.parseInt(text, 10);
+    // Upstream's controllers (safe_per_page_param) take a page size from 1 to 100 and any other as their
+    // default: per_page=500 or 0 is a page of the route's default size, not of 100 or 1.
+    if (key === "per_page") return number >= 1 && number <= MAX_PER_PAGE ? number : undefined;
+    // Other out-of-range numbers are clamped to GraphQL's 32-bit Int.
+    return Math.min(Math.max(number, INT_MIN), INT_MAX);
+  }
   if (named === "Boolean") return text === "true" || text === "1";
   return text;
 }

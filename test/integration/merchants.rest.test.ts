@@ -92,10 +92,10 @@ describe("GET /api/v1/merchants", () => {
       expect(namesOf(body)).toEqual(["Merchant 101", "Merchant 102", "Merchant 103", "Merchant 104", "Merchant 105"]);
     });
 
-    test("per_page above 100 is capped at 100", async () => {
-      const { body } = await api.get("/merchants?per_page=500");
-      expect(body.merchants).toHaveLength(100);
-      expect(body.pagination).toEqual({ page: 1, per_page: 100, total_count: TOTAL, total_pages: 2 });
+    test.each(["500", "101", "0", "-3"])("per_page %s is upstream's default of 25", async (perPage) => {
+      const { body } = await api.get(`/merchants?per_page=${perPage}`);
+      expect(body.merchants).toHaveLength(25);
+      expect(body.pagination).toEqual({ page: 1, per_page: 25, total_count: TOTAL, total_pages: 5 });
     });
 
     test.each(["0", "-2"])("page %s becomes page 1", async (page) => {
