@@ -136,35 +136,6 @@ test("a writer does not wait for another writer's transaction to commit", async 
   expect((await services.audit.verify()).ok).toBe(true);
 });
 
-test("an event committed after later events were linked is still linked: the queue's floor stays below an open transaction", async () => {
-  const { sequelize, services } = app.runtime;
-  let release!: () => void;
-  const held = new Promise<void>((resolve) => (release = resolve));
-  let recordedInSlow!: () => void;
-  const slowRecorded = new Promise<void>((resolve) => (recordedInSlow = resolve));
-  const slow = sequelize.transaction(async (transaction) => {
-    const event = await services.audit.record(transaction, { type: "auth.token.issued", action: "slow-floor" });
-    recordedInSlow();
-    await held;
-    return event;
-  });
-  await slowRecorded;
-  // Runs enough to mark the queue, settle a mark and move the floor past every later entry, were the
-  // open transaction's entry not holding it (audit_chain_pending, migration 0041).
-  const later: string[] = [];
-  for (let i = 0; i < 3; i += 1) {
-    later.push((await record({ action: `after-slow-${i}` })).id);
-    await services.audit.chainCommitted();
-    await services.audit.chainCommitted();
-  }
-  expect((await rows()).slice(-3).map((link) => link.id)).toEqual(later);
-  release();
-  const slowEvent = await slow;
-  expect((await rows()).map((link) => link.id).slice(-1)).toEqual([slowEvent.id]);
-  expect(await countOf("audit_unchained")).toBe(0);
-  expect((await services.audit.verify()).ok).toBe(true);
-});
-
 test("concurrent writers keep the chain linear", async () => {
   const { sequelize, services } = app.runtime;
   // Interleaved in open transactions: a writer records its i-th event once the writer before it has

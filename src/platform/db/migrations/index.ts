@@ -37,7 +37,6 @@ import * as ledgerDayRows from "./0037-ledger-day-rows";
 import * as auditSearchTokens from "./0038-audit-search-tokens";
 import * as importRowMerchants from "./0039-import-row-merchants";
 import * as cashTradesAndHoldingTimes from "./0040-cash-trades-and-holding-times";
-import * as auditQueueFloor from "./0041-audit-queue-floor";
 import * as ledgerDayFlow from "./0042-ledger-day-flow";
 import * as holdingsRevaluations from "./0043-holdings-revaluations";
 
@@ -83,7 +82,6 @@ export const migrations: Migration[] = [
   { name: "0038-audit-search-tokens", up: auditSearchTokens.up },
   { name: "0039-import-row-merchants", up: importRowMerchants.up },
   { name: "0040-cash-trades-and-holding-times", up: cashTradesAndHoldingTimes.up },
-  { name: "0041-audit-queue-floor", up: auditQueueFloor.up },
   { name: "0042-ledger-day-flow", up: ledgerDayFlow.up },
   { name: "0043-holdings-revaluations", up: holdingsRevaluations.up },
 ];
