@@ -1,4 +1,3 @@
-import { QueryTypes } from "sequelize";
 import { BuiltinProvider } from "../../src/finance/assistant/builtin.provider";
 import { OpenAIProvider } from "../../src/finance/assistant/openai.provider";
 import { ToolRunner } from "../../src/finance/assistant/tools";
@@ -9,6 +8,7 @@ import { upstreamPrice } from "../helpers/ledger-oracle";
 import { graphqlClient } from "../helpers/graphql";
 import { apiKeyClient } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
+import { sqlThroughApp } from "../helpers/sql";
 
 /**
  * The assistant's portfolio answers: what the portfolio is worth, the gain on a security and what was
@@ -27,9 +27,7 @@ const year = Number(today.slice(0, 4));
 const lastYearEnd = `${year - 1}-12-31`;
 const usd = (amount: string | number) => new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" }).format(Number(amount));
 
-async function sql<Row extends object>(statement: string, bind: unknown[]): Promise<Row[]> {
-  return app.runtime.sequelize.query<Row>(statement, { bind, type: QueryTypes.SELECT });
-}
+const sql = sqlThroughApp(() => app.runtime.sequelize);
 
 type Held = { account: string; ticker: string; held: string; cost: string; value: string };
 

@@ -9,7 +9,6 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parse as parseCsv } from "csv-parse/sync";
-import { QueryTypes } from "sequelize";
 import type { AuditEventType } from "../../src/audit/log/audit.catalogue";
 import { defaultSeverity } from "../../src/audit/log/audit.catalogue";
 import { client } from "../helpers/http";
@@ -17,6 +16,7 @@ import { ReportRepository } from "../../src/audit/exports/report.repository";
 import { buildReport } from "../../src/audit/exports/report.templates";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 import { eventually } from "../helpers/eventually";
+import { sqlThroughApp } from "../helpers/sql";
 
 let app: TestApp;
 let exportDir: string;
@@ -187,9 +187,7 @@ async function report(input: Record<string, unknown>): Promise<{ record: any; by
   return { record, bytes };
 }
 
-async function sql<Row extends object>(text: string, bind: unknown[] = []): Promise<Row[]> {
-  return app.runtime.sequelize.query<Row>(text, { bind, type: QueryTypes.SELECT });
-}
+const sql = sqlThroughApp(() => app.runtime.sequelize);
 
 const IN_PERIOD = `occurred_at >= '2024-03-01T00:00:00Z' AND occurred_at < '2024-04-01T00:00:00Z'`;
 

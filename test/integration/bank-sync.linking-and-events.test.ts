@@ -7,6 +7,7 @@ import { apiKeyClient } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 import { FakeLunchflowServer, type FakeLunchflowTransaction } from "../fakes/lunchflow-server";
 import { eventually } from "../helpers/eventually";
+import { sqlThroughApp } from "../helpers/sql";
 
 /**
  * Issue 6, item 1 (provider accounts linked to existing accounts instead of created) and item 2
@@ -24,10 +25,7 @@ function row(id: string, days: number, amount: number, merchant: string, currenc
   return { id, amount, currency, date: daysAgo(days), merchant, description: `${merchant} payment`, isPending: false };
 }
 
-async function sql<T>(query: string, bind: unknown[]): Promise<T[]> {
-  const [rows] = await app.runtime.sequelize.query(query, { bind });
-  return rows as T[];
-}
+const sql = sqlThroughApp(() => app.runtime.sequelize);
 
 beforeAll(async () => {
   lunchflow = new FakeLunchflowServer();

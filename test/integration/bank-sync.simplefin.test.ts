@@ -12,6 +12,7 @@ import { createUser, type TestUser } from "../helpers/fixtures";
 import { apiKeyClient } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 import { FakeSimplefinBridge, generateHistory } from "../fakes/simplefin-bridge";
+import { sqlThroughApp } from "../helpers/sql";
 
 const DAY = 86_400;
 let app: TestApp;
@@ -26,10 +27,7 @@ const CONNECTION_QUERY = `query ($id: ID!) { bankConnection(id: $id) {
     balances { date balance currency } holdings { quantity value costBasis currency security { ticker name } } }
   syncRuns(limit: 5) { id status createdCount updatedCount skippedCount errors } } }`;
 
-async function sql<T = Record<string, unknown>>(query: string, bind: unknown[] = []): Promise<T[]> {
-  const [rows] = await app.runtime.sequelize.query(query, { bind });
-  return rows as T[];
-}
+const sql = sqlThroughApp(() => app.runtime.sequelize);
 
 function transactionsOf(familyId: string) {
   return sql<{ id: string; external_id: string; amount: string; pending: boolean; name: string; updated_at: Date }>(

@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { apiKeyClient } from "../helpers/http";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
 import { startTestApp, type TestApp } from "../helpers/test-app";
+import { sqlThroughApp } from "../helpers/sql";
 
 /**
  * Account and trade imports (upstream's AccountImport and TradeImport), as sure-cli's `imports
@@ -25,10 +26,7 @@ beforeAll(async () => {
 });
 afterAll(() => app.stop());
 
-async function sql<Row>(text: string, bind: unknown[] = []): Promise<Row[]> {
-  const [rows] = await app.runtime.sequelize.query(text, { bind });
-  return rows as Row[];
-}
+const sql = sqlThroughApp(() => app.runtime.sequelize);
 
 async function counts() {
   const [row] = await sql<{ accounts: number; trades: number; valuations: number; imports: number; securities: number }>(

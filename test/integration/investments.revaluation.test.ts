@@ -1,4 +1,3 @@
-import { Client } from "pg";
 import { loadConfig } from "../../src/platform/config/config";
 import { startRuntime } from "../../src/app/runtime";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
@@ -6,6 +5,7 @@ import { redisUrl } from "../helpers/database-urls";
 import { apiKeyClient } from "../helpers/http";
 import { expectMatchesOracle } from "../helpers/ledger-oracle";
 import { startTestApp, type TestApp } from "../helpers/test-app";
+import { sqlOnOwnConnection } from "../helpers/sql";
 
 /**
  * Migration 0043: a manual investment account whose positions, values per day and ledger days an earlier
@@ -20,15 +20,7 @@ let brokerage: { id: string };
 
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
 
-async function sql<Row>(statement: string, values: unknown[] = []): Promise<Row[]> {
-  const connection = new Client({ connectionString: app.database.url });
-  await connection.connect();
-  try {
-    return (await connection.query(statement, values)).rows as Row[];
-  } finally {
-    await connection.end();
-  }
-}
+const sql = sqlOnOwnConnection(() => app.database.url);
 
 /** Every row the account's holdings derive, in one text: positions, values per day, ledger days, balance. */
 async function derived(accountId: string): Promise<string> {

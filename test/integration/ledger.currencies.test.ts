@@ -1,5 +1,4 @@
 import fc from "fast-check";
-import { Client } from "pg";
 import { BuiltinProvider } from "../../src/finance/assistant/builtin.provider";
 import { ToolRunner } from "../../src/finance/assistant/tools";
 import { FamilyVocabulary } from "../../src/finance/assistant/vocabulary";
@@ -8,6 +7,7 @@ import { graphqlClient, type Json } from "../helpers/graphql";
 import { apiKeyClient } from "../helpers/http";
 import { cents, expectMatchesOracle, ORACLE_DAYS } from "../helpers/ledger-oracle";
 import { startTestApp, type TestApp } from "../helpers/test-app";
+import { sqlOnOwnConnection } from "../helpers/sql";
 
 /**
  * A family with accounts in three currencies (docs/ledger.md#currencies): its totals are in its own
@@ -57,15 +57,7 @@ async function clearRates(): Promise<void> {
 
 const sheet = () => apiKeyClient(`${app.url}/api/v1`, user.key).get("/balance_sheet");
 
-async function sql<Row extends Json>(statement: string, values: unknown[]): Promise<Row[]> {
-  const client = new Client({ connectionString: app.database.url });
-  await client.connect();
-  try {
-    return (await client.query(statement, values)).rows as Row[];
-  } finally {
-    await client.end();
-  }
-}
+const sql = sqlOnOwnConnection(() => app.database.url);
 
 /**
  * The net worth series by SQL: each account's balance at the end of each day (its newest oracle day on

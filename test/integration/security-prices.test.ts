@@ -2,7 +2,6 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Client } from "pg";
 import { CLI } from "../helpers/cli";
 import { apiKeyClient } from "../helpers/http";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
@@ -10,6 +9,7 @@ import { graphqlClient } from "../helpers/graphql";
 import { upstreamPrice } from "../helpers/ledger-oracle";
 import { redisUrl } from "../helpers/database-urls";
 import { startTestApp, type TestApp } from "../helpers/test-app";
+import { sqlOnOwnConnection } from "../helpers/sql";
 
 /**
  * Issue 29, Deliver 1: prices entered through the API (an instance administrator's recordSecurityPrices)
@@ -27,15 +27,7 @@ const RECORD = `mutation($prices: [SecurityPriceInput!]!) {
   recordSecurityPrices(prices: $prices) { changedCount revaluedAccountCount prices { date price currency security { ticker } } }
 }`;
 
-async function sql<Row>(statement: string, values: unknown[]): Promise<Row[]> {
-  const connection = new Client({ connectionString: app.database.url });
-  await connection.connect();
-  try {
-    return (await connection.query(statement, values)).rows as Row[];
-  } finally {
-    await connection.end();
-  }
-}
+const sql = sqlOnOwnConnection(() => app.database.url);
 
 /**
  * The oracle: the account's cash (its opening 5,000 less its trades' cash) and its holdings on `date`, each security's quantity at

@@ -5,6 +5,7 @@ import fc from "fast-check";
 import { apiKeyClient, client } from "../helpers/http";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
 import { startTestApp, type TestApp } from "../helpers/test-app";
+import { sqlThroughApp } from "../helpers/sql";
 
 /**
  * sure-cli's `imports preflight` (JSON raw_file_content), `imports create --file … --apply` (multipart,
@@ -30,10 +31,7 @@ beforeAll(async () => {
 });
 afterAll(() => app.stop());
 
-async function sql<Row>(text: string, bind: unknown[] = []): Promise<Row[]> {
-  const [rows] = await app.runtime.sequelize.query(text, { bind });
-  return rows as Row[];
-}
+const sql = sqlThroughApp(() => app.runtime.sequelize);
 
 async function written() {
   const [row] = await sql<{ transactions: number; imports: number; rows: number }>(

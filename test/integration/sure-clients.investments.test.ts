@@ -1,8 +1,8 @@
-import { Client } from "pg";
 import { apiKeyClient, client } from "../helpers/http";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
 import { graphqlClient } from "../helpers/graphql";
 import { startTestApp, type TestApp } from "../helpers/test-app";
+import { sqlOnOwnConnection } from "../helpers/sql";
 
 /**
  * sure-cli's `trades`, `securities`, `security-prices` and `holdings` commands and the MCP server's
@@ -27,15 +27,7 @@ const pythonJson = (value: unknown): string =>
     .replace(/":/g, '": ')
     .replace(/": (-?\d+)([,}])/g, '": $1.0$2');
 
-async function sql<Row>(statement: string, values: unknown[]): Promise<Row[]> {
-  const connection = new Client({ connectionString: app.database.url });
-  await connection.connect();
-  try {
-    return (await connection.query(statement, values)).rows as Row[];
-  } finally {
-    await connection.end();
-  }
-}
+const sql = sqlOnOwnConnection(() => app.database.url);
 
 beforeAll(async () => {
   app = await startTestApp();

@@ -1,10 +1,10 @@
-import { Client } from "pg";
 import { seedDemo } from "../../src/app/cli/demo";
 import { client } from "../helpers/http";
 import { graphqlClient, type Json } from "../helpers/graphql";
 import { cents, expectMatchesOracle, oracle, upstreamPrice } from "../helpers/ledger-oracle";
 import { startTestApp, type TestApp } from "../helpers/test-app";
 import type { TestUser } from "../helpers/fixtures";
+import { sqlOnOwnConnection } from "../helpers/sql";
 
 /**
  * we-promise/sure-mcp-server's account tools, replayed on the demo family byte for byte as its httpx
@@ -32,15 +32,7 @@ const pythonJson = (value: Json): string =>
     .replace(/":/g, '": ')
     .replace(/": (-?\d+)([,}])/g, '": $1.0$2');
 
-async function sql<Row extends Json>(statement: string, values: unknown[]): Promise<Row[]> {
-  const connection = new Client({ connectionString: app.database.url });
-  await connection.connect();
-  try {
-    return (await connection.query(statement, values)).rows as Row[];
-  } finally {
-    await connection.end();
-  }
-}
+const sql = sqlOnOwnConnection(() => app.database.url);
 
 async function getAccounts(): Promise<Json[]> {
   const response = await mcp.get("/api/v1/accounts");

@@ -3,6 +3,7 @@ import { deletedEmailOf } from "../../src/finance/identity/user-admin.service";
 import { apiKeyClient } from "../helpers/http";
 import { createAccount, createUser, type TestUser } from "../helpers/fixtures";
 import { startTestApp, type TestApp } from "../helpers/test-app";
+import { sqlThroughApp } from "../helpers/sql";
 
 /**
  * sure-cli's `users reset status`, `users reset --apply` and `users delete-me --apply` replayed as the
@@ -53,10 +54,7 @@ const UPSTREAM_COUNT_KEYS = [
   "plaid_items",
 ];
 
-async function sql<Row>(text: string, bind: unknown[] = []): Promise<Row[]> {
-  const [rows] = await app.runtime.sequelize.query(text, { bind });
-  return rows as Row[];
-}
+const sql = sqlThroughApp(() => app.runtime.sequelize);
 
 /** The family's rows as the test counts them, table by table. */
 async function familyCounts(familyId: string) {
