@@ -39,6 +39,7 @@ import * as importRowMerchants from "./0039-import-row-merchants";
 import * as cashTradesAndHoldingTimes from "./0040-cash-trades-and-holding-times";
 import * as ledgerDayFlow from "./0042-ledger-day-flow";
 import * as holdingsRevaluations from "./0043-holdings-revaluations";
+import * as auditQueueFloor from "./0044-audit-queue-floor";
 
 export type Migration = { name: string; up: (context: MigrationContext) => Promise<void> };
 
@@ -84,4 +85,5 @@ export const migrations: Migration[] = [
   { name: "0040-cash-trades-and-holding-times", up: cashTradesAndHoldingTimes.up },
   { name: "0042-ledger-day-flow", up: ledgerDayFlow.up },
   { name: "0043-holdings-revaluations", up: holdingsRevaluations.up },
+  { name: "0044-audit-queue-floor", up: auditQueueFloor.up },
 ];
