@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import type { AuditEventType, Severity } from "../../src/audit/log/audit.catalogue";
 import type { NewAuditEvent } from "../../src/audit/log/audit.repository";
 import { parseFilter, type AuditFilterInput } from "../../src/audit/log/audit-filter";
-import { wholeWordConditions } from "../../src/audit/log/audit-query.sql";
+import { whereClause, wholeWordConditions } from "../../src/audit/log/audit-query.sql";
 import { QueryTypes } from "sequelize";
 import { client } from "../helpers/http";
 import { startTestApp, type TestApp } from "../helpers/test-app";
@@ -258,6 +258,28 @@ describe("GraphQL auditEvents filters", () => {
       return rows.map((row) => row["QUERY PLAN"]).join("\n");
     });
     expect(plan).toContain("audit_events_y2031m05_audit_search_tokens_idx");
+  });
+
+  test("a page of one user, provider, type or severity reads that value's own index newest first, without sorting its events", async () => {
+    const { sequelize } = app.runtime;
+    const planOf = (filter: AuditFilterInput) => {
+      const { where, bind } = whereClause(parseFilter(filter));
+      return sequelize.transaction(async (transaction) => {
+        // The test's tables are small enough for any plan; the question is which plans the query allows.
+        await sequelize.query("SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off", { transaction });
+        const rows = await sequelize.query<{ "QUERY PLAN": string }>(
+          `EXPLAIN SELECT occurred_at, id FROM audit_events_y2031m05 WHERE ${where.join(" AND ")} ORDER BY occurred_at DESC, id DESC LIMIT 51`,
+          { bind, type: QueryTypes.SELECT, transaction },
+        );
+        return rows.map((row) => row["QUERY PLAN"]).join("\n");
+      });
+    };
+    await app.runtime.services.audit.ensurePartitions(0, new Date("2031-05-01"));
+    expect(await planOf({ providers: ["okta"] })).toMatch(/Index Only Scan using audit_events_y2031m05_provider_\w+ on/);
+    expect(await planOf({ userIds: [alice.id] })).toMatch(/Index (Only )?Scan using audit_events_y2031m05_user_\w+ on/);
+    expect(await planOf({ eventTypes: ["provider.deleted"] })).toMatch(/Index Only Scan using audit_events_y2031m05_event_type_\w+ on/);
+    expect(await planOf({ severities: ["warning"] })).toMatch(/Index Only Scan using audit_events_y2031m05_severity_\w+ on/);
+    expect(await planOf({ providers: ["okta"] })).not.toMatch(/Sort/);
   });
 
   test("users, providers, severities", async () => {

@@ -37,10 +37,10 @@ export function auditConditions(query: AuditQuery, bind: unknown[] = []): { wher
 /** The conditions of every filter but the free-text ones (see textConditions), plus the keyset. */
 export function whereClause(query: AuditQuery, after: Keyset | null = null, bind: unknown[] = []): { where: string[]; bind: unknown[] } {
   const where: string[] = [];
-  if (query.userIds.length) where.push(`user_id = ANY(${bindParam(bind, query.userIds)}::uuid[])`);
-  if (query.providers.length) where.push(`provider = ANY(${bindParam(bind, query.providers)}::text[])`);
-  if (query.eventTypes.length) where.push(`event_type = ANY(${bindParam(bind, query.eventTypes)}::text[])`);
-  if (query.severities.length) where.push(`severity = ANY(${bindParam(bind, query.severities)}::text[])`);
+  if (query.userIds.length) where.push(equalsOneOf("user_id", query.userIds, "uuid", bind));
+  if (query.providers.length) where.push(equalsOneOf("provider", query.providers, "text", bind));
+  if (query.eventTypes.length) where.push(equalsOneOf("event_type", query.eventTypes, "text", bind));
+  if (query.severities.length) where.push(equalsOneOf("severity", query.severities, "text", bind));
   if (query.from) where.push(`occurred_at >= ${bindParam(bind, query.from)}`);
   if (query.before) where.push(`occurred_at < ${bindParam(bind, query.before)}`);
   if (query.ipCidr) where.push(`ip_address <<= ${bindParam(bind, query.ipCidr)}::inet`);
@@ -48,6 +48,19 @@ export function whereClause(query: AuditQuery, after: Keyset | null = null, bind
   if (query.sessionId) where.push(`session_id = ${bindParam(bind, query.sessionId)}`);
   if (after) where.push(`(occurred_at, id) < (${bindParam(bind, after.timestamp)}::timestamptz, ${bindParam(bind, after.id)}::uuid)`);
   return { where, bind };
+}
+
+/**
+ * `column` equal to one of `values`. One value is written as plain equality: PostgreSQL 15 reads a
+ * B-tree index in order only for equality on its leading column, not for `= ANY(array)`, so the first
+ * page of one provider (or user, type, severity) is then the newest entries of its own index, instead
+ * of a walk down the time index testing each row (24 000 buffers instead of 60 for a provider with no
+ * recent events, at 10 million events).
+ */
+function equalsOneOf(column: string, values: readonly string[], type: "uuid" | "text", bind: unknown[]): string {
+  return values.length === 1
+    ? `${column} = ${bindParam(bind, values[0])}::${type}`
+    : `${column} = ANY(${bindParam(bind, values)}::${type}[])`;
 }
 
 export type HistogramRow = { bucket: Date; severity: Severity; count: number };
