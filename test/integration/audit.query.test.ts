@@ -266,7 +266,9 @@ describe("GraphQL auditEvents filters", () => {
       const { where, bind } = whereClause(parseFilter(filter));
       return sequelize.transaction(async (transaction) => {
         // The test's tables are small enough for any plan; the question is which plans the query allows.
-        await sequelize.query("SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off", { transaction });
+        await sequelize.query("SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off", {
+          transaction,
+        });
         const rows = await sequelize.query<{ "QUERY PLAN": string }>(
           `EXPLAIN SELECT occurred_at, id FROM audit_events_y2031m05 WHERE ${where.join(" AND ")} ORDER BY occurred_at DESC, id DESC LIMIT 51`,
           { bind, type: QueryTypes.SELECT, transaction },

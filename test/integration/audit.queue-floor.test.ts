@@ -36,9 +36,7 @@ function record(action: string, transaction?: Transaction) {
   const { sequelize, services } = app.runtime;
   const input = { type: "user.updated", action, user: null } as AuditEventInput;
   return runInAuditContext(context, () =>
-    transaction
-      ? services.audit.record(transaction, input)
-      : sequelize.transaction((own) => services.audit.record(own, input)),
+    transaction ? services.audit.record(transaction, input) : sequelize.transaction((own) => services.audit.record(own, input)),
   );
 }
 
