@@ -112,7 +112,13 @@ export async function loadAuditEvents(sequelize: Sequelize, settings: LoadSettin
   // Building each index once after the load is far cheaper than maintaining it row by row.
   for (const index of indexes) await sequelize.query(`DROP INDEX ${index.indexname}`);
   const rebuilt = indexes.filter((index) => settings.keepIndex?.(index.indexname) ?? true);
-  await sequelize.query("ALTER TABLE audit_chain DROP CONSTRAINT audit_chain_pkey, DROP CONSTRAINT audit_chain_occurred_at_event_id_key");
+  // The chain's keys as the migrations left them, dropped for the load and added back after it.
+  const chainKeys = (await sequelize.query(
+    `SELECT conname AS name, pg_get_constraintdef(oid) AS definition FROM pg_constraint
+      WHERE conrelid = 'audit_chain'::regclass AND contype IN ('p', 'u') ORDER BY conname`,
+    { type: "SELECT" },
+  )) as Array<{ name: string; definition: string }>;
+  await sequelize.query(`ALTER TABLE audit_chain ${chainKeys.map((key) => `DROP CONSTRAINT ${key.name}`).join(", ")}`);
   const startAt = new Date();
   startAt.setUTCMonth(startAt.getUTCMonth() - settings.months);
   await sequelize.query(`CREATE TABLE bench_wheel (pick int PRIMARY KEY, type text NOT NULL, severity text NOT NULL)`);
@@ -160,12 +166,11 @@ export async function loadAuditEvents(sequelize: Sequelize, settings: LoadSettin
   await inParallel(settings.loadJobs, chunks);
   await sequelize.query(`UPDATE audit_chain_head SET seq = $1, hash = sha256(int8send($1::bigint))`, { bind: [settings.rows] });
   const indexStarted = Date.now();
-  // As migration 0017 keys the partitioned table: the partition key belongs to every unique constraint.
-  await sequelize.query("ALTER TABLE audit_chain ADD PRIMARY KEY (seq, occurred_at), ADD UNIQUE (occurred_at, event_id)");
+  await sequelize.query(`ALTER TABLE audit_chain ${chainKeys.map((key) => `ADD CONSTRAINT ${key.name} ${key.definition}`).join(", ")}`);
   await buildIndexes(sequelize, rebuilt, settings.loadJobs);
   console.log(`  indexes built in ${Math.round((Date.now() - indexStarted) / 1000)} s`);
   const vacuumStarted = Date.now();
   // A settled table, as autovacuum leaves it: statistics, and a visibility map for index-only scans.
-  await sequelize.query("VACUUM (ANALYZE) audit_events");
+  await sequelize.query("VACUUM (ANALYZE) audit_events, audit_chain");
   console.log(`  vacuumed and analysed in ${Math.round((Date.now() - vacuumStarted) / 1000)} s`);
 }

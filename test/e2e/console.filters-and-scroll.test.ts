@@ -165,7 +165,7 @@ test("scrolling loads older events page by page by cursor, with a bounded number
         const [row] = await sequelize.query<{ running: number }>(
           `SELECT count(*)::int AS running FROM pg_stat_activity
             WHERE datname = current_database() AND state = 'active' AND pid <> pg_backend_pid()
-              AND query LIKE 'SELECT (SELECT count(*) FROM (SELECT 1 FROM audit_events%'
+              AND query LIKE 'BEGIN READ ONLY;%DECLARE bounded_count NO SCROLL CURSOR FOR SELECT 1 FROM audit_events%'
               AND ($1::boolean IS FALSE OR wait_event_type = 'Lock')`,
           { bind: [waitingForLock], type: QueryTypes.SELECT, transaction: lock },
         );

@@ -27,9 +27,13 @@ export type AuditQuery = {
 
 export type Keyset = { timestamp: Date; id: string };
 
-/** Every condition of a filter, free text included, as SQL over audit_events with its bind values (reports build on it). */
-export function auditConditions(query: AuditQuery, bind: unknown[] = []): { where: string[]; bind: unknown[] } {
-  const { where } = whereClause(query, null, bind);
+/** Every condition of a filter, free text included, and the keyset, as SQL over audit_events with its bind values (reports build on it). */
+export function auditConditions(
+  query: AuditQuery,
+  bind: unknown[] = [],
+  after: Keyset | null = null,
+): { where: string[]; bind: unknown[] } {
+  const { where } = whereClause(query, after, bind);
   where.push(...textConditions(query, bind));
   return { where, bind };
 }

@@ -1,9 +1,21 @@
 import type { Sequelize, Transaction } from "sequelize";
-import { bindParam, copyOut, likePattern, readRows, readRowsWithin, runPrepared, selectRows } from "../../platform/common/sql";
+import {
+  type BoundedCount,
+  bindParam,
+  copyOut,
+  countWithin,
+  likePattern,
+  readPrepared,
+  readRows,
+  readRowsWithin,
+  runPrepared,
+  selectRows,
+} from "../../platform/common/sql";
 import type { AuditEventType, Severity } from "./audit.catalogue";
 import type { Changes } from "./audit-changes";
 import { exportBatchSql, type ExportKey } from "./audit-export.sql";
 import {
+  auditConditions,
   histogramSql,
   textConditions,
   wholeWordConditions,
@@ -96,6 +108,20 @@ WITH inserted AS (
 queued AS (INSERT INTO audit_unchained (event_id, occurred_at) SELECT id, "timestamp" FROM inserted)
 SELECT *, NULL::bigint AS seq, NULL::bytea AS "prevHash", NULL::bytea AS hash FROM inserted`;
 
+/**
+ * Events and their links by key, in the order of the keys (timestamps as text: a JavaScript Date would
+ * drop their microseconds). LIMIT 1 lookups, as in LINK_WITH_EVENT. The number of keys is written in
+ * (`LIMIT keys`): a parameter array is planned as 100 elements where a custom plan sees the real
+ * number, and a generic plan that looks twice as dear is never chosen, so every run would be planned.
+ */
+function rowsOfKeys(keys: number): string {
+  return `SELECT ${EVENT_COLUMNS}, ${LINK_COLUMNS}
+    FROM (SELECT * FROM unnest($1::text[]::timestamptz[], $2::uuid[]) WITH ORDINALITY AS k (occurred_at, id, n) LIMIT ${keys}) AS page
+    JOIN LATERAL (SELECT * FROM audit_events e WHERE e.occurred_at = page.occurred_at AND e.id = page.id LIMIT 1) AS e ON true
+    LEFT JOIN LATERAL (SELECT * FROM audit_chain c WHERE c.occurred_at = e.occurred_at AND c.event_id = e.id LIMIT 1) AS c ON true
+   ORDER BY page.n`;
+}
+
 /** Newest rows of the other filters a text search walks before leaving the choice to the planner. */
 const TEXT_PROBE_ROWS = 1000;
 
@@ -156,64 +182,124 @@ export class AuditRepository {
   }
 
   /** Newest first, keyset after `after`, skipping `offset`; fetches one extra row to tell whether more exist. */
-  async list(query: AuditQuery, options: { limit: number; offset: number; after: Keyset | null }): Promise<AuditEventRow[]> {
-    const { where, bind } = whereClause(query, options.after);
-    const [limit, offset] = [bindParam(bind, options.limit + 1), bindParam(bind, options.offset)];
-    const text = textConditions(query, bind);
-    if (text.length) {
-      // Words and addresses are checked against each row's text, which lives in the table, not in the
-      // index that orders the rows. Where matches are common, walking the newest rows of the other
-      // filters finds a page after a few hundred rows; a plan from the text index would first collect
-      // every match in the range, reading far more of the table. Too few matches in that walk: the full
-      // query decides (the text index is then the cheap way in).
-      // The walk's own values go into a copy: the full query below binds only the filter's.
-      const probeBind = [...bind];
-      const probe = bindParam(probeBind, TEXT_PROBE_ROWS);
-      // An address is found by a regular expression over each row's whole text (audit_email_terms): a
-      // plain substring test first rules out nearly every row of the walk (1000 rows: 6.6 ms → 0.5 ms).
-      const holdsAddress = query.emails.map((email) => `search_text LIKE ${bindParam(probeBind, likePattern(email))}`);
-      const probed = await selectRows<AuditEventRow>(
+  async list(query: AuditQuery, options: PageOptions): Promise<AuditEventRow[]> {
+    if (readsInIndexOrder(query)) {
+      // Every entry of the index walked matches (no filter or one value, time and keyset bounds): its
+      // rows are read in its order, one table read per event, where taking the keys first would add
+      // a lookup of each key in another index (for one user's scattered events, 50 more cold reads).
+      // Its plan does not depend on the values, so it is prepared: planning a statement over a dozen
+      // partitions of ten indexes each cost 3-4 ms, three times its run. The limit is written in (a
+      // checked integer): an unknown LIMIT is planned as a tenth of the table, which makes the generic
+      // plan look dearer than a custom one, and PostgreSQL would then plan every run anyway.
+      const { where, bind } = whereClause(query, options.after);
+      const skip = options.offset > 0 ? ` OFFSET ${bindParam(bind, options.offset)}` : "";
+      return readPrepared<AuditEventRow>(
         this.sequelize,
-        pageOf(`SELECT occurred_at, id FROM (SELECT occurred_at, id, search_text FROM audit_events ${whereSql(where)}
-                 ORDER BY occurred_at DESC, id DESC LIMIT ${probe}) AS newest
-                WHERE ${[...holdsAddress, ...text].join(" AND ")} ORDER BY occurred_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`),
-        probeBind,
+        withLinks(
+          `SELECT * FROM audit_events ${whereSql(where)} ORDER BY occurred_at DESC, id DESC LIMIT ${pageLimit(options.limit)}${skip}`,
+        ),
+        bind,
       );
+    }
+    if (query.words.length || query.emails.length) {
+      const probed = await this.newestTextMatches(query, options);
       if (probed.length === options.limit + 1) return probed;
     }
+    // E-mail addresses and IP ranges are found through indexes that are not in time order (GIN, the
+    // IP index): a page of them reads and sorts every match in the range it is given (one user's
+    // address: about 500 table reads at 10 million events). So a first page (or a cursor's next)
+    // takes the newest 30 days first, then further back. Words and narrow address ranges (a /24, an
+    // address) stay one statement: they match few events, and each window would look them up again.
+    const wideRange = query.ipCidr !== null && addressesIn(query.ipCidr) > WIDE_ADDRESS_RANGE;
+    if (options.offset === 0 && !query.words.length && (query.emails.length || wideRange)) return this.pageByWindows(query, options);
     // The page's keys first, from an index alone where the filter allows; then only its rows are read.
+    const { where, bind } = auditConditions(query, [], options.after);
     return selectRows<AuditEventRow>(
       this.sequelize,
-      pageOf(`SELECT occurred_at, id FROM audit_events ${whereSql([...where, ...text])}
-               ORDER BY occurred_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`),
+      pageOf(`SELECT occurred_at, id FROM audit_events ${whereSql(where)}
+               ORDER BY occurred_at DESC, id DESC LIMIT ${pageLimit(options.limit)} OFFSET ${bindParam(bind, options.offset)}`),
       bind,
     );
   }
 
   /**
+   * A text search's page from the newest TEXT_PROBE_ROWS events of its other filters. Words and
+   * addresses are checked against each row's text, which lives in the table, not in the index that
+   * orders the rows. Where matches are common, walking the newest rows finds a page after a few
+   * hundred; a plan from the text index would first collect every match in the range, reading far
+   * more of the table. Fewer rows than the page wants: too few matches in the walk, the caller goes on.
+   */
+  private newestTextMatches(query: AuditQuery, options: PageOptions): Promise<AuditEventRow[]> {
+    const { where, bind } = whereClause(query, options.after);
+    // An address is found by a regular expression over each row's whole text (audit_email_terms): a
+    // plain substring test first rules out nearly every row of the walk (1000 rows: 6.6 ms → 0.5 ms).
+    const holdsAddress = query.emails.map((email) => `search_text LIKE ${bindParam(bind, likePattern(email))}`);
+    const text = textConditions(query, bind);
+    return selectRows<AuditEventRow>(
+      this.sequelize,
+      pageOf(`SELECT occurred_at, id FROM (SELECT occurred_at, id, search_text FROM audit_events ${whereSql(where)}
+                 ORDER BY occurred_at DESC, id DESC LIMIT ${TEXT_PROBE_ROWS}) AS newest
+               WHERE ${[...holdsAddress, ...text].join(" AND ")}
+               ORDER BY occurred_at DESC, id DESC LIMIT ${pageLimit(options.limit)} OFFSET ${bindParam(bind, options.offset)}`),
+      bind,
+    );
+  }
+
+  /**
+   * A first page read window by window back in time (PAGE_WINDOWS_DAYS before the newest time it can
+   * hold, then the rest), each window's matches after the previous window's. Newest first, so the keys
+   * found are exactly the page's. Each window's statement is planned for its own partitions only
+   * (pruned by its bounds) and selects keys alone; the rows of all windows are then read at once by a
+   * prepared statement (rowsOfKeys), whose lookups are not planned again over every partition.
+   */
+  private async pageByWindows(query: AuditQuery, options: PageOptions): Promise<AuditEventRow[]> {
+    const newest = (options.after?.timestamp ?? query.before ?? new Date()).getTime();
+    const keys: Array<{ at: string; id: string }> = [];
+    let upper: Date | null = null;
+    for (const days of [...PAGE_WINDOWS_DAYS, null]) {
+      const start = days === null ? null : new Date(newest - days * DAY_MS);
+      // A window reaching past the filter's own start is the rest of the range.
+      const lower = start && (!query.from || start > query.from) ? start : null;
+      const { where, bind } = auditConditions(query, [], options.after);
+      if (lower) where.push(`occurred_at >= ${bindParam(bind, lower)}`);
+      if (upper) where.push(`occurred_at < ${bindParam(bind, upper)}`);
+      keys.push(
+        ...(await readRows<{ at: string; id: string }>(
+          this.sequelize,
+          `SELECT occurred_at::text AS at, id FROM audit_events ${whereSql(where)}
+            ORDER BY occurred_at DESC, id DESC LIMIT ${pageLimit(options.limit - keys.length)}`,
+          bind,
+        )),
+      );
+      if (keys.length > options.limit || !lower) break;
+      upper = lower;
+    }
+    if (!keys.length) return [];
+    return readPrepared<AuditEventRow>(this.sequelize, rowsOfKeys(keys.length), [keys.map((key) => key.at), keys.map((key) => key.id)]);
+  }
+
+  /**
    * Counts matches up to `cap`: an exact count over years of events would cost more than the page.
-   * Null when counting takes longer than `budgetMs` (a rare word over a busy week, read from disk).
+   * Within `budgetMs` (countWithin): past it, the matches counted so far, a lower bound (a rare word
+   * over a busy week, read from disk).
    *
    * A text search first counts the events holding each word as a whole token (wholeWordConditions:
    * exact through the token index, no recheck of the text); when they reach the cap, so do the matches.
    * Only otherwise are the matches counted through the trigram index, which rechecks every candidate in
-   * the table. One statement (the second count is an InitPlan, run only when its CASE branch is
-   * reached): a round trip fewer for a search whose words are not whole tokens.
+   * the table, in what is left of the budget.
    */
-  async countUpTo(query: AuditQuery, cap: number, budgetMs: number): Promise<number | null> {
-    const bind: unknown[] = [];
-    const limit = bindParam(bind, cap);
-    const capped = (text: (query: AuditQuery, bind: unknown[]) => string[]) => {
-      const { where } = whereClause(query, null, bind);
-      where.push(...text(query, bind));
-      return `(SELECT count(*) FROM (SELECT 1 FROM audit_events ${whereSql(where)} LIMIT ${limit}) AS capped)`;
+  async countUpTo(query: AuditQuery, cap: number, budgetMs: number): Promise<BoundedCount> {
+    const deadline = performance.now() + budgetMs;
+    const count = (conditions: (query: AuditQuery, bind: unknown[]) => string[]) => {
+      const { where, bind } = whereClause(query, null);
+      where.push(...conditions(query, bind));
+      return countWithin(this.sequelize, `SELECT 1 FROM audit_events ${whereSql(where)}`, bind, { upTo: cap, deadline });
     };
-    const matches = capped(textConditions);
-    const sql = query.words.length
-      ? `SELECT CASE WHEN whole >= ${limit} THEN whole ELSE ${matches} END AS count FROM ${capped(wholeWordConditions)} AS w (whole)`
-      : `SELECT ${matches} AS count`;
-    const rows = await readRowsWithin<{ count: string }>(this.sequelize, sql, bind, budgetMs);
-    return rows ? Number(rows[0].count) : null;
+    if (!query.words.length) return count(textConditions);
+    const whole = await count(wholeWordConditions);
+    if (!whole.complete || whole.counted >= cap) return whole;
+    const matches = await count(textConditions);
+    return matches.complete ? matches : { counted: Math.max(whole.counted, matches.counted), complete: false };
   }
 
   /**
@@ -411,11 +497,57 @@ export class AuditRepository {
   }
 }
 
+type PageOptions = { limit: number; offset: number; after: Keyset | null };
+
+const DAY_MS = 86_400_000;
+
+/** The windows a page not read in time order looks back through first (list): days before its newest time. */
+const PAGE_WINDOWS_DAYS = [30, 90, 270];
+
+/** An address range wider than this (a /20 of IPv4) is paged by windows: a month of it holds a page. */
+const WIDE_ADDRESS_RANGE = 4096;
+
+/** How many addresses a CIDR range (as the filter normalises it: `10.1.0.0/16`, `2001:db8::/32`, an address) spans. */
+function addressesIn(cidr: string): number {
+  const bits = cidr.includes(":") ? 128 : 32;
+  const slash = cidr.indexOf("/");
+  const prefix = slash < 0 ? bits : Number(cidr.slice(slash + 1));
+  return 2 ** (bits - prefix);
+}
+
+/** A page's row limit as SQL text: the page's size and the one row that tells whether more exist. */
+function pageLimit(limit: number): string {
+  if (!Number.isInteger(limit) || limit < 0 || limit > 1000) throw new Error(`page limit out of range: ${limit}`);
+  return String(limit + 1);
+}
+
+/**
+ * Whether every entry of the B-tree a page walks matches its filter: no condition beyond time, keyset
+ * and at most one value of one indexed column (a user, a provider, an event type or a severity).
+ */
+function readsInIndexOrder(query: AuditQuery): boolean {
+  const oneValueFilters = [query.userIds, query.providers, query.eventTypes, query.severities].filter((values) => values.length > 0);
+  return (
+    oneValueFilters.length <= 1 &&
+    oneValueFilters.every((values) => values.length === 1) &&
+    !query.ipCidr &&
+    !query.requestId &&
+    !query.sessionId &&
+    !query.words.length &&
+    !query.emails.length
+  );
+}
+
 /** A page's events with their chain links, from a statement that selects its keys (LIMIT 1 lookups, as in LINK_WITH_EVENT). */
 function pageOf(keys: string): string {
+  return withLinks(`SELECT e.* FROM (${keys}) AS page
+    JOIN LATERAL (SELECT * FROM audit_events e WHERE e.occurred_at = page.occurred_at AND e.id = page.id LIMIT 1) AS e ON true`);
+}
+
+/** A page's events (a statement selecting whole audit_events rows) with their chain links, newest first. */
+function withLinks(events: string): string {
   return `SELECT ${EVENT_COLUMNS}, ${LINK_COLUMNS}
-    FROM (${keys}) AS page
-    JOIN LATERAL (SELECT * FROM audit_events e WHERE e.occurred_at = page.occurred_at AND e.id = page.id LIMIT 1) AS e ON true
+    FROM (${events}) AS e
     LEFT JOIN LATERAL (SELECT * FROM audit_chain c WHERE c.occurred_at = e.occurred_at AND c.event_id = e.id LIMIT 1) AS c ON true
    ORDER BY e.occurred_at DESC, e.id DESC`;
 }

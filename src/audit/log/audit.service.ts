@@ -194,21 +194,21 @@ export class AuditService {
     const after = page.after ? decodeCursor(page.after) : null;
     const offset = after ? 0 : Math.max(0, Math.trunc(page.offset ?? 0));
     const cap = query.words.length || query.emails.length ? TEXT_TOTAL_CAP : TOTAL_CAP;
-    const [rows, counted] = await Promise.all([
+    const [rows, count] = await Promise.all([
       this.repository.list(query, { limit, offset, after }),
       this.repository.countUpTo(query, cap + 1, this.settings.countBudgetMs),
     ]);
     const hasMore = rows.length > limit;
     const events = rows.slice(0, limit).map(toEvent);
     const last = events[events.length - 1];
-    // A count that ran out of time still knows a lower bound: everything up to the end of this page.
-    const total = counted === null ? offset + rows.length : Math.min(counted, cap);
+    // A count that ran out of time is a lower bound, and so is everything up to the end of this page.
+    const total = Math.min(count.complete ? count.counted : Math.max(count.counted, offset + rows.length), cap);
     return {
       events,
       limit,
       offset,
       total,
-      totalCapped: counted === null ? hasMore : counted > cap,
+      totalCapped: count.complete ? count.counted > cap : hasMore || count.counted > cap,
       hasMore,
       nextCursor: hasMore && last ? encodeCursor(last) : null,
     } satisfies AuditPage;

@@ -173,14 +173,7 @@ export async function* copyOut(
   format: "binary" | "csv" | "text",
   transaction?: Transaction,
 ): AsyncGenerator<Buffer> {
-  const inlined = select.replace(/\$(\d+)/g, (placeholder, n: string) => {
-    const index = Number(n) - 1;
-    if (index < 0 || index >= bind.length) throw new Error(`No value for ${placeholder}`);
-    const value = prepareValue(escapeNul(bind[index]));
-    if (typeof value !== "string" && value !== null) throw new Error(`${placeholder} cannot be written as text`);
-    return value === null ? "NULL" : escapeLiteral(value);
-  });
-  const sql = `COPY (${inlined}) TO STDOUT (FORMAT ${format})`;
+  const sql = `COPY (${withValuesWritten(select, bind)}) TO STDOUT (FORMAT ${format})`;
   prepareDirectQuery(sequelize, sql, []);
   // Within `transaction` (several COPYs reading one snapshot), on its connection, which stays the transaction's.
   const own = !transaction;
@@ -204,6 +197,21 @@ export async function* copyOut(
     } else if (finished) void sequelize.connectionManager.releaseConnection(connection as never);
     else await sequelize.connectionManager.destroyConnection(connection as never).catch(() => undefined);
   }
+}
+
+/**
+ * `sql` with each $n replaced by its value as a literal, serialised as pg serialises a parameter and
+ * escaped by pg's escapeLiteral: for statements that take no parameters (COPY), or that must travel
+ * with others in one round trip (a simple query's several statements).
+ */
+function withValuesWritten(sql: string, bind: unknown[]): string {
+  return sql.replace(/\$(\d+)/g, (placeholder, n: string) => {
+    const index = Number(n) - 1;
+    if (index < 0 || index >= bind.length) throw new Error(`No value for ${placeholder}`);
+    const value = prepareValue(escapeNul(bind[index]));
+    if (typeof value !== "string" && value !== null) throw new Error(`${placeholder} cannot be written as text`);
+    return value === null ? "NULL" : escapeLiteral(value);
+  });
 }
 
 /** A value as COPY's text format writes it: \\N for NULL, arrays as PostgreSQL literals, NUL as Sequelize writes it. */
@@ -306,6 +314,7 @@ export async function readRowsWithin<Row extends object>(
 ): Promise<Row[] | null> {
   const values = prepareDirectQuery(sequelize, sql, bind);
   const connection = (await sequelize.connectionManager.getConnection({ type: "read" })) as unknown as ClientBase;
+  let clean = false;
   try {
     await connection.query(`SET statement_timeout = ${Math.max(1, Math.trunc(budgetMs))}`);
     try {
@@ -314,11 +323,96 @@ export async function readRowsWithin<Row extends object>(
       if ((error as { code?: string }).code === QUERY_CANCELED) return null;
       throw new DatabaseError(error as ConstructorParameters<typeof DatabaseError>[0]);
     } finally {
-      await connection.query("RESET statement_timeout");
+      clean = await settleTimeout(connection, "RESET statement_timeout");
     }
   } finally {
-    void sequelize.connectionManager.releaseConnection(connection as never);
+    await returnConnection(sequelize, connection, clean);
   }
+}
+
+/**
+ * Ends a statement timeout's reach on `connection` with `sql` (RESET, or the ROLLBACK of a transaction
+ * that SET LOCAL it), then a SELECT 1. A timeout that fires just as a statement ends is not dropped:
+ * PostgreSQL 15 delivers it to the connection's next statement, which may be this cleanup (an
+ * interrupted ROLLBACK leaves the transaction open) or, after it, whatever the pool runs next. So the
+ * cleanup is retried, and its SELECT 1 takes a cancel still pending. False when the connection is still
+ * not clean after three tries, or broke: it must not go back to the pool.
+ */
+async function settleTimeout(connection: ClientBase, sql: string): Promise<boolean> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      await connection.query(`${sql}; SELECT 1`);
+      return true;
+    } catch (error) {
+      if ((error as { code?: string }).code !== QUERY_CANCELED) return false;
+    }
+  }
+  return false;
+}
+
+/** Gives a connection back to the pool when `clean`, else closes it (the pool opens a new one when needed). */
+async function returnConnection(sequelize: Sequelize, connection: ClientBase, clean: boolean): Promise<void> {
+  if (clean) void sequelize.connectionManager.releaseConnection(connection as never);
+  else await sequelize.connectionManager.destroyConnection(connection as never).catch(() => undefined);
+}
+
+/** What countWithin counted: every row (`complete`), or those it reached before its deadline, a lower bound. */
+export type BoundedCount = { counted: number; complete: boolean };
+
+/** Less time than this left, a bounded count takes no further step: a timer of a millisecond or less mostly cuts the step anyway. */
+const MIN_COUNT_STEP_MS = 2;
+
+/**
+ * Counts the rows `select` selects, up to `upTo`, until `deadline` (a performance.now() time): through
+ * a cursor moved over in two steps (MOVE: no row crosses the wire), the first quarter of `upTo` and
+ * then the rest, each under a statement_timeout of what is left. When time runs out in the second
+ * step, the first is a lower bound: a page whose count cannot finish still says "at least 250", where
+ * a timed-out count(*) would know nothing. The planner is told the whole result will be read
+ * (cursor_tuple_fraction = 1), so the cursor gets the plan a count(*) would, not one tuned for the
+ * first rows.
+ *
+ * Round trips are what a cursor adds to a count(*): the transaction, the cursor and the first step
+ * go in one (the values written into the text, as a simple query's statements take no parameters),
+ * and the transaction is ended after the count is returned, before the connection goes back to the pool.
+ */
+export async function countWithin(
+  sequelize: Sequelize,
+  select: string,
+  bind: unknown[],
+  { upTo, deadline }: { upTo: number; deadline: number },
+): Promise<BoundedCount> {
+  if (!Number.isInteger(upTo) || upTo < 1) throw new Error(`countWithin counts up to a positive integer, got ${upTo}`);
+  const timeLeft = () => Math.trunc(deadline - performance.now());
+  if (timeLeft() < MIN_COUNT_STEP_MS) return { counted: 0, complete: false };
+  const cursor = `${withValuesWritten(select, bind)} LIMIT ${upTo}`;
+  prepareDirectQuery(sequelize, cursor, []);
+  const connection = (await sequelize.connectionManager.getConnection({ type: "read" })) as unknown as ClientBase;
+  const first = Math.ceil(upTo / 4);
+  let counted = 0;
+  try {
+    counted = movedBy(
+      await connection.query(`BEGIN READ ONLY; SET LOCAL cursor_tuple_fraction = 1; SET LOCAL statement_timeout = ${Math.max(1, timeLeft())};
+        DECLARE bounded_count NO SCROLL CURSOR FOR ${cursor}; MOVE FORWARD ${first} FROM bounded_count`),
+    );
+    if (counted < first || counted === upTo) return { counted, complete: true };
+    const left = timeLeft();
+    if (left < MIN_COUNT_STEP_MS) return { counted, complete: false };
+    counted += movedBy(await connection.query(`SET LOCAL statement_timeout = ${left}; MOVE FORWARD ${upTo - first} FROM bounded_count`));
+    return { counted, complete: true };
+  } catch (error) {
+    if ((error as { code?: string }).code === QUERY_CANCELED) return { counted, complete: false };
+    throw new DatabaseError(error as ConstructorParameters<typeof DatabaseError>[0]);
+  } finally {
+    void settleTimeout(connection, "ROLLBACK")
+      .then((clean) => returnConnection(sequelize, connection, clean))
+      .catch(() => undefined);
+  }
+}
+
+/** The rows the last statement of a simple query's several (a MOVE) moved over. */
+function movedBy(results: unknown): number {
+  const all = results as Array<{ rowCount: number | null }>;
+  return all[all.length - 1].rowCount ?? 0;
 }
 
 /** Orders batch results like DataLoader keys, with null for keys that matched nothing. */

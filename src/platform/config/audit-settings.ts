@@ -10,10 +10,11 @@ export const auditSettings = {
     "Monthly audit-log partitions the daily maintenance job keeps created ahead of the current month.",
   ),
   AUDIT_COUNT_BUDGET_MS: setting(
-    z.coerce.number().int().min(1).max(60000).default(40),
+    z.coerce.number().int().min(1).max(60000).default(20),
     "Audit log",
-    "How long an audit-log page may spend counting its total (up to 10 000 matches, 1 000 for a free-text search). Past it the page " +
-      "comes with a lower bound (`total` = what the page reached, `totalCapped`/`hasMore` true) instead of waiting.",
+    "How long an audit-log page may spend counting its total (up to 10 000 matches, 1 000 for a free-text search), beside reading " +
+      "the page itself. Past it the page comes with a lower bound instead of waiting: `total` = the matches counted by then, or the " +
+      "end of the page if further, with `totalCapped` true.",
   ),
   EXPORT_DIR: setting(
     z.string().min(1).optional(),

@@ -40,6 +40,7 @@ import * as cashTradesAndHoldingTimes from "./0040-cash-trades-and-holding-times
 import * as ledgerDayFlow from "./0042-ledger-day-flow";
 import * as holdingsRevaluations from "./0043-holdings-revaluations";
 import * as auditQueueFloor from "./0044-audit-queue-floor";
+import * as auditChainCoveringKey from "./0045-audit-chain-covering-key";
 
 export type Migration = { name: string; up: (context: MigrationContext) => Promise<void> };
 
@@ -86,4 +87,5 @@ export const migrations: Migration[] = [
   { name: "0042-ledger-day-flow", up: ledgerDayFlow.up },
   { name: "0043-holdings-revaluations", up: holdingsRevaluations.up },
   { name: "0044-audit-queue-floor", up: auditQueueFloor.up },
+  { name: "0045-audit-chain-covering-key", up: auditChainCoveringKey.up },
 ];
